@@ -1,0 +1,157 @@
+# cfl: build, test, demo, bench.  `make demo` and `make test` do all the
+# setup on a fresh Debian machine (see `deps`).
+
+PREFIX   ?= /usr/local
+CC       ?= cc
+SANITIZE ?=
+# Debian packages the build needs; `make deps` installs what is missing.
+DEB_PKGS := pkg-config libopenblas-dev libpcre2-dev libsqlite3-dev libgsl-dev
+PC_PKGS  := openblas libpcre2-8 sqlite3 gsl
+
+ifeq ($(SANITIZE),)
+BUILD    := build
+BIN      := cfl
+OPT      := -O2
+else
+# The sanitizer build keeps its objects and binary apart from the plain one.
+BUILD    := build-san
+BIN      := cfl-san
+OPT      := -O1 -fno-omit-frame-pointer -fsanitize=$(SANITIZE) -fno-sanitize-recover=all
+endif
+
+PC_CFLAGS := $(shell pkg-config --cflags $(PC_PKGS) 2>/dev/null)
+# GSL's own CBLAS is left out: OpenBLAS provides the cblas_* symbols, and two
+# CBLAS libraries in one binary would shadow each other.
+PC_LIBS   := $(filter-out -lgslcblas,$(shell pkg-config --libs $(PC_PKGS) 2>/dev/null))
+
+CFLAGS  ?= -g
+ALL_CFLAGS  = -std=c11 -D_GNU_SOURCE $(OPT) $(CFLAGS) -Wall -Wextra -Iinclude $(PC_CFLAGS) -MMD -MP
+ALL_LDFLAGS = $(OPT) $(LDFLAGS)
+LIBS    = $(PC_LIBS) -lm -lpthread
+
+LIB_SRC := $(sort $(wildcard src/core/*.c src/data/*.c src/models/*.c src/metrics/*.c \
+             src/hpo/*.c src/run/*.c src/store/*.c src/ensemble/*.c src/report/*.c))
+CLI_SRC := $(sort $(wildcard src/cli/*.c))
+LIB_OBJ := $(LIB_SRC:%.c=$(BUILD)/%.o)
+CLI_OBJ := $(CLI_SRC:%.c=$(BUILD)/%.o)
+
+UNIT_SRC   := $(sort $(wildcard tests/unit/test_*.c))
+UNIT_BIN   := $(UNIT_SRC:tests/unit/%.c=$(BUILD)/tests/%)
+FUZZ_SRC   := $(sort $(wildcard tests/fuzz/fuzz_*.c))
+REPLAY_BIN := $(FUZZ_SRC:tests/fuzz/%.c=$(BUILD)/tests/replay_%)
+
+.PHONY: all deps demo test unit-tests cli-tests fuzz-replay fuzz bench bench-deps install clean
+
+all: $(BIN)
+
+$(BUILD)/libcfl.a: $(LIB_OBJ)
+	@rm -f $@
+	ar rcs $@ $^
+
+$(BIN): $(BUILD)/libcfl.a $(CLI_OBJ)
+	$(CC) $(ALL_LDFLAGS) -o $@ $(CLI_OBJ) $(BUILD)/libcfl.a $(LIBS)
+
+$(BUILD)/%.o: %.c
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) -c -o $@ $<
+
+$(BUILD)/tests/test_%: tests/unit/test_%.c $(BUILD)/tests/runner.o $(BUILD)/libcfl.a
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) -Itests/unit -o $@ $< $(BUILD)/tests/runner.o $(BUILD)/libcfl.a $(LIBS)
+
+$(BUILD)/tests/runner.o: tests/unit/runner.c tests/unit/runner.h
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) -Itests/unit -c -o $@ $<
+
+$(BUILD)/tests/replay_%: tests/fuzz/%.c tests/fuzz/replay.c $(BUILD)/libcfl.a
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) -o $@ $< tests/fuzz/replay.c $(BUILD)/libcfl.a $(LIBS)
+
+# ---- setup ----
+
+deps:
+	@missing=""; \
+	for p in $(DEB_PKGS); do \
+	  dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q 'install ok installed' || missing="$$missing $$p"; \
+	done; \
+	if [ -n "$$missing" ]; then \
+	  if [ "$$(id -u)" = 0 ]; then \
+	    echo "deps: installing$$missing"; \
+	    export DEBIAN_FRONTEND=noninteractive; \
+	    apt-get install -y -q $$missing >/dev/null 2>&1 || \
+	      { apt-get update -q >/dev/null && apt-get install -y -q $$missing; } || exit 1; \
+	  else \
+	    echo "deps: missing Debian packages; run:"; \
+	    echo "  sudo apt-get install -y$$missing"; \
+	    exit 1; \
+	  fi; \
+	fi
+
+# `deps` runs first, in its own make, so the pkg-config flags read above are
+# read again once the packages are there.
+demo:
+	@$(MAKE) --no-print-directory deps
+	@$(MAKE) --no-print-directory all
+	./cfl data describe datasets/iris.csv
+
+test:
+	@$(MAKE) --no-print-directory deps
+	@$(MAKE) --no-print-directory all
+	@$(MAKE) --no-print-directory unit-tests fuzz-replay cli-tests
+
+unit-tests: $(UNIT_BIN)
+	@fail=0; for t in $(UNIT_BIN); do echo "== $$t"; $$t || fail=1; done; exit $$fail
+
+fuzz-replay: $(REPLAY_BIN)
+	@fail=0; for t in $(REPLAY_BIN); do \
+	  name=$${t##*/replay_fuzz_}; echo "== replay $$name"; \
+	  $$t tests/fuzz/corpus/$$name || fail=1; done; exit $$fail
+
+cli-tests: $(BIN)
+	@CFL=./$(BIN) bash tests/cli/run.sh
+
+# Real fuzzing with libFuzzer (clang and Debian's libclang-rt-14-dev):
+#   make fuzz FUZZ=csv SECONDS=60
+FUZZ ?= csv
+SECONDS ?= 60
+fuzz:
+	@dpkg-query -W -f='$${Status}' clang libclang-rt-14-dev 2>/dev/null | grep -c 'install ok installed' | grep -q 2 || \
+	  { [ "$$(id -u)" = 0 ] && DEBIAN_FRONTEND=noninteractive apt-get install -y -q clang libclang-rt-14-dev >/dev/null; } || \
+	  { echo "fuzz: needs: sudo apt-get install -y clang libclang-rt-14-dev"; exit 1; }
+	@mkdir -p build-fuzz/corpus-$(FUZZ)
+	clang -std=c11 -D_GNU_SOURCE -g -O1 -fsanitize=fuzzer,address,undefined -Iinclude $(PC_CFLAGS) \
+	  -o build-fuzz/fuzz_$(FUZZ) tests/fuzz/fuzz_$(FUZZ).c $(LIB_SRC) $(LIBS)
+	build-fuzz/fuzz_$(FUZZ) -max_total_time=$(SECONDS) build-fuzz/corpus-$(FUZZ) tests/fuzz/corpus/$(FUZZ)
+
+# ---- benchmarks ----
+
+BENCH_PKGS := python3-sklearn python3-torch python3-xgboost python3-optuna hyperfine
+bench-deps:
+	@missing=""; \
+	for p in $(BENCH_PKGS); do \
+	  dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q 'install ok installed' || missing="$$missing $$p"; \
+	done; \
+	if [ -n "$$missing" ]; then \
+	  if [ "$$(id -u)" = 0 ]; then \
+	    DEBIAN_FRONTEND=noninteractive apt-get install -y -q $$missing >/dev/null 2>&1 || \
+	      { apt-get update -q >/dev/null && DEBIAN_FRONTEND=noninteractive apt-get install -y -q $$missing; } || exit 1; \
+	  else echo "bench: run: sudo apt-get install -y$$missing"; exit 1; fi; \
+	fi
+
+bench:
+	@$(MAKE) --no-print-directory deps
+	@$(MAKE) --no-print-directory bench-deps
+	@$(MAKE) --no-print-directory all
+	bash tests/bench/run.sh
+
+# ---- install ----
+
+install: cfl
+	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/cfl/params
+	install -m 0755 cfl $(DESTDIR)$(PREFIX)/bin/cfl
+	cp -r params/. $(DESTDIR)$(PREFIX)/share/cfl/params/
+
+clean:
+	rm -rf build build-san build-fuzz cfl cfl-san
+
+-include $(LIB_OBJ:.o=.d) $(CLI_OBJ:.o=.d)

@@ -1,0 +1,189 @@
+/*
+ * cfl core: errors, allocation, byte buffers, a text reader for model files,
+ * seeded random streams, SHA-256 and key=value parameter lists.
+ *
+ * Every other module depends on this one; it depends on libc only.  Library
+ * code never prints and never exits: it returns 0 / -1 (or NULL) and fills a
+ * caller-owned struct cfl_err in git's tone ("cannot open 'x.csv': ...").
+ */
+#ifndef CFL_CORE_H
+#define CFL_CORE_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdarg.h>
+
+#define CFL_VERSION "0.1.0"
+
+/* ---- errors ---- */
+
+struct cfl_err {
+	char msg[1024];
+};
+
+/* Formats the message into err (if err is not NULL); always returns -1 so
+ * callers can write `return cfl_err_set(err, "...")`. */
+int cfl_err_set(struct cfl_err *err, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+/* Prepends "prefix: " to the message already in err; returns -1. */
+int cfl_err_prefix(struct cfl_err *err, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+/* ---- allocation ---- */
+
+/* malloc/calloc/realloc that fill err with "out of memory" on failure and
+ * return NULL; a size of 0 allocates 1 byte so NULL always means failure.
+ * cfl_calloc checks n * size for overflow. */
+void *cfl_malloc(size_t size, struct cfl_err *err);
+void *cfl_calloc(size_t n, size_t size, struct cfl_err *err);
+void *cfl_realloc(void *p, size_t size, struct cfl_err *err);
+/* strdup that fills err on failure; NULL in gives NULL out without error. */
+char *cfl_strdup(const char *s, struct cfl_err *err);
+
+/* ---- byte buffers ---- */
+
+/* A growable byte buffer, always NUL-terminated when data != NULL. */
+struct cfl_buf {
+	char *data;
+	size_t len, cap;
+};
+
+void cfl_buf_init(struct cfl_buf *b);
+void cfl_buf_release(struct cfl_buf *b);
+/* Each returns 0, or -1 on allocation failure (the buffer is unchanged). */
+int cfl_buf_reserve(struct cfl_buf *b, size_t extra);
+int cfl_buf_append(struct cfl_buf *b, const void *data, size_t len);
+int cfl_buf_puts(struct cfl_buf *b, const char *s);
+int cfl_buf_printf(struct cfl_buf *b, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+int cfl_buf_vprintf(struct cfl_buf *b, const char *fmt, va_list ap);
+/* Appends n doubles as " %.17g" each (exact round trip), or floats as " %.9g". */
+int cfl_buf_doubles(struct cfl_buf *b, const double *v, size_t n);
+int cfl_buf_floats(struct cfl_buf *b, const float *v, size_t n);
+
+/* Reads a whole file into b (replacing its contents).  Returns 0, or -1 with
+ * "cannot read 'path': strerror" in err. */
+int cfl_buf_read_file(struct cfl_buf *b, const char *path, struct cfl_err *err);
+/* Writes len bytes to path through a temporary file and rename(), so a crash
+ * never leaves a half-written file.  Returns 0 or -1 with err filled. */
+int cfl_write_file_atomic(const char *path, const void *data, size_t len,
+			  struct cfl_err *err);
+
+/* ---- text reader: whitespace-separated tokens with line numbers ---- */
+
+/* Reads the text formats cfl writes (model files).  Errors name the source
+ * and line: "model.cfl:12: expected a number, found 'x'". The reader does
+ * not own buf. */
+struct cfl_reader {
+	const char *name;	/* for messages */
+	const char *buf;
+	size_t len, pos;
+	size_t line;		/* 1-based line of the next token */
+};
+
+void cfl_reader_init(struct cfl_reader *r, const char *name, const char *buf,
+		     size_t len);
+/* Next token into out (NUL-terminated).  Returns 0, or -1 at end of input or
+ * when the token is longer than cap-1 bytes. */
+int cfl_reader_word(struct cfl_reader *r, char *out, size_t cap,
+		    struct cfl_err *err);
+/* Reads a token and checks it equals word; -1 with a message otherwise. */
+int cfl_reader_expect(struct cfl_reader *r, const char *word,
+		      struct cfl_err *err);
+int cfl_reader_double(struct cfl_reader *r, double *out, struct cfl_err *err);
+int cfl_reader_float(struct cfl_reader *r, float *out, struct cfl_err *err);
+/* A non-negative integer no larger than max. */
+int cfl_reader_size(struct cfl_reader *r, size_t max, size_t *out,
+		    struct cfl_err *err);
+int cfl_reader_int(struct cfl_reader *r, long lo, long hi, long *out,
+		   struct cfl_err *err);
+int cfl_reader_u64(struct cfl_reader *r, uint64_t *out, struct cfl_err *err);
+int cfl_reader_doubles(struct cfl_reader *r, double *out, size_t n,
+		       struct cfl_err *err);
+int cfl_reader_floats(struct cfl_reader *r, float *out, size_t n,
+		      struct cfl_err *err);
+/* The rest of the current line, without leading blanks or the newline, as a
+ * malloc'd string the caller frees; NULL with err on failure. */
+char *cfl_reader_line(struct cfl_reader *r, struct cfl_err *err);
+/* Fills err with "name:line: msg" and returns -1. */
+int cfl_reader_fail(struct cfl_reader *r, struct cfl_err *err,
+		    const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+
+/* ---- random streams ---- */
+
+/* xoshiro256** seeded through splitmix64: the same seed gives the same
+ * stream on every machine.  Never seeded from time or pid. */
+struct cfl_rng {
+	uint64_t s[4];
+};
+
+void cfl_rng_seed(struct cfl_rng *r, uint64_t seed);
+uint64_t cfl_rng_u64(struct cfl_rng *r);
+/* Uniform in [0, 1) with 53 random bits. */
+double cfl_rng_uniform(struct cfl_rng *r);
+/* Uniform integer in [0, n), unbiased; n must be > 0. */
+uint64_t cfl_rng_below(struct cfl_rng *r, uint64_t n);
+/* Standard normal (Box-Muller, no cached state, so streams stay simple). */
+double cfl_rng_normal(struct cfl_rng *r);
+/* Fisher-Yates shuffle of n size_t values. */
+void cfl_rng_shuffle(struct cfl_rng *r, size_t *v, size_t n);
+/* A seed derived from (base, tag, index) by hashing: stable across runs and
+ * machines; used for trial seeds = f(run seed, model, repeat). */
+uint64_t cfl_seed_derive(uint64_t base, const char *tag, uint64_t index);
+
+/* ---- SHA-256 ---- */
+
+struct cfl_sha256 {
+	uint32_t h[8];
+	uint64_t n_bytes;
+	unsigned char block[64];
+	size_t n_block;
+};
+
+void cfl_sha256_init(struct cfl_sha256 *s);
+void cfl_sha256_update(struct cfl_sha256 *s, const void *data, size_t len);
+void cfl_sha256_final(struct cfl_sha256 *s, unsigned char out[32]);
+/* Lowercase hex of 32 bytes into hex[65]. */
+void cfl_sha256_hex(const unsigned char digest[32], char hex[65]);
+
+/* ---- key=value parameter lists ---- */
+
+/* An ordered list of string key/value pairs: the parameters of a model as
+ * the user wrote them (--set key=value), a candidate of a search, or what a
+ * model file stores.  Keys are unique; setting a key again replaces it. */
+struct cfl_kv {
+	char *key;
+	char *value;
+};
+
+struct cfl_params {
+	size_t n;
+	struct cfl_kv *kv;
+};
+
+void cfl_params_init(struct cfl_params *p);
+void cfl_params_release(struct cfl_params *p);
+/* Returns 0, or -1 on allocation failure. */
+int cfl_params_set(struct cfl_params *p, const char *key, const char *value,
+		   struct cfl_err *err);
+/* Parses "key=value" (key: letters, digits, '_', '.'); -1 with a message
+ * naming the argument when malformed. */
+int cfl_params_set_arg(struct cfl_params *p, const char *arg,
+		       struct cfl_err *err);
+/* The value of key, or NULL when it is not set. */
+const char *cfl_params_get(const struct cfl_params *p, const char *key);
+int cfl_params_copy(struct cfl_params *dst, const struct cfl_params *src,
+		    struct cfl_err *err);
+/* Sorts by key, so equal sets compare and hash equal. */
+void cfl_params_sort(struct cfl_params *p);
+/* Appends "k1=v1,k2=v2" (in list order) to b. */
+int cfl_params_format(const struct cfl_params *p, struct cfl_buf *b);
+
+/* ---- time and misc ---- */
+
+/* Monotonic seconds. */
+double cfl_now(void);
+/* Wall-clock seconds since the epoch. */
+double cfl_wall_time(void);
+
+#endif

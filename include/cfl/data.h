@@ -1,0 +1,200 @@
+/*
+ * cfl data: CSV reading, column typing, encoding and splits.
+ *
+ * Flow: cfl_csv_read (raw cells) -> cfl_schema_infer (types, target, task)
+ * -> split rows with the run seed -> cfl_encoder_fit on the train rows only
+ * -> cfl_encoder_apply to every part.  cfl_data_load does all of it.  The
+ * encoder is a value: it is saved inside model files and applied to new CSV
+ * rows by column name.  Depends on core and PCRE2 (for --drop / --only).
+ */
+#ifndef CFL_DATA_H
+#define CFL_DATA_H
+
+#include "cfl/core.h"
+
+/* ---- CSV ---- */
+
+/* A parsed CSV file: a header row and n_rows x n_cols cells.  A missing
+ * cell ('' NA NaN null ?, case as listed) is NULL. */
+struct cfl_csv {
+	char *name;		/* path, for messages */
+	char delim;		/* detected: ',', ';' or '\t' */
+	size_t n_rows, n_cols;
+	char **header;		/* n_cols */
+	char **cells;		/* (n_rows, n_cols), row-major; NULL = missing */
+	size_t *line;		/* n_rows: 1-based source line of each row */
+	char *store;		/* owns the cell text */
+};
+
+/* Parses a whole CSV buffer: RFC 4180 quoting (embedded delimiters, quotes
+ * and newlines), CRLF or LF, a UTF-8 BOM, delimiter detected from the
+ * header line.  Fails with "name:line: what" on a ragged row, an unclosed
+ * quote, an empty file or a header without columns.  On failure csv holds
+ * nothing to release. */
+int cfl_csv_parse(struct cfl_csv *csv, const char *name, const char *text,
+		  size_t len, struct cfl_err *err);
+/* Reads and parses path; "cannot open 'path': ..." when it cannot. */
+int cfl_csv_read(struct cfl_csv *csv, const char *path, struct cfl_err *err);
+void cfl_csv_release(struct cfl_csv *csv);
+/* Column index of name, or -1. */
+long cfl_csv_column(const struct cfl_csv *csv, const char *name);
+
+/* ---- column typing ---- */
+
+enum cfl_task { CFL_TASK_AUTO = 0, CFL_TASK_CLF, CFL_TASK_REG };
+
+enum cfl_coltype {
+	CFL_COL_NUMERIC,
+	CFL_COL_CATEGORICAL,
+	CFL_COL_DROPPED,	/* see drop_reason */
+	CFL_COL_TARGET,
+};
+
+struct cfl_column {
+	char *name;
+	enum cfl_coltype type;
+	const char *drop_reason;	/* static text: "constant", "id-like (all distinct)", "--drop", "not in --only" */
+	size_t n_missing, n_distinct;
+	double min, max;		/* numeric columns */
+};
+
+struct cfl_schema {
+	size_t n_cols;
+	struct cfl_column *cols;	/* one per CSV column, in file order */
+	size_t target;			/* column index of the target */
+	enum cfl_task task;
+	/* classification: classes sorted (numerically when all numeric,
+	 * else by text) and their counts over the whole file */
+	size_t n_classes;
+	char **class_names;
+	size_t *class_counts;
+};
+
+struct cfl_schema_opts {
+	const char *target;	/* NULL: the last column */
+	enum cfl_task task;	/* CFL_TASK_AUTO: inferred from the target */
+	const char *drop_re;	/* PCRE2 pattern of columns to drop, or NULL */
+	const char *only_re;	/* PCRE2 pattern of columns to keep, or NULL */
+};
+
+/* Infers each column's type in carefree-learn's spirit: text columns and
+ * integer-like columns with few distinct values are categorical, others
+ * numeric; constant and id-like columns are dropped with a reason.  The
+ * target's task is inferred (text or few integer values: classification)
+ * unless forced.  Fails on a missing target column, a target with one class
+ * or missing target values, or a bad regex (naming the option).  On failure
+ * schema holds nothing to release. */
+int cfl_schema_infer(struct cfl_schema *schema, const struct cfl_csv *csv,
+		     const struct cfl_schema_opts *opts, struct cfl_err *err);
+void cfl_schema_release(struct cfl_schema *schema);
+
+/* ---- encoded rows ---- */
+
+/* Encoded rows, what models train on.  For classification y holds the class
+ * index 0..n_classes-1; for regression (n_classes == 0) the raw target. */
+struct cfl_xy {
+	size_t n, d;
+	int n_classes;		/* 0: regression */
+	float *x;		/* (n, d), row-major */
+	double *y;		/* n */
+};
+
+void cfl_xy_init(struct cfl_xy *xy);
+void cfl_xy_release(struct cfl_xy *xy);
+/* Copies rows idx[0..n_idx) of src into dst (which is overwritten). */
+int cfl_xy_take(struct cfl_xy *dst, const struct cfl_xy *src,
+		const size_t *idx, size_t n_idx, struct cfl_err *err);
+
+/* ---- encoding ---- */
+
+struct cfl_enc_col;	/* one used input column: kind, statistics, levels */
+
+/* What turns raw CSV cells into model inputs: median imputation of numbers
+ * then z-score with train statistics; one-hot categoricals with one extra
+ * slot for unseen or missing values; class names mapped to 0..K-1. */
+struct cfl_encoder {
+	size_t n_in;			/* used input columns */
+	struct cfl_enc_col *in;
+	size_t d;			/* encoded width */
+	char *target_name;
+	int n_classes;			/* 0: regression */
+	char **class_names;		/* n_classes */
+};
+
+/* Fits the encoder on the rows idx[0..n_idx) of csv, typed by schema. */
+int cfl_encoder_fit(struct cfl_encoder *enc, const struct cfl_schema *schema,
+		    const struct cfl_csv *csv, const size_t *idx, size_t n_idx,
+		    struct cfl_err *err);
+/* Encodes every row of csv (matched to the encoder's columns by name) into
+ * out.  with_target: 1 requires the target column, 0 ignores it, -1 uses it
+ * when present (out->y is NULL when absent).  A missing column, text in a
+ * numeric column or an unknown class is an error naming file, line and
+ * column. */
+int cfl_encoder_apply(const struct cfl_encoder *enc, const struct cfl_csv *csv,
+		      int with_target, struct cfl_xy *out, struct cfl_err *err);
+/* Encodes the rows of csv and returns class indices / target values only
+ * (for splits, which need labels before the encoder exists). */
+int cfl_schema_labels(const struct cfl_schema *schema, const struct cfl_csv *csv,
+		      double *y /* OUT n_rows */, struct cfl_err *err);
+/* Appends the encoder as text lines ("encoder ... end") to out. */
+int cfl_encoder_save(const struct cfl_encoder *enc, struct cfl_buf *out);
+/* Reads what cfl_encoder_save wrote; every field is checked. */
+int cfl_encoder_load(struct cfl_encoder *enc, struct cfl_reader *in,
+		     struct cfl_err *err);
+void cfl_encoder_release(struct cfl_encoder *enc);
+/* Name of encoded feature j (e.g. "sepal_length" or "color=red"), into buf. */
+void cfl_encoder_feature_name(const struct cfl_encoder *enc, size_t j,
+			      char *buf, size_t cap);
+
+/* ---- splits ---- */
+
+/* A hold-out split of n rows: test (stratified for classification when
+ * n_classes > 0), then a validation part of what remains.  Same seed, same
+ * split.  Index arrays are sorted ascending.  Each part has at least one
+ * row when its fraction is > 0 (an error when n is too small). */
+struct cfl_split {
+	size_t n_train, n_valid, n_test;
+	size_t *train, *valid, *test;
+};
+
+int cfl_split_holdout(struct cfl_split *s, const double *y, size_t n,
+		      int n_classes, double test_frac, double valid_frac,
+		      uint64_t seed, struct cfl_err *err);
+/* fold[i] in 0..k-1 for each of n rows, stratified when n_classes > 0; every
+ * row is in exactly one fold and fold sizes differ by at most one per
+ * class. */
+int cfl_split_kfold(size_t *fold /* OUT n */, const double *y, size_t n,
+		    int n_classes, size_t k, uint64_t seed,
+		    struct cfl_err *err);
+void cfl_split_release(struct cfl_split *s);
+
+/* ---- everything at once ---- */
+
+struct cfl_data_opts {
+	const char *path;
+	struct cfl_schema_opts schema;
+	const char *test_path;	/* --test FILE instead of a split, or NULL */
+	const char *valid_path;	/* --valid FILE, or NULL */
+	double test_frac;	/* default 0.2 */
+	double valid_frac;	/* default 0.1 (of train) */
+	uint64_t seed;
+};
+
+void cfl_data_opts_init(struct cfl_data_opts *o);
+
+/* A loaded dataset: the raw CSV, its schema, the encoder fitted on the train
+ * rows, and the three encoded parts. */
+struct cfl_data {
+	struct cfl_csv csv;
+	struct cfl_schema schema;
+	struct cfl_encoder enc;
+	struct cfl_xy train, valid, test;
+	unsigned char sha256[32];	/* of the data file's bytes */
+	char sha256_hex[65];
+};
+
+int cfl_data_load(struct cfl_data *d, const struct cfl_data_opts *o,
+		  struct cfl_err *err);
+void cfl_data_release(struct cfl_data *d);
+
+#endif

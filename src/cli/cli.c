@@ -1,0 +1,144 @@
+/*
+ * Shared helpers of the commands: error and usage printing, strict number
+ * parsing, and the data options every command takes.
+ */
+#include "cli.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+int cli_usage_error(const char *cmd, const char *fmt, ...)
+{
+	va_list ap;
+
+	fprintf(stderr, "cfl %s: ", cmd);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fprintf(stderr, "\nTry 'cfl %s --help'.\n", cmd);
+	return CLI_USAGE;
+}
+
+int cli_fail(const struct cfl_err *err)
+{
+	fprintf(stderr, "cfl: %s\n", err->msg[0] ? err->msg : "failed");
+	return CLI_FAIL;
+}
+
+int cli_failf(const char *fmt, ...)
+{
+	va_list ap;
+
+	fputs("cfl: ", stderr);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+	return CLI_FAIL;
+}
+
+int cli_parse_long(const char *s, long lo, long hi, long *out)
+{
+	char *end;
+	long v;
+
+	errno = 0;
+	v = strtol(s, &end, 10);
+	if (end == s || *end || errno || v < lo || v > hi)
+		return -1;
+	*out = v;
+	return 0;
+}
+
+int cli_parse_double(const char *s, double lo, double hi, double *out)
+{
+	char *end;
+	double v;
+
+	errno = 0;
+	v = strtod(s, &end);
+	if (end == s || *end || errno || !isfinite(v) || v < lo || v > hi)
+		return -1;
+	*out = v;
+	return 0;
+}
+
+int cli_parse_u64(const char *s, uint64_t *out)
+{
+	char *end;
+	unsigned long long v;
+
+	if (*s == '-')
+		return -1;
+	errno = 0;
+	v = strtoull(s, &end, 10);
+	if (end == s || *end || errno)
+		return -1;
+	*out = v;
+	return 0;
+}
+
+const char cli_data_help[] =
+	"Data options:\n"
+	"  --target NAME      the target column [the last column]\n"
+	"  --task clf|reg     force classification or regression [inferred]\n"
+	"  --drop REGEX       drop the columns whose names match (PCRE2)\n"
+	"  --only REGEX       use only the columns whose names match (PCRE2)\n"
+	"  --test FILE        a separate test file with the same columns [a split]\n"
+	"  --valid FILE       a separate validation file [a split of train]\n"
+	"  --test-frac F      share of rows held out for test [0.2]\n"
+	"  --valid-frac F     share of train used for validation [0.1]\n"
+	"  --seed S           the run seed: splits, initialisation, shuffles [0]\n";
+
+int cli_data_option(const char *cmd, int c, const char *arg,
+		    struct cfl_data_opts *o)
+{
+	switch (c) {
+	case CLI_OPT_TARGET:
+		o->schema.target = arg;
+		return 1;
+	case CLI_OPT_TASK:
+		if (strcmp(arg, "clf") == 0 || strcmp(arg, "classification") == 0)
+			o->schema.task = CFL_TASK_CLF;
+		else if (strcmp(arg, "reg") == 0 || strcmp(arg, "regression") == 0)
+			o->schema.task = CFL_TASK_REG;
+		else
+			return cli_usage_error(cmd, "--task must be clf or reg, got '%s'", arg), -1;
+		return 1;
+	case CLI_OPT_DROP:
+		o->schema.drop_re = arg;
+		return 1;
+	case CLI_OPT_ONLY:
+		o->schema.only_re = arg;
+		return 1;
+	case CLI_OPT_TEST:
+		o->test_path = arg;
+		return 1;
+	case CLI_OPT_VALID:
+		o->valid_path = arg;
+		return 1;
+	case CLI_OPT_TEST_FRAC:
+		if (cli_parse_double(arg, 0.0, 0.9, &o->test_frac) || o->test_frac <= 0)
+			return cli_usage_error(cmd, "--test-frac must be a number in (0, 0.9], got '%s'", arg), -1;
+		return 1;
+	case CLI_OPT_VALID_FRAC:
+		if (cli_parse_double(arg, 0.0, 0.9, &o->valid_frac))
+			return cli_usage_error(cmd, "--valid-frac must be a number in [0, 0.9], got '%s'", arg), -1;
+		return 1;
+	case CLI_OPT_SEED:
+		if (cli_parse_u64(arg, &o->seed))
+			return cli_usage_error(cmd, "--seed must be a non-negative integer, got '%s'", arg), -1;
+		return 1;
+	}
+	return 0;
+}
+
+int cli_stderr_is_tty(void)
+{
+	return isatty(STDERR_FILENO);
+}

@@ -1,0 +1,88 @@
+/*
+ * Shared helpers of the cfl commands.  src/cli is the only code that prints
+ * to the user or exits: 0 success, 1 runtime failure, 2 usage error,
+ * 130 interrupted.  Results go to stdout; progress and logs to stderr.
+ */
+#ifndef CFL_CLI_H
+#define CFL_CLI_H
+
+#include <getopt.h>
+#include <stdint.h>
+
+#include "cfl/core.h"
+#include "cfl/data.h"
+
+#define CLI_OK 0
+#define CLI_FAIL 1
+#define CLI_USAGE 2
+#define CLI_INTERRUPTED 130
+
+/* One command: cmd_<name>(argc, argv) with argv[0] the command name. */
+struct cli_command {
+	const char *name;
+	int (*fn)(int argc, char **argv);
+	const char *summary;
+};
+
+int cmd_data(int argc, char **argv);
+int cmd_train(int argc, char **argv);
+int cmd_predict(int argc, char **argv);
+int cmd_repeat(int argc, char **argv);
+int cmd_tune(int argc, char **argv);
+int cmd_runs(int argc, char **argv);
+int cmd_report(int argc, char **argv);
+int cmd_worker(int argc, char **argv);
+
+/* Prints "cfl CMD: msg" and "Try 'cfl CMD --help'." to stderr; returns 2. */
+int cli_usage_error(const char *cmd, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+/* Prints "cfl: msg" (the struct cfl_err text) to stderr; returns 1. */
+int cli_fail(const struct cfl_err *err);
+int cli_failf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* Strict number parsing for option values; -1 when malformed or out of
+ * range (the caller reports with cli_usage_error). */
+int cli_parse_long(const char *s, long lo, long hi, long *out);
+int cli_parse_double(const char *s, double lo, double hi, double *out);
+int cli_parse_u64(const char *s, uint64_t *out);
+
+/* ---- the data options every command shares ----
+ * --target NAME, --task clf|reg, --drop REGEX, --only REGEX, --test FILE,
+ * --valid FILE, --test-frac F, --valid-frac F, --seed S. */
+enum {
+	CLI_OPT_TARGET = 1000,
+	CLI_OPT_TASK,
+	CLI_OPT_DROP,
+	CLI_OPT_ONLY,
+	CLI_OPT_TEST,
+	CLI_OPT_VALID,
+	CLI_OPT_TEST_FRAC,
+	CLI_OPT_VALID_FRAC,
+	CLI_OPT_SEED,
+	CLI_OPT_FIRST_FREE = 1100,	/* commands number their own options from here */
+};
+
+#define CLI_DATA_LONGOPTS                                                    \
+	{ "target", required_argument, 0, CLI_OPT_TARGET },                 \
+	{ "task", required_argument, 0, CLI_OPT_TASK },                     \
+	{ "drop", required_argument, 0, CLI_OPT_DROP },                     \
+	{ "only", required_argument, 0, CLI_OPT_ONLY },                     \
+	{ "test", required_argument, 0, CLI_OPT_TEST },                     \
+	{ "valid", required_argument, 0, CLI_OPT_VALID },                   \
+	{ "test-frac", required_argument, 0, CLI_OPT_TEST_FRAC },           \
+	{ "valid-frac", required_argument, 0, CLI_OPT_VALID_FRAC },         \
+	{ "seed", required_argument, 0, CLI_OPT_SEED }
+
+/* The --help lines of the data options. */
+extern const char cli_data_help[];
+
+/* Handles option c (from getopt_long) if it is a data option: returns 1 when
+ * handled, 0 when c is not a data option, -1 (after printing a usage error
+ * for cmd) when its value is bad. */
+int cli_data_option(const char *cmd, int c, const char *arg,
+		    struct cfl_data_opts *o);
+
+/* True when stderr is a terminal (progress lines are redrawn in place). */
+int cli_stderr_is_tty(void);
+
+#endif

@@ -1,0 +1,84 @@
+/*
+ * cfl's entry point: the command table and the top-level options.  Each
+ * command lives in its own cmd_<name>.c; a command whose file is not built
+ * in (a weak symbol left NULL) is not listed.
+ */
+#include "cli.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "cfl/model.h"
+
+#pragma weak cmd_data
+#pragma weak cmd_train
+#pragma weak cmd_predict
+#pragma weak cmd_repeat
+#pragma weak cmd_tune
+#pragma weak cmd_runs
+#pragma weak cmd_report
+#pragma weak cmd_worker
+
+static const struct cli_command commands[] = {
+	{ "data", cmd_data, "describe a CSV file: column types, target, task, classes" },
+	{ "train", cmd_train, "train one model and save it" },
+	{ "predict", cmd_predict, "apply a saved model to a CSV file" },
+	{ "repeat", cmd_repeat, "train N seeds of one or more models in a process pool" },
+	{ "tune", cmd_tune, "search hyper-parameters with Bayesian optimisation" },
+	{ "runs", cmd_runs, "list the runs stored in a database" },
+	{ "report", cmd_report, "print or write again the tables of a stored run" },
+	{ "worker", cmd_worker, "run trials for a coordinator on another machine" },
+};
+
+#define N_COMMANDS (sizeof(commands) / sizeof(commands[0]))
+
+static void usage(FILE *f)
+{
+	fprintf(f, "usage: cfl COMMAND [options]\n\n"
+		   "Runs ensembles and hyper-parameter searches over small tabular models.\n\n"
+		   "Commands:\n");
+	for (size_t i = 0; i < N_COMMANDS; i++)
+		if (commands[i].fn)
+			fprintf(f, "  %-9s %s\n", commands[i].name,
+				commands[i].summary);
+	fprintf(f, "\nOptions:\n"
+		   "  -h, --help      this help\n"
+		   "  --version       the version, models and backends built in\n\n"
+		   "'cfl COMMAND --help' lists a command's options.\n\n"
+		   "Examples:\n"
+		   "  cfl data describe datasets/iris.csv\n"
+		   "  cfl repeat datasets/iris.csv --models fcnn,tree --num-repeat 3\n");
+}
+
+static void version(void)
+{
+	const struct cfl_model_ops *ops;
+
+	printf("cfl %s\nmodels:", CFL_VERSION);
+	for (size_t i = 0; (ops = cfl_model_at(i)); i++)
+		printf(" %s", ops->name);
+	printf("\nbackends: local\n");
+}
+
+int main(int argc, char **argv)
+{
+	if (argc < 2) {
+		usage(stderr);
+		return CLI_USAGE;
+	}
+	if (strcmp(argv[1], "-h") == 0 || strcmp(argv[1], "--help") == 0 ||
+	    strcmp(argv[1], "help") == 0) {
+		usage(stdout);
+		return CLI_OK;
+	}
+	if (strcmp(argv[1], "--version") == 0 || strcmp(argv[1], "version") == 0) {
+		version();
+		return CLI_OK;
+	}
+	for (size_t i = 0; i < N_COMMANDS; i++)
+		if (commands[i].fn && strcmp(argv[1], commands[i].name) == 0)
+			return commands[i].fn(argc - 1, argv + 1);
+	fprintf(stderr, "cfl: '%s' is not a cfl command\n\n", argv[1]);
+	usage(stderr);
+	return CLI_USAGE;
+}

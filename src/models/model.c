@@ -1,0 +1,330 @@
+/*
+ * The model interface: registry, parameter checking, life cycle and the
+ * model file format.  Model-specific code lives in one file per model; this
+ * file knows none of their internals.
+ */
+#include "cfl/model.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+/* ---- registry ---- */
+
+/* Each model defines one ops value in its own file. */
+extern const struct cfl_model_ops cfl_baseline_ops;
+extern const struct cfl_model_ops cfl_linear_ops __attribute__((weak));
+extern const struct cfl_model_ops cfl_fcnn_ops __attribute__((weak));
+extern const struct cfl_model_ops cfl_tree_ops __attribute__((weak));
+extern const struct cfl_model_ops cfl_forest_ops __attribute__((weak));
+extern const struct cfl_model_ops cfl_gbdt_ops __attribute__((weak));
+
+static const struct cfl_model_ops *registry(size_t i)
+{
+	const struct cfl_model_ops *all[] = {
+		&cfl_fcnn_ops, &cfl_linear_ops, &cfl_tree_ops,
+		&cfl_forest_ops, &cfl_gbdt_ops, &cfl_baseline_ops,
+	};
+	size_t k = 0;
+
+	for (size_t j = 0; j < sizeof(all) / sizeof(all[0]); j++)
+		if (all[j] && k++ == i)
+			return all[j];
+	return NULL;
+}
+
+const struct cfl_model_ops *cfl_model_at(size_t i)
+{
+	return registry(i);
+}
+
+const struct cfl_model_ops *cfl_model_find(const char *name)
+{
+	const struct cfl_model_ops *ops;
+
+	for (size_t i = 0; (ops = registry(i)); i++)
+		if (strcmp(ops->name, name) == 0)
+			return ops;
+	return NULL;
+}
+
+/* ---- parameters ---- */
+
+static const struct cfl_param_spec *find_spec(const struct cfl_model_ops *ops,
+					      const char *name)
+{
+	for (size_t i = 0; i < ops->n_params; i++)
+		if (strcmp(ops->params[i].name, name) == 0)
+			return &ops->params[i];
+	return NULL;
+}
+
+static int parse_long(const char *s, long *out)
+{
+	char *end;
+
+	errno = 0;
+	*out = strtol(s, &end, 10);
+	return (end == s || *end || errno) ? -1 : 0;
+}
+
+static int parse_double(const char *s, double *out)
+{
+	char *end;
+
+	errno = 0;
+	*out = strtod(s, &end);
+	return (end == s || *end || errno || !isfinite(*out)) ? -1 : 0;
+}
+
+static int parse_bool(const char *s, int *out)
+{
+	static const char *yes[] = { "1", "true", "yes", "on" };
+	static const char *no[] = { "0", "false", "no", "off" };
+
+	for (size_t i = 0; i < 4; i++) {
+		if (strcasecmp(s, yes[i]) == 0)
+			return *out = 1, 0;
+		if (strcasecmp(s, no[i]) == 0)
+			return *out = 0, 0;
+	}
+	return -1;
+}
+
+static int choice_ok(const char *choices, const char *v)
+{
+	size_t n = strlen(v);
+	const char *p = choices;
+
+	while (p && *p) {
+		const char *bar = strchr(p, '|');
+		size_t len = bar ? (size_t)(bar - p) : strlen(p);
+
+		if (len == n && strncmp(p, v, n) == 0)
+			return 1;
+		p = bar ? bar + 1 : NULL;
+	}
+	return 0;
+}
+
+/* Parses an int list "64,64" with each item in [lo, hi]; "" or "none" is
+ * the empty list.  Returns the count or -1. */
+static long parse_intlist(const char *s, double lo, double hi, long *out,
+			  size_t cap)
+{
+	long n = 0;
+
+	if (!*s || strcmp(s, "none") == 0)
+		return 0;
+	for (;;) {
+		char *end;
+		long v;
+
+		errno = 0;
+		v = strtol(s, &end, 10);
+		if (end == s || errno || v < lo || v > hi)
+			return -1;
+		if (out && (size_t)n < cap)
+			out[n] = v;
+		n++;
+		if (!*end)
+			return n;
+		if (*end != ',')
+			return -1;
+		s = end + 1;
+	}
+}
+
+static int check_value(const struct cfl_model_ops *ops,
+		       const struct cfl_param_spec *sp, const char *v,
+		       struct cfl_err *err)
+{
+	long l;
+	double d;
+	int b;
+
+	if (strcmp(v, "auto") == 0 && sp->def && strcmp(sp->def, "auto") == 0)
+		return 0;
+	switch (sp->type) {
+	case CFL_P_INT:
+		if (parse_long(v, &l) || l < sp->lo || l > sp->hi)
+			return cfl_err_set(err,
+					   "%s: %s must be an integer in [%.17g, %.17g], got '%s'",
+					   ops->name, sp->name, sp->lo, sp->hi, v);
+		return 0;
+	case CFL_P_FLOAT:
+		if (parse_double(v, &d) || d < sp->lo || d > sp->hi)
+			return cfl_err_set(err,
+					   "%s: %s must be a number in [%.17g, %.17g], got '%s'",
+					   ops->name, sp->name, sp->lo, sp->hi, v);
+		return 0;
+	case CFL_P_CHOICE:
+		if (!choice_ok(sp->choices, v))
+			return cfl_err_set(err, "%s: %s must be one of %s, got '%s'",
+					   ops->name, sp->name, sp->choices, v);
+		return 0;
+	case CFL_P_INTLIST:
+		if (parse_intlist(v, sp->lo, sp->hi, NULL, 0) < 0)
+			return cfl_err_set(err,
+					   "%s: %s must be a comma-separated list of integers in [%.17g, %.17g], got '%s'",
+					   ops->name, sp->name, sp->lo, sp->hi, v);
+		return 0;
+	case CFL_P_BOOL:
+		if (parse_bool(v, &b))
+			return cfl_err_set(err,
+					   "%s: %s must be true or false, got '%s'",
+					   ops->name, sp->name, v);
+		return 0;
+	}
+	return cfl_err_set(err, "%s: %s has an unknown type", ops->name,
+			   sp->name);
+}
+
+int cfl_model_check_params(const struct cfl_model_ops *ops,
+			   const struct cfl_params *params,
+			   struct cfl_err *err)
+{
+	for (size_t i = 0; i < params->n; i++) {
+		const struct cfl_param_spec *sp = find_spec(ops,
+							    params->kv[i].key);
+
+		if (!sp) {
+			struct cfl_buf names;
+
+			cfl_buf_init(&names);
+			for (size_t j = 0; j < ops->n_params; j++)
+				cfl_buf_printf(&names, "%s%s", j ? ", " : "",
+					       ops->params[j].name);
+			cfl_err_set(err, "%s has no parameter '%s' (it has: %s)",
+				    ops->name, params->kv[i].key,
+				    names.data ? names.data : "none");
+			cfl_buf_release(&names);
+			return -1;
+		}
+		if (check_value(ops, sp, params->kv[i].value, err))
+			return -1;
+	}
+	return 0;
+}
+
+static const char *raw_value(const struct cfl_model *m, const char *name,
+			     const struct cfl_param_spec **spec)
+{
+	const struct cfl_param_spec *sp = find_spec(m->ops, name);
+	const char *v = cfl_params_get(&m->params, name);
+
+	*spec = sp;
+	if (v)
+		return v;
+	return sp && sp->def ? sp->def : "";
+}
+
+long cfl_param_int(const struct cfl_model *m, const char *name)
+{
+	const struct cfl_param_spec *sp;
+	long l = 0;
+
+	parse_long(raw_value(m, name, &sp), &l);
+	return l;
+}
+
+double cfl_param_float(const struct cfl_model *m, const char *name)
+{
+	const struct cfl_param_spec *sp;
+	double d = 0;
+
+	parse_double(raw_value(m, name, &sp), &d);
+	return d;
+}
+
+const char *cfl_param_str(const struct cfl_model *m, const char *name)
+{
+	const struct cfl_param_spec *sp;
+
+	return raw_value(m, name, &sp);
+}
+
+int cfl_param_bool(const struct cfl_model *m, const char *name)
+{
+	const struct cfl_param_spec *sp;
+	int b = 0;
+
+	parse_bool(raw_value(m, name, &sp), &b);
+	return b;
+}
+
+long cfl_param_intlist(const struct cfl_model *m, const char *name,
+		       long *out, size_t cap)
+{
+	const struct cfl_param_spec *sp;
+	const char *v = raw_value(m, name, &sp);
+
+	if (!sp)
+		return -1;
+	return parse_intlist(v, sp->lo, sp->hi, out, cap);
+}
+
+/* ---- life cycle ---- */
+
+struct cfl_model *cfl_model_new(const struct cfl_model_ops *ops,
+				const struct cfl_params *params,
+				uint64_t seed, struct cfl_err *err)
+{
+	struct cfl_model *m;
+
+	if (params && cfl_model_check_params(ops, params, err))
+		return NULL;
+	m = cfl_calloc(1, sizeof(*m), err);
+	if (!m)
+		return NULL;
+	m->ops = ops;
+	m->seed = seed;
+	cfl_params_init(&m->params);
+	if (params && cfl_params_copy(&m->params, params, err)) {
+		free(m);
+		return NULL;
+	}
+	return m;
+}
+
+void cfl_model_free(struct cfl_model *m)
+{
+	if (!m)
+		return;
+	if (m->state && m->ops->release)
+		m->ops->release(m);
+	cfl_params_release(&m->params);
+	free(m);
+}
+
+int cfl_model_fit(struct cfl_model *m, const struct cfl_xy *train,
+		  const struct cfl_xy *valid, struct cfl_err *err)
+{
+	if (!train->n)
+		return cfl_err_set(err, "%s: no training rows", m->ops->name);
+	if (valid && valid->n && valid->d != train->d)
+		return cfl_err_set(err, "%s: validation rows have %zu features, training rows %zu",
+				   m->ops->name, valid->d, train->d);
+	if (m->state && m->ops->release)
+		m->ops->release(m);
+	m->state = NULL;
+	m->n_features = train->d;
+	m->n_classes = train->n_classes;
+	return m->ops->fit(m, train, valid && valid->n ? valid : NULL, err);
+}
+
+size_t cfl_model_n_out(const struct cfl_model *m)
+{
+	return m->n_classes > 0 ? (size_t)m->n_classes : 1;
+}
+
+int cfl_model_predict(const struct cfl_model *m, const float *x, size_t n,
+		      double *out, struct cfl_err *err)
+{
+	if (!m->state)
+		return cfl_err_set(err, "%s: model is not fitted", m->ops->name);
+	return m->ops->predict(m, x, n, out, err);
+}
