@@ -568,6 +568,10 @@ static int linear_load(struct cfl_model *m, struct cfl_reader *in,
 	if (n_out != cfl_model_n_out(m) || d != m->n_features)
 		return cfl_reader_fail(in, err, "linear state has shape (%zu, %zu), expected (%zu, %zu)",
 				       n_out, d, cfl_model_n_out(m), m->n_features);
+	/* each number takes two bytes at least: a hostile shape cannot make
+	 * us allocate more than the file could fill */
+	if (n_out * d > (in->len - in->pos) / 2)
+		return cfl_reader_fail(in, err, "linear state is truncated");
 	lm = cfl_calloc(1, sizeof(*lm), err);
 	if (!lm)
 		return -1;

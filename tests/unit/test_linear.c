@@ -217,11 +217,13 @@ static void t_load_errors(void)
 		"linear 3 4\nweights 1 2 3",			/* truncated */
 		"linear 2 4\nweights 1 2 3 4 5 6 7 8\nintercepts 0 0",	/* shape */
 		"linear 3 4\nweights 1 2 3 4 5 6 7 8 9 10 11 x\nintercepts 0 0 0",
-		"linear 3 4\nbiases",
+		"linear 3 4\nbiases 1 2 3 4 5 6 7 8 9 10 11 12 0 0 0",
 		"lineer 3 4",
+		"linear 3 4\nweights 1 2",
 	};
 	const char *want[] = { "", "has shape (2, 4), expected (3, 4)",
-			       "t.cfl:2:", "expected 'weights'", "" };
+			       "t.cfl:2:", "expected 'weights'", "",
+			       "linear state is truncated" };
 
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
 		struct cfl_model *m = model_with(NULL);
