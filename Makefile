@@ -154,4 +154,4 @@ install: cfl
 clean:
 	rm -rf build build-san build-fuzz cfl cfl-san
 
--include $(LIB_OBJ:.o=.d) $(CLI_OBJ:.o=.d)
+-include $(LIB_OBJ:.o=.d) $(CLI_OBJ:.o=.d) $(wildcard $(BUILD)/tests/*.d)
