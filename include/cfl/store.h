@@ -149,8 +149,9 @@ int cfl_store_run_set_status(struct cfl_store *st, int64_t run_id,
 int cfl_store_run_finish(struct cfl_store *st, int64_t run_id,
 			 enum cfl_run_status status, struct cfl_err *err);
 
-/* Ctrl-C: in one transaction, every running (or queued) trial of the run
- * becomes interrupted and the run interrupted (finished = now).  Done,
+/* Ctrl-C: in one transaction, every running trial of the run becomes
+ * interrupted (its attempt recorded in trial_attempts with reason
+ * "interrupted") and the run interrupted (finished = now).  Queued, done,
  * failed and poison trials are kept as they are. */
 int cfl_store_mark_interrupted(struct cfl_store *st, int64_t run_id,
 			       struct cfl_err *err);
