@@ -2,7 +2,28 @@
  * cfl metrics: acc, auc, f1, logloss, ber, mae, mse, rmse, r2, correlation,
  * each with its direction.  They take model outputs as the models produce
  * them: (n, n_classes) probabilities for classification, (n, 1) values for
- * regression.  Values match scikit-learn's (tests/unit fixtures).
+ * regression.  Values match scikit-learn 1.2's to 1e-9 (fixtures in
+ * tests/unit/metrics_fixtures.h, made by tests/unit/gen_metrics_fixtures.py).
+ *
+ * Classification metrics take the predicted class as the argmax of a row
+ * (the first column on ties).  What each metric equals in scikit-learn:
+ *   acc      accuracy_score(y, argmax)
+ *   auc      binary: roc_auc_score(y, out[:, 1]); more classes:
+ *            roc_auc_score(y, out, multi_class='ovr', average='macro');
+ *            ties share their average rank.  Undefined (an error) when a
+ *            class does not occur in y.
+ *   f1       f1_score(y, argmax, average='macro'): the mean over the classes
+ *            present in y or predicted, 0 for a class with no true positive
+ *   logloss  log_loss(y, out, labels=range(n_classes)): rows clipped to
+ *            [eps, 1 - eps] (eps = DBL_EPSILON) then renormalised
+ *   ber      1 - balanced_accuracy_score(y, argmax): one minus the mean
+ *            recall over the classes present in y
+ *   mae, mse mean_absolute_error, mean_squared_error
+ *   rmse     mean_squared_error(squared=False)
+ *   r2       r2_score: 1 - SS_res / SS_tot; constant y gives 1 when the
+ *            predictions are exact, else 0; needs two rows or more
+ *   corr     numpy.corrcoef(y, out)[0, 1]; undefined (an error) when y or
+ *            the predictions are constant
  */
 #ifndef CFL_METRICS_H
 #define CFL_METRICS_H
@@ -27,16 +48,30 @@ struct cfl_metric_info {
 	const char *name;
 	int sign;	/* +1: higher is better, -1: lower is better */
 	int clf, reg;	/* applies to classification / regression */
+	const char *help;	/* one line: what it measures */
 };
 
+/* The info of id, or NULL when id is out of range. */
 const struct cfl_metric_info *cfl_metric_info(enum cfl_metric_id id);
-/* The id of name, or -1. */
+/* The id of name ("acc", ..., "corr"; "correlation" also works), or -1. */
 int cfl_metric_lookup(const char *name);
-/* Default metrics of a task: acc,auc for classification, mae,mse for regression. */
+/* Default metrics of a task: acc,auc for classification, mae,mse for
+ * regression.  Writes at most cap ids; returns how many there are. */
 size_t cfl_metric_defaults(int n_classes, enum cfl_metric_id *out, size_t cap);
+/* Parses a comma-separated list of metric names ("acc,auc") into out (at
+ * most cap ids, no duplicates kept).  When n_classes >= 0 each metric must
+ * apply to that task (0: regression).  Returns the count, or -1 with
+ * "unknown metric 'x' (known: ...)" / "metric 'mae' does not apply to
+ * classification" / "empty metric list". */
+long cfl_metric_parse_list(const char *list, int n_classes,
+			   enum cfl_metric_id *out, size_t cap,
+			   struct cfl_err *err);
 /* Evaluates metric id.  y: n labels (class index) or targets; out: (n, n_out)
- * where n_out = n_classes or 1.  Fails when the metric does not apply to
- * the task, or when it is undefined (auc with one class present). */
+ * where n_out = n_classes or 1.  Returns 0 with *value set, or -1 with err
+ * filled when the metric does not apply to the task, when n is 0, when a
+ * label is not a class index in [0, n_classes), when y or out holds a NaN or
+ * an infinity, or when the metric is undefined on this data (auc with a
+ * class absent from y, r2 with one row, corr with constant values). */
 int cfl_metric_eval(enum cfl_metric_id id, const double *y, const double *out,
 		    size_t n, int n_classes, double *value /* OUT */,
 		    struct cfl_err *err);

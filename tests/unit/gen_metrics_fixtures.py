@@ -1,0 +1,184 @@
+#!/usr/bin/python3
+"""Writes tests/unit/metrics_fixtures.h: fixed cases and scikit-learn's
+value of every cfl metric on them (None where sklearn raises or returns
+NaN: cfl must then fail with an error).  Run with Debian's python3-sklearn
+(1.2.1):  /usr/bin/python3 tests/unit/gen_metrics_fixtures.py
+The cases are built from a fixed seed, so the output is reproducible."""
+import os
+import warnings
+
+import numpy as np
+import sklearn
+from sklearn import metrics as skm
+
+warnings.filterwarnings("ignore")
+rng = np.random.RandomState(20261123)
+METRICS = ["acc", "auc", "f1", "logloss", "ber", "mae", "mse", "rmse", "r2", "corr"]
+CLF = METRICS[:5]
+
+
+def probs(n, k, levels=None):
+    """Rows of probabilities; with levels, small integer weights so that
+    scores tie often (rows still sum to one)."""
+    if levels:
+        w = rng.randint(0, levels, size=(n, k)).astype(float)
+        w[w.sum(axis=1) == 0, 0] = 1
+    else:
+        w = rng.gamma(1.0, size=(n, k))
+    return w / w.sum(axis=1, keepdims=True)
+
+
+def clf_values(y, p):
+    k = p.shape[1]
+    pred = p.argmax(axis=1)
+    out = {}
+
+    def attempt(name, f):
+        try:
+            v = float(f())
+            out[name] = None if np.isnan(v) else v
+        except ValueError:
+            out[name] = None
+
+    attempt("acc", lambda: skm.accuracy_score(y, pred))
+    if k == 2:
+        attempt("auc", lambda: skm.roc_auc_score(y, p[:, 1]))
+    else:
+        attempt("auc", lambda: skm.roc_auc_score(
+            y, p, multi_class="ovr", average="macro", labels=list(range(k))))
+    attempt("f1", lambda: skm.f1_score(y, pred, average="macro"))
+    attempt("logloss", lambda: skm.log_loss(y, p, labels=list(range(k))))
+    attempt("ber", lambda: 1 - skm.balanced_accuracy_score(y, pred))
+    return out
+
+
+def reg_values(y, p):
+    out = {}
+
+    def attempt(name, f):
+        try:
+            v = float(f())
+            out[name] = None if np.isnan(v) else v
+        except (ValueError, FloatingPointError):
+            out[name] = None
+
+    attempt("mae", lambda: skm.mean_absolute_error(y, p))
+    attempt("mse", lambda: skm.mean_squared_error(y, p))
+    attempt("rmse", lambda: skm.mean_squared_error(y, p, squared=False))
+    attempt("r2", lambda: skm.r2_score(y, p))
+    with np.errstate(all="ignore"):
+        attempt("corr", lambda: np.corrcoef(y, p)[0, 1])
+    return out
+
+
+cases = []
+
+
+def add_clf(name, y, p):
+    y = np.asarray(y, dtype=int)
+    p = np.asarray(p, dtype=float)
+    cases.append((name, y.astype(float), p, p.shape[1], clf_values(y, p)))
+
+
+def add_reg(name, y, p):
+    y = np.asarray(y, dtype=float)
+    p = np.asarray(p, dtype=float)
+    cases.append((name, y, p.reshape(-1, 1), 0, reg_values(y, p)))
+
+
+# binary, continuous scores
+y = rng.randint(0, 2, 40)
+add_clf("binary", y, probs(40, 2))
+# binary with many ties in the scores
+y = rng.randint(0, 2, 30)
+add_clf("binary_ties", y, probs(30, 2, levels=3))
+# binary, perfect and confident (probabilities exactly 0 and 1: clipping)
+y = np.array([0, 1, 1, 0, 1, 0, 0, 1])
+add_clf("binary_perfect", y, np.eye(2)[y])
+# binary, perfectly wrong and confident
+add_clf("binary_wrong", y, np.eye(2)[1 - y])
+# binary, all scores equal: auc 0.5, argmax ties go to class 0
+add_clf("binary_constant", y, np.full((8, 2), 0.5))
+# one class present: auc undefined, the rest defined
+add_clf("binary_one_class", np.ones(6, dtype=int), probs(6, 2))
+# three classes, continuous
+y = rng.randint(0, 3, 60)
+add_clf("multi3", y, probs(60, 3))
+# four classes with many ties (argmax ties and rank ties)
+y = rng.randint(0, 4, 50)
+add_clf("multi4_ties", y, probs(50, 4, levels=3))
+# five classes, larger
+y = rng.randint(0, 5, 300)
+p = probs(300, 5)
+p[np.arange(300), y] += 0.3 * rng.rand(300)
+add_clf("multi5", y, p / p.sum(axis=1, keepdims=True))
+# three classes, class 2 never true but sometimes predicted: auc undefined,
+# f1 counts class 2 with a score of 0, ber ignores it
+y = rng.randint(0, 2, 20)
+add_clf("multi3_absent", y, probs(20, 3))
+# three classes, one class never predicted
+y = np.array([0, 1, 2, 0, 1, 2, 0, 1, 2, 2])
+p = np.array([[.6, .3, .1], [.2, .7, .1], [.5, .1, .4], [.8, .1, .1],
+              [.3, .6, .1], [.4, .35, .25], [.9, .05, .05], [.1, .8, .1],
+              [.45, .45, .1], [.3, .3, .4]])
+add_clf("multi3_never_predicted", y, p)
+# three classes perfect
+y = np.array([0, 1, 2, 2, 1, 0, 1])
+add_clf("multi3_perfect", y, np.eye(3)[y])
+
+# regression
+y = rng.normal(3, 2, 50)
+add_reg("reg", y, y + rng.normal(0, 1, 50))
+add_reg("reg_perfect", y[:10], y[:10])
+add_reg("reg_negative_r2", y[:12], -y[:12])
+add_reg("reg_constant_pred", y[:9], np.full(9, 1.5))
+add_reg("reg_constant_y", np.full(7, 2.0), np.linspace(0, 3, 7))
+add_reg("reg_constant_exact", np.full(5, -1.25), np.full(5, -1.25))
+add_reg("reg_one_row", [2.5], [2.0])
+yb = rng.normal(1e4, 1, 30)
+add_reg("reg_large_offset", yb, yb + rng.normal(0, 0.5, 30))
+
+
+def arr(values):
+    return ", ".join("%.17g" % v for v in values)
+
+
+here = os.path.dirname(os.path.abspath(__file__))
+lines = [
+    "/* Generated by tests/unit/gen_metrics_fixtures.py with scikit-learn %s"
+    % sklearn.__version__,
+    " * and numpy %s; do not edit.  defined[m] = 0 where sklearn raises or" % np.__version__,
+    " * returns NaN, or the metric does not apply: cfl must fail there. */",
+    "#ifndef CFL_METRICS_FIXTURES_H",
+    "#define CFL_METRICS_FIXTURES_H",
+    "",
+    "#include <stddef.h>",
+    "",
+    "struct metric_fixture {",
+    "\tconst char *name;",
+    "\tsize_t n;",
+    "\tint n_classes;",
+    "\tconst double *y;\t/* n */",
+    "\tconst double *out;\t/* (n, n_classes or 1) */",
+    "\tint defined[%d];\t/* in enum cfl_metric_id order */" % len(METRICS),
+    "\tdouble expect[%d];" % len(METRICS),
+    "};",
+    "",
+]
+for name, y, p, k, vals in cases:
+    lines.append("static const double fx_%s_y[] = { %s };" % (name, arr(y)))
+    lines.append("static const double fx_%s_out[] = { %s };" % (name, arr(p.ravel())))
+lines.append("")
+lines.append("static const struct metric_fixture metric_fixtures[] = {")
+for name, y, p, k, vals in cases:
+    defined = [1 if vals.get(m) is not None else 0 for m in METRICS]
+    expect = [vals.get(m) if vals.get(m) is not None else 0.0 for m in METRICS]
+    lines.append("\t{ \"%s\", %d, %d, fx_%s_y, fx_%s_out," % (name, len(y), k, name, name))
+    lines.append("\t  { %s }," % ", ".join(map(str, defined)))
+    lines.append("\t  { %s } }," % arr(expect))
+lines.append("};")
+lines.append("")
+lines.append("#endif")
+with open(os.path.join(here, "metrics_fixtures.h"), "w") as f:
+    f.write("\n".join(lines) + "\n")
+print("wrote %d cases" % len(cases))
