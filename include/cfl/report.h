@@ -94,7 +94,7 @@ enum cfl_table_rows {
  * metrics module; failed counts from the trials (failed + poison).  0, or
  * -1 with err (database error, a metric unknown to this cfl). */
 int cfl_table_from_run(struct cfl_table *t, struct cfl_store *st,
-		       int64_t run_id, enum cfl_split split,
+		       int64_t run_id, enum cfl_store_split split,
 		       enum cfl_table_rows by, struct cfl_err *err);
 
 #endif

@@ -54,15 +54,15 @@ enum cfl_trial_status {
 
 /* The parts a trial is scored on.  OOF: out-of-fold predictions of a
  * --folds trial (rows of the training part, see struct cfl_split_result). */
-enum cfl_split { CFL_SPLIT_VALID, CFL_SPLIT_TEST, CFL_SPLIT_OOF, CFL_SPLIT_COUNT };
+enum cfl_store_split { CFL_SPLIT_VALID, CFL_SPLIT_TEST, CFL_SPLIT_OOF, CFL_SPLIT_COUNT };
 
 /* "repeat"/"tune", "running"/"done"/..., "valid"/"test"/"oof". */
 const char *cfl_run_kind_name(enum cfl_run_kind k);
 const char *cfl_run_status_name(enum cfl_run_status s);
 const char *cfl_trial_status_name(enum cfl_trial_status s);
-const char *cfl_split_name(enum cfl_split s);
+const char *cfl_store_split_name(enum cfl_store_split s);
 /* The enum value of name, or -1 when unknown. */
-int cfl_split_lookup(const char *name);
+int cfl_store_split_lookup(const char *name);
 
 /* ---- opening ---- */
 
@@ -253,7 +253,7 @@ struct cfl_split_result {
 };
 
 /* A finished trial as a worker reports it.  split[] is indexed by enum
- * cfl_split; unused splits are all zero. */
+ * cfl_store_split; unused splits are all zero. */
 struct cfl_trial_result {
 	double duration;	/* seconds the worker spent (fit + predict + metrics) */
 	long peak_rss_kb;	/* the worker's peak RSS, 0 if unknown */
@@ -330,7 +330,7 @@ struct cfl_metric_row {
  * id, metrics within one trial in the order the result listed them.  The
  * array is malloc'd (free()); *n_rows may be 0. */
 int cfl_store_run_metrics(struct cfl_store *st, int64_t run_id,
-			  enum cfl_split split,
+			  enum cfl_store_split split,
 			  struct cfl_metric_row **rows /* OUT */,
 			  size_t *n_rows /* OUT */, struct cfl_err *err);
 
@@ -348,7 +348,7 @@ void cfl_pred_release(struct cfl_pred *p);
  * when none are stored (out zeroed), -1 on error (also when a stored blob
  * has the wrong size: "corrupt predictions of trial N"). */
 int cfl_store_predictions(struct cfl_store *st, int64_t trial_id,
-			  enum cfl_split split, struct cfl_pred *out /* OUT */,
+			  enum cfl_store_split split, struct cfl_pred *out /* OUT */,
 			  struct cfl_err *err);
 
 /* ---- ensembles (issue 7): stored like trial results ---- */
@@ -370,7 +370,7 @@ int cfl_store_ensemble_add(struct cfl_store *st, int64_t run_id,
 			   int64_t *ens_id /* OUT, may be NULL */,
 			   struct cfl_err *err);
 int cfl_store_ensemble_predictions(struct cfl_store *st, int64_t ens_id,
-				   enum cfl_split split,
+				   enum cfl_store_split split,
 				   struct cfl_pred *out /* OUT */,
 				   struct cfl_err *err);
 

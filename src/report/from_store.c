@@ -18,7 +18,7 @@ static const char *row_name(enum cfl_table_rows by, const char *model,
 }
 
 int cfl_table_from_run(struct cfl_table *t, struct cfl_store *st,
-		       int64_t run_id, enum cfl_split split,
+		       int64_t run_id, enum cfl_store_split split,
 		       enum cfl_table_rows by, struct cfl_err *err)
 {
 	struct cfl_candidate_info *cands = NULL;

@@ -59,12 +59,12 @@ const char *cfl_trial_status_name(enum cfl_trial_status s)
 	return name_of(trial_statuses, N_OF(trial_statuses), s);
 }
 
-const char *cfl_split_name(enum cfl_split s)
+const char *cfl_store_split_name(enum cfl_store_split s)
 {
 	return name_of(splits, N_OF(splits), s);
 }
 
-int cfl_split_lookup(const char *name)
+int cfl_store_split_lookup(const char *name)
 {
 	return lookup(splits, N_OF(splits), name);
 }
@@ -1194,17 +1194,17 @@ static int check_result(const struct cfl_trial_result *res, struct cfl_err *err)
 
 		if (r->n_metrics && !r->metrics)
 			return cfl_err_set(err, "%s: metrics missing",
-					   cfl_split_name(sp));
+					   cfl_store_split_name(sp));
 		for (size_t i = 0; i < r->n_metrics; i++)
 			if (!r->metrics[i].name || !*r->metrics[i].name)
 				return cfl_err_set(err, "%s: metric %zu has no "
-						   "name", cfl_split_name(sp), i);
+						   "name", cfl_store_split_name(sp), i);
 		if (r->n && (!r->pred || !r->n_out))
 			return cfl_err_set(err, "%s: %zu predictions missing",
-					   cfl_split_name(sp), r->n);
+					   cfl_store_split_name(sp), r->n);
 		if (r->n_out && r->n > MAX_PRED_BYTES / 8 / r->n_out)
 			return cfl_err_set(err, "%s: predictions too large "
-					   "(%zu x %zu)", cfl_split_name(sp),
+					   "(%zu x %zu)", cfl_store_split_name(sp),
 					   r->n, r->n_out);
 	}
 	return 0;
@@ -1259,13 +1259,13 @@ static int insert_splits(struct cfl_store *st, const char *metric_sql,
 			if (!(s = prep(st, metric_sql, err)))
 				return -1;
 			sqlite3_bind_int64(s, 1, owner);
-			bind_text(s, 2, cfl_split_name(sp));
+			bind_text(s, 2, cfl_store_split_name(sp));
 			bind_text(s, 3, r->metrics[i].name);
 			bind_double(s, 4, r->metrics[i].value);
 			if (run_stmt(st, s, err))
 				return cfl_err_prefix(err, "metric '%s' on %s",
 						      r->metrics[i].name,
-						      cfl_split_name(sp));
+						      cfl_store_split_name(sp));
 		}
 		if (!r->n || !r->pred)
 			continue;
@@ -1281,7 +1281,7 @@ static int insert_splits(struct cfl_store *st, const char *metric_sql,
 			return -1;
 		}
 		sqlite3_bind_int64(s, 1, owner);
-		bind_text(s, 2, cfl_split_name(sp));
+		bind_text(s, 2, cfl_store_split_name(sp));
 		sqlite3_bind_int64(s, 3, (sqlite3_int64)r->n);
 		sqlite3_bind_int64(s, 4, (sqlite3_int64)r->n_out);
 		sqlite3_bind_blob(s, 5, data, (int)(r->n * r->n_out * 8),
@@ -1504,7 +1504,7 @@ fail:
 /* ---- store: reading metrics and predictions ---- */
 
 int cfl_store_run_metrics(struct cfl_store *st, int64_t run_id,
-			  enum cfl_split split, struct cfl_metric_row **rows,
+			  enum cfl_store_split split, struct cfl_metric_row **rows,
 			  size_t *n_rows, struct cfl_err *err)
 {
 	static const char *const sql[2] = {
@@ -1529,7 +1529,7 @@ int cfl_store_run_metrics(struct cfl_store *st, int64_t run_id,
 		if (!s)
 			goto fail;
 		sqlite3_bind_int64(s, 1, run_id);
-		bind_text(s, 2, cfl_split_name(split));
+		bind_text(s, 2, cfl_store_split_name(split));
 		while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
 			struct cfl_metric_row *r;
 
@@ -1586,7 +1586,7 @@ void cfl_pred_release(struct cfl_pred *p)
 }
 
 static int read_pred(struct cfl_store *st, const char *sql, const char *what,
-		     int64_t id, enum cfl_split split, struct cfl_pred *out,
+		     int64_t id, enum cfl_store_split split, struct cfl_pred *out,
 		     struct cfl_err *err)
 {
 	sqlite3_stmt *s = prep(st, sql, err);
@@ -1598,7 +1598,7 @@ static int read_pred(struct cfl_store *st, const char *sql, const char *what,
 	if (!s)
 		return -1;
 	sqlite3_bind_int64(s, 1, id);
-	bind_text(s, 2, cfl_split_name(split));
+	bind_text(s, 2, cfl_store_split_name(split));
 	rc = sqlite3_step(s);
 	if (rc == SQLITE_DONE) {
 		sqlite3_reset(s);
@@ -1618,7 +1618,7 @@ static int read_pred(struct cfl_store *st, const char *sql, const char *what,
 	    (rows && (size_t)sqlite3_column_bytes(s, 3) != (size_t)n * 4)) {
 		sqlite3_reset(s);
 		return cfl_err_set(err, "corrupt %s predictions of %s %lld in '%s'",
-				   cfl_split_name(split), what, (long long)id,
+				   cfl_store_split_name(split), what, (long long)id,
 				   st->path);
 	}
 	out->n = (size_t)n;
@@ -1648,7 +1648,7 @@ static int read_pred(struct cfl_store *st, const char *sql, const char *what,
 }
 
 int cfl_store_predictions(struct cfl_store *st, int64_t trial_id,
-			  enum cfl_split split, struct cfl_pred *out,
+			  enum cfl_store_split split, struct cfl_pred *out,
 			  struct cfl_err *err)
 {
 	return read_pred(st, "SELECT n, n_out, data, rows FROM predictions "
@@ -1725,7 +1725,7 @@ fail:
 }
 
 int cfl_store_ensemble_predictions(struct cfl_store *st, int64_t ens_id,
-				   enum cfl_split split, struct cfl_pred *out,
+				   enum cfl_store_split split, struct cfl_pred *out,
 				   struct cfl_err *err)
 {
 	return read_pred(st, "SELECT n, n_out, data, rows FROM "

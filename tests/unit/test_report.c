@@ -9,6 +9,7 @@
 
 #include <stdint.h>
 
+#include "cfl/data.h"
 #include "cfl/report.h"
 #include "cfl/store.h"
 

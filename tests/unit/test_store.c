@@ -9,6 +9,7 @@
 
 #include <sqlite3.h>
 
+#include "cfl/data.h"
 #include "cfl/store.h"
 
 /* A fresh temporary folder per case (each case runs in its own child). */
@@ -97,9 +98,9 @@ static void t_enum_names(void)
 	CHECK_STR(cfl_trial_status_name(CFL_TRIAL_POISON), "poison");
 	CHECK_STR(cfl_run_status_name(CFL_RUN_INTERRUPTED), "interrupted");
 	CHECK_STR(cfl_run_kind_name(CFL_RUN_TUNE), "tune");
-	CHECK_STR(cfl_split_name(CFL_SPLIT_VALID), "valid");
-	CHECK_INT(cfl_split_lookup("test"), CFL_SPLIT_TEST);
-	CHECK_INT(cfl_split_lookup("train"), -1);
+	CHECK_STR(cfl_store_split_name(CFL_SPLIT_VALID), "valid");
+	CHECK_INT(cfl_store_split_lookup("test"), CFL_SPLIT_TEST);
+	CHECK_INT(cfl_store_split_lookup("train"), -1);
 	cleanup();
 }
 
