@@ -87,8 +87,10 @@ void cfl_store_close(struct cfl_store *st);
 const char *cfl_store_path(const struct cfl_store *st);
 
 /* Batches every following call into one transaction until cfl_store_commit
- * (nestable: only the outermost commit writes).  cfl_store_rollback undoes
- * the whole batch (safe to call after a failed call inside it). */
+ * (nestable: only the outermost commit writes).  A call that fails inside a
+ * batch undoes only itself.  cfl_store_rollback undoes the whole batch; so
+ * does a failed cfl_store_commit, and cfl_store_close of a store with a
+ * batch still open.  A struct cfl_store is for one thread. */
 int cfl_store_begin(struct cfl_store *st, struct cfl_err *err);
 int cfl_store_commit(struct cfl_store *st, struct cfl_err *err);
 void cfl_store_rollback(struct cfl_store *st);

@@ -263,6 +263,8 @@ static int exec(struct cfl_store *st, const char *sql, struct cfl_err *err)
 	return 0;
 }
 
+static void tx_rollback(struct cfl_store *st);
+
 /* Opens a transaction, or a savepoint inside an open one.  BEGIN IMMEDIATE
  * takes the write lock at once, so a second writer waits (busy timeout)
  * instead of failing halfway. */
@@ -277,10 +279,15 @@ static int tx_begin(struct cfl_store *st, struct cfl_err *err)
 	return 0;
 }
 
+/* A failed COMMIT (a lock not obtained in time, a full disk) leaves SQLite's
+ * transaction open: roll it back, so the call fails whole and the next
+ * call starts clean. */
 static int tx_commit(struct cfl_store *st, struct cfl_err *err)
 {
-	if (exec(st, st->depth > 1 ? "RELEASE cfl" : "COMMIT", err))
+	if (exec(st, st->depth > 1 ? "RELEASE cfl" : "COMMIT", err)) {
+		tx_rollback(st);
 		return -1;
+	}
 	st->depth--;
 	return 0;
 }
