@@ -5,7 +5,9 @@
 #include "runner.h"
 
 #include <stdint.h>
+#include <signal.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 
 #include <sqlite3.h>
 
@@ -615,6 +617,82 @@ static void t_schema_is_wal_with_foreign_keys(void)
 	cleanup();
 }
 
+/* A reader (cfl runs) while the coordinator is inside a transaction: WAL
+ * lets it read at once, and it sees only committed states. */
+static void t_reader_during_write(void)
+{
+	struct cfl_store *w = open_new("rw.db"), *r;
+	struct cfl_err err;
+	struct cfl_run_summary *sum;
+	size_t n;
+
+	new_run(w, "committed");
+	CHECK(cfl_store_begin(w, &err) == 0);
+	new_run(w, "pending");
+	r = cfl_store_open(tmp_path("rw.db"), CFL_STORE_READONLY, &err);
+	CHECK_MSG(r != NULL, "%s", err.msg);
+	CHECK_MSG(cfl_store_runs_list(r, &sum, &n, &err) == 0, "%s", err.msg);
+	CHECK_INT(n, 1);
+	CHECK_STR(sum[0].info.name, "committed");
+	cfl_run_summaries_free(sum, n);
+	CHECK(cfl_store_commit(w, &err) == 0);
+	CHECK(cfl_store_runs_list(r, &sum, &n, &err) == 0);
+	CHECK_INT(n, 2);
+	cfl_run_summaries_free(sum, n);
+	cfl_store_close(r);
+	cfl_store_close(w);
+	cleanup();
+}
+
+/* kill -9 in the middle of a result: the database keeps the state before
+ * it, never half of it. */
+static void t_kill_mid_transaction(void)
+{
+	struct cfl_store *st = open_new("k.db");
+	struct cfl_err err;
+	struct cfl_trial_state ts;
+	struct cfl_metric_row *rows;
+	struct cfl_trial_counts cnt;
+	struct cfl_metric_value m[2];
+	struct cfl_trial_result res;
+	size_t n;
+	int64_t run = new_run(st, "r"), c;
+	pid_t pid;
+	int status;
+
+	CHECK(cfl_store_candidate_get_or_add(st, run, "fcnn", NULL, &c, NULL,
+					     &err) == 0);
+	CHECK(cfl_store_trial_ensure(st, run, c, 0, -1, 1, &ts, &err) == 0);
+	cfl_store_close(st);
+	pid = fork();
+	CHECK(pid >= 0);
+	if (pid == 0) {
+		st = cfl_store_open(tmp_path("k.db"), CFL_STORE_CREATE, &err);
+		if (!st || cfl_store_begin(st, &err))
+			_exit(1);
+		res = make_result(m, 0.9);
+		if (cfl_store_trial_done(st, ts.id, 1, &res, &err) != 0)
+			_exit(1);
+		raise(SIGKILL);	/* before the outer commit */
+		_exit(1);
+	}
+	CHECK(waitpid(pid, &status, 0) == pid);
+	CHECK(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL);
+	st = cfl_store_open(tmp_path("k.db"), CFL_STORE_CREATE, &err);
+	CHECK_MSG(st != NULL, "%s", err.msg);
+	CHECK(cfl_store_trial_counts(st, run, &cnt, &err) == 0);
+	CHECK_INT(cnt.queued, 1);
+	CHECK_INT(cnt.done, 0);
+	CHECK(cfl_store_run_metrics(st, run, CFL_SPLIT_TEST, &rows, &n, &err) == 0);
+	CHECK_INT(n, 0);
+	free(rows);
+	/* and the trial can be done now */
+	res = make_result(m, 0.9);
+	CHECK_INT(cfl_store_trial_done(st, ts.id, 1, &res, &err), 0);
+	cfl_store_close(st);
+	cleanup();
+}
+
 const struct cfl_test cfl_tests[] = {
 	TEST(t_enum_names),
 	TEST(t_create_run_and_find),
@@ -626,5 +704,7 @@ const struct cfl_test cfl_tests[] = {
 	TEST(t_ensembles),
 	TEST(t_bad_files),
 	TEST(t_schema_is_wal_with_foreign_keys),
+	TEST(t_reader_during_write),
+	TEST(t_kill_mid_transaction),
 	{ 0 }
 };
