@@ -1,0 +1,100 @@
+/*
+ * cfl report: carefree-learn's results table.  Rows (models, candidates or
+ * ensembles) x metrics; each cell holds the values over the repeats and
+ * shows mean, std (population: divided by n) and score = sign * mean - std.
+ * The best cell of each column (highest sign * mean, lowest std, highest
+ * score; ties all marked) is marked `-- x --` when there are two rows or
+ * more.  Rendered as text (the terminal table), Markdown, CSV and JSON.
+ *
+ * table.c depends on core only: metric signs are given by the caller, so it
+ * does not need the metrics module.  cfl_table_from_run (from_store.c)
+ * builds a table from the store and looks signs up in the metrics module.
+ */
+#ifndef CFL_REPORT_H
+#define CFL_REPORT_H
+
+#include <stddef.h>
+
+#include "cfl/core.h"
+#include "cfl/store.h"
+
+/* One row: a name and, per metric of the table, the values over repeats. */
+struct cfl_table_row {
+	char *name;
+	size_t n_failed;	/* trials of this row that failed (shown in a column) */
+	size_t *n_values;	/* (n_metrics) */
+	double **values;	/* (n_metrics)(n_values[m]); NaN allowed */
+	double *mean, *std, *score;	/* (n_metrics), set by cfl_table_compute */
+};
+
+struct cfl_table {
+	size_t n_metrics;
+	char **metric_names;	/* (n_metrics) */
+	int *signs;		/* (n_metrics): +1 higher is better, -1 lower */
+	size_t n_rows;
+	struct cfl_table_row *rows;	/* (n_rows), in order of addition */
+};
+
+void cfl_table_init(struct cfl_table *t);
+void cfl_table_release(struct cfl_table *t);
+
+/* Adds a metric column (sign +1 or -1) or returns the existing one of that
+ * name.  Returns its index, or -1 with err (allocation, sign not +-1).
+ * Metrics may be added after rows. */
+int cfl_table_metric(struct cfl_table *t, const char *name, int sign,
+		     struct cfl_err *err);
+/* Returns the index of the row named name, adding it when new; -1 with err
+ * on allocation failure. */
+int cfl_table_row(struct cfl_table *t, const char *name, struct cfl_err *err);
+/* Appends a value (one repeat) to cell (row, metric).  0 or -1 with err. */
+int cfl_table_add(struct cfl_table *t, int row, int metric, double value,
+		  struct cfl_err *err);
+/* Sets the number of failed trials shown for a row. */
+void cfl_table_set_failed(struct cfl_table *t, int row, size_t n_failed);
+
+/* Computes mean, std and score of every cell.  A cell without values, or
+ * with a NaN value, gets NaN (shown "nan", never marked best).  Rendering
+ * calls it; call it yourself to read t->rows[r].mean etc. */
+void cfl_table_compute(struct cfl_table *t);
+
+enum cfl_table_stat { CFL_STAT_MEAN, CFL_STAT_STD, CFL_STAT_SCORE };
+
+/* True when cell (row, metric, stat) is a best cell of its column (needs
+ * two rows or more; ties within a relative 1e-12 are all best).  Call after
+ * cfl_table_compute. */
+int cfl_table_is_best(const struct cfl_table *t, size_t row, size_t metric,
+		      enum cfl_table_stat stat);
+
+enum cfl_table_format {
+	CFL_TABLE_TEXT,	/* carefree-learn's boxed table, values %.6f */
+	CFL_TABLE_MD,	/* GitHub Markdown table, best cells in bold */
+	CFL_TABLE_CSV,	/* row,failed,n,<metric>_mean,<metric>_std,<metric>_score,... %.17g */
+	CFL_TABLE_JSON,	/* {"metrics":[...],"rows":[...]} with values; NaN as null */
+};
+
+/* The format named "table"/"text", "md", "csv" or "json", or -1. */
+int cfl_table_format_lookup(const char *name);
+
+/* Computes the table and appends it in format fmt to out (ending with a
+ * newline).  The text and Markdown tables get a "failed" column only when
+ * some row has failed trials; CSV and JSON always carry it.  0 or -1 with
+ * err on allocation failure. */
+int cfl_table_render(struct cfl_table *t, enum cfl_table_format fmt,
+		     struct cfl_buf *out, struct cfl_err *err);
+
+/* How cfl_table_from_run names rows. */
+enum cfl_table_rows {
+	CFL_ROWS_BY_MODEL,	/* one row per model name (repeat) */
+	CFL_ROWS_BY_CANDIDATE,	/* one row per candidate's 8-hex id (tune) */
+};
+
+/* Fills an initialised, empty table from a stored run's metrics on split:
+ * rows by model or candidate in candidate order, then one row per ensemble
+ * name; metrics in the order the results listed them, signs from the
+ * metrics module; failed counts from the trials (failed + poison).  0, or
+ * -1 with err (database error, a metric unknown to this cfl). */
+int cfl_table_from_run(struct cfl_table *t, struct cfl_store *st,
+		       int64_t run_id, enum cfl_store_split split,
+		       enum cfl_table_rows by, struct cfl_err *err);
+
+#endif

@@ -1,0 +1,379 @@
+/*
+ * cfl store: the SQLite database of runs, candidates, trials, metrics,
+ * predictions and ensembles (default reports/cfl.db; schema in README.md).
+ *
+ * src/store is the only code that includes sqlite3.h.  The coordinator alone
+ * writes; workers never open the database.  Every state change is one
+ * transaction (a trial's result = status + metrics + predictions together),
+ * so a crash or kill -9 at any moment leaves a consistent database: a trial
+ * is either done with all its metrics and predictions, or not done at all.
+ * Functions may nest inside cfl_store_begin / cfl_store_commit to batch many
+ * changes into one transaction (e.g. creating 10,000 trials).
+ *
+ * Unless said otherwise, functions return 0 on success and -1 with err
+ * filled ("database 'reports/cfl.db': ...") on failure; on failure nothing
+ * of the call is written.  IDs are SQLite rowids (> 0).
+ */
+#ifndef CFL_STORE_H
+#define CFL_STORE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "cfl/core.h"
+
+/* The schema version this code writes (PRAGMA user_version and meta). */
+#define CFL_STORE_SCHEMA_VERSION 1
+/* The default database of the commands (its folder is the caller's job). */
+#define CFL_STORE_DEFAULT_PATH "reports/cfl.db"
+
+struct cfl_store;	/* opaque: one open database */
+
+/* ---- enums, stored as the text their _name() gives ---- */
+
+enum cfl_run_kind { CFL_RUN_REPEAT, CFL_RUN_TUNE };
+
+enum cfl_run_status {
+	CFL_RUN_RUNNING,
+	CFL_RUN_DONE,
+	CFL_RUN_FAILED,
+	CFL_RUN_INTERRUPTED,
+};
+
+/* A trial's life: queued -> running (leased, attempt n) -> done | failed |
+ * poison; a failed attempt that will be retried goes back to queued; Ctrl-C
+ * turns running into interrupted (run again by --resume). */
+enum cfl_trial_status {
+	CFL_TRIAL_QUEUED,
+	CFL_TRIAL_RUNNING,
+	CFL_TRIAL_DONE,
+	CFL_TRIAL_FAILED,
+	CFL_TRIAL_POISON,
+	CFL_TRIAL_INTERRUPTED,
+};
+
+/* The parts a trial is scored on.  OOF: out-of-fold predictions of a
+ * --folds trial (rows of the training part, see struct cfl_split_result). */
+enum cfl_store_split { CFL_SPLIT_VALID, CFL_SPLIT_TEST, CFL_SPLIT_OOF, CFL_SPLIT_COUNT };
+
+/* "repeat"/"tune", "running"/"done"/..., "valid"/"test"/"oof". */
+const char *cfl_run_kind_name(enum cfl_run_kind k);
+const char *cfl_run_status_name(enum cfl_run_status s);
+const char *cfl_trial_status_name(enum cfl_trial_status s);
+const char *cfl_store_split_name(enum cfl_store_split s);
+/* The enum value of name, or -1 when unknown. */
+int cfl_store_split_lookup(const char *name);
+
+/* ---- opening ---- */
+
+enum cfl_store_mode {
+	CFL_STORE_CREATE,	/* read-write; creates the file (not its folder) */
+	CFL_STORE_READONLY,	/* the file must exist; no writes (cfl runs, report) */
+};
+
+/* Opens (creating when mode is CFL_STORE_CREATE) the database at path, sets
+ * WAL, foreign keys and a busy timeout, and creates or checks the schema.
+ * Returns the store, or NULL with err filled when: the folder does not exist
+ * ("cannot open database 'x/cfl.db': folder 'x' does not exist"), path is a
+ * folder, the file is not an SQLite database, it is an SQLite database of
+ * another program (no cfl meta table), or its schema version is newer than
+ * CFL_STORE_SCHEMA_VERSION ("... was written by a newer cfl (schema 2 > 1)").
+ * The caller creates reports/ for the default path. */
+struct cfl_store *cfl_store_open(const char *path, enum cfl_store_mode mode,
+				 struct cfl_err *err);
+/* Closes the database (checkpointing the WAL).  NULL is a no-op. */
+void cfl_store_close(struct cfl_store *st);
+/* The path given to cfl_store_open. */
+const char *cfl_store_path(const struct cfl_store *st);
+
+/* Batches every following call into one transaction until cfl_store_commit
+ * (nestable: only the outermost commit writes).  A call that fails inside a
+ * batch undoes only itself.  cfl_store_rollback undoes the whole batch; so
+ * does a failed cfl_store_commit, and cfl_store_close of a store with a
+ * batch still open.  A struct cfl_store is for one thread. */
+int cfl_store_begin(struct cfl_store *st, struct cfl_err *err);
+int cfl_store_commit(struct cfl_store *st, struct cfl_err *err);
+void cfl_store_rollback(struct cfl_store *st);
+
+/* ---- runs ---- */
+
+/* A run.  For cfl_store_run_create the caller fills name..seed (strings it
+ * owns; command/config/dataset may be NULL = empty); the store sets the
+ * rest.  Filled by the reading functions below, every string is malloc'd and
+ * freed by cfl_run_info_release. */
+struct cfl_run_info {
+	int64_t id;
+	char *name;		/* unique in the database */
+	enum cfl_run_kind kind;
+	char *command;		/* the command line as typed */
+	char *config;		/* the plan as "key=value" lines (models, repeats, metrics, ...) */
+	char *dataset;		/* dataset path as given */
+	char dataset_sha256[65];/* lowercase hex of the file's SHA-256 ("" if unknown) */
+	uint64_t seed;		/* the run seed (stored as its int64 bit pattern) */
+	char version[32];	/* cfl version that created the run (CFL_VERSION) */
+	enum cfl_run_status status;
+	double created;		/* wall-clock epoch seconds */
+	double finished;	/* 0 while running or never finished */
+};
+
+void cfl_run_info_release(struct cfl_run_info *r);
+
+/* A default run name "KIND-YYYYMMDD-HHMMSS" (UTC, now) that is not yet in
+ * the database: "-2", "-3", ... is appended when it is.  out gets at most
+ * cap-1 bytes (64 is plenty). */
+int cfl_store_run_default_name(struct cfl_store *st, enum cfl_run_kind kind,
+			       char *out /* OUT */, size_t cap,
+			       struct cfl_err *err);
+
+/* Records a new run with status running and created = now.  Fails ("run
+ * 'x' already exists in 'db'; use --resume x or another --name") when the
+ * name is taken, or when name is empty. */
+int cfl_store_run_create(struct cfl_store *st, const struct cfl_run_info *info,
+			 int64_t *run_id /* OUT */, struct cfl_err *err);
+
+/* Looks a run up by name (cfl_store_run_find) or id (cfl_store_run_get), or
+ * the most recently created run (cfl_store_run_latest).  Returns 0 and fills
+ * out (release with cfl_run_info_release); 1 when there is no such run (err
+ * says "no run 'x' in 'db'" / "no runs in 'db'"; out is zeroed); -1 on a
+ * database error. */
+int cfl_store_run_find(struct cfl_store *st, const char *name,
+		       struct cfl_run_info *out /* OUT */, struct cfl_err *err);
+int cfl_store_run_get(struct cfl_store *st, int64_t run_id,
+		      struct cfl_run_info *out /* OUT */, struct cfl_err *err);
+int cfl_store_run_latest(struct cfl_store *st,
+			 struct cfl_run_info *out /* OUT */, struct cfl_err *err);
+
+/* Sets a run's status: running clears finished (used by --resume), any
+ * other status sets finished = now. */
+int cfl_store_run_set_status(struct cfl_store *st, int64_t run_id,
+			     enum cfl_run_status status, struct cfl_err *err);
+/* cfl_store_run_set_status with done / failed. */
+int cfl_store_run_finish(struct cfl_store *st, int64_t run_id,
+			 enum cfl_run_status status, struct cfl_err *err);
+
+/* Ctrl-C: in one transaction, every running trial of the run becomes
+ * interrupted (its attempt recorded in trial_attempts with reason
+ * "interrupted") and the run interrupted (finished = now).  Queued, done,
+ * failed and poison trials are kept as they are. */
+int cfl_store_mark_interrupted(struct cfl_store *st, int64_t run_id,
+			       struct cfl_err *err);
+
+/* A run with its trial counts, for `cfl runs`. */
+struct cfl_run_summary {
+	struct cfl_run_info info;
+	size_t n_trials, n_done, n_failed;	/* n_failed counts failed + poison */
+};
+
+/* Every run, oldest first, into a malloc'd array (*n_runs may be 0, then
+ * *runs may be NULL).  Free with cfl_run_summaries_free. */
+int cfl_store_runs_list(struct cfl_store *st,
+			struct cfl_run_summary **runs /* OUT */,
+			size_t *n_runs /* OUT */, struct cfl_err *err);
+void cfl_run_summaries_free(struct cfl_run_summary *runs, size_t n_runs);
+
+/* ---- candidates: (model, params) of a run ---- */
+
+/* The 8-hex id of a candidate: the first 8 hex digits of
+ * SHA-256("model|k1=v1,k2=v2") with the params sorted by key (params may be
+ * NULL or empty: "model|").  Pure; same inputs, same id, on every machine. */
+void cfl_candidate_hex(const char *model, const struct cfl_params *params,
+		       char hex[9] /* OUT */);
+
+/* Returns the candidate of (run, model, params) (params compared sorted),
+ * adding it when new.  cand_id and hex (may be NULL) are filled.  The
+ * params are stored as "k=v,..." sorted by key.  seq is the order of
+ * addition in the run (0, 1, ...): the order a search proposed them. */
+int cfl_store_candidate_get_or_add(struct cfl_store *st, int64_t run_id,
+				   const char *model,
+				   const struct cfl_params *params,
+				   int64_t *cand_id /* OUT */,
+				   char hex[9] /* OUT, may be NULL */,
+				   struct cfl_err *err);
+/* Records the value a search gave the candidate (its objective); NaN clears
+ * it. */
+int cfl_store_candidate_set_score(struct cfl_store *st, int64_t cand_id,
+				  double score, struct cfl_err *err);
+
+struct cfl_candidate_info {
+	int64_t id;
+	size_t seq;
+	char model[64];
+	char hex[9];
+	char *params;		/* "k=v,..." sorted, malloc'd ("" when none) */
+	int has_score;
+	double score;		/* when has_score */
+	size_t n_trials, n_done, n_failed;	/* n_failed: failed + poison */
+};
+
+/* The candidates of a run in seq order; free with cfl_candidates_free. */
+int cfl_store_candidates(struct cfl_store *st, int64_t run_id,
+			 struct cfl_candidate_info **cands /* OUT */,
+			 size_t *n_cands /* OUT */, struct cfl_err *err);
+void cfl_candidates_free(struct cfl_candidate_info *cands, size_t n_cands);
+
+/* ---- trials ---- */
+
+/* The stored state of one trial. */
+struct cfl_trial_state {
+	int64_t id;
+	enum cfl_trial_status status;
+	int attempt;		/* last attempt leased (0: never leased) */
+};
+
+/* Returns the trial (candidate, repeat, fold) of a run, creating it queued
+ * when new (fold -1 = no folds).  Idempotent: on --resume it returns the
+ * existing trial with its status so done trials are not run again.  Fails
+ * when an existing trial has another seed ("trial ... was stored with seed
+ * X, not Y": the plan changed). */
+int cfl_store_trial_ensure(struct cfl_store *st, int64_t run_id,
+			   int64_t cand_id, int repeat, int fold,
+			   uint64_t seed, struct cfl_trial_state *out /* OUT */,
+			   struct cfl_err *err);
+
+/* A trial was handed to a worker: status running, attempt, worker (free
+ * text, e.g. "local:3" or "host:pid"; may be NULL), started = now.  Returns
+ * 1 and changes nothing when the trial is already done. */
+int cfl_store_trial_leased(struct cfl_store *st, int64_t trial_id, int attempt,
+			   const char *worker, struct cfl_err *err);
+
+/* One metric value.  NaN is stored as NULL (an undefined metric). */
+struct cfl_metric_value {
+	const char *name;	/* e.g. "acc"; unique within a split */
+	double value;
+};
+
+/* What a trial produced on one split.  pred: (n, n_out) row-major, NULL
+ * when not kept (then n = n_out = 0).  rows: NULL when pred covers the
+ * split's rows in order; else n row indices into the split (OOF: into the
+ * training part). */
+struct cfl_split_result {
+	size_t n_metrics;
+	const struct cfl_metric_value *metrics;
+	size_t n, n_out;
+	const double *pred;	/* (n, n_out) */
+	const uint32_t *rows;	/* (n) or NULL */
+};
+
+/* A finished trial as a worker reports it.  split[] is indexed by enum
+ * cfl_store_split; unused splits are all zero. */
+struct cfl_trial_result {
+	double duration;	/* seconds the worker spent (fit + predict + metrics) */
+	long peak_rss_kb;	/* the worker's peak RSS, 0 if unknown */
+	struct cfl_split_result split[CFL_SPLIT_COUNT];
+};
+
+/* Stores a result in ONE transaction: status done, attempt, finished = now,
+ * duration, peak RSS, every metric and prediction.  The first result wins:
+ * returns 1 and stores nothing when the trial is already done (a duplicate:
+ * ack it as such).  Returns -1 and stores nothing (the trial keeps its
+ * status) on a bad result (empty or duplicate metric name, pred NULL with
+ * n > 0, n * n_out too large) or a database error.  A result is accepted
+ * whatever the trial's status otherwise (a late result of an attempt that
+ * timed out is still a valid result). */
+int cfl_store_trial_done(struct cfl_store *st, int64_t trial_id, int attempt,
+			 const struct cfl_trial_result *res,
+			 struct cfl_err *err);
+
+/* A failed attempt: records (trial, attempt, worker, reason, time) in
+ * trial_attempts and sets the trial's status to final_status: QUEUED when
+ * it will be retried, FAILED or POISON when it will not, INTERRUPTED on
+ * Ctrl-C.  reason: "signal SIGSEGV", "exit 3", "timeout after 10 s", or the
+ * model's error message (stored as the trial's error too).  Returns 1 and
+ * changes nothing when the trial is already done. */
+int cfl_store_trial_failed(struct cfl_store *st, int64_t trial_id, int attempt,
+			   const char *reason,
+			   enum cfl_trial_status final_status,
+			   struct cfl_err *err);
+
+struct cfl_trial_counts {
+	size_t total, queued, running, done, failed, poison, interrupted;
+};
+
+/* Counts the trials of a run by status. */
+int cfl_store_trial_counts(struct cfl_store *st, int64_t run_id,
+			   struct cfl_trial_counts *out /* OUT */,
+			   struct cfl_err *err);
+
+struct cfl_trial_info {
+	int64_t id, cand_id;
+	int repeat, fold, attempt;
+	uint64_t seed;
+	enum cfl_trial_status status;
+	char worker[64];
+	double started, finished;	/* epoch seconds, 0 when unset */
+	double duration;		/* NaN when not done */
+	long peak_rss_kb;
+	char *error;			/* last failure reason, malloc'd, or NULL */
+};
+
+/* The trials of a run ordered by (candidate seq, repeat, fold); free with
+ * cfl_trials_free. */
+int cfl_store_trials(struct cfl_store *st, int64_t run_id,
+		     struct cfl_trial_info **trials /* OUT */,
+		     size_t *n_trials /* OUT */, struct cfl_err *err);
+void cfl_trials_free(struct cfl_trial_info *trials, size_t n_trials);
+
+/* ---- reading metrics and predictions ---- */
+
+/* One metric value of a done trial or of an ensemble. */
+struct cfl_metric_row {
+	int64_t cand_id;	/* 0 for an ensemble */
+	int64_t trial_id;	/* 0 for an ensemble */
+	int64_t ensemble_id;	/* 0 for a trial */
+	char model[64];		/* model name, or the ensemble's name */
+	char hex[9];		/* candidate's 8-hex id ("" for an ensemble) */
+	int repeat, fold;	/* ensemble: its repeat (-1 = over all repeats), fold -1 */
+	char metric[32];
+	double value;		/* NaN when stored NULL */
+};
+
+/* Every metric value on split of the run's done trials, then of its
+ * ensembles: trials ordered by (candidate seq, repeat, fold), ensembles by
+ * id, metrics within one trial in the order the result listed them.  The
+ * array is malloc'd (free()); *n_rows may be 0. */
+int cfl_store_run_metrics(struct cfl_store *st, int64_t run_id,
+			  enum cfl_store_split split,
+			  struct cfl_metric_row **rows /* OUT */,
+			  size_t *n_rows /* OUT */, struct cfl_err *err);
+
+/* Stored predictions (owned by the struct; cfl_pred_release frees). */
+struct cfl_pred {
+	size_t n, n_out;
+	double *values;		/* (n, n_out) */
+	uint32_t *rows;		/* (n) or NULL */
+};
+
+void cfl_pred_release(struct cfl_pred *p);
+
+/* The predictions of a trial (cfl_store_predictions) or an ensemble
+ * (cfl_store_ensemble_predictions) on split.  Returns 0 and fills out, 1
+ * when none are stored (out zeroed), -1 on error (also when a stored blob
+ * has the wrong size: "corrupt predictions of trial N"). */
+int cfl_store_predictions(struct cfl_store *st, int64_t trial_id,
+			  enum cfl_store_split split, struct cfl_pred *out /* OUT */,
+			  struct cfl_err *err);
+
+/* ---- ensembles (issue 7): stored like trial results ---- */
+
+struct cfl_ensemble_info {
+	const char *name;	/* table row name, e.g. "mean", "stacking" */
+	const char *method;	/* e.g. "mean", "vote", "weighted", "stacking", "greedy" */
+	const char *members;	/* free text: member trial ids / weights, may be NULL */
+	int repeat;		/* -1: one ensemble over all repeats; else per repeat */
+};
+
+/* Adds an ensemble with its metrics and predictions (res->split[]; duration
+ * and peak_rss_kb are stored too) in one transaction.  (run, name, repeat)
+ * is unique: returns 1 and stores nothing when it already exists (a resumed
+ * run), -1 on a bad result as in cfl_store_trial_done. */
+int cfl_store_ensemble_add(struct cfl_store *st, int64_t run_id,
+			   const struct cfl_ensemble_info *info,
+			   const struct cfl_trial_result *res,
+			   int64_t *ens_id /* OUT, may be NULL */,
+			   struct cfl_err *err);
+int cfl_store_ensemble_predictions(struct cfl_store *st, int64_t ens_id,
+				   enum cfl_store_split split,
+				   struct cfl_pred *out /* OUT */,
+				   struct cfl_err *err);
+
+#endif

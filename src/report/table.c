@@ -1,0 +1,569 @@
+/*
+ * The results table (carefree-learn's): rows x metrics, each cell the values
+ * over repeats summarised as mean, population std and score = sign * mean -
+ * std, rendered as a boxed text table, Markdown, CSV or JSON.
+ *
+ * Invariant: every rendering marks the same best cells (cfl_table_is_best),
+ * so the terminal, `cfl report` and the files never disagree.  Depends on
+ * core only: signs come from the caller, not from the metrics module.
+ */
+#include "cfl/report.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- table: building ---- */
+
+void cfl_table_init(struct cfl_table *t)
+{
+	memset(t, 0, sizeof(*t));
+}
+
+static void row_release(struct cfl_table_row *r, size_t n_metrics)
+{
+	free(r->name);
+	for (size_t m = 0; r->values && m < n_metrics; m++)
+		free(r->values[m]);
+	free(r->values);
+	free(r->n_values);
+	free(r->mean);
+	free(r->std);
+	free(r->score);
+}
+
+void cfl_table_release(struct cfl_table *t)
+{
+	if (!t)
+		return;
+	for (size_t r = 0; r < t->n_rows; r++)
+		row_release(&t->rows[r], t->n_metrics);
+	free(t->rows);
+	for (size_t m = 0; m < t->n_metrics; m++)
+		free(t->metric_names[m]);
+	free(t->metric_names);
+	free(t->signs);
+	memset(t, 0, sizeof(*t));
+}
+
+/* Grows the per-metric arrays of row r from t->n_metrics to n entries. */
+static int row_grow(struct cfl_table_row *r, size_t old, size_t n,
+		    struct cfl_err *err)
+{
+	void *p;
+
+	if (!(p = cfl_realloc(r->n_values, n * sizeof(size_t), err)))
+		return -1;
+	r->n_values = p;
+	if (!(p = cfl_realloc(r->values, n * sizeof(double *), err)))
+		return -1;
+	r->values = p;
+	for (size_t m = old; m < n; m++) {
+		r->n_values[m] = 0;
+		r->values[m] = NULL;
+	}
+	if (!(p = cfl_realloc(r->mean, n * sizeof(double), err)))
+		return -1;
+	r->mean = p;
+	if (!(p = cfl_realloc(r->std, n * sizeof(double), err)))
+		return -1;
+	r->std = p;
+	if (!(p = cfl_realloc(r->score, n * sizeof(double), err)))
+		return -1;
+	r->score = p;
+	for (size_t m = old; m < n; m++)
+		r->mean[m] = r->std[m] = r->score[m] = NAN;
+	return 0;
+}
+
+int cfl_table_metric(struct cfl_table *t, const char *name, int sign,
+		     struct cfl_err *err)
+{
+	size_t n = t->n_metrics;
+	void *p;
+
+	for (size_t m = 0; m < n; m++)
+		if (strcmp(t->metric_names[m], name) == 0)
+			return (int)m;
+	if (sign != 1 && sign != -1)
+		return cfl_err_set(err, "metric '%s': sign %d is not +1 or -1",
+				   name, sign);
+	if (!(p = cfl_realloc(t->metric_names, (n + 1) * sizeof(char *), err)))
+		return -1;
+	t->metric_names = p;
+	if (!(p = cfl_realloc(t->signs, (n + 1) * sizeof(int), err)))
+		return -1;
+	t->signs = p;
+	for (size_t r = 0; r < t->n_rows; r++)
+		if (row_grow(&t->rows[r], n, n + 1, err))
+			return -1;
+	if (!(t->metric_names[n] = cfl_strdup(name, err)))
+		return -1;
+	t->signs[n] = sign;
+	t->n_metrics = n + 1;
+	return (int)n;
+}
+
+int cfl_table_row(struct cfl_table *t, const char *name, struct cfl_err *err)
+{
+	struct cfl_table_row *r;
+	void *p;
+
+	for (size_t i = 0; i < t->n_rows; i++)
+		if (strcmp(t->rows[i].name, name) == 0)
+			return (int)i;
+	if (!(p = cfl_realloc(t->rows, (t->n_rows + 1) * sizeof(*r), err)))
+		return -1;
+	t->rows = p;
+	r = &t->rows[t->n_rows];
+	memset(r, 0, sizeof(*r));
+	if (!(r->name = cfl_strdup(name, err)) ||
+	    row_grow(r, 0, t->n_metrics ? t->n_metrics : 1, err)) {
+		row_release(r, t->n_metrics);
+		return -1;
+	}
+	return (int)t->n_rows++;
+}
+
+int cfl_table_add(struct cfl_table *t, int row, int metric, double value,
+		  struct cfl_err *err)
+{
+	struct cfl_table_row *r;
+	double *v;
+
+	if (row < 0 || (size_t)row >= t->n_rows || metric < 0 ||
+	    (size_t)metric >= t->n_metrics)
+		return cfl_err_set(err, "table cell (%d, %d) out of range", row,
+				   metric);
+	r = &t->rows[row];
+	v = cfl_realloc(r->values[metric],
+			(r->n_values[metric] + 1) * sizeof(double), err);
+	if (!v)
+		return -1;
+	v[r->n_values[metric]++] = value;
+	r->values[metric] = v;
+	return 0;
+}
+
+void cfl_table_set_failed(struct cfl_table *t, int row, size_t n_failed)
+{
+	if (row >= 0 && (size_t)row < t->n_rows)
+		t->rows[row].n_failed = n_failed;
+}
+
+/* ---- table: statistics and best cells ---- */
+
+void cfl_table_compute(struct cfl_table *t)
+{
+	for (size_t i = 0; i < t->n_rows; i++) {
+		struct cfl_table_row *r = &t->rows[i];
+
+		for (size_t m = 0; m < t->n_metrics; m++) {
+			size_t n = r->n_values[m];
+			double sum = 0, ss = 0, mean;
+
+			if (!n) {
+				r->mean[m] = r->std[m] = r->score[m] = NAN;
+				continue;
+			}
+			for (size_t k = 0; k < n; k++)
+				sum += r->values[m][k];
+			mean = sum / (double)n;
+			for (size_t k = 0; k < n; k++)
+				ss += (r->values[m][k] - mean) *
+				      (r->values[m][k] - mean);
+			r->mean[m] = mean;
+			/* population std, as carefree-learn (np.std) */
+			r->std[m] = sqrt(ss / (double)n);
+			r->score[m] = t->signs[m] * mean - r->std[m];
+		}
+	}
+}
+
+/* The quantity a column maximises: sign * mean, -std or score. */
+static double key(const struct cfl_table *t, size_t row, size_t m,
+		  enum cfl_table_stat stat)
+{
+	const struct cfl_table_row *r = &t->rows[row];
+
+	switch (stat) {
+	case CFL_STAT_MEAN: return t->signs[m] * r->mean[m];
+	case CFL_STAT_STD: return -r->std[m];
+	default: return r->score[m];
+	}
+}
+
+int cfl_table_is_best(const struct cfl_table *t, size_t row, size_t metric,
+		      enum cfl_table_stat stat)
+{
+	double best = -INFINITY, k;
+	int any = 0;
+
+	if (t->n_rows < 2 || row >= t->n_rows || metric >= t->n_metrics)
+		return 0;
+	for (size_t i = 0; i < t->n_rows; i++) {
+		k = key(t, i, metric, stat);
+		if (!isnan(k) && (!any || k > best)) {
+			best = k;
+			any = 1;
+		}
+	}
+	k = key(t, row, metric, stat);
+	if (!any || isnan(k))
+		return 0;
+	/* Ties within rounding noise (sums in another order) are ties. */
+	return best - k <= 1e-12 * fmax(1.0, fabs(best));
+}
+
+/* ---- table: text rendering ---- */
+
+static const char *const stat_names[3] = { "mean", "std", "score" };
+
+static double stat_value(const struct cfl_table_row *r, size_t m, int s)
+{
+	double v = s == 0 ? r->mean[m] : s == 1 ? r->std[m] : r->score[m];
+
+	/* never print -0.000000 */
+	return v == 0 ? 0.0 : v;
+}
+
+static int any_failed(const struct cfl_table *t)
+{
+	for (size_t i = 0; i < t->n_rows; i++)
+		if (t->rows[i].n_failed)
+			return 1;
+	return 0;
+}
+
+/* The text of a cell: "%.6f", "nan", marked "-- x --" when best. */
+static void cell_text(const struct cfl_table *t, size_t row, size_t m, int s,
+		      char *out, size_t cap)
+{
+	double v = stat_value(&t->rows[row], m, s);
+	char num[64];
+
+	if (isnan(v))
+		snprintf(num, sizeof(num), "nan");
+	else
+		snprintf(num, sizeof(num), "%.6f", v);
+	if (cfl_table_is_best(t, row, m, (enum cfl_table_stat)s))
+		snprintf(out, cap, "-- %s --", num);
+	else
+		snprintf(out, cap, "%s", num);
+}
+
+/* Appends "|" + text centred in w columns (extra space on the right, as
+ * Python's "^" does). */
+static int put_centred(struct cfl_buf *b, const char *text, size_t w)
+{
+	size_t len = strlen(text), left, right;
+
+	if (len > w)
+		w = len;
+	left = (w - len) / 2;
+	right = w - len - left;
+	return cfl_buf_printf(b, "|%*s%s%*s", (int)left, "", text, (int)right,
+			      "");
+}
+
+static int put_rule(struct cfl_buf *b, char c, size_t width)
+{
+	if (cfl_buf_reserve(b, width + 1))
+		return -1;
+	memset(b->data + b->len, c, width);
+	b->len += width;
+	b->data[b->len] = 0;
+	return cfl_buf_puts(b, "\n");
+}
+
+static int render_text(struct cfl_table *t, struct cfl_buf *b)
+{
+	size_t n_cols = 3 * t->n_metrics, w0, wf = 0, total;
+	size_t *w = calloc(n_cols ? n_cols : 1, sizeof(size_t));
+	int failed = any_failed(t), rc = -1;
+	char cell[96];
+
+	if (!w)
+		return -1;
+	/* widths: content + one space each side */
+	w0 = strlen("metrics");
+	for (size_t i = 0; i < t->n_rows; i++)
+		if (strlen(t->rows[i].name) > w0)
+			w0 = strlen(t->rows[i].name);
+	w0 += 2;
+	for (size_t m = 0; m < t->n_metrics; m++) {
+		size_t group, need;
+
+		for (int s = 0; s < 3; s++) {
+			size_t c = 3 * m + (size_t)s;
+
+			w[c] = strlen(stat_names[s]);
+			for (size_t i = 0; i < t->n_rows; i++) {
+				cell_text(t, i, m, s, cell, sizeof(cell));
+				if (strlen(cell) > w[c])
+					w[c] = strlen(cell);
+			}
+			w[c] += 2;
+		}
+		group = w[3 * m] + w[3 * m + 1] + w[3 * m + 2] + 2;
+		need = strlen(t->metric_names[m]) + 2;
+		if (need > group)
+			w[3 * m + 2] += need - group;
+	}
+	if (failed)
+		wf = strlen("failed") + 2;
+	total = 1 + w0 + 1;
+	for (size_t c = 0; c < n_cols; c++)
+		total += w[c] + 1;
+	if (failed)
+		total += wf + 1;
+
+	if (put_rule(b, '=', total) || put_centred(b, "metrics", w0))
+		goto out;
+	for (size_t m = 0; m < t->n_metrics; m++)
+		if (put_centred(b, t->metric_names[m],
+				w[3 * m] + w[3 * m + 1] + w[3 * m + 2] + 2))
+			goto out;
+	if ((failed && put_centred(b, "failed", wf)) || cfl_buf_puts(b, "|\n") ||
+	    put_rule(b, '-', total) || put_centred(b, "", w0))
+		goto out;
+	for (size_t c = 0; c < n_cols; c++)
+		if (put_centred(b, stat_names[c % 3], w[c]))
+			goto out;
+	if ((failed && put_centred(b, "", wf)) || cfl_buf_puts(b, "|\n"))
+		goto out;
+	for (size_t i = 0; i < t->n_rows; i++) {
+		if (put_rule(b, '-', total) || put_centred(b, t->rows[i].name, w0))
+			goto out;
+		for (size_t c = 0; c < n_cols; c++) {
+			cell_text(t, i, c / 3, (int)(c % 3), cell, sizeof(cell));
+			if (put_centred(b, cell, w[c]))
+				goto out;
+		}
+		if (failed) {
+			snprintf(cell, sizeof(cell), "%zu", t->rows[i].n_failed);
+			if (put_centred(b, cell, wf))
+				goto out;
+		}
+		if (cfl_buf_puts(b, "|\n"))
+			goto out;
+	}
+	rc = put_rule(b, '=', total);
+out:
+	free(w);
+	return rc;
+}
+
+/* ---- table: Markdown, CSV, JSON ---- */
+
+/* Markdown cell text: '|' escaped. */
+static int md_text(struct cfl_buf *b, const char *s)
+{
+	for (; *s; s++)
+		if ((*s == '|' && cfl_buf_puts(b, "\\|")) ||
+		    (*s != '|' && cfl_buf_append(b, s, 1)))
+			return -1;
+	return 0;
+}
+
+static int render_md(struct cfl_table *t, struct cfl_buf *b)
+{
+	int failed = any_failed(t);
+
+	if (cfl_buf_puts(b, "| metrics |"))
+		return -1;
+	for (size_t m = 0; m < t->n_metrics; m++)
+		for (int s = 0; s < 3; s++)
+			if (cfl_buf_puts(b, " ") || md_text(b, t->metric_names[m]) ||
+			    cfl_buf_printf(b, " %s |", stat_names[s]))
+				return -1;
+	if ((failed && cfl_buf_puts(b, " failed |")) ||
+	    cfl_buf_puts(b, "\n|:---|"))
+		return -1;
+	for (size_t c = 0; c < 3 * t->n_metrics + (size_t)failed; c++)
+		if (cfl_buf_puts(b, "---:|"))
+			return -1;
+	if (cfl_buf_puts(b, "\n"))
+		return -1;
+	for (size_t i = 0; i < t->n_rows; i++) {
+		if (cfl_buf_puts(b, "| ") || md_text(b, t->rows[i].name) ||
+		    cfl_buf_puts(b, " |"))
+			return -1;
+		for (size_t m = 0; m < t->n_metrics; m++)
+			for (int s = 0; s < 3; s++) {
+				double v = stat_value(&t->rows[i], m, s);
+				const char *bold = cfl_table_is_best(
+					t, i, m, (enum cfl_table_stat)s) ? "**" : "";
+
+				if (isnan(v) ? cfl_buf_puts(b, " nan |")
+					     : cfl_buf_printf(b, " %s%.6f%s |",
+							      bold, v, bold))
+					return -1;
+			}
+		if ((failed && cfl_buf_printf(b, " %zu |", t->rows[i].n_failed)) ||
+		    cfl_buf_puts(b, "\n"))
+			return -1;
+	}
+	return 0;
+}
+
+/* A CSV field, quoted when it holds a comma, quote or line break. */
+static int csv_text(struct cfl_buf *b, const char *s)
+{
+	if (!strpbrk(s, ",\"\r\n"))
+		return cfl_buf_puts(b, s);
+	if (cfl_buf_puts(b, "\""))
+		return -1;
+	for (; *s; s++)
+		if (cfl_buf_append(b, s, 1) || (*s == '"' && cfl_buf_puts(b, "\"")))
+			return -1;
+	return cfl_buf_puts(b, "\"");
+}
+
+static int put_double(struct cfl_buf *b, double v, const char *nan_text)
+{
+	if (isnan(v))
+		return cfl_buf_puts(b, nan_text);
+	return cfl_buf_printf(b, "%.17g", v == 0 ? 0.0 : v);
+}
+
+static int render_csv(struct cfl_table *t, struct cfl_buf *b)
+{
+	if (cfl_buf_puts(b, "name,failed"))
+		return -1;
+	for (size_t m = 0; m < t->n_metrics; m++)
+		for (int s = 0; s < 3; s++) {
+			char col[128];
+
+			snprintf(col, sizeof(col), "%s_%s", t->metric_names[m],
+				 stat_names[s]);
+			if (cfl_buf_puts(b, ",") || csv_text(b, col))
+				return -1;
+		}
+	if (cfl_buf_puts(b, "\n"))
+		return -1;
+	for (size_t i = 0; i < t->n_rows; i++) {
+		if (csv_text(b, t->rows[i].name) ||
+		    cfl_buf_printf(b, ",%zu", t->rows[i].n_failed))
+			return -1;
+		for (size_t m = 0; m < t->n_metrics; m++)
+			for (int s = 0; s < 3; s++)
+				if (cfl_buf_puts(b, ",") ||
+				    put_double(b, stat_value(&t->rows[i], m, s),
+					       "nan"))
+					return -1;
+		if (cfl_buf_puts(b, "\n"))
+			return -1;
+	}
+	return 0;
+}
+
+static int json_string(struct cfl_buf *b, const char *s)
+{
+	if (cfl_buf_puts(b, "\""))
+		return -1;
+	for (; *s; s++) {
+		unsigned char c = (unsigned char)*s;
+		int rc;
+
+		if (c == '"' || c == '\\')
+			rc = cfl_buf_printf(b, "\\%c", c);
+		else if (c < 0x20)
+			rc = cfl_buf_printf(b, "\\u%04x", c);
+		else
+			rc = cfl_buf_append(b, s, 1);
+		if (rc)
+			return -1;
+	}
+	return cfl_buf_puts(b, "\"");
+}
+
+static int render_json(struct cfl_table *t, struct cfl_buf *b)
+{
+	if (cfl_buf_puts(b, "{\n  \"metrics\": ["))
+		return -1;
+	for (size_t m = 0; m < t->n_metrics; m++)
+		if (cfl_buf_puts(b, m ? ", {\"name\": " : "{\"name\": ") ||
+		    json_string(b, t->metric_names[m]) ||
+		    cfl_buf_printf(b, ", \"sign\": %d}", t->signs[m]))
+			return -1;
+	if (cfl_buf_puts(b, "],\n  \"rows\": ["))
+		return -1;
+	for (size_t i = 0; i < t->n_rows; i++) {
+		const struct cfl_table_row *r = &t->rows[i];
+
+		if (cfl_buf_puts(b, i ? ",\n    {\"name\": " : "\n    {\"name\": ") ||
+		    json_string(b, r->name) ||
+		    cfl_buf_printf(b, ", \"failed\": %zu, \"metrics\": {",
+				   r->n_failed))
+			return -1;
+		for (size_t m = 0; m < t->n_metrics; m++) {
+			int first = 1;
+
+			if ((m && cfl_buf_puts(b, ", ")) ||
+			    json_string(b, t->metric_names[m]) ||
+			    cfl_buf_puts(b, ": {\"values\": ["))
+				return -1;
+			for (size_t k = 0; k < r->n_values[m]; k++)
+				if ((k && cfl_buf_puts(b, ", ")) ||
+				    put_double(b, r->values[m][k], "null"))
+					return -1;
+			if (cfl_buf_puts(b, "]"))
+				return -1;
+			for (int s = 0; s < 3; s++)
+				if (cfl_buf_printf(b, ", \"%s\": ", stat_names[s]) ||
+				    put_double(b, stat_value(r, m, s), "null"))
+					return -1;
+			if (cfl_buf_puts(b, ", \"best\": ["))
+				return -1;
+			for (int s = 0; s < 3; s++)
+				if (cfl_table_is_best(t, i, m,
+						      (enum cfl_table_stat)s)) {
+					if (cfl_buf_printf(b, "%s\"%s\"",
+							   first ? "" : ", ",
+							   stat_names[s]))
+						return -1;
+					first = 0;
+				}
+			if (cfl_buf_puts(b, "]}"))
+				return -1;
+		}
+		if (cfl_buf_puts(b, "}}"))
+			return -1;
+	}
+	return cfl_buf_puts(b, t->n_rows ? "\n  ]\n}\n" : "]\n}\n");
+}
+
+int cfl_table_format_lookup(const char *name)
+{
+	if (!name)
+		return -1;
+	if (strcmp(name, "table") == 0 || strcmp(name, "text") == 0)
+		return CFL_TABLE_TEXT;
+	if (strcmp(name, "md") == 0 || strcmp(name, "markdown") == 0)
+		return CFL_TABLE_MD;
+	if (strcmp(name, "csv") == 0)
+		return CFL_TABLE_CSV;
+	if (strcmp(name, "json") == 0)
+		return CFL_TABLE_JSON;
+	return -1;
+}
+
+int cfl_table_render(struct cfl_table *t, enum cfl_table_format fmt,
+		     struct cfl_buf *out, struct cfl_err *err)
+{
+	int rc;
+
+	cfl_table_compute(t);
+	switch (fmt) {
+	case CFL_TABLE_TEXT: rc = render_text(t, out); break;
+	case CFL_TABLE_MD: rc = render_md(t, out); break;
+	case CFL_TABLE_CSV: rc = render_csv(t, out); break;
+	case CFL_TABLE_JSON: rc = render_json(t, out); break;
+	default: return cfl_err_set(err, "unknown table format %d", (int)fmt);
+	}
+	if (rc)
+		return cfl_err_set(err, "out of memory rendering a table");
+	return 0;
+}

@@ -1,0 +1,47 @@
+# W5 storage overhead: the store's cost per trial (ensure + lease + result,
+# one transaction each, with metrics and predictions) against Optuna's
+# SQLite storage on 1000 trivial trials, in the same run.
+set -u
+N=1000
+B="$BENCH_DIR/store"
+mkdir -p "$B"
+PC_LIBS=$(pkg-config --libs openblas libpcre2-8 sqlite3 gsl | sed 's/-lgslcblas//')
+cc -std=c11 -D_GNU_SOURCE -O2 -I"$ROOT/include" -o "$B/store_bench" \
+	"$ROOT/tests/bench/store_bench.c" "$ROOT/build/libcfl.a" $PC_LIBS -lm -lpthread || exit 1
+
+median() { sort -g | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
+
+: > "$B/cfl.txt"
+for i in 1 2 3; do
+	rm -f "$B/cfl.db" "$B/cfl.db-wal" "$B/cfl.db-shm"
+	"$B/store_bench" "$B/cfl.db" $N >>"$B/cfl.txt" || exit 1
+done
+cfl_life=$(cut -d' ' -f1 "$B/cfl.txt" | median)
+cfl_result=$(cut -d' ' -f2 "$B/cfl.txt" | median)
+
+rm -f "$B/optuna.db"
+optuna_ms=$($PY - "$B/optuna.db" $N <<'PY'
+import sys, time
+import optuna
+optuna.logging.set_verbosity(optuna.logging.WARNING)
+path, n = sys.argv[1], int(sys.argv[2])
+study = optuna.create_study(storage="sqlite:///" + path,
+                            sampler=optuna.samplers.RandomSampler(seed=0))
+t = time.perf_counter()
+study.optimize(lambda tr: tr.suggest_float("x", -10, 10) ** 2, n_trials=n)
+print("%.3f" % ((time.perf_counter() - t) / n * 1000))
+PY
+) || optuna_ms=""
+
+ratio=$(awk -v o="${optuna_ms:-0}" -v c="$cfl_life" 'BEGIN { if (o > 0) printf "%.0f", o * 1000 / c; else print "-" }')
+echo "store, $N trials: cfl ${cfl_life} us per trial (result commit ${cfl_result} us; median of 3)," \
+	"Optuna SQLite ${optuna_ms:-n/a} ms per trial: ${ratio}x"
+{
+	echo "### W5 storage overhead ($N trials)"
+	echo
+	echo "| store | per trial | result commit | ratio |"
+	echo "|---|---|---|---|"
+	echo "| cfl (SQLite, WAL) | ${cfl_life} us | ${cfl_result} us | ${ratio}x faster |"
+	echo "| Optuna 3 (SQLite, random sampler) | ${optuna_ms:-n/a} ms | | 1 |"
+	echo
+} >>"$BENCH_DIR/results.md"

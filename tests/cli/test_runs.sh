@@ -1,0 +1,45 @@
+# cfl runs: listing the runs of a database, and its errors.
+
+test_runs_help() {
+	run "$CFL" runs --help
+	expect_rc 0
+	expect_out "--db FILE"
+	expect_out "Examples:"
+}
+
+test_runs_bad_option() {
+	run "$CFL" runs --bogus
+	expect_rc 2
+	run "$CFL" runs extra
+	expect_rc 2
+	expect_err "unexpected argument 'extra'"
+}
+
+test_runs_missing_or_bad_database() {
+	run "$CFL" runs --db missing.db
+	expect_rc 1
+	expect_err "no database 'missing.db'"
+	[ ! -e missing.db ] || fail "cfl runs created missing.db"
+	mkdir adir
+	run "$CFL" runs --db adir
+	expect_rc 1
+	expect_err "it is a folder"
+	printf 'a,b\n1,2\n' >notdb.db
+	run "$CFL" runs --db notdb.db
+	expect_rc 1
+	expect_err "is not a cfl database"
+}
+
+# With `cfl repeat` built in: a run shows up with its counts and best row.
+test_runs_lists_a_repeat_run() {
+	"$CFL" repeat --help >/dev/null 2>&1 || return 0
+	run "$CFL" repeat "$ROOT/datasets/iris.csv" --models baseline --num-repeat 2 \
+		--num-jobs 1 --db runs.db --name first -q
+	expect_rc 0
+	run "$CFL" runs --db runs.db
+	expect_rc 0
+	expect_out "first"
+	expect_out "repeat"
+	expect_out "done"
+	expect_out "2/2"
+}

@@ -1,0 +1,354 @@
+/* Unit tests of src/report: the results table's statistics, its highlight
+ * rules (ties, single row, lower-is-better), NaN and failed rows, the four
+ * renderings against golden files in tests/golden/, and the table of a run
+ * built from the store.
+ *
+ * CFL_UPDATE_GOLDEN=1 build/tests/test_report rewrites the golden files
+ * (then read the diff before committing). */
+#include "runner.h"
+
+#include <stdint.h>
+
+#include "cfl/data.h"
+#include "cfl/report.h"
+#include "cfl/store.h"
+
+static void add_values(struct cfl_table *t, const char *row, const char *metric,
+		       int sign, const double *v, size_t n)
+{
+	struct cfl_err err;
+	int r = cfl_table_row(t, row, &err), m = cfl_table_metric(t, metric, sign,
+								   &err);
+
+	CHECK(r >= 0 && m >= 0);
+	for (size_t i = 0; i < n; i++)
+		CHECK(cfl_table_add(t, r, m, v[i], &err) == 0);
+}
+
+/* fcnn / tree / linear on acc and auc over 3 repeats; tree ties fcnn on auc
+ * mean and wins acc. */
+static void basic_table(struct cfl_table *t)
+{
+	static const double fcnn_acc[] = { 0.96, 0.94, 0.94 };
+	static const double fcnn_auc[] = { 0.99, 1.0, 0.98 };
+	static const double tree_acc[] = { 0.96, 0.96, 0.96 };
+	static const double tree_auc[] = { 0.98, 0.99, 1.0 };
+	static const double lin_acc[] = { 0.9, 0.92, 0.95 };
+	static const double lin_auc[] = { 0.97, 0.97, 0.97 };
+
+	cfl_table_init(t);
+	add_values(t, "fcnn", "acc", 1, fcnn_acc, 3);
+	add_values(t, "fcnn", "auc", 1, fcnn_auc, 3);
+	add_values(t, "tree", "acc", 1, tree_acc, 3);
+	add_values(t, "tree", "auc", 1, tree_auc, 3);
+	add_values(t, "linear", "acc", 1, lin_acc, 3);
+	add_values(t, "linear", "auc", 1, lin_auc, 3);
+}
+
+/* A regression table: mse (lower is better) and r2, with a row whose trials
+ * all failed, a row with a NaN value and failed trials. */
+static void mixed_table(struct cfl_table *t)
+{
+	static const double a_mse[] = { 0.5, 0.7 }, a_r2[] = { 0.8, 0.6 };
+	static const double b_mse[] = { 0.2, 0.4 }, b_r2[] = { 0.9, NAN };
+	struct cfl_err err;
+	int r;
+
+	cfl_table_init(t);
+	add_values(t, "gbdt", "mse", -1, a_mse, 2);
+	add_values(t, "gbdt", "r2", 1, a_r2, 2);
+	add_values(t, "forest", "mse", -1, b_mse, 2);
+	add_values(t, "forest", "r2", 1, b_r2, 2);
+	cfl_table_set_failed(t, cfl_table_row(t, "forest", &err), 1);
+	r = cfl_table_row(t, "fcnn", &err);
+	CHECK(r == 2);
+	cfl_table_set_failed(t, r, 2);
+}
+
+static char *render(struct cfl_table *t, enum cfl_table_format fmt)
+{
+	struct cfl_buf b;
+	struct cfl_err err;
+
+	cfl_buf_init(&b);
+	CHECK_MSG(cfl_table_render(t, fmt, &b, &err) == 0, "%s", err.msg);
+	CHECK(b.data != NULL);
+	return b.data;
+}
+
+static void check_golden(const char *text, const char *name)
+{
+	char path[256];
+	struct cfl_buf want;
+	struct cfl_err err;
+
+	snprintf(path, sizeof(path), "tests/golden/%s", name);
+	if (getenv("CFL_UPDATE_GOLDEN")) {
+		CHECK(cfl_write_file_atomic(path, text, strlen(text), &err) == 0);
+		return;
+	}
+	cfl_buf_init(&want);
+	CHECK_MSG(cfl_buf_read_file(&want, path, &err) == 0, "%s", err.msg);
+	CHECK_MSG(strcmp(want.data, text) == 0, "%s differs; got:\n%s", path,
+		  text);
+	cfl_buf_release(&want);
+}
+
+static void t_stats(void)
+{
+	struct cfl_table t;
+
+	basic_table(&t);
+	cfl_table_compute(&t);
+	CHECK_INT(t.n_rows, 3);
+	CHECK_INT(t.n_metrics, 2);
+	CHECK_NEAR(t.rows[0].mean[0], 0.9466666666666667, 1e-15);
+	/* population std: sqrt(((2/150)^2 + 2 (1/150)^2) / 3) */
+	CHECK_NEAR(t.rows[0].std[0], sqrt(6.0 / 3.0) / 150.0, 1e-15);
+	CHECK_NEAR(t.rows[0].score[0], t.rows[0].mean[0] - t.rows[0].std[0],
+		   1e-15);
+	CHECK(t.rows[1].std[0] == 0);
+	CHECK_NEAR(t.rows[1].score[0], 0.96, 1e-15);
+	cfl_table_release(&t);
+	cfl_table_release(&t);	/* released twice: harmless */
+}
+
+static void t_highlight_rules(void)
+{
+	struct cfl_table t;
+
+	basic_table(&t);
+	cfl_table_compute(&t);
+	/* acc: tree best on all three */
+	CHECK(cfl_table_is_best(&t, 1, 0, CFL_STAT_MEAN));
+	CHECK(cfl_table_is_best(&t, 1, 0, CFL_STAT_STD));
+	CHECK(cfl_table_is_best(&t, 1, 0, CFL_STAT_SCORE));
+	CHECK(!cfl_table_is_best(&t, 0, 0, CFL_STAT_MEAN));
+	/* auc mean: fcnn and tree tie at 0.99 (summed in another order) */
+	CHECK(cfl_table_is_best(&t, 0, 1, CFL_STAT_MEAN));
+	CHECK(cfl_table_is_best(&t, 1, 1, CFL_STAT_MEAN));
+	CHECK(!cfl_table_is_best(&t, 2, 1, CFL_STAT_MEAN));
+	/* auc std: linear's 0 */
+	CHECK(cfl_table_is_best(&t, 2, 1, CFL_STAT_STD));
+	CHECK(!cfl_table_is_best(&t, 0, 1, CFL_STAT_STD));
+	cfl_table_release(&t);
+}
+
+static void t_single_row_has_no_marks(void)
+{
+	static const double v[] = { 0.5, 0.6 };
+	struct cfl_table t;
+	char *s;
+
+	cfl_table_init(&t);
+	add_values(&t, "fcnn", "acc", 1, v, 2);
+	s = render(&t, CFL_TABLE_TEXT);
+	CHECK(strstr(s, "-- ") == NULL);
+	CHECK_CONTAINS(s, "0.550000");
+	CHECK_CONTAINS(s, "0.050000");
+	CHECK_CONTAINS(s, "0.500000");
+	free(s);
+	s = render(&t, CFL_TABLE_MD);
+	CHECK(strstr(s, "**") == NULL);
+	free(s);
+	CHECK(!cfl_table_is_best(&t, 0, 0, CFL_STAT_MEAN));
+	cfl_table_release(&t);
+}
+
+static void t_lower_is_better(void)
+{
+	struct cfl_table t;
+
+	mixed_table(&t);
+	cfl_table_compute(&t);
+	/* mse: forest 0.3 beats gbdt 0.6; score = -(mean + std) */
+	CHECK(cfl_table_is_best(&t, 1, 0, CFL_STAT_MEAN));
+	CHECK(!cfl_table_is_best(&t, 0, 0, CFL_STAT_MEAN));
+	CHECK_NEAR(t.rows[1].score[0], -(0.3 + 0.1), 1e-15);
+	CHECK(cfl_table_is_best(&t, 1, 0, CFL_STAT_SCORE));
+	/* equal std 0.1: a tie */
+	CHECK(cfl_table_is_best(&t, 0, 0, CFL_STAT_STD));
+	CHECK(cfl_table_is_best(&t, 1, 0, CFL_STAT_STD));
+	cfl_table_release(&t);
+}
+
+static void t_nan_and_failed_rows(void)
+{
+	struct cfl_table t;
+	char *s;
+
+	mixed_table(&t);
+	cfl_table_compute(&t);
+	/* forest's r2 has a NaN: nan, never best; gbdt best by default */
+	CHECK(isnan(t.rows[1].mean[1]));
+	CHECK(!cfl_table_is_best(&t, 1, 1, CFL_STAT_MEAN));
+	CHECK(cfl_table_is_best(&t, 0, 1, CFL_STAT_MEAN));
+	/* fcnn: no values at all */
+	CHECK(isnan(t.rows[2].mean[0]));
+	CHECK(!cfl_table_is_best(&t, 2, 0, CFL_STAT_STD));
+	s = render(&t, CFL_TABLE_TEXT);
+	CHECK_CONTAINS(s, "failed");
+	CHECK_CONTAINS(s, "nan");
+	free(s);
+	cfl_table_release(&t);
+
+	/* an empty table renders too */
+	cfl_table_init(&t);
+	for (int f = CFL_TABLE_TEXT; f <= CFL_TABLE_JSON; f++)
+		free(render(&t, f));
+	cfl_table_release(&t);
+}
+
+static void t_golden_basic(void)
+{
+	struct cfl_table t;
+	char *s;
+
+	basic_table(&t);
+	check_golden(s = render(&t, CFL_TABLE_TEXT), "table_basic.txt");
+	free(s);
+	check_golden(s = render(&t, CFL_TABLE_MD), "table_basic.md");
+	free(s);
+	check_golden(s = render(&t, CFL_TABLE_CSV), "table_basic.csv");
+	free(s);
+	check_golden(s = render(&t, CFL_TABLE_JSON), "table_basic.json");
+	free(s);
+	cfl_table_release(&t);
+}
+
+static void t_golden_mixed(void)
+{
+	struct cfl_table t;
+	char *s;
+
+	mixed_table(&t);
+	check_golden(s = render(&t, CFL_TABLE_TEXT), "table_mixed.txt");
+	free(s);
+	check_golden(s = render(&t, CFL_TABLE_MD), "table_mixed.md");
+	free(s);
+	check_golden(s = render(&t, CFL_TABLE_CSV), "table_mixed.csv");
+	free(s);
+	check_golden(s = render(&t, CFL_TABLE_JSON), "table_mixed.json");
+	free(s);
+	cfl_table_release(&t);
+}
+
+static void t_bad_input(void)
+{
+	struct cfl_table t;
+	struct cfl_err err;
+
+	cfl_table_init(&t);
+	CHECK_INT(cfl_table_metric(&t, "acc", 0, &err), -1);
+	CHECK_CONTAINS(err.msg, "sign");
+	CHECK_INT(cfl_table_metric(&t, "acc", 1, &err), 0);
+	CHECK_INT(cfl_table_metric(&t, "acc", 1, &err), 0);
+	CHECK_INT(cfl_table_add(&t, 0, 0, 1.0, &err), -1);
+	CHECK_INT(cfl_table_row(&t, "a, \"quoted\" | row", &err), 0);
+	CHECK_INT(cfl_table_add(&t, 0, 1, 1.0, &err), -1);
+	CHECK_INT(cfl_table_add(&t, 0, 0, 1.0, &err), 0);
+	{
+		char *s = render(&t, CFL_TABLE_CSV);
+
+		CHECK_CONTAINS(s, "\"a, \"\"quoted\"\" | row\",0,1,0,1");
+		free(s);
+		s = render(&t, CFL_TABLE_JSON);
+		CHECK_CONTAINS(s, "\"a, \\\"quoted\\\" | row\"");
+		free(s);
+		s = render(&t, CFL_TABLE_MD);
+		CHECK_CONTAINS(s, "a, \"quoted\" \\| row");
+		free(s);
+	}
+	CHECK_INT(cfl_table_format_lookup("md"), CFL_TABLE_MD);
+	CHECK_INT(cfl_table_format_lookup("table"), CFL_TABLE_TEXT);
+	CHECK_INT(cfl_table_format_lookup("html"), -1);
+	cfl_table_release(&t);
+}
+
+/* The table of a stored run: rows per model in candidate order, failed
+ * counts from the trials, ensembles as rows. */
+static void t_from_run(void)
+{
+	char dir[] = "/tmp/cfl-report-XXXXXX", path[64], cmd[96];
+	struct cfl_store *st;
+	struct cfl_err err;
+	struct cfl_run_info info = { 0 };
+	struct cfl_table t;
+	struct cfl_trial_state ts;
+	struct cfl_metric_value m[2] = { { "acc", 0 }, { "mse", 0 } };
+	struct cfl_trial_result res;
+	struct cfl_ensemble_info ei = { "mean", "mean", NULL, -1 };
+	int64_t run, c[2];
+	const char *models[2] = { "tree", "fcnn" };
+
+	CHECK(mkdtemp(dir) != NULL);
+	snprintf(path, sizeof(path), "%s/cfl.db", dir);
+	st = cfl_store_open(path, CFL_STORE_CREATE, &err);
+	CHECK_MSG(st != NULL, "%s", err.msg);
+	info.name = "r";
+	CHECK(cfl_store_run_create(st, &info, &run, &err) == 0);
+	memset(&res, 0, sizeof(res));
+	res.split[CFL_SPLIT_TEST].n_metrics = 2;
+	res.split[CFL_SPLIT_TEST].metrics = m;
+	for (int k = 0; k < 2; k++) {
+		CHECK(cfl_store_candidate_get_or_add(st, run, models[k], NULL,
+						     &c[k], NULL, &err) == 0);
+		for (int r = 0; r < 3; r++) {
+			CHECK(cfl_store_trial_ensure(st, run, c[k], r, -1, r,
+						     &ts, &err) == 0);
+			if (k == 1 && r == 2) {
+				CHECK(cfl_store_trial_failed(st, ts.id, 1, "exit 3",
+							     CFL_TRIAL_FAILED,
+							     &err) == 0);
+				continue;
+			}
+			m[0].value = 0.9 + 0.01 * r + 0.05 * k;
+			m[1].value = 0.1 * (r + 1);
+			CHECK(cfl_store_trial_done(st, ts.id, 1, &res, &err) == 0);
+		}
+	}
+	m[0].value = 0.99;
+	m[1].value = 0.05;
+	CHECK(cfl_store_ensemble_add(st, run, &ei, &res, NULL, &err) == 0);
+
+	cfl_table_init(&t);
+	CHECK_MSG(cfl_table_from_run(&t, st, run, CFL_SPLIT_TEST,
+				     CFL_ROWS_BY_MODEL, &err) == 0, "%s", err.msg);
+	cfl_table_compute(&t);
+	CHECK_INT(t.n_rows, 3);
+	CHECK_STR(t.rows[0].name, "tree");
+	CHECK_STR(t.rows[1].name, "fcnn");
+	CHECK_STR(t.rows[2].name, "mean");
+	CHECK_INT(t.n_metrics, 2);
+	CHECK_INT(t.signs[0], 1);
+	CHECK_INT(t.signs[1], -1);
+	CHECK_INT(t.rows[0].n_values[0], 3);
+	CHECK_INT(t.rows[1].n_values[0], 2);
+	CHECK_INT(t.rows[1].n_failed, 1);
+	CHECK_NEAR(t.rows[1].mean[0], 0.955, 1e-12);
+	CHECK(t.rows[2].std[0] == 0);
+	CHECK(cfl_table_is_best(&t, 2, 1, CFL_STAT_MEAN));
+	cfl_table_release(&t);
+
+	cfl_table_init(&t);
+	CHECK(cfl_table_from_run(&t, st, run, CFL_SPLIT_TEST,
+				 CFL_ROWS_BY_CANDIDATE, &err) == 0);
+	CHECK_INT(strlen(t.rows[0].name), 8);
+	cfl_table_release(&t);
+	cfl_store_close(st);
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+	CHECK(system(cmd) == 0);
+}
+
+const struct cfl_test cfl_tests[] = {
+	TEST(t_stats),
+	TEST(t_highlight_rules),
+	TEST(t_single_row_has_no_marks),
+	TEST(t_lower_is_better),
+	TEST(t_nan_and_failed_rows),
+	TEST(t_golden_basic),
+	TEST(t_golden_mixed),
+	TEST(t_bad_input),
+	TEST(t_from_run),
+	{ 0 }
+};
