@@ -14,6 +14,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <errno.h>
+#include <sys/stat.h>
 
 /* ---- csv: numbers and missing values ---- */
 
@@ -138,23 +140,46 @@ static char *trim(char *s, char *e, char delim)
 
 struct parse_state {
 	struct cfl_csv *csv;
-	char **cells;		/* growing row-major array */
+	char **cells;		/* growing row-major array, header first */
+	double *num;		/* the cells' numbers, parsed while hot */
 	size_t n_cells, cap_cells;
 	size_t *line;
 	size_t cap_rows;
 };
+
+static int grow_cells(struct parse_state *st, size_t cap, struct cfl_err *err)
+{
+	char **c = cfl_realloc(st->cells, cap * sizeof(*c), err);
+	double *v;
+
+	if (!c)
+		return -1;
+	st->cells = c;
+	v = cfl_realloc(st->num, cap * sizeof(*v), err);
+	if (!v)
+		return -1;
+	st->num = v;
+	st->cap_cells = cap;
+	return 0;
+}
 
 static int push_cell(struct parse_state *st, char *cell, struct cfl_err *err)
 {
 	if (st->n_cells == st->cap_cells) {
 		size_t cap = st->cap_cells ? 2 * st->cap_cells : 1024;
 		char **c = cfl_realloc(st->cells, cap * sizeof(*c), err);
+		double *v;
 
 		if (!c)
 			return -1;
 		st->cells = c;
+		v = cfl_realloc(st->num, cap * sizeof(*v), err);
+		if (!v)
+			return -1;
+		st->num = v;
 		st->cap_cells = cap;
 	}
+	st->num[st->n_cells] = cell ? cfl_csv_number(cell) : NAN;
 	st->cells[st->n_cells++] = cell;
 	return 0;
 }
@@ -282,8 +307,17 @@ static int parse_owned(struct cfl_csv *csv, char *buf, size_t len,
 			break;
 		}
 		if (header) {
+			/* size the arrays once from the count of line ends, so
+			 * a big file is not copied by repeated growth */
+			size_t n_lines = 1;
+
+			for (const char *q = p; (q = memchr(q, '\n', (size_t)(end - q))); q++)
+				n_lines++;
 			n_header = n_fields;
 			header = 0;
+			if (n_lines < ((size_t)-1 / 16) / (n_header + 1) &&
+			    grow_cells(&st, (n_lines + 1) * n_header + 1, err))
+				goto fail;
 			continue;
 		}
 		if (n_fields != n_header) {
@@ -297,6 +331,7 @@ static int parse_owned(struct cfl_csv *csv, char *buf, size_t len,
 	}
 	if (header) {
 		free(st.cells);
+		free(st.num);
 		free(st.line);
 		return cfl_err_set(err, "%s: empty file", csv->name);
 	}
@@ -310,9 +345,13 @@ static int parse_owned(struct cfl_csv *csv, char *buf, size_t len,
 	csv->header = st.cells;
 	csv->cells = st.cells + n_header;
 	csv->line = st.line;
+	/* the numbers of the header row are not kept */
+	memmove(st.num, st.num + n_header, row * n_header * sizeof(double));
+	csv->num = st.num;
 	return 0;
 fail:
 	free(st.cells);
+	free(st.num);
 	free(st.line);
 	return -1;
 }
@@ -350,19 +389,6 @@ static int fix_header(struct cfl_csv *csv, struct cfl_err *err)
 	return 0;
 }
 
-static int finish(struct cfl_csv *csv, struct cfl_err *err)
-{
-	size_t n = csv->n_rows * csv->n_cols;
-
-	if (fix_header(csv, err))
-		return -1;
-	csv->num = cfl_malloc(n * sizeof(double), err);
-	if (!csv->num)
-		return -1;
-	for (size_t i = 0; i < n; i++)
-		csv->num[i] = csv->cells[i] ? cfl_csv_number(csv->cells[i]) : NAN;
-	return 0;
-}
 
 int csv_parse_owned(struct cfl_csv *csv, const char *name, char *buf,
 		    size_t len, struct cfl_err *err)
@@ -375,7 +401,7 @@ int csv_parse_owned(struct cfl_csv *csv, const char *name, char *buf,
 		csv->store = NULL;
 		return -1;
 	}
-	if (parse_owned(csv, buf, len, err) || finish(csv, err)) {
+	if (parse_owned(csv, buf, len, err) || fix_header(csv, err)) {
 		cfl_csv_release(csv);
 		return -1;
 	}
@@ -396,18 +422,64 @@ int cfl_csv_parse(struct cfl_csv *csv, const char *name, const char *text,
 	return csv_parse_owned(csv, name, buf, len, err);
 }
 
+/* Reads a whole file with one read of its size (no growing buffer). */
+char *csv_slurp(const char *path, size_t *len /* OUT */, struct cfl_err *err)
+{
+	FILE *f = fopen(path, "rb");
+	struct stat st;
+	char *buf;
+	size_t n = 0, cap;
+
+	if (!f)
+		return cfl_err_set(err, "cannot open '%s': %s", path,
+				   strerror(errno)), NULL;
+	if (fstat(fileno(f), &st) == 0 && S_ISDIR(st.st_mode)) {
+		fclose(f);
+		return cfl_err_set(err, "cannot read '%s': Is a directory", path), NULL;
+	}
+	cap = fstat(fileno(f), &st) == 0 && st.st_size > 0 ? (size_t)st.st_size + 1 : 65536;
+	buf = cfl_malloc(cap, err);
+	while (buf) {
+		size_t got = fread(buf + n, 1, cap - n - 1, f);
+
+		n += got;
+		if (got == 0)
+			break;
+		if (n + 1 == cap) {	/* the file grew, or its size was unknown */
+			char *b2 = cfl_realloc(buf, 2 * cap, err);
+
+			if (!b2) {
+				free(buf);
+				buf = NULL;
+				break;
+			}
+			buf = b2;
+			cap *= 2;
+		}
+	}
+	if (buf && ferror(f)) {
+		cfl_err_set(err, "cannot read '%s': %s", path, strerror(errno));
+		free(buf);
+		buf = NULL;
+	}
+	fclose(f);
+	if (buf) {
+		buf[n] = '\0';
+		*len = n;
+	}
+	return buf;
+}
+
 int cfl_csv_read(struct cfl_csv *csv, const char *path, struct cfl_err *err)
 {
-	struct cfl_buf b;
+	size_t len;
+	char *buf;
 
 	memset(csv, 0, sizeof(*csv));
-	cfl_buf_init(&b);
-	if (cfl_buf_read_file(&b, path, err)) {
-		cfl_buf_release(&b);
+	buf = csv_slurp(path, &len, err);
+	if (!buf)
 		return -1;
-	}
-	/* the buffer is NUL-terminated, so data[len] is ours to write */
-	return csv_parse_owned(csv, path, b.data, b.len, err);
+	return csv_parse_owned(csv, path, buf, len, err);
 }
 
 void cfl_csv_release(struct cfl_csv *csv)

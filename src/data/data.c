@@ -35,7 +35,8 @@ static int load_part(struct cfl_xy *out, const struct cfl_encoder *enc,
 int cfl_data_load(struct cfl_data *d, const struct cfl_data_opts *o,
 		  struct cfl_err *err)
 {
-	struct cfl_buf b;
+	char *buf;
+	size_t len;
 	struct cfl_sha256 sha;
 	struct cfl_split split;
 	struct cfl_xy all;
@@ -47,16 +48,14 @@ int cfl_data_load(struct cfl_data *d, const struct cfl_data_opts *o,
 	cfl_xy_init(&all);
 	if (!o->path)
 		return cfl_err_set(err, "no data file given");
-	cfl_buf_init(&b);
-	if (cfl_buf_read_file(&b, o->path, err)) {
-		cfl_buf_release(&b);
+	buf = csv_slurp(o->path, &len, err);
+	if (!buf)
 		return -1;
-	}
 	cfl_sha256_init(&sha);
-	cfl_sha256_update(&sha, b.data, b.len);
+	cfl_sha256_update(&sha, buf, len);
 	cfl_sha256_final(&sha, d->sha256);
 	cfl_sha256_hex(d->sha256, d->sha256_hex);
-	if (csv_parse_owned(&d->csv, o->path, b.data, b.len, err))
+	if (csv_parse_owned(&d->csv, o->path, buf, len, err))
 		goto fail;
 	if (cfl_schema_infer(&d->schema, &d->csv, &o->schema, err))
 		goto fail;

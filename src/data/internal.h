@@ -29,6 +29,10 @@ int dset_add_str(struct dset *s, const char *v);
 int csv_parse_owned(struct cfl_csv *csv, const char *name, char *buf,
 		    size_t len, struct cfl_err *err);
 
+/* Reads a whole file into a new NUL-terminated buffer; NULL with
+ * "cannot open 'path': ..." in err. */
+char *csv_slurp(const char *path, size_t *len /* OUT */, struct cfl_err *err);
+
 /* qsort comparators */
 int cmp_double(const void *a, const void *b);
 int cmp_str(const void *a, const void *b);

@@ -17,54 +17,83 @@
 
 /* ---- schema: per-column statistics ---- */
 
-static int column_stats(struct cfl_column *c, const struct cfl_csv *csv,
-			size_t j, struct dset *nums, struct dset *strs,
-			size_t *first_text /* OUT row */)
+/* Counts, range and integer-ness of every column in one row-major sweep
+ * (columns one at a time would stride through memory n_cols times). */
+static void sweep_stats(struct cfl_schema *s, const struct cfl_csv *csv,
+			size_t *first_text /* OUT n_cols */)
 {
 	size_t n = csv->n_rows, m = csv->n_cols;
-	int have = 0;
 
-	c->n_missing = c->n_text = 0;
-	c->is_int = 1;
-	c->min = c->max = 0;
-	*first_text = (size_t)-1;
-	for (size_t i = 0; i < n; i++) {
-		const char *cell = csv->cells[i * m + j];
-		double v = csv->num[i * m + j];
-
-		if (!cell) {
-			c->n_missing++;
-			continue;
-		}
-		if (isnan(v)) {
-			if (!c->n_text++)
-				*first_text = i;
-			continue;
-		}
-		if (v != floor(v) || fabs(v) > 9007199254740992.0)
-			c->is_int = 0;
-		if (!have || v < c->min)
-			c->min = v;
-		if (!have || v > c->max)
-			c->max = v;
-		have = 1;
+	for (size_t j = 0; j < m; j++) {
+		s->cols[j].is_int = 1;
+		s->cols[j].min = INFINITY;
+		s->cols[j].max = -INFINITY;
+		first_text[j] = (size_t)-1;
 	}
-	if (c->n_text)
-		c->is_int = 0;
+	for (size_t i = 0; i < n; i++) {
+		char *const *cells = csv->cells + i * m;
+		const double *num = csv->num + i * m;
+
+		for (size_t j = 0; j < m; j++) {
+			struct cfl_column *c = &s->cols[j];
+			double v = num[j];
+
+			if (!isnan(v)) {
+				if (c->is_int && (v != floor(v) || fabs(v) > 9007199254740992.0))
+					c->is_int = 0;
+				if (v < c->min)
+					c->min = v;
+				if (v > c->max)
+					c->max = v;
+			} else if (!cells[j]) {
+				c->n_missing++;
+			} else if (!c->n_text++) {
+				first_text[j] = i;
+			}
+		}
+	}
+	for (size_t j = 0; j < m; j++) {
+		struct cfl_column *c = &s->cols[j];
+
+		if (c->n_text)
+			c->is_int = 0;
+		if (c->min > c->max)
+			c->min = c->max = 0;	/* no numbers at all */
+	}
+}
+
+/* Distinct values of column j: by value when it holds only numbers (1 and
+ * 1.0 are one value), else by text.  colbuf (n_rows) is scratch. */
+static void count_distinct(struct cfl_column *c, const struct cfl_csv *csv,
+			   size_t j, struct dset *nums, struct dset *strs,
+			   double *colbuf)
+{
+	size_t n = csv->n_rows, m = csv->n_cols;
+
 	if (c->n_text) {
 		dset_clear(strs);
 		for (size_t i = 0; i < n; i++)
 			if (csv->cells[i * m + j])
 				dset_add_str(strs, csv->cells[i * m + j]);
 		c->n_distinct = strs->n;
-	} else {
-		dset_clear(nums);
-		for (size_t i = 0; i < n; i++)
-			if (csv->cells[i * m + j])
-				dset_add_num(nums, csv->num[i * m + j]);
-		c->n_distinct = nums->n;
+		return;
 	}
-	return 0;
+	dset_clear(nums);
+	for (size_t i = 0; i < n; i++)
+		if (!isnan(colbuf[i]))
+			dset_add_num(nums, colbuf[i]);
+	c->n_distinct = nums->n;
+}
+
+/* Copies columns [j0, j0+w) of csv->num into cols (column-major, w x n). */
+static void gather_columns(const struct cfl_csv *csv, size_t j0, size_t w,
+			   double *cols)
+{
+	size_t n = csv->n_rows, m = csv->n_cols;
+
+	for (size_t i = 0; i < n; i++)
+		for (size_t k = 0; k < w; k++)
+			cols[k * n + i] = csv->num[i * m + j0 + k];
 }
 
 /* Text among mostly numbers is a broken cell, not a categorical column. */
@@ -281,6 +310,9 @@ int cfl_schema_labels(const struct cfl_schema *s, const struct cfl_csv *csv,
 
 /* ---- schema: inference ---- */
 
+/* Columns copied to column-major at a time: 8 doubles fill a cache line. */
+#define GATHER 8
+
 int cfl_schema_infer(struct cfl_schema *s, const struct cfl_csv *csv,
 		     const struct cfl_schema_opts *o, struct cfl_err *err)
 {
@@ -288,6 +320,7 @@ int cfl_schema_infer(struct cfl_schema *s, const struct cfl_csv *csv,
 	struct dset nums, strs;
 	pcre2_code *drop = NULL, *only = NULL;
 	size_t *first_text = NULL, n_int = 0, n_int_many = 0;
+	double *colbuf = NULL;
 	long t;
 
 	memset(s, 0, sizeof(*s));
@@ -314,15 +347,21 @@ int cfl_schema_infer(struct cfl_schema *s, const struct cfl_csv *csv,
 	s->target = (size_t)t;
 	s->cols = cfl_calloc(csv->n_cols, sizeof(*s->cols), err);
 	first_text = cfl_calloc(csv->n_cols, sizeof(size_t), err);
-	if (!s->cols || !first_text ||
+	colbuf = cfl_malloc(GATHER * csv->n_rows * sizeof(double), err);
+	if (!s->cols || !first_text || !colbuf ||
 	    dset_init(&nums, csv->n_rows, 0, err) ||
 	    dset_init(&strs, csv->n_rows, 1, err))
 		goto fail;
+	sweep_stats(s, csv, first_text);
 	for (size_t j = 0; j < csv->n_cols; j++) {
 		struct cfl_column *c = &s->cols[j];
 
 		c->name = csv->header[j];
-		column_stats(c, csv, j, &nums, &strs, &first_text[j]);
+		if (j % GATHER == 0)
+			gather_columns(csv, j, csv->n_cols - j < GATHER ?
+					       csv->n_cols - j : GATHER, colbuf);
+		count_distinct(c, csv, j, &nums, &strs,
+			       colbuf + (j % GATHER) * csv->n_rows);
 		if (j == s->target) {
 			c->type = CFL_COL_TARGET;
 			if (infer_target(s, csv, o, first_text[j], &nums, &strs, err))
@@ -408,6 +447,7 @@ int cfl_schema_infer(struct cfl_schema *s, const struct cfl_csv *csv,
 		}
 	}
 	free(first_text);
+	free(colbuf);
 	dset_release(&nums);
 	dset_release(&strs);
 	pcre2_code_free(drop);
@@ -415,6 +455,7 @@ int cfl_schema_infer(struct cfl_schema *s, const struct cfl_csv *csv,
 	return 0;
 fail:
 	free(first_text);
+	free(colbuf);
 	dset_release(&nums);
 	dset_release(&strs);
 	pcre2_code_free(drop);
