@@ -135,13 +135,18 @@ int cmd_data(int argc, char **argv)
 		return cli_usage_error("data", "unknown subcommand '%s' (describe or load)", sub);
 	cfl_data_opts_init(&o);
 	optind = 1;
-	while ((c = getopt_long(argc - 1, argv + 1, "h", longopts, NULL)) != -1) {
+	opterr = 0;
+	while ((c = getopt_long(argc - 1, argv + 1, ":h", longopts, NULL)) != -1) {
 		int r;
 
 		if (c == 'h') {
 			usage(stdout);
 			return CLI_OK;
 		}
+		if (c == '?')
+			return cli_usage_error(cmd, "unknown option '%s'", argv[optind]);
+		if (c == ':')
+			return cli_usage_error(cmd, "option '%s' needs a value", argv[optind]);
 		r = cli_data_option(cmd, c, optarg, &o);
 		if (r < 0)
 			return CLI_USAGE;

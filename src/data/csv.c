@@ -142,6 +142,7 @@ struct parse_state {
 	struct cfl_csv *csv;
 	char **cells;		/* growing row-major array, header first */
 	double *num;		/* the cells' numbers, parsed while hot */
+	int decimal_comma;	/* ';'-separated: "1,5" is 1.5 */
 	size_t n_cells, cap_cells;
 	size_t *line;
 	size_t cap_rows;
@@ -180,6 +181,17 @@ static int push_cell(struct parse_state *st, char *cell, struct cfl_err *err)
 		st->cap_cells = cap;
 	}
 	st->num[st->n_cells] = cell ? cfl_csv_number(cell) : NAN;
+	if (st->decimal_comma && cell && isnan(st->num[st->n_cells])) {
+		/* semicolon files often write 1,5 for 1.5 */
+		char *comma = strchr(cell, ',');
+
+		if (comma && !strchr(comma + 1, ',') && !strchr(cell, '.')) {
+			*comma = '.';
+			st->num[st->n_cells] = cfl_csv_number(cell);
+			if (isnan(st->num[st->n_cells]))
+				*comma = ',';
+		}
+	}
 	st->cells[st->n_cells++] = cell;
 	return 0;
 }
@@ -217,6 +229,7 @@ static int parse_owned(struct cfl_csv *csv, char *buf, size_t len,
 		p += 3;
 	delim = detect_delim(p, end);
 	csv->delim = delim;
+	st.decimal_comma = delim == ';';
 	while (p < end) {
 		/* a blank line (only CR/LF) is skipped */
 		if (*p == '\n' || *p == '\r') {

@@ -77,9 +77,15 @@ static void t_csv_crlf_bom_and_delimiters(void)
 	CHECK_INT(csv.delim, ';');
 	CHECK_STR(csv.header[0], "name");	/* the BOM is gone */
 	CHECK_INT(csv.n_rows, 2);
-	CHECK_STR(CELL(csv, 0, 1), "1,5");	/* comma is text here */
+	CHECK_NEAR(csv.num[1], 1.5, 0);	/* a decimal comma in a ';' file */
 	CHECK_STR(CELL(csv, 1, 1), "2");
 	CHECK_INT(csv.line[1], 3);
+	cfl_csv_release(&csv);
+
+	parse_ok(&csv, "a;b;c\n1,2,3;x,y;1,5\n");
+	CHECK(isnan(csv.num[0]));	/* two commas: text */
+	CHECK_STR(CELL(csv, 0, 1), "x,y");
+	CHECK_NEAR(csv.num[2], 1.5, 0);
 	cfl_csv_release(&csv);
 
 	parse_ok(&csv, "a\tb c\n1\t2\n");
