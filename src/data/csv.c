@@ -26,54 +26,49 @@ static const double pow10_exact[23] = {
 
 /* A decimal number: [+-]digits[.digits][(e|E)[+-]digits] with at least one
  * digit in the mantissa, nothing else (no inf, nan, hex, blanks).  Returns
- * NaN otherwise.  Short decimals (<= 15 significant digits, <= 22 after the
- * point, no exponent) take Clinger's exact fast path: an integer below 2^53
- * divided by an exact power of ten is correctly rounded, like strtod. */
+ * NaN otherwise.  Short decimals (a digit string below 2^53, <= 22 after
+ * the point, no exponent) take Clinger's exact fast path: an integer below
+ * 2^53 divided by an exact power of ten is correctly rounded, like strtod;
+ * the rest go to strtod. */
 double cfl_csv_number(const char *s)
 {
-	const char *p = s;
+	const char *p = s, *d0;
 	uint64_t mant = 0;
-	int n_sig = 0, n_frac = 0, neg = 0, simple = 1, any = 0;
+	size_t n_int, n_frac = 0;
+	int neg = 0;
 
 	if (*p == '+' || *p == '-')
 		neg = *p++ == '-';
-	while (*p >= '0' && *p <= '9') {
-		any = 1;
-		if ((mant || *p != '0') && ++n_sig > 15)
-			simple = 0;
-		if (simple)
-			mant = mant * 10 + (uint64_t)(*p - '0');
-		p++;
-	}
+	d0 = p;
+	while ((unsigned)(*p - '0') < 10)
+		mant = mant * 10 + (uint64_t)(*p++ - '0');
+	n_int = (size_t)(p - d0);
 	if (*p == '.') {
-		p++;
-		while (*p >= '0' && *p <= '9') {
-			any = 1;
-			if ((mant || *p != '0') && ++n_sig > 15)
-				simple = 0;
-			if (simple) {
-				mant = mant * 10 + (uint64_t)(*p - '0');
-				if (++n_frac > 22)
-					simple = 0;
-			}
-			p++;
-		}
+		const char *f0 = ++p;
+
+		while ((unsigned)(*p - '0') < 10)
+			mant = mant * 10 + (uint64_t)(*p++ - '0');
+		n_frac = (size_t)(p - f0);
 	}
-	if (!any)
+	if (n_int + n_frac == 0)
 		return NAN;
 	if (*p == 'e' || *p == 'E') {
 		p++;
 		if (*p == '+' || *p == '-')
 			p++;
-		if (!(*p >= '0' && *p <= '9'))
+		if ((unsigned)(*p - '0') >= 10)
 			return NAN;
-		while (*p >= '0' && *p <= '9')
+		while ((unsigned)(*p - '0') < 10)
 			p++;
-		simple = 0;
+		if (*p)
+			return NAN;
+		n_frac = 99;	/* take the slow path */
 	}
 	if (*p)
 		return NAN;
-	if (simple) {
+	/* at most 19 digits cannot overflow; below 2^53 the integer is exact,
+	 * and one division by an exact power of ten rounds correctly */
+	if (n_int + n_frac <= 19 && n_frac <= 22 && mant <= (1ULL << 53)) {
 		double v = (double)mant / pow10_exact[n_frac];
 
 		return neg ? -v : v;
@@ -219,6 +214,7 @@ static int parse_owned(struct cfl_csv *csv, char *buf, size_t len,
 	struct parse_state st = { .csv = csv };
 	char *p = buf, *end = buf + len;
 	size_t line = 1, row_start_line, n_fields, n_header = 0, row = 0;
+	unsigned char stop[256] = { 0 };	/* bytes that end an unquoted cell */
 	int header = 1;
 	char delim;
 
@@ -230,6 +226,7 @@ static int parse_owned(struct cfl_csv *csv, char *buf, size_t len,
 	delim = detect_delim(p, end);
 	csv->delim = delim;
 	st.decimal_comma = delim == ';';
+	stop[0] = stop['\n'] = stop['\r'] = stop[(unsigned char)delim] = 1;
 	while (p < end) {
 		/* a blank line (only CR/LF) is skipped */
 		if (*p == '\n' || *p == '\r') {
@@ -285,8 +282,8 @@ static int parse_owned(struct cfl_csv *csv, char *buf, size_t len,
 			} else {
 				char *s = p;
 
-				while (p < end && *p != delim && *p != '\n' &&
-				       *p != '\r')
+				/* buf[len] is NUL, and NUL stops the scan */
+				while (!stop[(unsigned char)*p])
 					p++;
 				c = p < end ? *p : '\0';
 				cell = trim(s, p, delim);

@@ -3,10 +3,14 @@
  * read (hashing the bytes), type the columns, split with the run seed, fit
  * the encoder on the train rows only, encode every part.  A separate
  * --test / --valid file replaces that part of the split and is encoded with
- * the training file's statistics.
+ * the training file's statistics.  The SHA-256 of the file is computed by
+ * a helper thread while the main thread parses a copy (hashing costs about
+ * as much as parsing); the thread is joined before returning, so callers
+ * that fork later see a single-threaded process.
  */
 #include "internal.h"
 
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -32,12 +36,50 @@ static int load_part(struct cfl_xy *out, const struct cfl_encoder *enc,
 	return rc;
 }
 
+struct hash_job {
+	const char *buf;
+	size_t len;
+	unsigned char *out;
+};
+
+static void *hash_thread(void *arg)
+{
+	struct hash_job *job = arg;
+	struct cfl_sha256 sha;
+
+	cfl_sha256_init(&sha);
+	cfl_sha256_update(&sha, job->buf, job->len);
+	cfl_sha256_final(&sha, job->out);
+	return NULL;
+}
+
+/* Parses buf (taking it) while another thread hashes it; the parse runs on
+ * a copy because it writes into its buffer. */
+static int parse_and_hash(struct cfl_data *d, const char *path, char *buf,
+			  size_t len, struct cfl_err *err)
+{
+	struct hash_job job = { buf, len, d->sha256 };
+	pthread_t th;
+	char *copy = len >= (1u << 20) ? malloc(len + 1) : NULL;
+	int rc;
+
+	if (!copy || pthread_create(&th, NULL, hash_thread, &job) != 0) {
+		free(copy);
+		hash_thread(&job);
+		return csv_parse_owned(&d->csv, path, buf, len, err);
+	}
+	memcpy(copy, buf, len + 1);
+	rc = csv_parse_owned(&d->csv, path, copy, len, err);
+	pthread_join(th, NULL);
+	free(buf);
+	return rc;
+}
+
 int cfl_data_load(struct cfl_data *d, const struct cfl_data_opts *o,
 		  struct cfl_err *err)
 {
 	char *buf;
 	size_t len;
-	struct cfl_sha256 sha;
 	struct cfl_split split;
 	struct cfl_xy all;
 	double *y = NULL;
@@ -51,12 +93,9 @@ int cfl_data_load(struct cfl_data *d, const struct cfl_data_opts *o,
 	buf = csv_slurp(o->path, &len, err);
 	if (!buf)
 		return -1;
-	cfl_sha256_init(&sha);
-	cfl_sha256_update(&sha, buf, len);
-	cfl_sha256_final(&sha, d->sha256);
-	cfl_sha256_hex(d->sha256, d->sha256_hex);
-	if (csv_parse_owned(&d->csv, o->path, buf, len, err))
+	if (parse_and_hash(d, o->path, buf, len, err))
 		goto fail;
+	cfl_sha256_hex(d->sha256, d->sha256_hex);
 	if (cfl_schema_infer(&d->schema, &d->csv, &o->schema, err))
 		goto fail;
 	n_classes = d->schema.task == CFL_TASK_CLF ? (int)d->schema.n_classes : 0;

@@ -126,29 +126,46 @@ static double median(double *v, size_t n)
 	return (lo + hi) / 2;
 }
 
-static int fit_numeric(struct cfl_enc_col *c, const struct cfl_csv *csv,
-		       size_t j, const size_t *idx, size_t n_idx, double *buf)
+/* Statistics of one numeric column from its train values v[0..n) (NaN =
+ * missing; v is reordered). */
+static void fit_numeric(struct cfl_enc_col *c, double *v, size_t n_all)
 {
 	size_t n = 0;
 	double sum = 0, ss = 0, mean;
 
-	for (size_t i = 0; i < n_idx; i++) {
-		double v = csv->num[idx[i] * csv->n_cols + j];
-
-		if (!isnan(v))
-			buf[n++] = v;
-	}
+	for (size_t i = 0; i < n_all; i++)
+		if (!isnan(v[i]))
+			v[n++] = v[i];
 	for (size_t i = 0; i < n; i++)
-		sum += buf[i];
+		sum += v[i];
 	mean = n ? sum / (double)n : 0;
 	for (size_t i = 0; i < n; i++)
-		ss += (buf[i] - mean) * (buf[i] - mean);
+		ss += (v[i] - mean) * (v[i] - mean);
 	c->mean = mean;
 	c->std = n ? sqrt(ss / (double)n) : 1;
 	if (!(c->std > 1e-12) || !isfinite(c->std))
 		c->std = 1;
-	c->median = median(buf, n);
-	return 0;
+	c->median = median(v, n);
+}
+
+/* Numeric columns are fitted GATHER at a time: one sweep over the train
+ * rows copies their values into contiguous buffers (column by column, the
+ * rows would be strided through memory once per column). */
+#define GATHER 8
+
+static void fit_numeric_block(struct cfl_encoder *enc, const size_t *which,
+			      const size_t *cols, size_t w,
+			      const struct cfl_csv *csv, const size_t *idx,
+			      size_t n_idx, double *buf)
+{
+	for (size_t i = 0; i < n_idx; i++) {
+		const double *row = csv->num + idx[i] * csv->n_cols;
+
+		for (size_t k = 0; k < w; k++)
+			buf[k * n_idx + i] = row[cols[k]];
+	}
+	for (size_t k = 0; k < w; k++)
+		fit_numeric(&enc->in[which[k]], buf + k * n_idx, n_idx);
 }
 
 static int fit_categorical(struct cfl_enc_col *c, const struct cfl_csv *csv,
@@ -229,7 +246,7 @@ int cfl_encoder_fit(struct cfl_encoder *enc, const struct cfl_schema *s,
 		    struct cfl_err *err)
 {
 	double *buf = NULL;
-	size_t n_in = 0;
+	size_t n_in = 0, which[GATHER], cols[GATHER], w = 0;
 
 	memset(enc, 0, sizeof(*enc));
 	for (size_t j = 0; j < s->n_cols; j++)
@@ -237,7 +254,7 @@ int cfl_encoder_fit(struct cfl_encoder *enc, const struct cfl_schema *s,
 		    s->cols[j].type == CFL_COL_CATEGORICAL)
 			n_in++;
 	enc->in = cfl_calloc(n_in + 1, sizeof(*enc->in), err);
-	buf = cfl_malloc((n_idx + 1) * sizeof(double), err);
+	buf = cfl_malloc((GATHER * n_idx + 1) * sizeof(double), err);
 	enc->target_name = cfl_strdup(s->cols[s->target].name, err);
 	if (!enc->in || !buf || !enc->target_name)
 		goto fail;
@@ -255,7 +272,12 @@ int cfl_encoder_fit(struct cfl_encoder *enc, const struct cfl_schema *s,
 			goto fail;
 		if (col->type == CFL_COL_NUMERIC) {
 			c->kind = ENC_NUM;
-			fit_numeric(c, csv, j, idx, n_idx, buf);
+			which[w] = enc->n_in - 1;
+			cols[w++] = j;
+			if (w == GATHER) {
+				fit_numeric_block(enc, which, cols, w, csv, idx, n_idx, buf);
+				w = 0;
+			}
 			enc->d += 1;
 		} else {
 			c->kind = ENC_CAT;
@@ -265,6 +287,8 @@ int cfl_encoder_fit(struct cfl_encoder *enc, const struct cfl_schema *s,
 			enc->d += c->n_levels + 1;
 		}
 	}
+	if (w)
+		fit_numeric_block(enc, which, cols, w, csv, idx, n_idx, buf);
 	free(buf);
 	return 0;
 fail:
