@@ -15,16 +15,26 @@
 /* ---- CSV ---- */
 
 /* A parsed CSV file: a header row and n_rows x n_cols cells.  A missing
- * cell ('' NA NaN null ?, case as listed) is NULL. */
+ * cell ('', '?', or NA, NaN, null, N/A in any case; after trimming blanks
+ * around unquoted cells) is NULL.  Empty header names become "column_N". */
 struct cfl_csv {
 	char *name;		/* path, for messages */
 	char delim;		/* detected: ',', ';' or '\t' */
 	size_t n_rows, n_cols;
 	char **header;		/* n_cols */
 	char **cells;		/* (n_rows, n_cols), row-major; NULL = missing */
+	double *num;		/* (n_rows, n_cols): the cell as a number, NaN
+				 * when missing or not a decimal number */
 	size_t *line;		/* n_rows: 1-based source line of each row */
 	char *store;		/* owns the cell text */
+	char *names;		/* owns generated header names */
 };
+
+/* The value of a decimal number ([+-]digits[.digits][e[+-]digits], no
+ * blanks, inf, nan or hex), or NaN when s is not one. */
+double cfl_csv_number(const char *s);
+/* True when s spells a missing value ('' ? NA NaN null N/A, any case). */
+int cfl_csv_is_missing(const char *s);
 
 /* Parses a whole CSV buffer: RFC 4180 quoting (embedded delimiters, quotes
  * and newlines), CRLF or LF, a UTF-8 BOM, delimiter detected from the
@@ -51,11 +61,15 @@ enum cfl_coltype {
 };
 
 struct cfl_column {
-	char *name;
+	char *name;			/* points into the csv header */
 	enum cfl_coltype type;
-	const char *drop_reason;	/* static text: "constant", "id-like (all distinct)", "--drop", "not in --only" */
+	const char *drop_reason;	/* static text: "constant", "all missing",
+					 * "id-like (all distinct)", "too many
+					 * categories", "--drop", "not in --only" */
 	size_t n_missing, n_distinct;
-	double min, max;		/* numeric columns */
+	size_t n_text;			/* non-missing cells that are not numbers */
+	int is_int;			/* every non-missing cell an integer */
+	double min, max;		/* over the number cells (0 when none) */
 };
 
 struct cfl_schema {
@@ -66,8 +80,10 @@ struct cfl_schema {
 	/* classification: classes sorted (numerically when all numeric,
 	 * else by text) and their counts over the whole file */
 	size_t n_classes;
-	char **class_names;
+	char **class_names;		/* owned */
 	size_t *class_counts;
+	double *class_values;		/* numeric classes: their values
+					 * (sorted), else NULL */
 };
 
 struct cfl_schema_opts {
@@ -87,6 +103,8 @@ struct cfl_schema_opts {
 int cfl_schema_infer(struct cfl_schema *schema, const struct cfl_csv *csv,
 		     const struct cfl_schema_opts *opts, struct cfl_err *err);
 void cfl_schema_release(struct cfl_schema *schema);
+/* "numeric", "categorical", "dropped" or "target". */
+const char *cfl_coltype_name(enum cfl_coltype t);
 
 /* ---- encoded rows ---- */
 
@@ -118,7 +136,8 @@ struct cfl_encoder {
 	size_t d;			/* encoded width */
 	char *target_name;
 	int n_classes;			/* 0: regression */
-	char **class_names;		/* n_classes */
+	char **class_names;		/* n_classes, sorted as in the schema */
+	double *class_values;		/* numeric classes: their values, else NULL */
 };
 
 /* Fits the encoder on the rows idx[0..n_idx) of csv, typed by schema. */

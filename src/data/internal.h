@@ -1,0 +1,51 @@
+/*
+ * Helpers shared by the files of src/data (not part of the API): a hash set
+ * of numbers or strings used to count distinct values and collect levels.
+ * The set never owns the strings it holds.
+ */
+#ifndef CFL_DATA_INTERNAL_H
+#define CFL_DATA_INTERNAL_H
+
+#include "cfl/data.h"
+
+struct dset {
+	size_t cap, n;		/* cap: a power of two >= 2 * expected */
+	int strings;
+	uint64_t *keys;		/* numbers: their bits (-0 as +0) */
+	const char **strs;	/* strings: the pointers */
+	unsigned char *used;
+};
+
+int dset_init(struct dset *s, size_t n_expected, int strings,
+	      struct cfl_err *err);
+void dset_clear(struct dset *s);
+void dset_release(struct dset *s);
+/* Adds a value; returns 1 when it was new, 0 when already there. */
+int dset_add_num(struct dset *s, double v);
+int dset_add_str(struct dset *s, const char *v);
+
+/* Parses buf[0..len) in place and takes it (buf[len] must be writable;
+ * freed on failure too). */
+int csv_parse_owned(struct cfl_csv *csv, const char *name, char *buf,
+		    size_t len, struct cfl_err *err);
+
+/* Reads a whole file into a new NUL-terminated buffer; NULL with
+ * "cannot open 'path': ..." in err. */
+char *csv_slurp(const char *path, size_t *len /* OUT */, struct cfl_err *err);
+
+/* qsort comparators */
+int cmp_double(const void *a, const void *b);
+int cmp_str(const void *a, const void *b);
+
+/* Class index of a target cell among sorted classes (by value when values
+ * is not NULL, else by text), or -1 when it is not a known class. */
+long cfl_class_index(char *const *names, const double *values, size_t k,
+		     const char *cell, double num);
+
+#define CAT_MAX_INT_LEVELS 10	/* integer columns with <= this many values may be categorical */
+#define CAT_MAX_LEVELS 256	/* text columns with more levels are dropped */
+#define CLF_MAX_INT_CLASSES 20	/* integer targets with <= this many values: classification */
+#define ID_MIN_ROWS 20		/* id-like detection needs at least this many rows */
+#define MAX_CLASSES 1000
+
+#endif

@@ -1,0 +1,490 @@
+/*
+ * Column typing in carefree-learn's spirit: what each CSV column is
+ * (numeric, categorical, dropped with a reason, the target), the task and
+ * the classes.  Typing looks at the whole file, never at a split, so every
+ * split of one file sees the same columns.  The only file of cfl that
+ * includes PCRE2 (for --drop / --only).
+ */
+#define PCRE2_CODE_UNIT_WIDTH 8
+#include <pcre2.h>
+
+#include "internal.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- schema: per-column statistics ---- */
+
+/* Counts, range and integer-ness of every column in one row-major sweep
+ * (columns one at a time would stride through memory n_cols times). */
+static void sweep_stats(struct cfl_schema *s, const struct cfl_csv *csv,
+			size_t *first_text /* OUT n_cols */)
+{
+	size_t n = csv->n_rows, m = csv->n_cols;
+
+	for (size_t j = 0; j < m; j++) {
+		s->cols[j].is_int = 1;
+		s->cols[j].min = INFINITY;
+		s->cols[j].max = -INFINITY;
+		first_text[j] = (size_t)-1;
+	}
+	for (size_t i = 0; i < n; i++) {
+		char *const *cells = csv->cells + i * m;
+		const double *num = csv->num + i * m;
+
+		for (size_t j = 0; j < m; j++) {
+			struct cfl_column *c = &s->cols[j];
+			double v = num[j];
+
+			if (!isnan(v)) {
+				if (c->is_int && (v != floor(v) || fabs(v) > 9007199254740992.0))
+					c->is_int = 0;
+				if (v < c->min)
+					c->min = v;
+				if (v > c->max)
+					c->max = v;
+			} else if (!cells[j]) {
+				c->n_missing++;
+			} else if (!c->n_text++) {
+				first_text[j] = i;
+			}
+		}
+	}
+	for (size_t j = 0; j < m; j++) {
+		struct cfl_column *c = &s->cols[j];
+
+		if (c->n_text)
+			c->is_int = 0;
+		if (c->min > c->max)
+			c->min = c->max = 0;	/* no numbers at all */
+	}
+}
+
+/* Distinct values of column j: by value when it holds only numbers (1 and
+ * 1.0 are one value), else by text.  colbuf (n_rows) is scratch. */
+static void count_distinct(struct cfl_column *c, const struct cfl_csv *csv,
+			   size_t j, struct dset *nums, struct dset *strs,
+			   double *colbuf)
+{
+	size_t n = csv->n_rows, m = csv->n_cols;
+
+	if (c->n_text) {
+		dset_clear(strs);
+		for (size_t i = 0; i < n; i++)
+			if (csv->cells[i * m + j])
+				dset_add_str(strs, csv->cells[i * m + j]);
+		c->n_distinct = strs->n;
+		return;
+	}
+	dset_clear(nums);
+	for (size_t i = 0; i < n; i++)
+		if (!isnan(colbuf[i]))
+			dset_add_num(nums, colbuf[i]);
+	c->n_distinct = nums->n;
+}
+
+/* Copies columns [j0, j0+w) of csv->num into cols (column-major, w x n). */
+static void gather_columns(const struct cfl_csv *csv, size_t j0, size_t w,
+			   double *cols)
+{
+	size_t n = csv->n_rows, m = csv->n_cols;
+
+	for (size_t i = 0; i < n; i++)
+		for (size_t k = 0; k < w; k++)
+			cols[k * n + i] = csv->num[i * m + j0 + k];
+}
+
+/* Text among mostly numbers is a broken cell, not a categorical column. */
+static int check_stray_text(const struct cfl_column *c,
+			    const struct cfl_csv *csv, size_t j,
+			    size_t first_text, struct cfl_err *err)
+{
+	size_t n_present = csv->n_rows - c->n_missing;
+
+	if (c->n_text && n_present >= 10 && 10 * c->n_text <= n_present) {
+		const char *cell = csv->cells[first_text * csv->n_cols + j];
+
+		return cfl_err_set(err, "%s:%zu: text '%.40s' in numeric column '%s' (%zu of %zu values are numbers); fix it or write a missing value (NA)",
+				   csv->name, csv->line[first_text], cell,
+				   c->name, n_present - c->n_text, n_present);
+	}
+	return 0;
+}
+
+/* ---- schema: --drop / --only ---- */
+
+static pcre2_code *compile_re(const char *opt, const char *pattern,
+			      struct cfl_err *err)
+{
+	int code;
+	PCRE2_SIZE off;
+	pcre2_code *re = pcre2_compile((PCRE2_SPTR)pattern, PCRE2_ZERO_TERMINATED,
+				       PCRE2_UTF, &code, &off, NULL);
+
+	if (!re) {
+		PCRE2_UCHAR msg[256];
+
+		pcre2_get_error_message(code, msg, sizeof(msg));
+		cfl_err_set(err, "%s '%s': bad regular expression at offset %zu: %s",
+			    opt, pattern, (size_t)off, (char *)msg);
+	}
+	return re;
+}
+
+/* 1 when name matches re, 0 when not, -1 on a matching error. */
+static int re_match(pcre2_code *re, const char *opt, const char *name,
+		    struct cfl_err *err)
+{
+	pcre2_match_data *md = pcre2_match_data_create_from_pattern(re, NULL);
+	int rc;
+
+	if (!md)
+		return cfl_err_set(err, "out of memory");
+	rc = pcre2_match(re, (PCRE2_SPTR)name, strlen(name), 0, 0, md, NULL);
+	pcre2_match_data_free(md);
+	if (rc >= 0)
+		return 1;
+	if (rc == PCRE2_ERROR_NOMATCH)
+		return 0;
+	return cfl_err_set(err, "%s: cannot match column '%s' (pcre2 error %d)",
+			   opt, name, rc);
+}
+
+/* ---- schema: target and classes ---- */
+
+static int infer_target(struct cfl_schema *s, const struct cfl_csv *csv,
+			const struct cfl_schema_opts *o, size_t first_text,
+			struct dset *nums, struct dset *strs,
+			struct cfl_err *err)
+{
+	struct cfl_column *c = &s->cols[s->target];
+	size_t t = s->target, m = csv->n_cols, n = csv->n_rows, k;
+	struct cfl_err e2;
+
+	if (c->n_missing) {
+		for (size_t i = 0; i < n; i++)
+			if (!csv->cells[i * m + t])
+				return cfl_err_set(err, "%s:%zu: missing value in the target column '%s'",
+						   csv->name, csv->line[i], c->name);
+	}
+	if (check_stray_text(c, csv, t, first_text, &e2) == -1 &&
+	    o->task != CFL_TASK_CLF)
+		return cfl_err_set(err, "%s", e2.msg);
+	s->task = o->task;
+	if (s->task == CFL_TASK_AUTO)
+		s->task = c->n_text || (c->is_int && c->n_distinct <= CLF_MAX_INT_CLASSES)
+			  ? CFL_TASK_CLF : CFL_TASK_REG;
+	if (s->task == CFL_TASK_REG) {
+		if (c->n_text) {
+			const char *cell = csv->cells[first_text * m + t];
+
+			return cfl_err_set(err, "%s:%zu: regression target '%s' is not a number: '%.40s'",
+					   csv->name, csv->line[first_text], c->name, cell);
+		}
+		if (c->n_distinct < 2)
+			return cfl_err_set(err, "%s: target '%s' is constant",
+					   csv->name, c->name);
+		return 0;
+	}
+	if (c->n_distinct < 2)
+		return cfl_err_set(err, "%s: target '%s' has one class ('%.40s'): nothing to classify",
+				   csv->name, c->name, csv->cells[t]);
+	if (c->n_distinct > MAX_CLASSES)
+		return cfl_err_set(err, "%s: target '%s' has %zu classes (more than %d); use --task reg",
+				   csv->name, c->name, c->n_distinct, MAX_CLASSES);
+	k = c->n_distinct;
+	s->n_classes = k;
+	s->class_names = cfl_calloc(k, sizeof(char *), err);
+	s->class_counts = cfl_calloc(k, sizeof(size_t), err);
+	if (!s->class_names || !s->class_counts)
+		return -1;
+	if (!c->n_text) {
+		/* numeric classes, sorted by value; names print the value */
+		size_t i = 0;
+
+		s->class_values = cfl_calloc(k, sizeof(double), err);
+		if (!s->class_values)
+			return -1;
+		for (size_t h = 0; h < nums->cap && i < k; h++)
+			if (nums->used[h]) {
+				memcpy(&s->class_values[i++], &nums->keys[h], sizeof(double));
+			}
+		qsort(s->class_values, k, sizeof(double), cmp_double);
+		for (i = 0; i < k; i++) {
+			char buf[40];
+
+			snprintf(buf, sizeof(buf), "%.17g", s->class_values[i]);
+			s->class_names[i] = cfl_strdup(buf, err);
+			if (!s->class_names[i])
+				return -1;
+		}
+	} else {
+		size_t i = 0;
+
+		for (size_t h = 0; h < strs->cap && i < k; h++)
+			if (strs->used[h]) {
+				s->class_names[i] = cfl_strdup(strs->strs[h], err);
+				if (!s->class_names[i++])
+					return -1;
+			}
+		qsort(s->class_names, k, sizeof(char *), cmp_str);
+	}
+	{
+		double *y = cfl_malloc(n * sizeof(double), err);
+
+		if (!y || cfl_schema_labels(s, csv, y, err)) {
+			free(y);
+			return -1;
+		}
+		for (size_t i = 0; i < n; i++)
+			s->class_counts[(size_t)y[i]]++;
+		free(y);
+	}
+	return 0;
+}
+
+/* Class index of a target cell, or -1 when it is not a known class. */
+long cfl_class_index(char *const *names, const double *values, size_t k,
+		     const char *cell, double num)
+{
+	size_t lo = 0, hi = k;
+
+	if (values) {
+		if (isnan(num))
+			return -1;
+		if (num == 0)
+			num = 0;
+		while (lo < hi) {
+			size_t mid = lo + (hi - lo) / 2;
+
+			if (values[mid] < num)
+				lo = mid + 1;
+			else
+				hi = mid;
+		}
+		return lo < k && values[lo] == num ? (long)lo : -1;
+	}
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		int c = strcmp(names[mid], cell);
+
+		if (c < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < k && strcmp(names[lo], cell) == 0 ? (long)lo : -1;
+}
+
+int cfl_schema_labels(const struct cfl_schema *s, const struct cfl_csv *csv,
+		      double *y, struct cfl_err *err)
+{
+	size_t m = csv->n_cols, t = s->target;
+
+	for (size_t i = 0; i < csv->n_rows; i++) {
+		const char *cell = csv->cells[i * m + t];
+		double v = csv->num[i * m + t];
+
+		if (!cell)
+			return cfl_err_set(err, "%s:%zu: missing value in the target column '%s'",
+					   csv->name, csv->line[i], s->cols[t].name);
+		if (s->task == CFL_TASK_REG) {
+			if (isnan(v))
+				return cfl_err_set(err, "%s:%zu: regression target '%s' is not a number: '%.40s'",
+						   csv->name, csv->line[i], s->cols[t].name, cell);
+			y[i] = v;
+		} else {
+			long ci = cfl_class_index(s->class_names, s->class_values,
+						  s->n_classes, cell, v);
+
+			if (ci < 0)
+				return cfl_err_set(err, "%s:%zu: unknown class '%.40s' in column '%s'",
+						   csv->name, csv->line[i], cell, s->cols[t].name);
+			y[i] = (double)ci;
+		}
+	}
+	return 0;
+}
+
+/* ---- schema: inference ---- */
+
+/* Columns copied to column-major at a time: 8 doubles fill a cache line. */
+#define GATHER 8
+
+int cfl_schema_infer(struct cfl_schema *s, const struct cfl_csv *csv,
+		     const struct cfl_schema_opts *o, struct cfl_err *err)
+{
+	struct cfl_schema_opts none = { 0 };
+	struct dset nums, strs;
+	pcre2_code *drop = NULL, *only = NULL;
+	size_t *first_text = NULL, n_int = 0, n_int_many = 0;
+	double *colbuf = NULL;
+	long t;
+
+	memset(s, 0, sizeof(*s));
+	memset(&nums, 0, sizeof(nums));
+	memset(&strs, 0, sizeof(strs));
+	if (!o)
+		o = &none;
+	if (csv->n_cols < 2)
+		return cfl_err_set(err, "%s: needs at least two columns (features and a target), found %zu",
+				   csv->name, csv->n_cols);
+	if (o->target) {
+		t = cfl_csv_column(csv, o->target);
+		if (t < 0)
+			return cfl_err_set(err, "%s: no column named '%s' (--target)",
+					   csv->name, o->target);
+	} else {
+		t = (long)csv->n_cols - 1;
+	}
+	if (o->drop_re && !(drop = compile_re("--drop", o->drop_re, err)))
+		goto fail;
+	if (o->only_re && !(only = compile_re("--only", o->only_re, err)))
+		goto fail;
+	s->n_cols = csv->n_cols;
+	s->target = (size_t)t;
+	s->cols = cfl_calloc(csv->n_cols, sizeof(*s->cols), err);
+	first_text = cfl_calloc(csv->n_cols, sizeof(size_t), err);
+	colbuf = cfl_malloc(GATHER * csv->n_rows * sizeof(double), err);
+	if (!s->cols || !first_text || !colbuf ||
+	    dset_init(&nums, csv->n_rows, 0, err) ||
+	    dset_init(&strs, csv->n_rows, 1, err))
+		goto fail;
+	sweep_stats(s, csv, first_text);
+	for (size_t j = 0; j < csv->n_cols; j++) {
+		struct cfl_column *c = &s->cols[j];
+
+		c->name = csv->header[j];
+		if (j % GATHER == 0)
+			gather_columns(csv, j, csv->n_cols - j < GATHER ?
+					       csv->n_cols - j : GATHER, colbuf);
+		count_distinct(c, csv, j, &nums, &strs,
+			       colbuf + (j % GATHER) * csv->n_rows);
+		if (j == s->target) {
+			c->type = CFL_COL_TARGET;
+			if (infer_target(s, csv, o, first_text[j], &nums, &strs, err))
+				goto fail;
+			continue;
+		}
+		c->type = c->n_text ? CFL_COL_CATEGORICAL : CFL_COL_NUMERIC;
+		if (only) {
+			int r = re_match(only, "--only", c->name, err);
+
+			if (r < 0)
+				goto fail;
+			if (!r) {
+				c->type = CFL_COL_DROPPED;
+				c->drop_reason = "not in --only";
+				continue;
+			}
+		}
+		if (drop) {
+			int r = re_match(drop, "--drop", c->name, err);
+
+			if (r < 0)
+				goto fail;
+			if (r) {
+				c->type = CFL_COL_DROPPED;
+				c->drop_reason = "--drop";
+				continue;
+			}
+		}
+		if (c->n_distinct == 0) {
+			c->type = CFL_COL_DROPPED;
+			c->drop_reason = "all missing";
+			continue;
+		}
+		if (c->n_distinct == 1) {
+			c->type = CFL_COL_DROPPED;
+			c->drop_reason = "constant";
+			continue;
+		}
+		if (check_stray_text(c, csv, j, first_text[j], err))
+			goto fail;
+		if ((c->n_text || c->is_int) && csv->n_rows >= ID_MIN_ROWS &&
+		    c->n_distinct == csv->n_rows) {
+			c->type = CFL_COL_DROPPED;
+			c->drop_reason = "id-like (all distinct)";
+			continue;
+		}
+		if (c->n_text && c->n_distinct > CAT_MAX_LEVELS) {
+			c->type = CFL_COL_DROPPED;
+			c->drop_reason = "too many categories";
+			continue;
+		}
+		if (c->is_int) {
+			n_int++;
+			if (c->n_distinct > CAT_MAX_INT_LEVELS)
+				n_int_many++;
+		}
+	}
+	/* Integer columns with few values are codes (categorical), unless
+	 * most integer columns of the file have many values: then they are
+	 * measurements on one scale (pixel intensities, counts) and all
+	 * stay numeric. */
+	if (2 * n_int_many <= n_int) {
+		for (size_t j = 0; j < csv->n_cols; j++) {
+			struct cfl_column *c = &s->cols[j];
+
+			if (c->type == CFL_COL_NUMERIC && c->is_int &&
+			    c->n_distinct <= CAT_MAX_INT_LEVELS)
+				c->type = CFL_COL_CATEGORICAL;
+		}
+	}
+	{
+		size_t n_used = 0;
+
+		for (size_t j = 0; j < csv->n_cols; j++)
+			if (s->cols[j].type == CFL_COL_NUMERIC ||
+			    s->cols[j].type == CFL_COL_CATEGORICAL)
+				n_used++;
+		if (!n_used) {
+			cfl_err_set(err, "%s: no usable feature columns (all dropped)",
+				    csv->name);
+			goto fail;
+		}
+	}
+	free(first_text);
+	free(colbuf);
+	dset_release(&nums);
+	dset_release(&strs);
+	pcre2_code_free(drop);
+	pcre2_code_free(only);
+	return 0;
+fail:
+	free(first_text);
+	free(colbuf);
+	dset_release(&nums);
+	dset_release(&strs);
+	pcre2_code_free(drop);
+	pcre2_code_free(only);
+	cfl_schema_release(s);
+	return -1;
+}
+
+void cfl_schema_release(struct cfl_schema *s)
+{
+	if (!s)
+		return;
+	if (s->class_names)
+		for (size_t i = 0; i < s->n_classes; i++)
+			free(s->class_names[i]);
+	free(s->class_names);
+	free(s->class_counts);
+	free(s->class_values);
+	free(s->cols);
+	memset(s, 0, sizeof(*s));
+}
+
+const char *cfl_coltype_name(enum cfl_coltype t)
+{
+	switch (t) {
+	case CFL_COL_NUMERIC: return "numeric";
+	case CFL_COL_CATEGORICAL: return "categorical";
+	case CFL_COL_DROPPED: return "dropped";
+	case CFL_COL_TARGET: return "target";
+	}
+	return "?";
+}

@@ -1,0 +1,184 @@
+# CLI tests of `cfl data`: help, describe on every dataset, each bad input.
+
+test_data_help() {
+	run "$CFL" data --help
+	expect_rc 0
+	expect_out "cfl data describe FILE"
+	expect_out "--target NAME"
+	expect_out "Examples:"
+	run "$CFL" data describe --help
+	expect_rc 0
+	expect_out "--test-frac F"
+	run "$CFL" data
+	expect_rc 2
+	run "$CFL" data frobnicate x.csv
+	expect_rc 2
+	expect_err "unknown subcommand 'frobnicate'"
+}
+
+test_data_usage_errors() {
+	run "$CFL" data describe
+	expect_rc 2
+	expect_err "missing FILE"
+	run "$CFL" data describe "$ROOT/datasets/iris.csv" --bogus
+	expect_rc 2
+	expect_err "unknown option '--bogus'"
+	run "$CFL" data describe "$ROOT/datasets/iris.csv" --target
+	expect_rc 2
+	expect_err "option '--target' needs a value"
+	run "$CFL" data describe "$ROOT/datasets/iris.csv" --task maybe
+	expect_rc 2
+	expect_err "--task must be clf or reg"
+	run "$CFL" data describe "$ROOT/datasets/iris.csv" --test-frac 2
+	expect_rc 2
+	run "$CFL" data describe a.csv b.csv
+	expect_rc 2
+}
+
+test_data_describe_iris() {
+	run "$CFL" data describe "$ROOT/datasets/iris.csv"
+	expect_rc 0
+	expect_out "rows      150"
+	expect_out "task      classification (inferred)"
+	expect_out "target           target             0         3  3 classes"
+	grep -qE '^setosa +0 +50 ' <<<"$out" || fail "setosa count: $out"
+	grep -qE '^virginica +2 +50 ' <<<"$out" || fail "virginica count"
+	expect_out "train 108, valid 12, test 30"
+	expect_out "encoded   4 features"
+	grep -qE '^sha256    [0-9a-f]{64}$' <<<"$out" || fail "no sha256"
+}
+
+test_data_describe_wine() {
+	run "$CFL" data describe "$ROOT/datasets/wine.csv"
+	expect_rc 0
+	expect_out "rows      178"
+	expect_out "3 classes"
+	grep -qE '^class_1 +1 +71 ' <<<"$out" || fail "class_1 count"
+}
+
+test_data_describe_breast_cancer() {
+	run "$CFL" data describe "$ROOT/datasets/breast_cancer.csv"
+	expect_rc 0
+	expect_out "rows      569"
+	expect_out "target    diagnosis"
+	expect_out "2 classes"
+	expect_out "30 numeric, 0 categorical, 0 dropped"
+}
+
+test_data_describe_digits() {
+	run "$CFL" data describe "$ROOT/datasets/digits.csv"
+	expect_rc 0
+	expect_out "rows      1797"
+	expect_out "10 classes"
+	expect_out "61 numeric, 0 categorical, 3 dropped"
+	expect_out "dropped: constant"
+	# classes sorted numerically
+	grep -A3 '^class' <<<"$out" | grep -qE '^1 +1 +182 ' || fail "classes not in numeric order"
+}
+
+test_data_describe_diabetes() {
+	run "$CFL" data describe "$ROOT/datasets/diabetes.csv"
+	expect_rc 0
+	expect_out "rows      442"
+	expect_out "task      regression (inferred)"
+	grep -q '^class' <<<"$out" && fail "a regression has no class table"
+	run "$CFL" data describe "$ROOT/datasets/diabetes.csv" --task clf
+	expect_rc 0
+	expect_out "forced by --task"
+}
+
+test_data_describe_options() {
+	run "$CFL" data describe "$ROOT/datasets/iris.csv" --drop '^sepal' --valid-frac 0 --seed 3
+	expect_rc 0
+	expect_out "dropped: --drop"
+	expect_out "valid 0, test 30"
+	expect_out "encoded   2 features"
+	run "$CFL" data describe "$ROOT/datasets/iris.csv" --only 'width' --target petal_length_cm
+	expect_rc 0
+	expect_out "task      regression"
+	expect_out "dropped: not in --only"
+	run "$CFL" data describe "$ROOT/datasets/iris.csv" --target nope
+	expect_rc 1
+	expect_err "no column named 'nope'"
+}
+
+test_data_test_file() {
+	head -1 "$ROOT/datasets/iris.csv" > te.csv
+	sed -n '2,11p' "$ROOT/datasets/iris.csv" >> te.csv
+	run "$CFL" data describe "$ROOT/datasets/iris.csv" --test te.csv
+	expect_rc 0
+	expect_out "test 10 (test from --test)"
+	printf 'sepal_length_cm,sepal_width_cm,petal_length_cm,petal_width_cm,target\n5.1,abc,1.4,0.2,setosa\n' > bad.csv
+	run "$CFL" data describe "$ROOT/datasets/iris.csv" --test bad.csv
+	expect_rc 1
+	expect_err "bad.csv:2: text 'abc' in numeric column 'sepal_width_cm'"
+	printf 'sepal_length_cm,sepal_width_cm,petal_length_cm,petal_width_cm,target\n5.1,3,1.4,0.2,rose\n' > bad2.csv
+	run "$CFL" data describe "$ROOT/datasets/iris.csv" --valid bad2.csv
+	expect_rc 1
+	expect_err "bad2.csv:2: unknown class 'rose'"
+	printf 'sepal_length_cm,target\n5.1,setosa\n' > bad3.csv
+	run "$CFL" data describe "$ROOT/datasets/iris.csv" --test bad3.csv
+	expect_rc 1
+	expect_err "no column 'sepal_width_cm'"
+}
+
+test_data_bad_inputs() {
+	run "$CFL" data describe missing.csv
+	expect_rc 1
+	expect_err "cfl: cannot open 'missing.csv'"
+	: > empty.csv
+	run "$CFL" data describe empty.csv
+	expect_rc 1
+	expect_err "empty.csv: empty file"
+	printf 'a,b,c\n1,2,x\n3,4\n' > ragged.csv
+	run "$CFL" data describe ragged.csv
+	expect_rc 1
+	expect_err "ragged.csv:3: row has 2 fields, the header has 3"
+	printf 'a,b\n1.5,x\n2.5,x\n3.5,x\n' > one.csv
+	run "$CFL" data describe one.csv
+	expect_rc 1
+	expect_err "target 'b' has one class ('x')"
+	printf 'a,b\n1,"open\n' > quote.csv
+	run "$CFL" data describe quote.csv
+	expect_rc 1
+	expect_err "quote.csv:2: unclosed quote"
+	{ echo "a,b"; for i in $(seq 1 30); do if [ "$i" = 12 ]; then echo "oops,$((i % 2))"; else echo "$i.5,$((i % 2))"; fi; done; } > text.csv
+	run "$CFL" data describe text.csv
+	expect_rc 1
+	expect_err "text.csv:13: text 'oops' in numeric column 'a'"
+	run "$CFL" data describe "$ROOT/datasets/iris.csv" --drop '('
+	expect_rc 1
+	expect_err "--drop '(': bad regular expression"
+	run "$CFL" data describe "$ROOT/datasets/iris.csv" --only '[a'
+	expect_rc 1
+	expect_err "--only '[a'"
+	printf 'a,b\n1.5,x\n' > tiny.csv
+	run "$CFL" data describe tiny.csv
+	expect_rc 1
+	run "$CFL" data describe "$ROOT/datasets/iris.csv" --target sepal_width_cm --task reg --only xyz
+	expect_rc 1
+	expect_err "no usable feature columns"
+	run "$CFL" data describe .
+	expect_rc 1
+}
+
+test_data_csv_dialects() {
+	printf '\xef\xbb\xbfcolor;size;"note; free";label\r\nred;1,5;"a;b";yes\r\nblue;2,5;"x""y";no\r\nred;NA;"";yes\r\ngreen;3,5;?;no\r\n' > semi.csv
+	run "$CFL" data describe semi.csv --test-frac 0.25 --valid-frac 0
+	expect_rc 0
+	expect_out "semicolon-separated"
+	grep -qE '^size +numeric +1 +3 +1.5 .. 3.5' <<<"$out" || fail "decimal comma: $out"
+	grep -qE '^color +categorical +0 +3 ' <<<"$out" || fail "color: $out"
+	grep -qE '^note; free +categorical +2 +2 ' <<<"$out" || fail "note: $out"
+	grep -qE '^yes +1 +2 ' <<<"$out" || fail "classes: $out"
+	printf 'a\tb\n1.5\tx\n2.5\ty\n' > tab.csv
+	run "$CFL" data describe tab.csv --test-frac 0.5 --valid-frac 0
+	expect_rc 0
+	expect_out "tab-separated"
+}
+
+test_data_load_mode() {
+	run "$CFL" data load "$ROOT/datasets/digits.csv"
+	expect_rc 0
+	expect_out "rows 1797 cols 65 features 61"
+}
