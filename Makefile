@@ -28,6 +28,9 @@ CFLAGS  ?= -g
 ALL_CFLAGS  = -std=c11 -D_GNU_SOURCE $(OPT) $(CFLAGS) -Wall -Wextra -Iinclude $(PC_CFLAGS) -MMD -MP
 ALL_LDFLAGS = $(OPT) $(LDFLAGS)
 LIBS    = $(PC_LIBS) -lm -lpthread
+# Models and commands register through weak symbols (see model.c, main.c), and
+# a weak reference does not pull a member out of an archive: link all of it.
+LINK_LIB = -Wl,--whole-archive $(BUILD)/libcfl.a -Wl,--no-whole-archive
 
 LIB_SRC := $(sort $(wildcard src/core/*.c src/data/*.c src/models/*.c src/metrics/*.c \
              src/hpo/*.c src/run/*.c src/store/*.c src/ensemble/*.c src/report/*.c))
@@ -49,7 +52,7 @@ $(BUILD)/libcfl.a: $(LIB_OBJ)
 	ar rcs $@ $^
 
 $(BIN): $(BUILD)/libcfl.a $(CLI_OBJ)
-	$(CC) $(ALL_LDFLAGS) -o $@ $(CLI_OBJ) $(BUILD)/libcfl.a $(LIBS)
+	$(CC) $(ALL_LDFLAGS) -o $@ $(CLI_OBJ) $(LINK_LIB) $(LIBS)
 
 $(BUILD)/%.o: %.c
 	@mkdir -p $(dir $@)
@@ -57,7 +60,7 @@ $(BUILD)/%.o: %.c
 
 $(BUILD)/tests/test_%: tests/unit/test_%.c $(BUILD)/tests/runner.o $(BUILD)/libcfl.a
 	@mkdir -p $(dir $@)
-	$(CC) $(ALL_CFLAGS) -Itests/unit -o $@ $< $(BUILD)/tests/runner.o $(BUILD)/libcfl.a $(LIBS)
+	$(CC) $(ALL_CFLAGS) -Itests/unit -o $@ $< $(BUILD)/tests/runner.o $(LINK_LIB) $(LIBS)
 
 $(BUILD)/tests/runner.o: tests/unit/runner.c tests/unit/runner.h
 	@mkdir -p $(dir $@)
@@ -65,7 +68,7 @@ $(BUILD)/tests/runner.o: tests/unit/runner.c tests/unit/runner.h
 
 $(BUILD)/tests/replay_%: tests/fuzz/%.c tests/fuzz/replay.c $(BUILD)/libcfl.a
 	@mkdir -p $(dir $@)
-	$(CC) $(ALL_CFLAGS) -o $@ $< tests/fuzz/replay.c $(BUILD)/libcfl.a $(LIBS)
+	$(CC) $(ALL_CFLAGS) -o $@ $< tests/fuzz/replay.c $(LINK_LIB) $(LIBS)
 
 # ---- setup ----
 
