@@ -218,6 +218,124 @@ static void radix_sort(uint32_t *key, uint32_t *row, uint32_t *k2,
 	}
 }
 
+/* Ranks feature j's values (values closer than FEATURE_THRESHOLD share a
+ * rank, as they never split) when there are few enough. */
+static void set_codes(struct cfl_cart_data *cd, size_t j)
+{
+	size_t n = cd->n, nv = 1;
+	const float *kv = cd->key + j * n;
+	const uint32_t *row = cd->order + j * n;
+	uint8_t *code = cd->code + j * n;
+	float *lo = cd->code_lo + j * 256, *hi = cd->code_hi + j * 256;
+
+	for (size_t i = 1; i < n; i++)
+		if ((double)kv[i] > (double)kv[i - 1] + FEATURE_THRESHOLD &&
+		    ++nv > CFL_CART_HIST_MAX)
+			return;
+	nv = 0;
+	for (size_t i = 0; i < n; i++) {
+		if (i == 0 || (double)kv[i] > (double)kv[i - 1] + FEATURE_THRESHOLD)
+			lo[nv++] = kv[i];
+		hi[nv - 1] = kv[i];
+		code[row[i]] = (uint8_t)(nv - 1);
+	}
+	cd->n_codes[j] = (uint16_t)nv;
+}
+
+int cfl_floats_sort(float *v, size_t n, struct cfl_err *err)
+{
+	uint32_t *key = cfl_calloc(n + 1, 4 * sizeof(uint32_t), err);
+
+	if (!key)
+		return -1;
+	for (size_t i = 0; i < n; i++)
+		key[i] = float_key(v[i]);
+	/* the row arrays ride along unused */
+	radix_sort(key, key + n, key + 2 * n, key + 3 * n, n);
+	for (size_t i = 0; i < n; i++) {
+		uint32_t u = key[i];
+
+		u = (u & 0x80000000u) ? u & 0x7fffffffu : ~u;
+		memcpy(&v[i], &u, sizeof(u));
+	}
+	free(key);
+	return 0;
+}
+
+/* Ranks feature j directly when it has at most CFL_CART_HIST_MAX distinct
+ * values (a small hash set, then a counting sort of the rows by rank): a
+ * radix sort would cost more than it.  Returns 0 when there are more. */
+static int small_codes(struct cfl_cart_data *cd, size_t j)
+{
+	enum { SLOTS = 256 };
+	size_t n = cd->n, d = cd->d;
+	uint32_t hk[SLOTS], pos[CFL_CART_HIST_MAX + 1];
+	int16_t hv[SLOTS];
+	float dv[CFL_CART_HIST_MAX];
+	int perm[CFL_CART_HIST_MAX], code_of[CFL_CART_HIST_MAX];
+	int nd = 0, nv = 0;
+	uint8_t *code = cd->code + j * n;
+	float *lo = cd->code_lo + j * 256, *hi = cd->code_hi + j * 256;
+
+	memset(hv, -1, sizeof(hv));
+	for (size_t i = 0; i < n; i++) {
+		float v = cd->x[i * d + j];
+		uint32_t u, h;
+
+		if (isnan(v))
+			v = FLT_MAX;
+		if (v == 0)
+			v = 0;
+		memcpy(&u, &v, sizeof(u));
+		h = (u * 2654435761u) >> 24;
+		while (hv[h] >= 0 && hk[h] != u)
+			h = (h + 1) & (SLOTS - 1);
+		if (hv[h] < 0) {
+			if (nd == CFL_CART_HIST_MAX)
+				return 0;
+			hk[h] = u;
+			hv[h] = (int16_t)nd;
+			dv[nd++] = v;
+		}
+		code[i] = (uint8_t)hv[h];
+	}
+	/* distinct values in order, then ranks (close values share one) */
+	for (int a = 0; a < nd; a++) {
+		int b = a;
+
+		while (b > 0 && dv[perm[b - 1]] > dv[a]) {
+			perm[b] = perm[b - 1];
+			b--;
+		}
+		perm[b] = a;
+	}
+	for (int a = 0; a < nd; a++) {
+		float v = dv[perm[a]];
+
+		if (a == 0 || (double)v > (double)dv[perm[a - 1]] + FEATURE_THRESHOLD)
+			lo[nv++] = v;
+		hi[nv - 1] = v;
+		code_of[perm[a]] = nv - 1;
+	}
+	memset(pos, 0, sizeof(pos));
+	for (size_t i = 0; i < n; i++) {
+		code[i] = (uint8_t)code_of[code[i]];
+		pos[code[i] + 1]++;
+	}
+	for (int v = 0; v < nv; v++)
+		pos[v + 1] += pos[v];
+	for (size_t i = 0; i < n; i++) {
+		float v = cd->x[i * d + j];
+		uint32_t at = pos[code[i]]++;
+
+		cd->order[j * n + at] = (uint32_t)i;
+		cd->key[j * n + at] = isnan(v) ? FLT_MAX : v;
+	}
+	cd->n_codes[j] = (uint16_t)nv;
+	cd->constant[j] = nv == 1;
+	return 1;
+}
+
 int cfl_cart_data_init(struct cfl_cart_data *cd, const struct cfl_xy *xy,
 		       struct cfl_err *err)
 {
@@ -257,12 +375,19 @@ int cfl_cart_data_init(struct cfl_cart_data *cd, const struct cfl_xy *xy,
 	key = cfl_calloc(n, sizeof(*key), err);
 	k2 = cfl_calloc(n, sizeof(*k2), err);
 	r2 = cfl_calloc(n, sizeof(*r2), err);
-	if (!cd->order || !cd->key || !cd->constant || !key || !k2 || !r2)
+	cd->n_codes = cfl_calloc(d ? d : 1, sizeof(*cd->n_codes), err);
+	cd->code = cfl_calloc(d ? d : 1, n, err);
+	cd->code_lo = cfl_calloc(d ? d : 1, 256 * sizeof(float), err);
+	cd->code_hi = cfl_calloc(d ? d : 1, 256 * sizeof(float), err);
+	if (!cd->order || !cd->key || !cd->constant || !key || !k2 || !r2 ||
+	    !cd->n_codes || !cd->code || !cd->code_lo || !cd->code_hi)
 		goto fail;
 	for (size_t j = 0; j < d; j++) {
 		uint32_t *row = cd->order + j * n;
 		float *kv = cd->key + j * n;
 
+		if (small_codes(cd, j))
+			continue;
 		for (size_t i = 0; i < n; i++) {
 			key[i] = float_key(xy->x[i * d + j]);
 			row[i] = (uint32_t)i;
@@ -275,6 +400,7 @@ int cfl_cart_data_init(struct cfl_cart_data *cd, const struct cfl_xy *xy,
 		}
 		cd->constant[j] = (double)kv[n - 1] <= (double)kv[0] +
 					FEATURE_THRESHOLD;
+		set_codes(cd, j);
 	}
 	free(key);
 	free(k2);
@@ -296,6 +422,10 @@ void cfl_cart_data_release(struct cfl_cart_data *cd)
 	free(cd->order);
 	free(cd->key);
 	free(cd->constant);
+	free(cd->n_codes);
+	free(cd->code);
+	free(cd->code_lo);
+	free(cd->code_hi);
 	memset(cd, 0, sizeof(*cd));
 }
 
@@ -307,7 +437,7 @@ struct sv {
 };
 
 struct task {
-	size_t start, end;	/* range in every list */
+	size_t start, end;	/* range in every list and in rows */
 	long depth;
 	long node;
 	size_t n_feat;		/* live features, in the task's arena slot */
@@ -315,15 +445,17 @@ struct task {
 
 struct cfl_cart_work {
 	const struct cfl_cart_data *cd;
-	struct sv *list;	/* (d, n): per feature, the node's rows sorted */
+	struct sv *list;	/* (d, n): per list feature, the node's rows sorted */
 	struct sv *tmp;		/* n */
-	uint32_t *rows, *rtmp;	/* n: the node's rows, any order */
+	uint32_t *rows, *rtmp;	/* n: the node's rows, in list order */
 	uint32_t *w;		/* n: weight of each row */
 	unsigned char *goleft;	/* n */
 	double *ctot, *cl, *cr;	/* n_classes */
+	uint32_t *hrow;		/* 256: rows per rank, then offsets */
 	double *xlogx;		/* n_xlogx: k log k */
 	size_t n_xlogx;
 	int32_t *cur;		/* d */
+	size_t *lpos;		/* d: slot of each list feature in list */
 	struct task *stack;
 	int32_t *feats;		/* (stack_cap, d) */
 	size_t stack_cap;
@@ -334,23 +466,33 @@ struct cfl_cart_work *cfl_cart_work_new(const struct cfl_cart_data *cd,
 {
 	struct cfl_cart_work *w = cfl_calloc(1, sizeof(*w), err);
 	size_t n = cd->n, d = cd->d ? cd->d : 1, k = cd->n_classes + 1;
+	size_t n_list = 0;
 
 	if (!w)
 		return NULL;
+	for (size_t j = 0; j < cd->d; j++)
+		n_list += !cd->n_codes[j] && !cd->constant[j];
 	w->cd = cd;
-	w->list = cfl_calloc(d, n * sizeof(*w->list), err);
+	w->list = cfl_calloc(n_list ? n_list : 1, n * sizeof(*w->list), err);
 	w->tmp = cfl_calloc(n, sizeof(*w->tmp), err);
 	w->rows = cfl_calloc(n, sizeof(*w->rows), err);
 	w->rtmp = cfl_calloc(n, sizeof(*w->rtmp), err);
 	w->w = cfl_calloc(n, sizeof(*w->w), err);
 	w->goleft = cfl_calloc(n, 1, err);
 	w->ctot = cfl_calloc(3 * k, sizeof(double), err);
+	w->hrow = cfl_calloc(256, sizeof(*w->hrow), err);
 	w->cur = cfl_calloc(d, sizeof(*w->cur), err);
+	w->lpos = cfl_calloc(d, sizeof(*w->lpos), err);
 	if (!w->list || !w->tmp || !w->rows || !w->rtmp || !w->w ||
-	    !w->goleft || !w->ctot || !w->cur) {
+	    !w->goleft || !w->ctot || !w->hrow || !w->cur ||
+	    !w->lpos) {
 		cfl_cart_work_free(w);
 		return NULL;
 	}
+	/* list features get consecutive slots of list */
+	n_list = 0;
+	for (size_t j = 0; j < cd->d; j++)
+		w->lpos[j] = !cd->n_codes[j] && !cd->constant[j] ? n_list++ : 0;
 	w->cl = w->ctot + k;
 	w->cr = w->cl + k;
 	return w;
@@ -367,8 +509,10 @@ void cfl_cart_work_free(struct cfl_cart_work *w)
 	free(w->w);
 	free(w->goleft);
 	free(w->ctot);
+	free(w->hrow);
 	free(w->xlogx);
 	free(w->cur);
+	free(w->lpos);
 	free(w->stack);
 	free(w->feats);
 	free(w);
@@ -401,7 +545,8 @@ static int push(struct cfl_cart_work *w, size_t *top, struct task t,
 
 struct best {
 	long feat;
-	size_t pos;		/* first row of the right child */
+	size_t pos;		/* rows going left */
+	int code;		/* histogram features: last rank going left */
 	double thr, proxy;
 };
 
@@ -414,11 +559,36 @@ static double thr_between(float a, float b)
 	return t;
 }
 
-/* Scans one feature's sorted rows for the best split by the criterion's
- * proxy; updates b when strictly better. */
-static void scan_clf(struct cfl_cart_work *w, const struct sv *L, size_t n,
-		     long f, long msl, enum cfl_cart_crit crit, double wn,
-		     struct best *b)
+/* The running class statistics of a scan: sq is sum c^2 (gini) or
+ * sum c log c (entropy) over the classes of one side. */
+static inline void move_class(double *cl, double *cr, double *sqL,
+			      double *sqR, int c, double ww, int gini,
+			      const double *X)
+{
+	if (gini) {
+		*sqL += ww * (2 * cl[c] + ww);
+		*sqR -= ww * (2 * cr[c] - ww);
+	} else {
+		*sqL += X[(size_t)(cl[c] + ww)] - X[(size_t)cl[c]];
+		*sqR += X[(size_t)(cr[c] - ww)] - X[(size_t)cr[c]];
+	}
+	cl[c] += ww;
+	cr[c] -= ww;
+}
+
+static inline double clf_proxy(int gini, double sqL, double sqR, double wL,
+			       double wR, const double *X)
+{
+	if (gini)
+		return sqL / wL + sqR / wR;
+	return sqL - X[(size_t)wL] + sqR - X[(size_t)wR];
+}
+
+/* Scans one list feature's sorted rows for the best split by the
+ * criterion's proxy; updates b when strictly better. */
+static void scan_list_clf(struct cfl_cart_work *w, const struct sv *L,
+			  size_t n, long f, long msl, int gini, double wn,
+			  struct best *b)
 {
 	const int32_t *cls = w->cd->cls;
 	int k = w->cd->n_classes;
@@ -428,23 +598,13 @@ static void scan_clf(struct cfl_cart_work *w, const struct sv *L, size_t n,
 	for (int c = 0; c < k; c++) {
 		cl[c] = 0;
 		cr[c] = w->ctot[c];
-		sqR += crit == CFL_CART_GINI ? cr[c] * cr[c] :
-						X[(size_t)cr[c]];
+		sqR += gini ? cr[c] * cr[c] : X[(size_t)cr[c]];
 	}
 	for (size_t p = 0; p + 1 < n; p++) {
 		uint32_t r = L[p].r;
-		int c = cls[r];
 		double ww = w->w[r], proxy;
 
-		if (crit == CFL_CART_GINI) {
-			sqL += ww * (2 * cl[c] + ww);
-			sqR -= ww * (2 * cr[c] - ww);
-		} else {
-			sqL += X[(size_t)(cl[c] + ww)] - X[(size_t)cl[c]];
-			sqR += X[(size_t)(cr[c] - ww)] - X[(size_t)cr[c]];
-		}
-		cl[c] += ww;
-		cr[c] -= ww;
+		move_class(cl, cr, &sqL, &sqR, cls[r], ww, gini, X);
 		wL += ww;
 		wR -= ww;
 		if ((double)L[p + 1].v <= (double)L[p].v + FEATURE_THRESHOLD)
@@ -453,10 +613,7 @@ static void scan_clf(struct cfl_cart_work *w, const struct sv *L, size_t n,
 			continue;
 		if ((long)(n - p - 1) < msl)
 			break;
-		if (crit == CFL_CART_GINI)
-			proxy = sqL / wL + sqR / wR;
-		else
-			proxy = sqL - X[(size_t)wL] + sqR - X[(size_t)wR];
+		proxy = clf_proxy(gini, sqL, sqR, wL, wR, X);
 		if (proxy > b->proxy) {
 			b->proxy = proxy;
 			b->feat = f;
@@ -466,8 +623,9 @@ static void scan_clf(struct cfl_cart_work *w, const struct sv *L, size_t n,
 	}
 }
 
-static void scan_reg(struct cfl_cart_work *w, const struct sv *L, size_t n,
-		     long f, long msl, double wn, double sum, struct best *b)
+static void scan_list_reg(struct cfl_cart_work *w, const struct sv *L,
+			  size_t n, long f, long msl, double wn, double sum,
+			  struct best *b)
 {
 	const double *y = w->cd->y;
 	double sL = 0, sR = sum, wL = 0, wR = wn;
@@ -496,6 +654,74 @@ static void scan_reg(struct cfl_cart_work *w, const struct sv *L, size_t n,
 	}
 }
 
+/* Scans a ranked feature: the node's rows sorted by rank with a counting
+ * sort (stable, O(rows + ranks)), then the same scan as a list feature,
+ * thresholds halfway between the ranks' values.  Returns 0 when the
+ * feature is constant in the node. */
+static int scan_codes(struct cfl_cart_work *w, const uint32_t *rows,
+		      size_t n, long f, long msl, enum cfl_cart_crit crit,
+		      double wn, double sum, struct best *b)
+{
+	const struct cfl_cart_data *cd = w->cd;
+	const uint8_t *code = cd->code + (size_t)f * cd->n;
+	const float *lo = cd->code_lo + (size_t)f * 256;
+	const float *hi = cd->code_hi + (size_t)f * 256;
+	int nv = cd->n_codes[f], k = cd->n_classes;
+	int gini = crit == CFL_CART_GINI;
+	double *cl = w->cl, *cr = w->cr, *X = w->xlogx, proxy;
+	double sqL = 0, sqR = 0, wL = 0, wR = wn, sL = 0, sR = sum;
+	uint32_t *hr = w->hrow, *srt = w->rtmp, at = 0;
+
+	memset(hr, 0, (size_t)nv * sizeof(*hr));
+	for (size_t p = 0; p < n; p++)
+		hr[code[rows[p]]]++;
+	for (int v = 0; v < nv; v++) {
+		uint32_t c = hr[v];
+
+		if (c == n)
+			return 0;
+		hr[v] = at;
+		at += c;
+	}
+	for (size_t p = 0; p < n; p++)
+		srt[hr[code[rows[p]]]++] = rows[p];
+	if (k > 0) {
+		for (int c = 0; c < k; c++) {
+			cl[c] = 0;
+			cr[c] = w->ctot[c];
+			sqR += gini ? cr[c] * cr[c] : X[(size_t)cr[c]];
+		}
+	}
+	for (size_t p = 0; p + 1 < n; p++) {
+		uint32_t r = srt[p];
+		double ww = w->w[r];
+		int c0 = code[r], c1 = code[srt[p + 1]];
+
+		if (k > 0) {
+			move_class(cl, cr, &sqL, &sqR, cd->cls[r], ww, gini, X);
+		} else {
+			sL += ww * cd->y[r];
+			sR -= ww * cd->y[r];
+		}
+		wL += ww;
+		wR -= ww;
+		if (c1 == c0 || (long)(p + 1) < msl)
+			continue;
+		if ((long)(n - p - 1) < msl)
+			break;
+		proxy = k > 0 ? clf_proxy(gini, sqL, sqR, wL, wR, X) :
+				sL * sL / wL + sR * sR / wR;
+		if (proxy > b->proxy) {
+			b->proxy = proxy;
+			b->feat = f;
+			b->pos = p + 1;
+			b->code = c0;
+			b->thr = thr_between(hi[c0], lo[c1]);
+		}
+	}
+	return 1;
+}
+
 /* Node impurity from weighted class counts (gini or entropy) or from the
  * weighted sum and sum of squares (variance). */
 static double impurity(enum cfl_cart_crit crit, const double *cnt, int k,
@@ -516,14 +742,13 @@ static double impurity(enum cfl_cart_crit crit, const double *cnt, int k,
 	return crit == CFL_CART_GINI ? 1 - s : s;
 }
 
-/* The weighted impurity decrease of splitting [start, end) at b, as
- * scikit-learn defines it (relative to the whole training weight). */
+/* The weighted impurity decrease of the split in goleft of the rows
+ * [start, end), as scikit-learn defines it (relative to the whole training
+ * weight). */
 static double improvement(struct cfl_cart_work *w,
 			  const struct cfl_cart_opts *o, size_t start,
-			  size_t end, const struct best *b, double wn,
-			  double w_total, double imp)
+			  size_t end, double wn, double w_total, double imp)
 {
-	const struct sv *L = w->list + (size_t)b->feat * w->cd->n;
 	int k = w->cd->n_classes;
 	double wl = 0, sl = 0, ql = 0, sr = 0, qr = 0, wr = 0;
 	double il, ir;
@@ -531,9 +756,9 @@ static double improvement(struct cfl_cart_work *w,
 	for (int c = 0; c < k; c++)
 		w->cl[c] = w->cr[c] = 0;
 	for (size_t p = start; p < end; p++) {
-		uint32_t r = L[p].r;
+		uint32_t r = w->rows[p];
 		double ww = w->w[r], y = w->cd->y[r];
-		int left = p < b->pos;
+		int left = w->goleft[r];
 
 		if (k > 0)
 			(left ? w->cl : w->cr)[w->cd->cls[r]] += ww;
@@ -553,11 +778,15 @@ static void partition(struct cfl_cart_work *w, struct sv *L, size_t start,
 {
 	size_t a = start, nr = 0;
 
+	/* branch-free: sides are random, a branch would mispredict */
 	for (size_t p = start; p < end; p++) {
-		if (w->goleft[L[p].r])
-			L[a++] = L[p];
-		else
-			w->tmp[nr++] = L[p];
+		struct sv e = L[p];
+		size_t g = w->goleft[e.r];
+
+		L[a] = e;
+		w->tmp[nr] = e;
+		a += g;
+		nr += 1 - g;
 	}
 	memcpy(L + a, w->tmp, nr * sizeof(*L));
 }
@@ -606,12 +835,14 @@ int cfl_cart_grow(struct cfl_cart_work *w, const struct cfl_cart_opts *o,
 	for (size_t j = 0; j < d; j++) {
 		const uint32_t *ord = cd->order + j * n;
 		const float *kv = cd->key + j * n;
-		struct sv *L = w->list + j * n;
+		struct sv *L = w->list + w->lpos[j] * n;
 		size_t m = 0;
 
 		if (cd->constant[j])
 			continue;
 		w->cur[root.n_feat++] = (int32_t)j;
+		if (cd->n_codes[j])
+			continue;
 		if (!weight) {
 			for (size_t i = 0; i < n; i++)
 				L[i] = (struct sv){ kv[i], ord[i] };
@@ -631,6 +862,7 @@ int cfl_cart_grow(struct cfl_cart_work *w, const struct cfl_cart_opts *o,
 	while (top) {
 		struct task tk = w->stack[--top];
 		size_t nr = tk.end - tk.start, n_live = tk.n_feat, n_keep;
+		const uint32_t *rows = w->rows + tk.start;
 		double wn = 0, sum = 0, sumsq = 0, imp = 0;
 		double ymin = INFINITY, ymax = -INFINITY;
 		double *val = t->value + (size_t)tk.node * t->n_out;
@@ -643,8 +875,8 @@ int cfl_cart_grow(struct cfl_cart_work *w, const struct cfl_cart_opts *o,
 		/* node statistics and value */
 		for (int c = 0; c < k; c++)
 			w->ctot[c] = 0;
-		for (size_t p = tk.start; p < tk.end; p++) {
-			uint32_t r = w->rows[p];
+		for (size_t p = 0; p < nr; p++) {
+			uint32_t r = rows[p];
 			double ww = w->w[r], y = cd->y[r];
 
 			wn += ww;
@@ -678,12 +910,28 @@ int cfl_cart_grow(struct cfl_cart_work *w, const struct cfl_cart_opts *o,
 		while (pos < n_keep && visited < o->max_features) {
 			size_t j = pos + (size_t)cfl_rng_below(rng, n_keep - pos);
 			int32_t f = w->cur[j];
-			const struct sv *L = w->list + (size_t)f * n + tk.start;
+			int live;
 
 			w->cur[j] = w->cur[pos];
 			w->cur[pos] = f;
-			if ((double)L[nr - 1].v <= (double)L[0].v +
-						   FEATURE_THRESHOLD) {
+			if (cd->n_codes[f]) {
+				live = scan_codes(w, rows, nr, f, msl, o->crit,
+						  wn, sum, &b);
+			} else {
+				const struct sv *L = w->list +
+					w->lpos[f] * n + tk.start;
+
+				live = (double)L[nr - 1].v > (double)L[0].v +
+							     FEATURE_THRESHOLD;
+				if (live && k > 0)
+					scan_list_clf(w, L, nr, f, msl,
+						      o->crit == CFL_CART_GINI,
+						      wn, &b);
+				else if (live)
+					scan_list_reg(w, L, nr, f, msl, wn,
+						      sum, &b);
+			}
+			if (!live) {
 				w->cur[pos] = w->cur[n_keep - 1];
 				w->cur[n_keep - 1] = f;
 				n_keep--;
@@ -691,16 +939,26 @@ int cfl_cart_grow(struct cfl_cart_work *w, const struct cfl_cart_opts *o,
 			}
 			visited++;
 			pos++;
-			if (k > 0)
-				scan_clf(w, L, nr, f, msl, o->crit, wn, &b);
-			else
-				scan_reg(w, L, nr, f, msl, wn, sum, &b);
 		}
 		if (b.feat < 0)
 			continue;
+
+		/* which rows go left */
+		if (cd->n_codes[b.feat]) {
+			const uint8_t *code = cd->code + (size_t)b.feat * n;
+
+			for (size_t p = 0; p < nr; p++)
+				w->goleft[rows[p]] = code[rows[p]] <= b.code;
+		} else {
+			const struct sv *B = w->list + w->lpos[b.feat] * n +
+					     tk.start;
+
+			for (size_t p = 0; p < nr; p++)
+				w->goleft[B[p].r] = p < b.pos;
+		}
 		if (o->min_impurity_decrease > 0) {
 			imp = impurity(o->crit, w->ctot, k, wn, sum, sumsq);
-			if (improvement(w, o, tk.start, tk.end, &b, wn,
+			if (improvement(w, o, tk.start, tk.end, wn,
 					(double)wtot, imp) + DBL_EPSILON <
 			    o->min_impurity_decrease)
 				continue;
@@ -708,24 +966,25 @@ int cfl_cart_grow(struct cfl_cart_work *w, const struct cfl_cart_opts *o,
 
 		/* split: every live list and the rows, stably */
 		{
-			const struct sv *B = w->list + (size_t)b.feat * n;
 			size_t mid = tk.start + b.pos, a = tk.start, m = 0;
 			struct task lt, rt;
 			long ln, rn;
 
-			for (size_t p = tk.start; p < tk.end; p++)
-				w->goleft[B[p].r] = p < mid;
-			for (size_t i = 0; i < n_keep; i++)
-				if (w->cur[i] != b.feat)
-					partition(w, w->list + (size_t)w->cur[i] * n,
+			for (size_t i = 0; i < n_keep; i++) {
+				int32_t f = w->cur[i];
+
+				if (!cd->n_codes[f])
+					partition(w, w->list + w->lpos[f] * n,
 						  tk.start, tk.end);
+			}
 			for (size_t p = tk.start; p < tk.end; p++) {
 				uint32_t r = w->rows[p];
+				size_t g = w->goleft[r];
 
-				if (w->goleft[r])
-					w->rows[a++] = r;
-				else
-					w->rtmp[m++] = r;
+				w->rows[a] = r;
+				w->rtmp[m] = r;
+				a += g;
+				m += 1 - g;
 			}
 			memcpy(w->rows + a, w->rtmp, m * sizeof(*w->rows));
 			ln = cfl_ttree_add(t, err);

@@ -45,6 +45,10 @@ int cfl_ttree_save(const struct cfl_ttree *t, struct cfl_buf *out);
 int cfl_ttree_load(struct cfl_ttree *t, struct cfl_reader *in,
 		   size_t n_features, size_t n_out, struct cfl_err *err);
 
+/* Sorts n floats (no NaN) ascending in O(n) (radix); -0 becomes 0.
+ * -1 with err when out of memory. */
+int cfl_floats_sort(float *v, size_t n, struct cfl_err *err);
+
 /* ---- exact CART (cart.c) ---- */
 
 enum cfl_cart_crit { CFL_CART_GINI, CFL_CART_ENTROPY, CFL_CART_MSE };
@@ -69,7 +73,15 @@ struct cfl_cart_data {
 	uint32_t *order;		/* (d, n): rows by ascending feature, NaN last */
 	float *key;			/* (d, n): the sorted values (NaN as FLT_MAX) */
 	unsigned char *constant;	/* d: the feature is constant over all rows */
+	/* Features with at most CFL_CART_HIST_MAX distinct values are split
+	 * by per-node histograms over their value ranks instead of sorted
+	 * lists: exact, and no list to keep partitioned. */
+	uint16_t *n_codes;		/* d: distinct values, 0 for list features */
+	uint8_t *code;			/* (d, n): the row's value rank */
+	float *code_lo, *code_hi;	/* (d, 256): each rank's value range */
 };
+
+#define CFL_CART_HIST_MAX 64
 
 /* Checks labels and sorts; -1 with err on bad labels or no memory. */
 int cfl_cart_data_init(struct cfl_cart_data *cd, const struct cfl_xy *xy,
@@ -100,6 +112,10 @@ int cfl_cart_crit_parse(const char *name, const char *s, int n_classes,
  * when sqrt_auto and the task is classification, else d. */
 int cfl_cart_opts_get(const struct cfl_model *m, size_t d, int sqrt_auto,
 		      struct cfl_cart_opts *o, struct cfl_err *err);
+
+/* The out-of-bag score (accuracy or R^2) of a fitted forest, or NaN when
+ * it was not computed (oob_score=false or no bootstrap). */
+double cfl_forest_oob(const struct cfl_model *m);
 
 /* Parameter specs both tree and forest use, in this order. */
 #define CFL_CART_PARAMS(mf_def, mf_help)                                      \

@@ -430,6 +430,297 @@ static void t_tree_bad_files(void)
 	}
 }
 
+/* ---- forest ---- */
+
+/* Forest and gbdt beat a single tree on digits (held-out rows). */
+static void t_ensembles_beat_tree_on_digits(void)
+{
+	struct cfl_data d;
+	struct cfl_model *t = model_with("tree", NULL);
+	struct cfl_model *f = model_with("forest", "n_estimators=40", "threads=2", NULL);
+	struct cfl_model *g = model_with("gbdt", "n_rounds=30", "threads=2", NULL);
+	double st, sf, sg;
+
+	load_data(&d, "datasets/digits.csv");
+	fit_ok(t, &d.train, NULL);
+	fit_ok(f, &d.train, NULL);
+	fit_ok(g, &d.train, NULL);
+	st = score(t, &d.test);
+	sf = score(f, &d.test);
+	sg = score(g, &d.test);
+	CHECK_MSG(st > 0.7, "tree %g", st);
+	CHECK_MSG(sf > st + 0.05, "forest %g vs tree %g", sf, st);
+	CHECK_MSG(sg > st + 0.05, "gbdt %g vs tree %g", sg, st);
+	cfl_model_free(t);
+	cfl_model_free(f);
+	cfl_model_free(g);
+	cfl_data_release(&d);
+}
+
+/* The forest is the same on one thread or three; another seed differs. */
+static void t_forest_seeded_threads(void)
+{
+	struct cfl_xy xy;
+	struct cfl_model *a = model_seed("forest", 5, "n_estimators=7", NULL);
+	struct cfl_model *b = model_seed("forest", 5, "n_estimators=7", "threads=3", NULL);
+	struct cfl_model *c = model_seed("forest", 6, "n_estimators=7", NULL);
+	char *sa, *sb, *sc;
+
+	random_xy(&xy, 200, 6, 3, 2);
+	fit_ok(a, &xy, NULL);
+	fit_ok(b, &xy, NULL);
+	fit_ok(c, &xy, NULL);
+	sa = state_text(a);
+	sb = state_text(b);
+	sc = state_text(c);
+	CHECK_STR(sa, sb);
+	CHECK(strcmp(sa, sc) != 0);
+	free(sa);
+	free(sb);
+	free(sc);
+	cfl_model_free(a);
+	cfl_model_free(b);
+	cfl_model_free(c);
+	xy_free(&xy);
+}
+
+/* Probabilities are the mean of the trees' leaf frequencies: rows sum to
+ * one; the out-of-bag score is there only when asked for. */
+static void t_forest_proba_oob(void)
+{
+	struct cfl_data d;
+	struct cfl_model *f = model_with("forest", "n_estimators=20", "oob_score=true", NULL);
+	struct cfl_model *n = model_with("forest", "n_estimators=5", NULL);
+	double *out;
+
+	load_data(&d, "datasets/iris.csv");
+	fit_ok(f, &d.train, NULL);
+	fit_ok(n, &d.train, NULL);
+	out = predict(f, &d.test);
+	for (size_t i = 0; i < d.test.n; i++)
+		CHECK_NEAR(out[3 * i] + out[3 * i + 1] + out[3 * i + 2], 1, 1e-12);
+	free(out);
+	CHECK_MSG(cfl_forest_oob(f) > 0.8 && cfl_forest_oob(f) <= 1,
+		  "oob %g", cfl_forest_oob(f));
+	CHECK(isnan(cfl_forest_oob(n)));
+	check_roundtrip(f, &d);
+	cfl_model_free(f);
+	cfl_model_free(n);
+	cfl_data_release(&d);
+}
+
+/* Regression: a forest beats one tree and survives save/load. */
+static void t_forest_regression(void)
+{
+	struct cfl_data d;
+	struct cfl_model *t = model_with("tree", NULL);
+	struct cfl_model *f = model_with("forest", "n_estimators=30", "oob_score=1", NULL);
+
+	load_data(&d, "datasets/diabetes.csv");
+	fit_ok(t, &d.train, NULL);
+	fit_ok(f, &d.train, NULL);
+	CHECK(score(f, &d.test) < score(t, &d.test));
+	CHECK(cfl_forest_oob(f) > 0 && cfl_forest_oob(f) < 1);
+	check_roundtrip(f, &d);
+	cfl_model_free(t);
+	cfl_model_free(f);
+	cfl_data_release(&d);
+}
+
+static void check_bad(const char *model, const char *arg, const char *name)
+{
+	struct cfl_params p;
+	struct cfl_err err = { "" };
+	struct cfl_model *m;
+
+	cfl_params_init(&p);
+	CHECK(cfl_params_set_arg(&p, arg, &err) == 0);
+	m = cfl_model_new(cfl_model_find(model), &p, 1, &err);
+	CHECK_MSG(!m, "%s %s was accepted", model, arg);
+	CHECK_CONTAINS(err.msg, name);
+	cfl_params_release(&p);
+}
+
+static void t_ensemble_bad_params(void)
+{
+	struct cfl_data d;
+	struct cfl_model *m;
+	struct cfl_err err = { "" };
+
+	check_bad("forest", "n_estimators=0", "n_estimators");
+	check_bad("forest", "threads=0", "threads");
+	check_bad("forest", "bootstrap=maybe", "bootstrap");
+	check_bad("forest", "max_features=most", "max_features");
+	check_bad("gbdt", "learning_rate=-1", "learning_rate");
+	check_bad("gbdt", "max_bins=300", "max_bins");
+	check_bad("gbdt", "subsample=0", "subsample");
+	check_bad("gbdt", "colsample_bytree=2", "colsample_bytree");
+	check_bad("gbdt", "loss=hinge", "loss");
+	check_bad("gbdt", "max_depth=deep", "max_depth");
+	check_bad("gbdt", "lambda=-1", "lambda");
+	check_bad("gbdt", "n_trees=5", "n_trees");
+	load_data(&d, "datasets/iris.csv");
+	m = model_with("gbdt", "loss=logistic", NULL);
+	CHECK(cfl_model_fit(m, &d.train, NULL, &err) == -1);
+	CHECK_CONTAINS(err.msg, "logistic");
+	cfl_model_free(m);
+	m = model_with("gbdt", "loss=squared_error", NULL);
+	CHECK(cfl_model_fit(m, &d.train, NULL, &err) == -1);
+	CHECK_CONTAINS(err.msg, "squared_error");
+	cfl_model_free(m);
+	m = model_with("gbdt", "max_depth=none", NULL);
+	CHECK(cfl_model_fit(m, &d.train, NULL, &err) == -1);
+	CHECK_CONTAINS(err.msg, "max_leaves");
+	cfl_model_free(m);
+	cfl_data_release(&d);
+}
+
+/* ---- gbdt ---- */
+
+/* One round, learning rate 1, no penalty, depth 1 on x = 1..4, y = 1 1 5 7:
+ * base 3.5, gradients 2.5 2.5 -1.5 -3.5; gains 8.33 (1.5), 25 (2.5),
+ * 16.3 (3.5); leaves -2.5 and +2.5: predictions 1 1 6 6. */
+static void t_gbdt_known_split(void)
+{
+	double x[] = { 1, 2, 3, 4 }, y[] = { 1, 1, 5, 7 };
+	struct cfl_xy xy;
+	struct cfl_model *m = model_with("gbdt", "n_rounds=1", "learning_rate=1",
+					 "lambda=0", "min_child_weight=0",
+					 "max_depth=1", NULL);
+	double *out;
+	char *st;
+
+	xy_from(&xy, x, y, 4, 1, 0);
+	fit_ok(m, &xy, NULL);
+	out = predict(m, &xy);
+	CHECK_NEAR(out[0], 1, 1e-12);
+	CHECK_NEAR(out[1], 1, 1e-12);
+	CHECK_NEAR(out[2], 6, 1e-12);
+	CHECK_NEAR(out[3], 6, 1e-12);
+	st = state_text(m);
+	CHECK_CONTAINS(st, "s 0 2.5 1 2");
+	free(st);
+	free(out);
+	cfl_model_free(m);
+	xy_free(&xy);
+}
+
+/* Missing values learn their direction: NaN rows belong with x <= 0.7,
+ * on the left, where no default would put them. */
+static void t_gbdt_missing_direction(void)
+{
+	enum { N = 300 };
+	double x[N], y[N];
+	struct cfl_rng r;
+	struct cfl_xy xy;
+	struct cfl_model *m = model_with("gbdt", "n_rounds=20", "max_depth=2", NULL);
+	float probe[3] = { NAN, 0.2f, 0.9f };
+	struct cfl_err err = { "" };
+	double po[6];
+
+	cfl_rng_seed(&r, 3);
+	for (size_t i = 0; i < N; i++) {
+		x[i] = cfl_rng_uniform(&r);
+		y[i] = x[i] > 0.7;
+		if (i % 4 == 0) {
+			x[i] = NAN;
+			y[i] = 0;
+		}
+	}
+	xy_from(&xy, x, y, N, 1, 2);
+	fit_ok(m, &xy, NULL);
+	CHECK_NEAR(score(m, &xy), 1, 0);
+	CHECK(cfl_model_predict(m, probe, 3, po, &err) == 0);
+	CHECK(po[0] > 0.9);	/* NaN: class 0 */
+	CHECK(po[3] < 0.1);	/* 0.2: class 0 */
+	CHECK(po[5] > 0.9);	/* 0.9: class 1 */
+	cfl_model_free(m);
+	xy_free(&xy);
+}
+
+/* Early stopping on validation keeps fewer rounds than asked on noise. */
+static void t_gbdt_early_stopping(void)
+{
+	struct cfl_xy tr, va;
+	struct cfl_model *m = model_with("gbdt", "n_rounds=300",
+					 "early_stopping_rounds=5", NULL);
+	char *st;
+	unsigned long rounds = 0;
+
+	random_xy(&tr, 200, 3, 0, 21);
+	random_xy(&va, 100, 3, 0, 22);
+	fit_ok(m, &tr, &va);
+	st = state_text(m);
+	CHECK(sscanf(st, "gbdt squared_error 1 %lu", &rounds) == 1);
+	CHECK_MSG(rounds >= 1 && rounds < 100, "%lu rounds", rounds);
+	free(st);
+	cfl_model_free(m);
+	/* without validation rows every round is kept */
+	m = model_with("gbdt", "n_rounds=30", "early_stopping_rounds=5", NULL);
+	fit_ok(m, &tr, NULL);
+	st = state_text(m);
+	CHECK(sscanf(st, "gbdt squared_error 1 %lu", &rounds) == 1);
+	CHECK_INT(rounds, 30);
+	free(st);
+	cfl_model_free(m);
+	xy_free(&tr);
+	xy_free(&va);
+}
+
+/* max_leaves bounds every tree; subsampling is seeded. */
+static void t_gbdt_leaves_and_seeds(void)
+{
+	struct cfl_xy xy;
+	struct cfl_model *a = model_seed("gbdt", 4, "n_rounds=10", "max_leaves=4",
+					 "max_depth=none", "subsample=0.7",
+					 "colsample_bytree=0.5", NULL);
+	struct cfl_model *b = model_seed("gbdt", 4, "n_rounds=10", "max_leaves=4",
+					 "max_depth=none", "subsample=0.7",
+					 "colsample_bytree=0.5", "threads=2", NULL);
+	struct cfl_model *c = model_seed("gbdt", 5, "n_rounds=10", "max_leaves=4",
+					 "max_depth=none", "subsample=0.7",
+					 "colsample_bytree=0.5", NULL);
+	char *sa, *sb, *sc, *p;
+
+	random_xy(&xy, 300, 6, 3, 23);
+	fit_ok(a, &xy, NULL);
+	fit_ok(b, &xy, NULL);
+	fit_ok(c, &xy, NULL);
+	sa = state_text(a);
+	sb = state_text(b);
+	sc = state_text(c);
+	CHECK_STR(sa, sb);	/* softmax trees per thread: same model */
+	CHECK(strcmp(sa, sc) != 0);
+	for (p = strstr(sa, "nodes "); p; p = strstr(p + 1, "nodes "))
+		CHECK_MSG(atoi(p + 6) <= 7, "a tree has %d nodes", atoi(p + 6));
+	free(sa);
+	free(sb);
+	free(sc);
+	cfl_model_free(a);
+	cfl_model_free(b);
+	cfl_model_free(c);
+	xy_free(&xy);
+}
+
+/* Every loss survives save/load with identical predictions. */
+static void t_gbdt_save_load(void)
+{
+	static const char *sets[] = { "datasets/breast_cancer.csv",
+				      "datasets/iris.csv",
+				      "datasets/diabetes.csv" };
+
+	for (size_t i = 0; i < 3; i++) {
+		struct cfl_data d;
+		struct cfl_model *m = model_with("gbdt", "n_rounds=15", NULL);
+
+		load_data(&d, sets[i]);
+		fit_ok(m, &d.train, &d.valid);
+		check_roundtrip(m, &d);
+		cfl_model_free(m);
+		cfl_data_release(&d);
+	}
+}
+
 const struct cfl_test cfl_tests[] = {
 	TEST(t_tree_known_split_gini),
 	TEST(t_tree_known_split_feature),
@@ -440,5 +731,15 @@ const struct cfl_test cfl_tests[] = {
 	TEST(t_tree_save_load),
 	TEST(t_tree_bad_params),
 	TEST(t_tree_bad_files),
+	TEST(t_ensembles_beat_tree_on_digits),
+	TEST(t_forest_seeded_threads),
+	TEST(t_forest_proba_oob),
+	TEST(t_forest_regression),
+	TEST(t_ensemble_bad_params),
+	TEST(t_gbdt_known_split),
+	TEST(t_gbdt_missing_direction),
+	TEST(t_gbdt_early_stopping),
+	TEST(t_gbdt_leaves_and_seeds),
+	TEST(t_gbdt_save_load),
 	{ 0 },
 };
