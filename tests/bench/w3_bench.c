@@ -3,7 +3,8 @@
  * train file (every column a number, the target last, as the peers read
  * it) and scores it on the test file.  Prints one line per repeat r (seed
  * r): "fit_seconds metric1 metric2" (acc auc, or rmse r2).  Only the fit
- * call is timed.  Not a test: timing only.
+ * call is timed; seed=N (first seed) may come among the params.  Not a
+ * test: timing only.
  */
 #include <math.h>
 #include <stdio.h>
@@ -81,22 +82,26 @@ int main(int argc, char **argv)
 	struct cfl_params p;
 	const struct cfl_model_ops *ops;
 	int clf, reps;
+	uint64_t seed0 = 0;
 
 	if (argc < 6) {
-		fprintf(stderr, "usage: w3_bench MODEL clf|reg TRAIN TEST REPEATS [k=v...]\n");
+		fprintf(stderr, "usage: w3_bench MODEL clf|reg TRAIN TEST REPEATS [seed=N] [k=v...]\n");
 		return 2;
 	}
 	ops = cfl_model_find(argv[1]);
 	clf = strcmp(argv[2], "clf") == 0;
 	reps = atoi(argv[5]);
 	cfl_params_init(&p);
-	for (int i = 6; i < argc; i++)
-		if (cfl_params_set_arg(&p, argv[i], &err))
+	for (int i = 6; i < argc; i++) {
+		if (strncmp(argv[i], "seed=", 5) == 0)
+			seed0 = strtoull(argv[i] + 5, NULL, 10);
+		else if (cfl_params_set_arg(&p, argv[i], &err))
 			goto fail;
+	}
 	if (!ops || load(argv[3], clf, &tr, &err) || load(argv[4], clf, &te, &err))
 		goto fail;
 	for (int r = 0; r < reps; r++) {
-		struct cfl_model *m = cfl_model_new(ops, &p, (uint64_t)r, &err);
+		struct cfl_model *m = cfl_model_new(ops, &p, seed0 + (uint64_t)r, &err);
 		double t0, t1, a, b, *out;
 
 		if (!m)

@@ -4,7 +4,7 @@ RandomForest (100 trees, 2 jobs) and XGBoost hist (100 rounds, depth 6,
 Prints one line per repeat r (random_state r): "fit_seconds m1 m2" with
 acc and AUC (one-vs-rest macro) or RMSE and R2.  Only fit() is timed.
 
-usage: w3_peers.py tree|forest|gbdt clf|reg TRAIN TEST REPEATS THREADS"""
+usage: w3_peers.py tree|forest|gbdt clf|reg TRAIN TEST REPEATS THREADS [SEED0]"""
 import csv, sys, time
 
 import numpy as np
@@ -21,6 +21,7 @@ def load(path, clf):
 model, task, train, test, reps, threads = sys.argv[1:7]
 clf = task == 'clf'
 reps, threads = int(reps), int(threads)
+seed0 = int(sys.argv[7]) if len(sys.argv) > 7 else 0
 Xtr, ytr = load(train, clf)
 Xte, yte = load(test, clf)
 if clf:
@@ -34,7 +35,7 @@ else:
 
 from sklearn.metrics import accuracy_score, mean_squared_error, r2_score, roc_auc_score
 
-for r in range(reps):
+for r in range(seed0, seed0 + reps):
     if model == 'tree':
         from sklearn.tree import DecisionTreeClassifier, DecisionTreeRegressor
         m = (DecisionTreeClassifier if clf else DecisionTreeRegressor)(random_state=r)
