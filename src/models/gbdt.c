@@ -19,6 +19,8 @@
 #include <float.h>
 #include <math.h>
 #include <pthread.h>
+#include <sched.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -148,13 +150,15 @@ static void transform(enum loss loss, size_t k, const double *margin,
 
 /* ---- a small thread pool: run fn(ctx, t) for t < n_threads ---- */
 
+#define SPIN 20000	/* polls before a waiting thread sleeps */
+
 struct pool {
 	size_t n;		/* threads, counting the caller */
 	pthread_t *tid;
 	pthread_mutex_t mu;
 	pthread_cond_t go, done;
-	unsigned long gen;
-	size_t pending;
+	atomic_ulong gen;
+	atomic_size_t pending;
 	int stop;
 	void (*fn)(void *ctx, size_t t);
 	void *ctx;
@@ -168,20 +172,26 @@ static void *pool_main(void *arg)
 	unsigned long seen = 0;
 
 	for (;;) {
+		/* steps come every few microseconds while a tree grows: spin
+		 * a little before sleeping */
+		for (int i = 0; i < SPIN && atomic_load(&p->gen) == seen; i++)
+			if (i % 64 == 63)
+				sched_yield();
 		pthread_mutex_lock(&p->mu);
-		while (p->gen == seen && !p->stop)
+		while (atomic_load(&p->gen) == seen && !p->stop)
 			pthread_cond_wait(&p->go, &p->mu);
 		if (p->stop) {
 			pthread_mutex_unlock(&p->mu);
 			return NULL;
 		}
-		seen = p->gen;
+		seen = atomic_load(&p->gen);
 		pthread_mutex_unlock(&p->mu);
 		p->fn(p->ctx, a->t);
-		pthread_mutex_lock(&p->mu);
-		if (--p->pending == 0)
+		if (atomic_fetch_sub(&p->pending, 1) == 1) {
+			pthread_mutex_lock(&p->mu);
 			pthread_cond_signal(&p->done);
-		pthread_mutex_unlock(&p->mu);
+			pthread_mutex_unlock(&p->mu);
+		}
 	}
 }
 
@@ -217,13 +227,16 @@ static void pool_run(struct pool *p, void (*fn)(void *, size_t), void *ctx)
 	pthread_mutex_lock(&p->mu);
 	p->fn = fn;
 	p->ctx = ctx;
-	p->pending = p->n - 1;
-	p->gen++;
+	atomic_store(&p->pending, p->n - 1);
+	atomic_fetch_add(&p->gen, 1);
 	pthread_cond_broadcast(&p->go);
 	pthread_mutex_unlock(&p->mu);
 	fn(ctx, 0);
+	for (int i = 0; i < SPIN && atomic_load(&p->pending); i++)
+		if (i % 64 == 63)
+			sched_yield();
 	pthread_mutex_lock(&p->mu);
-	while (p->pending)
+	while (atomic_load(&p->pending))
 		pthread_cond_wait(&p->done, &p->mu);
 	pthread_mutex_unlock(&p->mu);
 }
@@ -251,6 +264,8 @@ struct gh {
 	double g, h;
 };
 
+struct cand;
+
 struct fit {
 	size_t n, d, k;
 	const float *x;
@@ -265,18 +280,15 @@ struct fit {
 	int *feats;		/* this tree's features */
 	size_t n_feats;
 	double *grad, *hess;	/* (n, k) of this round */
-	const double *g, *h;	/* column of this tree, stride k */
 	uint32_t *rows;		/* the round's rows, partitioned by node */
 	uint32_t *tmp;
 	/* histograms: n_slots gh each, pooled */
 	struct gh *hist;
 	size_t n_hist, *free_hist, n_free;
-	/* threads: each has a histogram for its row chunk */
+	struct gh *gh;		/* n: this tree's gradient and hessian */
+	/* threads share each growth step by features */
 	struct pool pool;
-	struct gh *thist;
-	/* the build in progress (read by the pool's threads) */
-	size_t b_start, b_end;
-	struct gh *b_out;
+	struct cand *res;	/* (pool.n, 2): their best splits */
 	/* options */
 	double eta, lambda, gamma, mcw;
 	long max_depth, max_leaves;
@@ -431,78 +443,48 @@ static void hist_give(struct fit *F, long i)
 		F->free_hist[F->n_free++] = (size_t)i;
 }
 
-/* Accumulates rows [start, end) of F->rows into out (the tree's features
- * only). */
+/* Accumulates rows [start, end) of F->rows into out for the tree's
+ * features i0 <= i < i1 (each feature's bins summed in row order, so the
+ * result does not depend on how features are shared among threads). */
 static void hist_rows(const struct fit *F, size_t start, size_t end,
-		      struct gh *out)
+		      size_t i0, size_t i1, struct gh *out)
 {
-	size_t d = F->d, nf = F->n_feats, k = F->k;
+	size_t d = F->d;
 	const int *feats = F->feats;
 	const size_t *off = F->off;
+	const struct gh *gh = F->gh;
 
-	for (size_t i = 0; i < nf; i++)
+	for (size_t i = i0; i < i1; i++)
 		memset(out + off[feats[i]], 0,
 		       ((size_t)F->n_bins[feats[i]] + 1) * sizeof(*out));
+	if (i1 - i0 == d) {	/* every feature: no indirection */
+		for (size_t p = start; p < end; p++) {
+			uint32_t r = F->rows[p];
+			const uint8_t *b = F->bins + (size_t)r * d;
+			struct gh v = gh[r];
+
+			for (size_t f = 0; f < d; f++) {
+				struct gh *e = out + off[f] + b[f];
+
+				e->g += v.g;
+				e->h += v.h;
+			}
+		}
+		return;
+	}
 	for (size_t p = start; p < end; p++) {
 		uint32_t r = F->rows[p];
 		const uint8_t *b = F->bins + (size_t)r * d;
-		double g = F->g[(size_t)r * k], h = F->h[(size_t)r * k];
+		struct gh v = gh[r];
 
-		for (size_t i = 0; i < nf; i++) {
+		for (size_t i = i0; i < i1; i++) {
 			int f = feats[i];
 			struct gh *e = out + off[f] + b[f];
 
-			e->g += g;
-			e->h += h;
+			e->g += v.g;
+			e->h += v.h;
 		}
 	}
-}
-
-static void hist_chunk(void *ctx, size_t t)
-{
-	struct fit *F = ctx;
-	size_t n = F->b_end - F->b_start, T = F->pool.n;
-
-	hist_rows(F, F->b_start + n * t / T, F->b_start + n * (t + 1) / T,
-		  F->thist + t * F->n_slots);
-}
-
-static void hist_reduce(void *ctx, size_t t)
-{
-	struct fit *F = ctx;
-	size_t T = F->pool.n, nf = F->n_feats;
-
-	for (size_t i = nf * t / T; i < nf * (t + 1) / T; i++) {
-		int f = F->feats[i];
-		size_t off = F->off[f];
-		struct gh *o = F->b_out + off;
-
-		for (size_t b = 0; b <= (size_t)F->n_bins[f]; b++) {
-			double g = 0, h = 0;
-
-			for (size_t u = 0; u < T; u++) {
-				g += F->thist[u * F->n_slots + off + b].g;
-				h += F->thist[u * F->n_slots + off + b].h;
-			}
-			o[b].g = g;
-			o[b].h = h;
-		}
-	}
-}
-
-static void hist_build(struct fit *F, size_t start, size_t end,
-		       struct gh *out)
-{
-	/* a chunk below this many cells costs more to hand out than to do */
-	if (F->pool.n == 1 || (end - start) * F->n_feats < 32768) {
-		hist_rows(F, start, end, out);
-		return;
-	}
-	F->b_start = start;
-	F->b_end = end;
-	F->b_out = out;
-	pool_run(&F->pool, hist_chunk, F);
-	pool_run(&F->pool, hist_reduce, F);
 }
 
 /* ---- growing one tree ---- */
@@ -522,17 +504,17 @@ static double leaf_weight(const struct fit *F, double G, double H)
 	return -G / (H + F->lambda) * F->eta;
 }
 
-/* Finds c's best split from its histogram; c->feat < 0 when none gains. */
-static void best_split(const struct fit *F, struct cand *c)
+/* Finds c's best split among the tree's features i0 <= i < i1 from its
+ * histogram; c->feat stays as it was when none gains more than c->gain. */
+static void best_split(const struct fit *F, struct cand *c, size_t i0,
+		       size_t i1)
 {
 	const struct gh *hist = F->hist + (size_t)c->hist * F->n_slots;
 	double lam = F->lambda, parent = c->G * c->G / (c->H + lam);
 
-	c->feat = -1;
-	c->gain = fmax(MIN_GAIN, F->gamma);
 	if (c->H < 2 * F->mcw || c->end - c->start < 2)
 		return;
-	for (size_t i = 0; i < F->n_feats; i++) {
+	for (size_t i = i0; i < i1; i++) {
 		int f = F->feats[i], nb = F->n_bins[f];
 		const struct gh *h = hist + F->off[f];
 		struct gh m = h[nb];
@@ -567,6 +549,78 @@ static void best_split(const struct fit *F, struct cand *c)
 	}
 }
 
+/* One step of growth, shared among the pool's threads by features: build
+ * the histogram of rows [start, end) into `build`, subtract it from `sub`
+ * (the parent's, which becomes the larger child's), and find the best
+ * split of each candidate.  One hand-off per step, no reduction. */
+struct step {
+	struct fit *F;
+	struct gh *build, *sub;
+	size_t start, end;
+	struct cand *c[2];
+	int n_c;
+	size_t n_parts;
+	struct cand *res;	/* (n_parts, 2) */
+};
+
+static void step_part(void *ctx, size_t t)
+{
+	struct step *S = ctx;
+	struct fit *F = S->F;
+	size_t nf = F->n_feats, i0, i1;
+
+	if (t >= S->n_parts)
+		return;
+	i0 = nf * t / S->n_parts;
+	i1 = nf * (t + 1) / S->n_parts;
+	hist_rows(F, S->start, S->end, i0, i1, S->build);
+	if (S->sub)
+		for (size_t i = i0; i < i1; i++) {
+			int f = F->feats[i];
+			size_t off = F->off[f];
+
+			for (size_t b = 0; b <= (size_t)F->n_bins[f]; b++) {
+				S->sub[off + b].g -= S->build[off + b].g;
+				S->sub[off + b].h -= S->build[off + b].h;
+			}
+		}
+	for (int j = 0; j < S->n_c; j++) {
+		struct cand *r = &S->res[t * 2 + j];
+
+		*r = *S->c[j];
+		best_split(F, r, i0, i1);
+	}
+}
+
+static void run_step(struct fit *F, struct step *S)
+{
+	size_t cells = (S->end - S->start) * F->n_feats;
+
+	for (int j = 0; j < S->n_c; j++) {
+		S->c[j]->feat = -1;
+		S->c[j]->gain = fmax(MIN_GAIN, F->gamma);
+	}
+	S->F = F;
+	S->res = F->res;
+	/* small steps cost more to hand out than to do */
+	S->n_parts = F->pool.n > 1 && cells >= 65536 ? F->pool.n : 1;
+	if (S->n_parts > F->n_feats && F->n_feats)
+		S->n_parts = F->n_feats;
+	if (S->n_parts == 1)
+		step_part(S, 0);
+	else
+		pool_run(&F->pool, step_part, S);
+	/* the first feature with the largest gain, as one thread would */
+	for (int j = 0; j < S->n_c; j++)
+		for (size_t t = 0; t < S->n_parts; t++) {
+			const struct cand *r = &S->res[t * 2 + j];
+
+			if (r->feat >= 0 && (S->c[j]->feat < 0 ||
+					     r->gain > S->c[j]->gain))
+				*S->c[j] = *r;
+		}
+}
+
 /* Makes c a leaf: its weight, added to the margins of its rows. */
 static void finish_leaf(struct fit *F, struct cfl_ttree *t,
 			const struct cand *c, double *margin, size_t group)
@@ -583,6 +637,7 @@ static int grow_tree(struct fit *F, size_t n_rows, struct cfl_ttree *t,
 {
 	struct cand *cands = NULL, root = { 0 };
 	size_t n_cands = 0, cap = 0, n_leaves = 1;
+	struct step S = { 0 };
 	int rc = -1;
 
 	root.node = cfl_ttree_add(t, err);
@@ -593,11 +648,15 @@ static int grow_tree(struct fit *F, size_t n_rows, struct cfl_ttree *t,
 	for (size_t p = 0; p < n_rows; p++) {
 		uint32_t r = F->rows[p];
 
-		root.G += F->g[(size_t)r * F->k];
-		root.H += F->h[(size_t)r * F->k];
+		root.G += F->gh[r].g;
+		root.H += F->gh[r].h;
 	}
-	hist_build(F, 0, n_rows, hist_at(F, (size_t)root.hist));
-	best_split(F, &root);
+	S.build = hist_at(F, (size_t)root.hist);
+	S.start = 0;
+	S.end = n_rows;
+	S.c[0] = &root;
+	S.n_c = 1;
+	run_step(F, &S);
 	cands = cfl_calloc(16, sizeof(*cands), err);
 	if (!cands)
 		return -1;
@@ -661,26 +720,16 @@ static int grow_tree(struct fit *F, size_t n_rows, struct cfl_ttree *t,
 			ch[small].hist = hist_take(F, err);
 			if (ch[small].hist < 0)
 				goto out;
-			hist_build(F, ch[small].start, ch[small].end,
-				   hist_at(F, (size_t)ch[small].hist));
 			/* the larger child: parent minus the smaller */
-			{
-				struct gh *ph = hist_at(F, (size_t)c.hist);
-				const struct gh *sh = hist_at(F, (size_t)ch[small].hist);
-
-				for (size_t i = 0; i < F->n_feats; i++) {
-					int f = F->feats[i];
-					size_t off = F->off[f];
-
-					for (size_t b = 0; b <= (size_t)F->n_bins[f]; b++) {
-						ph[off + b].g -= sh[off + b].g;
-						ph[off + b].h -= sh[off + b].h;
-					}
-				}
-			}
 			ch[1 - small].hist = c.hist;
-			best_split(F, &ch[0]);
-			best_split(F, &ch[1]);
+			S.build = hist_at(F, (size_t)ch[small].hist);
+			S.sub = hist_at(F, (size_t)c.hist);
+			S.start = ch[small].start;
+			S.end = ch[small].end;
+			S.c[0] = &ch[0];
+			S.c[1] = &ch[1];
+			S.n_c = 2;
+			run_step(F, &S);
 		} else {
 			hist_give(F, c.hist);
 		}
@@ -772,6 +821,23 @@ static void gradients(enum loss loss, const double *margin, const double *y,
 	}
 }
 
+struct grad_job {
+	enum loss loss;
+	const double *margin, *y;
+	size_t n, k, n_parts;
+	double *g, *h;
+};
+
+static void grad_part(void *ctx, size_t t)
+{
+	struct grad_job *J = ctx;
+	size_t a = J->n * t / J->n_parts, b = J->n * (t + 1) / J->n_parts;
+
+	if (t < J->n_parts)
+		gradients(J->loss, J->margin + a * J->k, J->y + a, b - a, J->k,
+			  J->g + a * J->k, J->h + a * J->k);
+}
+
 /* Mean loss of margins (n, k) against y. */
 static double mean_loss(enum loss loss, const double *margin,
 			const double *y, size_t n, size_t k)
@@ -808,6 +874,10 @@ static void scratch_release(struct fit *F)
 	free(F->tmp);
 	free(F->hist);
 	free(F->free_hist);
+	free(F->gh);
+	free(F->res);
+	F->gh = NULL;
+	F->res = NULL;
 	F->feats = NULL;
 	F->rows = F->tmp = NULL;
 	F->hist = NULL;
@@ -819,10 +889,12 @@ static int scratch_alloc(struct fit *F, struct cfl_err *err)
 	F->feats = cfl_calloc(F->d ? F->d : 1, sizeof(int), err);
 	F->rows = cfl_calloc(F->n, sizeof(uint32_t), err);
 	F->tmp = cfl_calloc(F->n, sizeof(uint32_t), err);
+	F->gh = cfl_calloc(F->n, sizeof(*F->gh), err);
+	F->res = cfl_calloc(2 * F->pool.n, sizeof(*F->res), err);
 	F->hist = NULL;
 	F->free_hist = NULL;
 	F->n_hist = F->n_free = 0;
-	return F->feats && F->rows && F->tmp ? 0 : -1;
+	return F->feats && F->rows && F->tmp && F->gh && F->res ? 0 : -1;
 }
 
 static void fit_release(struct fit *F)
@@ -834,7 +906,6 @@ static void fit_release(struct fit *F)
 	free(F->off);
 	free(F->grad);
 	free(F->hess);
-	free(F->thist);
 	scratch_release(F);
 	pool_stop(&F->pool);
 }
@@ -900,8 +971,8 @@ static int one_tree(struct fit *F, struct round *R, size_t c,
 		}
 		F->n_feats = want;
 	}
-	F->g = F->grad + c;
-	F->h = F->hess + c;
+	for (size_t i = 0; i < n; i++)
+		F->gh[i] = (struct gh){ F->grad[i * k + c], F->hess[i * k + c] };
 	if (grow_tree(F, nr, t, R->margin, c, err))
 		return -1;
 	/* rows out of the bag did not get the leaf weights */
@@ -977,10 +1048,10 @@ static int gbdt_fit(struct cfl_model *m, const struct cfl_xy *train,
 	in_bag = cfl_calloc(n, 1, err);
 	if (valid)
 		vmargin = cfl_calloc(valid->n, k * sizeof(double), err);
+	pool_start(&F.pool, (size_t)cfl_param_int(m, "threads"));
 	if (scratch_alloc(&F, err) || !F.grad || !F.hess || !margin ||
 	    !in_bag || (valid && !vmargin))
 		goto out;
-	pool_start(&F.pool, (size_t)cfl_param_int(m, "threads"));
 	if (F.pool.n > 1 && k > 1) {
 		/* several trees a round: one thread per tree, each with its
 		 * own scratch and single-threaded histograms */
@@ -997,11 +1068,6 @@ static int gbdt_fit(struct cfl_model *m, const struct cfl_xy *train,
 				goto out;
 			}
 		}
-	} else if (F.pool.n > 1) {
-		F.thist = cfl_calloc(F.pool.n * (F.n_slots ? F.n_slots : 1),
-				     sizeof(struct gh), err);
-		if (!F.thist)
-			goto out;
 	}
 
 	/* initial margins: the mean, the log-odds of the positive class */
@@ -1029,7 +1095,16 @@ static int gbdt_fit(struct cfl_model *m, const struct cfl_xy *train,
 			    .vmargin = vmargin, .train = train, .valid = valid,
 			    .rc = rcs, .err = errs };
 	for (r = 0; r < n_rounds; r++) {
-		gradients(loss, margin, train->y, n, k, F.grad, F.hess);
+		{
+			struct grad_job J = { loss, margin, train->y, n, k,
+					      n * k >= 16384 ? F.pool.n : 1,
+					      F.grad, F.hess };
+
+			if (J.n_parts > 1)
+				pool_run(&F.pool, grad_part, &J);
+			else
+				grad_part(&J, 0);
+		}
 		R.r = r;
 		R.n_rows = 0;
 		for (size_t i = 0; i < n; i++) {
