@@ -451,7 +451,7 @@ struct cfl_cart_work {
 	uint32_t *w;		/* n: weight of each row */
 	unsigned char *goleft;	/* n */
 	double *ctot, *cl, *cr;	/* n_classes */
-	uint32_t *hrow;		/* 256: rows per rank, then offsets */
+	uint32_t *hrow;		/* (2, 256): rows per rank, then offsets */
 	double *xlogx;		/* n_xlogx: k log k */
 	size_t n_xlogx;
 	int32_t *cur;		/* d */
@@ -480,7 +480,7 @@ struct cfl_cart_work *cfl_cart_work_new(const struct cfl_cart_data *cd,
 	w->w = cfl_calloc(n, sizeof(*w->w), err);
 	w->goleft = cfl_calloc(n, 1, err);
 	w->ctot = cfl_calloc(3 * k, sizeof(double), err);
-	w->hrow = cfl_calloc(256, sizeof(*w->hrow), err);
+	w->hrow = cfl_calloc(2 * 256, sizeof(*w->hrow), err);
 	w->cur = cfl_calloc(d, sizeof(*w->cur), err);
 	w->lpos = cfl_calloc(d, sizeof(*w->lpos), err);
 	if (!w->list || !w->tmp || !w->rows || !w->rtmp || !w->w ||
@@ -670,21 +670,36 @@ static int scan_codes(struct cfl_cart_work *w, const uint32_t *rows,
 	int gini = crit == CFL_CART_GINI;
 	double *cl = w->cl, *cr = w->cr, *X = w->xlogx, proxy;
 	double sqL = 0, sqR = 0, wL = 0, wR = wn, sL = 0, sR = sum;
-	uint32_t *hr = w->hrow, *srt = w->rtmp, at = 0;
+	uint32_t *h1 = w->hrow, *h2 = w->hrow + 256, *srt = w->rtmp, at = 0;
+	size_t half = n / 2;
 
-	memset(hr, 0, (size_t)nv * sizeof(*hr));
-	for (size_t p = 0; p < n; p++)
-		hr[code[rows[p]]]++;
-	for (int v = 0; v < nv; v++) {
-		uint32_t c = hr[v];
-
-		if (c == n)
-			return 0;
-		hr[v] = at;
-		at += c;
+	/* two halves counted and placed side by side: rows of one rank in
+	 * a row would otherwise chain every increment on the last one */
+	memset(h1, 0, (size_t)nv * sizeof(*h1));
+	memset(h2, 0, (size_t)nv * sizeof(*h2));
+	for (size_t p = 0; p < half; p++) {
+		h1[code[rows[p]]]++;
+		h2[code[rows[half + p]]]++;
 	}
-	for (size_t p = 0; p < n; p++)
-		srt[hr[code[rows[p]]]++] = rows[p];
+	if (n & 1)
+		h2[code[rows[n - 1]]]++;
+	for (int v = 0; v < nv; v++) {
+		uint32_t c1 = h1[v], c2 = h2[v];
+
+		if (c1 + c2 == n)
+			return 0;
+		h1[v] = at;
+		h2[v] = at + c1;
+		at += c1 + c2;
+	}
+	for (size_t p = 0; p < half; p++) {
+		uint32_t r1 = rows[p], r2 = rows[half + p];
+
+		srt[h1[code[r1]]++] = r1;
+		srt[h2[code[r2]]++] = r2;
+	}
+	if (n & 1)
+		srt[h2[code[rows[n - 1]]]++] = rows[n - 1];
 	if (k > 0) {
 		for (int c = 0; c < k; c++) {
 			cl[c] = 0;

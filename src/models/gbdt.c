@@ -9,10 +9,11 @@
  * second-order expansion of the loss: gain G_L^2/(H_L+lambda) +
  * G_R^2/(H_R+lambda) - G^2/(H+lambda), leaf weight -G/(H+lambda) times the
  * learning rate.  A node's histogram is built for the smaller child only;
- * the larger one is the parent's minus it.  Histograms are built over row
- * chunks on `threads` threads; the result does not depend on the count up
- * to the order of floating-point sums.  Trees store real thresholds (a
- * bin's upper edge), so prediction needs no bins.
+ * the larger one is the parent's minus it.  With `threads`, the threads
+ * share each growth step by features (softmax: they take whole trees of a
+ * round), so every sum is made in the same order and the model does not
+ * depend on the thread count.  Trees store real thresholds (a bin's upper
+ * edge), so prediction needs no bins.
  */
 #include "tree_int.h"
 
@@ -64,7 +65,7 @@ static const struct cfl_param_spec gbdt_params[] = {
 	{ "early_stopping_rounds", CFL_P_INT, "0", 0, 1000000, NULL,
 	  "stop when the validation loss has not improved for this many rounds (keeps the best); 0: off" },
 	{ "threads", CFL_P_INT, "1", 1, 256, NULL,
-	  "threads that build histograms inside one fit" },
+	  "threads inside one fit (the model does not depend on it)" },
 };
 
 static void gbdt_free(struct gbdt *g)
