@@ -334,21 +334,25 @@ static int quantile_cuts(const float *v, size_t n, int max_bins, float *cuts)
 	return nc + 1;
 }
 
+/* The first bin b with x <= cuts[b] (the last when none), or nb for a
+ * missing value: a branch-free lower bound, as the cuts are probed at
+ * random. */
 static int bin_of(const float *cuts, int nb, float x)
 {
-	int lo = 0, hi = nb - 1;	/* answer in [lo, hi] */
+	const float *base = cuts;
+	size_t n = (size_t)nb - 1;
 
 	if (isnan(x))
 		return nb;
-	while (lo < hi) {
-		int mid = (lo + hi) / 2;
+	if (n == 0)
+		return 0;
+	while (n > 1) {
+		size_t half = n / 2;
 
-		if (x <= cuts[mid])
-			hi = mid;
-		else
-			lo = mid + 1;
+		base = base[half] < x ? base + half : base;
+		n -= half;
 	}
-	return lo;
+	return (int)(base - cuts) + (base[0] < x);
 }
 
 static int make_bins(struct fit *F, const struct cfl_xy *xy, int max_bins,
