@@ -8,10 +8,12 @@
 # and its ratio cfl / peer, and the mean test accuracy (or RMSE) over the
 # seeds (30 seeds on the small sets: W3_QUALITY_SEEDS), against the issue's
 # targets.  W3_REPEATS=N (default 3), W3_SETS="digits ..." and
-# W3_MODELS="tree ..." pick a subset.
+# W3_MODELS="tree ..." pick a subset; W3_THREADS=1 runs forest and gbdt
+# on one thread each side (a loaded machine punishes XGBoost's spinning).
 set -u
 : "${ROOT:?}" "${BENCH_DIR:?}" "${PY:=/usr/bin/python3}"
 REPS=${W3_REPEATS:-3}
+THREADS=${W3_THREADS:-2}	# forest and gbdt, both sides; W3 says 2
 QSEEDS=${W3_QUALITY_SEEDS:-30}
 SETS=${W3_SETS:-digits breast_cancer diabetes synth_clf_100k synth_reg_100k}
 MODELS=${W3_MODELS:-tree forest gbdt}
@@ -31,15 +33,15 @@ task_of() { case "$1" in diabetes|synth_reg*) echo reg ;; *) echo clf ;; esac; }
 cfl_args() {
 	case "$1" in
 	tree) ;;
-	forest) echo "n_estimators=100 threads=2" ;;
-	gbdt) echo "n_rounds=100 max_depth=6 learning_rate=0.3 threads=2" ;;
+	forest) echo "n_estimators=100 threads=$THREADS" ;;
+	gbdt) echo "n_rounds=100 max_depth=6 learning_rate=0.3 threads=$THREADS" ;;
 	esac
 }
 target_of() { case "$1" in tree) echo 0.5 ;; forest) echo 0.25 ;; gbdt) echo 1.0 ;; esac; }
 peer_of() { case "$1" in tree) echo DecisionTree ;; forest) echo RandomForest ;; gbdt) echo "XGBoost hist" ;; esac; }
 
 {
-	echo "### W3 trees (fit time: median of $REPS interleaved runs; metric: mean over seeds 0..$((QSEEDS - 1)) on the small sets, 0..$((REPS - 1)) on the 100k ones)"
+	echo "### W3 trees ($THREADS threads for forest and gbdt; fit time: median of $REPS interleaved runs; metric: mean over seeds 0..$((QSEEDS - 1)) on the small sets, 0..$((REPS - 1)) on the 100k ones)"
 	echo
 	echo "| dataset | model | peer | cfl fit s | peer fit s | ratio | target | cfl acc/RMSE | peer acc/RMSE | quality |"
 	echo "|---|---|---|---|---|---|---|---|---|---|"
@@ -55,7 +57,7 @@ for ds in $SETS; do
 		: > "$B/cfl.txt"
 		: > "$B/peer.txt"
 		threads=1
-		[ "$model" != tree ] && threads=2
+		[ "$model" != tree ] && threads=$THREADS
 		for ((r = 0; r < REPS; r++)); do
 			# shellcheck disable=SC2046
 			"$B/w3_bench" "$model" "$task" "$tr" "$te" 1 seed=$r $(cfl_args "$model") >> "$B/cfl.txt" ||
