@@ -985,7 +985,7 @@ static int fcnn_load(struct cfl_model *m, struct cfl_reader *in,
 {
 	struct fcnn *f = NULL;
 	char loss[16];
-	size_t n_layers, n_in = m->n_features, total = 0;
+	size_t n_layers, n_in = m->n_features;
 	long hidden[MAX_HIDDEN], bn;
 	double yt[2];
 	struct cfl_reader probe;
@@ -1025,9 +1025,8 @@ static int fcnn_load(struct cfl_model *m, struct cfl_reader *in,
 		if (l + 1 < n_layers)
 			hidden[l] = (long)b;
 		n_num = a * b + b + (l + 1 < n_layers && bn ? 4 * b : 0);
-		total += n_num;
-		/* each number takes two bytes at least */
-		if (total > (probe.len - probe.pos) / 2)
+		/* each number takes two bytes at least (one, the last) */
+		if (n_num > (probe.len - probe.pos + 1) / 2)
 			return cfl_reader_fail(&probe, err, "fcnn state is truncated");
 		for (size_t i = 0; i < n_num + 2 + (l + 1 < n_layers && bn); i++)
 			if (cfl_reader_word(&probe, word, sizeof(word), err))

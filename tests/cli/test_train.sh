@@ -204,3 +204,61 @@ test_train_same_seed_same_file() {
 		cmp -s a.cfl b.cfl || fail "$model: same seed, different files"
 	done
 }
+
+# W1's settings, with the exact parameter names (few epochs: tests stay fast).
+test_train_fcnn_w1_settings() {
+	run "$CFL" train "$ROOT/datasets/breast_cancer.csv" --set hidden=64,64 --set optimizer=adam \
+		--set lr=0.001 --set batch_size=128 --set epochs=5 --set patience=0 --seed 1 -o bc.cfl
+	expect_rc 0
+	expect_out "model        fcnn"
+	grep -qE '^test_acc +0\.9' <<<"$out" || fail "accuracy: $out"
+	grep -q '^param hidden 64,64$' bc.cfl || fail "hidden not in the model file"
+	grep -q '^layer 30 64$' bc.cfl || fail "no 30 -> 64 layer"
+	acc=$(awk '$1 == "test_acc" { print $2 }' <<<"$out")
+	# the same seed again: the same model file, byte for byte
+	run "$CFL" train "$ROOT/datasets/breast_cancer.csv" --set hidden=64,64 --set optimizer=adam \
+		--set lr=0.001 --set batch_size=128 --set epochs=5 --set patience=0 --seed 1 -o bc2.cfl
+	cmp -s bc.cfl bc2.cfl || fail "same seed, different fcnn files"
+	run "$CFL" train "$ROOT/datasets/breast_cancer.csv" --set hidden=64,64 --set epochs=5 \
+		--set patience=0 --seed 2 -o bc3.cfl
+	cmp -s bc.cfl bc3.cfl && fail "another seed gave the same file"
+	true
+}
+
+test_train_fcnn_predict_matches() {
+	head -1 "$ROOT/datasets/digits.csv" > tr.csv; head -1 "$ROOT/datasets/digits.csv" > te.csv
+	tail -n +2 "$ROOT/datasets/digits.csv" | awk 'NR % 5 == 0' >> te.csv
+	tail -n +2 "$ROOT/datasets/digits.csv" | awk 'NR % 5 != 0' >> tr.csv
+	run "$CFL" train tr.csv --test te.csv --set hidden=32 --set epochs=3 --set batch_norm=1 \
+		--set dropout=0.1 -o d.cfl --metrics acc,logloss
+	expect_rc 0
+	acc=$(awk '$1 == "test_acc" { print $2 }' <<<"$out")
+	ll=$(awk '$1 == "test_logloss" { print $2 }' <<<"$out")
+	run "$CFL" predict d.cfl te.csv --metrics acc,logloss -o p.csv --proba
+	expect_rc 0
+	grep -qx "acc      $acc" <<<"$out" || fail "predict acc differs from train's $acc: $out"
+	grep -qx "logloss  $ll" <<<"$out" || fail "predict logloss differs from train's $ll: $out"
+	head -1 p.csv | grep -q '^prediction,proba_0,proba_1,' || fail "header: $(head -1 p.csv)"
+}
+
+test_train_fcnn_regression_and_errors() {
+	run "$CFL" train "$ROOT/datasets/diabetes.csv" --set hidden=16 --set epochs=20 \
+		--set lr=0.01 --metrics rmse,r2 -o d.cfl
+	expect_rc 0
+	rmse=$(awk '$1 == "test_rmse" { print $2 }' <<<"$out")
+	# targets are mapped back: the error is in the target's unit (about 50-80)
+	awk -v r="$rmse" 'BEGIN { exit !(r > 30 && r < 100) }' || fail "rmse $rmse"
+	run "$CFL" train "$ROOT/datasets/diabetes.csv" --set loss=ce
+	expect_rc 1
+	expect_err "loss 'ce' does not apply to regression"
+	run "$CFL" train "$ROOT/datasets/iris.csv" --set hidden=0
+	expect_rc 2
+	expect_err "hidden must be a comma-separated list of integers in [1, 65536], got '0'"
+	run "$CFL" train "$ROOT/datasets/iris.csv" --set optimizer=lbfgs
+	expect_rc 2
+	expect_err "optimizer must be one of sgd|momentum|nesterov|rmsprop|adam|adamw"
+	run "$CFL" train --model fcnn --help
+	expect_rc 0
+	expect_out "batch_size"
+	expect_out "patience"
+}
