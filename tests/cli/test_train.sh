@@ -262,3 +262,23 @@ test_train_fcnn_regression_and_errors() {
 	expect_out "batch_size"
 	expect_out "patience"
 }
+
+# -o onto a pipe or a device writes into it: a rename() would replace it by
+# a regular file (-o /dev/null must leave /dev/null alone).
+test_output_to_a_pipe() {
+	run "$CFL" train "$ROOT/datasets/iris.csv" --model linear -o m.cfl
+	expect_rc 0
+	mkfifo pipe
+	cat pipe > got.csv &
+	run "$CFL" predict m.cfl "$ROOT/datasets/iris.csv" -o pipe
+	wait
+	expect_rc 0
+	[ -p pipe ] || fail "the pipe was replaced"
+	[ "$(wc -l < got.csv)" = 151 ] || fail "the pipe got $(wc -l < got.csv) lines"
+	cat pipe > got.cfl &
+	run "$CFL" train "$ROOT/datasets/iris.csv" --model linear -o pipe
+	wait
+	expect_rc 0
+	[ -p pipe ] || fail "the pipe was replaced by train"
+	head -1 got.cfl | grep -qx 'cfl-model 1' || fail "the pipe got no model"
+}
