@@ -6,8 +6,9 @@
  * Every matrix product goes through OpenBLAS sgemm (gemm_* below); only
  * this file and linear.c include cblas.h.  Defaults follow PyTorch's (layer
  * initialisation, Adam, batch norm), so the same settings train as well.
- * Determinism: the seed alone drives initialisation, shuffling and dropout
- * (three derived streams), so one seed gives a bit-identical model.
+ * Determinism: the seed alone drives initialisation and shuffling (PyTorch's
+ * own stream, see below) and dropout (a stream of its own), so one seed
+ * gives a bit-identical model.
  */
 #include "cfl/fcnn.h"
 #include "cfl/metrics.h"
@@ -204,21 +205,84 @@ static struct fcnn *fcnn_alloc(size_t d, const long *hidden, size_t n_hidden,
 	return f;
 }
 
-/* PyTorch's nn.Linear initialisation: weights and biases uniform in
- * +-1/sqrt(fan_in); batch norm starts as the identity (scale 1, shift 0). */
-static void fcnn_init(struct fcnn *f, uint64_t seed)
-{
-	struct cfl_rng rng;
+/* ---- fcnn: PyTorch's random stream ----
+ * Initialisation and shuffling draw from the stream torch.manual_seed(seed)
+ * starts on the CPU: MT19937 seeded with the low 32 bits of the seed,
+ * uniform_() floats from the low 24 bits of one draw, randperm() by the
+ * swaps of torch 1.13.  So the same seed starts from the same weights and
+ * visits the rows in the same order as the PyTorch script of W1, and the
+ * two agree run for run, not only on average over seeds. */
 
-	cfl_rng_seed(&rng, cfl_seed_derive(seed, "fcnn.init", 0));
+struct mt {
+	uint32_t s[624];
+	size_t i;
+};
+
+static void mt_seed(struct mt *m, uint64_t seed)
+{
+	m->s[0] = (uint32_t)seed;
+	for (uint32_t j = 1; j < 624; j++)
+		m->s[j] = 1812433253u * (m->s[j - 1] ^ (m->s[j - 1] >> 30)) + j;
+	m->i = 624;
+}
+
+static uint32_t mt_next(struct mt *m)
+{
+	uint32_t y;
+
+	if (m->i >= 624) {
+		for (size_t k = 0; k < 624; k++) {
+			y = (m->s[k] & 0x80000000u) | (m->s[(k + 1) % 624] & 0x7fffffffu);
+			m->s[k] = m->s[(k + 397) % 624] ^ (y >> 1) ^ ((y & 1) ? 0x9908b0dfu : 0);
+		}
+		m->i = 0;
+	}
+	y = m->s[m->i++];
+	y ^= y >> 11;
+	y ^= (y << 7) & 0x9d2c5680u;
+	y ^= (y << 15) & 0xefc60000u;
+	return y ^ (y >> 18);
+}
+
+/* torch's tensor.uniform_(-bound, bound) on float32, one value. */
+static float mt_uniform(struct mt *m, double bound)
+{
+	float from = (float)-bound, to = (float)bound;
+	double x = (double)(mt_next(m) & 0xffffffu) * 0x1.0p-24;
+
+	return (float)(x * (double)(to - from) + (double)from);
+}
+
+/* torch.randperm(n): idx becomes a fresh permutation of 0..n-1. */
+static void mt_randperm(struct mt *m, size_t *idx, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		idx[i] = i;
+	for (size_t i = 0; i + 1 < n; i++) {
+		size_t z = i + (size_t)(mt_next(m) % (uint32_t)(n - i)), t = idx[i];
+
+		idx[i] = idx[z];
+		idx[z] = t;
+	}
+}
+
+/* PyTorch's nn.Linear initialisation, layer by layer, weights then biases:
+ * kaiming_uniform_(a = sqrt(5)) for weights, that is uniform in
+ * +-1/sqrt(fan_in) (the bound computed as PyTorch does, so it rounds the
+ * same), and uniform in +-1/sqrt(fan_in) for biases; batch norm starts as
+ * the identity (scale 1, shift 0).  Leaves rng where training goes on. */
+static void fcnn_init(struct fcnn *f, struct mt *rng)
+{
 	for (size_t l = 0; l < f->n_layers; l++) {
 		const struct layer *ly = &f->layer[l];
-		double bound = 1.0 / sqrt((double)ly->n_in);
+		double a = sqrt(5.0), gain = sqrt(2.0 / (1 + a * a));
+		double wbound = sqrt(3.0) * (gain / sqrt((double)ly->n_in));
+		double bbound = ly->n_in ? 1 / sqrt((double)ly->n_in) : 0;
 
 		for (size_t i = 0; i < ly->n_in * ly->n_out; i++)
-			f->theta[ly->w + i] = (float)(bound * (2 * cfl_rng_uniform(&rng) - 1));
+			f->theta[ly->w + i] = mt_uniform(rng, wbound);
 		for (size_t j = 0; j < ly->n_out; j++)
-			f->theta[ly->b + j] = (float)(bound * (2 * cfl_rng_uniform(&rng) - 1));
+			f->theta[ly->b + j] = mt_uniform(rng, bbound);
 		if (ly->hidden && f->batch_norm)
 			for (size_t j = 0; j < ly->n_out; j++) {
 				f->theta[ly->gamma + j] = 1;
@@ -698,7 +762,7 @@ static int read_settings(const struct cfl_model *m, size_t d, size_t n,
 
 /* Builds and initialises the network of m for xy's shape. */
 static struct fcnn *build(const struct cfl_model *m, const struct cfl_xy *xy,
-			  struct settings *s, struct cfl_err *err)
+			  struct settings *s, struct mt *rng, struct cfl_err *err)
 {
 	struct fcnn *f;
 
@@ -709,7 +773,8 @@ static struct fcnn *build(const struct cfl_model *m, const struct cfl_xy *xy,
 	if (!f)
 		return NULL;
 	f->loss = s->loss;
-	fcnn_init(f, m->seed);
+	mt_seed(rng, m->seed);
+	fcnn_init(f, rng);
 	if (m->n_classes == 0 && xy->n) {
 		double sum = 0, ss = 0;
 
@@ -827,14 +892,15 @@ static int fcnn_fit(struct cfl_model *m, const struct cfl_xy *train,
 	struct settings s;
 	struct fcnn *f;
 	struct work w, wv;
-	struct cfl_rng shuf, drop;
+	struct mt rng;
+	struct cfl_rng drop;
 	float *t = NULL, *best_theta = NULL, *best_stats = NULL;
 	size_t *idx = NULL, bs, since_best = 0;
 	double *vout = NULL, best = -INFINITY;
 	int early, rc = -1;
 
 	memset(&wv, 0, sizeof(wv));
-	f = build(m, train, &s, err);
+	f = build(m, train, &s, &rng, err);
 	if (!f)
 		return -1;
 	bs = s.batch_size < train->n ? s.batch_size : train->n;
@@ -863,15 +929,12 @@ static int fcnn_fit(struct cfl_model *m, const struct cfl_xy *train,
 		if (!vout || !best_theta || !best_stats)
 			goto out;
 	}
-	for (size_t i = 0; i < train->n; i++)
-		idx[i] = i;
-	cfl_rng_seed(&shuf, cfl_seed_derive(m->seed, "fcnn.shuffle", 0));
 	cfl_rng_seed(&drop, cfl_seed_derive(m->seed, "fcnn.dropout", 0));
 	f->best_epoch = s.epochs;
 	for (size_t e = 0; e < s.epochs; e++) {
 		double loss_sum = 0;
 
-		cfl_rng_shuffle(&shuf, idx, train->n);
+		mt_randperm(&rng, idx, train->n);
 		for (size_t b0 = 0; b0 < train->n; b0 += bs) {
 			size_t nb = train->n - b0 < bs ? train->n - b0 : bs;
 			float *tb = w.tbatch;
@@ -1098,13 +1161,14 @@ int cfl_fcnn_build(struct cfl_model *m, const struct cfl_xy *xy,
 {
 	struct settings s;
 	struct fcnn *f;
+	struct mt rng;
 
 	if (m->state && m->ops->release)
 		m->ops->release(m);
 	m->state = NULL;
 	m->n_features = xy->d;
 	m->n_classes = xy->n_classes;
-	f = build(m, xy, &s, err);
+	f = build(m, xy, &s, &rng, err);
 	if (!f)
 		return -1;
 	m->state = f;

@@ -458,6 +458,39 @@ static void t_hidden_auto(void)
 	xy_free(&xy);
 }
 
+/* The initial weights equal PyTorch's for the same seed (values printed by
+ * torch 1.13: torch.manual_seed(3); Sequential(Linear(4, 5), ReLU(),
+ * Linear(5, 3)); parameters flattened), bit for bit. */
+static void t_init_equals_pytorch(void)
+{
+	static const float torch_init[43] = {
+		-0.49573648f, -0.394430637f, -0.214157522f, -0.47304517f, -0.0283856392f,
+		-0.439883709f, 0.271865845f, 0.243699372f, 0.0944212079f, 0.387856662f,
+		-0.0489686728f, 0.299490631f, -0.350159109f, -0.0985311866f, -0.445823073f,
+		-0.0405947566f, -0.324394763f, 0.449182868f, 0.347318649f, 0.374856234f,
+		0.148310423f, -0.28524226f, 0.449304998f, -0.487891316f, -0.319122791f,
+		-0.279316038f, -0.185374781f, 0.0891731903f, -0.338759571f, -0.344537109f,
+		-0.213875756f, 0.272954047f, -0.322564334f, -0.401104182f, -0.38760376f,
+		-0.220067203f, -0.11750453f, -0.443345696f, -0.209379837f, 0.00860333256f,
+		0.0737205446f, -0.0641120672f, -0.0507074036f,
+	};
+	struct cfl_xy xy;
+	struct cfl_model *m = model_with(3, "hidden=5", NULL);
+	struct cfl_err err = { "" };
+	float *theta;
+	size_t n;
+
+	make_data(&xy, 10, 4, 3, 1);
+	CHECK_MSG(cfl_fcnn_build(m, &xy, &err) == 0, "%s", err.msg);
+	theta = cfl_fcnn_theta(m, &n);
+	CHECK_INT(n, 43);
+	for (size_t i = 0; i < n; i++)
+		CHECK_MSG(theta[i] == torch_init[i], "theta[%zu] %.9g, torch %.9g", i,
+			  (double)theta[i], (double)torch_init[i]);
+	cfl_model_free(m);
+	xy_free(&xy);
+}
+
 static void t_param_errors(void)
 {
 	static const char *bad[][2] = {
@@ -564,6 +597,7 @@ const struct cfl_test cfl_tests[] = {
 	TEST(t_monitor_metric),
 	TEST(t_regression_targets_mapped_back),
 	TEST(t_hidden_auto),
+	TEST(t_init_equals_pytorch),
 	TEST(t_param_errors),
 	TEST(t_load_errors),
 	{ 0 },
