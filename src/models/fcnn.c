@@ -56,12 +56,20 @@ struct fcnn {
 
 /* ---- fcnn: BLAS ---- */
 
+/* Leading dimensions must be at least 1 even for an empty matrix (a model
+ * whose every input column was dropped has k = 0), or OpenBLAS complains
+ * on stderr and does nothing. */
+static int ld(size_t v)
+{
+	return v ? (int)v : 1;
+}
+
 /* C (m, n) = A (m, k) B^T, B (n, k): a layer's forward product. */
 static void gemm_nt(size_t m, size_t n, size_t k, const float *a,
 		    const float *b, float *c)
 {
 	cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)m, (int)n,
-		    (int)k, 1.0f, a, (int)k, b, (int)k, 0.0f, c, (int)n);
+		    (int)k, 1.0f, a, ld(k), b, ld(k), 0.0f, c, ld(n));
 }
 
 /* C (m, n) = A^T B, A (k, m), B (k, n): the weight gradient dZ^T X. */
@@ -69,7 +77,7 @@ static void gemm_tn(size_t m, size_t n, size_t k, const float *a,
 		    const float *b, float *c)
 {
 	cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, (int)m, (int)n,
-		    (int)k, 1.0f, a, (int)m, b, (int)n, 0.0f, c, (int)n);
+		    (int)k, 1.0f, a, ld(m), b, ld(n), 0.0f, c, ld(n));
 }
 
 /* C (m, n) = A (m, k) B (k, n): the input gradient dZ W. */
@@ -77,7 +85,7 @@ static void gemm_nn(size_t m, size_t n, size_t k, const float *a,
 		    const float *b, float *c)
 {
 	cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)m, (int)n,
-		    (int)k, 1.0f, a, (int)k, b, (int)n, 0.0f, c, (int)n);
+		    (int)k, 1.0f, a, ld(k), b, ld(n), 0.0f, c, ld(n));
 }
 
 /* ---- fcnn: parameters ---- */

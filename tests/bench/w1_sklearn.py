@@ -9,7 +9,6 @@ import time
 import warnings
 
 T0 = time.perf_counter()
-from sklearn.exceptions import ConvergenceWarning
 from sklearn.neural_network import MLPClassifier, MLPRegressor
 
 from w1_common import load, score
@@ -19,7 +18,7 @@ EPOCHS = int(sys.argv[3]) if len(sys.argv) > 3 else 40
 
 
 def run(seed):
-    warnings.simplefilter('ignore', ConvergenceWarning)
+    warnings.simplefilter('ignore')
     xtr, ytr, xte, yte, k = load(BENCH_DIR, NAME)
     kw = dict(hidden_layer_sizes=(64, 64), activation='relu', solver='adam',
               learning_rate_init=1e-3, batch_size=128, max_iter=EPOCHS, alpha=0.0,
