@@ -578,51 +578,69 @@ static void relu_back(float *restrict dz, const float *restrict h,
 			dz[i] = h[i] > 0.0f ? dz[i] : 0.0f;
 }
 
+/* Hidden layer l backward, in place on dz (n, n_out): from the gradient of
+ * its output (after dropout) to that of x W^T + b, filling the batch-norm
+ * gradients on the way. */
+static void hidden_backward(struct fcnn *f, struct work *w, size_t l,
+			    size_t n, float *dz)
+{
+	const struct layer *ly = &f->layer[l];
+	const size_t k = ly->n_out;
+	const float *gamma, *xh, *inv;
+	float *dg, *db;
+
+	relu_back(dz, w->act[l + 1], w->mask[l], n * k);
+	if (!f->batch_norm)
+		return;
+	/* y = gamma xhat + beta, xhat = (z - mu) inv (all (n, k)):
+	 * dgamma = sum_i dy xhat, dbeta = sum_i dy (k),
+	 * dz = gamma inv (dy - (dbeta + xhat dgamma) / n) */
+	gamma = f->theta + ly->gamma;
+	xh = w->xhat[l];
+	inv = w->inv_std[l];
+	dg = w->grad + ly->gamma;
+	db = w->grad + ly->beta;
+	for (size_t j = 0; j < k; j++)
+		dg[j] = db[j] = 0;
+	for (size_t i = 0; i < n; i++)
+		for (size_t j = 0; j < k; j++) {
+			dg[j] += dz[i * k + j] * xh[i * k + j];
+			db[j] += dz[i * k + j];
+		}
+	for (size_t i = 0; i < n; i++)
+		for (size_t j = 0; j < k; j++)
+			dz[i * k + j] = gamma[j] * inv[j] *
+				(dz[i * k + j] - (db[j] + xh[i * k + j] * dg[j]) / (float)n);
+}
+
+/* Linear part of layer l backward, given dZ (n, n_out) and its input X
+ * (n, n_in): dW (n_out, n_in) = dZ^T X and db (n_out) = column sums of dZ
+ * into w->grad, and when dx is not NULL dX (n, n_in) = dZ W. */
+static void linear_backward(struct fcnn *f, struct work *w, size_t l,
+			    size_t n, const float *dz, const float *x, float *dx)
+{
+	const struct layer *ly = &f->layer[l];
+
+	gemm_tn(ly->n_out, ly->n_in, n, dz, x, w->grad + ly->w);
+	col_sums(dz, n, ly->n_out, w->grad + ly->b);
+	if (dx)
+		gemm_nn(n, ly->n_in, ly->n_out, dz, f->theta + ly->w, dx);
+}
+
 /* Backward pass of a forward(TRAIN or CHECK) over x (n, n_in), given dZ
  * of the output layer in w->delta[0]; fills w->grad (n_theta). */
 static void backward(struct fcnn *f, struct work *w, const float *x, size_t n)
 {
-	float *dz = w->delta[0], *dnext = w->delta[1];
+	float *dz = w->delta[0], *dnext = w->delta[1], *t;
 
 	for (size_t l = f->n_layers; l-- > 0;) {
-		const struct layer *ly = &f->layer[l];
-		const size_t k = ly->n_out;
-		const float *in = l ? w->act[l] : x;
-
-		if (ly->hidden) {
-			relu_back(dz, w->act[l + 1], w->mask[l], n * k);
-			if (f->batch_norm) {
-				/* y = gamma xhat + beta, xhat = (z - mu) inv:
-				 * dz = inv/n (n dxhat - sum dxhat - xhat sum dxhat xhat) */
-				const float *gamma = f->theta + ly->gamma;
-				const float *xh = w->xhat[l], *inv = w->inv_std[l];
-				float *dg = w->grad + ly->gamma, *db = w->grad + ly->beta;
-
-				for (size_t j = 0; j < k; j++)
-					dg[j] = db[j] = 0;
-				for (size_t i = 0; i < n; i++)
-					for (size_t j = 0; j < k; j++) {
-						dg[j] += dz[i * k + j] * xh[i * k + j];
-						db[j] += dz[i * k + j];
-					}
-				for (size_t i = 0; i < n; i++)
-					for (size_t j = 0; j < k; j++)
-						dz[i * k + j] = gamma[j] * inv[j] *
-							(dz[i * k + j] - (db[j] + xh[i * k + j] * dg[j]) / (float)n);
-			}
-		}
-		/* dW (n_out, n_in) = dZ^T X; db = column sums of dZ */
-		gemm_tn(k, ly->n_in, n, dz, in, w->grad + ly->w);
-		col_sums(dz, n, k, w->grad + ly->b);
-		if (l) {
-			/* dX (n, n_in) = dZ W */
-			float *t;
-
-			gemm_nn(n, ly->n_in, k, dz, f->theta + ly->w, dnext);
-			t = dz;
-			dz = dnext;
-			dnext = t;
-		}
+		if (f->layer[l].hidden)
+			hidden_backward(f, w, l, n, dz);
+		/* layer 0 needs no input gradient */
+		linear_backward(f, w, l, n, dz, l ? w->act[l] : x, l ? dnext : NULL);
+		t = dz;
+		dz = dnext;
+		dnext = t;
 	}
 }
 
