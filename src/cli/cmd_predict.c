@@ -65,11 +65,11 @@ static int write_predictions(FILE *f, const struct cfl_encoder *enc,
 	fputs("prediction", f);
 	if (proba)
 		for (int j = 0; j < k; j++) {
-			fputc(',', f);
 			char name[512];
 
 			snprintf(name, sizeof(name), "proba_%s",
 				 enc->class_names[j]);
+			fputc(',', f);
 			csv_field(f, name);
 		}
 	fputc('\n', f);
