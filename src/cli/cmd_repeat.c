@@ -554,7 +554,7 @@ int cmd_repeat(int argc, char **argv)
 				     n_folds, data.train.n);
 		goto done;
 	}
-	if (pl.num_jobs * pl.threads > sysconf(_SC_NPROCESSORS_ONLN) && !pl.quiet)
+	if (pl.num_jobs * pl.threads > sysconf(_SC_NPROCESSORS_ONLN))
 		fprintf(stderr, "cfl repeat: warning: %ld jobs x %ld threads per trial "
 			"exceeds the %ld online cores\n", pl.num_jobs, pl.threads,
 			sysconf(_SC_NPROCESSORS_ONLN));

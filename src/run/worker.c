@@ -53,14 +53,14 @@ void cfl_worker_set_threads(int n)
  * exits with 3), oom (allocates until refused), error (a model error). */
 static void maybe_fault(const struct cfl_wire_lease *l, struct cfl_wire_result *res)
 {
-	const char *f = getenv("CFL_TEST_FAULT");
+	const char *fault = getenv("CFL_TEST_FAULT");
 	char kind[16];
 	long rep = -1, attempts = -1;
 	int n;
 
-	if (!f || !*f)
+	if (!fault || !*fault)
 		return;
-	n = sscanf(f, "%15[a-z0-9]:%ld:%ld", kind, &rep, &attempts);
+	n = sscanf(fault, "%15[a-z0-9]:%ld:%ld", kind, &rep, &attempts);
 	if (n < 1 || (n >= 2 && rep != l->repeat) ||
 	    (n >= 3 && (long)l->attempt > attempts))
 		return;
@@ -85,14 +85,22 @@ static void maybe_fault(const struct cfl_wire_lease *l, struct cfl_wire_result *
 		res->error = strdup("out of memory");
 		return;
 #else
-		/* bound the damage on a shared machine: at most 768 MB of
-		 * address space, then free it all so the child lives on */
+		/* bound the damage on a shared machine: 256 MB of address
+		 * space more than now, then free it all so the child lives on */
 		struct rlimit old, rl;
 		void *head = NULL;
+		unsigned long vm_pages = 0;
+		FILE *f = fopen("/proc/self/statm", "r");
 
+		if (f) {
+			if (fscanf(f, "%lu", &vm_pages) != 1)
+				vm_pages = 0;
+			fclose(f);
+		}
 		getrlimit(RLIMIT_AS, &old);
 		rl = old;
-		rl.rlim_cur = (rlim_t)768 << 20;
+		rl.rlim_cur = (rlim_t)vm_pages * (rlim_t)sysconf(_SC_PAGESIZE) +
+			      ((rlim_t)256 << 20);
 		if (old.rlim_cur != RLIM_INFINITY && old.rlim_cur < rl.rlim_cur)
 			rl.rlim_cur = old.rlim_cur;
 		setrlimit(RLIMIT_AS, &rl);
