@@ -220,6 +220,8 @@ struct cfl_peer {
 	char name[64];		/* "local:3", "host:port" */
 	size_t n_slots;
 	uint16_t send_flags;	/* e.g. CFL_WIRE_F_MAC */
+	size_t max_leases;	/* the peer leaves after this many leases (a
+				 * child with --trials-per-worker); 0: no limit */
 	struct cfl_pool *pool;
 };
 

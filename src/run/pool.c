@@ -35,6 +35,7 @@ struct peer {
 	struct slot *slots;
 	size_t n_busy;
 	uint64_t seq;
+	size_t n_leased;
 	int dead;
 	int hello;
 	char why[256];		/* a protocol error that made us drop it */
@@ -637,6 +638,8 @@ static int assign(struct cfl_pool *p, struct cfl_err *err)
 		if (pe->dead)
 			continue;
 		for (size_t k = 0; k < pe->pub.n_slots && p->s.q_len; k++) {
+			if (pe->pub.max_leases && pe->n_leased >= pe->pub.max_leases)
+				break;	/* it will leave: no lease would run */
 			struct cfl_wire_msg m;
 			struct sched_trial *t;
 			long idx;
@@ -668,6 +671,7 @@ static int assign(struct cfl_pool *p, struct cfl_err *err)
 				p->o.trial_timeout > 0 ? cfl_now() + p->o.trial_timeout : 0,
 				0 };
 			pe->n_busy++;
+			pe->n_leased++;
 		}
 	}
 	return 0;
@@ -749,7 +753,9 @@ static size_t count_local(const struct cfl_pool *p)
 	size_t n = 0;
 
 	for (size_t i = 0; i < p->n_peers; i++)
-		if (!p->peers[i]->dead && !strcmp(p->peers[i]->pub.ops->kind, "fork"))
+		if (!p->peers[i]->dead && !strcmp(p->peers[i]->pub.ops->kind, "fork") &&
+		    (!p->peers[i]->pub.max_leases ||
+		     p->peers[i]->n_leased < p->peers[i]->pub.max_leases))
 			n++;
 	return n;
 }

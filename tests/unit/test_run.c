@@ -304,6 +304,46 @@ static void t_pool_ask_tell(void)
 	cfl_data_release(&d);
 }
 
+/* --trials-per-worker 1: a fresh child per trial, and no lease is ever
+ * given to a child that is about to leave (no failed attempt). */
+static void t_pool_fork_per_trial(void)
+{
+	struct cfl_data d;
+	struct cfl_pool_opts o;
+	struct cfl_pool *p;
+	struct cfl_pool_event ev;
+	struct cfl_pool_stats ps;
+	struct cfl_err err;
+	char workers[64][64];
+	int n = 0, r;
+
+	load_iris(&d);
+	cfl_pool_opts_init(&o);
+	o.data = &d;
+	o.n_local = 2;
+	o.trials_per_worker = 1;
+	p = cfl_pool_new(&o, &err);
+	CHECK(p != NULL);
+	for (int i = 1; i <= 30; i++) {
+		struct cfl_trial_spec s = spec(i);
+
+		s.flags = CFL_LEASE_NOOP;
+		CHECK(cfl_pool_submit(p, &s, &err) == 0);
+	}
+	while ((r = cfl_pool_wait(p, &ev, &err)) == CFL_POOL_EVENT) {
+		CHECK_INT(ev.status, CFL_TRIAL_DONE);
+		for (int k = 0; k < n; k++)
+			CHECK_MSG(strcmp(workers[k], ev.worker), "%s ran two trials", ev.worker);
+		snprintf(workers[n++], sizeof(workers[0]), "%s", ev.worker);
+	}
+	CHECK_MSG(r == CFL_POOL_IDLE, "%s", err.msg);
+	CHECK_INT(n, 30);
+	cfl_pool_get_stats(p, &ps);
+	CHECK_INT(ps.attempts_failed, 0);
+	CHECK(cfl_pool_close(p, &err) == 0);
+	cfl_data_release(&d);
+}
+
 static const struct cfl_peer_ops fake_ops = { .kind = "fake" };
 
 /* A peer that sends garbage is dropped, its lease is retried elsewhere and
@@ -405,6 +445,7 @@ const struct cfl_test cfl_tests[] = {
 	TEST(t_seeds),
 	TEST(t_execute),
 	TEST(t_pool_ask_tell),
+	TEST(t_pool_fork_per_trial),
 	TEST(t_pool_hostile_peer),
 	TEST(t_pool_store_and_interrupt),
 	{ 0 },
