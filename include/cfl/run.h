@@ -222,6 +222,10 @@ struct cfl_peer {
 	uint16_t send_flags;	/* e.g. CFL_WIRE_F_MAC */
 	size_t max_leases;	/* the peer leaves after this many leases (a
 				 * child with --trials-per-worker); 0: no limit */
+	double heartbeat;	/* send it a HEARTBEAT every this many s; 0: never */
+	double silence;		/* drop it (its leases fail: "no word from
+				 * worker for N s") when nothing came from it
+				 * for this many s; 0: never (fork: EOF suffices) */
 	struct cfl_pool *pool;
 };
 

@@ -36,6 +36,7 @@ struct peer {
 	size_t n_busy;
 	uint64_t seq;
 	size_t n_leased;
+	double last_heard, last_sent_hb;
 	int dead;
 	int hello;
 	char why[256];		/* a protocol error that made us drop it */
@@ -306,6 +307,7 @@ struct cfl_peer *cfl_pool_add_peer(struct cfl_pool *p, int fd,
 	pe->pub.impl = impl;
 	pe->pub.fd = fd;
 	pe->pub.pool = p;
+	pe->last_heard = pe->last_sent_hb = cfl_now();
 	snprintf(pe->pub.name, sizeof(pe->pub.name), "%s", name);
 	cfl_buf_init(&pe->in);
 	cfl_buf_init(&pe->out);
@@ -571,6 +573,7 @@ static int peer_read(struct cfl_pool *p, struct peer *pe, struct cfl_err *err)
 			break;
 		}
 		pe->in.len += (size_t)k;
+		pe->last_heard = cfl_now();
 		if ((size_t)k < 65536)
 			break;
 	}
@@ -707,6 +710,26 @@ static int check_timeouts(struct cfl_pool *p, struct cfl_err *err)
 				return -1;
 			kill_it |= pe->pub.ops->kill_on_timeout;
 		}
+		if (pe->pub.silence > 0 && !pe->dead &&
+		    now - pe->last_heard > pe->pub.silence) {
+			snprintf(pe->why, sizeof(pe->why),
+				 "no word from worker for %g s", pe->pub.silence);
+			pe->dead = 1;
+			if (pe->pub.ops->kill)
+				pe->pub.ops->kill(&pe->pub);
+			continue;
+		}
+		if (pe->pub.heartbeat > 0 && !pe->dead &&
+		    now - pe->last_sent_hb >= pe->pub.heartbeat) {
+			struct cfl_wire_msg m;
+
+			cfl_wire_msg_init(&m, CFL_WIRE_HEARTBEAT);
+			m.u.heartbeat.time_ms = (uint64_t)(now * 1000);
+			m.u.heartbeat.n_running = (uint32_t)pe->n_busy;
+			if (cfl_peer_send(&pe->pub, &m, err))
+				return -1;
+			pe->last_sent_hb = now;
+		}
 		if (kill_it && pe->pub.ops->kill) {
 			pe->pub.ops->kill(&pe->pub);
 			pe->dead = 1;	/* no new lease; reaped below */
@@ -728,6 +751,16 @@ static int poll_timeout_ms(struct cfl_pool *p)
 			    (next < 0 || d < next))
 				next = d;
 		}
+	for (size_t i = 0; i < p->n_peers; i++) {
+		const struct peer *pe = p->peers[i];
+
+		if (pe->pub.silence > 0 &&
+		    (next < 0 || pe->last_heard + pe->pub.silence < next))
+			next = pe->last_heard + pe->pub.silence;
+		if (pe->pub.heartbeat > 0 &&
+		    (next < 0 || pe->last_sent_hb + pe->pub.heartbeat < next))
+			next = pe->last_sent_hb + pe->pub.heartbeat;
+	}
 	if (p->in_batch && p->o.commit_interval > 0) {
 		double d = p->batch_start + p->o.commit_interval;
 

@@ -383,6 +383,56 @@ static void t_pool_hostile_peer(void)
 	cfl_data_release(&d);
 }
 
+/* A peer that goes silent past its silence limit is dropped and its lease
+ * runs elsewhere; a peer with a heartbeat interval gets HEARTBEAT frames. */
+static void t_pool_silent_peer(void)
+{
+	struct cfl_data d;
+	struct cfl_pool *p;
+	struct cfl_pool_event ev;
+	struct cfl_peer *peer;
+	struct cfl_err err;
+	struct cfl_wire_frame f;
+	struct cfl_wire_msg m;
+	char buf[4096];
+	ssize_t got;
+	int sv[2], n = 0, r, n_hb = 0;
+	size_t pos = 0;
+
+	load_iris(&d);
+	CHECK(socketpair(AF_UNIX, SOCK_STREAM, 0, sv) == 0);
+	p = new_pool(&d, 1, NULL, 0);
+	peer = cfl_pool_add_peer(p, sv[0], &fake_ops, NULL, 1, "quiet:1", &err);
+	CHECK(peer != NULL);
+	peer->silence = 0.5;
+	peer->heartbeat = 0.1;
+	for (int i = 1; i <= 3; i++) {
+		struct cfl_trial_spec s = spec(i);
+
+		s.flags = CFL_LEASE_NOOP;
+		CHECK(cfl_pool_submit(p, &s, &err) == 0);
+	}
+	while ((r = cfl_pool_wait(p, &ev, &err)) == CFL_POOL_EVENT) {
+		CHECK_STR(ev.worker, "local:1");
+		n++;
+	}
+	CHECK_MSG(r == CFL_POOL_IDLE, "%s", err.msg);
+	CHECK_INT(n, 3);
+	/* what the quiet peer got: one LEASE, then HEARTBEATs */
+	got = read(sv[1], buf, sizeof(buf));
+	CHECK(got > 0);
+	while (cfl_wire_decode(buf + pos, (size_t)got - pos, &f, &m, &err) == 0) {
+		CHECK(m.type == CFL_WIRE_LEASE || m.type == CFL_WIRE_HEARTBEAT);
+		n_hb += m.type == CFL_WIRE_HEARTBEAT;
+		cfl_wire_msg_release(&m);
+		pos += f.size;
+	}
+	CHECK(n_hb >= 2);
+	CHECK(cfl_pool_close(p, &err) == 0);
+	close(sv[1]);
+	cfl_data_release(&d);
+}
+
 /* With a store: results and failures are committed; an interrupt marks the
  * running trials and the run. */
 static void t_pool_store_and_interrupt(void)
@@ -447,6 +497,7 @@ const struct cfl_test cfl_tests[] = {
 	TEST(t_pool_ask_tell),
 	TEST(t_pool_fork_per_trial),
 	TEST(t_pool_hostile_peer),
+	TEST(t_pool_silent_peer),
 	TEST(t_pool_store_and_interrupt),
 	{ 0 },
 };
