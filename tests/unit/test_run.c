@@ -457,7 +457,7 @@ static void t_pool_store_and_interrupt(void)
 	info.name = "t";
 	CHECK(cfl_store_run_create(st, &info, &run_id, &err) == 0);
 	CHECK(cfl_store_candidate_get_or_add(st, run_id, "linear", NULL, &cand, NULL, &err) == 0);
-	setenv("CFL_TEST_FAULT", "hang:3", 1);
+	setenv("CFL_TEST_FAULT", "hang:0", 1);	/* the first leased */
 	p = new_pool(&d, 2, st, run_id);
 	for (int i = 0; i < 4; i++) {
 		struct cfl_trial_state ts;
@@ -469,7 +469,7 @@ static void t_pool_store_and_interrupt(void)
 		s.flags = CFL_LEASE_KEEP_TEST;
 		CHECK(cfl_pool_submit(p, &s, &err) == 0);
 	}
-	/* three finish; the fourth hangs until interrupted */
+	/* the first hangs until interrupted; the three others finish */
 	while (n < 3 && (r = cfl_pool_wait(p, &ev, &err)) == CFL_POOL_EVENT)
 		n++;
 	CHECK_INT(n, 3);
@@ -478,7 +478,7 @@ static void t_pool_store_and_interrupt(void)
 	CHECK(cfl_pool_close(p, &err) == 0);
 	CHECK(cfl_store_trial_counts(st, run_id, &tc, &err) == 0);
 	CHECK_INT(tc.done, 3);
-	CHECK_INT(tc.interrupted, 1);
+	CHECK_MSG(tc.interrupted == 1, "done %zu queued %zu running %zu failed %zu poison %zu interrupted %zu", tc.done, tc.queued, tc.running, tc.failed, tc.poison, tc.interrupted);
 	CHECK_INT(tc.running, 0);
 	CHECK(cfl_store_run_get(st, run_id, &info, &err) == 0);
 	CHECK_INT(info.status, CFL_RUN_INTERRUPTED);
