@@ -42,7 +42,8 @@ struct cfl_trial_spec {
 	int repeat;
 	int fold;		/* -1: no folds */
 	int n_folds;		/* 0 when fold == -1 */
-	unsigned flags;		/* CFL_LEASE_BOOTSTRAP, CFL_LEASE_KEEP_*, CFL_LEASE_NOOP */
+	unsigned flags;		/* CFL_LEASE_BOOTSTRAP, CFL_LEASE_KEEP_*, CFL_LEASE_NOOP,
+				 * CFL_LEASE_COMMAND (model is then a shell command) */
 	int prev_attempts;	/* attempts already made (from the store, on --resume) */
 	void *user;		/* caller's pointer, given back in events */
 };
@@ -66,7 +67,12 @@ uint64_t cfl_fold_seed(uint64_t run_seed, int repeat);
  * it returns 0 with res->status CFL_RESULT_MODEL_ERROR and res->error set.
  * Returns -1 (err) only when the lease itself is invalid (unknown model,
  * bad params, fold out of range) -- also reported as a model error by
- * cfl_worker_serve.  Honours CFL_TEST_FAULT (see README: tests only). */
+ * cfl_worker_serve.  Honours CFL_TEST_FAULT (see README: tests only).
+ * With CFL_LEASE_COMMAND, lease->model is a shell command run by /bin/sh -c
+ * (CFL_TRIAL_SEED and CFL_TRIAL_REPEAT in its environment): the number on
+ * the last non-empty line of its stdout is metric "value" of split valid;
+ * a non-zero exit, a signal or no number is a model error naming it with
+ * the tail of its stderr. */
 int cfl_trial_execute(const struct cfl_data *data,
 		      const struct cfl_wire_lease *lease,
 		      struct cfl_wire_result *res /* OUT */,

@@ -235,6 +235,45 @@ static void t_execute(void)
 	cfl_data_release(&d);
 }
 
+/* cfl tune --command: the last stdout line is the value; failures say why. */
+static void t_command_trial(void)
+{
+	struct cfl_data d;
+	struct cfl_wire_lease l;
+	struct cfl_wire_result r;
+	struct cfl_err err;
+
+	load_iris(&d);
+	lease_init(&l, 42);
+	l.flags = CFL_LEASE_COMMAND;
+	l.model = "echo 1; echo '  2.5 '; echo";
+	CHECK(cfl_trial_execute(&d, &l, &r, &err) == 0);
+	CHECK_MSG(r.status == CFL_RESULT_OK, "%s", r.error);
+	CHECK_INT(r.split[0].n_metrics, 1);
+	CHECK_STR(r.split[0].metrics[0].name, "value");
+	CHECK(r.split[0].metrics[0].value == 2.5);
+	cfl_trial_result_release(&r);
+	l.model = "echo $CFL_TRIAL_SEED";
+	CHECK(cfl_trial_execute(&d, &l, &r, &err) == 0);
+	CHECK(r.split[0].metrics[0].value == 42);
+	cfl_trial_result_release(&r);
+	l.model = "echo 1; echo oops >&2; exit 3";
+	CHECK(cfl_trial_execute(&d, &l, &r, &err) == 0);
+	CHECK_INT(r.status, CFL_RESULT_MODEL_ERROR);
+	CHECK_STR(r.error, "command exit 3: oops");
+	cfl_trial_result_release(&r);
+	l.model = "echo abc";
+	CHECK(cfl_trial_execute(&d, &l, &r, &err) == 0);
+	CHECK_INT(r.status, CFL_RESULT_MODEL_ERROR);
+	CHECK_CONTAINS(r.error, "no number");
+	cfl_trial_result_release(&r);
+	l.model = "kill -9 $$";
+	CHECK(cfl_trial_execute(&d, &l, &r, &err) == 0);
+	CHECK_STR(r.error, "command killed by signal 9");
+	cfl_trial_result_release(&r);
+	cfl_data_release(&d);
+}
+
 static struct cfl_pool *new_pool(const struct cfl_data *d, size_t n_local,
 				 struct cfl_store *st, int64_t run_id)
 {
@@ -494,6 +533,7 @@ const struct cfl_test cfl_tests[] = {
 	TEST(t_sched_late_result),
 	TEST(t_seeds),
 	TEST(t_execute),
+	TEST(t_command_trial),
 	TEST(t_pool_ask_tell),
 	TEST(t_pool_fork_per_trial),
 	TEST(t_pool_hostile_peer),
