@@ -408,6 +408,8 @@ static int peer_dead(struct cfl_pool *p, size_t i, struct cfl_err *err)
 	return 0;
 }
 
+/* A RESULT from pe.  Returns 0, -1 on a store error (fatal), -2 when the
+ * peer misbehaved (drop it). */
 static int handle_result(struct cfl_pool *p, struct peer *pe,
 			 struct cfl_wire_msg *msg, struct cfl_err *err)
 {
@@ -423,9 +425,10 @@ static int handle_result(struct cfl_pool *p, struct peer *pe,
 		    pe->slots[k].attempt == (int)r->attempt)
 			break;
 	if (idx < 0) {
+		cfl_err_set(err, "peer '%s' sent a result for unknown trial %lld",
+			    pe->pub.name, (long long)r->trial_id);
 		cfl_wire_msg_release(msg);
-		return cfl_err_set(err, "peer '%s' sent a result for unknown trial %lld",
-				   pe->pub.name, (long long)r->trial_id);
+		return -2;	/* the peer's fault: drop it, not the run */
 	}
 	if (k < pe->pub.n_slots) {
 		pe->slots[k].idx = -1;
@@ -529,12 +532,13 @@ static int handle_frame(struct cfl_pool *p, struct peer *pe,
 		}
 		pe->hello = 1;
 		break;
-	case CFL_WIRE_RESULT:
-		if (handle_result(p, pe, &msg, err)) {
-			*fatal = 1;
-			return -1;
-		}
-		return 0;	/* msg moved or released */
+	case CFL_WIRE_RESULT: {
+		int r = handle_result(p, pe, &msg, err);
+
+		if (r == -1)
+			*fatal = 1;	/* a store error: the run cannot go on */
+		return r ? -1 : 0;	/* msg moved or released */
+	}
 	case CFL_WIRE_HEARTBEAT:
 		break;
 	case CFL_WIRE_ERROR:

@@ -407,6 +407,23 @@ static void t_pool_hostile_peer(void)
 		CHECK(cfl_pool_submit(p, &s, &err) == 0);
 	}
 	CHECK(write(sv[1], "GET / HTTP/1.1\r\n\r\n", 18) == 18);
+	/* a second peer sends a well-formed result for a trial that does not
+	 * exist: dropped too, the run goes on */
+	{
+		int sv2[2];
+		struct cfl_buf b;
+		struct cfl_wire_msg m;
+
+		CHECK(socketpair(AF_UNIX, SOCK_STREAM, 0, sv2) == 0);
+		CHECK(cfl_pool_add_peer(p, sv2[0], &fake_ops, NULL, 1, "fake:2", &err) != NULL);
+		cfl_buf_init(&b);
+		cfl_wire_msg_init(&m, CFL_WIRE_RESULT);
+		m.u.result.trial_id = 999;
+		m.u.result.attempt = 1;
+		CHECK(cfl_wire_encode(&b, 0, 0, &m, &err) == 0);
+		CHECK(write(sv2[1], b.data, b.len) == (ssize_t)b.len);
+		cfl_buf_release(&b);
+	}
 	while ((r = cfl_pool_wait(p, &ev, &err)) == CFL_POOL_EVENT) {
 		CHECK_INT(ev.status, CFL_TRIAL_DONE);
 		CHECK_STR(ev.worker, "local:1");
@@ -415,7 +432,7 @@ static void t_pool_hostile_peer(void)
 	CHECK_MSG(r == CFL_POOL_IDLE, "%s", err.msg);
 	CHECK_INT(n, 4);
 	cfl_pool_get_stats(p, &ps);
-	CHECK_INT(ps.attempts_failed, 1);
+	CHECK_INT(ps.attempts_failed, 2);
 	CHECK_INT(ps.n_slots, 1);
 	CHECK(cfl_pool_close(p, &err) == 0);
 	close(sv[1]);
