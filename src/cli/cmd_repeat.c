@@ -526,6 +526,8 @@ int cmd_repeat(int argc, char **argv)
 	/* Ctrl-C: before the pool exists, just note it */
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_handler = on_signal;
+	/* restart reads (the data load): the pool's poll() still wakes up */
+	sa.sa_flags = SA_RESTART;
 	sigemptyset(&sa.sa_mask);
 	sigaction(SIGINT, &sa, &old_int);
 	sigaction(SIGTERM, &sa, &old_term);
