@@ -76,8 +76,10 @@ static void usage(FILE *f)
 		"  --ensemble LIST          ensembles to build [the ensemble module's default]\n"
 		"  --db FILE                the database [" CFL_STORE_DEFAULT_PATH "]\n"
 		"  --name NAME              the run's name [repeat-YYYYMMDD-HHMMSS]\n"
-		"  --resume NAME            finish the run NAME (same options): done trials\n"
-		"                           are kept, the others run again\n"
+		"  --resume NAME            finish the run NAME: done trials are kept, the\n"
+		"                           others run again; DATA and the plan come from\n"
+		"                           the stored run when omitted (given, they must\n"
+		"                           match it)\n"
 		"  --trial-timeout SEC      kill a trial after SEC seconds [0: never]\n"
 		"  --max-retries R          retries of a failed trial [1]\n"
 		"  --threads-per-trial T    BLAS threads per trial [1]\n"
@@ -94,7 +96,7 @@ static void usage(FILE *f)
 		"  cfl repeat datasets/breast_cancer.csv --models linear,fcnn --num-jobs 2\n"
 		"  cfl repeat datasets/wine.csv --models linear --set linear.l2=0.1 --seed 7\n"
 		"  cfl repeat data.csv --name nightly --trial-timeout 60\n"
-		"  cfl repeat data.csv --name nightly --resume nightly\n",
+		"  cfl repeat --resume nightly --num-jobs 4\n",
 		cfl_model_find("fcnn") ? "fcnn" : "linear", cores > 0 ? cores : 1,
 		cli_data_help);
 }
@@ -310,6 +312,8 @@ static int parse_args(struct plan *pl, int argc, char **argv)
 			return cli_usage_error("repeat", "unknown option");
 		}
 	}
+	if (optind >= argc && pl->resume)
+		return 3;	/* the rest comes from the stored command */
 	if (optind >= argc)
 		return cli_usage_error("repeat", "missing DATA (a CSV file)");
 	if (optind + 1 < argc)
@@ -368,6 +372,97 @@ static void command_line(int argc, char **argv, struct cfl_buf *b)
 			cfl_buf_puts(b, *a == '\'' ? "'\\''" : (char[]){ *a, 0 });
 		cfl_buf_puts(b, "'");
 	}
+}
+
+/* Splits a command line as command_line() wrote it (words separated by
+ * blanks, '...' quoting, backslash escapes) into a malloc'd argv (one
+ * block: free() it); NULL when malformed. */
+static char **split_command(const char *cmd, int *argc_out)
+{
+	size_t len = strlen(cmd);
+	char **argv = malloc((len / 2 + 2) * sizeof(char *) + len + 1);
+	char *o;
+	int n = 0;
+
+	if (!argv)
+		return NULL;
+	o = (char *)(argv + len / 2 + 2);
+	for (const char *p = cmd; *p;) {
+		while (*p == ' ')
+			p++;
+		if (!*p)
+			break;
+		argv[n++] = o;
+		while (*p && *p != ' ') {
+			if (*p == '\'') {
+				for (p++; *p && *p != '\''; p++)
+					*o++ = *p;
+				if (!*p) {
+					free(argv);
+					return NULL;
+				}
+				p++;
+			} else if (*p == '\\' && p[1]) {
+				*o++ = p[1];
+				p += 2;
+			} else {
+				*o++ = *p++;
+			}
+		}
+		*o++ = 0;
+	}
+	argv[n] = NULL;
+	*argc_out = n;
+	return argv;
+}
+
+/* --resume NAME without DATA: the stored command's arguments, then this
+ * command's (execution options given now win).  Returns a malloc'd argv
+ * for parse_args (free() it and *words), or NULL after printing why. */
+static char **resume_argv(const struct plan *pl, int argc, char **argv,
+			  int *new_argc, char ***words)
+{
+	struct cfl_store *st;
+	struct cfl_run_info info;
+	struct cfl_err err;
+	char **w, **nv;
+	int n_w = 0, k = 0;
+
+	st = cfl_store_open(pl->db, CFL_STORE_READONLY, &err);
+	if (!st) {
+		cli_fail(&err);
+		return NULL;
+	}
+	if (cfl_store_run_find(st, pl->resume, &info, &err)) {
+		cli_fail(&err);
+		cfl_store_close(st);
+		return NULL;
+	}
+	cfl_store_close(st);
+	w = split_command(info.command ? info.command : "", &n_w);
+	if (!w || n_w < 3 || strcmp(w[0], "cfl") || strcmp(w[1], "repeat")) {
+		cli_failf("cannot resume run '%s': it was not started by cfl repeat "
+			  "(command: %s)", pl->resume, info.command ? info.command : "");
+		cfl_run_info_release(&info);
+		free(w);
+		return NULL;
+	}
+	cfl_run_info_release(&info);
+	nv = malloc(((size_t)n_w + (size_t)argc + 1) * sizeof(char *));
+	if (!nv) {
+		free(w);
+		cli_failf("out of memory");
+		return NULL;
+	}
+	nv[k++] = argv[0];
+	for (int i = 2; i < n_w; i++)
+		nv[k++] = w[i];
+	for (int i = 1; i < argc; i++)
+		nv[k++] = argv[i];
+	nv[k] = NULL;
+	*new_argc = k;
+	*words = w;
+	return nv;
 }
 
 /* ---- progress ---- */
@@ -511,6 +606,7 @@ int cmd_repeat(int argc, char **argv)
 	size_t n_trials, n_submit = 0, n_done_before = 0;
 	int rc = CLI_FAIL, r, loaded = 0, resumed = 0;
 	long n_folds;
+	char **rv = NULL, **rv_words = NULL;
 
 	memset(&pl, 0, sizeof(pl));
 	memset(&pr, 0, sizeof(pr));
@@ -518,8 +614,26 @@ int cmd_repeat(int argc, char **argv)
 	cfl_buf_init(&cmdline);
 	cfl_buf_init(&out);
 	r = parse_args(&pl, argc, argv);
+	if (r == 3) {
+		/* --resume NAME alone: the run's stored command fills in DATA
+		 * and the plan */
+		int nc = 0;
+
+		rv = resume_argv(&pl, argc, argv, &nc, &rv_words);
+		plan_release(&pl);
+		memset(&pl, 0, sizeof(pl));
+		if (!rv)
+			return CLI_FAIL;
+		r = parse_args(&pl, nc, rv);
+		if (r == 3)
+			r = cli_usage_error("repeat", "missing DATA (a CSV file)");
+		argc = nc;
+		argv = rv;
+	}
 	if (r) {
 		plan_release(&pl);
+		free(rv);
+		free(rv_words);
 		return r < 0 ? CLI_OK : r;
 	}
 
@@ -793,7 +907,9 @@ interrupted:
 	cfl_pool_close(pool, NULL);
 	pool = NULL;
 	fprintf(stderr, "cfl repeat: interrupted; run '%s' kept in '%s'; finish it with:\n"
-		"  %s --resume %s\n", run_name, pl.db, cmdline.data, run_name);
+		"  cfl repeat --resume %s%s%s\n", run_name, pl.db, run_name,
+		strcmp(pl.db, CFL_STORE_DEFAULT_PATH) ? " --db " : "",
+		strcmp(pl.db, CFL_STORE_DEFAULT_PATH) ? pl.db : "");
 	rc = CLI_INTERRUPTED;
 	goto done;
 interrupted_early:
@@ -815,6 +931,8 @@ done:
 	cfl_buf_release(&cmdline);
 	cfl_buf_release(&out);
 	plan_release(&pl);
+	free(rv);
+	free(rv_words);
 	if (g_interrupted && rc == CLI_FAIL)
 		rc = CLI_INTERRUPTED;
 	return rc;

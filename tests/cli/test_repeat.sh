@@ -170,11 +170,13 @@ test_repeat_ctrl_c_then_resume() {
 	rc2=$?
 	[ "$rc2" = 130 ] || fail "exit $rc2 after SIGINT: $(cat err.txt)"
 	grep -q "interrupted; run 'c' kept" err.txt || fail "no resume hint: $(cat err.txt)"
+	grep -q "cfl repeat --resume c --db r.db" err.txt || fail "no resume command: $(cat err.txt)"
 	expect_gone $kids
 	[ "$(sqlite3 r.db "select status from runs")" = interrupted ] || fail "run not interrupted"
 	[ "$(sqlite3 r.db "select count(*) from trials where status='running'")" = 0 ] ||
 		fail "running trials left"
-	run "$CFL" repeat "$ROOT/datasets/iris.csv" --models linear,baseline --bootstrap --num-repeat 3 --seed 1 --metrics acc,logloss --num-jobs 2 --db r.db --resume c -q
+	# --resume alone: DATA and the plan come from the stored run
+	run "$CFL" repeat --resume c --db r.db --num-jobs 1 -q
 	expect_rc 0
 	ref=$(table_of "$(cat "$ROOT/tests/golden/repeat_iris.txt")")
 	[ "$(table_of "$out")" = "$ref" ] || fail "resumed table differs: $out"
@@ -218,6 +220,9 @@ test_repeat_kill9_then_resume() {
 	run "$CFL" repeat "$ROOT/datasets/iris.csv" --models linear --num-repeat 3 --db r.db --resume k
 	expect_rc 1
 	expect_err "another plan"
+	run "$CFL" repeat --resume nosuch --db r.db
+	expect_rc 1
+	expect_err "no run 'nosuch'"
 }
 
 # --folds K: K trials per repeat with out-of-fold predictions covering train.
