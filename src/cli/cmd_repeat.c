@@ -95,8 +95,9 @@ static void usage(FILE *f)
 		"  cfl repeat datasets/iris.csv --num-repeat 3\n"
 		"  cfl repeat datasets/breast_cancer.csv --models linear,fcnn --num-jobs 2\n"
 		"  cfl repeat datasets/wine.csv --models linear --set linear.l2=0.1 --seed 7\n"
+		"  cfl repeat --resume nightly --num-jobs 4\n"
 		"  cfl repeat data.csv --name nightly --trial-timeout 60\n"
-		"  cfl repeat --resume nightly --num-jobs 4\n",
+		"  cfl repeat data.csv --name nightly --resume nightly\n",
 		cfl_model_find("fcnn") ? "fcnn" : "linear", cores > 0 ? cores : 1,
 		cli_data_help);
 }

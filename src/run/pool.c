@@ -408,8 +408,8 @@ static int peer_dead(struct cfl_pool *p, size_t i, struct cfl_err *err)
 	return 0;
 }
 
-/* A RESULT from pe.  Returns 0, -1 on a store error (fatal), -2 when the
- * peer misbehaved (drop it). */
+/* A RESULT from pe.  Returns 0, or -1 on a store error (fatal); a
+ * result for a trial this pool does not know is acked as a duplicate. */
 static int handle_result(struct cfl_pool *p, struct peer *pe,
 			 struct cfl_wire_msg *msg, struct cfl_err *err)
 {
@@ -425,10 +425,15 @@ static int handle_result(struct cfl_pool *p, struct peer *pe,
 		    pe->slots[k].attempt == (int)r->attempt)
 			break;
 	if (idx < 0) {
-		cfl_err_set(err, "peer '%s' sent a result for unknown trial %lld",
-			    pe->pub.name, (long long)r->trial_id);
+		/* a remote worker's kept result for a trial this session did not
+		 * queue (done before a --resume): acknowledge it as a duplicate
+		 * so the worker drops it */
+		cfl_wire_msg_init(&ack, CFL_WIRE_RESULT_ACK);
+		ack.u.ack.trial_id = r->trial_id;
+		ack.u.ack.attempt = r->attempt;
+		ack.u.ack.duplicate = 1;
 		cfl_wire_msg_release(msg);
-		return -2;	/* the peer's fault: drop it, not the run */
+		return cfl_peer_send(&pe->pub, &ack, err);
 	}
 	if (k < pe->pub.n_slots) {
 		pe->slots[k].idx = -1;

@@ -386,7 +386,7 @@ static void t_pool_fork_per_trial(void)
 static const struct cfl_peer_ops fake_ops = { .kind = "fake" };
 
 /* A peer that sends garbage is dropped, its lease is retried elsewhere and
- * the run completes. */
+ * the run completes; a result for an unknown trial is acked as a duplicate. */
 static void t_pool_hostile_peer(void)
 {
 	struct cfl_data d;
@@ -394,7 +394,7 @@ static void t_pool_hostile_peer(void)
 	struct cfl_pool_event ev;
 	struct cfl_pool_stats ps;
 	struct cfl_err err;
-	int sv[2], n = 0, r;
+	int sv[2], sv2[2], n = 0, r;
 
 	load_iris(&d);
 	CHECK(socketpair(AF_UNIX, SOCK_STREAM, 0, sv) == 0);
@@ -407,15 +407,18 @@ static void t_pool_hostile_peer(void)
 		CHECK(cfl_pool_submit(p, &s, &err) == 0);
 	}
 	CHECK(write(sv[1], "GET / HTTP/1.1\r\n\r\n", 18) == 18);
-	/* a second peer sends a well-formed result for a trial that does not
-	 * exist: dropped too, the run goes on */
+	/* a second peer sends a well-formed result for a trial this pool does
+	 * not know (a remote worker's result from before a --resume): acked
+	 * as a duplicate; then it falls silent and is dropped */
 	{
-		int sv2[2];
 		struct cfl_buf b;
 		struct cfl_wire_msg m;
+		struct cfl_peer *peer2;
 
 		CHECK(socketpair(AF_UNIX, SOCK_STREAM, 0, sv2) == 0);
-		CHECK(cfl_pool_add_peer(p, sv2[0], &fake_ops, NULL, 1, "fake:2", &err) != NULL);
+		peer2 = cfl_pool_add_peer(p, sv2[0], &fake_ops, NULL, 1, "fake:2", &err);
+		CHECK(peer2 != NULL);
+		peer2->silence = 0.3;
 		cfl_buf_init(&b);
 		cfl_wire_msg_init(&m, CFL_WIRE_RESULT);
 		m.u.result.trial_id = 999;
@@ -436,6 +439,28 @@ static void t_pool_hostile_peer(void)
 	CHECK_INT(ps.n_slots, 1);
 	CHECK(cfl_pool_close(p, &err) == 0);
 	close(sv[1]);
+	{
+		/* fake:2 got its LEASE, then the duplicate ACK */
+		char buf[4096];
+		ssize_t got = read(sv2[1], buf, sizeof(buf));
+		size_t pos = 0;
+		struct cfl_wire_frame f;
+		struct cfl_wire_msg m;
+		int acked = 0;
+
+		CHECK(got > 0);
+		while (cfl_wire_decode(buf + pos, (size_t)got - pos, &f, &m, &err) == 0) {
+			if (m.type == CFL_WIRE_RESULT_ACK) {
+				CHECK_INT(m.u.ack.trial_id, 999);
+				CHECK_INT(m.u.ack.duplicate, 1);
+				acked = 1;
+			}
+			cfl_wire_msg_release(&m);
+			pos += f.size;
+		}
+		CHECK(acked);
+		close(sv2[1]);
+	}
 	cfl_data_release(&d);
 }
 
