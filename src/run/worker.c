@@ -523,7 +523,7 @@ int cfl_worker_serve(int fd, const struct cfl_data *data, const char *name,
 	struct cfl_wire_msg m;
 	uint64_t seq = 0;
 	size_t n_done = 0;
-	int rc = -1;
+	int rc = -1, threads = 0;
 
 	cfl_buf_init(&in);
 	cfl_buf_init(&out);
@@ -572,6 +572,12 @@ int cfl_worker_serve(int fd, const struct cfl_data *data, const char *name,
 		if (msg.type == CFL_WIRE_LEASE) {
 			struct cfl_wire_msg res;
 			struct cfl_err terr;
+
+			/* the lease says how many BLAS threads it may use */
+			if (msg.u.lease.threads && (int)msg.u.lease.threads != threads) {
+				threads = (int)msg.u.lease.threads;
+				cfl_worker_set_threads(threads);
+			}
 
 			cfl_wire_msg_init(&res, CFL_WIRE_RESULT);
 			if (cfl_trial_execute(data, &msg.u.lease, &res.u.result,

@@ -383,6 +383,35 @@ static void t_pool_fork_per_trial(void)
 	cfl_data_release(&d);
 }
 
+/* Children run with --threads-per-trial BLAS threads (seen by a command
+ * trial in its environment). */
+static void t_pool_threads(void)
+{
+	struct cfl_data d;
+	struct cfl_pool_opts o;
+	struct cfl_pool *p;
+	struct cfl_pool_event ev;
+	struct cfl_trial_spec s = spec(1);
+	struct cfl_err err;
+
+	load_iris(&d);
+	cfl_pool_opts_init(&o);
+	o.data = &d;
+	o.n_local = 1;
+	o.threads_per_trial = 3;
+	p = cfl_pool_new(&o, &err);
+	CHECK(p != NULL);
+	s.model = "echo $OPENBLAS_NUM_THREADS";
+	s.flags = CFL_LEASE_COMMAND;
+	CHECK(cfl_pool_submit(p, &s, &err) == 0);
+	CHECK_INT(cfl_pool_wait(p, &ev, &err), CFL_POOL_EVENT);
+	CHECK_INT(ev.status, CFL_TRIAL_DONE);
+	CHECK(ev.result->split[0].metrics[0].value == 3);
+	CHECK_INT(cfl_pool_wait(p, &ev, &err), CFL_POOL_IDLE);
+	CHECK(cfl_pool_close(p, &err) == 0);
+	cfl_data_release(&d);
+}
+
 static const struct cfl_peer_ops fake_ops = { .kind = "fake" };
 
 /* A peer that sends garbage is dropped, its lease is retried elsewhere and
@@ -578,6 +607,7 @@ const struct cfl_test cfl_tests[] = {
 	TEST(t_command_trial),
 	TEST(t_pool_ask_tell),
 	TEST(t_pool_fork_per_trial),
+	TEST(t_pool_threads),
 	TEST(t_pool_hostile_peer),
 	TEST(t_pool_silent_peer),
 	TEST(t_pool_store_and_interrupt),
