@@ -31,6 +31,13 @@ int cfl_ensemble_for_run(struct cfl_store *st, int64_t run_id,
 			 const struct cfl_data *data, const char *methods,
 			 struct cfl_err *err) __attribute__((weak));
 
+/* Also from src/ensemble (issue 7), weak: --ensemble is checked before any
+ * trial runs (an unknown method, vote on a regression: usage errors). */
+int cfl_ensemble_parse_list(const char *list, unsigned *mask,
+			    struct cfl_err *err) __attribute__((weak));
+int repeat_ensemble_check(unsigned methods, int n_classes,
+			  struct cfl_err *err) __attribute__((weak));
+
 #define MAX_MODELS 16
 
 enum {
@@ -664,6 +671,16 @@ int cmd_repeat(int argc, char **argv)
 	} else {
 		pl.n_metrics = cfl_metric_defaults(data.train.n_classes, pl.metrics,
 						   CFL_WIRE_MAX_METRICS);
+	}
+	if (pl.ensemble && cfl_ensemble_parse_list) {
+		unsigned mask = 0;
+
+		if (cfl_ensemble_parse_list(pl.ensemble, &mask, &err) ||
+		    (repeat_ensemble_check &&
+		     repeat_ensemble_check(mask, data.train.n_classes, &err))) {
+			rc = cli_usage_error("repeat", "--ensemble: %s", err.msg);
+			goto done;
+		}
 	}
 	n_folds = pl.folds;
 	if (n_folds && (size_t)n_folds > data.train.n) {
