@@ -903,11 +903,18 @@ int cmd_repeat(int argc, char **argv)
 		cfl_table_release(&t);
 		fputs(out.data, stdout);
 		fflush(stdout);
-		if (tc.failed + tc.poison)
-			fprintf(stderr, "%zu of %zu trials failed (cfl report %s --db %s shows why)\n",
-				tc.failed + tc.poison, tc.total, run_name, pl.db);
-		fprintf(stderr, "run '%s' stored in '%s'; see it again with: cfl report %s --db %s\n",
-			run_name, pl.db, run_name, pl.db);
+		{
+			/* "--db FILE" only when it is not the default */
+			int dflt = !strcmp(pl.db, CFL_STORE_DEFAULT_PATH);
+
+			if (tc.failed + tc.poison)
+				fprintf(stderr, "%zu of %zu trials failed (cfl report %s%s%s shows why)\n",
+					tc.failed + tc.poison, tc.total, run_name,
+					dflt ? "" : " --db ", dflt ? "" : pl.db);
+			fprintf(stderr, "run '%s' stored in '%s'; see it again with: cfl report %s%s%s\n",
+				run_name, pl.db, run_name, dflt ? "" : " --db ",
+				dflt ? "" : pl.db);
+		}
 		rc = tc.done ? CLI_OK : CLI_FAIL;
 		if (!tc.done)
 			fprintf(stderr, "cfl: every trial failed\n");
