@@ -102,7 +102,7 @@ int cfl_ensemble_vote(const double *const *preds, size_t n_members, size_t n,
 	if (check_members(n_members, err))
 		return -1;
 	if (n_out < 2)
-		return cfl_err_set(err, "ensemble 'vote' needs classification");
+		return cfl_err_set(err, "vote needs classification");
 	memset(out, 0, n * n_out * sizeof(double));
 	for (size_t j = 0; j < n_members; j++)
 		for (size_t i = 0; i < n; i++)
