@@ -50,9 +50,13 @@ int cfl_ensemble_parse_list(const char *list, unsigned *mask /* OUT */,
 int cfl_ensemble_mean(const double *const *preds, size_t n_members, size_t n,
 		      size_t n_out, double *out /* OUT (n, n_out) */,
 		      struct cfl_err *err);
-/* out[i][c] = the share of members whose most probable class (the first on
- * ties) is c, so its argmax is the majority class (the lowest class index
- * on a tied vote).  Fails when n_out < 2 (regression). */
+/* Majority vote.  Each member votes its most probable class (the first on
+ * ties); out[i][c] = (1 - e) * share of votes for c + e * mean probability
+ * of c, with e = CFL_ENS_VOTE_TIE_WEIGHT: the argmax is the majority
+ * class, and a tied vote goes to the class with the highest mean
+ * probability.  Rows sum to 1.  Fails when n_out < 2 (regression) or when
+ * there are 1 / e members or more. */
+#define CFL_ENS_VOTE_TIE_WEIGHT 1e-6
 int cfl_ensemble_vote(const double *const *preds, size_t n_members, size_t n,
 		      size_t n_out, double *out /* OUT (n, n_out) */,
 		      struct cfl_err *err);

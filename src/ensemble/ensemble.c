@@ -99,16 +99,30 @@ static size_t argmax(const double *row, size_t k)
 int cfl_ensemble_vote(const double *const *preds, size_t n_members, size_t n,
 		      size_t n_out, double *out, struct cfl_err *err)
 {
+	const double eps = CFL_ENS_VOTE_TIE_WEIGHT;
+
 	if (check_members(n_members, err))
 		return -1;
 	if (n_out < 2)
 		return cfl_err_set(err, "vote needs classification");
+	if (n_members >= 1 / eps)
+		return cfl_err_set(err, "vote: too many members (%zu)", n_members);
 	memset(out, 0, n * n_out * sizeof(double));
 	for (size_t j = 0; j < n_members; j++)
 		for (size_t i = 0; i < n; i++)
 			out[i * n_out + argmax(preds[j] + i * n_out, n_out)] += 1;
-	for (size_t i = 0; i < n * n_out; i++)
-		out[i] /= (double)n_members;
+	/* Blend in the mean probability with a weight too small to overturn
+	 * a vote (shares differ by 1 / n_members > eps) but enough to break a
+	 * tie: a tied vote goes to the class the members find most likely,
+	 * not to the lowest index. */
+	for (size_t i = 0; i < n * n_out; i++) {
+		double mean = 0;
+
+		for (size_t j = 0; j < n_members; j++)
+			mean += preds[j][i];
+		out[i] = (1 - eps) * (out[i] / (double)n_members) +
+			 eps * (mean / (double)n_members);
+	}
 	return 0;
 }
 

@@ -35,24 +35,29 @@ static void t_vote(void)
 	static const double m1[] = { .1, .2, .7, .9, .05, .05 };
 	static const double m2[] = { .3, .3, .4, .2, .7, .1 };
 	const double *p[] = { m0, m1, m2 };
+	const double e = CFL_ENS_VOTE_TIE_WEIGHT;
 	double out[6];
 	struct cfl_err err;
 
 	CHECK(cfl_ensemble_vote(p, 3, 2, 3, out, &err) == 0);
-	CHECK_NEAR(out[0], 1.0 / 3, 1e-15);
-	CHECK_NEAR(out[1], 0, 1e-15);
-	CHECK_NEAR(out[2], 2.0 / 3, 1e-15);
-	CHECK_NEAR(out[3], 1.0 / 3, 1e-15);
-	CHECK_NEAR(out[4], 2.0 / 3, 1e-15);
-	CHECK_NEAR(out[5], 0, 1e-15);
-	/* a tied vote: shares 1/2, 1/2 (the metrics then read class 0) */
+	/* shares, blended with e x the mean probability */
+	CHECK_NEAR(out[0], (1 - e) / 3 + e * 0.3, 1e-15);
+	CHECK_NEAR(out[1], e * 0.7 / 3, 1e-15);
+	CHECK_NEAR(out[2], (1 - e) * 2 / 3 + e * 1.4 / 3, 1e-15);
+	CHECK_NEAR(out[3], (1 - e) / 3 + e * 1.3 / 3, 1e-15);
+	CHECK_NEAR(out[4], (1 - e) * 2 / 3 + e * 1.15 / 3, 1e-15);
+	CHECK_NEAR(out[5], e * 0.55 / 3, 1e-15);
+	CHECK_NEAR(out[0] + out[1] + out[2], 1, 1e-15);
+	/* a tied vote (A's row 0 votes class 0, B's row 1 class 1): class 1
+	 * wins on its mean probability, (0.2 + 1.0) / 2 > (0.8 + 0.0) / 2 */
 	{
-		const double *q[] = { A, B + 2 };	/* row 0 of A, row 1 of B */
+		const double *q[] = { A, B + 2 };
 		double o2[2];
 
 		CHECK(cfl_ensemble_vote(q, 2, 1, 2, o2, &err) == 0);
-		CHECK_NEAR(o2[0], 0.5, 1e-15);
-		CHECK_NEAR(o2[1], 0.5, 1e-15);
+		CHECK_NEAR(o2[0], (1 - e) * 0.5 + e * 0.4, 1e-15);
+		CHECK_NEAR(o2[1], (1 - e) * 0.5 + e * 0.6, 1e-15);
+		CHECK(o2[1] > o2[0]);
 	}
 	/* regression has no vote */
 	CHECK(cfl_ensemble_vote(p, 3, 6, 1, out, &err) == -1);
