@@ -232,10 +232,12 @@ out:
 	return rc;
 }
 
-int repeat_ensembles(struct cfl_store *st, int64_t run_id,
+/* repeat_ensembles; with min_members 2 (the default list) nothing is built
+ * for a single member. */
+static int build_all(struct cfl_store *st, int64_t run_id,
 		     const struct cfl_data *d, const enum cfl_metric_id *metrics,
-		     size_t n_metrics, unsigned methods, int quiet,
-		     struct cfl_err *err)
+		     size_t n_metrics, unsigned methods, size_t min_members,
+		     int quiet, struct cfl_err *err)
 {
 	int n_classes = d->valid.n_classes;
 	size_t n_out = n_classes > 0 ? (size_t)n_classes : 1;
@@ -248,6 +250,10 @@ int repeat_ensembles(struct cfl_store *st, int64_t run_id,
 		return 0;
 	if (collect(st, run_id, d, n_out, &ms, err))
 		goto out;
+	if (ms.n < min_members) {
+		rc = 0;
+		goto out;
+	}
 	if (!(em = cfl_calloc(ms.n + 1, sizeof(*em), err)))
 		goto out;
 	for (size_t j = 0; j < ms.n; j++)
@@ -291,4 +297,63 @@ out:
 	free(em);
 	members_release(&ms);
 	return rc;
+}
+
+int repeat_ensembles(struct cfl_store *st, int64_t run_id,
+		     const struct cfl_data *d, const enum cfl_metric_id *metrics,
+		     size_t n_metrics, unsigned methods, int quiet,
+		     struct cfl_err *err)
+{
+	return build_all(st, run_id, d, metrics, n_metrics, methods, 1, quiet,
+			 err);
+}
+
+/* The metrics of the run's trials on test, in the order results listed
+ * them (those of its first done trial). */
+static long run_metrics(struct cfl_store *st, int64_t run_id,
+			enum cfl_metric_id *out, size_t cap,
+			struct cfl_err *err)
+{
+	struct cfl_metric_row *rows;
+	size_t n_rows, n = 0;
+
+	if (cfl_store_run_metrics(st, run_id, CFL_SPLIT_TEST, &rows, &n_rows, err))
+		return -1;
+	for (size_t i = 0; i < n_rows && n < cap; i++) {
+		int id;
+
+		if (!rows[i].trial_id || rows[i].trial_id != rows[0].trial_id)
+			break;
+		if ((id = cfl_metric_lookup(rows[i].metric)) < 0) {
+			free(rows);
+			return cfl_err_set(err, "run %lld: unknown metric '%s'",
+					   (long long)run_id, rows[i].metric);
+		}
+		out[n++] = id;
+	}
+	free(rows);
+	return (long)n;
+}
+
+int cfl_ensemble_for_run(struct cfl_store *st, int64_t run_id,
+			 const struct cfl_data *data, const char *methods,
+			 struct cfl_err *err)
+{
+	enum cfl_metric_id metrics[CFL_M_COUNT];
+	unsigned mask;
+	long n_metrics;
+
+	if (cfl_ensemble_parse_list(methods ? methods : REPEAT_ENSEMBLE_DEFAULT,
+				    &mask, err) ||
+	    repeat_ensemble_check(mask, data->valid.n_classes, err))
+		return -1;
+	if (!mask)
+		return 0;
+	n_metrics = run_metrics(st, run_id, metrics, CFL_M_COUNT, err);
+	if (n_metrics < 0)
+		return -1;
+	if (n_metrics == 0)	/* no trial finished: nothing to combine */
+		return 0;
+	return build_all(st, run_id, data, metrics, (size_t)n_metrics, mask,
+			 methods ? 1 : 2, 0, err);
 }

@@ -19,6 +19,15 @@
  * trained models or more (repeats x models), none otherwise. */
 #define REPEAT_ENSEMBLE_DEFAULT "mean,stacking"
 
+/* What cmd_repeat calls after its trials (it declares it weak): builds the
+ * ensembles named in methods ("mean,stacking", "none"; NULL: the default
+ * above) with the run's metrics (those its trials stored, in their order)
+ * and stores them, as repeat_ensembles does.  0, or -1 with err (an
+ * unknown method, vote on a regression, a database error). */
+int cfl_ensemble_for_run(struct cfl_store *st, int64_t run_id,
+			 const struct cfl_data *data, const char *methods,
+			 struct cfl_err *err);
+
 /* Checks a method mask against the task before any training starts: vote
  * needs classification.  0, or -1 with err. */
 int repeat_ensemble_check(unsigned methods, int n_classes, struct cfl_err *err);

@@ -357,7 +357,32 @@ static void t_regression_and_errors(void)
 	sim_end(&s);
 }
 
+/* The entry point cmd_repeat calls: default list, "none", bad names. */
+static void t_for_run_defaults(void)
+{
+	struct sim s;
+	struct cfl_err err = { "" };
+
+	sim_run(&s, "datasets/iris.csv", 2, 0, 0);
+	CHECK(cfl_ensemble_for_run(s.st, s.run, &s.d, "bogus", &err) == -1);
+	CHECK_CONTAINS(err.msg, "unknown ensemble 'bogus'");
+	CHECK(cfl_ensemble_for_run(s.st, s.run, &s.d, "none", &err) == 0);
+	CHECK(ens_id(&s, "mean") == 0);
+	CHECK_MSG(cfl_ensemble_for_run(s.st, s.run, &s.d, NULL, &err) == 0, "%s",
+		  err.msg);
+	CHECK(ens_id(&s, "mean") > 0);
+	CHECK(ens_id(&s, "stacking") > 0);
+	CHECK(ens_id(&s, "greedy") == 0);
+	sim_end(&s);
+	/* regression: vote refused before anything is built */
+	sim_run(&s, "datasets/diabetes.csv", 1, 0, 0);
+	CHECK(cfl_ensemble_for_run(s.st, s.run, &s.d, "vote", &err) == -1);
+	CHECK_CONTAINS(err.msg, "needs classification");
+	sim_end(&s);
+}
+
 const struct cfl_test cfl_tests[] = {
+	TEST(t_for_run_defaults),
 	TEST(t_rows_in_the_table),
 	TEST(t_test_labels_change_nothing_but_scores),
 	TEST(t_folds_stack_on_oof),
