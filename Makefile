@@ -70,6 +70,11 @@ $(BUILD)/tests/runner.o: tests/unit/runner.c tests/unit/runner.h
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) -Itests/unit -c -o $@ $<
 
+# CLI test helpers (tests/cli/fixture_*.c): small programs on libcfl.a.
+$(BUILD)/tests/fixture_%: tests/cli/fixture_%.c $(BUILD)/libcfl.a
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) -o $@ $< $(LINK_LIB) $(LIBS)
+
 $(BUILD)/tests/replay_%: tests/fuzz/%.c tests/fuzz/replay.c $(BUILD)/libcfl.a
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) -o $@ $< tests/fuzz/replay.c $(LINK_LIB) $(LIBS)
@@ -120,8 +125,9 @@ fuzz-replay: $(REPLAY_BIN)
 	  name=$${t##*/replay_fuzz_}; echo "== replay $$name"; \
 	  $$t tests/fuzz/corpus/$$name || fail=1; done; exit $$fail
 
-cli-tests: $(BIN)
-	@CFL=./$(BIN) bash tests/cli/run.sh
+CLI_HELPERS := $(patsubst tests/cli/%.c,$(BUILD)/tests/%,$(wildcard tests/cli/fixture_*.c))
+cli-tests: $(BIN) $(CLI_HELPERS)
+	@CFL=./$(BIN) CFL_BUILD=$(BUILD) bash tests/cli/run.sh
 
 # Real fuzzing with libFuzzer (clang and Debian's libclang-rt-14-dev):
 #   make fuzz FUZZ=csv SECONDS=60
