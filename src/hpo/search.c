@@ -28,6 +28,8 @@
 #define N_LOCAL_PER 40
 #define N_REFINE 3		/* best candidates refined by Nelder-Mead */
 #define REFINE_EVALS 80
+#define WARP_RATIO 5.0	/* log-warp outputs when max - median > this x (median - min) */
+#define WARP_DELTA 1.0	/* ... as log(y - min + this x (median - min)) */
 
 enum { PENDING, OK, FAILED };
 
@@ -597,7 +599,7 @@ static int ask_bo(struct cfl_search *s, struct cfl_err *err)
 	if (!x || !y || !obs || !cz || !cf || !mean || !var || !rank)
 		goto out;
 
-	/* observed points, outputs standardised */
+	/* observed points; outputs warped when heavy-tailed, standardised */
 	{
 		size_t j = 0;
 
@@ -606,11 +608,26 @@ static int ask_bo(struct cfl_search *s, struct cfl_err *err)
 				continue;
 			memcpy(x + j * d, s->pts[i].z, d * sizeof(double));
 			y[j] = s->pts[i].y;
-			mu += y[j];
 			obs[j].f = y[j];
 			obs[j].i = i;
 			j++;
 		}
+		qsort(obs, n_ok, sizeof(*obs), by_y);
+		double lo = obs[0].f, med = obs[n_ok / 2].f, hi = obs[n_ok - 1].f;
+
+		/* A few huge values (Rosenbrock far from its valley, a diverged
+		 * training) would flatten a GP fitted on raw values; a log warp
+		 * keeps the order, hence the minimiser, and evens the scale. */
+		if (med > lo && hi - med > WARP_RATIO * (med - lo)) {
+			double delta = (med - lo) * WARP_DELTA;
+
+			for (j = 0; j < n_ok; j++) {
+				y[j] = log(y[j] - lo + delta);
+				obs[j].f = log(obs[j].f - lo + delta);
+			}
+		}
+		for (j = 0; j < n_ok; j++)
+			mu += y[j];
 		mu /= (double)n_ok;
 		for (j = 0; j < n_ok; j++)
 			sd += (y[j] - mu) * (y[j] - mu);
@@ -620,7 +637,6 @@ static int ask_bo(struct cfl_search *s, struct cfl_err *err)
 		for (j = 0; j < n_ok; j++)
 			y[j] = (y[j] - mu) / sd;
 	}
-	qsort(obs, n_ok, sizeof(*obs), by_y);
 	double best = (obs[0].f - mu) / sd;
 
 	if (cfl_gp_fit_map(s->gp, x, y, n_ok, s->has_theta ? s->theta : NULL,
