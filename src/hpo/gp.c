@@ -435,7 +435,7 @@ static double minimise(struct map_ctx *c, double *theta, size_t max_iter)
 		for (size_t it = 0; it < max_iter; it++) {
 			if (gsl_multimin_fdfminimizer_iterate(m) != GSL_SUCCESS)
 				break;
-			if (gsl_multimin_test_gradient(m->gradient, 1e-3) ==
+			if (gsl_multimin_test_gradient(m->gradient, 1e-2) ==
 			    GSL_SUCCESS)
 				break;
 		}
@@ -507,7 +507,8 @@ int cfl_gp_fit_map(struct cfl_gp *gp, const double *x, const double *y,
 			theta[d + 1] = clampd(SN_MU + SN_SD * cfl_rng_normal(&rng),
 					      SN_LO, SN_HI);
 		}
-		f = minimise(&c, theta, 60);
+		/* a warm start is near its optimum: fewer steps */
+		f = minimise(&c, theta, r == 0 && start ? 25 : 60);
 		if (f < best) {
 			best = f;
 			memcpy(best_theta, theta, sizeof(theta));
