@@ -198,4 +198,105 @@ int cfl_cache_fill_finish(struct cfl_cache_fill *f, char **path /* OUT */,
 /* Drops an unfinished fill and its temporary file; a no-op after finish. */
 void cfl_cache_fill_abort(struct cfl_cache_fill *f);
 
+/* ---- TCP transport (src/run/tcp.c) ----
+ *
+ * Coordinator: cfl_tcp_listen adds one poll source to a pool (an epoll set
+ * holding the listening socket, the connections still in their handshake
+ * and a timer).  A connection that passes the handshake becomes a pool
+ * peer whose frames carry a MAC and sequence number (checked before the
+ * pool sees them); its HELLO gives its slots, the coordinator answers with
+ * WELCOME (the dataset's SHA-256 and size, the data options) and serves
+ * FETCH requests with CHUNKs of the dataset.  Heartbeats go both ways; a
+ * peer silent for dead_after seconds is dropped and its leases requeued by
+ * the pool.  Limits: max_pending connections in their handshake (more are
+ * refused), handshake_timeout seconds each, CFL_WIRE_MAX_PAYLOAD per frame.
+ *
+ * Worker: struct cfl_link is one authenticated connection to a coordinator
+ * with blocking (deadline-bounded) sends and buffered receives.
+ */
+
+struct cfl_pool;
+struct cfl_wire_msg;
+
+#define CFL_TCP_CHUNK (1u << 20)	/* dataset bytes per CHUNK */
+
+/* Splits "HOST:PORT" ("[v6]:PORT" too) into host (cap bytes) and port
+ * (0..65535).  Returns 0, or -1 with err naming the argument. */
+int cfl_net_parse_hostport(const char *s, char *host, size_t cap, int *port,
+			   struct cfl_err *err);
+/* Whether host is a loopback address or "localhost". */
+int cfl_net_is_loopback(const char *host);
+
+struct cfl_tcp_opts {
+	const char *addr;		/* "HOST:PORT" to listen on (port 0: any) */
+	const struct cfl_token *token;	/* NULL: the empty token (loopback only) */
+	double heartbeat;		/* seconds between heartbeats [1] */
+	double dead_after;		/* drop a peer silent this long [5 x heartbeat] */
+	double handshake_timeout;	/* seconds [5] */
+	size_t max_pending;		/* connections in their handshake [32] */
+	const char *data_path;		/* the dataset file workers fetch */
+	const unsigned char *data_sha256;	/* its expected SHA-256 (32 bytes) */
+	const char *config;		/* WELCOME's config text (key=value lines) */
+	/* where events go ("worker 'h:12' joined ...", refusals); may be NULL */
+	void (*log)(void *ctx, const char *msg);
+	void *log_ctx;
+};
+
+void cfl_tcp_opts_init(struct cfl_tcp_opts *o);
+
+struct cfl_tcp;
+
+/* Listens on o->addr and joins the pool as a source.  Refuses a non-loopback
+ * address without a token.  Reads the dataset file and checks it against
+ * data_sha256.  Returns the listener, or NULL with err ("cannot listen on
+ * 'H:P': Address already in use", ...).  Free it after cfl_pool_close. */
+struct cfl_tcp *cfl_tcp_listen(struct cfl_pool *pool,
+			       const struct cfl_tcp_opts *o,
+			       struct cfl_err *err);
+/* The port actually bound (useful with port 0). */
+int cfl_tcp_port(const struct cfl_tcp *t);
+/* Closes the listener and pending connections; NULL is a no-op.  Peers
+ * already handed to the pool are closed by cfl_pool_close, which must come
+ * first. */
+void cfl_tcp_free(struct cfl_tcp *t);
+
+/* One authenticated connection, seen from the worker. */
+struct cfl_link {
+	int fd;			/* -1: not connected */
+	struct cfl_mac mac;
+	struct cfl_buf in;	/* received bytes not yet decoded */
+	double last_recv, last_send;	/* cfl_now() of the last frame */
+};
+
+void cfl_link_init(struct cfl_link *l);
+/* Connects to host:port and runs the handshake, within timeout seconds.
+ * Returns 0, or -1 with err; *fatal is set when trying again cannot help
+ * (wrong token, another handshake version), clear when it may (refused,
+ * unreachable, the coordinator busy). */
+int cfl_link_connect(struct cfl_link *l, const char *host, int port,
+		     const struct cfl_token *token, double timeout,
+		     int *fatal /* OUT */, struct cfl_err *err);
+/* Encodes m, signs it and sends it, waiting at most timeout seconds for
+ * the socket.  Returns 0, or -1 with err (the link is then unusable). */
+int cfl_link_send(struct cfl_link *l, const struct cfl_wire_msg *m,
+		  double timeout, struct cfl_err *err);
+/* Sends an already encoded frame (encoded with CFL_WIRE_F_MAC) after
+ * giving it this link's next sequence number and MAC (frame is modified).
+ * Used to send a kept result again on a new connection. */
+int cfl_link_send_frame(struct cfl_link *l, void *frame, size_t len,
+			double timeout, struct cfl_err *err);
+/* Reads what has arrived without blocking.  Returns 0, or -1 with err on
+ * EOF or an error. */
+int cfl_link_read(struct cfl_link *l, struct cfl_err *err);
+/* Decodes the next buffered frame into m (checking its MAC and sequence).
+ * Returns 1 with m filled (release it), 0 when no whole frame is buffered,
+ * -1 with err on a bad frame (the link is then unusable). */
+int cfl_link_next(struct cfl_link *l, struct cfl_wire_msg *m /* OUT */,
+		  struct cfl_err *err);
+/* Waits up to timeout seconds for the next message: 1 with m, 0 on
+ * timeout, -1 with err on EOF or a bad frame. */
+int cfl_link_recv(struct cfl_link *l, struct cfl_wire_msg *m /* OUT */,
+		  double timeout, struct cfl_err *err);
+void cfl_link_close(struct cfl_link *l);
+
 #endif

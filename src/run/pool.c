@@ -420,9 +420,15 @@ static int handle_result(struct cfl_pool *p, struct peer *pe,
 		    pe->slots[k].attempt == (int)r->attempt)
 			break;
 	if (idx < 0) {
+		/* a remote worker's kept result for a trial this session did not
+		 * queue (done before a --resume): acknowledge it as a duplicate
+		 * so the worker drops it */
+		cfl_wire_msg_init(&ack, CFL_WIRE_RESULT_ACK);
+		ack.u.ack.trial_id = r->trial_id;
+		ack.u.ack.attempt = r->attempt;
+		ack.u.ack.duplicate = 1;
 		cfl_wire_msg_release(msg);
-		return cfl_err_set(err, "peer '%s' sent a result for unknown trial %lld",
-				   pe->pub.name, (long long)r->trial_id);
+		return cfl_peer_send(&pe->pub, &ack, err);
 	}
 	if (k < pe->pub.n_slots) {
 		pe->slots[k].idx = -1;
