@@ -22,6 +22,7 @@ echo "no-op trials through 2 loopback workers: ${tcp}/s (target >= 2000); local 
 
 # 2. W1 on synth_clf_100k: local pool (J=2) vs 2 loopback workers (1 slot each)
 SYN="$BENCH_DIR/synth_clf_100k.csv"
+rm -f "$B/l.times" "$B/r.times"
 M=(--models linear)
 if "$CFL" --version | grep -qw fcnn; then
 	M=(--models fcnn --set fcnn.hidden=64,64 --set fcnn.epochs=40 --set fcnn.patience=0 --ensemble none)
@@ -49,8 +50,10 @@ w1_tcp() {
 	wait || exit 1
 	echo "$(date +%s.%N) - $t0" | bc
 }
-l=$(for _ in 1 2 3; do w1_local; done | median)
-r=$(for _ in 1 2 3; do w1_tcp; done | median)
+# interleaved, so both see the same machine load
+for _ in 1 2 3; do w1_local >>"$B/l.times"; w1_tcp >>"$B/r.times"; done
+l=$(median <"$B/l.times")
+r=$(median <"$B/r.times")
 cmp -s <(grep -E '^[|=-]' "$B/local.out") <(grep -E '^[|=-]' "$B/tcp.out") && same=same || same=DIFFERENT
 echo "W1 ${M[1]} x3 on synth_clf_100k: local pool ${l} s, 2 loopback workers ${r} s" \
 	"(ratio $(awk -v a="$r" -v b="$l" 'BEGIN { printf "%.2f", a / b }'); target <= 1.10); tables ${same}"

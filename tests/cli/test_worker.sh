@@ -88,9 +88,13 @@ test_worker_two_workers_same_table_as_local() {
 	run "$CFL" repeat "${args[@]}" --num-jobs 2 --db local.db
 	expect_rc 0
 	w_table <(echo "$out") >local.table
-	w_coord "${args[@]}" --num-jobs 0 --listen 127.0.0.1:0 --db remote.db
+	# the workers start first (their retries then line up), so both are
+	# in before the fast trials are over
+	PORT=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
 	w_worker --jobs 1 --name w1 -q; local a=$!
 	w_worker --jobs 2 --name w2 -q; local b=$!
+	sleep 0.1
+	w_coord "${args[@]}" --num-jobs 0 --listen "127.0.0.1:$PORT" --db remote.db
 	w_wait $a; [ "$w_rc" = 0 ] || fail "worker 1 exit $w_rc"
 	w_wait $b; [ "$w_rc" = 0 ] || fail "worker 2 exit $w_rc"
 	w_wait $COORD_PID; [ "$w_rc" = 0 ] || fail "coordinator exit $w_rc: $(cat coord.err)"
@@ -228,4 +232,41 @@ test_worker_coordinator_restart_resume() {
 		fail "trials: $(sqlite3 r.db 'select * from trials')"
 	[ "$(sqlite3 r.db "select status from runs")" = done ] || fail "run not done"
 	[ "$(sqlite3 r.db "select count(*) from metrics")" = 16 ] || fail "metrics: $(sqlite3 r.db 'select count(*) from metrics')"
+}
+
+# Where root and `ip netns` are available: a worker in a network namespace
+# whose link goes down is caught by missed heartbeats, its trial requeued.
+test_worker_netns_link_down() {
+	[ "$(id -u)" = 0 ] && command -v ip >/dev/null || { echo "    skipped: needs root and ip" >&2; return 0; }
+	local ns=cfl$$ vh=vh$$ vn=vn$$ net=10.$((RANDOM % 200 + 20)).$((RANDOM % 250))
+	ip netns add $ns 2>/dev/null || { echo "    skipped: no ip netns" >&2; return 0; }
+	trap 'kill -9 $(jobs -p) 2>/dev/null; ip netns del '$ns' 2>/dev/null; ip link del '$vh' 2>/dev/null' EXIT
+	ip link add $vh type veth peer name $vn &&
+	ip link set $vn netns $ns &&
+	ip addr add $net.1/24 dev $vh && ip link set $vh up &&
+	ip netns exec $ns ip addr add $net.2/24 dev $vn &&
+	ip netns exec $ns ip link set $vn up || fail "cannot set up the veth pair"
+	(umask 077; head -c 32 /dev/urandom | base64 >tok)
+	"$CFL" repeat "$ROOT/datasets/iris.csv" --models linear --num-repeat 3 -q --num-jobs 0 \
+		--listen 0.0.0.0:0 --token-file tok --heartbeat 0.2 --db r.db >coord.out 2>coord.err &
+	COORD_PID=$!
+	for _ in $(seq 100); do
+		PORT=$(grep -o -m1 'connect 0.0.0.0:[0-9]*' coord.err | cut -d: -f2)
+		[ -n "$PORT" ] && break
+		sleep 0.1
+	done
+	[ -n "$PORT" ] || fail "no worker line: $(cat coord.err)"
+	CFL_TEST_FAULT=hang CFL_CACHE_DIR="$TMP/cache" ip netns exec $ns "$CFL" worker \
+		--connect "$net.1:$PORT" --token-file tok --name far --jobs 1 --retry-for 3 -q 2>far.err &
+	local far=$!
+	w_until "select count(*) from trials where status='running' and worker='far'" 1 r.db
+	ip link set $vh down
+	w_worker --token-file tok --name near -q; local near=$!
+	w_wait $near; [ "$w_rc" = 0 ] || fail "near worker exit $w_rc"
+	w_wait $COORD_PID; [ "$w_rc" = 0 ] || fail "coordinator exit $w_rc: $(cat coord.err)"
+	grep -q "dropped worker 'far'.*missed heartbeats" coord.err || fail "not caught: $(cat coord.err)"
+	[ "$(sqlite3 r.db "select count(*) from trials where status='done' and worker='near'")" = 3 ] ||
+		fail "trials: $(sqlite3 r.db 'select * from trials')"
+	w_wait $far 30
+	[ "$w_rc" = 1 ] || fail "far worker exit $w_rc"
 }
