@@ -88,15 +88,16 @@ test_worker_two_workers_same_table_as_local() {
 	run "$CFL" repeat "${args[@]}" --num-jobs 2 --db local.db
 	expect_rc 0
 	w_table <(echo "$out") >local.table
-	# the workers start first (their retries then line up), so both are
-	# in before the fast trials are over
-	PORT=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+	w_coord "${args[@]}" --num-jobs 0 --listen 127.0.0.1:0 --db remote.db
+	# both workers are let go at the same moment, so both are in (and
+	# hold leases) before the fast trials are over
 	w_worker --jobs 1 --name w1 -q; local a=$!
+	kill -STOP $a
 	w_worker --jobs 2 --name w2 -q; local b=$!
-	sleep 0.1
-	w_coord "${args[@]}" --num-jobs 0 --listen "127.0.0.1:$PORT" --db remote.db
-	w_wait $a; [ "$w_rc" = 0 ] || fail "worker 1 exit $w_rc"
-	w_wait $b; [ "$w_rc" = 0 ] || fail "worker 2 exit $w_rc"
+	kill -STOP $b
+	kill -CONT $a $b
+	w_wait $a; [ "$w_rc" = 0 ] || fail "worker 1 exit $w_rc: $(cat workers.err)"
+	w_wait $b; [ "$w_rc" = 0 ] || fail "worker 2 exit $w_rc: $(cat workers.err)"
 	w_wait $COORD_PID; [ "$w_rc" = 0 ] || fail "coordinator exit $w_rc: $(cat coord.err)"
 	w_table coord.out >remote.table
 	[ -s remote.table ] || fail "no table"
