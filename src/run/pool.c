@@ -380,8 +380,8 @@ static int lease_failed(struct cfl_pool *p, struct peer *pe, size_t k,
 	return 0;
 }
 
-/* The peer is gone (EOF, error or killed): fail its leases, free it, and
- * let its transport replace it. */
+/* The peer is gone (EOF, error or killed): fail its leases and free it
+ * (the loop forks a replacement for a local worker when work is queued). */
 static int peer_dead(struct cfl_pool *p, size_t i, struct cfl_err *err)
 {
 	struct peer *pe = p->peers[i];
@@ -441,17 +441,17 @@ static int handle_result(struct cfl_pool *p, struct peer *pe,
 	}
 	if (r->status != CFL_RESULT_OK) {
 		/* a model error: a failed attempt that did not kill the worker */
-		int st;
+		int st, attempt = (int)r->attempt;
 		char reason[256];
 
 		snprintf(reason, sizeof(reason), "%s", r->error ? r->error : "model error");
-		cfl_wire_msg_release(msg);
+		cfl_wire_msg_release(msg);	/* r is zeroed from here on */
 		if (k == pe->pub.n_slots)
 			return 0;	/* a late error of a cancelled lease */
-		st = sched_failed(&p->s, idx, p->s.t[idx].attempt, 0, reason);
+		st = sched_failed(&p->s, idx, attempt, 0, reason);
 		if (st < 0)
 			return 0;
-		if (store_failed(p, &p->s.t[idx], p->s.t[idx].attempt, reason, st, err))
+		if (store_failed(p, &p->s.t[idx], attempt, reason, st, err))
 			return -1;
 		if (st == CFL_TRIAL_FAILED) {
 			struct event *e = event_push(p, err);
@@ -461,7 +461,7 @@ static int handle_result(struct cfl_pool *p, struct peer *pe,
 			e->ev.trial_id = p->s.t[idx].id;
 			e->ev.user = p->s.t[idx].user;
 			e->ev.status = st;
-			e->ev.attempt = p->s.t[idx].attempt;
+			e->ev.attempt = attempt;
 			snprintf(e->worker, sizeof(e->worker), "%s", pe->pub.name);
 			snprintf(e->reason, sizeof(e->reason), "%s", reason);
 		}

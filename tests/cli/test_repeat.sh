@@ -121,7 +121,7 @@ test_repeat_faults() {
 		"hang:1|timeout after 1 s|poison" "oom:1|out of memory|failed" \
 		"error:1|injected model error|failed"; do
 		IFS='|' read -r fault reason status <<<"$f"
-		CFL_TEST_FAULT=$fault run "$CFL" repeat "$ROOT/datasets/iris.csv" --models linear --num-repeat 3 \
+		CFL_TEST_FAULT=$fault run timeout -k 2 60 "$CFL" repeat "$ROOT/datasets/iris.csv" --models linear --num-repeat 3 \
 			--num-jobs 2 --trial-timeout 1 --db "$fault.db" --name f
 		expect_rc 0
 		expect_err "linear repeat 1: $status after 2 attempts: $reason"
@@ -138,16 +138,16 @@ test_repeat_faults() {
 
 # A trial that crashes once succeeds on its retry; --max-retries 0 does not retry.
 test_repeat_retry() {
-	CFL_TEST_FAULT=segv:0:1 run "$CFL" repeat "$ROOT/datasets/iris.csv" --models linear --num-repeat 2 \
+	CFL_TEST_FAULT=segv:0:1 run timeout -k 2 60 "$CFL" repeat "$ROOT/datasets/iris.csv" --models linear --num-repeat 2 \
 		--num-jobs 1 --db r.db --name a
 	expect_rc 0
 	[ "$(sqlite3 r.db "select status, attempt from trials where repeat=0")" = "done|2" ] ||
 		fail "not retried: $(sqlite3 r.db 'select * from trials')"
-	CFL_TEST_FAULT=segv:0:1 run "$CFL" repeat "$ROOT/datasets/iris.csv" --models linear --num-repeat 2 \
+	CFL_TEST_FAULT=segv:0:1 run timeout -k 2 60 "$CFL" repeat "$ROOT/datasets/iris.csv" --models linear --num-repeat 2 \
 		--num-jobs 1 --max-retries 0 --db r.db --name b
 	expect_rc 0
 	expect_err "poison after 1 attempt: signal SIGSEGV"
-	CFL_TEST_FAULT=error run "$CFL" repeat "$ROOT/datasets/iris.csv" --models linear --num-repeat 2 \
+	CFL_TEST_FAULT=error run timeout -k 2 60 "$CFL" repeat "$ROOT/datasets/iris.csv" --models linear --num-repeat 2 \
 		--num-jobs 1 --db r.db --name c
 	expect_rc 1
 	expect_err "every trial failed"

@@ -383,6 +383,47 @@ static void t_pool_fork_per_trial(void)
 	cfl_data_release(&d);
 }
 
+/* A model error is retried, then the trial ends failed (not poison) with
+ * the model's message, and the worker lives on. */
+static void t_pool_model_error(void)
+{
+	struct cfl_data d;
+	struct cfl_pool *p;
+	struct cfl_pool_event ev;
+	struct cfl_pool_stats ps;
+	struct cfl_err err;
+	int n_done = 0, n_failed = 0, r;
+
+	load_iris(&d);
+	setenv("CFL_TEST_FAULT", "error:1", 1);
+	p = new_pool(&d, 1, NULL, 0);
+	for (int i = 1; i <= 3; i++) {
+		struct cfl_trial_spec s = spec(i);
+
+		s.repeat = i - 1;
+		CHECK(cfl_pool_submit(p, &s, &err) == 0);
+	}
+	while ((r = cfl_pool_wait(p, &ev, &err)) == CFL_POOL_EVENT) {
+		if (ev.status == CFL_TRIAL_DONE) {
+			n_done++;
+			continue;
+		}
+		n_failed++;
+		CHECK_INT(ev.trial_id, 2);
+		CHECK_INT(ev.status, CFL_TRIAL_FAILED);
+		CHECK_INT(ev.attempt, 2);
+		CHECK_STR(ev.reason, "injected model error");
+		CHECK_STR(ev.worker, "local:1");	/* the same child throughout */
+	}
+	CHECK_MSG(r == CFL_POOL_IDLE, "%s", err.msg);
+	CHECK_INT(n_done, 2);
+	CHECK_INT(n_failed, 1);
+	cfl_pool_get_stats(p, &ps);
+	CHECK_INT(ps.attempts_failed, 2);
+	CHECK(cfl_pool_close(p, &err) == 0);
+	cfl_data_release(&d);
+}
+
 /* Children run with --threads-per-trial BLAS threads (seen by a command
  * trial in its environment). */
 static void t_pool_threads(void)
@@ -608,6 +649,7 @@ const struct cfl_test cfl_tests[] = {
 	TEST(t_pool_ask_tell),
 	TEST(t_pool_fork_per_trial),
 	TEST(t_pool_threads),
+	TEST_T(t_pool_model_error, 20),
 	TEST(t_pool_hostile_peer),
 	TEST(t_pool_silent_peer),
 	TEST(t_pool_store_and_interrupt),
