@@ -459,7 +459,10 @@ static int on_event(struct worker *w, const struct cfl_pool_event *ev)
 	 * report only means the coordinator retries the trial) */
 	m.u.result.trial_id = r.trial_id;
 	m.u.result.attempt = r.attempt;
-	m.u.result.status = CFL_RESULT_MODEL_ERROR;
+	/* the local pool makes a crash POISON (no local retries), a model
+	 * error FAILED: the coordinator retries the first, not the second */
+	m.u.result.status = ev->status == CFL_TRIAL_POISON ? CFL_RESULT_CRASHED
+							   : CFL_RESULT_MODEL_ERROR;
 	m.u.result.error = (char *)(ev->reason ? ev->reason : "failed on the worker");
 	send_msg(w, &m);
 	return 0;

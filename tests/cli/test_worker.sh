@@ -8,6 +8,8 @@
 w_coord() {
 	# whatever a failed test leaves running is killed with it
 	trap 'kill -9 $(jobs -p) 2>/dev/null' EXIT
+	# an old coord.err would give an old port before the new one is written
+	rm -f coord.out coord.err
 	"$CFL" repeat "$@" >coord.out 2>coord.err &
 	COORD_PID=$!
 	PORT=
@@ -115,7 +117,7 @@ test_worker_two_workers_same_table_as_local() {
 # nothing is stored twice.
 test_worker_kill9_requeues() {
 	w_coord "$ROOT/datasets/iris.csv" --models linear --num-repeat 4 --seed 5 -q \
-		--num-jobs 0 --listen 127.0.0.1:0 --heartbeat 0.2 --db r.db
+		--num-jobs 0 --listen 127.0.0.1:0 --heartbeat 0.5 --db r.db
 	CFL_TEST_FAULT=hang w_worker --jobs 2 --name hanger -q; local a=$!
 	w_until "select count(*) from trials where status='running' and worker='hanger'" 2 r.db
 	w_worker --jobs 2 --name good -q; local b=$!
@@ -179,7 +181,7 @@ test_worker_wrong_token_refused() {
 	expect_rc 1
 	expect_err "authentication failed"
 	w_worker --token-file good.tok -q; local a=$!
-	w_wait $a; [ "$w_rc" = 0 ] || fail "worker exit $w_rc"
+	w_wait $a; [ "$w_rc" = 0 ] || fail "worker exit $w_rc: $(cat workers.err) / $(cat coord.err)"
 	w_wait $COORD_PID; [ "$w_rc" = 0 ] || fail "coordinator exit $w_rc"
 	grep -q "refused connection from 127.0.0.1:[0-9]*: the worker refused: authentication failed" coord.err ||
 		fail "coordinator did not log the refusal: $(cat coord.err)"
@@ -227,7 +229,7 @@ test_worker_coordinator_restart_resume() {
 		>coord.out 2>coord2.err &
 	COORD_PID=$!
 	w_wait $COORD_PID 60; [ "$w_rc" = 0 ] || fail "resumed coordinator exit $w_rc: $(cat coord2.err)"
-	w_wait $a; [ "$w_rc" = 0 ] || fail "worker exit $w_rc"
+	w_wait $a; [ "$w_rc" = 0 ] || fail "worker exit $w_rc: $(cat workers.err) / $(cat coord.err)"
 	grep -q "worker 'w' joined" coord2.err || fail "worker did not reconnect: $(cat coord2.err)"
 	[ "$(sqlite3 r.db "select count(*) from trials where status='done'")" = 4 ] ||
 		fail "trials: $(sqlite3 r.db 'select * from trials')"
@@ -270,4 +272,35 @@ test_worker_netns_link_down() {
 		fail "trials: $(sqlite3 r.db 'select * from trials')"
 	w_wait $far 30
 	[ "$w_rc" = 1 ] || fail "far worker exit $w_rc"
+}
+
+# A remote worker's local process that crashes is a retried attempt, and
+# poison when it keeps crashing; a model error that keeps failing ends
+# failed: the same outcomes as with local workers.
+test_worker_remote_crash_is_retried() {
+	w_coord "$ROOT/datasets/iris.csv" --models linear --num-repeat 3 -q \
+		--num-jobs 0 --listen 127.0.0.1:0 --db r.db
+	CFL_TEST_FAULT=segv:1:1 w_worker --jobs 1 -q; local a=$!
+	w_wait $a; [ "$w_rc" = 0 ] || fail "worker exit $w_rc: $(cat workers.err) / $(cat coord.err)"
+	w_wait $COORD_PID; [ "$w_rc" = 0 ] || fail "coordinator exit $w_rc"
+	[ "$(sqlite3 r.db "select status, attempt from trials where repeat=1")" = "done|2" ] ||
+		fail "not retried: $(sqlite3 r.db 'select * from trials')"
+	[ "$(sqlite3 r.db "select reason from trial_attempts")" = "signal SIGSEGV" ] ||
+		fail "attempts: $(sqlite3 r.db 'select * from trial_attempts')"
+	rm -f r.db*
+	w_coord "$ROOT/datasets/iris.csv" --models linear --num-repeat 3 -q \
+		--num-jobs 0 --listen 127.0.0.1:0 --db r.db
+	CFL_TEST_FAULT=segv:1 w_worker --jobs 1 -q; a=$!
+	w_wait $a; [ "$w_rc" = 0 ] || fail "worker exit $w_rc: $(cat workers.err) / $(cat coord.err)"
+	w_wait $COORD_PID; [ "$w_rc" = 0 ] || fail "coordinator exit $w_rc"
+	[ "$(sqlite3 r.db "select status, attempt from trials where repeat=1")" = "poison|2" ] ||
+		fail "not poison: $(sqlite3 r.db 'select * from trials')"
+	rm -f r.db*
+	w_coord "$ROOT/datasets/iris.csv" --models linear --num-repeat 3 -q \
+		--num-jobs 0 --listen 127.0.0.1:0 --db r.db
+	CFL_TEST_FAULT=error:1 w_worker --jobs 1 -q; a=$!
+	w_wait $a; [ "$w_rc" = 0 ] || fail "worker exit $w_rc: $(cat workers.err) / $(cat coord.err)"
+	w_wait $COORD_PID; [ "$w_rc" = 0 ] || fail "coordinator exit $w_rc"
+	[ "$(sqlite3 r.db "select status, attempt from trials where repeat=1")" = "failed|2" ] ||
+		fail "model error: $(sqlite3 r.db 'select * from trials')"
 }
