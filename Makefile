@@ -5,8 +5,8 @@ PREFIX   ?= /usr/local
 CC       ?= cc
 SANITIZE ?=
 # Debian packages the build needs; `make deps` installs what is missing.
-DEB_PKGS := pkg-config libopenblas-dev libpcre2-dev libsqlite3-dev libgsl-dev
-PC_PKGS  := openblas libpcre2-8 sqlite3 gsl
+DEB_PKGS := pkg-config libopenblas-dev libpcre2-dev libsqlite3-dev libgsl-dev libssl-dev
+PC_PKGS  := openblas libpcre2-8 sqlite3 gsl libcrypto
 
 ifeq ($(SANITIZE),)
 BUILD    := build
