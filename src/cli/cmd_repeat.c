@@ -7,6 +7,7 @@
  * this file parses, shows progress and prints.
  */
 #include "cli.h"
+#include "remote.h"
 
 #include <errno.h>
 #include <math.h>
@@ -94,7 +95,7 @@ static void usage(FILE *f)
 		"                           [0: no limit; 1: a fresh process per trial]\n"
 		"  -q, --quiet              no progress on stderr\n"
 		"  -h, --help               this help\n"
-		"%s\n"
+		"%s%s\n"
 		"Exit status: 0 when the run completed (failed trials are counted in the\n"
 		"table), 1 when it could not run or every trial failed, 2 on a usage error,\n"
 		"130 when interrupted (resume with --resume NAME).\n\n"
@@ -106,7 +107,7 @@ static void usage(FILE *f)
 		"  cfl repeat data.csv --name nightly --trial-timeout 60\n"
 		"  cfl repeat data.csv --name nightly --resume nightly\n",
 		cfl_model_find("fcnn") ? "fcnn" : "linear", cores > 0 ? cores : 1,
-		cli_data_help);
+		cli_remote_help, cli_data_help);
 }
 
 /* ---- options ---- */
@@ -132,6 +133,7 @@ struct plan {
 	long threads;
 	long trials_per_worker;
 	int quiet;
+	struct cli_remote remote;	/* --listen: remote workers */
 	char *models_buf;
 	const char *sets[256];
 	size_t n_sets;
@@ -219,6 +221,7 @@ static int parse_args(struct plan *pl, int argc, char **argv)
 {
 	static const struct option opts[] = {
 		CLI_DATA_LONGOPTS,
+		CLI_REMOTE_LONGOPTS,
 		{ "models", required_argument, 0, OPT_MODELS },
 		{ "num-repeat", required_argument, 0, OPT_NUM_REPEAT },
 		{ "num-jobs", required_argument, 0, OPT_NUM_JOBS },
@@ -243,6 +246,7 @@ static int parse_args(struct plan *pl, int argc, char **argv)
 	int c, r;
 
 	cfl_data_opts_init(&pl->data);
+	cli_remote_init(&pl->remote);
 	pl->num_repeat = 5;
 	pl->num_jobs = cores > 0 ? cores : 1;
 	pl->db = CFL_STORE_DEFAULT_PATH;
@@ -251,6 +255,11 @@ static int parse_args(struct plan *pl, int argc, char **argv)
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "qh", opts, NULL)) != -1) {
 		r = cli_data_option("repeat", c, optarg, &pl->data);
+		if (r < 0)
+			return CLI_USAGE;
+		if (r > 0)
+			continue;
+		r = cli_remote_option(&pl->remote, "repeat", c, optarg);
 		if (r < 0)
 			return CLI_USAGE;
 		if (r > 0)
@@ -264,8 +273,8 @@ static int parse_args(struct plan *pl, int argc, char **argv)
 				return cli_usage_error("repeat", "--num-repeat must be an integer in [1, 100000], got '%s'", optarg);
 			break;
 		case OPT_NUM_JOBS:
-			if (cli_parse_long(optarg, 1, 1024, &pl->num_jobs))
-				return cli_usage_error("repeat", "--num-jobs must be an integer in [1, 1024], got '%s'", optarg);
+			if (cli_parse_long(optarg, 0, 1024, &pl->num_jobs))
+				return cli_usage_error("repeat", "--num-jobs must be an integer in [1, 1024] (0 with --listen), got '%s'", optarg);
 			break;
 		case OPT_METRICS:
 			pl->metrics_arg = optarg;
@@ -327,6 +336,10 @@ static int parse_args(struct plan *pl, int argc, char **argv)
 	if (optind + 1 < argc)
 		return cli_usage_error("repeat", "unexpected argument '%s'", argv[optind + 1]);
 	pl->data.path = argv[optind];
+	if (!pl->num_jobs && !pl->remote.listen)
+		return cli_usage_error("repeat", "--num-jobs 0 needs --listen (remote workers)");
+	if ((r = cli_remote_check(&pl->remote, "repeat", &pl->data)))
+		return r;
 	if (pl->name && pl->resume && strcmp(pl->name, pl->resume))
 		return cli_usage_error("repeat", "--name '%s' and --resume '%s' disagree",
 				       pl->name, pl->resume);
@@ -778,6 +791,14 @@ int cmd_repeat(int argc, char **argv)
 	g_pool = pool;
 	if (g_interrupted)
 		cfl_pool_interrupt(pool);
+	{
+		char key[256];
+
+		snprintf(key, sizeof(key), "%.200s#%lld", pl.db, (long long)run_id);
+		if (cli_remote_start(&pl.remote, "repeat", pool, &pl.data, &data, &po,
+				     key, pl.quiet))
+			goto done;
+	}
 
 	/* the trials: model x repeat [x fold], created (or found) in one
 	 * transaction; done ones (on --resume) are kept */
@@ -875,6 +896,7 @@ int cmd_repeat(int argc, char **argv)
 	}
 	g_pool = NULL;
 	pool = NULL;
+	cli_remote_stop(&pl.remote);
 
 	/* ensembles (issue 7) are built from the stored predictions */
 	if (cfl_ensemble_for_run &&
@@ -946,6 +968,7 @@ done:
 	g_pool = NULL;
 	if (pool)
 		cfl_pool_close(pool, NULL);
+	cli_remote_stop(&pl.remote);
 	sigaction(SIGINT, &old_int, NULL);
 	sigaction(SIGTERM, &old_term, NULL);
 	cfl_store_close(st);
