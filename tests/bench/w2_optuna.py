@@ -9,6 +9,7 @@ time.
 
     w2_optuna.py CSV N_TRIALS WORK_DIR
 """
+import csv
 import multiprocessing as mp
 import os
 import sys
@@ -25,9 +26,10 @@ CSV, N, WORK = sys.argv[1], int(sys.argv[2]), sys.argv[3]
 
 
 def load():
-    raw = np.genfromtxt(CSV, delimiter=",", skip_header=1, dtype=np.float64)
-    x, y = raw[:, :-1], raw[:, -1]
-    _, y = np.unique(y, return_inverse=True)
+    with open(CSV) as f:
+        rows = list(csv.reader(f))[1:]
+    x = np.array([[float(v) for v in r[:-1]] for r in rows])
+    _, y = np.unique([r[-1] for r in rows], return_inverse=True)  # labels may be text
     xtr, xte, ytr, yte = train_test_split(x, y, test_size=0.2, random_state=0, stratify=y)
     xfit, xva, yfit, yva = train_test_split(xtr, ytr, test_size=0.1, random_state=0, stratify=ytr)
     m, s = xfit.mean(0), xfit.std(0)
