@@ -82,16 +82,6 @@ extern const char cli_data_help[];
 int cli_data_option(const char *cmd, int c, const char *arg,
 		    struct cfl_data_opts *o);
 
-/* cmd_tune.c: the report of a stored tune run as cfl tune printed it (the
- * candidates on the validation part, the Best Parameters blocks, the refit
- * of the best on the test part), appended to out; cfl report prints it for
- * tune runs (declare it weak there if cmd_tune.c may be left out).  0 or -1
- * with err. */
-struct cfl_store;
-struct cfl_run_info;
-int cli_tune_render(struct cfl_store *st, const struct cfl_run_info *info,
-		    struct cfl_buf *out, struct cfl_err *err);
-
 /* True when stderr is a terminal (progress lines are redrawn in place). */
 int cli_stderr_is_tty(void);
 
