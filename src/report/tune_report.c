@@ -86,7 +86,8 @@ static void dict_of(const char *params, struct cfl_buf *out)
 }
 
 int cfl_report_tune(struct cfl_store *st, const struct cfl_run_info *info,
-		    struct cfl_buf *out, struct cfl_err *err)
+		    enum cfl_table_format fmt, struct cfl_buf *out,
+		    struct cfl_err *err)
 {
 	struct cfl_candidate_info *cands = NULL;
 	struct cfl_metric_row *rows = NULL;
@@ -132,6 +133,11 @@ int cfl_report_tune(struct cfl_store *st, const struct cfl_run_info *info,
 		r = cfl_table_row(&t, rows[i].hex, err);
 		if (m < 0 || r < 0 || cfl_table_add(&t, r, m, rows[i].value, err))
 			goto out;
+	}
+	if (fmt != CFL_TABLE_TEXT) {
+		/* the other formats carry the candidates' table alone */
+		rc = cfl_table_render(&t, fmt, out, err);
+		goto out;
 	}
 	cfl_buf_printf(out, "Candidates of run '%s' on the validation part (%ld seed%s each):\n",
 		       info->name, R, R == 1 ? "" : "s");
