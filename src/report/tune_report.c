@@ -95,13 +95,16 @@ int cfl_report_tune(struct cfl_store *st, const struct cfl_run_info *info,
 	struct cfl_table t, refit;
 	char buf[64], metric[32];
 	long R;
-	int rc = -1, best = -1;
+	int rc = -1, best = -1, value_sign;
+	const char *config = info->config ? info->config : "";
 
 	cfl_table_init(&t);
 	cfl_table_init(&refit);
-	config_get(info->config, "num_repeat", buf, sizeof(buf));
+	config_get(config, "sign", buf, sizeof(buf));
+	value_sign = atoi(buf) < 0 ? -1 : 1;	/* --command: --direction */
+	config_get(config, "num_repeat", buf, sizeof(buf));
 	R = atol(buf);
-	config_get(info->config, "metric", metric, sizeof(metric));
+	config_get(config, "metric", metric, sizeof(metric));
 	if (R < 1)
 		R = 1;
 	if (cfl_store_candidates(st, info->id, &cands, &n_cands, err) ||
@@ -126,10 +129,8 @@ int cfl_report_tune(struct cfl_store *st, const struct cfl_run_info *info,
 			continue;
 		mi = cfl_metric_lookup(rows[i].metric) >= 0 ?
 		     cfl_metric_info(cfl_metric_lookup(rows[i].metric)) : NULL;
-		m = cfl_table_metric(&t, rows[i].metric,
-				     mi ? mi->sign : !strcmp(rows[i].metric, metric) &&
-				     strstr(info->config, "\nsign=1\n") ? 1 :
-				     strstr(info->config, "\nsign=-1\n") ? -1 : 1, err);
+		m = cfl_table_metric(&t, rows[i].metric, mi ? mi->sign : value_sign,
+				     err);
 		r = cfl_table_row(&t, rows[i].hex, err);
 		if (m < 0 || r < 0 || cfl_table_add(&t, r, m, rows[i].value, err))
 			goto out;
