@@ -5,9 +5,9 @@ PREFIX   ?= /usr/local
 CC       ?= cc
 SANITIZE ?=
 # Debian packages the build needs; `make deps` installs what is missing.
-DEB_PKGS := pkg-config libopenblas-dev libpcre2-dev libsqlite3-dev libgsl-dev \
+DEB_PKGS := pkg-config libopenblas-dev libpcre2-dev libsqlite3-dev libgsl-dev libssl-dev \
             libopenmpi-dev openmpi-bin
-PC_PKGS  := openblas libpcre2-8 sqlite3 gsl
+PC_PKGS  := openblas libpcre2-8 sqlite3 gsl libcrypto
 
 ifeq ($(SANITIZE),)
 BUILD    := build

@@ -1,0 +1,250 @@
+/*
+ * cfl run: the process pool that runs trials.  Three layers, each usable
+ * alone:
+ *
+ *   scheduler  the lease state machine of the trials (queued -> leased
+ *              (attempt) -> done | failed | poison), retries, first result
+ *              wins.  Pure bookkeeping: no I/O, no clock of its own.
+ *   pool       a poll loop over "peers" (a forked local worker, a TCP
+ *              connection with N slots, ...) that hands out leases as wire
+ *              frames, reads results, enforces --trial-timeout, writes every
+ *              state change to the store (grouped commits) and gives the
+ *              caller one finished trial at a time (ask-tell).
+ *   worker     executes one trial on loaded data (cfl_trial_execute) and
+ *              serves leases over a file descriptor (cfl_worker_serve).
+ *
+ * Transports add peers: fork.c (socketpairs) is built in; a TCP or MPI
+ * transport is one more file using the "transports" section below.  The
+ * coordinator alone writes the store; workers never open it.
+ */
+#ifndef CFL_RUN_H
+#define CFL_RUN_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "cfl/core.h"
+#include "cfl/data.h"
+#include "cfl/metrics.h"
+#include "cfl/store.h"
+#include "cfl/wire.h"
+
+/* ---- trials ---- */
+
+/* What a trial is: everything a worker needs besides the data.  The strings
+ * and params are copied by cfl_pool_submit. */
+struct cfl_trial_spec {
+	int64_t trial_id;	/* the store's trial id (unique key; > 0) */
+	const char *model;	/* registered model name */
+	const struct cfl_params *params;	/* may be NULL: defaults */
+	uint64_t seed;		/* cfl_trial_seed(run seed, model, repeat) */
+	uint64_t fold_seed;	/* cfl_fold_seed(run seed, repeat) */
+	int repeat;
+	int fold;		/* -1: no folds */
+	int n_folds;		/* 0 when fold == -1 */
+	unsigned flags;		/* CFL_LEASE_BOOTSTRAP, CFL_LEASE_KEEP_*, CFL_LEASE_NOOP */
+	int prev_attempts;	/* attempts already made (from the store, on --resume) */
+	void *user;		/* caller's pointer, given back in events */
+};
+
+/* The seed of a trial: derived from (run seed, model, repeat) only, never
+ * from timing or from which worker runs it, so tables are identical for
+ * any --num-jobs.  Candidates of a search pass their 8-hex id as model. */
+uint64_t cfl_trial_seed(uint64_t run_seed, const char *model, int repeat);
+/* The seed of the k-fold assignment of a repeat: shared by every model so
+ * their out-of-fold predictions cover the same rows. */
+uint64_t cfl_fold_seed(uint64_t run_seed, int repeat);
+
+/* ---- worker: one trial ---- */
+
+/* Runs the lease on data: fits on data->train (minus fold `fold` of
+ * n_folds when fold >= 0, or a bootstrap sample drawn with the trial seed),
+ * with data->valid for early stopping; predicts valid, test (and the
+ * held-out fold); computes the lease's metrics on each; fills res (release
+ * with cfl_wire_msg_release on the enclosing message, or
+ * cfl_trial_result_release).  A model error is not a failure of this call:
+ * it returns 0 with res->status CFL_RESULT_MODEL_ERROR and res->error set.
+ * Returns -1 (err) only when the lease itself is invalid (unknown model,
+ * bad params, fold out of range) -- also reported as a model error by
+ * cfl_worker_serve.  Honours CFL_TEST_FAULT (see README: tests only). */
+int cfl_trial_execute(const struct cfl_data *data,
+		      const struct cfl_wire_lease *lease,
+		      struct cfl_wire_result *res /* OUT */,
+		      struct cfl_err *err);
+void cfl_trial_result_release(struct cfl_wire_result *res);
+
+/* Serves one coordinator over fd (blocking): sends HELLO (name, 1 slot),
+ * then answers each LEASE with a RESULT until SHUTDOWN, EOF, or max_trials
+ * trials (0: no limit).  Returns 0 on a clean end, -1 with err on an I/O or
+ * protocol error.  Used by forked children and by TCP workers' slots. */
+int cfl_worker_serve(int fd, const struct cfl_data *data, const char *name,
+		     size_t max_trials, struct cfl_err *err);
+
+/* Limits BLAS to n threads in this process (OPENBLAS_NUM_THREADS and, when
+ * OpenBLAS is linked, openblas_set_num_threads).  Call in each child before
+ * it runs a model. */
+void cfl_worker_set_threads(int n);
+
+/* ---- pool: the coordinator's API (ask-tell) ---- */
+
+struct cfl_pool_opts {
+	const struct cfl_data *data;	/* loaded before the pool forks */
+	struct cfl_store *store;	/* NULL: keep nothing (tests, benches) */
+	int64_t run_id;			/* the run the trials belong to */
+	size_t n_local;			/* forked local workers (J); may be 0
+					 * when other peers join */
+	int threads_per_trial;		/* BLAS threads per trial [1] */
+	double trial_timeout;		/* seconds; 0: none [0] */
+	int max_retries;		/* retries of a failed trial [1] */
+	size_t trials_per_worker;	/* a child runs this many trials then
+					 * exits; 0: no limit; 1: fork per trial */
+	double commit_interval;		/* group store commits for up to this
+					 * many seconds [0.02]; 0: commit every
+					 * change at once */
+	size_t commit_max;		/* ... or this many results [256] */
+	double tick;			/* cfl_pool_wait returns CFL_POOL_TICK
+					 * at least this often (s); 0: never */
+	size_t n_metrics;
+	enum cfl_metric_id metrics[CFL_WIRE_MAX_METRICS];
+};
+
+/* Fills o with the defaults above (no data, no store, J = online cores). */
+void cfl_pool_opts_init(struct cfl_pool_opts *o);
+
+struct cfl_pool;
+
+/* Creates the pool and forks its n_local workers now (call after the data
+ * is loaded and before any BLAS call: children inherit the data
+ * copy-on-write and start with one BLAS thread).  Returns NULL with err on
+ * a fork or socket failure (children already forked are killed). */
+struct cfl_pool *cfl_pool_new(const struct cfl_pool_opts *o,
+			      struct cfl_err *err);
+
+/* Queues a trial (FIFO).  It will be leased when a slot is free.  Returns
+ * 0, or -1 with err (duplicate trial_id, out of memory). */
+int cfl_pool_submit(struct cfl_pool *p, const struct cfl_trial_spec *t,
+		    struct cfl_err *err);
+
+/* A trial that reached a final state. */
+struct cfl_pool_event {
+	int64_t trial_id;
+	void *user;			/* from the spec */
+	enum cfl_trial_status status;	/* DONE, FAILED or POISON */
+	int attempt;			/* the attempt that decided it */
+	const char *worker;		/* peer name, e.g. "local:2" */
+	const struct cfl_wire_result *result;	/* DONE: metrics, predictions,
+						 * timings; valid until the next
+						 * cfl_pool_wait */
+	const char *reason;		/* FAILED / POISON: the last failure */
+};
+
+enum {
+	CFL_POOL_IDLE = 0,	/* nothing queued or running: submit more or stop */
+	CFL_POOL_EVENT = 1,	/* ev holds a finished trial */
+	CFL_POOL_TICK = 2,	/* opts.tick elapsed (redraw progress) */
+	CFL_POOL_INTERRUPTED = 3,	/* cfl_pool_interrupt was called */
+};
+
+/* Runs the loop until something happens.  Returns CFL_POOL_EVENT with ev
+ * filled, CFL_POOL_IDLE (pending store writes are committed first),
+ * CFL_POOL_TICK, or CFL_POOL_INTERRUPTED: then every child was killed,
+ * pending writes committed, running trials and the run marked interrupted
+ * in the store, and the pool accepts nothing more.  Returns -1 with err on
+ * a store error or when no worker can be started; the pool must be freed.
+ * Failed attempts that will be retried are not events. */
+int cfl_pool_wait(struct cfl_pool *p, struct cfl_pool_event *ev /* OUT */,
+		  struct cfl_err *err);
+
+/* Counts for a progress line. */
+struct cfl_pool_stats {
+	size_t submitted, queued, running, done, failed;	/* failed: + poison */
+	size_t attempts_failed;		/* failed attempts, retried or not */
+	size_t n_slots;			/* slots of live peers */
+};
+void cfl_pool_get_stats(const struct cfl_pool *p,
+			struct cfl_pool_stats *out /* OUT */);
+
+/* Async-signal-safe: asks the loop to stop (Ctrl-C); the next or current
+ * cfl_pool_wait returns CFL_POOL_INTERRUPTED. */
+void cfl_pool_interrupt(struct cfl_pool *p);
+
+/* Commits pending store writes (results grouped by commit_interval): after
+ * it returns 0, every result given as an event is durable. */
+int cfl_pool_flush(struct cfl_pool *p, struct cfl_err *err);
+
+/* Commits pending writes, sends SHUTDOWN to every peer, waits for local
+ * children (killing those that linger) and frees everything.  NULL is a
+ * no-op.  Returns 0, or -1 when the final commit failed (err). */
+int cfl_pool_close(struct cfl_pool *p, struct cfl_err *err);
+
+/* ---- transports: how a new kind of peer joins the pool ----
+ *
+ * A peer is one connection (a fd carrying wire frames both ways) with
+ * n_slots trials at once.  The pool owns reading, writing, framing, lease
+ * bookkeeping, timeouts and the store; a transport provides the ops below
+ * and calls cfl_pool_add_peer.  Frames a peer sends before the pool knows
+ * its slots (HELLO) are handled by the pool: a peer added with n_slots 0
+ * gets its slots from its HELLO.  Extra fds (a listening socket) join the
+ * poll set with cfl_pool_add_source.
+ */
+struct cfl_peer;
+
+struct cfl_peer_ops {
+	const char *kind;	/* "fork", "tcp", "mpi" */
+	/* Optional: sees every received frame first (check a MAC, run an
+	 * authentication handshake).  Returns 0: the pool handles the frame;
+	 * 1: consumed; -1: drop the peer (err says why). */
+	int (*on_frame)(struct cfl_peer *peer, const struct cfl_wire_frame *f,
+			struct cfl_err *err);
+	/* Optional: the pool appended one frame at offset off of out (sign
+	 * it: flags passed to cfl_wire_encode come from send_flags). */
+	int (*on_send)(struct cfl_peer *peer, struct cfl_buf *out, size_t off,
+		       struct cfl_err *err);
+	/* Stops the peer now (fork: SIGKILL the child). */
+	void (*kill)(struct cfl_peer *peer);
+	/* The peer's fd reached EOF or failed, or it was killed: write why its
+	 * running trials failed ("signal SIGSEGV", "exit 3", "connection
+	 * lost") and release the transport's state (close nothing: the pool
+	 * closes fd). */
+	void (*reap)(struct cfl_peer *peer, char *reason, size_t cap);
+	/* On --trial-timeout: 1 kills the peer (a forked child running one
+	 * trial); 0 sends CANCEL and keeps it (a multi-slot remote worker). */
+	int kill_on_timeout;
+};
+
+/* Public fields of a peer (the pool keeps more behind it). */
+struct cfl_peer {
+	const struct cfl_peer_ops *ops;
+	void *impl;		/* the transport's state */
+	int fd;
+	char name[64];		/* "local:3", "host:port" */
+	size_t n_slots;
+	uint16_t send_flags;	/* e.g. CFL_WIRE_F_MAC */
+	struct cfl_pool *pool;
+};
+
+/* Adds a peer on fd (non-blocking is set here) with n_slots (0: wait for
+ * its HELLO).  Returns the peer, or NULL with err. */
+struct cfl_peer *cfl_pool_add_peer(struct cfl_pool *p, int fd,
+				   const struct cfl_peer_ops *ops, void *impl,
+				   size_t n_slots, const char *name,
+				   struct cfl_err *err);
+/* Sends a message to a peer (queued; written when the fd is writable). */
+int cfl_peer_send(struct cfl_peer *peer, const struct cfl_wire_msg *m,
+		  struct cfl_err *err);
+/* Polls fd too; on_ready(pool, ctx) is called when it is readable. */
+int cfl_pool_add_source(struct cfl_pool *p, int fd,
+			int (*on_ready)(struct cfl_pool *p, void *ctx,
+					struct cfl_err *err),
+			void *ctx, struct cfl_err *err);
+/* The options the pool was made with (data, store, threads, ...). */
+const struct cfl_pool_opts *cfl_pool_opts(const struct cfl_pool *p);
+/* Whether trials are queued (a transport may stop accepting otherwise). */
+size_t cfl_pool_n_queued(const struct cfl_pool *p);
+
+/* The fork transport: starts one local worker child as a peer (kind
+ * "fork").  The pool calls it to keep opts.n_local children alive while
+ * trials are queued. */
+int cfl_fork_spawn(struct cfl_pool *p, struct cfl_err *err);
+
+#endif

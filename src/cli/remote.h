@@ -1,0 +1,82 @@
+/*
+ * Remote workers from the command line: the --listen / --token-file /
+ * --heartbeat options a command that runs a pool (repeat, tune) shares, and
+ * the WELCOME config text both ends agree on (the data options, metrics,
+ * threads and a run key).  Built on src/run/tcp.c; see `cfl worker`.
+ */
+#ifndef CFL_CLI_REMOTE_H
+#define CFL_CLI_REMOTE_H
+
+#include "cli.h"
+
+#include "cfl/net.h"
+#include "cfl/run.h"
+
+/* Option ids: between the data options and CLI_OPT_FIRST_FREE. */
+enum {
+	CLI_OPT_LISTEN = 1050,
+	CLI_OPT_TOKEN_FILE,
+	CLI_OPT_HEARTBEAT,
+};
+
+#define CLI_REMOTE_LONGOPTS                                                  \
+	{ "listen", required_argument, 0, CLI_OPT_LISTEN },                 \
+	{ "token-file", required_argument, 0, CLI_OPT_TOKEN_FILE },         \
+	{ "heartbeat", required_argument, 0, CLI_OPT_HEARTBEAT }
+
+/* The --help lines of the options above. */
+extern const char cli_remote_help[];
+
+struct cli_remote {
+	const char *listen;	/* NULL: no remote workers */
+	const char *token_file;
+	double heartbeat;
+	struct cfl_token token;
+	struct cfl_tcp *tcp;
+};
+
+void cli_remote_init(struct cli_remote *r);
+/* Handles option c when it is one of the above: 1 handled, 0 not ours, -1
+ * after printing a usage error for cmd. */
+int cli_remote_option(struct cli_remote *r, const char *cmd, int c,
+		      const char *arg);
+/* Checks the options before any work (a token file for a non-loopback
+ * address, the token file's mode, no --test/--valid files): 0, or the exit
+ * code after printing why. */
+int cli_remote_check(struct cli_remote *r, const char *cmd,
+		     const struct cfl_data_opts *d);
+/* Starts listening on the pool (after cfl_pool_new) and prints the exact
+ * `cfl worker` line on stderr.  Returns 0, or 1 after printing why. */
+int cli_remote_start(struct cli_remote *r, const char *cmd,
+		     struct cfl_pool *pool, const struct cfl_data_opts *d,
+		     const struct cfl_data *data,
+		     const struct cfl_pool_opts *po, const char *run_key,
+		     int quiet);
+/* Closes the listener: after cfl_pool_close.  Safe when never started. */
+void cli_remote_stop(struct cli_remote *r);
+
+/* ---- the WELCOME config ---- */
+
+/* What a worker needs besides the dataset bytes. */
+struct cli_remote_config {
+	char run[256];		/* run key: a new key means another run */
+	struct cfl_data_opts data;	/* path left NULL */
+	char *target, *drop, *only;	/* owned strings of data.schema */
+	int threads;
+	size_t n_metrics;
+	enum cfl_metric_id metrics[CFL_WIRE_MAX_METRICS];
+};
+
+/* Appends the config lines to b.  Returns 0, or -1 with err when a value
+ * cannot travel (a newline in a regex). */
+int cli_remote_config_format(struct cfl_buf *b, const char *run_key,
+			     const struct cfl_data_opts *d,
+			     const struct cfl_pool_opts *po,
+			     struct cfl_err *err);
+/* Parses a config received from a coordinator.  Returns 0, or -1 with err
+ * on an unknown key or a bad value (release c either way). */
+int cli_remote_config_parse(struct cli_remote_config *c, const char *text,
+			    struct cfl_err *err);
+void cli_remote_config_release(struct cli_remote_config *c);
+
+#endif

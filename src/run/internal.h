@@ -1,0 +1,78 @@
+/*
+ * Internal interfaces of src/run: the scheduler (sched.c) that the pool
+ * (pool.c) drives, and the pool's peer table that transports (fork.c, and
+ * later tcp.c / mpi.c) need when they fork or close descriptors.  Not part
+ * of the library API (see include/cfl/run.h).
+ */
+#ifndef CFL_RUN_INTERNAL_H
+#define CFL_RUN_INTERNAL_H
+
+#include "cfl/run.h"
+
+/* ---- scheduler: the lease state machine, no I/O ----
+ *
+ * queued --take--> running(attempt n) --done--> done
+ *                      |--failed, n <= max_retries--> queued
+ *                      |--failed (model error)------> failed
+ *                      `--failed (worker killed)----> poison
+ * A result for a trial that is already done is a duplicate (first result
+ * wins); a failure of an attempt that is not the trial's current one, or of
+ * a done trial, is stale and ignored. */
+
+struct sched_trial {
+	int64_t id;
+	char *model;
+	struct cfl_params params;
+	uint64_t seed, fold_seed;
+	int repeat, fold, n_folds;
+	unsigned flags;
+	void *user;
+	enum cfl_trial_status status;
+	int attempt;		/* last attempt leased (starts at prev_attempts) */
+	int first_attempt;	/* attempt number of this session's first lease */
+	int n_failed;		/* failed attempts in this session */
+	char reason[256];	/* last failure */
+};
+
+struct sched {
+	struct sched_trial *t;
+	size_t n, cap;
+	size_t *q;		/* ring of queued trial indices */
+	size_t q_head, q_len, q_cap;
+	int64_t *h_key;		/* open-addressing map trial_id -> index */
+	size_t *h_val, h_cap;
+	int max_retries;
+	size_t n_running, n_done, n_failed, n_attempts_failed;
+};
+
+void sched_init(struct sched *s, int max_retries);
+void sched_release(struct sched *s);
+/* Adds a queued trial; returns its index, or -1 (err: duplicate id, memory). */
+long sched_add(struct sched *s, const struct cfl_trial_spec *spec,
+	       struct cfl_err *err);
+/* Index of trial id, or -1. */
+long sched_find(const struct sched *s, int64_t id);
+/* Pops the next queued trial, marks it running with attempt + 1; -1 when
+ * none is queued. */
+long sched_take(struct sched *s);
+/* A result of (idx, attempt): 0 when it is the first (now done), 1 when the
+ * trial was already done (duplicate). */
+int sched_done(struct sched *s, long idx, int attempt);
+/* A failed attempt; killed: the worker died or timed out (not a model
+ * error).  Returns the trial's new status (QUEUED when retried), or -1 when
+ * the failure is stale (ignored). */
+int sched_failed(struct sched *s, long idx, int attempt, int killed,
+		 const char *reason);
+/* Running trials become interrupted; returns how many. */
+size_t sched_interrupt(struct sched *s);
+
+/* ---- the pool's peers, for transports ---- */
+
+/* Calls fn(fd, ctx) for every descriptor the pool owns (peer sockets,
+ * sources, its wake-up pipe): a forked child closes them all so that only
+ * the coordinator holds the other ends (EOF then means death). */
+void pool_each_fd(struct cfl_pool *p, void (*fn)(int fd, void *ctx), void *ctx);
+/* How many local (fork) workers the pool wants alive. */
+size_t pool_n_local(const struct cfl_pool *p);
+
+#endif

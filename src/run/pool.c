@@ -1,0 +1,1020 @@
+/*
+ * The pool: the coordinator's poll loop over peers (forked children, TCP
+ * connections, ...).  It hands queued trials to free slots as LEASE frames,
+ * reads RESULT frames, turns a dead peer or an expired lease into a failed
+ * attempt, writes every state change to the store (commits grouped for at
+ * most commit_interval / commit_max) and gives the caller one finished
+ * trial at a time.  It knows no transport: each peer's ops do the rest.
+ * Invariant: a slot holds a lease exactly while the scheduler thinks the
+ * attempt runs; every event given out is in the store's open or committed
+ * transaction.
+ */
+#include "internal.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <math.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+struct slot {
+	long idx;		/* scheduler index, -1 when free */
+	int attempt;
+	double deadline;	/* 0: none */
+	int cancelled;		/* timed out, CANCEL sent (kept peers) */
+};
+
+struct peer {
+	struct cfl_peer pub;	/* first: transports see this part */
+	struct cfl_buf in, out;
+	struct slot *slots;
+	size_t n_busy;
+	uint64_t seq;
+	int dead;
+	int hello;
+	char why[256];		/* a protocol error that made us drop it */
+};
+
+struct source {
+	int fd;
+	int (*on_ready)(struct cfl_pool *p, void *ctx, struct cfl_err *err);
+	void *ctx;
+};
+
+struct event {
+	struct cfl_pool_event ev;
+	struct cfl_wire_msg msg;	/* owns the result of a DONE event */
+	char worker[64];
+	char reason[256];
+};
+
+struct cfl_pool {
+	struct cfl_pool_opts o;
+	struct sched s;
+	struct peer **peers;
+	size_t n_peers, cap_peers;
+	struct source *sources;
+	size_t n_sources;
+	int wake[2];			/* self-pipe: interrupt -> poll */
+	volatile sig_atomic_t interrupted;
+	int stopped;
+	/* finished trials not yet given out; ev_cur is the one last given */
+	struct event *evq;
+	size_t ev_head, ev_len, ev_cap;
+	struct event ev_cur;
+	int has_cur;
+	/* grouped store commits */
+	int in_batch;
+	double batch_start;
+	size_t batch_n;
+	double last_tick;
+	size_t n_local_alive;
+};
+
+/* ---- pool: options ---- */
+
+void cfl_pool_opts_init(struct cfl_pool_opts *o)
+{
+	long n = sysconf(_SC_NPROCESSORS_ONLN);
+
+	memset(o, 0, sizeof(*o));
+	o->n_local = n > 0 ? (size_t)n : 1;
+	o->threads_per_trial = 1;
+	o->max_retries = 1;
+	o->trials_per_worker = 0;
+	o->commit_interval = 0.02;
+	o->commit_max = 256;
+}
+
+const struct cfl_pool_opts *cfl_pool_opts(const struct cfl_pool *p)
+{
+	return &p->o;
+}
+
+size_t cfl_pool_n_queued(const struct cfl_pool *p)
+{
+	return p->s.q_len;
+}
+
+size_t pool_n_local(const struct cfl_pool *p)
+{
+	return p->o.n_local;
+}
+
+void pool_each_fd(struct cfl_pool *p, void (*fn)(int fd, void *ctx), void *ctx)
+{
+	for (size_t i = 0; i < p->n_peers; i++)
+		if (p->peers[i]->pub.fd >= 0)
+			fn(p->peers[i]->pub.fd, ctx);
+	for (size_t i = 0; i < p->n_sources; i++)
+		fn(p->sources[i].fd, ctx);
+	fn(p->wake[0], ctx);
+	fn(p->wake[1], ctx);
+}
+
+/* ---- pool: store writes, grouped into transactions ---- */
+
+static int batch_open(struct cfl_pool *p, struct cfl_err *err)
+{
+	if (!p->o.store || p->in_batch)
+		return 0;
+	if (cfl_store_begin(p->o.store, err))
+		return -1;
+	p->in_batch = 1;
+	p->batch_start = cfl_now();
+	p->batch_n = 0;
+	return 0;
+}
+
+int cfl_pool_flush(struct cfl_pool *p, struct cfl_err *err)
+{
+	if (!p->in_batch)
+		return 0;
+	p->in_batch = 0;
+	return cfl_store_commit(p->o.store, err);
+}
+
+/* Commits when the group is old or large enough (or grouping is off). */
+static int batch_maybe_commit(struct cfl_pool *p, struct cfl_err *err)
+{
+	if (!p->in_batch)
+		return 0;
+	if (p->o.commit_interval <= 0 || p->batch_n >= p->o.commit_max ||
+	    cfl_now() - p->batch_start >= p->o.commit_interval)
+		return cfl_pool_flush(p, err);
+	return 0;
+}
+
+static int store_leased(struct cfl_pool *p, const struct sched_trial *t,
+			const char *worker, struct cfl_err *err)
+{
+	if (!p->o.store)
+		return 0;
+	if (batch_open(p, err))
+		return -1;
+	return cfl_store_trial_leased(p->o.store, t->id, t->attempt, worker,
+				      err) < 0 ? -1 : 0;
+}
+
+/* Returns 0 (stored), 1 (a duplicate), -1 (err). */
+static int store_done(struct cfl_pool *p, const struct sched_trial *t,
+		      const struct cfl_wire_result *r, struct cfl_err *err)
+{
+	struct cfl_trial_result tr;
+	struct cfl_metric_value mv[CFL_WIRE_N_SPLITS][CFL_WIRE_MAX_METRICS];
+	int rc;
+
+	if (!p->o.store)
+		return 0;
+	memset(&tr, 0, sizeof(tr));
+	tr.duration = r->duration;
+	tr.peak_rss_kb = (long)r->peak_rss_kb;
+	for (int s = 0; s < CFL_WIRE_N_SPLITS && s < CFL_SPLIT_COUNT; s++) {
+		const struct cfl_wire_split *ws = &r->split[s];
+
+		for (uint32_t i = 0; i < ws->n_metrics; i++) {
+			mv[s][i].name = ws->metrics[i].name;
+			mv[s][i].value = ws->metrics[i].value;
+		}
+		tr.split[s].n_metrics = ws->n_metrics;
+		tr.split[s].metrics = mv[s];
+		tr.split[s].n = ws->n;
+		tr.split[s].n_out = ws->n_out;
+		tr.split[s].pred = ws->pred;
+		tr.split[s].rows = ws->rows;
+	}
+	if (batch_open(p, err))
+		return -1;
+	rc = cfl_store_trial_done(p->o.store, t->id, (int)r->attempt, &tr, err);
+	if (rc >= 0)
+		p->batch_n++;
+	return rc;
+}
+
+static int store_failed(struct cfl_pool *p, const struct sched_trial *t,
+			int attempt, const char *reason,
+			enum cfl_trial_status st, struct cfl_err *err)
+{
+	if (!p->o.store)
+		return 0;
+	if (batch_open(p, err))
+		return -1;
+	p->batch_n++;
+	return cfl_store_trial_failed(p->o.store, t->id, attempt, reason, st,
+				      err) < 0 ? -1 : 0;
+}
+
+/* ---- pool: events ---- */
+
+static struct event *event_push(struct cfl_pool *p, struct cfl_err *err)
+{
+	struct event *e;
+
+	if (p->ev_len == p->ev_cap) {
+		size_t cap = p->ev_cap ? p->ev_cap * 2 : 16;
+		struct event *q = cfl_calloc(cap, sizeof(*q), err);
+
+		if (!q)
+			return NULL;
+		for (size_t i = 0; i < p->ev_len; i++)
+			q[i] = p->evq[(p->ev_head + i) % p->ev_cap];
+		free(p->evq);
+		p->evq = q;
+		p->ev_cap = cap;
+		p->ev_head = 0;
+	}
+	e = &p->evq[(p->ev_head + p->ev_len) % p->ev_cap];
+	memset(e, 0, sizeof(*e));
+	p->ev_len++;
+	return e;
+}
+
+static void release_cur(struct cfl_pool *p)
+{
+	if (p->has_cur) {
+		cfl_wire_msg_release(&p->ev_cur.msg);
+		p->has_cur = 0;
+	}
+}
+
+static void drop_events(struct cfl_pool *p)
+{
+	release_cur(p);
+	while (p->ev_len) {
+		cfl_wire_msg_release(&p->evq[p->ev_head].msg);
+		p->ev_head = (p->ev_head + 1) % p->ev_cap;
+		p->ev_len--;
+	}
+}
+
+/* ---- pool: peers ---- */
+
+static int set_nonblock(int fd)
+{
+	int fl = fcntl(fd, F_GETFL);
+
+	return fl < 0 ? -1 : fcntl(fd, F_SETFL, fl | O_NONBLOCK);
+}
+
+static int peer_set_slots(struct peer *pe, size_t n, struct cfl_err *err)
+{
+	struct slot *s;
+
+	if (n > 4096)
+		return cfl_err_set(err, "peer '%s' asks for %zu slots", pe->pub.name, n);
+	s = cfl_realloc(pe->slots, (n ? n : 1) * sizeof(*s), err);
+	if (!s)
+		return -1;
+	for (size_t i = pe->pub.n_slots; i < n; i++)
+		s[i] = (struct slot){ -1, 0, 0, 0 };
+	pe->slots = s;
+	pe->pub.n_slots = n;
+	return 0;
+}
+
+struct cfl_peer *cfl_pool_add_peer(struct cfl_pool *p, int fd,
+				   const struct cfl_peer_ops *ops, void *impl,
+				   size_t n_slots, const char *name,
+				   struct cfl_err *err)
+{
+	struct peer *pe;
+
+	if (set_nonblock(fd)) {
+		cfl_err_set(err, "cannot set peer '%s' non-blocking: %s", name,
+			    strerror(errno));
+		return NULL;
+	}
+	if (p->n_peers == p->cap_peers) {
+		size_t cap = p->cap_peers ? p->cap_peers * 2 : 8;
+		struct peer **np = cfl_realloc(p->peers, cap * sizeof(*np), err);
+
+		if (!np)
+			return NULL;
+		p->peers = np;
+		p->cap_peers = cap;
+	}
+	pe = cfl_calloc(1, sizeof(*pe), err);
+	if (!pe)
+		return NULL;
+	pe->pub.ops = ops;
+	pe->pub.impl = impl;
+	pe->pub.fd = fd;
+	pe->pub.pool = p;
+	snprintf(pe->pub.name, sizeof(pe->pub.name), "%s", name);
+	cfl_buf_init(&pe->in);
+	cfl_buf_init(&pe->out);
+	if (peer_set_slots(pe, n_slots, err)) {
+		free(pe);
+		return NULL;
+	}
+	p->peers[p->n_peers++] = pe;
+	return &pe->pub;
+}
+
+int cfl_peer_send(struct cfl_peer *peer, const struct cfl_wire_msg *m,
+		  struct cfl_err *err)
+{
+	struct peer *pe = (struct peer *)peer;
+	size_t off = pe->out.len;
+
+	if (pe->dead)
+		return 0;
+	if (cfl_wire_encode(&pe->out, pe->seq++, peer->send_flags, m, err))
+		return -1;
+	if (peer->ops->on_send && peer->ops->on_send(peer, &pe->out, off, err)) {
+		pe->out.len = off;
+		return -1;
+	}
+	return 0;
+}
+
+int cfl_pool_add_source(struct cfl_pool *p, int fd,
+			int (*on_ready)(struct cfl_pool *, void *, struct cfl_err *),
+			void *ctx, struct cfl_err *err)
+{
+	struct source *s = cfl_realloc(p->sources,
+				       (p->n_sources + 1) * sizeof(*s), err);
+
+	if (!s)
+		return -1;
+	p->sources = s;
+	s[p->n_sources++] = (struct source){ fd, on_ready, ctx };
+	return 0;
+}
+
+/* A lease of (pe, slot k) failed: record it, requeue or finish the trial. */
+static int lease_failed(struct cfl_pool *p, struct peer *pe, size_t k,
+			int killed, const char *reason, struct cfl_err *err)
+{
+	struct slot *sl = &pe->slots[k];
+	long idx = sl->idx;
+	int attempt = sl->attempt, st;
+
+	sl->idx = -1;
+	pe->n_busy--;
+	st = sched_failed(&p->s, idx, attempt, killed, reason);
+	if (st < 0)
+		return 0;	/* stale: the trial moved on */
+	if (store_failed(p, &p->s.t[idx], attempt, reason, st, err))
+		return -1;
+	if (st == CFL_TRIAL_FAILED || st == CFL_TRIAL_POISON) {
+		struct event *e = event_push(p, err);
+
+		if (!e)
+			return -1;
+		e->ev.trial_id = p->s.t[idx].id;
+		e->ev.user = p->s.t[idx].user;
+		e->ev.status = st;
+		e->ev.attempt = attempt;
+		snprintf(e->worker, sizeof(e->worker), "%s", pe->pub.name);
+		snprintf(e->reason, sizeof(e->reason), "%s", reason);
+	}
+	return 0;
+}
+
+/* The peer is gone (EOF, error or killed): fail its leases, free it, and
+ * let its transport replace it. */
+static int peer_dead(struct cfl_pool *p, size_t i, struct cfl_err *err)
+{
+	struct peer *pe = p->peers[i];
+	char reason[256] = "worker lost";
+	int had_leases = pe->n_busy > 0;
+
+	if (pe->pub.ops->reap)
+		pe->pub.ops->reap(&pe->pub, reason, sizeof(reason));
+	if (had_leases && !strcmp(reason, "exit 0"))
+		snprintf(reason, sizeof(reason), "worker exited without a result");
+	if (pe->why[0])
+		snprintf(reason, sizeof(reason), "%s", pe->why);
+	for (size_t k = 0; k < pe->pub.n_slots; k++)
+		if (pe->slots[k].idx >= 0 &&
+		    lease_failed(p, pe, k, 1, reason, err))
+			return -1;
+	if (pe->pub.fd >= 0)
+		close(pe->pub.fd);
+	cfl_buf_release(&pe->in);
+	cfl_buf_release(&pe->out);
+	free(pe->slots);
+	p->peers[i] = p->peers[--p->n_peers];
+	free(pe);
+	return 0;
+}
+
+static int handle_result(struct cfl_pool *p, struct peer *pe,
+			 struct cfl_wire_msg *msg, struct cfl_err *err)
+{
+	struct cfl_wire_result *r = &msg->u.result;
+	struct cfl_wire_msg ack;
+	long idx = sched_find(&p->s, r->trial_id);
+	size_t k;
+	int dup;
+
+	/* free the slot that held this lease */
+	for (k = 0; k < pe->pub.n_slots; k++)
+		if (pe->slots[k].idx >= 0 && pe->slots[k].idx == idx &&
+		    pe->slots[k].attempt == (int)r->attempt)
+			break;
+	if (idx < 0) {
+		/* a remote worker's kept result for a trial this session did not
+		 * queue (done before a --resume): acknowledge it as a duplicate
+		 * so the worker drops it */
+		cfl_wire_msg_init(&ack, CFL_WIRE_RESULT_ACK);
+		ack.u.ack.trial_id = r->trial_id;
+		ack.u.ack.attempt = r->attempt;
+		ack.u.ack.duplicate = 1;
+		cfl_wire_msg_release(msg);
+		return cfl_peer_send(&pe->pub, &ack, err);
+	}
+	if (k < pe->pub.n_slots) {
+		pe->slots[k].idx = -1;
+		pe->n_busy--;
+	}
+	if (r->status != CFL_RESULT_OK) {
+		/* a model error: a failed attempt that did not kill the worker */
+		int st;
+		char reason[256];
+
+		snprintf(reason, sizeof(reason), "%s", r->error ? r->error : "model error");
+		cfl_wire_msg_release(msg);
+		if (k == pe->pub.n_slots)
+			return 0;	/* a late error of a cancelled lease */
+		st = sched_failed(&p->s, idx, p->s.t[idx].attempt, 0, reason);
+		if (st < 0)
+			return 0;
+		if (store_failed(p, &p->s.t[idx], p->s.t[idx].attempt, reason, st, err))
+			return -1;
+		if (st == CFL_TRIAL_FAILED) {
+			struct event *e = event_push(p, err);
+
+			if (!e)
+				return -1;
+			e->ev.trial_id = p->s.t[idx].id;
+			e->ev.user = p->s.t[idx].user;
+			e->ev.status = st;
+			e->ev.attempt = p->s.t[idx].attempt;
+			snprintf(e->worker, sizeof(e->worker), "%s", pe->pub.name);
+			snprintf(e->reason, sizeof(e->reason), "%s", reason);
+		}
+		return 0;
+	}
+	dup = sched_done(&p->s, idx, (int)r->attempt);
+	if (!dup) {
+		int rc = store_done(p, &p->s.t[idx], r, err);
+
+		if (rc < 0) {
+			cfl_wire_msg_release(msg);
+			return -1;
+		}
+		dup = rc == 1;
+	}
+	cfl_wire_msg_init(&ack, CFL_WIRE_RESULT_ACK);
+	ack.u.ack.trial_id = r->trial_id;
+	ack.u.ack.attempt = r->attempt;
+	ack.u.ack.duplicate = (uint32_t)dup;
+	if (cfl_peer_send(&pe->pub, &ack, err)) {
+		cfl_wire_msg_release(msg);
+		return -1;
+	}
+	if (dup) {
+		cfl_wire_msg_release(msg);
+		return 0;
+	}
+	{
+		struct event *e = event_push(p, err);
+
+		if (!e) {
+			cfl_wire_msg_release(msg);
+			return -1;
+		}
+		e->msg = *msg;	/* the event owns the result now */
+		e->ev.trial_id = p->s.t[idx].id;
+		e->ev.user = p->s.t[idx].user;
+		e->ev.status = CFL_TRIAL_DONE;
+		e->ev.attempt = (int)r->attempt;
+		snprintf(e->worker, sizeof(e->worker), "%s", pe->pub.name);
+	}
+	return 0;
+}
+
+/* One decoded frame from a peer.  Returns 0, or -1 (err) to drop the peer;
+ * a store error sets *fatal. */
+static int handle_frame(struct cfl_pool *p, struct peer *pe,
+			const struct cfl_wire_frame *f, int *fatal,
+			struct cfl_err *err)
+{
+	struct cfl_wire_msg msg;
+
+	if (pe->pub.ops->on_frame) {
+		int r = pe->pub.ops->on_frame(&pe->pub, f, err);
+
+		if (r)
+			return r < 0 ? -1 : 0;
+	}
+	if (cfl_wire_payload_decode(f->type, f->payload, f->length, &msg, err))
+		return -1;
+	switch (msg.type) {
+	case CFL_WIRE_HELLO:
+		if (msg.u.hello.proto != CFL_WIRE_VERSION) {
+			cfl_err_set(err, "peer '%s' speaks protocol %u, not %u",
+				    pe->pub.name, msg.u.hello.proto, CFL_WIRE_VERSION);
+			cfl_wire_msg_release(&msg);
+			return -1;
+		}
+		if (!pe->pub.n_slots &&
+		    peer_set_slots(pe, msg.u.hello.n_slots, err)) {
+			cfl_wire_msg_release(&msg);
+			return -1;
+		}
+		pe->hello = 1;
+		break;
+	case CFL_WIRE_RESULT:
+		if (handle_result(p, pe, &msg, err)) {
+			*fatal = 1;
+			return -1;
+		}
+		return 0;	/* msg moved or released */
+	case CFL_WIRE_HEARTBEAT:
+		break;
+	case CFL_WIRE_ERROR:
+		cfl_err_set(err, "peer '%s': %s", pe->pub.name,
+			    msg.u.error.message);
+		cfl_wire_msg_release(&msg);
+		return -1;
+	default:
+		cfl_err_set(err, "peer '%s' sent an unexpected %s frame",
+			    pe->pub.name, cfl_wire_type_name(msg.type));
+		cfl_wire_msg_release(&msg);
+		return -1;
+	}
+	cfl_wire_msg_release(&msg);
+	return 0;
+}
+
+/* Reads what the peer sent and handles every whole frame.  Returns 0, 1
+ * when the peer is gone (EOF, I/O or protocol error), -1 on a store error. */
+static int peer_read(struct cfl_pool *p, struct peer *pe, struct cfl_err *err)
+{
+	size_t pos = 0;
+
+	for (;;) {
+		ssize_t k;
+
+		if (cfl_buf_reserve(&pe->in, 65536))
+			return cfl_err_set(err, "out of memory");
+		k = read(pe->pub.fd, pe->in.data + pe->in.len, 65536);
+		if (k < 0 && errno == EINTR)
+			continue;
+		if (k < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+			break;
+		if (k <= 0) {
+			pe->dead = 1;
+			break;
+		}
+		pe->in.len += (size_t)k;
+		if ((size_t)k < 65536)
+			break;
+	}
+	while (pos < pe->in.len) {
+		struct cfl_wire_frame f;
+		struct cfl_err ferr;
+		int fatal = 0;
+		int r = cfl_wire_frame_split(pe->in.data + pos, pe->in.len - pos,
+					     &f, &ferr);
+
+		if (r == 1)
+			break;
+		if (r < 0 || handle_frame(p, pe, &f, &fatal, &ferr)) {
+			if (fatal) {
+				*err = ferr;
+				return -1;
+			}
+			/* a hostile or broken peer: drop it, the run goes on */
+			snprintf(pe->why, sizeof(pe->why), "%.255s", ferr.msg);
+			pe->dead = 1;
+			if (pe->pub.ops->kill)
+				pe->pub.ops->kill(&pe->pub);
+			break;
+		}
+		pos += f.size;
+	}
+	if (pos) {
+		memmove(pe->in.data, pe->in.data + pos, pe->in.len - pos);
+		pe->in.len -= pos;
+	}
+	return pe->dead ? 1 : 0;
+}
+
+static void peer_write(struct peer *pe)
+{
+	while (pe->out.len) {
+		/* MSG_NOSIGNAL: a dead peer is an EPIPE here, not a SIGPIPE
+		 * that kills the coordinator */
+		ssize_t k = send(pe->pub.fd, pe->out.data, pe->out.len,
+				 MSG_NOSIGNAL);
+
+		if (k < 0 && errno == ENOTSOCK)
+			k = write(pe->pub.fd, pe->out.data, pe->out.len);
+
+		if (k < 0 && errno == EINTR)
+			continue;
+		if (k < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+			return;
+		if (k <= 0) {
+			pe->dead = 1;	/* EPIPE: seen as EOF on the read side */
+			pe->out.len = 0;
+			return;
+		}
+		memmove(pe->out.data, pe->out.data + k, pe->out.len - (size_t)k);
+		pe->out.len -= (size_t)k;
+	}
+}
+
+/* Hands queued trials to free slots. */
+static int assign(struct cfl_pool *p, struct cfl_err *err)
+{
+	for (size_t i = 0; i < p->n_peers && p->s.q_len; i++) {
+		struct peer *pe = p->peers[i];
+
+		if (pe->dead)
+			continue;
+		for (size_t k = 0; k < pe->pub.n_slots && p->s.q_len; k++) {
+			struct cfl_wire_msg m;
+			struct sched_trial *t;
+			long idx;
+
+			if (pe->slots[k].idx >= 0)
+				continue;
+			idx = sched_take(&p->s);
+			t = &p->s.t[idx];
+			cfl_wire_msg_init(&m, CFL_WIRE_LEASE);
+			m.u.lease.trial_id = t->id;
+			m.u.lease.attempt = (uint32_t)t->attempt;
+			m.u.lease.model = t->model;
+			m.u.lease.params = t->params;	/* borrowed: not released */
+			m.u.lease.seed = t->seed;
+			m.u.lease.fold_seed = t->fold_seed;
+			m.u.lease.repeat = t->repeat;
+			m.u.lease.fold = t->fold;
+			m.u.lease.n_folds = (uint32_t)(t->fold >= 0 ? t->n_folds : 0);
+			m.u.lease.flags = t->flags;
+			m.u.lease.threads = (uint32_t)p->o.threads_per_trial;
+			m.u.lease.n_metrics = (uint32_t)p->o.n_metrics;
+			for (size_t j = 0; j < p->o.n_metrics; j++)
+				m.u.lease.metrics[j] = (uint8_t)p->o.metrics[j];
+			if (cfl_peer_send(&pe->pub, &m, err) ||
+			    store_leased(p, t, pe->pub.name, err))
+				return -1;
+			pe->slots[k] = (struct slot){
+				idx, t->attempt,
+				p->o.trial_timeout > 0 ? cfl_now() + p->o.trial_timeout : 0,
+				0 };
+			pe->n_busy++;
+		}
+	}
+	return 0;
+}
+
+/* Fails leases past their deadline. */
+static int check_timeouts(struct cfl_pool *p, struct cfl_err *err)
+{
+	double now = cfl_now();
+
+	for (size_t i = 0; i < p->n_peers; i++) {
+		struct peer *pe = p->peers[i];
+		int kill_it = 0;
+
+		for (size_t k = 0; k < pe->pub.n_slots; k++) {
+			struct slot *sl = &pe->slots[k];
+			char reason[64];
+
+			if (sl->idx < 0 || !sl->deadline || now < sl->deadline)
+				continue;
+			snprintf(reason, sizeof(reason), "timeout after %g s",
+				 p->o.trial_timeout);
+			if (!pe->pub.ops->kill_on_timeout) {
+				struct cfl_wire_msg m;
+
+				cfl_wire_msg_init(&m, CFL_WIRE_CANCEL);
+				m.u.cancel.trial_id = p->s.t[sl->idx].id;
+				m.u.cancel.attempt = (uint32_t)sl->attempt;
+				if (cfl_peer_send(&pe->pub, &m, err))
+					return -1;
+			}
+			if (lease_failed(p, pe, k, 1, reason, err))
+				return -1;
+			kill_it |= pe->pub.ops->kill_on_timeout;
+		}
+		if (kill_it && pe->pub.ops->kill) {
+			pe->pub.ops->kill(&pe->pub);
+			pe->dead = 1;	/* no new lease; reaped below */
+		}
+	}
+	return 0;
+}
+
+/* Seconds until the next thing the loop must do without input, or -1. */
+static int poll_timeout_ms(struct cfl_pool *p)
+{
+	double now = cfl_now(), next = -1;
+
+	for (size_t i = 0; i < p->n_peers; i++)
+		for (size_t k = 0; k < p->peers[i]->pub.n_slots; k++) {
+			double d = p->peers[i]->slots[k].deadline;
+
+			if (p->peers[i]->slots[k].idx >= 0 && d > 0 &&
+			    (next < 0 || d < next))
+				next = d;
+		}
+	if (p->in_batch && p->o.commit_interval > 0) {
+		double d = p->batch_start + p->o.commit_interval;
+
+		if (next < 0 || d < next)
+			next = d;
+	}
+	if (p->o.tick > 0) {
+		double d = p->last_tick + p->o.tick;
+
+		if (next < 0 || d < next)
+			next = d;
+	}
+	if (next < 0)
+		return -1;
+	next -= now;
+	return next <= 0 ? 0 : (int)ceil(next * 1000);
+}
+
+/* ---- pool: the loop ---- */
+
+static size_t count_local(const struct cfl_pool *p)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < p->n_peers; i++)
+		if (!p->peers[i]->dead && !strcmp(p->peers[i]->pub.ops->kind, "fork"))
+			n++;
+	return n;
+}
+
+struct cfl_pool *cfl_pool_new(const struct cfl_pool_opts *o, struct cfl_err *err)
+{
+	struct cfl_pool *p = cfl_calloc(1, sizeof(*p), err);
+
+	if (!p)
+		return NULL;
+	p->o = *o;
+	if (p->o.threads_per_trial < 1)
+		p->o.threads_per_trial = 1;
+	if (p->o.commit_max < 1)
+		p->o.commit_max = 1;
+	if (p->o.n_metrics > CFL_WIRE_MAX_METRICS)
+		p->o.n_metrics = CFL_WIRE_MAX_METRICS;
+	sched_init(&p->s, o->max_retries);
+	p->wake[0] = p->wake[1] = -1;
+	p->last_tick = cfl_now();
+	if (pipe(p->wake) || set_nonblock(p->wake[0]) || set_nonblock(p->wake[1])) {
+		cfl_err_set(err, "cannot create a pipe: %s", strerror(errno));
+		cfl_pool_close(p, NULL);
+		return NULL;
+	}
+	fcntl(p->wake[0], F_SETFD, FD_CLOEXEC);
+	fcntl(p->wake[1], F_SETFD, FD_CLOEXEC);
+	for (size_t i = 0; i < o->n_local; i++)
+		if (cfl_fork_spawn(p, err)) {
+			cfl_pool_close(p, NULL);
+			return NULL;
+		}
+	return p;
+}
+
+int cfl_pool_submit(struct cfl_pool *p, const struct cfl_trial_spec *t,
+		    struct cfl_err *err)
+{
+	if (p->stopped)
+		return cfl_err_set(err, "the pool was interrupted");
+	return sched_add(&p->s, t, err) < 0 ? -1 : 0;
+}
+
+void cfl_pool_interrupt(struct cfl_pool *p)
+{
+	char c = 1;
+	ssize_t r;
+
+	p->interrupted = 1;
+	r = write(p->wake[1], &c, 1);
+	(void)r;
+}
+
+void cfl_pool_get_stats(const struct cfl_pool *p, struct cfl_pool_stats *out)
+{
+	memset(out, 0, sizeof(*out));
+	out->submitted = p->s.n;
+	out->queued = p->s.q_len;
+	out->running = p->s.n_running;
+	out->done = p->s.n_done;
+	out->failed = p->s.n_failed;
+	out->attempts_failed = p->s.n_attempts_failed;
+	for (size_t i = 0; i < p->n_peers; i++)
+		if (!p->peers[i]->dead)
+			out->n_slots += p->peers[i]->pub.n_slots;
+}
+
+/* Ctrl-C: kill every peer, record running trials as interrupted. */
+static int stop(struct cfl_pool *p, struct cfl_err *err)
+{
+	int rc = 0;
+
+	p->stopped = 1;
+	for (size_t i = 0; i < p->n_peers; i++)
+		if (p->peers[i]->pub.ops->kill)
+			p->peers[i]->pub.ops->kill(&p->peers[i]->pub);
+	while (p->n_peers) {
+		struct peer *pe = p->peers[--p->n_peers];
+		char reason[128];
+
+		if (pe->pub.ops->reap)
+			pe->pub.ops->reap(&pe->pub, reason, sizeof(reason));
+		if (pe->pub.fd >= 0)
+			close(pe->pub.fd);
+		cfl_buf_release(&pe->in);
+		cfl_buf_release(&pe->out);
+		free(pe->slots);
+		free(pe);
+	}
+	sched_interrupt(&p->s);
+	if (cfl_pool_flush(p, err))
+		rc = -1;
+	if (p->o.store && cfl_store_mark_interrupted(p->o.store, p->o.run_id,
+						     rc ? NULL : err))
+		rc = -1;
+	return rc;
+}
+
+int cfl_pool_wait(struct cfl_pool *p, struct cfl_pool_event *ev,
+		  struct cfl_err *err)
+{
+	release_cur(p);
+	for (;;) {
+		struct pollfd *fds;
+		size_t n_fds = 0;
+		int timeout, r;
+
+		if (p->interrupted) {
+			if (!p->stopped) {
+				drop_events(p);
+				if (stop(p, err))
+					return -1;
+			}
+			return CFL_POOL_INTERRUPTED;
+		}
+		if (p->ev_len) {
+			p->ev_cur = p->evq[p->ev_head];
+			p->ev_head = (p->ev_head + 1) % p->ev_cap;
+			p->ev_len--;
+			p->has_cur = 1;
+			*ev = p->ev_cur.ev;
+			ev->worker = p->ev_cur.worker;
+			ev->reason = p->ev_cur.ev.status == CFL_TRIAL_DONE ? NULL
+									   : p->ev_cur.reason;
+			ev->result = p->ev_cur.ev.status == CFL_TRIAL_DONE
+					     ? &p->ev_cur.msg.u.result : NULL;
+			return CFL_POOL_EVENT;
+		}
+		if (p->o.tick > 0 && cfl_now() - p->last_tick >= p->o.tick) {
+			p->last_tick = cfl_now();
+			return CFL_POOL_TICK;
+		}
+		/* keep n_local children alive while there is work: a child
+		 * that crashed, was killed or ran its trials_per_worker trials
+		 * is replaced here */
+		while (p->s.q_len && count_local(p) < p->o.n_local)
+			if (cfl_fork_spawn(p, err))
+				return -1;
+		if (assign(p, err))
+			return -1;
+		if (!p->s.q_len && !p->s.n_running) {
+			if (cfl_pool_flush(p, err))
+				return -1;
+			return CFL_POOL_IDLE;
+		}
+		if (p->s.q_len && !p->n_peers && !p->n_sources)
+			return cfl_err_set(err, "no worker left to run %zu queued trials",
+					   p->s.q_len);
+
+		fds = cfl_calloc(p->n_peers + p->n_sources + 1, sizeof(*fds), err);
+		if (!fds)
+			return -1;
+		fds[n_fds++] = (struct pollfd){ p->wake[0], POLLIN, 0 };
+		for (size_t i = 0; i < p->n_sources; i++)
+			fds[n_fds++] = (struct pollfd){ p->sources[i].fd, POLLIN, 0 };
+		for (size_t i = 0; i < p->n_peers; i++)
+			fds[n_fds++] = (struct pollfd){
+				p->peers[i]->pub.fd,
+				(short)(POLLIN | (p->peers[i]->out.len ? POLLOUT : 0)), 0 };
+		timeout = poll_timeout_ms(p);
+		r = poll(fds, n_fds, timeout);
+		if (r < 0 && errno != EINTR) {
+			free(fds);
+			return cfl_err_set(err, "poll: %s", strerror(errno));
+		}
+		if (r > 0 && (fds[0].revents & POLLIN)) {
+			char buf[64];
+
+			while (read(p->wake[0], buf, sizeof(buf)) > 0)
+				;
+		}
+		for (size_t i = 0; r > 0 && i < p->n_sources; i++)
+			if (fds[1 + i].revents & (POLLIN | POLLERR | POLLHUP))
+				if (p->sources[i].on_ready(p, p->sources[i].ctx, err)) {
+					free(fds);
+					return -1;
+				}
+		/* peers: the poll array's order is the peer order before any
+		 * peer was added by a source; read by index of that order */
+		for (size_t i = 0, j = 1 + p->n_sources; r > 0 && j < n_fds; j++) {
+			struct peer *pe = NULL;
+
+			/* find the peer of fds[j] (peers may have been added) */
+			for (; i < p->n_peers; i++)
+				if (p->peers[i]->pub.fd == fds[j].fd) {
+					pe = p->peers[i];
+					break;
+				}
+			if (!pe)
+				continue;
+			if (fds[j].revents & POLLOUT)
+				peer_write(pe);
+			if (fds[j].revents & (POLLIN | POLLERR | POLLHUP)) {
+				if (peer_read(p, pe, err) < 0) {
+					free(fds);
+					return -1;
+				}
+			}
+		}
+		free(fds);
+		if (check_timeouts(p, err))
+			return -1;
+		/* write what handling produced (acks), then bury the dead */
+		for (size_t i = 0; i < p->n_peers; i++)
+			if (p->peers[i]->out.len && !p->peers[i]->dead)
+				peer_write(p->peers[i]);
+		for (size_t i = 0; i < p->n_peers;) {
+			if (p->peers[i]->dead) {
+				if (peer_dead(p, i, err))
+					return -1;
+				continue;	/* slot i now holds another peer */
+			}
+			i++;
+		}
+		if (batch_maybe_commit(p, err))
+			return -1;
+	}
+}
+
+int cfl_pool_close(struct cfl_pool *p, struct cfl_err *err)
+{
+	int rc = 0;
+
+	if (!p)
+		return 0;
+	drop_events(p);
+	if (cfl_pool_flush(p, err))
+		rc = -1;
+	/* ask politely, then make sure */
+	for (size_t i = 0; i < p->n_peers; i++) {
+		struct cfl_wire_msg m;
+
+		cfl_wire_msg_init(&m, CFL_WIRE_SHUTDOWN);
+		if (cfl_peer_send(&p->peers[i]->pub, &m, NULL) == 0)
+			peer_write(p->peers[i]);
+	}
+	while (p->n_peers) {
+		struct peer *pe = p->peers[--p->n_peers];
+		char reason[128];
+
+		if (pe->n_busy && pe->pub.ops->kill)
+			pe->pub.ops->kill(&pe->pub);
+		if (pe->pub.ops->reap)
+			pe->pub.ops->reap(&pe->pub, reason, sizeof(reason));
+		if (pe->pub.fd >= 0)
+			close(pe->pub.fd);
+		cfl_buf_release(&pe->in);
+		cfl_buf_release(&pe->out);
+		free(pe->slots);
+		free(pe);
+	}
+	free(p->peers);
+	free(p->sources);
+	free(p->evq);
+	sched_release(&p->s);
+	if (p->wake[0] >= 0)
+		close(p->wake[0]);
+	if (p->wake[1] >= 0)
+		close(p->wake[1]);
+	free(p);
+	return rc;
+}

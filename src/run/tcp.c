@@ -1,0 +1,1179 @@
+/*
+ * The TCP transport: remote workers (`cfl worker --connect`) as pool peers.
+ * The coordinator side is one pool source (an epoll set of the listening
+ * socket, connections in their handshake and a heartbeat timer); a
+ * connection that passes the handshake (auth.c) becomes a peer whose every
+ * frame is MAC-checked here before the pool sees it and signed here after
+ * the pool encodes it.  The worker side is struct cfl_link.
+ *
+ * Invariants: an unauthenticated connection costs a fixed few hundred bytes
+ * and lives at most handshake_timeout seconds, and at most max_pending of
+ * them exist; nothing is decoded from a peer before its handshake; a peer
+ * silent for dead_after seconds is shut down, so the pool requeues its
+ * leases.  Knows the wire layout only through wire.h.
+ */
+#include "cfl/net.h"
+#include "internal.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <arpa/inet.h>
+#include <poll.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/socket.h>
+#include <sys/timerfd.h>
+#include <unistd.h>
+
+#define TICK_MS 200
+
+/* ---- addresses ---- */
+
+int cfl_net_parse_hostport(const char *s, char *host, size_t cap, int *port,
+			   struct cfl_err *err)
+{
+	const char *colon, *h = s;
+	size_t hl;
+	long p;
+	char *end;
+
+	if (!s || !*s)
+		return cfl_err_set(err, "empty address (want HOST:PORT)");
+	if (*s == '[') {
+		const char *rb = strchr(s, ']');
+
+		if (!rb || rb[1] != ':')
+			return cfl_err_set(err, "bad address '%s' (want [IPV6]:PORT)", s);
+		h = s + 1;
+		hl = (size_t)(rb - h);
+		colon = rb + 1;
+	} else {
+		colon = strrchr(s, ':');
+		if (!colon)
+			return cfl_err_set(err, "bad address '%s' (want HOST:PORT)", s);
+		hl = (size_t)(colon - s);
+	}
+	if (!hl || hl >= cap)
+		return cfl_err_set(err, "bad host in '%s'", s);
+	errno = 0;
+	p = strtol(colon + 1, &end, 10);
+	if (!colon[1] || *end || errno || p < 0 || p > 65535)
+		return cfl_err_set(err, "bad port in '%s' (want 0..65535)", s);
+	memcpy(host, h, hl);
+	host[hl] = 0;
+	*port = (int)p;
+	return 0;
+}
+
+int cfl_net_is_loopback(const char *host)
+{
+	struct in_addr a4;
+	struct in6_addr a6;
+
+	if (!strcmp(host, "localhost"))
+		return 1;
+	if (inet_pton(AF_INET, host, &a4) == 1)
+		return (ntohl(a4.s_addr) >> 24) == 127;
+	if (inet_pton(AF_INET6, host, &a6) == 1)
+		return IN6_IS_ADDR_LOOPBACK(&a6);
+	return 0;
+}
+
+static void set_nodelay(int fd)
+{
+	int one = 1;
+
+	/* small frames (a lease, an ack) must not wait for Nagle */
+	setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+}
+
+static void put_le64(unsigned char *p, uint64_t v)
+{
+	for (int i = 0; i < 8; i++)
+		p[i] = (unsigned char)(v >> (8 * i));
+}
+
+static uint32_t get_le32(const unsigned char *p)
+{
+	return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 |
+	       (uint32_t)p[3] << 24;
+}
+
+/* Gives an encoded frame (header, payload, MAC space) its sequence number
+ * and MAC.  Returns 0, or -1 when it was not encoded with the MAC flag. */
+static int seal_frame(struct cfl_mac *mac, unsigned char *frame, size_t len)
+{
+	uint32_t n;
+
+	if (len < CFL_WIRE_HEADER_SIZE + CFL_WIRE_MAC_SIZE ||
+	    !((frame[6] | frame[7] << 8) & CFL_WIRE_F_MAC))
+		return -1;
+	n = get_le32(frame + 16);
+	if ((size_t)n + CFL_WIRE_HEADER_SIZE + CFL_WIRE_MAC_SIZE != len)
+		return -1;
+	put_le64(frame + 8, cfl_mac_next_seq(mac));
+	cfl_mac_sign(mac, frame, CFL_WIRE_HEADER_SIZE + n,
+		     frame + CFL_WIRE_HEADER_SIZE + n);
+	return 0;
+}
+
+/* Checks a received frame's MAC and sequence number. */
+static int open_frame(struct cfl_mac *mac, const struct cfl_wire_frame *f,
+		      struct cfl_err *err)
+{
+	if (!(f->flags & CFL_WIRE_F_MAC) || !f->mac)
+		return cfl_err_set(err, "%s frame without a MAC",
+				   cfl_wire_type_name(f->type));
+	return cfl_mac_check(mac, f->seq, f->payload - CFL_WIRE_HEADER_SIZE,
+			     CFL_WIRE_HEADER_SIZE + (size_t)f->length, f->mac,
+			     err);
+}
+
+/* ---- coordinator: state ---- */
+
+/* A connection still in its handshake. */
+struct pending {
+	int fd;
+	char addr[64];
+	double deadline;
+	struct cfl_auth auth;
+	unsigned char in[CFL_AUTH_MAX_FRAME];
+	size_t n_in;
+	struct pending *next;
+};
+
+/* An authenticated connection, handed to the pool as a peer. */
+struct tpeer {
+	struct cfl_tcp *t;
+	struct cfl_peer *peer;
+	struct cfl_mac mac;
+	char addr[64];
+	double last_recv, last_hb;
+	int hello;
+	int shut;		/* shut down by us; the pool reaps it next */
+	char why[200];		/* why we dropped it (for its trials) */
+	struct tpeer *next, **pprev;
+};
+
+struct cfl_tcp {
+	struct cfl_pool *pool;
+	struct cfl_tcp_opts o;
+	struct cfl_token token;
+	int lfd, efd, tfd;
+	int port;
+	struct cfl_buf data;	/* the dataset file's bytes */
+	unsigned char sha[32];
+	char *config;
+	struct pending *pend;
+	size_t n_pend;
+	struct tpeer *peers;
+	unsigned long n_refused;
+};
+
+/* The listener whose descriptors forked children must not keep: a child
+ * holding a copy of a refused connection would keep it open. */
+static struct cfl_tcp *g_tcp;
+static pthread_once_t g_atfork_once = PTHREAD_ONCE_INIT;
+
+static void atfork_child(void)
+{
+	struct cfl_tcp *t = g_tcp;
+
+	if (!t)
+		return;
+	if (t->lfd >= 0)
+		close(t->lfd);
+	if (t->tfd >= 0)
+		close(t->tfd);
+	for (struct pending *p = t->pend; p; p = p->next)
+		close(p->fd);
+	/* the epoll fd is a pool source: the pool closes it in children */
+}
+
+static void register_atfork(void)
+{
+	pthread_atfork(NULL, NULL, atfork_child);
+}
+
+static void logf_(struct cfl_tcp *t, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+static void logf_(struct cfl_tcp *t, const char *fmt, ...)
+{
+	char msg[512];
+	va_list ap;
+
+	if (!t || !t->o.log)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	t->o.log(t->o.log_ctx, msg);
+}
+
+static void addr_name(const struct sockaddr_storage *ss, char *out, size_t cap)
+{
+	char h[INET6_ADDRSTRLEN] = "?";
+	int port = 0;
+
+	if (ss->ss_family == AF_INET) {
+		const struct sockaddr_in *a = (const void *)ss;
+
+		inet_ntop(AF_INET, &a->sin_addr, h, sizeof(h));
+		port = ntohs(a->sin_port);
+		snprintf(out, cap, "%s:%d", h, port);
+	} else if (ss->ss_family == AF_INET6) {
+		const struct sockaddr_in6 *a = (const void *)ss;
+
+		inet_ntop(AF_INET6, &a->sin6_addr, h, sizeof(h));
+		port = ntohs(a->sin6_port);
+		snprintf(out, cap, "[%s]:%d", h, port);
+	} else {
+		snprintf(out, cap, "?");
+	}
+}
+
+/* Best-effort send of a few bytes on a non-blocking socket (a FAIL or
+ * ERROR before closing): the socket's buffer is empty then, so they fit. */
+static void send_now(int fd, const void *data, size_t len)
+{
+	ssize_t r;
+
+	do
+		r = send(fd, data, len, MSG_NOSIGNAL | MSG_DONTWAIT);
+	while (r < 0 && errno == EINTR);
+}
+
+/* ---- coordinator: connections in their handshake ---- */
+
+static void pending_drop(struct cfl_tcp *t, struct pending *p)
+{
+	struct pending **pp = &t->pend;
+
+	while (*pp && *pp != p)
+		pp = &(*pp)->next;
+	if (*pp)
+		*pp = p->next;
+	t->n_pend--;
+	epoll_ctl(t->efd, EPOLL_CTL_DEL, p->fd, NULL);
+	close(p->fd);
+	cfl_auth_release(&p->auth);
+	free(p);
+}
+
+static const struct cfl_peer_ops tcp_ops;
+
+/* The handshake succeeded: the connection becomes a pool peer. */
+static void pending_promote(struct cfl_tcp *t, struct pending *p,
+			    const struct cfl_mac *mac)
+{
+	struct tpeer *tp = calloc(1, sizeof(*tp));
+	struct cfl_err err;
+	struct pending **pp = &t->pend;
+	int fd = p->fd;
+
+	while (*pp && *pp != p)
+		pp = &(*pp)->next;
+	if (*pp)
+		*pp = p->next;
+	t->n_pend--;
+	epoll_ctl(t->efd, EPOLL_CTL_DEL, fd, NULL);
+	if (!tp) {
+		logf_(t, "refused worker %s: out of memory", p->addr);
+		close(fd);
+		goto out;
+	}
+	tp->t = t;
+	tp->mac = *mac;
+	snprintf(tp->addr, sizeof(tp->addr), "%s", p->addr);
+	tp->last_recv = tp->last_hb = cfl_now();
+	tp->peer = cfl_pool_add_peer(t->pool, fd, &tcp_ops, tp, 0, p->addr, &err);
+	if (!tp->peer) {
+		logf_(t, "refused worker %s: %s", p->addr, err.msg);
+		close(fd);
+		cfl_mac_clear(&tp->mac);
+		free(tp);
+		goto out;
+	}
+	tp->peer->send_flags = CFL_WIRE_F_MAC;
+	tp->next = t->peers;
+	if (t->peers)
+		t->peers->pprev = &tp->next;
+	tp->pprev = &t->peers;
+	t->peers = tp;
+out:
+	cfl_auth_release(&p->auth);
+	free(p);
+}
+
+static void pending_ready(struct cfl_tcp *t, struct pending *p)
+{
+	for (;;) {
+		struct cfl_buf out;
+		struct cfl_mac mac;
+		struct cfl_err err;
+		size_t used = 0;
+		ssize_t k;
+		int rc;
+
+		if (p->n_in < sizeof(p->in)) {
+			k = recv(p->fd, p->in + p->n_in, sizeof(p->in) - p->n_in, 0);
+			if (k < 0 && errno == EINTR)
+				continue;
+			if (k == 0 || (k < 0 && errno != EAGAIN && errno != EWOULDBLOCK)) {
+				logf_(t, "connection from %s closed during the handshake",
+				      p->addr);
+				pending_drop(t, p);
+				return;
+			}
+			if (k > 0)
+				p->n_in += (size_t)k;
+		}
+		if (!p->n_in)
+			return;
+		cfl_buf_init(&out);
+		rc = cfl_auth_step(&p->auth, p->in, p->n_in, &used, &out, &mac, &err);
+		if (out.len)
+			send_now(p->fd, out.data, out.len);
+		cfl_buf_release(&out);
+		memmove(p->in, p->in + used, p->n_in - used);
+		p->n_in -= used;
+		if (rc < 0) {
+			logf_(t, "refused connection from %s: %s", p->addr, err.msg);
+			pending_drop(t, p);
+			return;
+		}
+		if (rc == 1) {
+			/* the worker speaks only after our OK: bytes already
+			 * here are not from an honest worker */
+			if (p->n_in) {
+				logf_(t, "refused connection from %s: data before "
+				      "the handshake ended", p->addr);
+				cfl_mac_clear(&mac);
+				pending_drop(t, p);
+				return;
+			}
+			pending_promote(t, p, &mac);
+			cfl_mac_clear(&mac);
+			return;
+		}
+		if (!used)
+			return;	/* wait for the rest of the frame */
+	}
+}
+
+static void accept_all(struct cfl_tcp *t)
+{
+	for (;;) {
+		struct sockaddr_storage ss;
+		socklen_t sl = sizeof(ss);
+		struct pending *p;
+		struct epoll_event ev;
+		int fd = accept4(t->lfd, (struct sockaddr *)&ss, &sl,
+				 SOCK_NONBLOCK | SOCK_CLOEXEC);
+		char addr[64];
+
+		if (fd < 0) {
+			if (errno == EINTR || errno == ECONNABORTED)
+				continue;
+			if (errno != EAGAIN && errno != EWOULDBLOCK)
+				logf_(t, "cannot accept a connection: %s",
+				      strerror(errno));
+			return;
+		}
+		addr_name(&ss, addr, sizeof(addr));
+		if (t->n_pend >= t->o.max_pending) {
+			struct cfl_buf out;
+
+			cfl_buf_init(&out);
+			cfl_auth_fail_frame(&out, CFL_AUTH_E_REFUSED,
+					    "too many connections in their handshake; "
+					    "try again later");
+			send_now(fd, out.data, out.len);
+			cfl_buf_release(&out);
+			close(fd);
+			/* a flood must not flood the log too */
+			if (++t->n_refused <= 10 || t->n_refused % 100 == 0)
+				logf_(t, "refused connection from %s: %zu connections "
+				      "already in their handshake (%lu refused so far)",
+				      addr, t->n_pend, t->n_refused);
+			continue;
+		}
+		p = calloc(1, sizeof(*p));
+		if (!p) {
+			close(fd);
+			continue;
+		}
+		p->fd = fd;
+		snprintf(p->addr, sizeof(p->addr), "%s", addr);
+		p->deadline = cfl_now() + t->o.handshake_timeout;
+		cfl_auth_init(&p->auth, CFL_AUTH_COORDINATOR, &t->token, NULL, NULL);
+		set_nodelay(fd);
+		ev.events = EPOLLIN;
+		ev.data.ptr = p;
+		if (epoll_ctl(t->efd, EPOLL_CTL_ADD, fd, &ev)) {
+			cfl_auth_release(&p->auth);
+			free(p);
+			close(fd);
+			continue;
+		}
+		p->next = t->pend;
+		t->pend = p;
+		t->n_pend++;
+	}
+}
+
+/* ---- coordinator: peers ---- */
+
+/* Shuts a peer's socket: the pool sees EOF, reaps it and requeues its
+ * leases with tp->why as the reason. */
+static void tpeer_shut(struct tpeer *tp, const char *why)
+{
+	if (tp->shut)
+		return;
+	tp->shut = 1;
+	snprintf(tp->why, sizeof(tp->why), "%.190s", why);
+	logf_(tp->t, "dropped worker '%s' (%s): %s", tp->peer->name, tp->addr,
+	      why);
+	shutdown(tp->peer->fd, SHUT_RDWR);
+}
+
+static void on_timer(struct cfl_tcp *t)
+{
+	uint64_t n;
+	double now = cfl_now();
+	ssize_t r = read(t->tfd, &n, sizeof(n));
+
+	(void)r;
+	for (struct pending *p = t->pend, *next; p; p = next) {
+		next = p->next;
+		if (now >= p->deadline) {
+			struct cfl_buf out;
+
+			cfl_buf_init(&out);
+			cfl_auth_fail_frame(&out, CFL_AUTH_E_REFUSED,
+					    "handshake timeout");
+			send_now(p->fd, out.data, out.len);
+			cfl_buf_release(&out);
+			logf_(t, "refused connection from %s: no handshake within "
+			      "%g s", p->addr, t->o.handshake_timeout);
+			pending_drop(t, p);
+		}
+	}
+	for (struct tpeer *tp = t->peers; tp; tp = tp->next) {
+		if (tp->shut)
+			continue;
+		if (now - tp->last_recv > t->o.dead_after) {
+			char why[128];
+
+			snprintf(why, sizeof(why), "no frame for %.1f s (missed "
+				 "heartbeats)", now - tp->last_recv);
+			tpeer_shut(tp, why);
+			continue;
+		}
+		if (tp->hello && now - tp->last_hb >= t->o.heartbeat) {
+			struct cfl_wire_msg m;
+			struct cfl_err err;
+
+			cfl_wire_msg_init(&m, CFL_WIRE_HEARTBEAT);
+			m.u.heartbeat.time_ms = (uint64_t)(now * 1000);
+			tp->last_hb = now;
+			if (cfl_peer_send(tp->peer, &m, &err))
+				tpeer_shut(tp, err.msg);
+		}
+	}
+}
+
+static int hub_ready(struct cfl_pool *pool, void *ctx, struct cfl_err *err)
+{
+	struct cfl_tcp *t = ctx;
+	struct epoll_event evs[64];
+	int n;
+
+	(void)pool;
+	(void)err;
+	n = epoll_wait(t->efd, evs, 64, 0);
+	for (int i = 0; i < n; i++) {
+		void *ptr = evs[i].data.ptr;
+
+		if (ptr == &t->lfd)
+			accept_all(t);
+		else if (ptr == &t->tfd)
+			on_timer(t);
+	}
+	/* pending connections after the others: accept_all may not free any,
+	 * but on_timer may, so look each one up again */
+	for (int i = 0; i < n; i++) {
+		void *ptr = evs[i].data.ptr;
+
+		if (ptr == &t->lfd || ptr == &t->tfd)
+			continue;
+		for (struct pending *p = t->pend; p; p = p->next)
+			if (p == ptr) {
+				pending_ready(t, p);
+				break;
+			}
+	}
+	return 0;
+}
+
+/* Sends an ERROR to a peer that is about to be dropped: written at once,
+ * since the pool writes nothing more to a dropped peer.  Only used while
+ * the peer's output is empty (on its HELLO), so sequence numbers stay in
+ * order. */
+static void refuse_peer(struct tpeer *tp, uint32_t code, const char *msg)
+{
+	struct cfl_wire_msg m;
+	struct cfl_buf b;
+
+	cfl_wire_msg_init(&m, CFL_WIRE_ERROR);
+	m.u.error.code = code;
+	m.u.error.message = (char *)msg;
+	cfl_buf_init(&b);
+	if (cfl_wire_encode(&b, 0, CFL_WIRE_F_MAC, &m, NULL) == 0 &&
+	    seal_frame(&tp->mac, (unsigned char *)b.data, b.len) == 0)
+		send_now(tp->peer->fd, b.data, b.len);
+	cfl_buf_release(&b);
+}
+
+/* A printable worker name (at most 48 bytes). */
+static void clean_name(const char *in, char *out, size_t cap)
+{
+	size_t k = 0;
+
+	for (; in && in[k] && k + 1 < cap && k < 48; k++)
+		out[k] = in[k] > 0x20 && in[k] < 0x7f ? in[k] : '_';
+	out[k] = 0;
+}
+
+static int on_hello(struct tpeer *tp, const struct cfl_wire_frame *f,
+		    struct cfl_err *err)
+{
+	struct cfl_tcp *t = tp->t;
+	struct cfl_wire_msg m, w;
+	char name[56], msg[200];
+	int rc = 0;
+
+	if (cfl_wire_payload_decode(f->type, f->payload, f->length, &m, err))
+		return -1;
+	clean_name(m.u.hello.name, name, sizeof(name));
+	if (!name[0])
+		snprintf(name, sizeof(name), "%.48s", tp->addr);
+	if (m.u.hello.proto != CFL_WIRE_VERSION) {
+		snprintf(msg, sizeof(msg), "version mismatch: the coordinator "
+			 "speaks protocol %d, the worker %u", CFL_WIRE_VERSION,
+			 m.u.hello.proto);
+		refuse_peer(tp, CFL_WIRE_E_VERSION, msg);
+		rc = cfl_err_set(err, "%s", msg);
+	} else if (m.u.hello.n_slots < 1 || m.u.hello.n_slots > 1024) {
+		snprintf(msg, sizeof(msg), "a worker has 1..1024 slots, not %u",
+			 m.u.hello.n_slots);
+		refuse_peer(tp, CFL_WIRE_E_PROTOCOL, msg);
+		rc = cfl_err_set(err, "%s", msg);
+	} else {
+		for (struct tpeer *o = t->peers; o; o = o->next)
+			if (o != tp && o->hello && !o->shut &&
+			    !strcmp(o->peer->name, name)) {
+				snprintf(msg, sizeof(msg), "a worker named '%s' is "
+					 "already connected (from %s)", name,
+					 o->addr);
+				refuse_peer(tp, CFL_WIRE_E_PROTOCOL, msg);
+				rc = cfl_err_set(err, "%s", msg);
+				break;
+			}
+	}
+	if (rc) {
+		logf_(t, "refused worker '%s' (%s): %s", name, tp->addr, err->msg);
+		tp->shut = 1;
+		snprintf(tp->why, sizeof(tp->why), "%.190s", err->msg);
+		cfl_wire_msg_release(&m);
+		return -1;
+	}
+	snprintf(tp->peer->name, sizeof(tp->peer->name), "%s", name);
+	tp->hello = 1;
+	logf_(t, "worker '%s' joined from %s with %u slots", name, tp->addr,
+	      m.u.hello.n_slots);
+	cfl_wire_msg_release(&m);
+	cfl_wire_msg_init(&w, CFL_WIRE_WELCOME);
+	w.u.welcome.proto = CFL_WIRE_VERSION;
+	w.u.welcome.heartbeat_ms = (uint32_t)(t->o.heartbeat * 1000);
+	memcpy(w.u.welcome.data_sha256, t->sha, 32);
+	w.u.welcome.data_size = t->data.len;
+	w.u.welcome.config = t->config;
+	return cfl_peer_send(tp->peer, &w, err);
+}
+
+static int on_fetch(struct tpeer *tp, const struct cfl_wire_frame *f,
+		    struct cfl_err *err)
+{
+	struct cfl_tcp *t = tp->t;
+	struct cfl_wire_msg m, c;
+	uint64_t off;
+	uint32_t n;
+
+	if (cfl_wire_payload_decode(f->type, f->payload, f->length, &m, err))
+		return -1;
+	off = m.u.fetch.offset;
+	n = m.u.fetch.max_len;
+	if (memcmp(m.u.fetch.sha256, t->sha, 32) || off > t->data.len) {
+		cfl_wire_msg_release(&m);
+		return cfl_err_set(err, "FETCH of unknown data or past its end");
+	}
+	cfl_wire_msg_release(&m);
+	if (n > CFL_TCP_CHUNK)
+		n = CFL_TCP_CHUNK;
+	if (n > t->data.len - off)
+		n = (uint32_t)(t->data.len - off);
+	cfl_wire_msg_init(&c, CFL_WIRE_CHUNK);
+	memcpy(c.u.chunk.sha256, t->sha, 32);
+	c.u.chunk.offset = off;
+	c.u.chunk.total = t->data.len;
+	c.u.chunk.n = n;
+	c.u.chunk.data = (uint8_t *)t->data.data + off;
+	return cfl_peer_send(tp->peer, &c, err);
+}
+
+static int tcp_on_frame(struct cfl_peer *peer, const struct cfl_wire_frame *f,
+			struct cfl_err *err)
+{
+	struct tpeer *tp = peer->impl;
+
+	if (!tp || tp->shut)
+		return 1;	/* being dropped: ignore what is still buffered */
+	if (open_frame(&tp->mac, f, err)) {
+		logf_(tp->t, "dropped worker '%s' (%s): %s", peer->name, tp->addr,
+		      err->msg);
+		tp->shut = 1;
+		snprintf(tp->why, sizeof(tp->why), "%.190s", err->msg);
+		return -1;
+	}
+	tp->last_recv = cfl_now();
+	if (!tp->hello) {
+		if (f->type != CFL_WIRE_HELLO) {
+			cfl_err_set(err, "%s before HELLO", cfl_wire_type_name(f->type));
+			logf_(tp->t, "dropped worker %s: %s", tp->addr, err->msg);
+			tp->shut = 1;
+			return -1;
+		}
+		return on_hello(tp, f, err) ? -1 : 0;
+	}
+	switch (f->type) {
+	case CFL_WIRE_HELLO:
+		cfl_err_set(err, "a second HELLO");
+		tp->shut = 1;
+		return -1;
+	case CFL_WIRE_FETCH:
+		if (on_fetch(tp, f, err)) {
+			logf_(tp->t, "dropped worker '%s': %s", peer->name, err->msg);
+			tp->shut = 1;
+			return -1;
+		}
+		return 1;
+	case CFL_WIRE_HEARTBEAT:
+		return 1;
+	default:
+		return 0;
+	}
+}
+
+static int tcp_on_send(struct cfl_peer *peer, struct cfl_buf *out, size_t off,
+		       struct cfl_err *err)
+{
+	struct tpeer *tp = peer->impl;
+
+	if (!tp || seal_frame(&tp->mac, (unsigned char *)out->data + off,
+			      out->len - off))
+		return cfl_err_set(err, "cannot sign a frame for '%s'", peer->name);
+	return 0;
+}
+
+static void tcp_kill(struct cfl_peer *peer)
+{
+	struct tpeer *tp = peer->impl;
+
+	if (tp)
+		tp->shut = 1;
+	shutdown(peer->fd, SHUT_RDWR);
+}
+
+static void tcp_reap(struct cfl_peer *peer, char *reason, size_t cap)
+{
+	struct tpeer *tp = peer->impl;
+
+	snprintf(reason, cap, "connection to worker '%s' lost", peer->name);
+	if (!tp)
+		return;
+	if (tp->why[0])
+		snprintf(reason, cap, "worker '%s': %s", peer->name, tp->why);
+	else if (tp->hello)
+		logf_(tp->t, "worker '%s' (%s) left", peer->name, tp->addr);
+	*tp->pprev = tp->next;
+	if (tp->next)
+		tp->next->pprev = tp->pprev;
+	cfl_mac_clear(&tp->mac);
+	free(tp);
+	peer->impl = NULL;
+}
+
+static const struct cfl_peer_ops tcp_ops = {
+	.kind = "tcp",
+	.on_frame = tcp_on_frame,
+	.on_send = tcp_on_send,
+	.kill = tcp_kill,
+	.reap = tcp_reap,
+	.kill_on_timeout = 0,
+};
+
+/* ---- coordinator: listening ---- */
+
+void cfl_tcp_opts_init(struct cfl_tcp_opts *o)
+{
+	memset(o, 0, sizeof(*o));
+	o->heartbeat = 1;
+	o->handshake_timeout = 5;
+	o->max_pending = 32;
+}
+
+static int listen_on(struct cfl_tcp *t, const char *host, int port,
+		     struct cfl_err *err)
+{
+	struct addrinfo hints, *res = NULL, *ai;
+	char ps[16];
+	int rc, e = 0;
+
+	memset(&hints, 0, sizeof(hints));
+	hints.ai_family = AF_UNSPEC;
+	hints.ai_socktype = SOCK_STREAM;
+	hints.ai_flags = AI_PASSIVE | AI_NUMERICSERV;
+	snprintf(ps, sizeof(ps), "%d", port);
+	rc = getaddrinfo(host, ps, &hints, &res);
+	if (rc)
+		return cfl_err_set(err, "cannot resolve '%s': %s", host,
+				   gai_strerror(rc));
+	for (ai = res; ai; ai = ai->ai_next) {
+		int one = 1;
+		int fd = socket(ai->ai_family, ai->ai_socktype | SOCK_NONBLOCK |
+						       SOCK_CLOEXEC, 0);
+
+		if (fd < 0) {
+			e = errno;
+			continue;
+		}
+		setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+		if (bind(fd, ai->ai_addr, ai->ai_addrlen) == 0 &&
+		    listen(fd, 256) == 0) {
+			struct sockaddr_storage ss;
+			socklen_t sl = sizeof(ss);
+
+			getsockname(fd, (struct sockaddr *)&ss, &sl);
+			t->port = ntohs(ss.ss_family == AF_INET6
+					? ((struct sockaddr_in6 *)&ss)->sin6_port
+					: ((struct sockaddr_in *)&ss)->sin_port);
+			t->lfd = fd;
+			freeaddrinfo(res);
+			return 0;
+		}
+		e = errno;
+		close(fd);
+	}
+	freeaddrinfo(res);
+	return cfl_err_set(err, "cannot listen on '%s:%d': %s", host, port,
+			   strerror(e ? e : EADDRNOTAVAIL));
+}
+
+struct cfl_tcp *cfl_tcp_listen(struct cfl_pool *pool,
+			       const struct cfl_tcp_opts *o,
+			       struct cfl_err *err)
+{
+	struct cfl_tcp *t;
+	struct epoll_event ev;
+	struct itimerspec its;
+	struct cfl_sha256 s;
+	char host[256];
+	int port;
+
+	if (cfl_net_parse_hostport(o->addr, host, sizeof(host), &port, err))
+		return NULL;
+	if ((!o->token || !o->token->len) && !cfl_net_is_loopback(host)) {
+		cfl_err_set(err, "listening on '%s' needs a token file (only "
+			    "loopback addresses may go without)", o->addr);
+		return NULL;
+	}
+	if (!o->data_path || !o->data_sha256) {
+		cfl_err_set(err, "no dataset to serve to workers");
+		return NULL;
+	}
+	t = cfl_calloc(1, sizeof(*t), err);
+	if (!t)
+		return NULL;
+	t->pool = pool;
+	t->o = *o;
+	if (t->o.heartbeat <= 0)
+		t->o.heartbeat = 1;
+	if (t->o.dead_after <= 0)
+		t->o.dead_after = 5 * t->o.heartbeat;
+	if (t->o.handshake_timeout <= 0)
+		t->o.handshake_timeout = 5;
+	if (!t->o.max_pending)
+		t->o.max_pending = 32;
+	if (o->token)
+		t->token = *o->token;
+	t->lfd = t->efd = t->tfd = -1;
+	cfl_buf_init(&t->data);
+	t->config = cfl_strdup(o->config ? o->config : "", err);
+	if (!t->config)
+		goto fail;
+	/* the exact bytes the coordinator loaded, or workers would train on
+	 * other data than the table claims */
+	if (cfl_buf_read_file(&t->data, o->data_path, err))
+		goto fail;
+	cfl_sha256_init(&s);
+	cfl_sha256_update(&s, t->data.data, t->data.len);
+	cfl_sha256_final(&s, t->sha);
+	if (memcmp(t->sha, o->data_sha256, 32)) {
+		cfl_err_set(err, "'%s' changed since it was loaded", o->data_path);
+		goto fail;
+	}
+	if (listen_on(t, host, port, err))
+		goto fail;
+	t->efd = epoll_create1(EPOLL_CLOEXEC);
+	t->tfd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
+	if (t->efd < 0 || t->tfd < 0) {
+		cfl_err_set(err, "cannot create an epoll set or timer: %s",
+			    strerror(errno));
+		goto fail;
+	}
+	memset(&its, 0, sizeof(its));
+	its.it_interval.tv_nsec = its.it_value.tv_nsec = TICK_MS * 1000000L;
+	timerfd_settime(t->tfd, 0, &its, NULL);
+	ev.events = EPOLLIN;
+	ev.data.ptr = &t->lfd;
+	if (epoll_ctl(t->efd, EPOLL_CTL_ADD, t->lfd, &ev))
+		goto fail_errno;
+	ev.data.ptr = &t->tfd;
+	if (epoll_ctl(t->efd, EPOLL_CTL_ADD, t->tfd, &ev))
+		goto fail_errno;
+	if (cfl_pool_add_source(pool, t->efd, hub_ready, t, err))
+		goto fail;
+	pthread_once(&g_atfork_once, register_atfork);
+	g_tcp = t;
+	return t;
+fail_errno:
+	cfl_err_set(err, "epoll: %s", strerror(errno));
+fail:
+	cfl_tcp_free(t);
+	return NULL;
+}
+
+int cfl_tcp_port(const struct cfl_tcp *t)
+{
+	return t->port;
+}
+
+void cfl_tcp_free(struct cfl_tcp *t)
+{
+	if (!t)
+		return;
+	if (g_tcp == t)
+		g_tcp = NULL;
+	while (t->pend)
+		pending_drop(t, t->pend);
+	/* peers left (the pool was not closed): detach them */
+	for (struct tpeer *tp = t->peers; tp; tp = tp->next)
+		tp->t = NULL;
+	if (t->lfd >= 0)
+		close(t->lfd);
+	if (t->tfd >= 0)
+		close(t->tfd);
+	if (t->efd >= 0)
+		close(t->efd);
+	cfl_buf_release(&t->data);
+	free(t->config);
+	cfl_token_clear(&t->token);
+	free(t);
+}
+
+/* ---- worker: the link ---- */
+
+void cfl_link_init(struct cfl_link *l)
+{
+	memset(l, 0, sizeof(*l));
+	l->fd = -1;
+	cfl_buf_init(&l->in);
+}
+
+void cfl_link_close(struct cfl_link *l)
+{
+	if (l->fd >= 0)
+		close(l->fd);
+	l->fd = -1;
+	cfl_mac_clear(&l->mac);
+	cfl_buf_release(&l->in);
+	cfl_buf_init(&l->in);
+}
+
+/* Waits for fd to be ready for events until deadline; 1 ready, 0 timeout. */
+static int wait_fd(int fd, short events, double deadline)
+{
+	for (;;) {
+		struct pollfd pfd = { fd, events, 0 };
+		double left = deadline - cfl_now();
+		int r;
+
+		if (left <= 0)
+			return 0;
+		r = poll(&pfd, 1, (int)(left * 1000) + 1);
+		if (r < 0 && errno == EINTR)
+			continue;
+		return r > 0;
+	}
+}
+
+static int send_all(int fd, const void *data, size_t len, double deadline,
+		    struct cfl_err *err)
+{
+	const char *p = data;
+
+	while (len) {
+		ssize_t k = send(fd, p, len, MSG_NOSIGNAL | MSG_DONTWAIT);
+
+		if (k < 0 && errno == EINTR)
+			continue;
+		if (k < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
+			if (!wait_fd(fd, POLLOUT, deadline))
+				return cfl_err_set(err, "send timed out (the "
+						   "coordinator does not read)");
+			continue;
+		}
+		if (k < 0)
+			return cfl_err_set(err, "send: %s", strerror(errno));
+		p += k;
+		len -= (size_t)k;
+	}
+	return 0;
+}
+
+static int connect_to(const char *host, int port, double deadline, int *out,
+		      struct cfl_err *err)
+{
+	struct addrinfo hints, *res = NULL, *ai;
+	char ps[16];
+	int rc, e = ECONNREFUSED;
+
+	memset(&hints, 0, sizeof(hints));
+	hints.ai_family = AF_UNSPEC;
+	hints.ai_socktype = SOCK_STREAM;
+	hints.ai_flags = AI_NUMERICSERV;
+	snprintf(ps, sizeof(ps), "%d", port);
+	rc = getaddrinfo(host, ps, &hints, &res);
+	if (rc)
+		return cfl_err_set(err, "cannot resolve '%s': %s", host,
+				   gai_strerror(rc));
+	for (ai = res; ai; ai = ai->ai_next) {
+		int fd = socket(ai->ai_family, ai->ai_socktype | SOCK_NONBLOCK |
+						       SOCK_CLOEXEC, 0);
+		int soerr = 0;
+		socklen_t sl = sizeof(soerr);
+
+		if (fd < 0) {
+			e = errno;
+			continue;
+		}
+		if (connect(fd, ai->ai_addr, ai->ai_addrlen) &&
+		    errno != EINPROGRESS) {
+			e = errno;
+			close(fd);
+			continue;
+		}
+		if (!wait_fd(fd, POLLOUT, deadline)) {
+			e = ETIMEDOUT;
+			close(fd);
+			continue;
+		}
+		getsockopt(fd, SOL_SOCKET, SO_ERROR, &soerr, &sl);
+		if (soerr) {
+			e = soerr;
+			close(fd);
+			continue;
+		}
+		set_nodelay(fd);
+		freeaddrinfo(res);
+		*out = fd;
+		return 0;
+	}
+	freeaddrinfo(res);
+	return cfl_err_set(err, "cannot connect to '%s:%d': %s", host, port,
+			   strerror(e));
+}
+
+int cfl_link_connect(struct cfl_link *l, const char *host, int port,
+		     const struct cfl_token *token, double timeout, int *fatal,
+		     struct cfl_err *err)
+{
+	double deadline = cfl_now() + timeout;
+	struct cfl_auth a;
+	struct cfl_buf out;
+	unsigned char in[CFL_AUTH_MAX_FRAME];
+	size_t n_in = 0;
+	int fd = -1, rc = 0;
+
+	*fatal = 0;
+	cfl_link_close(l);
+	if (connect_to(host, port, deadline, &fd, err))
+		return -1;
+	cfl_buf_init(&out);
+	if (cfl_auth_init(&a, CFL_AUTH_WORKER, token, &out, err)) {
+		close(fd);
+		cfl_buf_release(&out);
+		return -1;
+	}
+	while (rc == 0) {
+		size_t used = 0;
+		ssize_t k;
+
+		if (out.len && send_all(fd, out.data, out.len, deadline, err)) {
+			rc = -1;
+			break;
+		}
+		out.len = 0;
+		if (n_in) {
+			rc = cfl_auth_step(&a, in, n_in, &used, &out, &l->mac, err);
+			memmove(in, in + used, n_in - used);
+			n_in -= used;
+			if (rc)
+				break;
+			if (used)
+				continue;
+		}
+		if (!wait_fd(fd, POLLIN, deadline)) {
+			rc = cfl_err_set(err, "no handshake from '%s:%d' within "
+					 "%g s", host, port, timeout);
+			break;
+		}
+		k = recv(fd, in + n_in, sizeof(in) - n_in, 0);
+		if (k < 0 && (errno == EINTR || errno == EAGAIN))
+			continue;
+		if (k <= 0) {
+			rc = cfl_err_set(err, "'%s:%d' closed the connection "
+					 "during the handshake", host, port);
+			break;
+		}
+		n_in += (size_t)k;
+	}
+	if (rc < 0) {
+		/* tell the coordinator why, when it was our check that failed */
+		if (out.len && !a.peer_failed)
+			send_now(fd, out.data, out.len);
+		*fatal = a.fail_code == CFL_AUTH_E_AUTH ||
+			 a.fail_code == CFL_AUTH_E_VERSION;
+		close(fd);
+		cfl_auth_release(&a);
+		cfl_buf_release(&out);
+		return -1;
+	}
+	cfl_auth_release(&a);
+	cfl_buf_release(&out);
+	l->fd = fd;
+	l->last_recv = l->last_send = cfl_now();
+	/* bytes after OK (none from an honest coordinator) are wire frames */
+	if (n_in)
+		cfl_buf_append(&l->in, in, n_in);
+	return 0;
+}
+
+int cfl_link_send_frame(struct cfl_link *l, void *frame, size_t len,
+			double timeout, struct cfl_err *err)
+{
+	if (l->fd < 0)
+		return cfl_err_set(err, "not connected");
+	if (seal_frame(&l->mac, frame, len))
+		return cfl_err_set(err, "frame was not encoded for a MAC");
+	if (send_all(l->fd, frame, len, cfl_now() + timeout, err))
+		return -1;
+	l->last_send = cfl_now();
+	return 0;
+}
+
+int cfl_link_send(struct cfl_link *l, const struct cfl_wire_msg *m,
+		  double timeout, struct cfl_err *err)
+{
+	struct cfl_buf b;
+	int rc;
+
+	cfl_buf_init(&b);
+	if (cfl_wire_encode(&b, 0, CFL_WIRE_F_MAC, m, err))
+		return -1;
+	rc = cfl_link_send_frame(l, b.data, b.len, timeout, err);
+	cfl_buf_release(&b);
+	return rc;
+}
+
+int cfl_link_read(struct cfl_link *l, struct cfl_err *err)
+{
+	if (l->fd < 0)
+		return cfl_err_set(err, "not connected");
+	for (;;) {
+		ssize_t k;
+
+		if (cfl_buf_reserve(&l->in, 65536))
+			return cfl_err_set(err, "out of memory");
+		k = recv(l->fd, l->in.data + l->in.len, 65536, MSG_DONTWAIT);
+		if (k < 0 && errno == EINTR)
+			continue;
+		if (k < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+			return 0;
+		if (k == 0)
+			return cfl_err_set(err, "the coordinator closed the "
+					   "connection");
+		if (k < 0)
+			return cfl_err_set(err, "recv: %s", strerror(errno));
+		l->in.len += (size_t)k;
+		if (k < 65536)
+			return 0;
+	}
+}
+
+int cfl_link_next(struct cfl_link *l, struct cfl_wire_msg *m,
+		  struct cfl_err *err)
+{
+	struct cfl_wire_frame f;
+	int r;
+
+	if (!l->in.len)
+		return 0;
+	r = cfl_wire_frame_split(l->in.data, l->in.len, &f, err);
+	if (r == 1)
+		return 0;
+	if (r < 0 || open_frame(&l->mac, &f, err))
+		return -1;
+	if (cfl_wire_payload_decode(f.type, f.payload, f.length, m, err))
+		return -1;
+	memmove(l->in.data, l->in.data + f.size, l->in.len - f.size);
+	l->in.len -= f.size;
+	l->last_recv = cfl_now();
+	return 1;
+}
+
+int cfl_link_recv(struct cfl_link *l, struct cfl_wire_msg *m, double timeout,
+		  struct cfl_err *err)
+{
+	double deadline = cfl_now() + timeout;
+
+	for (;;) {
+		int r = cfl_link_next(l, m, err);
+
+		if (r)
+			return r;
+		if (!wait_fd(l->fd, POLLIN, deadline))
+			return 0;
+		if (cfl_link_read(l, err))
+			return -1;
+	}
+}

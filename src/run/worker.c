@@ -1,0 +1,449 @@
+/*
+ * The worker: executes one trial (fit, predict, metrics) on data already in
+ * memory, and serves leases over a file descriptor.  Runs in a forked child
+ * (or a TCP worker's child): it never opens the store and never prints.
+ * Invariant: a trial's outcome depends only on the lease (model, params,
+ * seed, fold) and the data, never on the process or time it runs in.
+ */
+#include "cfl/run.h"
+
+#include <errno.h>
+#include <math.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <unistd.h>
+
+#include "cfl/model.h"
+
+uint64_t cfl_trial_seed(uint64_t run_seed, const char *model, int repeat)
+{
+	return cfl_seed_derive(run_seed, model, (uint64_t)(int64_t)repeat);
+}
+
+uint64_t cfl_fold_seed(uint64_t run_seed, int repeat)
+{
+	return cfl_seed_derive(run_seed, "cfl-folds", (uint64_t)(int64_t)repeat);
+}
+
+/* OpenBLAS's own setter, declared here rather than through cblas.h (only
+ * the BLAS models include it); weak, so a build without OpenBLAS links. */
+extern void openblas_set_num_threads(int n) __attribute__((weak));
+
+void cfl_worker_set_threads(int n)
+{
+	char v[16];
+
+	if (n < 1)
+		n = 1;
+	snprintf(v, sizeof(v), "%d", n);
+	setenv("OPENBLAS_NUM_THREADS", v, 1);
+	setenv("OMP_NUM_THREADS", v, 1);
+	if (openblas_set_num_threads)
+		openblas_set_num_threads(n);
+}
+
+/* ---- worker: fault injection (tests only) ---- */
+
+/* CFL_TEST_FAULT=KIND[:REPEAT[:ATTEMPTS]] makes the trials of repeat REPEAT
+ * (every trial when absent) fail on attempts 1..ATTEMPTS (every attempt when
+ * absent): segv (killed by SIGSEGV), hang (never returns), exit3 (the child
+ * exits with 3), oom (allocates until refused), error (a model error). */
+static void maybe_fault(const struct cfl_wire_lease *l, struct cfl_wire_result *res)
+{
+	const char *fault = getenv("CFL_TEST_FAULT");
+	char kind[16];
+	long rep = -1, attempts = -1;
+	int n;
+
+	if (!fault || !*fault)
+		return;
+	n = sscanf(fault, "%15[a-z0-9]:%ld:%ld", kind, &rep, &attempts);
+	if (n < 1 || (n >= 2 && rep != l->repeat) ||
+	    (n >= 3 && (long)l->attempt > attempts))
+		return;
+	if (!strcmp(kind, "segv")) {
+		struct sigaction sa;
+
+		/* the default action, even under a sanitizer's handler */
+		memset(&sa, 0, sizeof(sa));
+		sa.sa_handler = SIG_DFL;
+		sigaction(SIGSEGV, &sa, NULL);
+		kill(getpid(), SIGSEGV);
+	} else if (!strcmp(kind, "hang")) {
+		for (;;)
+			pause();
+	} else if (!strcmp(kind, "exit3")) {
+		_exit(3);
+	} else if (!strcmp(kind, "oom")) {
+#if defined(__SANITIZE_ADDRESS__)
+		/* ASan reserves terabytes of shadow memory: no address-space
+		 * limit possible, so pretend */
+		res->status = CFL_RESULT_MODEL_ERROR;
+		res->error = strdup("out of memory");
+		return;
+#else
+		/* bound the damage on a shared machine: 256 MB of address
+		 * space more than now, then free it all so the child lives on */
+		struct rlimit old, rl;
+		void *head = NULL;
+		unsigned long vm_pages = 0;
+		FILE *f = fopen("/proc/self/statm", "r");
+
+		if (f) {
+			if (fscanf(f, "%lu", &vm_pages) != 1)
+				vm_pages = 0;
+			fclose(f);
+		}
+		getrlimit(RLIMIT_AS, &old);
+		rl = old;
+		rl.rlim_cur = (rlim_t)vm_pages * (rlim_t)sysconf(_SC_PAGESIZE) +
+			      ((rlim_t)256 << 20);
+		if (old.rlim_cur != RLIM_INFINITY && old.rlim_cur < rl.rlim_cur)
+			rl.rlim_cur = old.rlim_cur;
+		setrlimit(RLIMIT_AS, &rl);
+		for (;;) {
+			void **p = malloc(16 << 20);
+
+			if (!p)
+				break;
+			memset(p, 1, 16 << 20);
+			*p = head;
+			head = p;
+		}
+		while (head) {
+			void *next = *(void **)head;
+
+			free(head);
+			head = next;
+		}
+		setrlimit(RLIMIT_AS, &old);
+		res->status = CFL_RESULT_MODEL_ERROR;
+		res->error = strdup("out of memory");
+		return;
+#endif
+	} else if (!strcmp(kind, "error")) {
+		res->status = CFL_RESULT_MODEL_ERROR;
+		res->error = strdup("injected model error");
+	}
+}
+
+/* ---- worker: one trial ---- */
+
+void cfl_trial_result_release(struct cfl_wire_result *res)
+{
+	struct cfl_wire_msg m;
+
+	m.type = CFL_WIRE_RESULT;
+	m.u.result = *res;
+	cfl_wire_msg_release(&m);
+	memset(res, 0, sizeof(*res));
+}
+
+/* Predicts x and computes the lease's metrics into sp (pred kept when keep). */
+static int score_split(const struct cfl_model *m, const struct cfl_xy *xy,
+		       const struct cfl_wire_lease *l, int keep,
+		       struct cfl_wire_split *sp, struct cfl_err *err)
+{
+	size_t n_out = cfl_model_n_out(m);
+	double *out;
+
+	if (xy->n == 0)
+		return 0;
+	out = cfl_calloc(xy->n * n_out, sizeof(double), err);
+	if (!out)
+		return -1;
+	if (cfl_model_predict(m, xy->x, xy->n, out, err)) {
+		free(out);
+		return -1;
+	}
+	if (l->n_metrics) {
+		sp->metrics = cfl_calloc(l->n_metrics, sizeof(*sp->metrics), err);
+		if (!sp->metrics) {
+			free(out);
+			return -1;
+		}
+	}
+	for (uint32_t i = 0; i < l->n_metrics; i++) {
+		const struct cfl_metric_info *mi = cfl_metric_info(l->metrics[i]);
+		struct cfl_err merr;
+		double v;
+
+		snprintf(sp->metrics[i].name, sizeof(sp->metrics[i].name), "%s",
+			 mi ? mi->name : "?");
+		/* an undefined metric (auc with a class missing) is NaN */
+		if (!mi || cfl_metric_eval(l->metrics[i], xy->y, out, xy->n,
+					   xy->n_classes, &v, &merr))
+			v = NAN;
+		sp->metrics[i].value = v;
+	}
+	sp->n_metrics = l->n_metrics;
+	if (keep) {
+		sp->n = (uint32_t)xy->n;
+		sp->n_out = (uint32_t)n_out;
+		sp->pred = out;
+	} else {
+		free(out);
+	}
+	return 0;
+}
+
+static void set_model_error(struct cfl_wire_result *res, const char *msg)
+{
+	for (int s = 0; s < CFL_WIRE_N_SPLITS; s++) {
+		free(res->split[s].metrics);
+		free(res->split[s].pred);
+		free(res->split[s].rows);
+		memset(&res->split[s], 0, sizeof(res->split[s]));
+	}
+	res->status = CFL_RESULT_MODEL_ERROR;
+	free(res->error);
+	res->error = strdup(msg[0] ? msg : "model error");
+}
+
+int cfl_trial_execute(const struct cfl_data *data,
+		      const struct cfl_wire_lease *l,
+		      struct cfl_wire_result *res, struct cfl_err *err)
+{
+	const struct cfl_model_ops *ops;
+	struct cfl_model *m = NULL;
+	struct cfl_xy fit, oof;
+	struct cfl_err merr;
+	size_t *idx = NULL, *fold = NULL, n_fit = 0, n_oof = 0;
+	uint32_t *oof_rows = NULL;
+	double t0 = cfl_now(), t1, t2;
+	struct rusage ru;
+	int rc = -1;
+
+	memset(res, 0, sizeof(*res));
+	res->trial_id = l->trial_id;
+	res->attempt = l->attempt;
+	cfl_xy_init(&fit);
+	cfl_xy_init(&oof);
+	maybe_fault(l, res);
+	if (res->status != CFL_RESULT_OK || (l->flags & CFL_LEASE_NOOP))
+		goto timings;
+	ops = cfl_model_find(l->model);
+	if (!ops) {
+		cfl_err_set(err, "unknown model '%s'", l->model);
+		goto fail;
+	}
+	if (l->fold >= 0 && (l->n_folds < 2 || (size_t)l->n_folds > data->train.n)) {
+		cfl_err_set(err, "fold %d of %u: bad fold count", l->fold, l->n_folds);
+		goto fail;
+	}
+
+	/* the rows to fit on: train, minus a fold, or a bootstrap sample */
+	idx = cfl_calloc(data->train.n ? data->train.n : 1, sizeof(size_t), err);
+	if (!idx)
+		goto fail;
+	if (l->fold >= 0) {
+		fold = cfl_calloc(data->train.n, sizeof(size_t), err);
+		oof_rows = cfl_calloc(data->train.n, sizeof(uint32_t), err);
+		if (!fold || !oof_rows ||
+		    cfl_split_kfold(fold, data->train.y, data->train.n,
+				    data->train.n_classes, l->n_folds,
+				    l->fold_seed, err))
+			goto fail;
+		for (size_t i = 0; i < data->train.n; i++) {
+			if (fold[i] == (size_t)l->fold)
+				oof_rows[n_oof++] = (uint32_t)i;
+			else
+				idx[n_fit++] = i;
+		}
+	} else {
+		for (size_t i = 0; i < data->train.n; i++)
+			idx[n_fit++] = i;
+	}
+	if (l->flags & CFL_LEASE_BOOTSTRAP) {
+		/* n_fit draws with replacement from the rows kept so far; the
+		 * sample depends on the trial seed only */
+		struct cfl_rng r;
+		size_t *pick = cfl_calloc(n_fit ? n_fit : 1, sizeof(size_t), err);
+
+		if (!pick)
+			goto fail;
+		cfl_rng_seed(&r, cfl_seed_derive(l->seed, "bootstrap", 0));
+		for (size_t i = 0; i < n_fit; i++)
+			pick[i] = idx[cfl_rng_below(&r, n_fit)];
+		free(idx);
+		idx = pick;
+	}
+	if (cfl_xy_take(&fit, &data->train, idx, n_fit, err))
+		goto fail;
+
+	m = cfl_model_new(ops, &l->params, l->seed, &merr);
+	if (!m) {
+		set_model_error(res, merr.msg);
+		goto timings;
+	}
+	if (cfl_model_fit(m, &fit, data->valid.n ? &data->valid : NULL, &merr)) {
+		set_model_error(res, merr.msg);
+		goto timings;
+	}
+	t1 = cfl_now();
+	res->fit_seconds = t1 - t0;
+	if (score_split(m, &data->valid, l, !!(l->flags & CFL_LEASE_KEEP_VALID),
+			&res->split[0], &merr) ||
+	    score_split(m, &data->test, l, !!(l->flags & CFL_LEASE_KEEP_TEST),
+			&res->split[1], &merr)) {
+		set_model_error(res, merr.msg);
+		goto timings;
+	}
+	if (n_oof) {
+		size_t *oi = cfl_calloc(n_oof, sizeof(size_t), err);
+
+		if (!oi)
+			goto fail;
+		for (size_t i = 0; i < n_oof; i++)
+			oi[i] = oof_rows[i];
+		if (cfl_xy_take(&oof, &data->train, oi, n_oof, err)) {
+			free(oi);
+			goto fail;
+		}
+		free(oi);
+		if (score_split(m, &oof, l, !!(l->flags & CFL_LEASE_KEEP_OOF),
+				&res->split[2], &merr)) {
+			set_model_error(res, merr.msg);
+			goto timings;
+		}
+		if (res->split[2].pred) {
+			res->split[2].rows = oof_rows;
+			oof_rows = NULL;
+		}
+	}
+	t2 = cfl_now();
+	res->predict_seconds = t2 - t1;
+timings:
+	res->duration = cfl_now() - t0;
+	if (getrusage(RUSAGE_SELF, &ru) == 0)
+		res->peak_rss_kb = (uint64_t)ru.ru_maxrss;
+	rc = 0;
+fail:
+	if (rc)
+		cfl_trial_result_release(res);
+	cfl_model_free(m);
+	cfl_xy_release(&fit);
+	cfl_xy_release(&oof);
+	free(idx);
+	free(fold);
+	free(oof_rows);
+	return rc;
+}
+
+/* ---- worker: serving leases over a descriptor ---- */
+
+static int write_all(int fd, const void *buf, size_t len, struct cfl_err *err)
+{
+	const char *p = buf;
+
+	while (len) {
+		ssize_t k = write(fd, p, len);
+
+		if (k < 0 && errno == EINTR)
+			continue;
+		if (k <= 0)
+			return cfl_err_set(err, "worker: cannot write: %s",
+					   strerror(errno));
+		p += k;
+		len -= (size_t)k;
+	}
+	return 0;
+}
+
+static int send_msg(int fd, uint64_t *seq, const struct cfl_wire_msg *m,
+		    struct cfl_buf *b, struct cfl_err *err)
+{
+	b->len = 0;
+	if (cfl_wire_encode(b, (*seq)++, 0, m, err))
+		return -1;
+	return write_all(fd, b->data, b->len, err);
+}
+
+int cfl_worker_serve(int fd, const struct cfl_data *data, const char *name,
+		     size_t max_trials, struct cfl_err *err)
+{
+	struct cfl_buf in, out;
+	struct cfl_wire_msg m;
+	uint64_t seq = 0;
+	size_t n_done = 0;
+	int rc = -1;
+
+	cfl_buf_init(&in);
+	cfl_buf_init(&out);
+	cfl_wire_msg_init(&m, CFL_WIRE_HELLO);
+	m.u.hello.proto = CFL_WIRE_VERSION;
+	m.u.hello.n_slots = 1;
+	m.u.hello.name = (char *)name;
+	if (send_msg(fd, &seq, &m, &out, err))
+		goto done;
+	for (;;) {
+		struct cfl_wire_frame f;
+		struct cfl_wire_msg msg;
+		int r = cfl_wire_decode(in.data, in.len, &f, &msg, err);
+
+		if (r < 0)
+			goto done;
+		if (r == 1) {
+			ssize_t k;
+
+			if (cfl_buf_reserve(&in, 65536)) {
+				cfl_err_set(err, "worker: out of memory");
+				goto done;
+			}
+			k = read(fd, in.data + in.len, 65536);
+			if (k < 0 && errno == EINTR)
+				continue;
+			if (k < 0) {
+				cfl_err_set(err, "worker: cannot read: %s",
+					    strerror(errno));
+				goto done;
+			}
+			if (k == 0) {	/* the coordinator is gone */
+				rc = 0;
+				goto done;
+			}
+			in.len += (size_t)k;
+			continue;
+		}
+		memmove(in.data, in.data + f.size, in.len - f.size);
+		in.len -= f.size;
+		if (msg.type == CFL_WIRE_SHUTDOWN) {
+			cfl_wire_msg_release(&msg);
+			rc = 0;
+			goto done;
+		}
+		if (msg.type == CFL_WIRE_LEASE) {
+			struct cfl_wire_msg res;
+			struct cfl_err terr;
+
+			cfl_wire_msg_init(&res, CFL_WIRE_RESULT);
+			if (cfl_trial_execute(data, &msg.u.lease, &res.u.result,
+					      &terr)) {
+				res.u.result.trial_id = msg.u.lease.trial_id;
+				res.u.result.attempt = msg.u.lease.attempt;
+				res.u.result.status = CFL_RESULT_MODEL_ERROR;
+				res.u.result.error = strdup(terr.msg);
+			}
+			cfl_wire_msg_release(&msg);
+			r = send_msg(fd, &seq, &res, &out, err);
+			cfl_wire_msg_release(&res);
+			if (r)
+				goto done;
+			if (max_trials && ++n_done >= max_trials) {
+				rc = 0;
+				goto done;
+			}
+			continue;
+		}
+		/* RESULT_ACK, CANCEL (one slot, synchronous: nothing to
+		 * cancel), HEARTBEAT, WELCOME: nothing to do */
+		cfl_wire_msg_release(&msg);
+	}
+done:
+	cfl_buf_release(&in);
+	cfl_buf_release(&out);
+	return rc;
+}

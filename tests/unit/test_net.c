@@ -1,0 +1,533 @@
+/* Unit tests of the remote-worker security and cache (src/run/auth.c,
+ * src/run/cache.c): token files, the mutual handshake, per-frame MACs
+ * against tampering and replay, and the dataset cache. */
+#include "runner.h"
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+
+#include "cfl/net.h"
+
+static char tmpdir[256];
+
+static const char *tmp_path(const char *name)
+{
+	static char p[512];
+
+	if (!tmpdir[0]) {
+		strcpy(tmpdir, "/tmp/cfl-test-net-XXXXXX");
+		CHECK(mkdtemp(tmpdir) != NULL);
+	}
+	snprintf(p, sizeof(p), "%s/%s", tmpdir, name);
+	return p;
+}
+
+/* Removes the test's temporary folder (a failed case leaves it to look at). */
+static void cleanup(void)
+{
+	char cmd[300];
+
+	if (!tmpdir[0])
+		return;
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", tmpdir);
+	CHECK(system(cmd) == 0);
+}
+
+static void write_file(const char *path, const char *text, mode_t mode)
+{
+	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+
+	CHECK(fd >= 0);
+	CHECK(write(fd, text, strlen(text)) == (ssize_t)strlen(text));
+	close(fd);
+	CHECK(chmod(path, mode) == 0);
+}
+
+static void make_token(struct cfl_token *t, const char *text)
+{
+	memset(t, 0, sizeof(*t));
+	t->len = strlen(text);
+	memcpy(t->key, text, t->len);
+}
+
+/* ---- token files ---- */
+
+static void t_token_load(void)
+{
+	struct cfl_token t;
+	struct cfl_err err;
+	const char *p = tmp_path("tok");
+
+	write_file(p, "0123456789abcdef0123\n", 0600);
+	CHECK_INT(cfl_token_load(&t, p, &err), 0);
+	CHECK_INT(t.len, 20);	/* the newline is cut */
+	CHECK(memcmp(t.key, "0123456789abcdef0123", 20) == 0);
+
+	CHECK(chmod(p, 0644) == 0);
+	CHECK_INT(cfl_token_load(&t, p, &err), -1);
+	CHECK_CONTAINS(err.msg, "readable by others (mode 0644)");
+	CHECK_CONTAINS(err.msg, "chmod 600");
+	CHECK(chmod(p, 0640) == 0);
+	CHECK_INT(cfl_token_load(&t, p, &err), -1);
+	CHECK(chmod(p, 0400) == 0);
+	CHECK_INT(cfl_token_load(&t, p, &err), 0);
+
+	write_file(p, "short\n", 0600);
+	CHECK_INT(cfl_token_load(&t, p, &err), -1);
+	CHECK_CONTAINS(err.msg, "too short");
+
+	CHECK_INT(cfl_token_load(&t, tmp_path("missing"), &err), -1);
+	CHECK_CONTAINS(err.msg, "cannot open token file");
+	CHECK_INT(cfl_token_load(&t, tmpdir, &err), -1);
+	CHECK_CONTAINS(err.msg, "not a regular file");
+
+	{
+		char big[CFL_TOKEN_MAX + 10];
+
+		memset(big, 'x', sizeof(big) - 1);
+		big[sizeof(big) - 1] = 0;
+		write_file(p, big, 0600);
+		CHECK_INT(cfl_token_load(&t, p, &err), -1);
+		CHECK_CONTAINS(err.msg, "too long");
+	}
+	cfl_token_clear(&t);
+	CHECK_INT(t.len, 0);
+	cleanup();
+}
+
+/* ---- handshake ---- */
+
+/* Runs a handshake between a worker and a coordinator holding tokens tw and
+ * tc, moving bytes both ways in pieces of at most `piece` bytes.  Returns
+ * 1 when both finished, -1 when either failed (errors in ew / ec). */
+static int handshake(const char *tw, const char *tc, size_t piece,
+		     struct cfl_mac *mw, struct cfl_mac *mc,
+		     struct cfl_err *ew, struct cfl_err *ec)
+{
+	struct cfl_token kw, kc;
+	struct cfl_auth aw, ac;
+	struct cfl_buf to_c, to_w;	/* bytes in flight */
+	int dw = 0, dc = 0, rc = 0, failed_w = 0;
+
+	ew->msg[0] = ec->msg[0] = 0;
+	make_token(&kw, tw);
+	make_token(&kc, tc);
+	cfl_buf_init(&to_c);
+	cfl_buf_init(&to_w);
+	CHECK_INT(cfl_auth_init(&aw, CFL_AUTH_WORKER, &kw, &to_c, ew), 0);
+	CHECK_INT(cfl_auth_init(&ac, CFL_AUTH_COORDINATOR, &kc, &to_w, ec), 0);
+	for (int round = 0; round < 1000 && !(dw && dc); round++) {
+		size_t used, n;
+
+		/* the coordinator reads what arrived so far, a piece at a time */
+		n = to_c.len < piece ? to_c.len : piece;
+		if (!dc && n) {
+			struct cfl_buf in;
+
+			cfl_buf_init(&in);
+			cfl_buf_append(&in, to_c.data, n);
+			rc = cfl_auth_step(&ac, in.data, in.len, &used, &to_w,
+					   mc, ec);
+			cfl_buf_release(&in);
+			if (rc < 0)
+				break;
+			if (used) {
+				memmove(to_c.data, to_c.data + used, to_c.len - used);
+				to_c.len -= used;
+			} else if (n == to_c.len) {
+				/* incomplete and nothing more to come yet */
+			} else {
+				piece++;
+			}
+			dc = rc == 1;
+		}
+		n = to_w.len < piece ? to_w.len : piece;
+		if (!dw && n) {
+			rc = cfl_auth_step(&aw, to_w.data, n, &used, &to_c, mw,
+					   ew);
+			if (rc < 0) {
+				failed_w = 1;
+				break;
+			}
+			if (used) {
+				memmove(to_w.data, to_w.data + used, to_w.len - used);
+				to_w.len -= used;
+			} else if (n < to_w.len) {
+				piece++;
+			}
+			dw = rc == 1;
+		}
+	}
+	/* a failing side may have queued a FAIL for the other: deliver it */
+	if (rc < 0) {
+		size_t used;
+
+		if (failed_w && to_c.len)
+			cfl_auth_step(&ac, to_c.data, to_c.len, &used, &to_w, mc,
+				      ec);
+		if (!failed_w && to_w.len)
+			cfl_auth_step(&aw, to_w.data, to_w.len, &used, &to_c, mw,
+				      ew);
+	}
+	cfl_auth_release(&aw);
+	cfl_auth_release(&ac);
+	cfl_buf_release(&to_c);
+	cfl_buf_release(&to_w);
+	return dw && dc ? 1 : -1;
+}
+
+static void t_handshake_ok(void)
+{
+	struct cfl_mac mw, mc;
+	struct cfl_err ew, ec;
+	unsigned char mac[32];
+	const char msg[] = "seq 1 frame";
+
+	for (size_t piece = 1; piece <= 80; piece += 13) {
+		CHECK_INT(handshake("the shared token 123", "the shared token 123",
+				    piece, &mw, &mc, &ew, &ec), 1);
+		CHECK(memcmp(mw.send_key, mc.recv_key, 32) == 0);
+		CHECK(memcmp(mw.recv_key, mc.send_key, 32) == 0);
+		CHECK(memcmp(mw.send_key, mw.recv_key, 32) != 0);
+	}
+	/* the empty token (loopback without a token file) works too */
+	CHECK_INT(handshake("", "", 64, &mw, &mc, &ew, &ec), 1);
+	/* frames flow both ways */
+	CHECK_INT(cfl_mac_next_seq(&mw), 1);
+	cfl_mac_sign(&mw, msg, sizeof(msg), mac);
+	CHECK_INT(cfl_mac_check(&mc, 1, msg, sizeof(msg), mac, &ec), 0);
+	CHECK_INT(cfl_mac_next_seq(&mc), 1);
+	cfl_mac_sign(&mc, msg, sizeof(msg), mac);
+	CHECK_INT(cfl_mac_check(&mw, 1, msg, sizeof(msg), mac, &ew), 0);
+}
+
+static void t_handshake_keys_fresh(void)
+{
+	struct cfl_mac a1, c1, a2, c2;
+	struct cfl_err ew, ec;
+
+	/* two sessions with one token get different keys (fresh nonces), so
+	 * frames of one connection cannot be replayed into another */
+	CHECK_INT(handshake("the shared token 123", "the shared token 123", 64,
+			    &a1, &c1, &ew, &ec), 1);
+	CHECK_INT(handshake("the shared token 123", "the shared token 123", 64,
+			    &a2, &c2, &ew, &ec), 1);
+	CHECK(memcmp(a1.send_key, a2.send_key, 32) != 0);
+}
+
+static void t_handshake_wrong_token(void)
+{
+	struct cfl_mac mw, mc;
+	struct cfl_err ew, ec;
+
+	CHECK_INT(handshake("the shared token 123", "another token 456789", 7,
+			    &mw, &mc, &ew, &ec), -1);
+	/* the worker finds out first (the coordinator proves first) and both
+	 * sides have a message */
+	CHECK_CONTAINS(ew.msg, "authentication failed");
+	CHECK_CONTAINS(ew.msg, "wrong token");
+	CHECK_CONTAINS(ec.msg, "the worker refused: authentication failed");
+	/* empty token on one side only */
+	CHECK_INT(handshake("", "the shared token 123", 64, &mw, &mc, &ew, &ec),
+		  -1);
+	CHECK_CONTAINS(ew.msg, "authentication failed");
+}
+
+/* A coordinator fed a fixed byte string: its result and message. */
+static int coord_feed(const void *in, size_t len, struct cfl_buf *out,
+		      struct cfl_err *err, size_t *used)
+{
+	struct cfl_auth a;
+	struct cfl_mac m;
+	int rc;
+
+	CHECK_INT(cfl_auth_init(&a, CFL_AUTH_COORDINATOR, NULL, out, err), 0);
+	rc = cfl_auth_step(&a, in, len, used, out, &m, err);
+	cfl_auth_release(&a);
+	return rc;
+}
+
+static void t_handshake_garbage(void)
+{
+	struct cfl_buf out;
+	struct cfl_err err;
+	size_t used;
+	unsigned char f[8 + 32] = { 'C', 'F', 'L', 'A', 1, 1, 32, 0 };
+
+	cfl_buf_init(&out);
+	CHECK_INT(coord_feed("GET / HTTP/1.1\r\n", 16, &out, &err, &used), -1);
+	CHECK_CONTAINS(err.msg, "not a cfl handshake");
+	CHECK(out.len > 8);	/* a FAIL for the peer */
+	CHECK(memcmp(out.data, "CFLA", 4) == 0);
+	CHECK_INT(out.data[5], 4);
+
+	/* a good challenge is accepted (proof appended) */
+	out.len = 0;
+	CHECK_INT(coord_feed(f, sizeof(f), &out, &err, &used), 0);
+	CHECK_INT(used, 40);
+	CHECK_INT(out.len, 8 + 64);
+	/* a partial one waits */
+	out.len = 0;
+	CHECK_INT(coord_feed(f, 20, &out, &err, &used), 0);
+	CHECK_INT(used, 0);
+	CHECK_INT(out.len, 0);
+	/* wrong version */
+	f[4] = 9;
+	out.len = 0;
+	CHECK_INT(coord_feed(f, sizeof(f), &out, &err, &used), -1);
+	CHECK_CONTAINS(err.msg, "version mismatch: the peer speaks handshake version 9");
+	f[4] = 1;
+	/* a huge length */
+	f[6] = 0xff, f[7] = 0xff;
+	CHECK_INT(coord_feed(f, sizeof(f), &out, &err, &used), -1);
+	CHECK_CONTAINS(err.msg, "too long");
+	/* a short body, a frame out of turn */
+	f[6] = 31, f[7] = 0;
+	CHECK_INT(coord_feed(f, 39, &out, &err, &used), -1);
+	CHECK_CONTAINS(err.msg, "expected a challenge");
+	f[6] = 32, f[5] = 3;
+	CHECK_INT(coord_feed(f, 40, &out, &err, &used), -1);
+	CHECK_CONTAINS(err.msg, "expected a challenge");
+	/* a FAIL with unprintable bytes is shown sanitised */
+	{
+		unsigned char ff[] = { 'C', 'F', 'L', 'A', 7, 4, 5, 0, 2,
+				       'n', 0x1b, 'o', '\n' };
+
+		CHECK_INT(coord_feed(ff, sizeof(ff), &out, &err, &used), -1);
+		CHECK_STR(err.msg, "the worker refused: n?o?");
+	}
+	cfl_buf_release(&out);
+}
+
+/* ---- per-frame MACs ---- */
+
+static void t_mac_tamper_replay(void)
+{
+	struct cfl_mac mw, mc;
+	struct cfl_err ew, ec;
+	unsigned char frame[64], mac[32], mac2[32];
+	uint64_t seq;
+
+	CHECK_INT(handshake("the shared token 123", "the shared token 123", 64,
+			    &mw, &mc, &ew, &ec), 1);
+	for (int i = 0; i < 64; i++)
+		frame[i] = (unsigned char)i;
+	/* frame 1: accepted */
+	seq = cfl_mac_next_seq(&mw);
+	memcpy(frame + 8, &seq, 8);
+	cfl_mac_sign(&mw, frame, sizeof(frame), mac);
+	CHECK_INT(cfl_mac_check(&mc, seq, frame, sizeof(frame), mac, &ec), 0);
+	/* the same frame again: replay */
+	CHECK_INT(cfl_mac_check(&mc, seq, frame, sizeof(frame), mac, &ec), -1);
+	CHECK_CONTAINS(ec.msg, "replayed or reordered frame (sequence 1, expected 2)");
+	/* frame 2, one bit flipped anywhere: tampered */
+	seq = cfl_mac_next_seq(&mw);
+	memcpy(frame + 8, &seq, 8);
+	cfl_mac_sign(&mw, frame, sizeof(frame), mac);
+	for (size_t i = 0; i < sizeof(frame); i += 7) {
+		frame[i] ^= 0x10;
+		CHECK_INT(cfl_mac_check(&mc, seq, frame, sizeof(frame), mac, &ec), -1);
+		CHECK_CONTAINS(ec.msg, "frame MAC mismatch");
+		frame[i] ^= 0x10;
+	}
+	memcpy(mac2, mac, 32);
+	mac2[31] ^= 1;
+	CHECK_INT(cfl_mac_check(&mc, seq, frame, sizeof(frame), mac2, &ec), -1);
+	/* the failures changed nothing: the genuine frame 2 still passes */
+	CHECK_INT(cfl_mac_check(&mc, seq, frame, sizeof(frame), mac, &ec), 0);
+	/* skipping a number (a dropped frame) is refused too */
+	cfl_mac_next_seq(&mw);
+	seq = cfl_mac_next_seq(&mw);
+	memcpy(frame + 8, &seq, 8);
+	cfl_mac_sign(&mw, frame, sizeof(frame), mac);
+	CHECK_INT(cfl_mac_check(&mc, seq, frame, sizeof(frame), mac, &ec), -1);
+	CHECK_CONTAINS(ec.msg, "expected 3");
+	/* a frame the coordinator signed is not valid coming back (keys per
+	 * direction: no reflection) */
+	seq = cfl_mac_next_seq(&mc);
+	cfl_mac_sign(&mc, frame, sizeof(frame), mac);
+	CHECK_INT(cfl_mac_check(&mc, 3, frame, sizeof(frame), mac, &ec), -1);
+	CHECK_CONTAINS(ec.msg, "MAC mismatch");
+}
+
+/* ---- dataset cache ---- */
+
+static void sha_of(const char *s, size_t n, unsigned char out[32])
+{
+	struct cfl_sha256 h;
+
+	cfl_sha256_init(&h);
+	cfl_sha256_update(&h, s, n);
+	cfl_sha256_final(&h, out);
+}
+
+static size_t count_files(const char *dir)
+{
+	DIR *d = opendir(dir);
+	struct dirent *e;
+	size_t n = 0;
+
+	CHECK(d != NULL);
+	while ((e = readdir(d)))
+		if (e->d_name[0] != '.')
+			n++;
+	closedir(d);
+	return n;
+}
+
+static void t_cache_fill_get(void)
+{
+	struct cfl_cache c;
+	struct cfl_cache_fill f;
+	struct cfl_err err;
+	const char data[] = "a,b,y\n1,2,0\n3,4,1\n5,6,0\n";
+	size_t n = sizeof(data) - 1;
+	unsigned char sha[32];
+	char *path, hex[65], want[600];
+	struct cfl_buf b;
+	const char *dir = tmp_path("cache/sub");
+
+	sha_of(data, n, sha);
+	CHECK_INT(cfl_cache_init(&c, dir, &err), 0);
+	CHECK_INT(cfl_cache_get(&c, sha, n, &path, &err), 0);
+	CHECK(path == NULL);
+
+	CHECK_INT(cfl_cache_fill_begin(&f, &c, sha, n, &err), 0);
+	CHECK_INT(cfl_cache_fill_add(&f, 0, data, 5, &err), 0);
+	/* out of order and too long are refused */
+	CHECK_INT(cfl_cache_fill_add(&f, 0, data, 5, &err), -1);
+	CHECK_CONTAINS(err.msg, "offset 0, expected 5");
+	CHECK_INT(cfl_cache_fill_add(&f, 5, data, n, &err), -1);
+	CHECK_CONTAINS(err.msg, "runs past");
+	/* not visible before finish */
+	CHECK_INT(cfl_cache_get(&c, sha, n, &path, &err), 0);
+	CHECK_INT(cfl_cache_fill_add(&f, 5, data + 5, n - 5, &err), 0);
+	CHECK_INT(cfl_cache_fill_finish(&f, &path, &err), 0);
+	cfl_sha256_hex(sha, hex);
+	snprintf(want, sizeof(want), "%s/%s.data", dir, hex);
+	CHECK_STR(path, want);
+	free(path);
+	CHECK_INT(count_files(dir), 1);	/* no temporary left */
+
+	CHECK_INT(cfl_cache_get(&c, sha, n, &path, &err), 1);
+	cfl_buf_init(&b);
+	CHECK_INT(cfl_buf_read_file(&b, path, &err), 0);
+	CHECK_STR(b.data, data);
+	cfl_buf_release(&b);
+	free(path);
+	/* a wrong size or corrupted bytes: treated as missing and removed */
+	CHECK_INT(cfl_cache_get(&c, sha, n + 1, &path, &err), 0);
+	CHECK(path == NULL);
+	CHECK_INT(count_files(dir), 0);
+	cfl_cache_release(&c);
+	cleanup();
+}
+
+static void t_cache_rejects_bad_bytes(void)
+{
+	struct cfl_cache c;
+	struct cfl_cache_fill f;
+	struct cfl_err err;
+	const char data[] = "x,y\n1,0\n";
+	unsigned char sha[32];
+	char *path = NULL;
+	const char *dir = tmp_path("cache2");
+
+	sha_of(data, 8, sha);
+	CHECK_INT(cfl_cache_init(&c, dir, &err), 0);
+	CHECK_INT(cfl_cache_fill_begin(&f, &c, sha, 8, &err), 0);
+	CHECK_INT(cfl_cache_fill_add(&f, 0, "x,y\n1,1\n", 8, &err), 0);
+	CHECK_INT(cfl_cache_fill_finish(&f, &path, &err), -1);
+	CHECK_CONTAINS(err.msg, "do not match their SHA-256");
+	CHECK(path == NULL);
+	CHECK_INT(count_files(dir), 0);
+	/* incomplete */
+	CHECK_INT(cfl_cache_fill_begin(&f, &c, sha, 8, &err), 0);
+	CHECK_INT(cfl_cache_fill_add(&f, 0, data, 4, &err), 0);
+	CHECK_INT(cfl_cache_fill_finish(&f, &path, &err), -1);
+	CHECK_CONTAINS(err.msg, "incomplete: 4 of 8 bytes");
+	CHECK_INT(count_files(dir), 0);
+	/* abort removes the temporary */
+	CHECK_INT(cfl_cache_fill_begin(&f, &c, sha, 8, &err), 0);
+	CHECK_INT(count_files(dir), 1);
+	cfl_cache_fill_abort(&f);
+	cfl_cache_fill_abort(&f);
+	CHECK_INT(count_files(dir), 0);
+	/* absurd sizes are refused before anything is written */
+	CHECK_INT(cfl_cache_fill_begin(&f, &c, sha, CFL_CACHE_MAX_SIZE + 1, &err),
+		  -1);
+	/* an entry corrupted on disk is dropped at the next get */
+	CHECK_INT(cfl_cache_fill_begin(&f, &c, sha, 8, &err), 0);
+	CHECK_INT(cfl_cache_fill_add(&f, 0, data, 8, &err), 0);
+	CHECK_INT(cfl_cache_fill_finish(&f, &path, &err), 0);
+	write_file(path, "x,y\n1,9\n", 0600);
+	free(path);
+	CHECK_INT(cfl_cache_get(&c, sha, 8, &path, &err), 0);
+	CHECK_INT(count_files(dir), 0);
+	cfl_cache_release(&c);
+	cleanup();
+}
+
+/* Two processes fill the same entry at once, in small interleaved chunks:
+ * both succeed, the entry is right, no temporary is left. */
+static void t_cache_two_writers(void)
+{
+	struct cfl_cache c;
+	struct cfl_err err;
+	static char data[200000];
+	unsigned char sha[32];
+	const char *dir = tmp_path("cache3");
+	pid_t pid[2];
+	char *path;
+
+	for (size_t i = 0; i < sizeof(data); i++)
+		data[i] = (char)('a' + i * 7 % 26);
+	sha_of(data, sizeof(data), sha);
+	CHECK_INT(cfl_cache_init(&c, dir, &err), 0);
+	for (int k = 0; k < 2; k++) {
+		pid[k] = fork();
+		CHECK(pid[k] >= 0);
+		if (pid[k] == 0) {
+			struct cfl_cache_fill f;
+			char *p;
+
+			if (cfl_cache_fill_begin(&f, &c, sha, sizeof(data), &err))
+				_exit(1);
+			for (size_t off = 0; off < sizeof(data); off += 1000) {
+				if (cfl_cache_fill_add(&f, off, data + off, 1000, &err))
+					_exit(2);
+				if (off % 20000 == 0)
+					usleep(1000);
+			}
+			if (cfl_cache_fill_finish(&f, &p, &err))
+				_exit(3);
+			_exit(0);
+		}
+	}
+	for (int k = 0; k < 2; k++) {
+		int st;
+
+		CHECK(waitpid(pid[k], &st, 0) == pid[k]);
+		CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+	}
+	CHECK_INT(count_files(dir), 1);
+	CHECK_INT(cfl_cache_get(&c, sha, sizeof(data), &path, &err), 1);
+	free(path);
+	cfl_cache_release(&c);
+	cleanup();
+}
+
+const struct cfl_test cfl_tests[] = {
+	TEST(t_token_load),
+	TEST(t_handshake_ok),
+	TEST(t_handshake_keys_fresh),
+	TEST(t_handshake_wrong_token),
+	TEST(t_handshake_garbage),
+	TEST(t_mac_tamper_replay),
+	TEST(t_cache_fill_get),
+	TEST(t_cache_rejects_bad_bytes),
+	TEST(t_cache_two_writers),
+	{ 0 }
+};

@@ -1,0 +1,411 @@
+/* Unit tests of src/run: the scheduler's lease state machine, trial seeds,
+ * executing one trial (metrics, predictions, bootstrap, folds), and the
+ * pool's ask-tell loop with forked workers, a hostile peer and the store. */
+#include "runner.h"
+
+#include <signal.h>
+#include <stdint.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+
+#include "../../src/run/internal.h"
+#include "cfl/metrics.h"
+
+static struct cfl_trial_spec spec(int64_t id)
+{
+	struct cfl_trial_spec s;
+
+	memset(&s, 0, sizeof(s));
+	s.trial_id = id;
+	s.model = "linear";
+	s.fold = -1;
+	s.seed = (uint64_t)id;
+	return s;
+}
+
+static void t_sched_lifecycle(void)
+{
+	struct sched s;
+	struct cfl_err err;
+	struct cfl_trial_spec a = spec(10), b = spec(20), c = spec(30);
+	long i, j;
+
+	sched_init(&s, 1);
+	CHECK_INT(sched_add(&s, &a, &err), 0);
+	CHECK_INT(sched_add(&s, &b, &err), 1);
+	CHECK_INT(sched_add(&s, &c, &err), 2);
+	CHECK_INT(sched_add(&s, &a, &err), -1);
+	CHECK_CONTAINS(err.msg, "submitted twice");
+	CHECK_INT(sched_find(&s, 20), 1);
+	CHECK_INT(sched_find(&s, 99), -1);
+
+	/* FIFO; attempts count from 1 */
+	i = sched_take(&s);
+	CHECK_INT(i, 0);
+	CHECK_INT(s.t[i].attempt, 1);
+	CHECK_INT(s.n_running, 1);
+	/* a crash: retried once, then poison */
+	CHECK_INT(sched_failed(&s, i, 1, 1, "signal SIGSEGV"), CFL_TRIAL_QUEUED);
+	CHECK_INT(sched_failed(&s, i, 1, 1, "again"), -1);	/* stale */
+	j = sched_take(&s);
+	CHECK_INT(j, 1);	/* requeued behind the others */
+	CHECK_INT(sched_take(&s), 2);
+	CHECK_INT(sched_take(&s), 0);
+	CHECK_INT(s.t[0].attempt, 2);
+	CHECK_INT(sched_failed(&s, 0, 2, 1, "signal SIGSEGV"), CFL_TRIAL_POISON);
+	CHECK_STR(s.t[0].reason, "signal SIGSEGV");
+	/* a model error that keeps failing ends failed, not poison */
+	CHECK_INT(sched_failed(&s, 1, 1, 0, "bad"), CFL_TRIAL_QUEUED);
+	CHECK_INT(sched_take(&s), 1);
+	CHECK_INT(sched_failed(&s, 1, 2, 0, "bad"), CFL_TRIAL_FAILED);
+	/* first result wins; a second is a duplicate; a failure after done
+	 * is stale */
+	CHECK_INT(sched_done(&s, 2, 1), 0);
+	CHECK_INT(sched_done(&s, 2, 1), 1);
+	CHECK_INT(sched_failed(&s, 2, 1, 1, "late"), -1);
+	CHECK_INT(s.t[2].status, CFL_TRIAL_DONE);
+	CHECK_INT(s.n_running, 0);
+	CHECK_INT(s.n_done, 1);
+	CHECK_INT(s.n_failed, 2);
+	CHECK_INT(s.q_len, 0);
+	CHECK_INT(sched_take(&s), -1);
+	sched_release(&s);
+}
+
+/* A late result of an attempt that was requeued (a TCP lease that expired)
+ * wins, and the trial leaves the queue. */
+static void t_sched_late_result(void)
+{
+	struct sched s;
+	struct cfl_err err;
+	struct cfl_trial_spec a = spec(1), b = spec(2);
+
+	sched_init(&s, 3);
+	CHECK(sched_add(&s, &a, &err) == 0);
+	CHECK(sched_add(&s, &b, &err) == 1);
+	CHECK_INT(sched_take(&s), 0);
+	CHECK_INT(sched_failed(&s, 0, 1, 1, "timeout after 1 s"), CFL_TRIAL_QUEUED);
+	CHECK_INT(s.q_len, 2);
+	CHECK_INT(sched_done(&s, 0, 1), 0);
+	CHECK_INT(s.q_len, 1);
+	CHECK_INT(sched_take(&s), 1);
+	CHECK_INT(sched_take(&s), -1);
+	/* --resume: attempts continue from the stored count */
+	{
+		struct cfl_trial_spec c = spec(3);
+
+		c.prev_attempts = 4;
+		CHECK(sched_add(&s, &c, &err) == 2);
+		CHECK_INT(sched_take(&s), 2);
+		CHECK_INT(s.t[2].attempt, 5);
+	}
+	/* many trials: the id map grows */
+	for (int k = 0; k < 1000; k++) {
+		struct cfl_trial_spec d = spec(100 + k);
+
+		CHECK(sched_add(&s, &d, &err) == 3 + k);
+	}
+	for (int k = 0; k < 1000; k++)
+		CHECK_INT(sched_find(&s, 100 + k), 3 + k);
+	sched_release(&s);
+}
+
+static void t_seeds(void)
+{
+	uint64_t a = cfl_trial_seed(1, "fcnn", 0);
+
+	CHECK(a == cfl_trial_seed(1, "fcnn", 0));
+	CHECK(a != cfl_trial_seed(1, "fcnn", 1));
+	CHECK(a != cfl_trial_seed(1, "tree", 0));
+	CHECK(a != cfl_trial_seed(2, "fcnn", 0));
+	CHECK(cfl_fold_seed(1, 0) == cfl_fold_seed(1, 0));
+	CHECK(cfl_fold_seed(1, 0) != cfl_fold_seed(1, 1));
+}
+
+static void load_iris(struct cfl_data *d)
+{
+	struct cfl_data_opts o;
+	struct cfl_err err;
+
+	cfl_data_opts_init(&o);
+	o.path = "datasets/iris.csv";
+	o.seed = 3;
+	CHECK_MSG(cfl_data_load(d, &o, &err) == 0, "%s", err.msg);
+}
+
+static void lease_init(struct cfl_wire_lease *l, uint64_t seed)
+{
+	memset(l, 0, sizeof(*l));
+	cfl_params_init(&l->params);
+	l->trial_id = 1;
+	l->attempt = 1;
+	l->model = "linear";
+	l->seed = seed;
+	l->fold = -1;
+	l->threads = 1;
+	l->n_metrics = 2;
+	l->metrics[0] = CFL_M_ACC;
+	l->metrics[1] = CFL_M_LOGLOSS;
+	l->flags = CFL_LEASE_KEEP_VALID | CFL_LEASE_KEEP_TEST;
+}
+
+static void t_execute(void)
+{
+	struct cfl_data d;
+	struct cfl_wire_lease l;
+	struct cfl_wire_result r, r2, r3;
+	struct cfl_err err;
+
+	load_iris(&d);
+	lease_init(&l, 5);
+	CHECK_MSG(cfl_trial_execute(&d, &l, &r, &err) == 0, "%s", err.msg);
+	CHECK_INT(r.status, CFL_RESULT_OK);
+	CHECK_INT(r.trial_id, 1);
+	CHECK_INT(r.split[0].n_metrics, 2);
+	CHECK_STR(r.split[1].metrics[0].name, "acc");
+	CHECK_STR(r.split[1].metrics[1].name, "logloss");
+	CHECK(r.split[1].metrics[0].value > 0.8);
+	CHECK_INT(r.split[1].n, d.test.n);
+	CHECK_INT(r.split[1].n_out, 3);
+	CHECK_INT(r.split[0].n, d.valid.n);
+	CHECK(r.split[2].n == 0 && r.split[2].n_metrics == 0);
+	CHECK(r.peak_rss_kb > 0);
+	CHECK(r.duration >= 0);
+
+	/* bootstrap: depends on the seed, and only on it */
+	l.flags |= CFL_LEASE_BOOTSTRAP;
+	CHECK(cfl_trial_execute(&d, &l, &r2, &err) == 0);
+	CHECK(cfl_trial_execute(&d, &l, &r3, &err) == 0);
+	CHECK(r2.split[1].metrics[1].value == r3.split[1].metrics[1].value);
+	CHECK(r2.split[1].metrics[1].value != r.split[1].metrics[1].value);
+	cfl_trial_result_release(&r3);
+	l.seed = 6;
+	CHECK(cfl_trial_execute(&d, &l, &r3, &err) == 0);
+	CHECK(r2.split[1].metrics[1].value != r3.split[1].metrics[1].value);
+	cfl_trial_result_release(&r);
+	cfl_trial_result_release(&r2);
+	cfl_trial_result_release(&r3);
+
+	/* folds: the held-out fold's rows come back with their indices */
+	l.flags = CFL_LEASE_KEEP_OOF;
+	l.n_folds = 3;
+	{
+		size_t covered = 0;
+		char *seen = calloc(d.train.n, 1);
+
+		for (int f = 0; f < 3; f++) {
+			l.fold = f;
+			CHECK(cfl_trial_execute(&d, &l, &r, &err) == 0);
+			CHECK_INT(r.status, CFL_RESULT_OK);
+			CHECK(r.split[2].rows != NULL);
+			CHECK_INT(r.split[2].n_metrics, 2);
+			CHECK(r.split[1].pred == NULL);
+			for (uint32_t i = 0; i < r.split[2].n; i++) {
+				CHECK(r.split[2].rows[i] < d.train.n);
+				CHECK(!seen[r.split[2].rows[i]]);
+				seen[r.split[2].rows[i]] = 1;
+				covered++;
+			}
+			cfl_trial_result_release(&r);
+		}
+		CHECK_INT(covered, d.train.n);
+		free(seen);
+	}
+
+	/* a bad lease: -1; a bad param: a model error result */
+	l.fold = -1;
+	l.model = "nosuch";
+	CHECK(cfl_trial_execute(&d, &l, &r, &err) == -1);
+	CHECK_CONTAINS(err.msg, "unknown model 'nosuch'");
+	l.model = "linear";
+	CHECK(cfl_params_set(&l.params, "nosuch", "1", &err) == 0);
+	CHECK(cfl_trial_execute(&d, &l, &r, &err) == 0);
+	CHECK_INT(r.status, CFL_RESULT_MODEL_ERROR);
+	CHECK_CONTAINS(r.error, "nosuch");
+	cfl_trial_result_release(&r);
+	cfl_params_release(&l.params);
+
+	/* no-op trials do nothing */
+	lease_init(&l, 1);
+	l.flags = CFL_LEASE_NOOP;
+	CHECK(cfl_trial_execute(&d, &l, &r, &err) == 0);
+	CHECK_INT(r.status, CFL_RESULT_OK);
+	CHECK_INT(r.split[1].n_metrics, 0);
+	cfl_trial_result_release(&r);
+	cfl_data_release(&d);
+}
+
+static struct cfl_pool *new_pool(const struct cfl_data *d, size_t n_local,
+				 struct cfl_store *st, int64_t run_id)
+{
+	struct cfl_pool_opts o;
+	struct cfl_err err;
+	struct cfl_pool *p;
+
+	cfl_pool_opts_init(&o);
+	o.data = d;
+	o.n_local = n_local;
+	o.store = st;
+	o.run_id = run_id;
+	o.n_metrics = 1;
+	o.metrics[0] = CFL_M_ACC;
+	p = cfl_pool_new(&o, &err);
+	CHECK_MSG(p != NULL, "%s", err.msg);
+	return p;
+}
+
+/* Ask-tell: submit a batch, take results one by one, submit more. */
+static void t_pool_ask_tell(void)
+{
+	struct cfl_data d;
+	struct cfl_pool *p;
+	struct cfl_pool_event ev;
+	struct cfl_pool_stats ps;
+	struct cfl_err err;
+	char seen[41] = { 0 };
+	int n_events = 0, r;
+
+	load_iris(&d);
+	p = new_pool(&d, 2, NULL, 0);
+	for (int i = 1; i <= 20; i++) {
+		struct cfl_trial_spec s = spec(i);
+
+		s.flags = i % 2 ? CFL_LEASE_NOOP : CFL_LEASE_KEEP_TEST;
+		s.user = &seen[i];
+		CHECK(cfl_pool_submit(p, &s, &err) == 0);
+	}
+	while ((r = cfl_pool_wait(p, &ev, &err)) == CFL_POOL_EVENT) {
+		CHECK_INT(ev.status, CFL_TRIAL_DONE);
+		CHECK(ev.user == &seen[ev.trial_id]);
+		CHECK(!seen[ev.trial_id]);
+		seen[ev.trial_id] = 1;
+		CHECK(ev.result != NULL);
+		if (ev.trial_id <= 20 && ev.trial_id % 2 == 0) {
+			CHECK_INT(ev.result->split[1].n_metrics, 1);
+			CHECK_INT(ev.result->split[1].n, d.test.n);
+		}
+		/* tell: after the 10th result, ask for 20 more */
+		if (++n_events == 10)
+			for (int i = 21; i <= 40; i++) {
+				struct cfl_trial_spec s = spec(i);
+
+				s.flags = CFL_LEASE_NOOP;
+				s.user = &seen[i];
+				CHECK(cfl_pool_submit(p, &s, &err) == 0);
+			}
+	}
+	CHECK_MSG(r == CFL_POOL_IDLE, "wait: %d %s", r, r < 0 ? err.msg : "");
+	CHECK_INT(n_events, 40);
+	cfl_pool_get_stats(p, &ps);
+	CHECK_INT(ps.done, 40);
+	CHECK_INT(ps.running, 0);
+	CHECK_INT(ps.n_slots, 2);
+	CHECK(cfl_pool_close(p, &err) == 0);
+	cfl_data_release(&d);
+}
+
+static const struct cfl_peer_ops fake_ops = { .kind = "fake" };
+
+/* A peer that sends garbage is dropped, its lease is retried elsewhere and
+ * the run completes. */
+static void t_pool_hostile_peer(void)
+{
+	struct cfl_data d;
+	struct cfl_pool *p;
+	struct cfl_pool_event ev;
+	struct cfl_pool_stats ps;
+	struct cfl_err err;
+	int sv[2], n = 0, r;
+
+	load_iris(&d);
+	CHECK(socketpair(AF_UNIX, SOCK_STREAM, 0, sv) == 0);
+	p = new_pool(&d, 1, NULL, 0);
+	CHECK(cfl_pool_add_peer(p, sv[0], &fake_ops, NULL, 1, "fake:1", &err) != NULL);
+	for (int i = 1; i <= 4; i++) {
+		struct cfl_trial_spec s = spec(i);
+
+		s.flags = CFL_LEASE_NOOP;
+		CHECK(cfl_pool_submit(p, &s, &err) == 0);
+	}
+	CHECK(write(sv[1], "GET / HTTP/1.1\r\n\r\n", 18) == 18);
+	while ((r = cfl_pool_wait(p, &ev, &err)) == CFL_POOL_EVENT) {
+		CHECK_INT(ev.status, CFL_TRIAL_DONE);
+		CHECK_STR(ev.worker, "local:1");
+		n++;
+	}
+	CHECK_MSG(r == CFL_POOL_IDLE, "%s", err.msg);
+	CHECK_INT(n, 4);
+	cfl_pool_get_stats(p, &ps);
+	CHECK_INT(ps.attempts_failed, 1);
+	CHECK_INT(ps.n_slots, 1);
+	CHECK(cfl_pool_close(p, &err) == 0);
+	close(sv[1]);
+	cfl_data_release(&d);
+}
+
+/* With a store: results and failures are committed; an interrupt marks the
+ * running trials and the run. */
+static void t_pool_store_and_interrupt(void)
+{
+	char dir[] = "/tmp/cfl-run-XXXXXX", path[64];
+	struct cfl_data d;
+	struct cfl_store *st;
+	struct cfl_run_info info;
+	struct cfl_pool *p;
+	struct cfl_pool_event ev;
+	struct cfl_trial_counts tc;
+	struct cfl_err err;
+	int64_t run_id, cand;
+	int r, n = 0;
+
+	CHECK(mkdtemp(dir) != NULL);
+	snprintf(path, sizeof(path), "%s/t.db", dir);
+	load_iris(&d);
+	st = cfl_store_open(path, CFL_STORE_CREATE, &err);
+	CHECK_MSG(st != NULL, "%s", err.msg);
+	memset(&info, 0, sizeof(info));
+	info.name = "t";
+	CHECK(cfl_store_run_create(st, &info, &run_id, &err) == 0);
+	CHECK(cfl_store_candidate_get_or_add(st, run_id, "linear", NULL, &cand, NULL, &err) == 0);
+	setenv("CFL_TEST_FAULT", "hang:3", 1);
+	p = new_pool(&d, 2, st, run_id);
+	for (int i = 0; i < 4; i++) {
+		struct cfl_trial_state ts;
+		struct cfl_trial_spec s;
+
+		CHECK(cfl_store_trial_ensure(st, run_id, cand, i, -1, (uint64_t)i, &ts, &err) == 0);
+		s = spec(ts.id);
+		s.repeat = i;
+		s.flags = CFL_LEASE_KEEP_TEST;
+		CHECK(cfl_pool_submit(p, &s, &err) == 0);
+	}
+	/* three finish; the fourth hangs until interrupted */
+	while (n < 3 && (r = cfl_pool_wait(p, &ev, &err)) == CFL_POOL_EVENT)
+		n++;
+	CHECK_INT(n, 3);
+	cfl_pool_interrupt(p);
+	CHECK_INT(cfl_pool_wait(p, &ev, &err), CFL_POOL_INTERRUPTED);
+	CHECK(cfl_pool_close(p, &err) == 0);
+	CHECK(cfl_store_trial_counts(st, run_id, &tc, &err) == 0);
+	CHECK_INT(tc.done, 3);
+	CHECK_INT(tc.interrupted, 1);
+	CHECK_INT(tc.running, 0);
+	CHECK(cfl_store_run_get(st, run_id, &info, &err) == 0);
+	CHECK_INT(info.status, CFL_RUN_INTERRUPTED);
+	cfl_run_info_release(&info);
+	cfl_store_close(st);
+	cfl_data_release(&d);
+	snprintf(path, sizeof(path), "rm -rf %s", dir);
+	CHECK(system(path) == 0);
+}
+
+const struct cfl_test cfl_tests[] = {
+	TEST(t_sched_lifecycle),
+	TEST(t_sched_late_result),
+	TEST(t_seeds),
+	TEST(t_execute),
+	TEST(t_pool_ask_tell),
+	TEST(t_pool_hostile_peer),
+	TEST(t_pool_store_and_interrupt),
+	{ 0 },
+};
