@@ -18,6 +18,7 @@
 #ifndef CFL_BACKEND_H
 #define CFL_BACKEND_H
 
+#include <signal.h>
 #include <stddef.h>
 #include <sys/types.h>
 
@@ -145,11 +146,14 @@ int cfl_mpi_fork_role(struct cfl_mpi *m, int **fds /* OUT */,
  * A peer closing (a worker's child exiting) is passed on to the child as
  * EOF on that socket; the child exiting closes every peer's socket.  On
  * worker ranks, when rank 0 has closed and the child has not exited after
- * grace seconds it is sent SIGTERM, then SIGKILL.  Signals caught by the
- * caller (SIGTERM, SIGINT) should be forwarded to the child: the pump then
- * sees it exit.  -1 with err on an MPI or socket failure (the caller then
- * aborts the job). */
+ * grace seconds it is sent SIGTERM, then SIGKILL.  The caller's signal
+ * handler should forward SIGTERM and SIGINT to the child and set *stop:
+ * then the pump returns 1 as soon as the child has exited, without waiting
+ * for peers that may be dead (the caller must not call MPI_Finalize then).
+ * -1 with err on an MPI or socket failure (the caller then aborts the
+ * job). */
 int cfl_mpi_bridge(struct cfl_mpi *m, int *fds, pid_t child, double grace,
-		   int *status /* OUT */, struct cfl_err *err);
+		   const volatile sig_atomic_t *stop, int *status /* OUT */,
+		   struct cfl_err *err);
 
 #endif

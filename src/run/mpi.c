@@ -94,9 +94,10 @@ int cfl_mpi_fork_role(struct cfl_mpi *m, int **fds, pid_t *pid,
 }
 
 int cfl_mpi_bridge(struct cfl_mpi *m, int *fds, pid_t child, double grace,
-		   int *status, struct cfl_err *err)
+		   const volatile sig_atomic_t *stop, int *status,
+		   struct cfl_err *err)
 {
-	(void)m, (void)fds, (void)child, (void)grace, (void)status;
+	(void)m, (void)fds, (void)child, (void)grace, (void)stop, (void)status;
 	return missing(err);
 }
 
@@ -638,7 +639,8 @@ static int pump_mpi(struct link *l, int child_done, struct cfl_buf *tmp,
 }
 
 int cfl_mpi_bridge(struct cfl_mpi *m, int *fds, pid_t child, double grace,
-		   int *status, struct cfl_err *err)
+		   const volatile sig_atomic_t *stop, int *status,
+		   struct cfl_err *err)
 {
 	struct link *links;
 	struct pollfd *pfd;
@@ -715,6 +717,10 @@ int cfl_mpi_bridge(struct cfl_mpi *m, int *fds, pid_t child, double grace,
 				done = 0;
 		if (child_done && done && n_pend == 0)
 			break;
+		if (child_done && stop && *stop) {
+			rc = 1;
+			goto out;
+		}
 		for (size_t i = 0; i < n_links && !child_done; i++) {
 			struct link *l = &links[i];
 			short ev = 0;

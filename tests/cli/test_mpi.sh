@@ -66,6 +66,131 @@ test_mpi_transport_refuses_a_damaged_dataset() {
 	expect_err "rank 0: refused: dataset broadcast: the dataset arrived damaged"
 }
 
+# The rank processes mpirun started (its children), one per line: "PID RANK".
+mpi_ranks() {
+	local mp=$1 p r
+	for p in $(pgrep -P "$mp"); do
+		r=$(tr '\0' '\n' </proc/"$p"/environ 2>/dev/null | sed -n 's/^OMPI_COMM_WORLD_RANK=//p')
+		[ -n "$r" ] && echo "$p $r"
+	done
+}
+
+
+# mpirun -n 3: the table equals the local pool's for the same seed; both
+# worker ranks ran trials; rank 0 said it chose mpi by itself.
+test_mpi_repeat_equals_local() {
+	mpi_skip && return 0
+	run "$CFL" repeat "$ROOT/datasets/iris.csv" --models linear,baseline --num-repeat 3 --seed 1 --metrics acc,logloss --num-jobs 2 --db local.db -q
+	expect_rc 0
+	local ref=$out
+	run mpi_run -n 3 "$CFL" repeat "$ROOT/datasets/iris.csv" --models linear,baseline --num-repeat 3 --seed 1 --metrics acc,logloss --db mpi.db
+	expect_rc 0
+	expect_err "started by mpirun with 3 ranks: using the mpi backend"
+	[ "$out" = "$ref" ] || fail "mpi table differs from the local one:
+$out
+--- local:
+$ref"
+	[ "$(sqlite3 mpi.db "select count(*) from trials where status='done'")" = 6 ] ||
+		fail "not 6 trials done: $(sqlite3 mpi.db 'select * from trials')"
+	[ "$(sqlite3 mpi.db "select count(distinct worker) from trials")" = 2 ] ||
+		fail "not both worker ranks: $(sqlite3 mpi.db 'select worker from trials')"
+	[ "$(sqlite3 mpi.db "select count(*) from trials where worker not like 'rank:%'")" = 0 ] ||
+		fail "a trial ran outside a worker rank"
+	# explicit --backend mpi and --num-jobs per worker rank give the same
+	run mpi_run -n 3 "$CFL" repeat "$ROOT/datasets/iris.csv" --models linear,baseline --num-repeat 3 --seed 1 --metrics acc,logloss \
+		--backend mpi --num-jobs 2 --db mpi2.db -q
+	expect_rc 0
+	[ "$out" = "$ref" ] || fail "mpi table (--num-jobs 2) differs: $out"
+}
+
+# A trial that segfaults on a worker rank is a failed attempt, retried,
+# then recorded failed; the rank lives on and the run completes.
+test_mpi_segfault_is_a_failed_trial() {
+	mpi_skip && return 0
+	CFL_TEST_FAULT=segv:1 run mpi_run -x CFL_TEST_FAULT -n 3 "$CFL" repeat "$ROOT/datasets/iris.csv" \
+		--models linear --num-repeat 3 --db s.db --name s
+	expect_rc 0
+	expect_err "linear repeat 1: failed after 2 attempts: signal SIGSEGV"
+	expect_err "1 of 3 trials failed"
+	expect_out "failed"
+	[ "$(sqlite3 s.db "select status, attempt, error from trials where repeat=1")" = \
+	  "failed|2|signal SIGSEGV" ] || fail "trial row: $(sqlite3 s.db 'select * from trials')"
+	[ "$(sqlite3 s.db "select count(*) from trials where status='done'")" = 2 ] ||
+		fail "the other trials did not finish"
+}
+
+# kill -9 of a worker rank mid-run ends the job with a message; the same
+# command with --resume finishes it: nothing lost, nothing stored twice, the
+# table of an uninterrupted run.
+test_mpi_kill9_worker_rank_then_resume() {
+	mpi_skip && return 0
+	local mp n_done pid1
+	run "$CFL" repeat "$ROOT/datasets/iris.csv" --models linear,baseline --num-repeat 3 --seed 1 --metrics acc,logloss --num-jobs 2 --db local.db -q
+	local ref=$out
+	CFL_TEST_FAULT=hang:2 MPI_TIMEOUT=60 mpi_run -x CFL_TEST_FAULT -n 3 "$CFL" repeat \
+		"$ROOT/datasets/iris.csv" --models linear,baseline --num-repeat 3 --seed 1 --metrics acc,logloss --db k.db --name k >k.out 2>k.err &
+	for _ in $(seq 150); do
+		n_done=$(sqlite3 k.db "select count(*) from trials where status='done'" 2>/dev/null)
+		[ "${n_done:-0}" -ge 4 ] && break
+		sleep 0.1
+	done
+	[ "${n_done:-0}" -ge 4 ] || fail "the run did not get going: $(cat k.err)"
+	mp=$(pgrep -n -x mpirun -P $$ 2>/dev/null || pgrep -n -x mpirun)
+	pid1=$(mpi_ranks "$mp" | awk '$2 == 1 {print $1}')
+	[ -n "$pid1" ] || fail "no rank 1 under mpirun $mp"
+	kill -9 "$pid1"
+	wait
+
+	grep -q "the MPI job is ending" k.err || fail "no message from rank 0: $(cat k.err)"
+	grep -q -- "--resume k" k.err || fail "no resume hint: $(cat k.err)"
+	sleep 0.5
+	pgrep -f "cfl repeat $ROOT/datasets/iris.csv.*k.db" >/dev/null && fail "cfl processes left behind"
+	sqlite3 k.db "select id from trials where status='done'" | sort >done_before.txt
+	n_done=$(wc -l <done_before.txt)
+	run mpi_run -n 3 "$CFL" repeat "$ROOT/datasets/iris.csv" --models linear,baseline --num-repeat 3 --seed 1 --metrics acc,logloss --db k.db --name k --resume k
+	expect_rc 0
+	expect_err "resuming run 'k': $n_done trials done, $((6 - n_done)) to run"
+	[ "$out" = "$ref" ] || fail "resumed table differs: $out
+--- local:
+$ref"
+	for id in $(cat done_before.txt); do
+		[ "$(sqlite3 k.db "select count(*) from trial_attempts where trial=$id")" = 0 ] ||
+			fail "trial $id ran again after resume"
+	done
+	[ "$(sqlite3 k.db "select count(*) from trials")" = 6 ] || fail "trials duplicated"
+	[ "$(sqlite3 k.db "select count(*) from metrics")" = 24 ] || fail "metrics duplicated"
+	[ "$(sqlite3 k.db "select status from runs")" = done ] || fail "run not done"
+}
+
+# Bad backend choices are usage errors with a way out.
+test_mpi_backend_usage_errors() {
+	run "$CFL" repeat "$ROOT/datasets/iris.csv" --backend nccl
+	expect_rc 2
+	expect_err "unknown backend 'nccl' (expected local, tcp or mpi)"
+	run "$CFL" repeat "$ROOT/datasets/iris.csv" --backend tcp
+	expect_rc 2
+	expect_err "--backend tcp needs --listen"
+	if ! "$CFL" --version | grep -q '^backends:.* mpi'; then
+		run "$CFL" repeat "$ROOT/datasets/iris.csv" --backend mpi
+		expect_rc 2
+		expect_err "built without MPI"
+		expect_err "libopenmpi-dev"
+		OMPI_COMM_WORLD_RANK=0 OMPI_COMM_WORLD_SIZE=3 run "$CFL" repeat "$ROOT/datasets/iris.csv"
+		expect_rc 1
+		expect_err "started by mpirun as rank 0 of 3"
+		return 0
+	fi
+	run "$CFL" repeat "$ROOT/datasets/iris.csv" --backend mpi --listen 127.0.0.1:0
+	expect_rc 2
+	expect_err "do not mix"
+	# one rank (no mpirun): nothing to coordinate
+	MPI_TIMEOUT=30 run timeout 30 "$CFL" repeat "$ROOT/datasets/iris.csv" --backend mpi --db one.db
+	expect_rc 2
+	expect_err "needs 2 ranks or more"
+	[ -e one.db ] && fail "a database was opened"
+	return 0
+}
+
 test_mpi_slurm_srun() {
 	# Slurm's daemons are not installed on this machine: say so and skip.
 	if ! command -v slurmctld >/dev/null 2>&1 || ! command -v srun >/dev/null 2>&1; then

@@ -258,7 +258,7 @@ static void check_bridge(void)
 
 		_exit(code);
 	}
-	if (cfl_mpi_bridge(&m, fds, pid, 5, &status, &err) < 0)
+	if (cfl_mpi_bridge(&m, fds, pid, 5, NULL, &status, &err) < 0)
 		FAIL("bridge: %s", err.msg);
 	if (!WIFEXITED(status) || WEXITSTATUS(status) != (m.rank == 0 ? 42 : 7))
 		FAIL("bridge: child status %d", status);
