@@ -95,6 +95,11 @@ $(BUILD)/tests/mpi_selftest: tests/mpi/mpi_selftest.c $(BUILD)/libcfl.a
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) -o $@ $< $(LINK_LIB) $(LIBS)
 
+# No-op trial throughput through the MPI backend (tests/bench/bench_mpi.sh).
+$(BUILD)/tests/mpi_bench: tests/bench/mpi_bench.c $(BUILD)/libcfl.a $(CLI_OBJ)
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) -Isrc/cli -o $@ $< $(filter-out $(BUILD)/src/cli/main.o,$(CLI_OBJ)) $(LINK_LIB) $(LIBS)
+
 $(BUILD)/tests/replay_%: tests/fuzz/%.c tests/fuzz/replay.c $(BUILD)/libcfl.a
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) -o $@ $< tests/fuzz/replay.c $(LINK_LIB) $(LIBS)

@@ -362,11 +362,14 @@ static void widen_affinity(long jobs)
 	sched_setaffinity(0, sizeof(set), &set);
 }
 
-/* Loads the broadcast dataset through the worker cache (verified, atomic;
- * shared by the ranks of a node and kept for --resume). */
-static int mw_load(struct mworker *w, const struct cfl_buf *blob,
-		   const unsigned char sha[32], struct cfl_err *err)
+/* Puts the broadcast dataset into the worker cache (verified, atomic;
+ * shared by the ranks of a node and kept for --resume) and loads it with
+ * the data options o.  Returns 0, or -1 with err. */
+static int mw_load(struct mworker *w, const struct cfl_data_opts *o,
+		   const struct cfl_buf *blob, const unsigned char sha[32],
+		   struct cfl_err *err)
 {
+	struct cfl_data_opts od = *o;
 	struct cfl_cache cache;
 	char dir[4096], *path = NULL;
 	const char *d = getenv("CFL_CACHE_DIR"), *x = getenv("XDG_CACHE_HOME"),
@@ -397,9 +400,8 @@ static int mw_load(struct mworker *w, const struct cfl_buf *blob,
 	cfl_cache_release(&cache);
 	if (r < 0)
 		return -1;
-	w->cfg.data.path = path;
-	r = cfl_data_load(&w->data, &w->cfg.data, err);
-	w->cfg.data.path = NULL;
+	od.path = path;
+	r = cfl_data_load(&w->data, &od, err);
 	free(path);
 	if (r)
 		return cfl_err_prefix(err, "cannot load the dataset");
@@ -409,9 +411,29 @@ static int mw_load(struct mworker *w, const struct cfl_buf *blob,
 	return 0;
 }
 
-static int run_worker(struct cli_cluster *c, const char *cmd, long jobs,
-		      const struct cfl_buf *blob, int quiet)
+static int str_eq(const char *a, const char *b)
 {
+	return a == b || (a && b && !strcmp(a, b));
+}
+
+/* Whether loading with a and with b gives the same data. */
+static int same_data_opts(const struct cfl_data_opts *a,
+			  const struct cfl_data_opts *b)
+{
+	return str_eq(a->schema.target, b->schema.target) &&
+	       str_eq(a->schema.drop_re, b->schema.drop_re) &&
+	       str_eq(a->schema.only_re, b->schema.only_re) &&
+	       a->schema.task == b->schema.task && a->test_frac == b->test_frac &&
+	       a->valid_frac == b->valid_frac && a->seed == b->seed &&
+	       !a->test_path && !b->test_path && !a->valid_path && !b->valid_path;
+}
+
+static int run_worker(struct cli_cluster *c, const char *cmd, long jobs,
+		      const struct cfl_data_opts *d, const struct cfl_buf *blob,
+		      int quiet)
+{
+	struct cfl_err early_err;
+	int early;
 	static struct mworker w;
 	struct cfl_wire_msg m, welcome;
 	struct cfl_pool_opts po;
@@ -444,6 +466,9 @@ static int run_worker(struct cli_cluster *c, const char *cmd, long jobs,
 	m.u.hello.name = w.name;
 	if (mw_send(&w, &m, &err))
 		goto fail;
+	/* every rank parsed the same command line: load with our own data
+	 * options while rank 0 loads (WELCOME's config is checked below) */
+	early = mw_load(&w, d, blob, c->sha256, &early_err) == 0;
 	while (!welcome.type) {
 		struct pollfd p = { w.fd, POLLIN, 0 };
 
@@ -467,9 +492,15 @@ static int run_worker(struct cli_cluster *c, const char *cmd, long jobs,
 		goto fail;
 	}
 	w.have_cfg = 1;
-	if (cli_remote_config_parse(&w.cfg, welcome.u.welcome.config, &err) ||
-	    mw_load(&w, blob, c->sha256, &err))
+	if (cli_remote_config_parse(&w.cfg, welcome.u.welcome.config, &err))
 		goto fail;
+	if (!early || !same_data_opts(d, &w.cfg.data)) {
+		if (w.have_data)
+			cfl_data_release(&w.data);
+		w.have_data = 0;
+		if (mw_load(&w, &w.cfg.data, blob, c->sha256, &err))
+			goto fail;
+	}
 	widen_affinity(jobs);
 
 	cfl_pool_opts_init(&po);
@@ -631,7 +662,7 @@ int cli_cluster_start(struct cli_cluster *c, const char *cmd,
 		return -1;
 	}
 	{
-		int rc = run_worker(c, cmd, jobs, &blob, quiet);
+		int rc = run_worker(c, cmd, jobs, d, &blob, quiet);
 
 		cfl_buf_release(&blob);
 		fflush(NULL);
