@@ -583,6 +583,11 @@ static int session(struct worker *w)
 		po.n_local = (size_t)w->jobs;
 		po.threads_per_trial = w->cfg.threads;
 		po.max_retries = 0;	/* the coordinator decides on retries */
+		/* a hung trial is failed (and CANCELled) by the coordinator at
+		 * its --trial-timeout; the child running it is killed here a
+		 * little later, so the slot comes back without racing it */
+		if (w->cfg.trial_timeout > 0)
+			po.trial_timeout = w->cfg.trial_timeout * 1.1 + 2 * w->heartbeat;
 		po.commit_interval = 0;
 		po.tick = 0.2;
 		po.n_metrics = w->cfg.n_metrics;

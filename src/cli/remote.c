@@ -154,9 +154,10 @@ int cli_remote_config_format(struct cfl_buf *b, const char *run_key,
 	    put_str(b, "only", d->schema.only_re, err))
 		return -1;
 	cfl_buf_printf(b, "task=%d\ntest_frac=%.17g\nvalid_frac=%.17g\n"
-		       "seed=%llu\nthreads=%d\nmetrics=", (int)d->schema.task,
-		       d->test_frac, d->valid_frac, (unsigned long long)d->seed,
-		       po->threads_per_trial);
+		       "seed=%llu\nthreads=%d\ntrial_timeout=%.17g\nmetrics=",
+		       (int)d->schema.task, d->test_frac, d->valid_frac,
+		       (unsigned long long)d->seed, po->threads_per_trial,
+		       po->trial_timeout);
 	for (size_t i = 0; i < po->n_metrics; i++)
 		cfl_buf_printf(b, "%s%d", i ? "," : "", (int)po->metrics[i]);
 	if (cfl_buf_puts(b, "\n"))
@@ -227,6 +228,9 @@ int cli_remote_config_parse(struct cli_remote_config *c, const char *text,
 			if (parse_num(v, 1, 256, &x))
 				return cfl_err_set(err, "bad threads '%s'", v);
 			c->threads = (int)x;
+		} else if (!strcmp(line, "trial_timeout")) {
+			if (parse_num(v, 0, 1e9, &c->trial_timeout))
+				return cfl_err_set(err, "bad trial_timeout '%s'", v);
 		} else if (!strcmp(line, "metrics")) {
 			char *save = NULL, *tok;
 

@@ -63,6 +63,7 @@ struct cli_remote_config {
 	struct cfl_data_opts data;	/* path left NULL */
 	char *target, *drop, *only;	/* owned strings of data.schema */
 	int threads;
+	double trial_timeout;	/* the coordinator's --trial-timeout (0: none) */
 	size_t n_metrics;
 	enum cfl_metric_id metrics[CFL_WIRE_MAX_METRICS];
 };

@@ -1,0 +1,231 @@
+# cfl worker and --listen: remote workers over loopback TCP.  Each test
+# starts a coordinator (`cfl repeat --listen 127.0.0.1:0 --num-jobs 0`) in
+# the background, reads the port from its `cfl worker` line, and bounds
+# every process with `timeout`.  Small data (iris), fast models.
+
+# w_coord ARGS...: starts `cfl repeat ARGS` in the background; sets
+# COORD_PID and PORT (from the printed worker line).
+w_coord() {
+	# whatever a failed test leaves running is killed with it
+	trap 'kill -9 $(jobs -p) 2>/dev/null' EXIT
+	"$CFL" repeat "$@" >coord.out 2>coord.err &
+	COORD_PID=$!
+	PORT=
+	for _ in $(seq 100); do
+		PORT=$(grep -o -m1 'connect 127.0.0.1:[0-9]*' coord.err 2>/dev/null | cut -d: -f2)
+		[ -n "$PORT" ] && return 0
+		kill -0 "$COORD_PID" 2>/dev/null || break
+		sleep 0.1
+	done
+	fail "no worker line from the coordinator: $(cat coord.err)"
+}
+
+# w_wait PID [SECONDS]: waits (bounded) for a background process; sets w_rc.
+w_wait() {
+	local i
+	for i in $(seq $((${2:-60} * 10))); do
+		kill -0 "$1" 2>/dev/null || break
+		sleep 0.1
+	done
+	kill -0 "$1" 2>/dev/null && { kill -9 "$1"; fail "process $1 still running"; }
+	wait "$1"; w_rc=$?
+}
+
+# w_worker ARGS...: a worker in the background (its pid in $!); the time
+# limits are w_wait's and --retry-for's.
+w_worker() {
+	CFL_CACHE_DIR="$TMP/cache" "$CFL" worker --connect "127.0.0.1:$PORT" --retry-for 10 "$@" 2>>workers.err &
+}
+
+# w_until SQL VALUE DB: waits until the query gives VALUE.
+w_until() {
+	for _ in $(seq 150); do
+		[ "$(sqlite3 "$3" "$1" 2>/dev/null)" = "$2" ] && return 0
+		sleep 0.1
+	done
+	fail "'$1' never gave '$2' (last: $(sqlite3 "$3" "$1" 2>&1))"
+}
+
+w_table() { grep -E '^[|=-]' "$1"; }
+
+test_worker_help_and_usage() {
+	run "$CFL" worker --help
+	expect_rc 0
+	for o in --connect --jobs --token-file --cache-dir --name --retry-for Examples: ssh; do
+		expect_out "$o"
+	done
+	run "$CFL" worker
+	expect_rc 2
+	expect_err "--connect HOST:PORT is required"
+	run "$CFL" worker --connect nohostport
+	expect_rc 2
+	run "$CFL" worker --connect 10.1.2.3:7070
+	expect_rc 2
+	expect_err "needs --token-file"
+	run "$CFL" repeat "$ROOT/datasets/iris.csv" --listen 0.0.0.0:0 --num-jobs 0
+	expect_rc 2
+	expect_err "needs --token-file"
+	run "$CFL" repeat "$ROOT/datasets/iris.csv" --num-jobs 0
+	expect_rc 2
+	expect_err "--num-jobs 0 needs --listen"
+	run "$CFL" repeat --help
+	expect_out "--listen ADDR:PORT"
+	# a token file others can read is refused on both sides
+	head -c 32 /dev/urandom | base64 >tok
+	chmod 644 tok
+	run "$CFL" worker --connect 127.0.0.1:1 --token-file tok
+	expect_rc 1
+	expect_err "readable by others (mode 0644)"
+	run "$CFL" repeat "$ROOT/datasets/iris.csv" --listen 127.0.0.1:0 --token-file tok
+	expect_rc 1
+	expect_err "chmod 600"
+}
+
+# Two workers finish a run; the table is the local run's.
+test_worker_two_workers_same_table_as_local() {
+	local args=("$ROOT/datasets/iris.csv" --models linear,baseline --bootstrap
+		    --num-repeat 4 --seed 3 --metrics acc,logloss -q)
+	run "$CFL" repeat "${args[@]}" --num-jobs 2 --db local.db
+	expect_rc 0
+	w_table <(echo "$out") >local.table
+	w_coord "${args[@]}" --num-jobs 0 --listen 127.0.0.1:0 --db remote.db
+	w_worker --jobs 1 --name w1 -q; local a=$!
+	w_worker --jobs 2 --name w2 -q; local b=$!
+	w_wait $a; [ "$w_rc" = 0 ] || fail "worker 1 exit $w_rc"
+	w_wait $b; [ "$w_rc" = 0 ] || fail "worker 2 exit $w_rc"
+	w_wait $COORD_PID; [ "$w_rc" = 0 ] || fail "coordinator exit $w_rc: $(cat coord.err)"
+	w_table coord.out >remote.table
+	[ -s remote.table ] || fail "no table"
+	diff local.table remote.table >&2 || fail "tables differ"
+	grep -q "worker 'w1' joined" coord.err || fail "w1 never joined"
+	grep -q "worker 'w2' joined" coord.err || fail "w2 never joined"
+	[ "$(sqlite3 remote.db "select count(*) from trials where status='done'")" = 8 ] ||
+		fail "not all done"
+	# the dataset was fetched once into the shared cache, by its hash
+	[ "$(ls cache | grep -c '\.data$')" = 1 ] || fail "cache: $(ls cache)"
+	[ "$(ls cache | grep -c tmp)" = 0 ] || fail "temporary files left"
+}
+
+# kill -9 a worker holding leases: they are requeued, the run completes,
+# nothing is stored twice.
+test_worker_kill9_requeues() {
+	w_coord "$ROOT/datasets/iris.csv" --models linear --num-repeat 4 --seed 5 -q \
+		--num-jobs 0 --listen 127.0.0.1:0 --heartbeat 0.2 --db r.db
+	CFL_TEST_FAULT=hang w_worker --jobs 2 --name hanger -q; local a=$!
+	w_until "select count(*) from trials where status='running' and worker='hanger'" 2 r.db
+	w_worker --jobs 2 --name good -q; local b=$!
+	sleep 0.3
+	local kids
+	kids=$(pgrep -P $a)
+	[ -n "$kids" ] || fail "the worker has no local processes"
+	kill -9 $a
+	wait $a 2>/dev/null
+	w_wait $b; [ "$w_rc" = 0 ] || fail "good worker exit $w_rc"
+	w_wait $COORD_PID; [ "$w_rc" = 0 ] || fail "coordinator exit $w_rc: $(cat coord.err)"
+	[ "$(sqlite3 r.db "select count(*) from trials where status='done' and worker='good'")" = 4 ] ||
+		fail "trials: $(sqlite3 r.db 'select * from trials')"
+	[ "$(sqlite3 r.db "select count(*) from trials where attempt=2")" = 2 ] ||
+		fail "requeued trials: $(sqlite3 r.db 'select * from trials')"
+	[ "$(sqlite3 r.db "select count(*) from trial_attempts where worker='hanger'")" = 2 ] ||
+		fail "attempts: $(sqlite3 r.db 'select * from trial_attempts')"
+	# one set of metrics per trial: 4 trials x (valid, test) x 2 metrics
+	[ "$(sqlite3 r.db "select count(*) from metrics")" = 16 ] || fail "metrics stored twice?"
+	# the killed worker's local processes died with it
+	sleep 0.3
+	for k in $kids; do
+		st=$(ps -o stat= -p "$k" 2>/dev/null)
+		[ -z "$st" ] || [[ "$st" == Z* ]] || fail "local process $k outlived its worker ($st)"
+	done
+	return 0
+}
+
+# A SIGSTOPped worker sends no heartbeats: dropped, its trials requeued.
+test_worker_sigstop_caught_by_heartbeats() {
+	w_coord "$ROOT/datasets/iris.csv" --models linear --num-repeat 3 --seed 5 -q \
+		--num-jobs 0 --listen 127.0.0.1:0 --heartbeat 0.2 --db r.db
+	CFL_TEST_FAULT=hang w_worker --jobs 1 --name stopped -q; local a=$!
+	w_until "select count(*) from trials where status='running' and worker='stopped'" 1 r.db
+	kill -STOP $a
+	w_worker --jobs 1 --name good -q; local b=$!
+	w_wait $b; [ "$w_rc" = 0 ] || fail "good worker exit $w_rc"
+	w_wait $COORD_PID; [ "$w_rc" = 0 ] || fail "coordinator exit $w_rc: $(cat coord.err)"
+	grep -q "dropped worker 'stopped'.*missed heartbeats" coord.err ||
+		fail "not caught: $(cat coord.err)"
+	[ "$(sqlite3 r.db "select count(*) from trials where status='done'")" = 3 ] ||
+		fail "trials: $(sqlite3 r.db 'select * from trials')"
+	# once resumed it finds its coordinator gone and gives up
+	kill -CONT $a
+	w_wait $a 20
+	[ "$w_rc" = 1 ] || fail "stopped worker exit $w_rc"
+}
+
+# A wrong token is refused with a message on both sides; the right one works.
+test_worker_wrong_token_refused() {
+	(umask 077; head -c 32 /dev/urandom | base64 >good.tok; head -c 32 /dev/urandom | base64 >bad.tok)
+	w_coord "$ROOT/datasets/iris.csv" --models baseline --num-repeat 2 -q \
+		--num-jobs 0 --listen 127.0.0.1:0 --token-file good.tok --db r.db
+	run timeout 30 env CFL_CACHE_DIR="$TMP/cache" "$CFL" worker --connect "127.0.0.1:$PORT" \
+		--token-file bad.tok
+	expect_rc 1
+	expect_err "authentication failed"
+	expect_err "wrong token"
+	# without a token at all (empty key): refused too
+	run timeout 30 env CFL_CACHE_DIR="$TMP/cache" "$CFL" worker --connect "127.0.0.1:$PORT"
+	expect_rc 1
+	expect_err "authentication failed"
+	w_worker --token-file good.tok -q; local a=$!
+	w_wait $a; [ "$w_rc" = 0 ] || fail "worker exit $w_rc"
+	w_wait $COORD_PID; [ "$w_rc" = 0 ] || fail "coordinator exit $w_rc"
+	grep -q "refused connection from 127.0.0.1:[0-9]*: the worker refused: authentication failed" coord.err ||
+		fail "coordinator did not log the refusal: $(cat coord.err)"
+}
+
+# Garbage, a huge length, and 200 idle connections are refused and logged;
+# an honest worker still gets in and finishes the run.
+test_worker_hostile_connections() {
+	w_coord "$ROOT/datasets/iris.csv" --models baseline --num-repeat 2 -q \
+		--num-jobs 0 --listen 127.0.0.1:0 --db r.db
+	exec 3<>"/dev/tcp/127.0.0.1/$PORT"
+	printf 'GET / HTTP/1.0\r\n\r\n' >&3
+	exec 4<>"/dev/tcp/127.0.0.1/$PORT"
+	printf 'CFLA\001\001\377\377' >&4
+	local fds=() i fd
+	for i in $(seq 200); do
+		exec {fd}<>"/dev/tcp/127.0.0.1/$PORT" || break
+		fds+=("$fd")
+	done
+	w_worker -q; local a=$!
+	w_wait $a 60; [ "$w_rc" = 0 ] || fail "worker exit $w_rc: $(cat coord.err)"
+	w_wait $COORD_PID; [ "$w_rc" = 0 ] || fail "coordinator exit $w_rc"
+	for fd in "${fds[@]}"; do exec {fd}>&-; done
+	exec 3>&- 4>&-
+	grep -q "not a cfl handshake" coord.err || fail "garbage not logged"
+	grep -q "handshake frame too long" coord.err || fail "huge length not logged"
+	grep -q "already in their handshake" coord.err || fail "cap not logged"
+	grep -q "no handshake within" coord.err || fail "timeouts not logged"
+	[ "$(grep -c 'refused connection' coord.err)" -lt 100 ] || fail "the log was flooded"
+}
+
+# The coordinator killed and restarted with --resume: the worker reconnects
+# and the run completes, every trial once.
+test_worker_coordinator_restart_resume() {
+	local args=("$ROOT/datasets/iris.csv" --models linear --num-repeat 4 --seed 2 -q
+		    --num-jobs 0 --heartbeat 0.2 --trial-timeout 3 --db r.db --name rr)
+	w_coord "${args[@]}" --listen 127.0.0.1:0
+	# repeat 1 hangs on its first attempt only
+	CFL_TEST_FAULT=hang:1:1 w_worker --jobs 2 --name w -q; local a=$!
+	w_until "select count(*) from trials where status='done'" 3 r.db
+	kill -9 $COORD_PID
+	wait $COORD_PID 2>/dev/null
+	local port=$PORT
+	"$CFL" repeat "${args[@]}" --resume rr --listen "127.0.0.1:$port" \
+		>coord.out 2>coord2.err &
+	COORD_PID=$!
+	w_wait $COORD_PID 60; [ "$w_rc" = 0 ] || fail "resumed coordinator exit $w_rc: $(cat coord2.err)"
+	w_wait $a; [ "$w_rc" = 0 ] || fail "worker exit $w_rc"
+	grep -q "worker 'w' joined" coord2.err || fail "worker did not reconnect: $(cat coord2.err)"
+	[ "$(sqlite3 r.db "select count(*) from trials where status='done'")" = 4 ] ||
+		fail "trials: $(sqlite3 r.db 'select * from trials')"
+	[ "$(sqlite3 r.db "select status from runs")" = done ] || fail "run not done"
+	[ "$(sqlite3 r.db "select count(*) from metrics")" = 16 ] || fail "metrics: $(sqlite3 r.db 'select count(*) from metrics')"
+}
