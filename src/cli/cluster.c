@@ -508,6 +508,11 @@ static int run_worker(struct cli_cluster *c, const char *cmd, long jobs,
 	po.n_local = (size_t)jobs;
 	po.threads_per_trial = w.cfg.threads;
 	po.max_retries = 0;	/* rank 0 decides on retries */
+	/* a hung trial is failed (and CANCELled) by rank 0 at its
+	 * --trial-timeout; its process is killed here a little later, so the
+	 * slot comes back */
+	if (w.cfg.trial_timeout > 0)
+		po.trial_timeout = w.cfg.trial_timeout * 1.1 + 1;
 	po.commit_interval = 0;
 	po.tick = 0;
 	po.n_metrics = w.cfg.n_metrics;

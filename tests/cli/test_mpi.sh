@@ -103,20 +103,27 @@ $ref"
 	[ "$out" = "$ref" ] || fail "mpi table (--num-jobs 2) differs: $out"
 }
 
-# A trial that segfaults on a worker rank is a failed attempt, retried,
-# then recorded failed; the rank lives on and the run completes.
-test_mpi_segfault_is_a_failed_trial() {
+# A trial that segfaults, exits or hangs (past --trial-timeout) on a worker
+# rank is a failed attempt, retried, then recorded failed (poison for the
+# hang rank 0 timed out itself); the rank lives on and the run completes.
+test_mpi_faulty_trials_fail_and_the_run_completes() {
 	mpi_skip && return 0
-	CFL_TEST_FAULT=segv:1 run mpi_run -x CFL_TEST_FAULT -n 3 "$CFL" repeat "$ROOT/datasets/iris.csv" \
-		--models linear --num-repeat 3 --db s.db --name s
-	expect_rc 0
-	expect_err "linear repeat 1: failed after 2 attempts: signal SIGSEGV"
-	expect_err "1 of 3 trials failed"
-	expect_out "failed"
-	[ "$(sqlite3 s.db "select status, attempt, error from trials where repeat=1")" = \
-	  "failed|2|signal SIGSEGV" ] || fail "trial row: $(sqlite3 s.db 'select * from trials')"
-	[ "$(sqlite3 s.db "select count(*) from trials where status='done'")" = 2 ] ||
-		fail "the other trials did not finish"
+	local f fault reason status
+	for f in "segv:1|signal SIGSEGV|failed" "exit3:1|exit 3|failed" \
+		"hang:1|timeout after 1 s|poison"; do
+		IFS='|' read -r fault reason status <<<"$f"
+		CFL_TEST_FAULT=$fault run mpi_run -x CFL_TEST_FAULT -n 3 "$CFL" repeat \
+			"$ROOT/datasets/iris.csv" --models linear --num-repeat 3 --trial-timeout 1 \
+			--db "$fault.db" --name s
+		expect_rc 0
+		expect_err "linear repeat 1: $status after 2 attempts: $reason"
+		expect_err "1 of 3 trials failed"
+		expect_out "failed"
+		[ "$(sqlite3 "$fault.db" "select status, attempt, error from trials where repeat=1")" = \
+		  "$status|2|$reason" ] || fail "$fault: trial row: $(sqlite3 "$fault.db" 'select * from trials')"
+		[ "$(sqlite3 "$fault.db" "select count(*) from trials where status='done'")" = 2 ] ||
+			fail "$fault: the other trials did not finish"
+	done
 }
 
 # kill -9 of a worker rank mid-run ends the job with a message; the same
