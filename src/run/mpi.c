@@ -639,8 +639,15 @@ static int pump_mpi(struct link *l, int child_done, struct cfl_buf *tmp,
 		if (st.MPI_TAG == TAG_EOF) {
 			l->eof_got = 1;
 		} else if (!child_done && !l->wr_shut) {
-			if (l->out_off > 0 && l->out_off == l->out.len)
+			/* drop what the child has read before the queue grows */
+			if (l->out_off == l->out.len) {
 				l->out.len = l->out_off = 0;
+			} else if (l->out_off > CHUNK) {
+				memmove(l->out.data, l->out.data + l->out_off,
+					l->out.len - l->out_off);
+				l->out.len -= l->out_off;
+				l->out_off = 0;
+			}
 			if (cfl_buf_append(&l->out, tmp->data, tmp->len) < 0)
 				return cfl_err_set(err, "out of memory");
 		}
