@@ -139,16 +139,6 @@ int cfl_mpi_init(struct cfl_mpi *m, struct cfl_err *err)
 	memset(m, 0, sizeof(*m));
 	MPI_Initialized(&flag);
 	if (!flag) {
-		/* cfl's traffic is small (leases, results, one broadcast): Open
-		 * MPI's TCP and shared-memory transports carry it, and skipping
-		 * the probes of UCX, OFI and verbs hardware saves about 0.25 s
-		 * per rank at start.  Whatever the user set wins. */
-		if (!getenv("OMPI_MCA_pml") && !getenv("OMPI_MCA_btl") &&
-		    !getenv("OMPI_MCA_mtl") && !getenv("CFL_MPI_KEEP_MCA")) {
-			setenv("OMPI_MCA_pml", "ob1", 0);
-			setenv("OMPI_MCA_btl", "^openib,ofi", 0);
-			setenv("OMPI_MCA_mtl", "^ofi,psm,psm2", 0);
-		}
 		rc = MPI_Init(NULL, NULL);
 		if (rc != MPI_SUCCESS)
 			return mpi_fail(err, "MPI_Init", rc);
