@@ -126,10 +126,16 @@ deps:
 
 # `deps` runs first, in its own make, so the pkg-config flags read above are
 # read again once the packages are there.
+# The demo's models: every model built in among these (fcnn and the trees
+# join as their files land).
+empty :=
+space := $(empty) $(empty)
+comma := ,
+DEMO_MODELS = $(subst $(space),$(comma),$(strip $(foreach m,linear fcnn tree,$(if $(wildcard src/models/$(m)*.c),$(m)))))
 demo:
 	@$(MAKE) --no-print-directory deps
 	@$(MAKE) --no-print-directory all
-	./cfl data describe datasets/iris.csv
+	./cfl repeat datasets/iris.csv --num-repeat 3 --models $(DEMO_MODELS)
 
 test:
 	@$(MAKE) --no-print-directory deps

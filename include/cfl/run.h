@@ -32,7 +32,10 @@
 /* ---- trials ---- */
 
 /* What a trial is: everything a worker needs besides the data.  The strings
- * and params are copied by cfl_pool_submit. */
+ * and params are copied by cfl_pool_submit.  The caller creates the trial
+ * in the store first (cfl_store_candidate_get_or_add, then
+ * cfl_store_trial_ensure gives trial_id and, on --resume, the status and
+ * attempt to skip done trials and continue attempt numbers). */
 struct cfl_trial_spec {
 	int64_t trial_id;	/* the store's trial id (unique key; > 0) */
 	const char *model;	/* registered model name */
@@ -42,7 +45,8 @@ struct cfl_trial_spec {
 	int repeat;
 	int fold;		/* -1: no folds */
 	int n_folds;		/* 0 when fold == -1 */
-	unsigned flags;		/* CFL_LEASE_BOOTSTRAP, CFL_LEASE_KEEP_*, CFL_LEASE_NOOP */
+	unsigned flags;		/* CFL_LEASE_BOOTSTRAP, CFL_LEASE_KEEP_*, CFL_LEASE_NOOP,
+				 * CFL_LEASE_COMMAND (model is then a shell command) */
 	int prev_attempts;	/* attempts already made (from the store, on --resume) */
 	void *user;		/* caller's pointer, given back in events */
 };
@@ -58,15 +62,21 @@ uint64_t cfl_fold_seed(uint64_t run_seed, int repeat);
 /* ---- worker: one trial ---- */
 
 /* Runs the lease on data: fits on data->train (minus fold `fold` of
- * n_folds when fold >= 0, or a bootstrap sample drawn with the trial seed),
+ * n_folds when fold >= 0; then, with CFL_LEASE_BOOTSTRAP, a bootstrap
+ * sample of those rows drawn with the trial seed),
  * with data->valid for early stopping; predicts valid, test (and the
  * held-out fold); computes the lease's metrics on each; fills res (release
  * with cfl_wire_msg_release on the enclosing message, or
  * cfl_trial_result_release).  A model error is not a failure of this call:
  * it returns 0 with res->status CFL_RESULT_MODEL_ERROR and res->error set.
  * Returns -1 (err) only when the lease itself is invalid (unknown model,
- * bad params, fold out of range) -- also reported as a model error by
- * cfl_worker_serve.  Honours CFL_TEST_FAULT (see README: tests only). */
+ * fold out of range; bad params are a model error) -- also reported as a
+ * model error by cfl_worker_serve.  Honours CFL_TEST_FAULT (see README: tests only).
+ * With CFL_LEASE_COMMAND, lease->model is a shell command run by /bin/sh -c
+ * (CFL_TRIAL_SEED and CFL_TRIAL_REPEAT in its environment): the number on
+ * the last non-empty line of its stdout is metric "value" of split valid;
+ * a non-zero exit, a signal or no number is a model error naming it with
+ * the tail of its stderr. */
 int cfl_trial_execute(const struct cfl_data *data,
 		      const struct cfl_wire_lease *lease,
 		      struct cfl_wire_result *res /* OUT */,
@@ -145,7 +155,11 @@ enum {
 	CFL_POOL_INTERRUPTED = 3,	/* cfl_pool_interrupt was called */
 };
 
-/* Runs the loop until something happens.  Returns CFL_POOL_EVENT with ev
+/* Runs the loop until something happens.  A failed attempt (the worker
+ * died: signal, exit, --trial-timeout, lost connection; or the model
+ * reported an error) is recorded in the store and retried up to
+ * max_retries times; then the trial ends POISON (its last attempt killed
+ * the worker) or FAILED (the model failed).  Returns CFL_POOL_EVENT with ev
  * filled, CFL_POOL_IDLE (pending store writes are committed first),
  * CFL_POOL_TICK, or CFL_POOL_INTERRUPTED: then every child was killed,
  * pending writes committed, running trials and the run marked interrupted
@@ -169,7 +183,9 @@ void cfl_pool_get_stats(const struct cfl_pool *p,
 void cfl_pool_interrupt(struct cfl_pool *p);
 
 /* Commits pending store writes (results grouped by commit_interval): after
- * it returns 0, every result given as an event is durable. */
+ * it returns 0, every result given as an event is durable.  The caller may
+ * write to the store between waits (a candidate's score): such writes may
+ * join the pool's open transaction and become durable with it. */
 int cfl_pool_flush(struct cfl_pool *p, struct cfl_err *err);
 
 /* Commits pending writes, sends SHUTDOWN to every peer, waits for local
@@ -220,6 +236,12 @@ struct cfl_peer {
 	char name[64];		/* "local:3", "host:port" */
 	size_t n_slots;
 	uint16_t send_flags;	/* e.g. CFL_WIRE_F_MAC */
+	size_t max_leases;	/* the peer leaves after this many leases (a
+				 * child with --trials-per-worker); 0: no limit */
+	double heartbeat;	/* send it a HEARTBEAT every this many s; 0: never */
+	double silence;		/* drop it (its leases fail: "no word from
+				 * worker for N s") when nothing came from it
+				 * for this many s; 0: never (fork: EOF suffices) */
 	struct cfl_pool *pool;
 };
 

@@ -102,7 +102,9 @@ struct cfl_wire_welcome {
 #define CFL_LEASE_KEEP_TEST 0x4u	/* return predictions on the test part */
 #define CFL_LEASE_KEEP_OOF 0x8u		/* return out-of-fold predictions (fold >= 0) */
 #define CFL_LEASE_NOOP 0x10u		/* do nothing, return an empty result (benchmarks) */
-#define CFL_LEASE_KNOWN 0x1fu
+#define CFL_LEASE_COMMAND 0x20u		/* model is a shell command (cfl tune --command):
+					 * run it, its last stdout line is metric "value" */
+#define CFL_LEASE_KNOWN 0x3fu
 
 struct cfl_wire_lease {
 	int64_t trial_id;	/* the scheduler's trial key (store id) */

@@ -33,6 +33,13 @@ int cfl_ensemble_for_run(struct cfl_store *st, int64_t run_id,
 			 const struct cfl_data *data, const char *methods,
 			 struct cfl_err *err) __attribute__((weak));
 
+/* Also from src/ensemble (issue 7), weak: --ensemble is checked before any
+ * trial runs (an unknown method, vote on a regression: usage errors). */
+int cfl_ensemble_parse_list(const char *list, unsigned *mask,
+			    struct cfl_err *err) __attribute__((weak));
+int repeat_ensemble_check(unsigned methods, int n_classes,
+			  struct cfl_err *err) __attribute__((weak));
+
 #define MAX_MODELS 16
 
 enum {
@@ -78,8 +85,10 @@ static void usage(FILE *f)
 		"  --ensemble LIST          ensembles to build [the ensemble module's default]\n"
 		"  --db FILE                the database [" CFL_STORE_DEFAULT_PATH "]\n"
 		"  --name NAME              the run's name [repeat-YYYYMMDD-HHMMSS]\n"
-		"  --resume NAME            finish the run NAME (same options): done trials\n"
-		"                           are kept, the others run again\n"
+		"  --resume NAME            finish the run NAME: done trials are kept, the\n"
+		"                           others run again; DATA and the plan come from\n"
+		"                           the stored run when omitted (given, they must\n"
+		"                           match it)\n"
 		"  --trial-timeout SEC      kill a trial after SEC seconds [0: never]\n"
 		"  --max-retries R          retries of a failed trial [1]\n"
 		"  --threads-per-trial T    BLAS threads per trial [1]\n"
@@ -95,6 +104,7 @@ static void usage(FILE *f)
 		"  cfl repeat datasets/iris.csv --num-repeat 3\n"
 		"  cfl repeat datasets/breast_cancer.csv --models linear,fcnn --num-jobs 2\n"
 		"  cfl repeat datasets/wine.csv --models linear --set linear.l2=0.1 --seed 7\n"
+		"  cfl repeat --resume nightly --num-jobs 4\n"
 		"  cfl repeat data.csv --name nightly --trial-timeout 60\n"
 		"  cfl repeat data.csv --name nightly --resume nightly\n"
 		"  mpirun -n 5 cfl repeat data.csv --num-repeat 20\n",
@@ -331,6 +341,8 @@ static int parse_args(struct plan *pl, int argc, char **argv)
 			return cli_usage_error("repeat", "unknown option");
 		}
 	}
+	if (optind >= argc && pl->resume)
+		return 3;	/* the rest comes from the stored command */
 	if (optind >= argc)
 		return cli_usage_error("repeat", "missing DATA (a CSV file)");
 	if (optind + 1 < argc)
@@ -393,6 +405,97 @@ static void command_line(int argc, char **argv, struct cfl_buf *b)
 			cfl_buf_puts(b, *a == '\'' ? "'\\''" : (char[]){ *a, 0 });
 		cfl_buf_puts(b, "'");
 	}
+}
+
+/* Splits a command line as command_line() wrote it (words separated by
+ * blanks, '...' quoting, backslash escapes) into a malloc'd argv (one
+ * block: free() it); NULL when malformed. */
+static char **split_command(const char *cmd, int *argc_out)
+{
+	size_t len = strlen(cmd);
+	char **argv = malloc((len / 2 + 2) * sizeof(char *) + len + 1);
+	char *o;
+	int n = 0;
+
+	if (!argv)
+		return NULL;
+	o = (char *)(argv + len / 2 + 2);
+	for (const char *p = cmd; *p;) {
+		while (*p == ' ')
+			p++;
+		if (!*p)
+			break;
+		argv[n++] = o;
+		while (*p && *p != ' ') {
+			if (*p == '\'') {
+				for (p++; *p && *p != '\''; p++)
+					*o++ = *p;
+				if (!*p) {
+					free(argv);
+					return NULL;
+				}
+				p++;
+			} else if (*p == '\\' && p[1]) {
+				*o++ = p[1];
+				p += 2;
+			} else {
+				*o++ = *p++;
+			}
+		}
+		*o++ = 0;
+	}
+	argv[n] = NULL;
+	*argc_out = n;
+	return argv;
+}
+
+/* --resume NAME without DATA: the stored command's arguments, then this
+ * command's (execution options given now win).  Returns a malloc'd argv
+ * for parse_args (free() it and *words), or NULL after printing why. */
+static char **resume_argv(const struct plan *pl, int argc, char **argv,
+			  int *new_argc, char ***words)
+{
+	struct cfl_store *st;
+	struct cfl_run_info info;
+	struct cfl_err err;
+	char **w, **nv;
+	int n_w = 0, k = 0;
+
+	st = cfl_store_open(pl->db, CFL_STORE_READONLY, &err);
+	if (!st) {
+		cli_fail(&err);
+		return NULL;
+	}
+	if (cfl_store_run_find(st, pl->resume, &info, &err)) {
+		cli_fail(&err);
+		cfl_store_close(st);
+		return NULL;
+	}
+	cfl_store_close(st);
+	w = split_command(info.command ? info.command : "", &n_w);
+	if (!w || n_w < 3 || strcmp(w[0], "cfl") || strcmp(w[1], "repeat")) {
+		cli_failf("cannot resume run '%s': it was not started by cfl repeat "
+			  "(command: %s)", pl->resume, info.command ? info.command : "");
+		cfl_run_info_release(&info);
+		free(w);
+		return NULL;
+	}
+	cfl_run_info_release(&info);
+	nv = malloc(((size_t)n_w + (size_t)argc + 1) * sizeof(char *));
+	if (!nv) {
+		free(w);
+		cli_failf("out of memory");
+		return NULL;
+	}
+	nv[k++] = argv[0];
+	for (int i = 2; i < n_w; i++)
+		nv[k++] = w[i];
+	for (int i = 1; i < argc; i++)
+		nv[k++] = argv[i];
+	nv[k] = NULL;
+	*new_argc = k;
+	*words = w;
+	return nv;
 }
 
 /* ---- progress ---- */
@@ -536,6 +639,7 @@ int cmd_repeat(int argc, char **argv)
 	size_t n_trials, n_submit = 0, n_done_before = 0;
 	int rc = CLI_FAIL, r, loaded = 0, resumed = 0;
 	long n_folds;
+	char **rv = NULL, **rv_words = NULL;
 
 	memset(&pl, 0, sizeof(pl));
 	memset(&pr, 0, sizeof(pr));
@@ -543,8 +647,26 @@ int cmd_repeat(int argc, char **argv)
 	cfl_buf_init(&cmdline);
 	cfl_buf_init(&out);
 	r = parse_args(&pl, argc, argv);
+	if (r == 3) {
+		/* --resume NAME alone: the run's stored command fills in DATA
+		 * and the plan */
+		int nc = 0;
+
+		rv = resume_argv(&pl, argc, argv, &nc, &rv_words);
+		plan_release(&pl);
+		memset(&pl, 0, sizeof(pl));
+		if (!rv)
+			return CLI_FAIL;
+		r = parse_args(&pl, nc, rv);
+		if (r == 3)
+			r = cli_usage_error("repeat", "missing DATA (a CSV file)");
+		argc = nc;
+		argv = rv;
+	}
 	if (r) {
 		plan_release(&pl);
+		free(rv);
+		free(rv_words);
 		return r < 0 ? CLI_OK : r;
 	}
 	/* under mpi, only rank 0's coordinator goes on from here */
@@ -558,6 +680,8 @@ int cmd_repeat(int argc, char **argv)
 	/* Ctrl-C: before the pool exists, just note it */
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_handler = on_signal;
+	/* restart reads (the data load): the pool's poll() still wakes up */
+	sa.sa_flags = SA_RESTART;
 	sigemptyset(&sa.sa_mask);
 	sigaction(SIGINT, &sa, &old_int);
 	sigaction(SIGTERM, &sa, &old_term);
@@ -579,6 +703,16 @@ int cmd_repeat(int argc, char **argv)
 	} else {
 		pl.n_metrics = cfl_metric_defaults(data.train.n_classes, pl.metrics,
 						   CFL_WIRE_MAX_METRICS);
+	}
+	if (pl.ensemble && cfl_ensemble_parse_list) {
+		unsigned mask = 0;
+
+		if (cfl_ensemble_parse_list(pl.ensemble, &mask, &err) ||
+		    (repeat_ensemble_check &&
+		     repeat_ensemble_check(mask, data.train.n_classes, &err))) {
+			rc = cli_usage_error("repeat", "--ensemble: %s", err.msg);
+			goto done;
+		}
 	}
 	n_folds = pl.folds;
 	if (n_folds && (size_t)n_folds > data.train.n) {
@@ -811,11 +945,18 @@ int cmd_repeat(int argc, char **argv)
 		cfl_table_release(&t);
 		fputs(out.data, stdout);
 		fflush(stdout);
-		if (tc.failed + tc.poison)
-			fprintf(stderr, "%zu of %zu trials failed (cfl report %s --db %s shows why)\n",
-				tc.failed + tc.poison, tc.total, run_name, pl.db);
-		fprintf(stderr, "run '%s' stored in '%s'; see it again with: cfl report %s --db %s\n",
-			run_name, pl.db, run_name, pl.db);
+		{
+			/* "--db FILE" only when it is not the default */
+			int dflt = !strcmp(pl.db, CFL_STORE_DEFAULT_PATH);
+
+			if (tc.failed + tc.poison)
+				fprintf(stderr, "%zu of %zu trials failed (cfl report %s%s%s shows why)\n",
+					tc.failed + tc.poison, tc.total, run_name,
+					dflt ? "" : " --db ", dflt ? "" : pl.db);
+			fprintf(stderr, "run '%s' stored in '%s'; see it again with: cfl report %s%s%s\n",
+				run_name, pl.db, run_name, dflt ? "" : " --db ",
+				dflt ? "" : pl.db);
+		}
 		rc = tc.done ? CLI_OK : CLI_FAIL;
 		if (!tc.done)
 			fprintf(stderr, "cfl: every trial failed\n");
@@ -833,7 +974,9 @@ interrupted:
 	cfl_pool_close(pool, NULL);
 	pool = NULL;
 	fprintf(stderr, "cfl repeat: interrupted; run '%s' kept in '%s'; finish it with:\n"
-		"  %s --resume %s\n", run_name, pl.db, cmdline.data, run_name);
+		"  cfl repeat --resume %s%s%s\n", run_name, pl.db, run_name,
+		strcmp(pl.db, CFL_STORE_DEFAULT_PATH) ? " --db " : "",
+		strcmp(pl.db, CFL_STORE_DEFAULT_PATH) ? pl.db : "");
 	rc = CLI_INTERRUPTED;
 	goto done;
 interrupted_early:
@@ -857,6 +1000,8 @@ done:
 	cfl_buf_release(&cmdline);
 	cfl_buf_release(&out);
 	plan_release(&pl);
+	free(rv);
+	free(rv_words);
 	if (g_interrupted && rc == CLI_FAIL)
 		rc = CLI_INTERRUPTED;
 	return rc;

@@ -120,6 +120,7 @@ int cfl_fork_spawn(struct cfl_pool *p, struct cfl_err *err)
 {
 	static unsigned long n_spawned;
 	struct fork_peer *fp;
+	struct cfl_peer *peer;
 	char name[32];
 	int sv[2];
 	pid_t pid;
@@ -147,7 +148,10 @@ int cfl_fork_spawn(struct cfl_pool *p, struct cfl_err *err)
 	}
 	close(sv[1]);
 	fp->pid = pid;
-	if (!cfl_pool_add_peer(p, sv[0], &fork_ops, fp, 1, name, err)) {
+	peer = cfl_pool_add_peer(p, sv[0], &fork_ops, fp, 1, name, err);
+	if (peer)
+		peer->max_leases = cfl_pool_opts(p)->trials_per_worker;
+	if (!peer) {
 		kill(pid, SIGKILL);
 		waitpid(pid, NULL, 0);
 		close(sv[0]);

@@ -35,6 +35,8 @@ struct peer {
 	struct slot *slots;
 	size_t n_busy;
 	uint64_t seq;
+	size_t n_leased;
+	double last_heard, last_sent_hb;
 	int dead;
 	int hello;
 	char why[256];		/* a protocol error that made us drop it */
@@ -305,6 +307,7 @@ struct cfl_peer *cfl_pool_add_peer(struct cfl_pool *p, int fd,
 	pe->pub.impl = impl;
 	pe->pub.fd = fd;
 	pe->pub.pool = p;
+	pe->last_heard = pe->last_sent_hb = cfl_now();
 	snprintf(pe->pub.name, sizeof(pe->pub.name), "%s", name);
 	cfl_buf_init(&pe->in);
 	cfl_buf_init(&pe->out);
@@ -377,8 +380,8 @@ static int lease_failed(struct cfl_pool *p, struct peer *pe, size_t k,
 	return 0;
 }
 
-/* The peer is gone (EOF, error or killed): fail its leases, free it, and
- * let its transport replace it. */
+/* The peer is gone (EOF, error or killed): fail its leases and free it
+ * (the loop forks a replacement for a local worker when work is queued). */
 static int peer_dead(struct cfl_pool *p, size_t i, struct cfl_err *err)
 {
 	struct peer *pe = p->peers[i];
@@ -405,6 +408,8 @@ static int peer_dead(struct cfl_pool *p, size_t i, struct cfl_err *err)
 	return 0;
 }
 
+/* A RESULT from pe.  Returns 0, or -1 on a store error (fatal); a
+ * result for a trial this pool does not know is acked as a duplicate. */
 static int handle_result(struct cfl_pool *p, struct peer *pe,
 			 struct cfl_wire_msg *msg, struct cfl_err *err)
 {
@@ -436,17 +441,17 @@ static int handle_result(struct cfl_pool *p, struct peer *pe,
 	}
 	if (r->status != CFL_RESULT_OK) {
 		/* a model error: a failed attempt that did not kill the worker */
-		int st;
+		int st, attempt = (int)r->attempt;
 		char reason[256];
 
 		snprintf(reason, sizeof(reason), "%s", r->error ? r->error : "model error");
-		cfl_wire_msg_release(msg);
+		cfl_wire_msg_release(msg);	/* r is zeroed from here on */
 		if (k == pe->pub.n_slots)
 			return 0;	/* a late error of a cancelled lease */
-		st = sched_failed(&p->s, idx, p->s.t[idx].attempt, 0, reason);
+		st = sched_failed(&p->s, idx, attempt, 0, reason);
 		if (st < 0)
 			return 0;
-		if (store_failed(p, &p->s.t[idx], p->s.t[idx].attempt, reason, st, err))
+		if (store_failed(p, &p->s.t[idx], attempt, reason, st, err))
 			return -1;
 		if (st == CFL_TRIAL_FAILED) {
 			struct event *e = event_push(p, err);
@@ -456,7 +461,7 @@ static int handle_result(struct cfl_pool *p, struct peer *pe,
 			e->ev.trial_id = p->s.t[idx].id;
 			e->ev.user = p->s.t[idx].user;
 			e->ev.status = st;
-			e->ev.attempt = p->s.t[idx].attempt;
+			e->ev.attempt = attempt;
 			snprintf(e->worker, sizeof(e->worker), "%s", pe->pub.name);
 			snprintf(e->reason, sizeof(e->reason), "%s", reason);
 		}
@@ -532,12 +537,13 @@ static int handle_frame(struct cfl_pool *p, struct peer *pe,
 		}
 		pe->hello = 1;
 		break;
-	case CFL_WIRE_RESULT:
-		if (handle_result(p, pe, &msg, err)) {
-			*fatal = 1;
-			return -1;
-		}
-		return 0;	/* msg moved or released */
+	case CFL_WIRE_RESULT: {
+		int r = handle_result(p, pe, &msg, err);
+
+		if (r == -1)
+			*fatal = 1;	/* a store error: the run cannot go on */
+		return r ? -1 : 0;	/* msg moved or released */
+	}
 	case CFL_WIRE_HEARTBEAT:
 		break;
 	case CFL_WIRE_ERROR:
@@ -576,6 +582,7 @@ static int peer_read(struct cfl_pool *p, struct peer *pe, struct cfl_err *err)
 			break;
 		}
 		pe->in.len += (size_t)k;
+		pe->last_heard = cfl_now();
 		if ((size_t)k < 65536)
 			break;
 	}
@@ -643,6 +650,8 @@ static int assign(struct cfl_pool *p, struct cfl_err *err)
 		if (pe->dead)
 			continue;
 		for (size_t k = 0; k < pe->pub.n_slots && p->s.q_len; k++) {
+			if (pe->pub.max_leases && pe->n_leased >= pe->pub.max_leases)
+				break;	/* it will leave: no lease would run */
 			struct cfl_wire_msg m;
 			struct sched_trial *t;
 			long idx;
@@ -674,6 +683,7 @@ static int assign(struct cfl_pool *p, struct cfl_err *err)
 				p->o.trial_timeout > 0 ? cfl_now() + p->o.trial_timeout : 0,
 				0 };
 			pe->n_busy++;
+			pe->n_leased++;
 		}
 	}
 	return 0;
@@ -709,6 +719,26 @@ static int check_timeouts(struct cfl_pool *p, struct cfl_err *err)
 				return -1;
 			kill_it |= pe->pub.ops->kill_on_timeout;
 		}
+		if (pe->pub.silence > 0 && !pe->dead &&
+		    now - pe->last_heard > pe->pub.silence) {
+			snprintf(pe->why, sizeof(pe->why),
+				 "no word from worker for %g s", pe->pub.silence);
+			pe->dead = 1;
+			if (pe->pub.ops->kill)
+				pe->pub.ops->kill(&pe->pub);
+			continue;
+		}
+		if (pe->pub.heartbeat > 0 && !pe->dead &&
+		    now - pe->last_sent_hb >= pe->pub.heartbeat) {
+			struct cfl_wire_msg m;
+
+			cfl_wire_msg_init(&m, CFL_WIRE_HEARTBEAT);
+			m.u.heartbeat.time_ms = (uint64_t)(now * 1000);
+			m.u.heartbeat.n_running = (uint32_t)pe->n_busy;
+			if (cfl_peer_send(&pe->pub, &m, err))
+				return -1;
+			pe->last_sent_hb = now;
+		}
 		if (kill_it && pe->pub.ops->kill) {
 			pe->pub.ops->kill(&pe->pub);
 			pe->dead = 1;	/* no new lease; reaped below */
@@ -730,6 +760,16 @@ static int poll_timeout_ms(struct cfl_pool *p)
 			    (next < 0 || d < next))
 				next = d;
 		}
+	for (size_t i = 0; i < p->n_peers; i++) {
+		const struct peer *pe = p->peers[i];
+
+		if (pe->pub.silence > 0 &&
+		    (next < 0 || pe->last_heard + pe->pub.silence < next))
+			next = pe->last_heard + pe->pub.silence;
+		if (pe->pub.heartbeat > 0 &&
+		    (next < 0 || pe->last_sent_hb + pe->pub.heartbeat < next))
+			next = pe->last_sent_hb + pe->pub.heartbeat;
+	}
 	if (p->in_batch && p->o.commit_interval > 0) {
 		double d = p->batch_start + p->o.commit_interval;
 
@@ -755,7 +795,9 @@ static size_t count_local(const struct cfl_pool *p)
 	size_t n = 0;
 
 	for (size_t i = 0; i < p->n_peers; i++)
-		if (!p->peers[i]->dead && !strcmp(p->peers[i]->pub.ops->kind, "fork"))
+		if (!p->peers[i]->dead && !strcmp(p->peers[i]->pub.ops->kind, "fork") &&
+		    (!p->peers[i]->pub.max_leases ||
+		     p->peers[i]->n_leased < p->peers[i]->pub.max_leases))
 			n++;
 	return n;
 }

@@ -86,6 +86,8 @@ struct enc {
 
 static void put(struct enc *e, const void *p, size_t n)
 {
+	if (!n)
+		return;
 	if (!e->bad && cfl_buf_append(e->b, p, n)) {
 		e->bad = 1;
 		e->why = "out of memory";
@@ -343,7 +345,7 @@ int cfl_wire_frame_split(const void *buf, size_t len,
 		/* Report a wrong magic early: a peer that is not cfl at all. */
 		size_t k = len < 4 ? len : 4;
 
-		if (memcmp(p, CFL_WIRE_MAGIC, k) != 0)
+		if (k && memcmp(p, CFL_WIRE_MAGIC, k) != 0)
 			return cfl_err_set(err, "wire: bad magic (not a cfl peer)");
 		return 1;
 	}
@@ -395,6 +397,8 @@ static void fail_dec(struct dec *d, const char *why)
 
 static int take(struct dec *d, void *out, size_t n)
 {
+	if (!n)
+		return d->bad ? -1 : 0;
 	if (d->bad || d->len - d->pos < n) {
 		fail_dec(d, "truncated");
 		if (out)
@@ -455,7 +459,7 @@ static char *get_str(struct dec *d)
 		fail_dec(d, "truncated string");
 		return NULL;
 	}
-	if (memchr(d->p + d->pos, 0, n)) {
+	if (n && memchr(d->p + d->pos, 0, n)) {
 		fail_dec(d, "NUL inside a string");
 		return NULL;
 	}
@@ -464,7 +468,8 @@ static char *get_str(struct dec *d)
 		fail_dec(d, "out of memory");
 		return NULL;
 	}
-	memcpy(s, d->p + d->pos, n);
+	if (n)
+		memcpy(s, d->p + d->pos, n);
 	s[n] = 0;
 	d->pos += n;
 	return s;

@@ -13,7 +13,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/resource.h>
+#include <sys/select.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "cfl/model.h"
@@ -130,6 +133,153 @@ static void maybe_fault(const struct cfl_wire_lease *l, struct cfl_wire_result *
 	}
 }
 
+/* ---- worker: a command trial (cfl tune --command) ---- */
+
+static void set_model_error(struct cfl_wire_result *res, const char *msg);
+
+/* Appends what is readable on fd to b (at most cap bytes kept: the tail);
+ * returns 0 at EOF, 1 when more may come. */
+static int drain(int fd, struct cfl_buf *b, size_t cap)
+{
+	char chunk[4096];
+	ssize_t k = read(fd, chunk, sizeof(chunk));
+
+	if (k < 0 && errno == EINTR)
+		return 1;
+	if (k <= 0)
+		return 0;
+	cfl_buf_append(b, chunk, (size_t)k);
+	if (b->len > cap) {
+		memmove(b->data, b->data + b->len - cap, cap);
+		b->len = cap;
+		b->data[cap] = 0;
+	}
+	return 1;
+}
+
+/* Runs l->model with /bin/sh -c, CFL_TRIAL_SEED and CFL_TRIAL_REPEAT in its
+ * environment; the last non-empty line of its stdout must be a number: the
+ * metric "value" on the validation split.  Anything else is a model error
+ * naming the exit status and the tail of stderr. */
+static void run_command(const struct cfl_wire_lease *l, struct cfl_wire_result *res)
+{
+	struct cfl_buf out, errb;
+	int po[2], pe[2], status = 0;
+	pid_t pid;
+	char msg[1024];
+
+	cfl_buf_init(&out);
+	cfl_buf_init(&errb);
+	if (pipe(po) || pipe(pe)) {
+		set_model_error(res, "cannot create a pipe");
+		return;
+	}
+	pid = fork();
+	if (pid < 0) {
+		set_model_error(res, "cannot fork the command");
+		return;
+	}
+	if (pid == 0) {
+		char v[32];
+
+		/* dies with the worker (a --trial-timeout kills the worker) */
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		signal(SIGINT, SIG_DFL);
+		signal(SIGTERM, SIG_DFL);
+		dup2(po[1], 1);
+		dup2(pe[1], 2);
+		close(po[0]);
+		close(pe[0]);
+		close(po[1]);
+		close(pe[1]);
+		snprintf(v, sizeof(v), "%llu", (unsigned long long)l->seed);
+		setenv("CFL_TRIAL_SEED", v, 1);
+		snprintf(v, sizeof(v), "%d", l->repeat);
+		setenv("CFL_TRIAL_REPEAT", v, 1);
+		execl("/bin/sh", "sh", "-c", l->model, (char *)NULL);
+		_exit(127);
+	}
+	close(po[1]);
+	close(pe[1]);
+	{
+		int open_o = 1, open_e = 1;
+
+		while (open_o || open_e) {
+			fd_set rs;
+
+			FD_ZERO(&rs);
+			if (open_o)
+				FD_SET(po[0], &rs);
+			if (open_e)
+				FD_SET(pe[0], &rs);
+			if (select((po[0] > pe[0] ? po[0] : pe[0]) + 1, &rs, NULL, NULL, NULL) < 0) {
+				if (errno == EINTR)
+					continue;
+				break;
+			}
+			if (open_o && FD_ISSET(po[0], &rs))
+				open_o = drain(po[0], &out, 65536);
+			if (open_e && FD_ISSET(pe[0], &rs))
+				open_e = drain(pe[0], &errb, 600);
+		}
+	}
+	close(po[0]);
+	close(pe[0]);
+	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+		;
+	{
+		char *line = NULL, *end;
+		double v;
+
+		/* the last non-empty line of stdout */
+		if (out.data) {
+			char *p = out.data + out.len;
+
+			while (p > out.data && (p[-1] == '\n' || p[-1] == '\r' ||
+						p[-1] == ' ' || p[-1] == '\t'))
+				*--p = 0;
+			while (p > out.data && p[-1] != '\n')
+				p--;
+			line = p;
+			while (*line == ' ' || *line == '\t')
+				line++;
+		}
+		if (WIFEXITED(status) && WEXITSTATUS(status) == 0 && line && *line) {
+			errno = 0;
+			v = strtod(line, &end);
+			if (end != line && !*end && !errno && isfinite(v)) {
+				res->split[0].metrics = calloc(1, sizeof(*res->split[0].metrics));
+				if (res->split[0].metrics) {
+					res->split[0].n_metrics = 1;
+					snprintf(res->split[0].metrics[0].name,
+						 sizeof(res->split[0].metrics[0].name), "value");
+					res->split[0].metrics[0].value = v;
+				}
+				goto out;
+			}
+		}
+		if (WIFSIGNALED(status))
+			snprintf(msg, sizeof(msg), "command killed by signal %d", WTERMSIG(status));
+		else if (WEXITSTATUS(status))
+			snprintf(msg, sizeof(msg), "command exit %d", WEXITSTATUS(status));
+		else
+			snprintf(msg, sizeof(msg), "command printed no number on its last line ('%.80s')",
+				 line ? line : "");
+		if (errb.len) {
+			size_t n = strlen(msg);
+
+			snprintf(msg + n, sizeof(msg) - n, ": %s", errb.data);
+			n = strlen(msg);
+			while (n && (msg[n - 1] == '\n' || msg[n - 1] == ' '))
+				msg[--n] = 0;
+		}
+		set_model_error(res, msg);
+	}
+out:
+	cfl_buf_release(&out);
+	cfl_buf_release(&errb);
+}
+
 /* ---- worker: one trial ---- */
 
 void cfl_trial_result_release(struct cfl_wire_result *res)
@@ -225,6 +375,10 @@ int cfl_trial_execute(const struct cfl_data *data,
 	maybe_fault(l, res);
 	if (res->status != CFL_RESULT_OK || (l->flags & CFL_LEASE_NOOP))
 		goto timings;
+	if (l->flags & CFL_LEASE_COMMAND) {
+		run_command(l, res);
+		goto timings;
+	}
 	ops = cfl_model_find(l->model);
 	if (!ops) {
 		cfl_err_set(err, "unknown model '%s'", l->model);
@@ -369,7 +523,7 @@ int cfl_worker_serve(int fd, const struct cfl_data *data, const char *name,
 	struct cfl_wire_msg m;
 	uint64_t seq = 0;
 	size_t n_done = 0;
-	int rc = -1;
+	int rc = -1, threads = 0;
 
 	cfl_buf_init(&in);
 	cfl_buf_init(&out);
@@ -418,6 +572,12 @@ int cfl_worker_serve(int fd, const struct cfl_data *data, const char *name,
 		if (msg.type == CFL_WIRE_LEASE) {
 			struct cfl_wire_msg res;
 			struct cfl_err terr;
+
+			/* the lease says how many BLAS threads it may use */
+			if (msg.u.lease.threads && (int)msg.u.lease.threads != threads) {
+				threads = (int)msg.u.lease.threads;
+				cfl_worker_set_threads(threads);
+			}
 
 			cfl_wire_msg_init(&res, CFL_WIRE_RESULT);
 			if (cfl_trial_execute(data, &msg.u.lease, &res.u.result,

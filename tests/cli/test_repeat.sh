@@ -52,7 +52,7 @@ test_repeat_usage_errors() {
 
 # The table on a fixed seed, byte for byte.
 test_repeat_golden_table() {
-	run "$CFL" repeat "$ROOT/datasets/iris.csv" --models linear,baseline --bootstrap --num-repeat 3 --seed 1 --metrics acc,logloss --num-jobs 2 --db r.db --name g -q
+	run "$CFL" repeat "$ROOT/datasets/iris.csv" --models linear,baseline --bootstrap --num-repeat 3 --seed 1 --metrics acc,logloss --ensemble none --num-jobs 2 --db r.db --name g -q
 	expect_rc 0
 	diff <(table_of "$out") "$ROOT/tests/golden/repeat_iris.txt" >&2 ||
 		fail "table differs from tests/golden/repeat_iris.txt"
@@ -69,11 +69,12 @@ test_repeat_golden_table() {
 
 # Highlights: one row has none; lower-is-better metrics mark the lowest mean.
 test_repeat_highlight_rules() {
-	run "$CFL" repeat "$ROOT/datasets/iris.csv" --models linear --num-repeat 2 --num-jobs 1 --db r.db -q
+	run "$CFL" repeat "$ROOT/datasets/iris.csv" --models linear --num-repeat 2 --num-jobs 1 \
+		--ensemble none --db r.db -q
 	expect_rc 0
 	grep -q -- '-- ' <<<"$out" && fail "a single row is marked"
 	run "$CFL" repeat "$ROOT/datasets/diabetes.csv" --task reg --models linear,baseline \
-		--num-repeat 2 --num-jobs 2 --metrics mae,mse --db r.db -q
+		--num-repeat 2 --num-jobs 2 --metrics mae,mse --ensemble none --db r.db -q
 	expect_rc 0
 	grep -E '^\|\s+linear' <<<"$out" | grep -q -- '-- ' || fail "linear (lower mae) not marked: $out"
 	grep -E '^\|\s+baseline' <<<"$out" | grep -E -- '-- [0-9.]+ --.*-- [0-9.]+ --.*-- [0-9.]+ --.*-- [0-9.]+ --' &&
@@ -84,13 +85,13 @@ test_repeat_highlight_rules() {
 # The same table for 1, 2 and 8 workers (and a fresh process per trial).
 test_repeat_deterministic_across_jobs() {
 	local t1 t2 t8 tf
-	run "$CFL" repeat "$ROOT/datasets/iris.csv" --models linear,baseline --bootstrap --num-repeat 3 --seed 1 --metrics acc,logloss --num-jobs 1 --db a.db -q
+	run "$CFL" repeat "$ROOT/datasets/iris.csv" --models linear,baseline --bootstrap --num-repeat 3 --seed 1 --metrics acc,logloss --ensemble none --num-jobs 1 --db a.db -q
 	t1=$(table_of "$out")
-	run "$CFL" repeat "$ROOT/datasets/iris.csv" --models linear,baseline --bootstrap --num-repeat 3 --seed 1 --metrics acc,logloss --num-jobs 2 --db b.db -q
+	run "$CFL" repeat "$ROOT/datasets/iris.csv" --models linear,baseline --bootstrap --num-repeat 3 --seed 1 --metrics acc,logloss --ensemble none --num-jobs 2 --db b.db -q
 	t2=$(table_of "$out")
-	run "$CFL" repeat "$ROOT/datasets/iris.csv" --models linear,baseline --bootstrap --num-repeat 3 --seed 1 --metrics acc,logloss --num-jobs 8 --db c.db -q
+	run "$CFL" repeat "$ROOT/datasets/iris.csv" --models linear,baseline --bootstrap --num-repeat 3 --seed 1 --metrics acc,logloss --ensemble none --num-jobs 8 --db c.db -q
 	t8=$(table_of "$out")
-	run "$CFL" repeat "$ROOT/datasets/iris.csv" --models linear,baseline --bootstrap --num-repeat 3 --seed 1 --metrics acc,logloss --num-jobs 2 --trials-per-worker 1 --db d.db -q
+	run "$CFL" repeat "$ROOT/datasets/iris.csv" --models linear,baseline --bootstrap --num-repeat 3 --seed 1 --metrics acc,logloss --ensemble none --num-jobs 2 --trials-per-worker 1 --db d.db -q
 	tf=$(table_of "$out")
 	[ -n "$t1" ] || fail "no table"
 	[ "$t1" = "$t2" ] || fail "J=1 and J=2 differ"
@@ -120,7 +121,7 @@ test_repeat_faults() {
 		"hang:1|timeout after 1 s|poison" "oom:1|out of memory|failed" \
 		"error:1|injected model error|failed"; do
 		IFS='|' read -r fault reason status <<<"$f"
-		CFL_TEST_FAULT=$fault run "$CFL" repeat "$ROOT/datasets/iris.csv" --models linear --num-repeat 3 \
+		CFL_TEST_FAULT=$fault run timeout -k 2 60 "$CFL" repeat "$ROOT/datasets/iris.csv" --models linear --num-repeat 3 \
 			--num-jobs 2 --trial-timeout 1 --db "$fault.db" --name f
 		expect_rc 0
 		expect_err "linear repeat 1: $status after 2 attempts: $reason"
@@ -137,16 +138,16 @@ test_repeat_faults() {
 
 # A trial that crashes once succeeds on its retry; --max-retries 0 does not retry.
 test_repeat_retry() {
-	CFL_TEST_FAULT=segv:0:1 run "$CFL" repeat "$ROOT/datasets/iris.csv" --models linear --num-repeat 2 \
+	CFL_TEST_FAULT=segv:0:1 run timeout -k 2 60 "$CFL" repeat "$ROOT/datasets/iris.csv" --models linear --num-repeat 2 \
 		--num-jobs 1 --db r.db --name a
 	expect_rc 0
 	[ "$(sqlite3 r.db "select status, attempt from trials where repeat=0")" = "done|2" ] ||
 		fail "not retried: $(sqlite3 r.db 'select * from trials')"
-	CFL_TEST_FAULT=segv:0:1 run "$CFL" repeat "$ROOT/datasets/iris.csv" --models linear --num-repeat 2 \
+	CFL_TEST_FAULT=segv:0:1 run timeout -k 2 60 "$CFL" repeat "$ROOT/datasets/iris.csv" --models linear --num-repeat 2 \
 		--num-jobs 1 --max-retries 0 --db r.db --name b
 	expect_rc 0
 	expect_err "poison after 1 attempt: signal SIGSEGV"
-	CFL_TEST_FAULT=error run "$CFL" repeat "$ROOT/datasets/iris.csv" --models linear --num-repeat 2 \
+	CFL_TEST_FAULT=error run timeout -k 2 60 "$CFL" repeat "$ROOT/datasets/iris.csv" --models linear --num-repeat 2 \
 		--num-jobs 1 --db r.db --name c
 	expect_rc 1
 	expect_err "every trial failed"
@@ -156,7 +157,7 @@ test_repeat_retry() {
 # running, the run interrupted), then --resume finishes it.
 test_repeat_ctrl_c_then_resume() {
 	local pid rc2 ref kids
-	CFL_TEST_FAULT=hang:1 "$CFL" repeat "$ROOT/datasets/iris.csv" --models linear,baseline --bootstrap --num-repeat 3 --seed 1 --metrics acc,logloss --num-jobs 2 \
+	CFL_TEST_FAULT=hang:1 "$CFL" repeat "$ROOT/datasets/iris.csv" --models linear,baseline --bootstrap --num-repeat 3 --seed 1 --metrics acc,logloss --ensemble none --num-jobs 2 \
 		--db r.db --name c >out.txt 2>err.txt &
 	pid=$!
 	for _ in $(seq 100); do
@@ -170,11 +171,13 @@ test_repeat_ctrl_c_then_resume() {
 	rc2=$?
 	[ "$rc2" = 130 ] || fail "exit $rc2 after SIGINT: $(cat err.txt)"
 	grep -q "interrupted; run 'c' kept" err.txt || fail "no resume hint: $(cat err.txt)"
+	grep -q "cfl repeat --resume c --db r.db" err.txt || fail "no resume command: $(cat err.txt)"
 	expect_gone $kids
 	[ "$(sqlite3 r.db "select status from runs")" = interrupted ] || fail "run not interrupted"
 	[ "$(sqlite3 r.db "select count(*) from trials where status='running'")" = 0 ] ||
 		fail "running trials left"
-	run "$CFL" repeat "$ROOT/datasets/iris.csv" --models linear,baseline --bootstrap --num-repeat 3 --seed 1 --metrics acc,logloss --num-jobs 2 --db r.db --resume c -q
+	# --resume alone: DATA and the plan come from the stored run
+	run "$CFL" repeat --resume c --db r.db --num-jobs 1 -q
 	expect_rc 0
 	ref=$(table_of "$(cat "$ROOT/tests/golden/repeat_iris.txt")")
 	[ "$(table_of "$out")" = "$ref" ] || fail "resumed table differs: $out"
@@ -185,7 +188,7 @@ test_repeat_ctrl_c_then_resume() {
 # run or stored twice, and the resumed table equals an uninterrupted run's.
 test_repeat_kill9_then_resume() {
 	local pid n_done kids
-	CFL_TEST_FAULT=hang:2 "$CFL" repeat "$ROOT/datasets/iris.csv" --models linear,baseline --bootstrap --num-repeat 3 --seed 1 --metrics acc,logloss --num-jobs 2 \
+	CFL_TEST_FAULT=hang:2 "$CFL" repeat "$ROOT/datasets/iris.csv" --models linear,baseline --bootstrap --num-repeat 3 --seed 1 --metrics acc,logloss --ensemble none --num-jobs 2 \
 		--db r.db --name k >/dev/null 2>&1 &
 	pid=$!
 	for _ in $(seq 100); do
@@ -202,7 +205,7 @@ test_repeat_kill9_then_resume() {
 	n_done=$(sqlite3 r.db "select count(*) from trials where status='done'")
 	[ "$n_done" -ge 4 ] || fail "only $n_done trials committed before kill -9"
 	sqlite3 r.db "select id from trials where status='done'" | sort >done_before.txt
-	run "$CFL" repeat "$ROOT/datasets/iris.csv" --models linear,baseline --bootstrap --num-repeat 3 --seed 1 --metrics acc,logloss --num-jobs 2 --db r.db --resume k
+	run "$CFL" repeat "$ROOT/datasets/iris.csv" --models linear,baseline --bootstrap --num-repeat 3 --seed 1 --metrics acc,logloss --ensemble none --num-jobs 2 --db r.db --resume k
 	expect_rc 0
 	expect_err "resuming run 'k': $n_done trials done, $((6 - n_done)) to run"
 	[ "$(table_of "$out")" = "$(cat "$ROOT/tests/golden/repeat_iris.txt")" ] ||
@@ -218,6 +221,9 @@ test_repeat_kill9_then_resume() {
 	run "$CFL" repeat "$ROOT/datasets/iris.csv" --models linear --num-repeat 3 --db r.db --resume k
 	expect_rc 1
 	expect_err "another plan"
+	run "$CFL" repeat --resume nosuch --db r.db
+	expect_rc 1
+	expect_err "no run 'nosuch'"
 }
 
 # --folds K: K trials per repeat with out-of-fold predictions covering train.

@@ -235,6 +235,45 @@ static void t_execute(void)
 	cfl_data_release(&d);
 }
 
+/* cfl tune --command: the last stdout line is the value; failures say why. */
+static void t_command_trial(void)
+{
+	struct cfl_data d;
+	struct cfl_wire_lease l;
+	struct cfl_wire_result r;
+	struct cfl_err err;
+
+	load_iris(&d);
+	lease_init(&l, 42);
+	l.flags = CFL_LEASE_COMMAND;
+	l.model = "echo 1; echo '  2.5 '; echo";
+	CHECK(cfl_trial_execute(&d, &l, &r, &err) == 0);
+	CHECK_MSG(r.status == CFL_RESULT_OK, "%s", r.error);
+	CHECK_INT(r.split[0].n_metrics, 1);
+	CHECK_STR(r.split[0].metrics[0].name, "value");
+	CHECK(r.split[0].metrics[0].value == 2.5);
+	cfl_trial_result_release(&r);
+	l.model = "echo $CFL_TRIAL_SEED";
+	CHECK(cfl_trial_execute(&d, &l, &r, &err) == 0);
+	CHECK(r.split[0].metrics[0].value == 42);
+	cfl_trial_result_release(&r);
+	l.model = "echo 1; echo oops >&2; exit 3";
+	CHECK(cfl_trial_execute(&d, &l, &r, &err) == 0);
+	CHECK_INT(r.status, CFL_RESULT_MODEL_ERROR);
+	CHECK_STR(r.error, "command exit 3: oops");
+	cfl_trial_result_release(&r);
+	l.model = "echo abc";
+	CHECK(cfl_trial_execute(&d, &l, &r, &err) == 0);
+	CHECK_INT(r.status, CFL_RESULT_MODEL_ERROR);
+	CHECK_CONTAINS(r.error, "no number");
+	cfl_trial_result_release(&r);
+	l.model = "kill -9 $$";
+	CHECK(cfl_trial_execute(&d, &l, &r, &err) == 0);
+	CHECK_STR(r.error, "command killed by signal 9");
+	cfl_trial_result_release(&r);
+	cfl_data_release(&d);
+}
+
 static struct cfl_pool *new_pool(const struct cfl_data *d, size_t n_local,
 				 struct cfl_store *st, int64_t run_id)
 {
@@ -304,10 +343,120 @@ static void t_pool_ask_tell(void)
 	cfl_data_release(&d);
 }
 
+/* --trials-per-worker 1: a fresh child per trial, and no lease is ever
+ * given to a child that is about to leave (no failed attempt). */
+static void t_pool_fork_per_trial(void)
+{
+	struct cfl_data d;
+	struct cfl_pool_opts o;
+	struct cfl_pool *p;
+	struct cfl_pool_event ev;
+	struct cfl_pool_stats ps;
+	struct cfl_err err;
+	char workers[64][64];
+	int n = 0, r;
+
+	load_iris(&d);
+	cfl_pool_opts_init(&o);
+	o.data = &d;
+	o.n_local = 2;
+	o.trials_per_worker = 1;
+	p = cfl_pool_new(&o, &err);
+	CHECK(p != NULL);
+	for (int i = 1; i <= 30; i++) {
+		struct cfl_trial_spec s = spec(i);
+
+		s.flags = CFL_LEASE_NOOP;
+		CHECK(cfl_pool_submit(p, &s, &err) == 0);
+	}
+	while ((r = cfl_pool_wait(p, &ev, &err)) == CFL_POOL_EVENT) {
+		CHECK_INT(ev.status, CFL_TRIAL_DONE);
+		for (int k = 0; k < n; k++)
+			CHECK_MSG(strcmp(workers[k], ev.worker), "%s ran two trials", ev.worker);
+		snprintf(workers[n++], sizeof(workers[0]), "%s", ev.worker);
+	}
+	CHECK_MSG(r == CFL_POOL_IDLE, "%s", err.msg);
+	CHECK_INT(n, 30);
+	cfl_pool_get_stats(p, &ps);
+	CHECK_INT(ps.attempts_failed, 0);
+	CHECK(cfl_pool_close(p, &err) == 0);
+	cfl_data_release(&d);
+}
+
+/* A model error is retried, then the trial ends failed (not poison) with
+ * the model's message, and the worker lives on. */
+static void t_pool_model_error(void)
+{
+	struct cfl_data d;
+	struct cfl_pool *p;
+	struct cfl_pool_event ev;
+	struct cfl_pool_stats ps;
+	struct cfl_err err;
+	int n_done = 0, n_failed = 0, r;
+
+	load_iris(&d);
+	setenv("CFL_TEST_FAULT", "error:1", 1);
+	p = new_pool(&d, 1, NULL, 0);
+	for (int i = 1; i <= 3; i++) {
+		struct cfl_trial_spec s = spec(i);
+
+		s.repeat = i - 1;
+		CHECK(cfl_pool_submit(p, &s, &err) == 0);
+	}
+	while ((r = cfl_pool_wait(p, &ev, &err)) == CFL_POOL_EVENT) {
+		if (ev.status == CFL_TRIAL_DONE) {
+			n_done++;
+			continue;
+		}
+		n_failed++;
+		CHECK_INT(ev.trial_id, 2);
+		CHECK_INT(ev.status, CFL_TRIAL_FAILED);
+		CHECK_INT(ev.attempt, 2);
+		CHECK_STR(ev.reason, "injected model error");
+		CHECK_STR(ev.worker, "local:1");	/* the same child throughout */
+	}
+	CHECK_MSG(r == CFL_POOL_IDLE, "%s", err.msg);
+	CHECK_INT(n_done, 2);
+	CHECK_INT(n_failed, 1);
+	cfl_pool_get_stats(p, &ps);
+	CHECK_INT(ps.attempts_failed, 2);
+	CHECK(cfl_pool_close(p, &err) == 0);
+	cfl_data_release(&d);
+}
+
+/* Children run with --threads-per-trial BLAS threads (seen by a command
+ * trial in its environment). */
+static void t_pool_threads(void)
+{
+	struct cfl_data d;
+	struct cfl_pool_opts o;
+	struct cfl_pool *p;
+	struct cfl_pool_event ev;
+	struct cfl_trial_spec s = spec(1);
+	struct cfl_err err;
+
+	load_iris(&d);
+	cfl_pool_opts_init(&o);
+	o.data = &d;
+	o.n_local = 1;
+	o.threads_per_trial = 3;
+	p = cfl_pool_new(&o, &err);
+	CHECK(p != NULL);
+	s.model = "echo $OPENBLAS_NUM_THREADS";
+	s.flags = CFL_LEASE_COMMAND;
+	CHECK(cfl_pool_submit(p, &s, &err) == 0);
+	CHECK_INT(cfl_pool_wait(p, &ev, &err), CFL_POOL_EVENT);
+	CHECK_INT(ev.status, CFL_TRIAL_DONE);
+	CHECK(ev.result->split[0].metrics[0].value == 3);
+	CHECK_INT(cfl_pool_wait(p, &ev, &err), CFL_POOL_IDLE);
+	CHECK(cfl_pool_close(p, &err) == 0);
+	cfl_data_release(&d);
+}
+
 static const struct cfl_peer_ops fake_ops = { .kind = "fake" };
 
 /* A peer that sends garbage is dropped, its lease is retried elsewhere and
- * the run completes. */
+ * the run completes; a result for an unknown trial is acked as a duplicate. */
 static void t_pool_hostile_peer(void)
 {
 	struct cfl_data d;
@@ -315,7 +464,7 @@ static void t_pool_hostile_peer(void)
 	struct cfl_pool_event ev;
 	struct cfl_pool_stats ps;
 	struct cfl_err err;
-	int sv[2], n = 0, r;
+	int sv[2], sv2[2], n = 0, r;
 
 	load_iris(&d);
 	CHECK(socketpair(AF_UNIX, SOCK_STREAM, 0, sv) == 0);
@@ -328,6 +477,26 @@ static void t_pool_hostile_peer(void)
 		CHECK(cfl_pool_submit(p, &s, &err) == 0);
 	}
 	CHECK(write(sv[1], "GET / HTTP/1.1\r\n\r\n", 18) == 18);
+	/* a second peer sends a well-formed result for a trial this pool does
+	 * not know (a remote worker's result from before a --resume): acked
+	 * as a duplicate; then it falls silent and is dropped */
+	{
+		struct cfl_buf b;
+		struct cfl_wire_msg m;
+		struct cfl_peer *peer2;
+
+		CHECK(socketpair(AF_UNIX, SOCK_STREAM, 0, sv2) == 0);
+		peer2 = cfl_pool_add_peer(p, sv2[0], &fake_ops, NULL, 1, "fake:2", &err);
+		CHECK(peer2 != NULL);
+		peer2->silence = 0.3;
+		cfl_buf_init(&b);
+		cfl_wire_msg_init(&m, CFL_WIRE_RESULT);
+		m.u.result.trial_id = 999;
+		m.u.result.attempt = 1;
+		CHECK(cfl_wire_encode(&b, 0, 0, &m, &err) == 0);
+		CHECK(write(sv2[1], b.data, b.len) == (ssize_t)b.len);
+		cfl_buf_release(&b);
+	}
 	while ((r = cfl_pool_wait(p, &ev, &err)) == CFL_POOL_EVENT) {
 		CHECK_INT(ev.status, CFL_TRIAL_DONE);
 		CHECK_STR(ev.worker, "local:1");
@@ -336,8 +505,80 @@ static void t_pool_hostile_peer(void)
 	CHECK_MSG(r == CFL_POOL_IDLE, "%s", err.msg);
 	CHECK_INT(n, 4);
 	cfl_pool_get_stats(p, &ps);
-	CHECK_INT(ps.attempts_failed, 1);
+	CHECK_INT(ps.attempts_failed, 2);
 	CHECK_INT(ps.n_slots, 1);
+	CHECK(cfl_pool_close(p, &err) == 0);
+	close(sv[1]);
+	{
+		/* fake:2 got its LEASE, then the duplicate ACK */
+		char buf[4096];
+		ssize_t got = read(sv2[1], buf, sizeof(buf));
+		size_t pos = 0;
+		struct cfl_wire_frame f;
+		struct cfl_wire_msg m;
+		int acked = 0;
+
+		CHECK(got > 0);
+		while (cfl_wire_decode(buf + pos, (size_t)got - pos, &f, &m, &err) == 0) {
+			if (m.type == CFL_WIRE_RESULT_ACK) {
+				CHECK_INT(m.u.ack.trial_id, 999);
+				CHECK_INT(m.u.ack.duplicate, 1);
+				acked = 1;
+			}
+			cfl_wire_msg_release(&m);
+			pos += f.size;
+		}
+		CHECK(acked);
+		close(sv2[1]);
+	}
+	cfl_data_release(&d);
+}
+
+/* A peer that goes silent past its silence limit is dropped and its lease
+ * runs elsewhere; a peer with a heartbeat interval gets HEARTBEAT frames. */
+static void t_pool_silent_peer(void)
+{
+	struct cfl_data d;
+	struct cfl_pool *p;
+	struct cfl_pool_event ev;
+	struct cfl_peer *peer;
+	struct cfl_err err;
+	struct cfl_wire_frame f;
+	struct cfl_wire_msg m;
+	char buf[4096];
+	ssize_t got;
+	int sv[2], n = 0, r, n_hb = 0;
+	size_t pos = 0;
+
+	load_iris(&d);
+	CHECK(socketpair(AF_UNIX, SOCK_STREAM, 0, sv) == 0);
+	p = new_pool(&d, 1, NULL, 0);
+	peer = cfl_pool_add_peer(p, sv[0], &fake_ops, NULL, 1, "quiet:1", &err);
+	CHECK(peer != NULL);
+	peer->silence = 0.5;
+	peer->heartbeat = 0.1;
+	for (int i = 1; i <= 3; i++) {
+		struct cfl_trial_spec s = spec(i);
+
+		s.flags = CFL_LEASE_NOOP;
+		CHECK(cfl_pool_submit(p, &s, &err) == 0);
+	}
+	while ((r = cfl_pool_wait(p, &ev, &err)) == CFL_POOL_EVENT) {
+		CHECK_STR(ev.worker, "local:1");
+		n++;
+	}
+	CHECK_MSG(r == CFL_POOL_IDLE, "%s", err.msg);
+	CHECK_INT(n, 3);
+	/* what the quiet peer got: one LEASE, then HEARTBEATs */
+	got = read(sv[1], buf, sizeof(buf));
+	CHECK(got > 0);
+	while (cfl_wire_decode(buf + pos, (size_t)got - pos, &f, &m, &err) == 0) {
+		CHECK(m.type == CFL_WIRE_LEASE || m.type == CFL_WIRE_HEARTBEAT);
+		n_hb += m.type == CFL_WIRE_HEARTBEAT;
+		cfl_wire_msg_release(&m);
+		pos += f.size;
+	}
+	CHECK(n_hb >= 2);
 	CHECK(cfl_pool_close(p, &err) == 0);
 	close(sv[1]);
 	cfl_data_release(&d);
@@ -367,7 +608,7 @@ static void t_pool_store_and_interrupt(void)
 	info.name = "t";
 	CHECK(cfl_store_run_create(st, &info, &run_id, &err) == 0);
 	CHECK(cfl_store_candidate_get_or_add(st, run_id, "linear", NULL, &cand, NULL, &err) == 0);
-	setenv("CFL_TEST_FAULT", "hang:3", 1);
+	setenv("CFL_TEST_FAULT", "hang:0", 1);	/* the first leased */
 	p = new_pool(&d, 2, st, run_id);
 	for (int i = 0; i < 4; i++) {
 		struct cfl_trial_state ts;
@@ -379,7 +620,7 @@ static void t_pool_store_and_interrupt(void)
 		s.flags = CFL_LEASE_KEEP_TEST;
 		CHECK(cfl_pool_submit(p, &s, &err) == 0);
 	}
-	/* three finish; the fourth hangs until interrupted */
+	/* the first hangs until interrupted; the three others finish */
 	while (n < 3 && (r = cfl_pool_wait(p, &ev, &err)) == CFL_POOL_EVENT)
 		n++;
 	CHECK_INT(n, 3);
@@ -388,7 +629,7 @@ static void t_pool_store_and_interrupt(void)
 	CHECK(cfl_pool_close(p, &err) == 0);
 	CHECK(cfl_store_trial_counts(st, run_id, &tc, &err) == 0);
 	CHECK_INT(tc.done, 3);
-	CHECK_INT(tc.interrupted, 1);
+	CHECK_MSG(tc.interrupted == 1, "done %zu queued %zu running %zu failed %zu poison %zu interrupted %zu", tc.done, tc.queued, tc.running, tc.failed, tc.poison, tc.interrupted);
 	CHECK_INT(tc.running, 0);
 	CHECK(cfl_store_run_get(st, run_id, &info, &err) == 0);
 	CHECK_INT(info.status, CFL_RUN_INTERRUPTED);
@@ -404,8 +645,13 @@ const struct cfl_test cfl_tests[] = {
 	TEST(t_sched_late_result),
 	TEST(t_seeds),
 	TEST(t_execute),
+	TEST(t_command_trial),
 	TEST(t_pool_ask_tell),
+	TEST(t_pool_fork_per_trial),
+	TEST(t_pool_threads),
+	TEST_T(t_pool_model_error, 20),
 	TEST(t_pool_hostile_peer),
+	TEST(t_pool_silent_peer),
 	TEST(t_pool_store_and_interrupt),
 	{ 0 },
 };

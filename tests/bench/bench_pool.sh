@@ -1,0 +1,107 @@
+# The pool (issue 6): overhead per no-op trial with and without the store,
+# fork-per-trial cost, parallel efficiency on synth_clf_100k, and W1
+# end to end against PyTorch (tests/bench/w1_e2e_torch.py) when fcnn is built in.
+# Medians of 3 runs; ratios are taken in the same run.
+set -u
+B="$BENCH_DIR/pool"
+mkdir -p "$B"
+PC_LIBS=$(pkg-config --libs openblas libpcre2-8 sqlite3 gsl | sed 's/-lgslcblas//')
+cc -std=c11 -D_GNU_SOURCE -O2 -I"$ROOT/include" -o "$B/pool_bench" \
+	"$ROOT/tests/bench/pool_bench.c" -Wl,--whole-archive "$ROOT/build/libcfl.a" \
+	-Wl,--no-whole-archive $PC_LIBS -lm -lpthread || exit 1
+
+median() { sort -g | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
+IRIS="$ROOT/datasets/iris.csv"
+
+# 1. no-op trials: J=2 workers reused for every trial, with the store (as
+#    cfl repeat does it) and without (the pool alone); then a fresh child
+#    per trial (--trials-per-worker 1)
+runs() {	# runs DB N J TPW -> median us per trial
+	for _ in 1 2 3; do
+		rm -f "$B/p.db" "$B/p.db-wal" "$B/p.db-shm"
+		"$B/pool_bench" "$IRIS" "$1" "$2" "$3" "$4" || exit 1
+	done | median
+}
+with_store=$(runs "$B/p.db" 10000 2 0)
+no_store=$(runs - 10000 2 0)
+fork_each=$(runs "$B/p.db" 1000 2 1)
+store_cost=$(awk -v a="$with_store" -v b="$no_store" 'BEGIN { printf "%.1f", a - b }')
+echo "pool, 10000 no-op trials, 2 workers: ${with_store} us per trial with the store" \
+	"(target <= 100), ${no_store} us without: store ${store_cost} us per committed trial" \
+	"(target <= 500); fork per trial: ${fork_each} us per trial"
+
+# 2. parallel efficiency: 16 linear trials on synth_clf_100k, J=1 vs J=2,
+#    measured on the trial phase the store records (first start to last end)
+SYN="$BENCH_DIR/synth_clf_100k.csv"
+phase() {	# phase J -> seconds
+	for _ in 1 2 3; do
+		rm -f "$B/e.db" "$B/e.db-wal" "$B/e.db-shm"
+		"$CFL" repeat "$SYN" --models "$EFF_MODEL" --num-repeat 16 --num-jobs "$1" \
+			--db "$B/e.db" -q >/dev/null 2>&1 || exit 1
+		sqlite3 "$B/e.db" "select max(finished) - min(started) from trials"
+	done | median
+}
+EFF_MODEL=linear
+"$CFL" --version 2>/dev/null | grep -qw fcnn && EFF_MODEL=fcnn
+if [ "$EFF_MODEL" = fcnn ]; then
+	# fcnn: the W1 net with 10 epochs, 4 seeds (a few seconds per trial)
+	phase() {
+		for _ in 1 2 3; do
+			rm -f "$B/e.db" "$B/e.db-wal" "$B/e.db-shm"
+			"$CFL" repeat "$SYN" --models fcnn --set fcnn.hidden=64,64 \
+				--set fcnn.epochs=10 --set fcnn.patience=0 --num-repeat 4 \
+				--num-jobs "$1" --ensemble none --db "$B/e.db" -q >/dev/null 2>&1 || exit 1
+			sqlite3 "$B/e.db" "select max(finished) - min(started) from trials"
+		done | median
+	}
+fi
+t1=$(phase 1)
+t2=$(phase 2)
+eff=$(awk -v a="$t1" -v b="$t2" 'BEGIN { printf "%.0f", a / (2 * b) * 100 }')
+echo "parallel efficiency, $EFF_MODEL on synth_clf_100k: J=1 ${t1} s, J=2 ${t2} s:" \
+	"${eff}% of twice J=1's throughput (target >= 90%)"
+
+# 3. W1 end to end (wall time of the whole command, start-up included)
+#    against tests/bench/w1_e2e_torch.py, on the split make_data.py wrote
+wall() {	# wall CMD... -> seconds, median of 3
+	for _ in 1 2 3; do
+		s=$(date +%s.%N)
+		"$@" >/dev/null 2>&1 || { echo "failed: $*" >&2; exit 1; }
+		e=$(date +%s.%N)
+		awk -v s="$s" -v e="$e" 'BEGIN { printf "%.3f\n", e - s }'
+	done | median
+}
+w1=""
+if [ "$EFF_MODEL" = fcnn ]; then
+	w1="| dataset | cfl wall s | PyTorch wall s | speed-up | target |\n|---|---|---|---|---|\n"
+	for ds in iris breast_cancer digits diabetes synth_clf_100k; do
+		tr="$BENCH_DIR/$ds.train.csv" te="$BENCH_DIR/$ds.test.csv"
+		task=""
+		[ "$ds" = diabetes ] && task="--task reg"
+		c=$(wall "$CFL" repeat "$tr" --test "$te" $task --models fcnn \
+			--set fcnn.hidden=64,64 --set fcnn.epochs=40 --set fcnn.patience=0 \
+			--valid-frac 0 --num-repeat 3 --num-jobs 2 --ensemble none \
+			--db "$B/w1.db" -q)
+		t=$(wall $PY "$ROOT/tests/bench/w1_e2e_torch.py" "$tr" "$te")
+		x=$(awk -v c="$c" -v t="$t" 'BEGIN { printf "%.1f", t / c }')
+		goal=10; [ "$ds" = synth_clf_100k ] && goal=5
+		echo "W1 $ds: cfl ${c} s, PyTorch ${t} s: ${x}x (target ${goal}x)"
+		w1="$w1| $ds | $c | $t | ${x}x | ${goal}x |\n"
+	done
+else
+	echo "W1 end to end: skipped (needs the fcnn model)"
+fi
+
+{
+	echo "### Pool overhead and parallel efficiency"
+	echo
+	echo "| figure | value | target |"
+	echo "|---|---|---|"
+	echo "| no-op trial, 2 workers, with store | ${with_store} us | <= 100 us |"
+	echo "| no-op trial, 2 workers, no store | ${no_store} us | |"
+	echo "| store cost per committed trial | ${store_cost} us | <= 500 us |"
+	echo "| no-op trial, fork per trial | ${fork_each} us | |"
+	echo "| parallel efficiency J=2 ($EFF_MODEL, synth_clf_100k) | ${eff}% | >= 90% |"
+	echo
+	if [ -n "$w1" ]; then printf "%b\n" "$w1"; fi
+} >>"$BENCH_DIR/results.md"
