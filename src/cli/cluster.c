@@ -57,6 +57,21 @@ static const char *env_get(const char *name)
 	return getenv(name);
 }
 
+int cli_cluster_wants_mpi(const struct cli_cluster *c)
+{
+	struct cfl_launch l;
+
+	if (c->requested != CFL_BACKEND_AUTO)
+		return c->requested == CFL_BACKEND_MPI;
+	cfl_launch_detect(&l, env_get);
+	return l.launcher != NULL;
+}
+
+const char cli_cluster_resume_msg[] =
+	"with the mpi backend, --resume NAME needs DATA and the run's options "
+	"again (only rank 0 may open the database, and every rank reads the "
+	"command line)";
+
 /* ---- the MPI process of a rank: pump until the child is done ---- */
 
 static volatile sig_atomic_t g_stop;

@@ -45,6 +45,12 @@ void cli_cluster_init(struct cli_cluster *c);
 int cli_cluster_option(struct cli_cluster *c, const char *cmd, int opt,
 		       const char *arg);
 
+/* Whether the backend will be mpi (asked for, or detected from mpirun's or
+ * srun's environment); decides nothing and prints nothing. */
+int cli_cluster_wants_mpi(const struct cli_cluster *c);
+/* Why `--resume NAME` without DATA is refused under mpi. */
+extern const char cli_cluster_resume_msg[];
+
 /* Chooses the backend (saying so on stderr when it was detected) and, for
  * mpi, starts it: every rank initialises MPI, rank 0 broadcasts the
  * dataset file d->path, and each rank forks.  Returns -1 when the caller

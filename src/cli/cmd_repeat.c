@@ -647,6 +647,8 @@ int cmd_repeat(int argc, char **argv)
 	cfl_buf_init(&cmdline);
 	cfl_buf_init(&out);
 	r = parse_args(&pl, argc, argv);
+	if (r == 3 && cli_cluster_wants_mpi(&pl.cluster))
+		r = cli_usage_error("repeat", "%s", cli_cluster_resume_msg);
 	if (r == 3) {
 		/* --resume NAME alone: the run's stored command fills in DATA
 		 * and the plan */
@@ -674,6 +676,8 @@ int cmd_repeat(int argc, char **argv)
 			      &pl.num_jobs, pl.num_jobs_set);
 	if (r >= 0) {
 		plan_release(&pl);
+		free(rv);
+		free(rv_words);
 		return r;
 	}
 

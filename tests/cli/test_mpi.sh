@@ -184,6 +184,14 @@ test_mpi_backend_usage_errors() {
 	run "$CFL" repeat "$ROOT/datasets/iris.csv" --backend tcp
 	expect_rc 2
 	expect_err "--backend tcp needs --listen"
+	# --resume alone would read the database on every rank
+	run "$CFL" repeat --resume k --db none.db --backend mpi
+	expect_rc 2
+	expect_err "with the mpi backend, --resume NAME needs DATA"
+	OMPI_COMM_WORLD_RANK=1 OMPI_COMM_WORLD_SIZE=3 run "$CFL" repeat --resume k --db none.db
+	expect_rc 2
+	expect_err "with the mpi backend, --resume NAME needs DATA"
+	[ -e none.db ] && fail "a worker rank opened the database"
 	if ! "$CFL" --version | grep -q '^backends:.* mpi'; then
 		run "$CFL" repeat "$ROOT/datasets/iris.csv" --backend mpi
 		expect_rc 2
