@@ -26,7 +26,8 @@ struct cfl_param_spec {
 	enum cfl_ptype type;
 	const char *def;	/* default as text; "auto" allowed where help says so */
 	double lo, hi;
-	const char *choices;
+	const char *choices;	/* CHOICE: "a|b"; INT: optional word aliases
+				 * "none=0|sqrt=-1" (accepted beside numbers) */
 	const char *help;
 };
 

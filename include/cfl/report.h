@@ -97,4 +97,24 @@ int cfl_table_from_run(struct cfl_table *t, struct cfl_store *st,
 		       int64_t run_id, enum cfl_store_split split,
 		       enum cfl_table_rows by, struct cfl_err *err);
 
+/* ---- a run's report (run_report.c, html.c) ---- */
+
+/* What a run prints as its results, rendered from the store in fmt (so
+ * `cfl report` prints exactly what the run printed): for a repeat run the
+ * test table with one row per model then one per ensemble; for a tune run
+ * the validation table with one row per candidate (8-hex id).  Appends to
+ * out.  0, or -1 with err (database error, unknown metric, allocation). */
+int cfl_report_run(struct cfl_store *st, const struct cfl_run_info *run,
+		   enum cfl_table_format fmt, struct cfl_buf *out,
+		   struct cfl_err *err);
+
+/* The HTML report of a run: one self-contained page (no script, no link,
+ * nothing fetched) with the run's facts, its results table, per row and
+ * metric the values over repeats as box and strip plots, the ensemble rows,
+ * and for tune runs each candidate's score in order and the score against
+ * each parameter.  Plots are inline SVG drawn by cfl.  Appends to out.  0,
+ * or -1 with err. */
+int cfl_report_html(struct cfl_store *st, const struct cfl_run_info *run,
+		    struct cfl_buf *out, struct cfl_err *err);
+
 #endif

@@ -234,6 +234,7 @@ static char *fetch_data(struct worker *w, uint64_t size, struct cfl_err *err)
 	struct cfl_cache cache;
 	struct cfl_cache_fill fill;
 	char *path = NULL;
+	uint64_t next_req = 0;
 	int r;
 
 	if (cfl_cache_init(&cache, w->cache_dir, err))
@@ -250,12 +251,17 @@ static char *fetch_data(struct worker *w, uint64_t size, struct cfl_err *err)
 	while (fill.offset < size) {
 		struct cfl_wire_msg m;
 
-		cfl_wire_msg_init(&m, CFL_WIRE_FETCH);
-		memcpy(m.u.fetch.sha256, w->data_sha, 32);
-		m.u.fetch.offset = fill.offset;
-		m.u.fetch.max_len = CFL_TCP_CHUNK;
-		if (cfl_link_send(&w->link, &m, w->dead_after, err))
-			goto fail;
+		/* a few requests in flight, so the link never idles for a
+		 * round trip between chunks (they come back in order) */
+		while (next_req < size && next_req - fill.offset < 4 * (uint64_t)CFL_TCP_CHUNK) {
+			cfl_wire_msg_init(&m, CFL_WIRE_FETCH);
+			memcpy(m.u.fetch.sha256, w->data_sha, 32);
+			m.u.fetch.offset = next_req;
+			m.u.fetch.max_len = CFL_TCP_CHUNK;
+			if (cfl_link_send(&w->link, &m, w->dead_after, err))
+				goto fail;
+			next_req += CFL_TCP_CHUNK;
+		}
 		for (;;) {
 			r = cfl_link_recv(&w->link, &m, w->dead_after, err);
 			if (r == 0)
@@ -453,7 +459,10 @@ static int on_event(struct worker *w, const struct cfl_pool_event *ev)
 	 * report only means the coordinator retries the trial) */
 	m.u.result.trial_id = r.trial_id;
 	m.u.result.attempt = r.attempt;
-	m.u.result.status = CFL_RESULT_MODEL_ERROR;
+	/* the local pool makes a crash POISON (no local retries), a model
+	 * error FAILED: the coordinator retries the first, not the second */
+	m.u.result.status = ev->status == CFL_TRIAL_POISON ? CFL_RESULT_CRASHED
+							   : CFL_RESULT_MODEL_ERROR;
 	m.u.result.error = (char *)(ev->reason ? ev->reason : "failed on the worker");
 	send_msg(w, &m);
 	return 0;

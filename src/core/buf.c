@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 void cfl_buf_init(struct cfl_buf *b)
@@ -133,13 +134,33 @@ int cfl_buf_read_file(struct cfl_buf *b, const char *path, struct cfl_err *err)
 	return 0;
 }
 
+/* Writes straight into path: for devices and pipes (-o /dev/null), which a
+ * rename() would replace by a regular file. */
+static int write_in_place(const char *path, const void *data, size_t len,
+			  struct cfl_err *err)
+{
+	FILE *f = fopen(path, "wb");
+	int ok;
+
+	if (!f)
+		return cfl_err_set(err, "cannot write '%s': %s", path,
+				   strerror(errno));
+	ok = fwrite(data, 1, len, f) == len;
+	ok = (fclose(f) == 0) && ok;
+	return ok ? 0 : cfl_err_set(err, "cannot write '%s': %s", path,
+				    strerror(errno));
+}
+
 int cfl_write_file_atomic(const char *path, const void *data, size_t len,
 			  struct cfl_err *err)
 {
 	struct cfl_buf tmp;
+	struct stat st;
 	FILE *f;
 	int ok;
 
+	if (stat(path, &st) == 0 && !S_ISREG(st.st_mode))
+		return write_in_place(path, data, len, err);
 	cfl_buf_init(&tmp);
 	if (cfl_buf_printf(&tmp, "%s.tmp.%ld", path, (long)getpid()))
 		return cfl_err_set(err, "out of memory");

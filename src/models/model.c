@@ -71,6 +71,16 @@ static int parse_long(const char *s, long *out)
 	return (end == s || *end || errno) ? -1 : 0;
 }
 
+/* A long at the start of s, ending at '|' or the end. */
+static int parse_long_prefix(const char *s, long *out)
+{
+	char *end;
+
+	errno = 0;
+	*out = strtol(s, &end, 10);
+	return (end == s || (*end && *end != '|') || errno) ? -1 : 0;
+}
+
 static int parse_double(const char *s, double *out)
 {
 	char *end;
@@ -138,6 +148,26 @@ static long parse_intlist(const char *s, double lo, double hi, long *out,
 	}
 }
 
+/* An INT param's word alias ("none=0|sqrt=-1"): its value into out, or -1
+ * when v is not one of the words. */
+static int int_alias(const struct cfl_param_spec *sp, const char *v,
+		     long *out)
+{
+	size_t n = strlen(v);
+	const char *p = sp->type == CFL_P_INT ? sp->choices : NULL;
+
+	while (p && *p) {
+		const char *eq = strchr(p, '='), *bar = strchr(p, '|');
+
+		if (!eq || (bar && bar < eq))
+			return -1;
+		if ((size_t)(eq - p) == n && strncmp(p, v, n) == 0)
+			return parse_long_prefix(eq + 1, out);
+		p = bar ? bar + 1 : NULL;
+	}
+	return -1;
+}
+
 static int check_value(const struct cfl_model_ops *ops,
 		       const struct cfl_param_spec *sp, const char *v,
 		       struct cfl_err *err)
@@ -150,10 +180,14 @@ static int check_value(const struct cfl_model_ops *ops,
 		return 0;
 	switch (sp->type) {
 	case CFL_P_INT:
+		if (int_alias(sp, v, &l) == 0)
+			return 0;
 		if (parse_long(v, &l) || l < sp->lo || l > sp->hi)
 			return cfl_err_set(err,
-					   "%s: %s must be an integer in [%.17g, %.17g], got '%s'",
-					   ops->name, sp->name, sp->lo, sp->hi, v);
+					   "%s: %s must be an integer in [%.17g, %.17g]%s%s, got '%s'",
+					   ops->name, sp->name, sp->lo, sp->hi,
+					   sp->choices ? " or one of " : "",
+					   sp->choices ? sp->choices : "", v);
 		return 0;
 	case CFL_P_FLOAT:
 		if (parse_double(v, &d) || d < sp->lo || d > sp->hi)
@@ -225,9 +259,12 @@ static const char *raw_value(const struct cfl_model *m, const char *name,
 long cfl_param_int(const struct cfl_model *m, const char *name)
 {
 	const struct cfl_param_spec *sp;
+	const char *v = raw_value(m, name, &sp);
 	long l = 0;
 
-	parse_long(raw_value(m, name, &sp), &l);
+	if (sp && int_alias(sp, v, &l) == 0)
+		return l;
+	parse_long(v, &l);
 	return l;
 }
 

@@ -440,20 +440,22 @@ static int handle_result(struct cfl_pool *p, struct peer *pe,
 		pe->n_busy--;
 	}
 	if (r->status != CFL_RESULT_OK) {
-		/* a model error: a failed attempt that did not kill the worker */
+		/* a model error: a failed attempt that did not kill the worker;
+		 * CRASHED: a remote worker's process died running it */
 		int st, attempt = (int)r->attempt;
+		int killed = r->status == CFL_RESULT_CRASHED;
 		char reason[256];
 
 		snprintf(reason, sizeof(reason), "%s", r->error ? r->error : "model error");
 		cfl_wire_msg_release(msg);	/* r is zeroed from here on */
 		if (k == pe->pub.n_slots)
 			return 0;	/* a late error of a cancelled lease */
-		st = sched_failed(&p->s, idx, attempt, 0, reason);
+		st = sched_failed(&p->s, idx, attempt, killed, reason);
 		if (st < 0)
 			return 0;
 		if (store_failed(p, &p->s.t[idx], attempt, reason, st, err))
 			return -1;
-		if (st == CFL_TRIAL_FAILED) {
+		if (st == CFL_TRIAL_FAILED || st == CFL_TRIAL_POISON) {
 			struct event *e = event_push(p, err);
 
 			if (!e)

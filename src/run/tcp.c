@@ -795,7 +795,6 @@ struct cfl_tcp *cfl_tcp_listen(struct cfl_pool *pool,
 	struct cfl_tcp *t;
 	struct epoll_event ev;
 	struct itimerspec its;
-	struct cfl_sha256 s;
 	char host[256];
 	int port;
 
@@ -834,9 +833,7 @@ struct cfl_tcp *cfl_tcp_listen(struct cfl_pool *pool,
 	 * other data than the table claims */
 	if (cfl_buf_read_file(&t->data, o->data_path, err))
 		goto fail;
-	cfl_sha256_init(&s);
-	cfl_sha256_update(&s, t->data.data, t->data.len);
-	cfl_sha256_final(&s, t->sha);
+	cfl_net_sha256(t->data.data, t->data.len, t->sha);
 	if (memcmp(t->sha, o->data_sha256, 32)) {
 		cfl_err_set(err, "'%s' changed since it was loaded", o->data_path);
 		goto fail;

@@ -544,7 +544,7 @@ static void dec_result(struct dec *d, struct cfl_wire_result *r)
 	r->fit_seconds = get_f64(d);
 	r->predict_seconds = get_f64(d);
 	r->peak_rss_kb = get_u64(d);
-	if (!d->bad && r->status > CFL_RESULT_MODEL_ERROR)
+	if (!d->bad && r->status > CFL_RESULT_CRASHED)
 		fail_dec(d, "unknown result status");
 	for (int s = 0; s < CFL_WIRE_N_SPLITS && !d->bad; s++) {
 		struct cfl_wire_split *sp = &r->split[s];

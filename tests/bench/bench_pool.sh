@@ -30,36 +30,55 @@ echo "pool, 10000 no-op trials, 2 workers: ${with_store} us per trial with the s
 	"(target <= 100), ${no_store} us without: store ${store_cost} us per committed trial" \
 	"(target <= 500); fork per trial: ${fork_each} us per trial"
 
-# 2. parallel efficiency: 16 linear trials on synth_clf_100k, J=1 vs J=2,
-#    measured on the trial phase the store records (first start to last end)
+# 2. parallel efficiency: N trials on synth_clf_100k, J=1 vs J=2, measured
+#    on the trial phase the store records (first lease to last result).  On
+#    a shared or virtual 2-core machine two processes rarely get two whole
+#    cores, so the same N trials also run as two independent J=1 commands
+#    side by side (N/2 each): that is the ceiling the hardware allows, and
+#    the pool is judged against it too.
 SYN="$BENCH_DIR/synth_clf_100k.csv"
-phase() {	# phase J -> seconds
+EFF_ARGS=(--models linear --num-repeat 16)
+HALF_ARGS=(--models linear --num-repeat 8)
+EFF_MODEL=linear
+if "$CFL" --version 2>/dev/null | grep -qw fcnn; then
+	# fcnn: the W1 net with 20 epochs (about a second per trial)
+	EFF_MODEL=fcnn
+	F=(--models fcnn --set fcnn.hidden=64,64 --set fcnn.epochs=20 --set fcnn.patience=0)
+	EFF_ARGS=("${F[@]}" --num-repeat 4)
+	HALF_ARGS=("${F[@]}" --num-repeat 2)
+fi
+span() {	# span DB -> seconds from the first lease to the last result
+	sqlite3 "$1" "select max(finished) - min(started) from trials"
+}
+phase() {	# phase J -> seconds, median of 3
 	for _ in 1 2 3; do
 		rm -f "$B/e.db" "$B/e.db-wal" "$B/e.db-shm"
-		"$CFL" repeat "$SYN" --models "$EFF_MODEL" --num-repeat 16 --num-jobs "$1" \
+		"$CFL" repeat "$SYN" "${EFF_ARGS[@]}" --num-jobs "$1" --ensemble none \
 			--db "$B/e.db" -q >/dev/null 2>&1 || exit 1
-		sqlite3 "$B/e.db" "select max(finished) - min(started) from trials"
+		span "$B/e.db"
 	done | median
 }
-EFF_MODEL=linear
-"$CFL" --version 2>/dev/null | grep -qw fcnn && EFF_MODEL=fcnn
-if [ "$EFF_MODEL" = fcnn ]; then
-	# fcnn: the W1 net with 10 epochs, 4 seeds (a few seconds per trial)
-	phase() {
-		for _ in 1 2 3; do
-			rm -f "$B/e.db" "$B/e.db-wal" "$B/e.db-shm"
-			"$CFL" repeat "$SYN" --models fcnn --set fcnn.hidden=64,64 \
-				--set fcnn.epochs=10 --set fcnn.patience=0 --num-repeat 4 \
-				--num-jobs "$1" --ensemble none --db "$B/e.db" -q >/dev/null 2>&1 || exit 1
-			sqlite3 "$B/e.db" "select max(finished) - min(started) from trials"
-		done | median
-	}
-fi
+ceiling() {	# two J=1 commands side by side -> seconds, median of 3
+	for _ in 1 2 3; do
+		rm -f "$B"/h[12].db*
+		"$CFL" repeat "$SYN" "${HALF_ARGS[@]}" --num-jobs 1 --ensemble none \
+			--db "$B/h1.db" -q >/dev/null 2>&1 &
+		"$CFL" repeat "$SYN" "${HALF_ARGS[@]}" --seed 1 --num-jobs 1 --ensemble none \
+			--db "$B/h2.db" -q >/dev/null 2>&1
+		wait
+		a=$(span "$B/h1.db") b=$(span "$B/h2.db")
+		awk -v a="$a" -v b="$b" 'BEGIN { print (a > b ? a : b) }'
+	done | median
+}
 t1=$(phase 1)
 t2=$(phase 2)
+tc=$(ceiling)
 eff=$(awk -v a="$t1" -v b="$t2" 'BEGIN { printf "%.0f", a / (2 * b) * 100 }')
+ceil=$(awk -v a="$t1" -v b="$tc" 'BEGIN { printf "%.0f", a / (2 * b) * 100 }')
+rel=$(awk -v c="$tc" -v b="$t2" 'BEGIN { printf "%.0f", c / b * 100 }')
 echo "parallel efficiency, $EFF_MODEL on synth_clf_100k: J=1 ${t1} s, J=2 ${t2} s:" \
-	"${eff}% of twice J=1's throughput (target >= 90%)"
+	"${eff}% of twice J=1's throughput (target >= 90%); two independent J=1" \
+	"processes: ${tc} s (${ceil}%): the pool reaches ${rel}% of that ceiling"
 
 # 3. W1 end to end (wall time of the whole command, start-up included)
 #    against tests/bench/w1_e2e_torch.py, on the split make_data.py wrote
@@ -102,6 +121,8 @@ fi
 	echo "| store cost per committed trial | ${store_cost} us | <= 500 us |"
 	echo "| no-op trial, fork per trial | ${fork_each} us | |"
 	echo "| parallel efficiency J=2 ($EFF_MODEL, synth_clf_100k) | ${eff}% | >= 90% |"
+	echo "| two independent J=1 processes (the machine's ceiling) | ${ceil}% | |"
+	echo "| the pool against that ceiling | ${rel}% | |"
 	echo
 	if [ -n "$w1" ]; then printf "%b\n" "$w1"; fi
 } >>"$BENCH_DIR/results.md"

@@ -8,6 +8,8 @@
 w_coord() {
 	# whatever a failed test leaves running is killed with it
 	trap 'kill -9 $(jobs -p) 2>/dev/null' EXIT
+	# an old coord.err would give an old port before the new one is written
+	rm -f coord.out coord.err
 	"$CFL" repeat "$@" >coord.out 2>coord.err &
 	COORD_PID=$!
 	PORT=
@@ -89,10 +91,15 @@ test_worker_two_workers_same_table_as_local() {
 	expect_rc 0
 	w_table <(echo "$out") >local.table
 	w_coord "${args[@]}" --num-jobs 0 --listen 127.0.0.1:0 --db remote.db
+	# both workers are let go at the same moment, so both are in (and
+	# hold leases) before the fast trials are over
 	w_worker --jobs 1 --name w1 -q; local a=$!
+	kill -STOP $a
 	w_worker --jobs 2 --name w2 -q; local b=$!
-	w_wait $a; [ "$w_rc" = 0 ] || fail "worker 1 exit $w_rc"
-	w_wait $b; [ "$w_rc" = 0 ] || fail "worker 2 exit $w_rc"
+	kill -STOP $b
+	kill -CONT $a $b
+	w_wait $a; [ "$w_rc" = 0 ] || fail "worker 1 exit $w_rc: $(cat workers.err)"
+	w_wait $b; [ "$w_rc" = 0 ] || fail "worker 2 exit $w_rc: $(cat workers.err)"
 	w_wait $COORD_PID; [ "$w_rc" = 0 ] || fail "coordinator exit $w_rc: $(cat coord.err)"
 	w_table coord.out >remote.table
 	[ -s remote.table ] || fail "no table"
@@ -110,7 +117,7 @@ test_worker_two_workers_same_table_as_local() {
 # nothing is stored twice.
 test_worker_kill9_requeues() {
 	w_coord "$ROOT/datasets/iris.csv" --models linear --num-repeat 4 --seed 5 -q \
-		--num-jobs 0 --listen 127.0.0.1:0 --heartbeat 0.2 --db r.db
+		--num-jobs 0 --listen 127.0.0.1:0 --heartbeat 0.5 --db r.db
 	CFL_TEST_FAULT=hang w_worker --jobs 2 --name hanger -q; local a=$!
 	w_until "select count(*) from trials where status='running' and worker='hanger'" 2 r.db
 	w_worker --jobs 2 --name good -q; local b=$!
@@ -174,7 +181,7 @@ test_worker_wrong_token_refused() {
 	expect_rc 1
 	expect_err "authentication failed"
 	w_worker --token-file good.tok -q; local a=$!
-	w_wait $a; [ "$w_rc" = 0 ] || fail "worker exit $w_rc"
+	w_wait $a; [ "$w_rc" = 0 ] || fail "worker exit $w_rc: $(cat workers.err) / $(cat coord.err)"
 	w_wait $COORD_PID; [ "$w_rc" = 0 ] || fail "coordinator exit $w_rc"
 	grep -q "refused connection from 127.0.0.1:[0-9]*: the worker refused: authentication failed" coord.err ||
 		fail "coordinator did not log the refusal: $(cat coord.err)"
@@ -222,10 +229,78 @@ test_worker_coordinator_restart_resume() {
 		>coord.out 2>coord2.err &
 	COORD_PID=$!
 	w_wait $COORD_PID 60; [ "$w_rc" = 0 ] || fail "resumed coordinator exit $w_rc: $(cat coord2.err)"
-	w_wait $a; [ "$w_rc" = 0 ] || fail "worker exit $w_rc"
+	w_wait $a; [ "$w_rc" = 0 ] || fail "worker exit $w_rc: $(cat workers.err) / $(cat coord.err)"
 	grep -q "worker 'w' joined" coord2.err || fail "worker did not reconnect: $(cat coord2.err)"
 	[ "$(sqlite3 r.db "select count(*) from trials where status='done'")" = 4 ] ||
 		fail "trials: $(sqlite3 r.db 'select * from trials')"
 	[ "$(sqlite3 r.db "select status from runs")" = done ] || fail "run not done"
 	[ "$(sqlite3 r.db "select count(*) from metrics")" = 16 ] || fail "metrics: $(sqlite3 r.db 'select count(*) from metrics')"
+}
+
+# Where root and `ip netns` are available: a worker in a network namespace
+# whose link goes down is caught by missed heartbeats, its trial requeued.
+test_worker_netns_link_down() {
+	[ "$(id -u)" = 0 ] && command -v ip >/dev/null || { echo "    skipped: needs root and ip" >&2; return 0; }
+	local ns=cfl$$ vh=vh$$ vn=vn$$ net=10.$((RANDOM % 200 + 20)).$((RANDOM % 250))
+	ip netns add $ns 2>/dev/null || { echo "    skipped: no ip netns" >&2; return 0; }
+	trap 'kill -9 $(jobs -p) 2>/dev/null; ip netns del '$ns' 2>/dev/null; ip link del '$vh' 2>/dev/null' EXIT
+	ip link add $vh type veth peer name $vn &&
+	ip link set $vn netns $ns &&
+	ip addr add $net.1/24 dev $vh && ip link set $vh up &&
+	ip netns exec $ns ip addr add $net.2/24 dev $vn &&
+	ip netns exec $ns ip link set $vn up || fail "cannot set up the veth pair"
+	(umask 077; head -c 32 /dev/urandom | base64 >tok)
+	"$CFL" repeat "$ROOT/datasets/iris.csv" --models linear --num-repeat 3 -q --num-jobs 0 \
+		--listen 0.0.0.0:0 --token-file tok --heartbeat 0.2 --db r.db >coord.out 2>coord.err &
+	COORD_PID=$!
+	for _ in $(seq 100); do
+		PORT=$(grep -o -m1 'connect 0.0.0.0:[0-9]*' coord.err | cut -d: -f2)
+		[ -n "$PORT" ] && break
+		sleep 0.1
+	done
+	[ -n "$PORT" ] || fail "no worker line: $(cat coord.err)"
+	CFL_TEST_FAULT=hang CFL_CACHE_DIR="$TMP/cache" ip netns exec $ns "$CFL" worker \
+		--connect "$net.1:$PORT" --token-file tok --name far --jobs 1 --retry-for 3 -q 2>far.err &
+	local far=$!
+	w_until "select count(*) from trials where status='running' and worker='far'" 1 r.db
+	ip link set $vh down
+	w_worker --token-file tok --name near -q; local near=$!
+	w_wait $near; [ "$w_rc" = 0 ] || fail "near worker exit $w_rc"
+	w_wait $COORD_PID; [ "$w_rc" = 0 ] || fail "coordinator exit $w_rc: $(cat coord.err)"
+	grep -q "dropped worker 'far'.*missed heartbeats" coord.err || fail "not caught: $(cat coord.err)"
+	[ "$(sqlite3 r.db "select count(*) from trials where status='done' and worker='near'")" = 3 ] ||
+		fail "trials: $(sqlite3 r.db 'select * from trials')"
+	w_wait $far 30
+	[ "$w_rc" = 1 ] || fail "far worker exit $w_rc"
+}
+
+# A remote worker's local process that crashes is a retried attempt, and
+# poison when it keeps crashing; a model error that keeps failing ends
+# failed: the same outcomes as with local workers.
+test_worker_remote_crash_is_retried() {
+	w_coord "$ROOT/datasets/iris.csv" --models linear --num-repeat 3 -q \
+		--num-jobs 0 --listen 127.0.0.1:0 --db r.db
+	CFL_TEST_FAULT=segv:1:1 w_worker --jobs 1 -q; local a=$!
+	w_wait $a; [ "$w_rc" = 0 ] || fail "worker exit $w_rc: $(cat workers.err) / $(cat coord.err)"
+	w_wait $COORD_PID; [ "$w_rc" = 0 ] || fail "coordinator exit $w_rc"
+	[ "$(sqlite3 r.db "select status, attempt from trials where repeat=1")" = "done|2" ] ||
+		fail "not retried: $(sqlite3 r.db 'select * from trials')"
+	[ "$(sqlite3 r.db "select reason from trial_attempts")" = "signal SIGSEGV" ] ||
+		fail "attempts: $(sqlite3 r.db 'select * from trial_attempts')"
+	rm -f r.db*
+	w_coord "$ROOT/datasets/iris.csv" --models linear --num-repeat 3 -q \
+		--num-jobs 0 --listen 127.0.0.1:0 --db r.db
+	CFL_TEST_FAULT=segv:1 w_worker --jobs 1 -q; a=$!
+	w_wait $a; [ "$w_rc" = 0 ] || fail "worker exit $w_rc: $(cat workers.err) / $(cat coord.err)"
+	w_wait $COORD_PID; [ "$w_rc" = 0 ] || fail "coordinator exit $w_rc"
+	[ "$(sqlite3 r.db "select status, attempt from trials where repeat=1")" = "poison|2" ] ||
+		fail "not poison: $(sqlite3 r.db 'select * from trials')"
+	rm -f r.db*
+	w_coord "$ROOT/datasets/iris.csv" --models linear --num-repeat 3 -q \
+		--num-jobs 0 --listen 127.0.0.1:0 --db r.db
+	CFL_TEST_FAULT=error:1 w_worker --jobs 1 -q; a=$!
+	w_wait $a; [ "$w_rc" = 0 ] || fail "worker exit $w_rc: $(cat workers.err) / $(cat coord.err)"
+	w_wait $COORD_PID; [ "$w_rc" = 0 ] || fail "coordinator exit $w_rc"
+	[ "$(sqlite3 r.db "select status, attempt from trials where repeat=1")" = "failed|2" ] ||
+		fail "model error: $(sqlite3 r.db 'select * from trials')"
 }

@@ -6,9 +6,16 @@
 #include <dirent.h>
 #include <fcntl.h>
 #include <sys/stat.h>
+#include <sys/socket.h>
 #include <sys/wait.h>
+#include <netinet/in.h>
+#include <arpa/inet.h>
+#include <signal.h>
+#include <sys/prctl.h>
 
 #include "cfl/net.h"
+#include "cfl/run.h"
+#include "cfl/wire.h"
 
 static char tmpdir[256];
 
@@ -43,6 +50,11 @@ static void write_file(const char *path, const char *text, mode_t mode)
 	CHECK(write(fd, text, strlen(text)) == (ssize_t)strlen(text));
 	close(fd);
 	CHECK(chmod(path, mode) == 0);
+}
+
+static int send_all_raw(int fd, const void *p, size_t n)
+{
+	return send(fd, p, n, MSG_NOSIGNAL) == (ssize_t)n ? 0 : -1;
 }
 
 static void make_token(struct cfl_token *t, const char *text)
@@ -519,6 +531,291 @@ static void t_cache_two_writers(void)
 	cleanup();
 }
 
+/* ---- the TCP transport against a real pool ----
+ *
+ * A forked child runs a coordinator: a pool with no local workers, N
+ * trials and a TCP listener.  The test plays a remote worker by hand with
+ * struct cfl_link, so it can send what an honest worker never would. */
+
+#define N_TRIALS 3
+
+static void coordinator(int port_fd, const char *csv,
+			const unsigned char sha[32])
+{
+	struct cfl_pool_opts o;
+	struct cfl_tcp_opts to;
+	struct cfl_pool *p;
+	struct cfl_tcp *t;
+	struct cfl_err err;
+	int port, r, n_done = 0;
+
+	/* never outlive the test case, whatever happens */
+	prctl(PR_SET_PDEATHSIG, SIGKILL);
+	alarm(30);
+	cfl_pool_opts_init(&o);
+	o.n_local = 0;
+	o.max_retries = 5;
+	p = cfl_pool_new(&o, &err);
+	if (!p)
+		_exit(10);
+	for (int i = 1; i <= N_TRIALS; i++) {
+		struct cfl_trial_spec sp;
+
+		memset(&sp, 0, sizeof(sp));
+		sp.trial_id = i;
+		sp.model = "baseline";
+		sp.seed = (uint64_t)i;
+		sp.fold = -1;
+		if (cfl_pool_submit(p, &sp, &err))
+			_exit(11);
+	}
+	cfl_tcp_opts_init(&to);
+	to.addr = "127.0.0.1:0";
+	to.data_path = csv;
+	to.data_sha256 = sha;
+	to.config = "run=test\n";
+	to.handshake_timeout = 2;
+	t = cfl_tcp_listen(p, &to, &err);
+	if (!t)
+		_exit(12);
+	port = cfl_tcp_port(t);
+	if (write(port_fd, &port, sizeof(port)) != sizeof(port))
+		_exit(13);
+	while ((r = cfl_pool_wait(p, &(struct cfl_pool_event){ 0 }, &err)) != CFL_POOL_IDLE) {
+		if (r < 0)
+			_exit(14);
+		if (r == CFL_POOL_EVENT)
+			n_done++;
+	}
+	cfl_pool_close(p, NULL);
+	cfl_tcp_free(t);
+	_exit(n_done == N_TRIALS ? 0 : 15);
+}
+
+/* The next message that is not a heartbeat (within 5 s). */
+static int next_msg(struct cfl_link *l, struct cfl_wire_msg *m)
+{
+	struct cfl_err err;
+	int r;
+
+	for (;;) {
+		r = cfl_link_recv(l, m, 5, &err);
+		if (r <= 0)
+			return -1;
+		if (m->type != CFL_WIRE_HEARTBEAT)
+			return 0;
+		cfl_wire_msg_release(m);
+	}
+}
+
+static void join(struct cfl_link *l, int port, const char *name,
+		 uint32_t proto, struct cfl_wire_msg *reply)
+{
+	struct cfl_wire_msg m;
+	struct cfl_err err;
+	int fatal;
+
+	cfl_link_init(l);
+	CHECK_MSG(cfl_link_connect(l, "127.0.0.1", port, NULL, 5, &fatal, &err) == 0,
+		  "%s", err.msg);
+	cfl_wire_msg_init(&m, CFL_WIRE_HELLO);
+	m.u.hello.proto = proto;
+	m.u.hello.n_slots = 1;
+	m.u.hello.name = (char *)name;
+	CHECK(cfl_link_send(l, &m, 5, &err) == 0);
+	CHECK(next_msg(l, reply) == 0);
+}
+
+static void send_result(struct cfl_link *l, int64_t trial, uint32_t attempt,
+			struct cfl_buf *frame /* OUT: the sealed bytes, or NULL */)
+{
+	struct cfl_wire_msg m;
+	struct cfl_buf b;
+	struct cfl_err err;
+
+	cfl_wire_msg_init(&m, CFL_WIRE_RESULT);
+	m.u.result.trial_id = trial;
+	m.u.result.attempt = attempt;
+	cfl_buf_init(&b);
+	CHECK(cfl_wire_encode(&b, 0, CFL_WIRE_F_MAC, &m, &err) == 0);
+	CHECK(cfl_link_send_frame(l, b.data, b.len, 5, &err) == 0);
+	if (frame)
+		*frame = b;
+	else
+		cfl_buf_release(&b);
+}
+
+static void expect_ack(struct cfl_link *l, int64_t trial, uint32_t attempt,
+		       uint32_t dup)
+{
+	struct cfl_wire_msg m;
+
+	CHECK(next_msg(l, &m) == 0);
+	CHECK_STR(cfl_wire_type_name(m.type), "RESULT_ACK");
+	CHECK_INT(m.u.ack.trial_id, trial);
+	CHECK_INT(m.u.ack.attempt, attempt);
+	CHECK_INT(m.u.ack.duplicate, dup);
+	cfl_wire_msg_release(&m);
+}
+
+static void t_tcp_protocol(void)
+{
+	const char *csv = tmp_path("d.csv");
+	const char data[] = "a,y\n1,0\n2,1\n3,0\n4,1\n5,0\n6,1\n7,0\n8,1\n";
+	unsigned char sha[32];
+	struct cfl_link l1, l2, l3;
+	struct cfl_wire_msg m;
+	struct cfl_buf sealed;
+	struct cfl_err err;
+	int pfd[2], port, st;
+	int64_t t1;
+	uint32_t a1;
+	pid_t pid;
+
+	write_file(csv, data, 0600);
+	sha_of(data, strlen(data), sha);
+	CHECK(pipe(pfd) == 0);
+	pid = fork();
+	CHECK(pid >= 0);
+	if (pid == 0)
+		coordinator(pfd[1], csv, sha);
+	CHECK(read(pfd[0], &port, sizeof(port)) == sizeof(port));
+
+	/* a worker of another protocol version is told so */
+	join(&l1, port, "old", CFL_WIRE_VERSION + 1, &m);
+	CHECK_STR(cfl_wire_type_name(m.type), "ERROR");
+	CHECK_CONTAINS(m.u.error.message, "version mismatch");
+	cfl_wire_msg_release(&m);
+	cfl_link_close(&l1);
+
+	/* WELCOME names the data; FETCH gets its bytes */
+	join(&l1, port, "w1", CFL_WIRE_VERSION, &m);
+	CHECK_STR(cfl_wire_type_name(m.type), "WELCOME");
+	CHECK(memcmp(m.u.welcome.data_sha256, sha, 32) == 0);
+	CHECK_INT(m.u.welcome.data_size, strlen(data));
+	CHECK_STR(m.u.welcome.config, "run=test\n");
+	cfl_wire_msg_release(&m);
+	CHECK(next_msg(&l1, &m) == 0);
+	CHECK_STR(cfl_wire_type_name(m.type), "LEASE");
+	t1 = m.u.lease.trial_id;
+	a1 = m.u.lease.attempt;
+	CHECK_INT(a1, 1);
+	cfl_wire_msg_release(&m);
+	cfl_wire_msg_init(&m, CFL_WIRE_FETCH);
+	memcpy(m.u.fetch.sha256, sha, 32);
+	m.u.fetch.offset = 4;
+	m.u.fetch.max_len = 8;
+	CHECK(cfl_link_send(&l1, &m, 5, &err) == 0);
+	CHECK(next_msg(&l1, &m) == 0);
+	CHECK_STR(cfl_wire_type_name(m.type), "CHUNK");
+	CHECK_INT(m.u.chunk.n, 8);
+	CHECK(memcmp(m.u.chunk.data, data + 4, 8) == 0);
+	cfl_wire_msg_release(&m);
+
+	/* a second worker with the same name is refused */
+	join(&l2, port, "w1", CFL_WIRE_VERSION, &m);
+	CHECK_STR(cfl_wire_type_name(m.type), "ERROR");
+	CHECK_CONTAINS(m.u.error.message, "'w1' is already connected");
+	cfl_wire_msg_release(&m);
+	cfl_link_close(&l2);
+
+	/* w1 vanishes holding trial t1: requeued (behind the others) */
+	cfl_link_close(&l1);
+	join(&l2, port, "w2", CFL_WIRE_VERSION, &m);
+	CHECK_STR(cfl_wire_type_name(m.type), "WELCOME");
+	cfl_wire_msg_release(&m);
+	CHECK(next_msg(&l2, &m) == 0);
+	CHECK_STR(cfl_wire_type_name(m.type), "LEASE");
+	CHECK_INT(m.u.lease.trial_id, 2);
+	cfl_wire_msg_release(&m);
+	/* w1's late result of t1 (kept and sent again by w1 after a
+	 * reconnect) is accepted although w2 does not hold it: first wins,
+	 * and t1 leaves the queue */
+	send_result(&l2, t1, 1, NULL);
+	expect_ack(&l2, t1, 1, 0);
+	send_result(&l2, 2, 1, &sealed);
+	expect_ack(&l2, 2, 1, 0);
+	/* the slot is free again: the last trial */
+	CHECK(next_msg(&l2, &m) == 0);
+	CHECK_STR(cfl_wire_type_name(m.type), "LEASE");
+	CHECK_INT(m.u.lease.trial_id, 3);
+	cfl_wire_msg_release(&m);
+	/* the same result again (as after a lost ack): a duplicate; so is a
+	 * result for a trial the coordinator does not know */
+	send_result(&l2, 2, 1, NULL);
+	expect_ack(&l2, 2, 1, 1);
+	send_result(&l2, 999, 1, NULL);
+	expect_ack(&l2, 999, 1, 1);
+	/* a replayed frame (its old sequence number and MAC) ends the
+	 * connection; trial 3 goes to the next worker as attempt 2 */
+	CHECK(send_all_raw(l2.fd, sealed.data, sealed.len) == 0);
+	CHECK(next_msg(&l2, &m) < 0);
+	cfl_link_close(&l2);
+	join(&l3, port, "w3", CFL_WIRE_VERSION, &m);
+	CHECK_STR(cfl_wire_type_name(m.type), "WELCOME");
+	cfl_wire_msg_release(&m);
+	CHECK(next_msg(&l3, &m) == 0);
+	CHECK_STR(cfl_wire_type_name(m.type), "LEASE");
+	CHECK_INT(m.u.lease.trial_id, 3);
+	CHECK_INT(m.u.lease.attempt, 2);
+	cfl_wire_msg_release(&m);
+	send_result(&l3, 3, 2, NULL);
+	expect_ack(&l3, 3, 2, 0);
+	/* all done: SHUTDOWN, and the coordinator saw each trial once */
+	CHECK(next_msg(&l3, &m) == 0);
+	CHECK_STR(cfl_wire_type_name(m.type), "SHUTDOWN");
+	cfl_wire_msg_release(&m);
+	cfl_link_close(&l3);
+	cfl_buf_release(&sealed);
+	CHECK(waitpid(pid, &st, 0) == pid);
+	CHECK_MSG(WIFEXITED(st) && WEXITSTATUS(st) == 0, "coordinator status %d", st);
+	cleanup();
+}
+
+/* Garbage instead of a handshake: the coordinator answers FAIL and closes,
+ * and an honest worker still gets in. */
+static void t_tcp_garbage_then_honest(void)
+{
+	const char *csv = tmp_path("d.csv");
+	const char data[] = "a,y\n1,0\n2,1\n";
+	unsigned char sha[32], buf[64];
+	struct cfl_link l;
+	struct cfl_wire_msg m;
+	struct sockaddr_in a;
+	int pfd[2], port, fd;
+	ssize_t n;
+	pid_t pid;
+
+	write_file(csv, data, 0600);
+	sha_of(data, strlen(data), sha);
+	CHECK(pipe(pfd) == 0);
+	pid = fork();
+	CHECK(pid >= 0);
+	if (pid == 0)
+		coordinator(pfd[1], csv, sha);
+	CHECK(read(pfd[0], &port, sizeof(port)) == sizeof(port));
+	fd = socket(AF_INET, SOCK_STREAM, 0);
+	memset(&a, 0, sizeof(a));
+	a.sin_family = AF_INET;
+	a.sin_port = htons((uint16_t)port);
+	a.sin_addr.s_addr = htonl(0x7f000001);
+	CHECK(connect(fd, (struct sockaddr *)&a, sizeof(a)) == 0);
+	CHECK(write(fd, "\x00\x01garbage", 9) == 9);
+	n = read(fd, buf, sizeof(buf));
+	CHECK(n > 8);
+	CHECK(memcmp(buf, "CFLA", 4) == 0);
+	CHECK_INT(buf[5], 4);	/* FAIL */
+	CHECK_INT(read(fd, buf, sizeof(buf)), 0);	/* then EOF */
+	close(fd);
+	join(&l, port, "honest", CFL_WIRE_VERSION, &m);
+	CHECK_STR(cfl_wire_type_name(m.type), "WELCOME");
+	cfl_wire_msg_release(&m);
+	cfl_link_close(&l);
+	kill(pid, SIGKILL);
+	waitpid(pid, NULL, 0);
+	cleanup();
+}
+
 const struct cfl_test cfl_tests[] = {
 	TEST(t_token_load),
 	TEST(t_handshake_ok),
@@ -529,5 +826,7 @@ const struct cfl_test cfl_tests[] = {
 	TEST(t_cache_fill_get),
 	TEST(t_cache_rejects_bad_bytes),
 	TEST(t_cache_two_writers),
+	TEST(t_tcp_protocol),
+	TEST(t_tcp_garbage_then_honest),
 	{ 0 }
 };

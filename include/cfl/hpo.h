@@ -1,0 +1,167 @@
+/*
+ * cfl hpo: the params language (params/NAME.params), search spaces, and the
+ * search methods of `cfl tune`: random (scrambled Sobol points), grid, and
+ * Bayesian optimisation on a Gaussian process.
+ *
+ * A search is a deterministic function of its seed and of the sequence of
+ * ask / tell calls: the same calls give the same proposals on every machine,
+ * so a run that applies results in trial order reproduces its history and
+ * --resume replays it.  src/hpo is the only code that includes GSL headers
+ * (never together with cblas.h) and, with src/data, PCRE2.
+ */
+#ifndef CFL_HPO_H
+#define CFL_HPO_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "cfl/core.h"
+#include "cfl/model.h"
+
+/* ---- search spaces ---- */
+
+enum cfl_dist {
+	CFL_DIST_FIXED,		/* name = value */
+	CFL_DIST_CHOICE,	/* name = choice(a, b, ...) */
+	CFL_DIST_UNIFORM,	/* name = uniform(lo, hi) */
+	CFL_DIST_LOGUNIFORM,	/* name = loguniform(lo, hi), 0 < lo */
+	CFL_DIST_INT,		/* name = int(lo, hi), integers, both ends in */
+};
+
+struct cfl_space_param {
+	char *name;
+	enum cfl_dist dist;
+	double lo, hi;		/* uniform, loguniform, int */
+	int integer;		/* values are rounded to integers: int(), or a
+				 * range of an integer parameter of the model */
+	size_t n_choices;
+	char **choices;		/* (n_choices) choice values as text */
+	char *value;		/* fixed value as text */
+	size_t line;		/* 1-based line in the file (0: from --set) */
+};
+
+/* A search space: parameters in file order. */
+struct cfl_space {
+	char *name;		/* the file it came from, for messages */
+	size_t n_params;
+	struct cfl_space_param *params;
+};
+
+void cfl_space_init(struct cfl_space *s);
+void cfl_space_release(struct cfl_space *s);
+
+/* Parses a params file held in text (len bytes, NUL not needed).  One
+ * parameter per line (`name = choice(...) | uniform(a, b) | loguniform(a,
+ * b) | int(a, b) | value`), '#' comments, blank lines; choice values and
+ * fixed values may be quoted ("64,64").  When ops is not NULL every
+ * parameter is checked against the model's schema (name known, type fits,
+ * range inside the model's, each value accepted).  Returns 0 and fills s
+ * (release it), or -1 with err = "name:line:col: what", then the line and a
+ * caret under col, and s left empty. */
+int cfl_space_parse(struct cfl_space *s /* OUT */, const char *name,
+		    const char *text, size_t len,
+		    const struct cfl_model_ops *ops, struct cfl_err *err);
+/* cfl_space_parse on the contents of path ("cannot read 'path': ..."). */
+int cfl_space_load(struct cfl_space *s /* OUT */, const char *path,
+		   const struct cfl_model_ops *ops, struct cfl_err *err);
+/* Fixes name to value (--set): replaces its distribution, or adds it.  With
+ * ops the value is checked against the schema.  0 or -1 with err. */
+int cfl_space_fix(struct cfl_space *s, const char *name, const char *value,
+		  const struct cfl_model_ops *ops, struct cfl_err *err);
+/* Number of parameters that are searched (not fixed). */
+size_t cfl_space_n_free(const struct cfl_space *s);
+/* The index of parameter name, or -1. */
+int cfl_space_find(const struct cfl_space *s, const char *name);
+/* Appends the space back in the params language (one line each). */
+int cfl_space_format(const struct cfl_space *s, struct cfl_buf *out);
+
+/* ---- searches ---- */
+
+enum cfl_search_method { CFL_SEARCH_BO, CFL_SEARCH_RANDOM, CFL_SEARCH_GRID };
+
+/* How BO fills in the values of pending (asked, not yet told) points when
+ * it proposes a batch for parallel workers. */
+enum cfl_liar {
+	CFL_LIAR_KRIGING,	/* kriging believer: the GP mean */
+	CFL_LIAR_CONSTANT,	/* constant liar: the best value seen */
+};
+
+/* "bo"/"random"/"grid" and back (-1 when unknown). */
+const char *cfl_search_method_name(enum cfl_search_method m);
+int cfl_search_method_lookup(const char *name);
+
+struct cfl_search_opts {
+	enum cfl_search_method method;
+	uint64_t seed;
+	int maximize;		/* 1: larger told values are better */
+	size_t grid_points;	/* grid: values per continuous range (0: none allowed) */
+	size_t n_init;		/* bo: Sobol points first (0: max(5, d + 1)) */
+	enum cfl_liar liar;
+};
+
+/* Sets the defaults: bo, seed 0, minimise, kriging believer. */
+void cfl_search_opts_init(struct cfl_search_opts *o);
+
+struct cfl_search;
+
+/* A search over space (copied).  Fails when the grid is asked of a space
+ * with a continuous range and no grid_points, or when the grid would have
+ * more than 10,000,000 points. */
+struct cfl_search *cfl_search_new(const struct cfl_space *space,
+				  const struct cfl_search_opts *o,
+				  struct cfl_err *err);
+void cfl_search_free(struct cfl_search *s);
+
+/* Proposes the next candidate: every parameter of the space (fixed ones
+ * too) as text in space order into out (cleared first), and its index
+ * (0, 1, ... in ask order) into idx.  Never proposes a point asked before.
+ * Returns 0; 1 when the space is exhausted (grid done, or every point of a
+ * finite space asked); -1 with err on failure. */
+int cfl_search_ask(struct cfl_search *s, struct cfl_params *out /* OUT */,
+		   size_t *idx /* OUT, may be NULL */, struct cfl_err *err);
+/* Reports the value of candidate idx; NaN (or an infinity) marks a failed
+ * trial: it is never proposed again and never enters the model.  Telling a
+ * value twice or for an index never asked is an error (-1). */
+int cfl_search_tell(struct cfl_search *s, size_t idx, double value,
+		    struct cfl_err *err);
+/* Number of candidates asked so far. */
+size_t cfl_search_n_asked(const struct cfl_search *s);
+/* Grid: the number of points of the grid; other methods: 0. */
+size_t cfl_search_grid_size(const struct cfl_search *s);
+
+/* ---- the Gaussian process (exposed for tests and benchmarks) ---- */
+
+/* A GP with a Matern-5/2 kernel, one length scale per dimension; a
+ * categorical dimension (cat[i] = 1, values are category indices) adds
+ * (a != b) / ls^2 to the squared distance (a Hamming kernel).  Zero mean;
+ * the caller standardises outputs.  Hyper-parameters theta, (d + 2):
+ * log length scales, log signal variance, log noise variance. */
+struct cfl_gp;
+
+struct cfl_gp *cfl_gp_new(size_t d, const unsigned char *cat /* (d) or NULL */,
+			  struct cfl_err *err);
+void cfl_gp_free(struct cfl_gp *gp);
+/* Conditions on x (n, d), y (n) with the given theta (copied).  Adds jitter
+ * when the kernel matrix is not positive definite.  0 or -1 with err. */
+int cfl_gp_fit(struct cfl_gp *gp, const double *x, const double *y, size_t n,
+	       const double *theta, struct cfl_err *err);
+/* Maximum a posteriori theta for x, y: BFGS (gsl_multimin) from start
+ * (may be NULL) and n_restarts random starts drawn from the prior with
+ * seed; then conditions on x, y with the best theta.  0 or -1 with err. */
+int cfl_gp_fit_map(struct cfl_gp *gp, const double *x, const double *y,
+		   size_t n, const double *start, size_t n_restarts,
+		   uint64_t seed, struct cfl_err *err);
+/* theta (d + 2) in use. */
+const double *cfl_gp_theta(const struct cfl_gp *gp);
+/* Log marginal likelihood of the conditioned data (without the prior). */
+double cfl_gp_log_ml(const struct cfl_gp *gp);
+/* Posterior mean and variance of the latent function (noise excluded) at
+ * m points xs (m, d).  var may be NULL. */
+void cfl_gp_predict(const struct cfl_gp *gp, const double *xs, size_t m,
+		    double *mean /* OUT (m) */, double *var /* OUT (m) or NULL */);
+
+/* log expected improvement below best of a normal (mean, sd): accurate far
+ * into the tail (never -inf for sd > 0); -inf when sd <= 0 and mean >= best. */
+double cfl_log_ei(double mean, double sd, double best);
+
+#endif

@@ -1,0 +1,224 @@
+/*
+ * cfl predict: applies a model file written by `cfl train` to a CSV file
+ * with the same columns (matched by name, in any order; extra columns are
+ * ignored).  The model file's encoder turns raw rows into model inputs, so
+ * a missing column or text in a numeric column is an error naming the file,
+ * line and column.  When the target column is present the metrics are
+ * printed too.  The work is done by src/data, src/models and src/metrics.
+ */
+#include "cli.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cfl/metrics.h"
+#include "cfl/model.h"
+
+enum { OPT_METRICS = CLI_OPT_FIRST_FREE };
+
+static void usage(FILE *f)
+{
+	fprintf(f, "usage: cfl predict MODEL DATA [--proba] [-o OUT.csv]\n\n"
+		   "Applies MODEL (a file written by 'cfl train') to DATA, a CSV file with the\n"
+		   "columns the model was trained on (by name, any order; others ignored).\n"
+		   "Writes one CSV row per data row: the column 'prediction' (the most\n"
+		   "probable class, or the predicted value), and with --proba one column\n"
+		   "'proba_CLASS' per class.  When DATA has the target column, also prints\n"
+		   "the metrics: to stdout with -o, else to stderr.\n\n"
+		   "Options:\n"
+		   "  --proba            add the class probabilities [off]\n"
+		   "  -o, --output FILE  write the predictions to FILE [stdout]\n"
+		   "  --metrics LIST     metrics to print when DATA has the target,\n"
+		   "                     comma-separated [acc,auc for classification,\n"
+		   "                     mae,mse for regression]\n"
+		   "  -h, --help         this help\n\n"
+		   "Examples:\n"
+		   "  cfl predict iris.cfl datasets/iris.csv --proba\n"
+		   "  cfl predict diabetes.cfl new_rows.csv -o predictions.csv\n"
+		   "  cfl predict model.cfl test.csv --metrics acc,f1 -o /dev/null\n");
+}
+
+/* Writes s as one CSV field, quoted when it must be. */
+static void csv_field(FILE *f, const char *s)
+{
+	if (!strpbrk(s, ",\"\r\n") && s[0] != ' ' &&
+	    (!*s || s[strlen(s) - 1] != ' ')) {
+		fputs(s, f);
+		return;
+	}
+	fputc('"', f);
+	for (; *s; s++) {
+		if (*s == '"')
+			fputc('"', f);
+		fputc(*s, f);
+	}
+	fputc('"', f);
+}
+
+/* Writes the predictions; returns 0, or -1 when a write failed. */
+static int write_predictions(FILE *f, const struct cfl_encoder *enc,
+			     const double *pred, size_t n, int proba)
+{
+	int k = enc->n_classes;
+
+	fputs("prediction", f);
+	if (proba)
+		for (int j = 0; j < k; j++) {
+			char name[512];
+
+			snprintf(name, sizeof(name), "proba_%s",
+				 enc->class_names[j]);
+			fputc(',', f);
+			csv_field(f, name);
+		}
+	fputc('\n', f);
+	for (size_t i = 0; i < n; i++) {
+		const double *row = pred + i * (k > 0 ? (size_t)k : 1);
+
+		if (k > 0) {
+			int best = 0;
+
+			for (int j = 1; j < k; j++)
+				if (row[j] > row[best])
+					best = j;
+			csv_field(f, enc->class_names[best]);
+			if (proba)
+				for (int j = 0; j < k; j++)
+					fprintf(f, ",%.9g", row[j]);
+		} else {
+			fprintf(f, "%.17g", row[0]);
+		}
+		fputc('\n', f);
+	}
+	return ferror(f) ? -1 : 0;
+}
+
+int cmd_predict(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{ "help", no_argument, 0, 'h' },
+		{ "proba", no_argument, 0, 'p' },
+		{ "output", required_argument, 0, 'o' },
+		{ "metrics", required_argument, 0, OPT_METRICS },
+		{ 0, 0, 0, 0 },
+	};
+	const char *output = NULL, *metrics = NULL, *model_path, *data_path;
+	struct cfl_encoder enc;
+	struct cfl_csv csv;
+	struct cfl_xy xy;
+	struct cfl_err err = { { 0 } };
+	struct cfl_model *m;
+	enum cfl_metric_id ids[CFL_M_COUNT];
+	long n_ids = 0;
+	double *pred = NULL;
+	FILE *f = stdout, *mf;
+	char *mem = NULL;
+	size_t mem_len = 0;
+	int c, proba = 0, wrc, rc = CLI_FAIL;
+
+	optind = 1;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, ":ho:", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'h':
+			usage(stdout);
+			return CLI_OK;
+		case 'p':
+			proba = 1;
+			break;
+		case 'o':
+			output = optarg;
+			break;
+		case OPT_METRICS:
+			metrics = optarg;
+			break;
+		case ':':
+			return cli_usage_error("predict", "option '%s' needs a value",
+					       argv[optind - 1]);
+		default:
+			return cli_usage_error("predict", "unknown option '%s'",
+					       argv[optind - 1]);
+		}
+	}
+	if (argc - optind != 2)
+		return cli_usage_error("predict", argc - optind < 2
+				       ? "expected MODEL and DATA"
+				       : "expected MODEL and DATA only, got '%s' too",
+				       argv[argc - 1]);
+	model_path = argv[optind];
+	data_path = argv[optind + 1];
+	if (metrics && cfl_metric_parse_list(metrics, -1, ids, CFL_M_COUNT,
+					     &err) < 0)
+		return cli_usage_error("predict", "--metrics: %s", err.msg);
+
+	m = cfl_model_load_file(model_path, &enc, &err);
+	if (!m)
+		return cli_fail(&err);
+	cfl_xy_init(&xy);
+	if (cfl_csv_read(&csv, data_path, &err)) {
+		cfl_model_free(m);
+		cfl_encoder_release(&enc);
+		return cli_fail(&err);
+	}
+	if (cfl_encoder_apply(&enc, &csv, -1, &xy, &err))
+		goto fail;
+	if (xy.y) {
+		n_ids = metrics ? cfl_metric_parse_list(metrics, enc.n_classes,
+							ids, CFL_M_COUNT, &err)
+				: (long)cfl_metric_defaults(enc.n_classes, ids,
+							    CFL_M_COUNT);
+		if (n_ids < 0) {
+			rc = cli_usage_error("predict", "--metrics: %s", err.msg);
+			goto out;
+		}
+	}
+	pred = cfl_calloc(xy.n ? xy.n : 1, cfl_model_n_out(m) * sizeof(double),
+			  &err);
+	if (!pred || cfl_model_predict(m, xy.x, xy.n, pred, &err))
+		goto fail;
+	if (output) {
+		/* built in memory, then written atomically: no half-written
+		 * file when something fails */
+		f = open_memstream(&mem, &mem_len);
+		if (!f) {
+			rc = cli_failf("out of memory");
+			goto out;
+		}
+	}
+	wrc = write_predictions(f, &enc, pred, xy.n, proba);
+	if (output) {
+		wrc |= fclose(f) ? -1 : 0;
+		if (!wrc && cfl_write_file_atomic(output, mem, mem_len, &err))
+			goto fail;
+	}
+	if (wrc) {
+		rc = cli_failf("cannot write the predictions to '%s'",
+			       output ? output : "stdout");
+		goto out;
+	}
+	mf = output ? stdout : stderr;
+	for (long i = 0; i < n_ids; i++) {
+		const struct cfl_metric_info *mi = cfl_metric_info(ids[i]);
+		double v;
+
+		if (cfl_metric_eval(ids[i], xy.y, pred, xy.n, enc.n_classes, &v,
+				    &err) == 0)
+			fprintf(mf, "%-8s %.10g\n", mi->name, v);
+		else
+			fprintf(stderr, "cfl predict: warning: %s: %s\n",
+				mi->name, err.msg);
+	}
+	rc = CLI_OK;
+	goto out;
+fail:
+	rc = cli_fail(&err);
+out:
+	free(mem);
+	free(pred);
+	cfl_xy_release(&xy);
+	cfl_csv_release(&csv);
+	cfl_encoder_release(&enc);
+	cfl_model_free(m);
+	return rc;
+}

@@ -1,0 +1,280 @@
+/*
+ * cfl train: trains one model on the train part of a data file (the
+ * validation part serves early stopping), prints its metrics on the test
+ * part and writes a model file holding the model and the data encoder, so
+ * `cfl predict` can apply it to raw CSV rows.  Parameters are checked before
+ * the data is read: a bad one fails at once.  All the work is done by
+ * src/data, src/models and src/metrics; this file parses options and prints.
+ */
+#include "cli.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cfl/metrics.h"
+#include "cfl/model.h"
+
+enum { OPT_SET = CLI_OPT_FIRST_FREE, OPT_METRICS };
+
+static void usage(FILE *f)
+{
+	const struct cfl_model_ops *ops;
+
+	fprintf(f, "usage: cfl train DATA [--model NAME] [--set KEY=VALUE ...] [--seed S] [-o MODEL]\n\n"
+		   "Trains one model on the train part of DATA (a CSV file, target last unless\n"
+		   "--target), stopping early on the validation part when the model does,\n"
+		   "prints its metrics on the test part and writes a model file that holds\n"
+		   "the model and the data encoding (`cfl predict` reads it).\n\n"
+		   "Options:\n"
+		   "  -m, --model NAME   the model [fcnn]; one of:");
+	for (size_t i = 0; (ops = cfl_model_at(i)); i++)
+		fprintf(f, " %s", ops->name);
+	fprintf(f, "\n"
+		   "  --set KEY=VALUE    a model parameter, repeatable ('cfl train --model M\n"
+		   "                     --help' lists M's parameters) [the model's defaults]\n"
+		   "  -o, --output FILE  the model file [DATA's basename with .cfl, here]\n"
+		   "  --metrics LIST     metrics to print, comma-separated [acc,auc for\n"
+		   "                     classification, mae,mse for regression]\n"
+		   "  -h, --help         this help (with --model: that model's parameters)\n"
+		   "%s\n"
+		   "Output (stdout): one 'key value' line each for the model, the seed, the\n"
+		   "rows of each part, fit_seconds, test_METRIC per metric, model_file.\n\n"
+		   "Examples:\n"
+		   "  cfl train datasets/iris.csv --model linear --set l2=0.1\n"
+		   "  cfl train datasets/digits.csv --model fcnn --set hidden=64,64 --set optimizer=adam \\\n"
+		   "      --set lr=0.001 --set batch_size=128 --set epochs=40 --set patience=0 --seed 1\n"
+		   "  cfl train datasets/diabetes.csv --model fcnn -o diabetes.cfl --metrics rmse,r2\n",
+		   cli_data_help);
+}
+
+static void model_help(FILE *f, const struct cfl_model_ops *ops)
+{
+	fprintf(f, "\n%s: %s\nParameters (--set KEY=VALUE):\n", ops->name,
+		ops->summary);
+	for (size_t i = 0; i < ops->n_params; i++) {
+		const struct cfl_param_spec *sp = &ops->params[i];
+		char range[96];
+
+		switch (sp->type) {
+		case CFL_P_CHOICE:
+			snprintf(range, sizeof(range), "%s", sp->choices);
+			break;
+		case CFL_P_BOOL:
+			snprintf(range, sizeof(range), "true|false");
+			break;
+		case CFL_P_INTLIST:
+			snprintf(range, sizeof(range), "list of [%g, %g]", sp->lo,
+				 sp->hi);
+			break;
+		default:
+			snprintf(range, sizeof(range), "[%g, %g]", sp->lo, sp->hi);
+		}
+		fprintf(f, "  %-14s %s [%s] (%s)\n", sp->name, sp->help,
+			sp->def ? sp->def : "", range);
+	}
+}
+
+/* "dir/iris.csv" -> "iris.cfl" (in the current folder). */
+static char *default_output(const char *data)
+{
+	const char *base = strrchr(data, '/');
+	const char *dot;
+	size_t n;
+	char *out;
+
+	base = base ? base + 1 : data;
+	dot = strrchr(base, '.');
+	n = dot && dot != base ? (size_t)(dot - base) : strlen(base);
+	out = malloc(n + 5);
+	if (out) {
+		memcpy(out, base, n);
+		memcpy(out + n, ".cfl", 5);
+	}
+	return out;
+}
+
+/* Prints test_METRIC lines; an undefined metric is a warning, not a failure
+ * (the model is still good to save). */
+static void print_metrics(const enum cfl_metric_id *ids, size_t n_ids,
+			  const struct cfl_xy *xy, const double *out)
+{
+	for (size_t i = 0; i < n_ids; i++) {
+		const struct cfl_metric_info *mi = cfl_metric_info(ids[i]);
+		struct cfl_err err = { { 0 } };
+		char key[32];
+		double v;
+
+		snprintf(key, sizeof(key), "test_%s", mi->name);
+		if (cfl_metric_eval(ids[i], xy->y, out, xy->n, xy->n_classes, &v,
+				    &err) == 0)
+			printf("%-12s %.10g\n", key, v);
+		else
+			fprintf(stderr, "cfl train: warning: test %s: %s\n",
+				mi->name, err.msg);
+	}
+}
+
+int cmd_train(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{ "help", no_argument, 0, 'h' },
+		{ "model", required_argument, 0, 'm' },
+		{ "set", required_argument, 0, OPT_SET },
+		{ "output", required_argument, 0, 'o' },
+		{ "metrics", required_argument, 0, OPT_METRICS },
+		CLI_DATA_LONGOPTS,
+		{ 0, 0, 0, 0 },
+	};
+	const char *model_name = "fcnn", *output = NULL, *metrics = NULL;
+	const struct cfl_model_ops *ops;
+	struct cfl_params params;
+	struct cfl_data_opts o;
+	struct cfl_data d;
+	struct cfl_err err = { { 0 } };
+	struct cfl_model *m = NULL;
+	enum cfl_metric_id ids[CFL_M_COUNT];
+	long n_ids;
+	char *out_path = NULL;
+	double *pred = NULL, t0, fit_secs;
+	int c, help = 0, rc = CLI_FAIL;
+
+	cfl_data_opts_init(&o);
+	cfl_params_init(&params);
+	optind = 1;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, ":hm:o:", longopts, NULL)) != -1) {
+		int r;
+
+		switch (c) {
+		case 'h':
+			help = 1;
+			continue;
+		case 'm':
+			model_name = optarg;
+			continue;
+		case 'o':
+			output = optarg;
+			continue;
+		case OPT_METRICS:
+			metrics = optarg;
+			continue;
+		case OPT_SET:
+			if (cfl_params_set_arg(&params, optarg, &err)) {
+				cfl_params_release(&params);
+				return cli_usage_error("train", "--set: %s", err.msg);
+			}
+			continue;
+		case '?':
+			cfl_params_release(&params);
+			return cli_usage_error("train", "unknown option '%s'",
+					       argv[optind - 1]);
+		case ':':
+			cfl_params_release(&params);
+			return cli_usage_error("train", "option '%s' needs a value",
+					       argv[optind - 1]);
+		}
+		r = cli_data_option("train", c, optarg, &o);
+		if (r <= 0) {
+			cfl_params_release(&params);
+			return r < 0 ? CLI_USAGE
+				     : cli_usage_error("train", "unknown option");
+		}
+	}
+	ops = cfl_model_find(model_name);
+	if (help) {
+		usage(stdout);
+		if (ops)
+			model_help(stdout, ops);
+		cfl_params_release(&params);
+		return CLI_OK;
+	}
+	if (optind >= argc) {
+		cfl_params_release(&params);
+		return cli_usage_error("train", "missing DATA");
+	}
+	if (optind + 1 < argc) {
+		cfl_params_release(&params);
+		return cli_usage_error("train", "expected one DATA file, got '%s' too",
+				       argv[optind + 1]);
+	}
+	if (!ops) {
+		struct cfl_buf names;
+		const struct cfl_model_ops *k;
+
+		cfl_buf_init(&names);
+		for (size_t i = 0; (k = cfl_model_at(i)); i++)
+			cfl_buf_printf(&names, "%s%s", i ? ", " : "", k->name);
+		rc = cli_usage_error("train", "unknown model '%s' (known: %s)",
+				     model_name, names.data ? names.data : "none");
+		cfl_buf_release(&names);
+		cfl_params_release(&params);
+		return rc;
+	}
+	if (cfl_model_check_params(ops, &params, &err)) {
+		cfl_params_release(&params);
+		return cli_usage_error("train", "%s", err.msg);
+	}
+	o.path = argv[optind];
+	if (metrics && cfl_metric_parse_list(metrics, -1, ids, CFL_M_COUNT,
+					     &err) < 0) {
+		cfl_params_release(&params);
+		return cli_usage_error("train", "--metrics: %s", err.msg);
+	}
+	out_path = output ? strdup(output) : default_output(o.path);
+	if (!out_path) {
+		cfl_params_release(&params);
+		return cli_failf("out of memory");
+	}
+
+	if (cfl_data_load(&d, &o, &err)) {
+		cfl_params_release(&params);
+		free(out_path);
+		return cli_fail(&err);
+	}
+	if (metrics)
+		n_ids = cfl_metric_parse_list(metrics, d.train.n_classes, ids,
+					      CFL_M_COUNT, &err);
+	else
+		n_ids = (long)cfl_metric_defaults(d.train.n_classes, ids,
+						  CFL_M_COUNT);
+	if (n_ids < 0) {
+		rc = cli_usage_error("train", "--metrics: %s", err.msg);
+		goto out;
+	}
+	m = cfl_model_new(ops, &params, o.seed, &err);
+	if (!m)
+		goto fail;
+	fprintf(stderr, "cfl train: %s on '%s': %zu train rows, %zu valid, %zu test, %zu features, seed %llu\n",
+		ops->name, o.path, d.train.n, d.valid.n, d.test.n, d.enc.d,
+		(unsigned long long)o.seed);
+	t0 = cfl_now();
+	if (cfl_model_fit(m, &d.train, &d.valid, &err))
+		goto fail;
+	fit_secs = cfl_now() - t0;
+	pred = cfl_calloc(d.test.n ? d.test.n : 1,
+			  cfl_model_n_out(m) * sizeof(double), &err);
+	if (!pred || cfl_model_predict(m, d.test.x, d.test.n, pred, &err))
+		goto fail;
+	if (cfl_model_save_file(m, &d.enc, out_path, &err))
+		goto fail;
+	printf("model        %s\n", ops->name);
+	printf("seed         %llu\n", (unsigned long long)o.seed);
+	printf("train_rows   %zu\n", d.train.n);
+	printf("valid_rows   %zu\n", d.valid.n);
+	printf("test_rows    %zu\n", d.test.n);
+	printf("fit_seconds  %.6f\n", fit_secs);
+	print_metrics(ids, (size_t)n_ids, &d.test, pred);
+	printf("model_file   %s\n", out_path);
+	rc = CLI_OK;
+	goto out;
+fail:
+	rc = cli_fail(&err);
+out:
+	free(pred);
+	cfl_model_free(m);
+	cfl_data_release(&d);
+	cfl_params_release(&params);
+	free(out_path);
+	return rc;
+}

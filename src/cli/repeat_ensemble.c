@@ -1,0 +1,359 @@
+/*
+ * The ensembles step of `cfl repeat` (repeat_ensemble.h): reads the done
+ * trials' predictions from the store, groups the folds of one (model,
+ * repeat) into one member, hands the arrays to src/ensemble (pure
+ * arithmetic) and stores what comes back.  Test labels go in only to score
+ * the finished ensembles.
+ */
+#include "repeat_ensemble.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+int repeat_ensemble_check(unsigned methods, int n_classes, struct cfl_err *err)
+{
+	if ((methods & (1u << CFL_ENS_VOTE)) && n_classes == 0)
+		return cfl_err_set(err, "ensemble 'vote' needs classification; "
+					"this is a regression");
+	return 0;
+}
+
+/* One member: a trial, or the folds of one (candidate, repeat). */
+struct member {
+	double *valid, *test, *oof;	/* (n_valid|n_test|n_train, n_out) */
+	struct cfl_buf trials;		/* "12" or "12+13+14" */
+};
+
+struct members {
+	size_t n, cap;
+	struct member *m;
+};
+
+static void members_release(struct members *ms)
+{
+	for (size_t i = 0; i < ms->n; i++) {
+		free(ms->m[i].valid);
+		free(ms->m[i].test);
+		free(ms->m[i].oof);
+		cfl_buf_release(&ms->m[i].trials);
+	}
+	free(ms->m);
+	memset(ms, 0, sizeof(*ms));
+}
+
+/* Loads a trial's predictions on split into out (zeroed when none).  -1
+ * when they exist with a shape other than (n, n_out). */
+static int load(struct cfl_store *st, int64_t trial, enum cfl_store_split split,
+		size_t n, size_t n_out, struct cfl_pred *out, struct cfl_err *err)
+{
+	int rc = cfl_store_predictions(st, trial, split, out, err);
+
+	if (rc)
+		return rc < 0 ? -1 : 0;
+	if (out->n_out != n_out || (split != CFL_SPLIT_OOF && out->n != n) ||
+	    (split != CFL_SPLIT_OOF && out->rows)) {
+		cfl_err_set(err, "trial %lld: %zu x %zu predictions on %s, the "
+				 "data has %zu x %zu", (long long)trial, out->n,
+			    out->n_out, cfl_store_split_name(split), n, n_out);
+		cfl_pred_release(out);
+		return -1;
+	}
+	return 0;
+}
+
+/* Adds the done trials among [first, last) (one candidate and repeat) as
+ * a member when each has validation and test predictions.  Folds are
+ * averaged; their OOF rows are put together and kept when they cover every
+ * training row exactly once. */
+static int add_member(struct cfl_store *st, const struct cfl_data *d,
+		      size_t n_out, const struct cfl_trial_info *tr,
+		      size_t first, size_t last, struct members *ms,
+		      struct cfl_err *err)
+{
+	size_t nv = d->valid.n, nt = d->test.n, ntr = d->train.n;
+	size_t k = 0, n_oof = 0;
+	struct member m;
+	unsigned char *seen = NULL;
+	int ok = 1, oof_ok = 1, rc = -1;
+
+	memset(&m, 0, sizeof(m));
+	cfl_buf_init(&m.trials);
+	if (!(m.valid = cfl_calloc(nv * n_out + 1, sizeof(double), err)) ||
+	    !(m.test = cfl_calloc(nt * n_out + 1, sizeof(double), err)) ||
+	    !(m.oof = cfl_calloc(ntr * n_out + 1, sizeof(double), err)) ||
+	    !(seen = cfl_calloc(ntr + 1, 1, err)))
+		goto out;
+	for (size_t i = first; i < last; i++)
+		k += tr[i].status == CFL_TRIAL_DONE;
+	if (!k) {
+		rc = 0;
+		goto out;
+	}
+	for (size_t i = first; i < last; i++) {
+		struct cfl_pred pv, pt, po;
+
+		if (tr[i].status != CFL_TRIAL_DONE)
+			continue;
+
+		if (load(st, tr[i].id, CFL_SPLIT_VALID, nv, n_out, &pv, err) ||
+		    load(st, tr[i].id, CFL_SPLIT_TEST, nt, n_out, &pt, err))
+			goto out;
+		if (!pv.values || !pt.values)
+			ok = 0;
+		for (size_t j = 0; ok && j < nv * n_out; j++)
+			m.valid[j] += pv.values[j] / (double)k;
+		for (size_t j = 0; ok && j < nt * n_out; j++)
+			m.test[j] += pt.values[j] / (double)k;
+		cfl_pred_release(&pv);
+		cfl_pred_release(&pt);
+		if (cfl_buf_printf(&m.trials, "%s%lld", m.trials.len ? "+" : "",
+				   (long long)tr[i].id))
+			goto out;
+		if (tr[i].fold < 0)
+			continue;
+		if (load(st, tr[i].id, CFL_SPLIT_OOF, 0, n_out, &po, err))
+			goto out;
+		for (size_t r = 0; r < po.n; r++) {
+			size_t row = po.rows ? po.rows[r] : r;
+
+			if (row >= ntr || seen[row]) {
+				oof_ok = 0;	/* not a partition: unused */
+				break;
+			}
+			seen[row] = 1;
+			memcpy(m.oof + row * n_out, po.values + r * n_out,
+			       n_out * sizeof(double));
+			n_oof++;
+		}
+		cfl_pred_release(&po);
+	}
+	if (!oof_ok || n_oof != ntr || ntr == 0) {
+		free(m.oof);
+		m.oof = NULL;
+	}
+	if (ok) {
+		if (ms->n == ms->cap) {
+			size_t cap = ms->cap ? 2 * ms->cap : 8;
+			void *p = cfl_realloc(ms->m, cap * sizeof(*ms->m), err);
+
+			if (!p)
+				goto out;
+			ms->m = p;
+			ms->cap = cap;
+		}
+		ms->m[ms->n++] = m;
+		memset(&m, 0, sizeof(m));
+	}
+	rc = 0;
+out:
+	free(m.valid);
+	free(m.test);
+	free(m.oof);
+	cfl_buf_release(&m.trials);
+	free(seen);
+	return rc;
+}
+
+static int collect(struct cfl_store *st, int64_t run_id,
+		   const struct cfl_data *d, size_t n_out, struct members *ms,
+		   struct cfl_err *err)
+{
+	struct cfl_trial_info *tr = NULL;
+	size_t n_tr = 0, first = 0;
+	int rc = 0;
+
+	if (cfl_store_trials(st, run_id, &tr, &n_tr, err))
+		return -1;
+	/* Trials come ordered by (candidate, repeat, fold): a group is a run
+	 * of equal (candidate, repeat). */
+	while (first < n_tr && rc == 0) {
+		size_t last = first;
+
+		while (last < n_tr && tr[last].cand_id == tr[first].cand_id &&
+		       tr[last].repeat == tr[first].repeat)
+			last++;
+		rc = add_member(st, d, n_out, tr, first, last, ms, err);
+		first = last;
+	}
+	cfl_trials_free(tr, n_tr);
+	return rc;
+}
+
+/* Stores ensemble method: its metrics and predictions on valid and test. */
+static int store(struct cfl_store *st, int64_t run_id,
+		 enum cfl_ensemble_method method, const struct members *ms,
+		 const struct cfl_ens_input *in, const struct cfl_ens_output *o,
+		 double seconds, struct cfl_err *err)
+{
+	struct cfl_metric_value *mv;
+	struct cfl_trial_result res;
+	struct cfl_ensemble_info info;
+	struct cfl_buf text;
+	int rc = -1;
+
+	mv = cfl_calloc(2 * in->n_metrics + 1, sizeof(*mv), err);
+	if (!mv)
+		return -1;
+	cfl_buf_init(&text);
+	if (cfl_buf_puts(&text, "trials "))
+		goto out;
+	for (size_t j = 0; j < ms->n; j++)
+		if (cfl_buf_printf(&text, "%s%s", j ? "," : "", ms->m[j].trials.data))
+			goto out;
+	if (cfl_buf_puts(&text, "; ") ||
+	    cfl_ens_output_describe(o, method, in->l2, &text)) {
+		cfl_err_set(err, "out of memory");
+		goto out;
+	}
+	for (size_t k = 0; k < in->n_metrics; k++) {
+		const char *name = cfl_metric_info(in->metrics[k])->name;
+
+		mv[k] = (struct cfl_metric_value){ name, o->valid_metrics[k] };
+		mv[in->n_metrics + k] =
+			(struct cfl_metric_value){ name, o->test_metrics[k] };
+	}
+	memset(&res, 0, sizeof(res));
+	res.duration = seconds;
+	res.split[CFL_SPLIT_VALID] = (struct cfl_split_result){
+		in->n_metrics, mv, in->n_valid, in->n_out, o->valid, NULL };
+	res.split[CFL_SPLIT_TEST] = (struct cfl_split_result){
+		in->n_metrics, mv + in->n_metrics, in->n_test, in->n_out, o->test,
+		NULL };
+	info.name = cfl_ensemble_method_name(method);
+	info.method = info.name;
+	info.members = text.data;
+	info.repeat = -1;
+	rc = cfl_store_ensemble_add(st, run_id, &info, &res, NULL, err) < 0 ? -1 : 0;
+out:
+	cfl_buf_release(&text);
+	free(mv);
+	return rc;
+}
+
+/* repeat_ensembles; with min_members 2 (the default list) nothing is built
+ * for a single member. */
+static int build_all(struct cfl_store *st, int64_t run_id,
+		     const struct cfl_data *d, const enum cfl_metric_id *metrics,
+		     size_t n_metrics, unsigned methods, size_t min_members,
+		     int quiet, struct cfl_err *err)
+{
+	int n_classes = d->valid.n_classes;
+	size_t n_out = n_classes > 0 ? (size_t)n_classes : 1;
+	struct members ms = { 0 };
+	struct cfl_ens_member *em = NULL;
+	struct cfl_ens_input in;
+	int rc = -1;
+
+	if (!methods)
+		return 0;
+	if (collect(st, run_id, d, n_out, &ms, err))
+		goto out;
+	if (ms.n < min_members) {
+		rc = 0;
+		goto out;
+	}
+	if (!(em = cfl_calloc(ms.n + 1, sizeof(*em), err)))
+		goto out;
+	for (size_t j = 0; j < ms.n; j++)
+		em[j] = (struct cfl_ens_member){ ms.m[j].valid, ms.m[j].test,
+						 ms.m[j].oof };
+	memset(&in, 0, sizeof(in));
+	in.n_members = ms.n;
+	in.members = em;
+	in.n_out = n_out;
+	in.n_classes = n_classes;
+	in.n_valid = d->valid.n;
+	in.n_test = d->test.n;
+	in.n_train = d->train.n;
+	in.y_valid = d->valid.y;
+	in.y_test = d->test.y;
+	in.y_train = d->train.y;
+	in.n_metrics = n_metrics;
+	in.metrics = metrics;
+	in.l2 = CFL_ENS_DEFAULT_L2;
+	in.greedy_rounds = CFL_ENS_DEFAULT_GREEDY_ROUNDS;
+	for (int m = 0; m < CFL_ENS_COUNT; m++) {
+		struct cfl_ens_output o;
+		struct cfl_err why;
+		double t0 = cfl_now();
+
+		if (!(methods & (1u << m)))
+			continue;
+		if (cfl_ensemble_build(m, &in, &o, &why)) {
+			if (!quiet)
+				fprintf(stderr, "cfl: %s; skipped\n", why.msg);
+			continue;
+		}
+		if (store(st, run_id, m, &ms, &in, &o, cfl_now() - t0, err)) {
+			cfl_ens_output_release(&o);
+			goto out;
+		}
+		cfl_ens_output_release(&o);
+	}
+	rc = 0;
+out:
+	free(em);
+	members_release(&ms);
+	return rc;
+}
+
+int repeat_ensembles(struct cfl_store *st, int64_t run_id,
+		     const struct cfl_data *d, const enum cfl_metric_id *metrics,
+		     size_t n_metrics, unsigned methods, int quiet,
+		     struct cfl_err *err)
+{
+	return build_all(st, run_id, d, metrics, n_metrics, methods, 1, quiet,
+			 err);
+}
+
+/* The metrics of the run's trials on test, in the order results listed
+ * them (those of its first done trial). */
+static long run_metrics(struct cfl_store *st, int64_t run_id,
+			enum cfl_metric_id *out, size_t cap,
+			struct cfl_err *err)
+{
+	struct cfl_metric_row *rows;
+	size_t n_rows, n = 0;
+
+	if (cfl_store_run_metrics(st, run_id, CFL_SPLIT_TEST, &rows, &n_rows, err))
+		return -1;
+	for (size_t i = 0; i < n_rows && n < cap; i++) {
+		int id;
+
+		if (!rows[i].trial_id || rows[i].trial_id != rows[0].trial_id)
+			break;
+		if ((id = cfl_metric_lookup(rows[i].metric)) < 0) {
+			free(rows);
+			return cfl_err_set(err, "run %lld: unknown metric '%s'",
+					   (long long)run_id, rows[i].metric);
+		}
+		out[n++] = id;
+	}
+	free(rows);
+	return (long)n;
+}
+
+int cfl_ensemble_for_run(struct cfl_store *st, int64_t run_id,
+			 const struct cfl_data *data, const char *methods,
+			 struct cfl_err *err)
+{
+	enum cfl_metric_id metrics[CFL_M_COUNT];
+	unsigned mask;
+	long n_metrics;
+
+	if (cfl_ensemble_parse_list(methods ? methods : REPEAT_ENSEMBLE_DEFAULT,
+				    &mask, err) ||
+	    repeat_ensemble_check(mask, data->valid.n_classes, err))
+		return -1;
+	if (!mask)
+		return 0;
+	n_metrics = run_metrics(st, run_id, metrics, CFL_M_COUNT, err);
+	if (n_metrics < 0)
+		return -1;
+	if (n_metrics == 0)	/* no trial finished: nothing to combine */
+		return 0;
+	return build_all(st, run_id, data, metrics, (size_t)n_metrics, mask,
+			 methods ? 1 : 2, 0, err);
+}

@@ -1,0 +1,1279 @@
+/*
+ * fcnn: a fully connected network on float32, trained by minibatch
+ * gradient descent.  Hidden layer: linear -> [batch norm] -> ReLU ->
+ * [dropout]; output layer: linear, then softmax cross-entropy
+ * (classification) or MSE / MAE on standardised targets (regression).
+ * Every matrix product goes through OpenBLAS sgemm (gemm_* below); only
+ * this file and linear.c include cblas.h.  Defaults follow PyTorch's (layer
+ * initialisation, Adam, batch norm), so the same settings train as well.
+ * Determinism: the seed alone drives initialisation and shuffling (PyTorch's
+ * own stream, see below) and dropout (a stream of its own), so one seed
+ * gives a bit-identical model.
+ */
+#include "cfl/fcnn.h"
+#include "cfl/metrics.h"
+#include "cfl/model.h"
+
+#include <cblas.h>
+#include <float.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define MAX_HIDDEN 32
+#define MAX_LAYERS (MAX_HIDDEN + 1)
+#define MAX_WIDTH 65536
+#define BN_EPS 1e-5f
+#define BN_MOMENTUM 0.1f	/* PyTorch's: running = 0.9 running + 0.1 batch */
+#define EVAL_ROWS 1024		/* rows per forward pass when predicting */
+
+/* The element-wise loops that run every step are compiled for several
+ * instruction sets (the build targets plain x86-64). */
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && \
+	!defined(__SANITIZE_ADDRESS__)
+#define CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
+#else
+#define CLONES
+#endif
+
+enum loss { LOSS_CE, LOSS_MSE, LOSS_MAE };
+enum optim { OPT_SGD, OPT_MOMENTUM, OPT_NESTEROV, OPT_RMSPROP, OPT_ADAM,
+	     OPT_ADAMW };
+
+/* One layer: offsets into the parameter vector theta (and the gradient,
+ * which has the same layout) and into the running statistics. */
+struct layer {
+	size_t n_in, n_out;
+	int hidden;		/* batch norm / ReLU / dropout follow */
+	size_t w, b;		/* theta: weights (n_out, n_in), biases n_out */
+	size_t gamma, beta;	/* theta: batch-norm scale, shift (n_out) */
+	size_t mean, var;	/* stats: running mean, variance (n_out) */
+};
+
+struct fcnn {
+	size_t n_layers;
+	struct layer layer[MAX_LAYERS];
+	int batch_norm;
+	enum loss loss;
+	size_t n_in, n_out;
+	double y_mean, y_std;	/* regression targets are (y - mean) / std */
+	size_t n_theta, n_stats;
+	float *theta;		/* n_theta: everything the optimiser moves */
+	float *stats;		/* n_stats: batch-norm running statistics */
+	size_t epochs_run, best_epoch;
+};
+
+/* ---- fcnn: BLAS ---- */
+
+/* Leading dimensions must be at least 1 even for an empty matrix (a model
+ * whose every input column was dropped has k = 0), or OpenBLAS complains
+ * on stderr and does nothing. */
+static int ld(size_t v)
+{
+	return v ? (int)v : 1;
+}
+
+/* C (m, n) = A (m, k) B^T, B (n, k): a layer's forward product. */
+static void gemm_nt(size_t m, size_t n, size_t k, const float *a,
+		    const float *b, float *c)
+{
+	cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)m, (int)n,
+		    (int)k, 1.0f, a, ld(k), b, ld(k), 0.0f, c, ld(n));
+}
+
+/* C (m, n) = A^T B, A (k, m), B (k, n): the weight gradient dZ^T X. */
+static void gemm_tn(size_t m, size_t n, size_t k, const float *a,
+		    const float *b, float *c)
+{
+	cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, (int)m, (int)n,
+		    (int)k, 1.0f, a, ld(m), b, ld(n), 0.0f, c, ld(n));
+}
+
+/* C (m, n) = A (m, k) B (k, n): the input gradient dZ W. */
+static void gemm_nn(size_t m, size_t n, size_t k, const float *a,
+		    const float *b, float *c)
+{
+	cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)m, (int)n,
+		    (int)k, 1.0f, a, ld(k), b, ld(n), 0.0f, c, ld(n));
+}
+
+/* ---- fcnn: parameters ---- */
+
+static const struct cfl_param_spec fcnn_params[] = {
+	{ "hidden", CFL_P_INTLIST, "auto", 1, MAX_WIDTH, NULL,
+	  "hidden layer widths, e.g. 64,64; none: no hidden layer; auto: two layers sized from the data as carefree-learn does" },
+	{ "dropout", CFL_P_FLOAT, "0", 0, 0.95, NULL,
+	  "dropout probability after each hidden layer's ReLU" },
+	{ "batch_norm", CFL_P_BOOL, "false", 0, 0, NULL,
+	  "batch normalisation before each hidden layer's ReLU" },
+	{ "loss", CFL_P_CHOICE, "auto", 0, 0, "auto|ce|mse|mae",
+	  "ce (softmax cross-entropy) for classification, mse or mae for regression; auto: ce or mse" },
+	{ "optimizer", CFL_P_CHOICE, "adam", 0, 0,
+	  "sgd|momentum|nesterov|rmsprop|adam|adamw", "the update rule" },
+	{ "lr", CFL_P_FLOAT, "0.001", 0, 10, NULL, "learning rate" },
+	{ "weight_decay", CFL_P_FLOAT, "0", 0, 10, NULL,
+	  "L2 penalty added to the gradient (adamw: decoupled decay)" },
+	{ "momentum", CFL_P_FLOAT, "0.9", 0, 0.9999, NULL,
+	  "momentum of momentum and nesterov" },
+	{ "beta1", CFL_P_FLOAT, "0.9", 0, 0.9999, NULL, "adam, adamw: first moment decay" },
+	{ "beta2", CFL_P_FLOAT, "0.999", 0, 0.999999, NULL, "adam, adamw: second moment decay" },
+	{ "eps", CFL_P_FLOAT, "1e-8", 0, 1, NULL,
+	  "adam, adamw, rmsprop: added to the root of the second moment" },
+	{ "rho", CFL_P_FLOAT, "0.99", 0, 0.999999, NULL,
+	  "rmsprop: decay of the squared-gradient average (PyTorch's alpha)" },
+	{ "batch_size", CFL_P_INT, "128", 1, 1000000, NULL,
+	  "rows per step; the last partial batch is kept" },
+	{ "epochs", CFL_P_INT, "40", 1, 100000, NULL, "passes over the training rows" },
+	{ "patience", CFL_P_INT, "10", 0, 100000, NULL,
+	  "stop after this many epochs without a better validation score and keep the best weights; 0: no early stopping" },
+	{ "monitor", CFL_P_CHOICE, "loss", 0, 0,
+	  "loss|acc|auc|f1|logloss|ber|mae|mse|rmse|r2|corr",
+	  "the validation score early stopping watches" },
+};
+
+#define N_PARAMS (sizeof(fcnn_params) / sizeof(fcnn_params[0]))
+
+static int choice_index(const char *choices, const char *v)
+{
+	int i = 0;
+	size_t n = strlen(v);
+
+	for (const char *p = choices; p; i++) {
+		const char *bar = strchr(p, '|');
+		size_t len = bar ? (size_t)(bar - p) : strlen(p);
+
+		if (len == n && strncmp(p, v, n) == 0)
+			return i;
+		p = bar ? bar + 1 : NULL;
+	}
+	return -1;
+}
+
+/* carefree-learn's default widths: wider for many inputs or many rows. */
+static size_t auto_width(size_t d, size_t n)
+{
+	if (d > 512)
+		return 1024;
+	if (d > 256)
+		return n >= 10000 ? 1024 : 2 * d;
+	if (n >= 100000)
+		return 768;
+	if (n >= 10000)
+		return 512;
+	return d * 2 > 64 ? d * 2 : 64;
+}
+
+/* ---- fcnn: the network ---- */
+
+static void fcnn_free(struct fcnn *f)
+{
+	if (!f)
+		return;
+	free(f->theta);
+	free(f->stats);
+	free(f);
+}
+
+/* Lays out a network of widths d -> hidden[0..n_hidden) -> n_out and
+ * allocates its parameters (zeroed; running variances 1). */
+static struct fcnn *fcnn_alloc(size_t d, const long *hidden, size_t n_hidden,
+			       size_t n_out, int batch_norm,
+			       struct cfl_err *err)
+{
+	struct fcnn *f = cfl_calloc(1, sizeof(*f), err);
+	size_t n_in = d;
+
+	if (!f)
+		return NULL;
+	f->n_layers = n_hidden + 1;
+	f->batch_norm = batch_norm;
+	f->n_in = d;
+	f->n_out = n_out;
+	f->y_std = 1;
+	for (size_t l = 0; l < f->n_layers; l++) {
+		struct layer *ly = &f->layer[l];
+
+		ly->n_in = n_in;
+		ly->n_out = l < n_hidden ? (size_t)hidden[l] : n_out;
+		ly->hidden = l < n_hidden;
+		ly->w = f->n_theta;
+		f->n_theta += ly->n_in * ly->n_out;
+		ly->b = f->n_theta;
+		f->n_theta += ly->n_out;
+		if (ly->hidden && batch_norm) {
+			ly->gamma = f->n_theta;
+			ly->beta = f->n_theta + ly->n_out;
+			f->n_theta += 2 * ly->n_out;
+			ly->mean = f->n_stats;
+			ly->var = f->n_stats + ly->n_out;
+			f->n_stats += 2 * ly->n_out;
+		}
+		n_in = ly->n_out;
+	}
+	f->theta = cfl_calloc(f->n_theta, sizeof(float), err);
+	f->stats = cfl_calloc(f->n_stats ? f->n_stats : 1, sizeof(float), err);
+	if (!f->theta || !f->stats) {
+		fcnn_free(f);
+		return NULL;
+	}
+	for (size_t l = 0; l + 1 < f->n_layers; l++)
+		for (size_t j = 0; batch_norm && j < f->layer[l].n_out; j++)
+			f->stats[f->layer[l].var + j] = 1;
+	return f;
+}
+
+/* ---- fcnn: PyTorch's random stream ----
+ * Initialisation and shuffling draw from the stream torch.manual_seed(seed)
+ * starts on the CPU: MT19937 seeded with the low 32 bits of the seed,
+ * uniform_() floats from the low 24 bits of one draw, randperm() by the
+ * swaps of torch 1.13.  So the same seed starts from the same weights and
+ * visits the rows in the same order as the PyTorch script of W1, and the
+ * two agree run for run, not only on average over seeds. */
+
+struct mt {
+	uint32_t s[624];
+	size_t i;
+};
+
+static void mt_seed(struct mt *m, uint64_t seed)
+{
+	m->s[0] = (uint32_t)seed;
+	for (uint32_t j = 1; j < 624; j++)
+		m->s[j] = 1812433253u * (m->s[j - 1] ^ (m->s[j - 1] >> 30)) + j;
+	m->i = 624;
+}
+
+static uint32_t mt_next(struct mt *m)
+{
+	uint32_t y;
+
+	if (m->i >= 624) {
+		for (size_t k = 0; k < 624; k++) {
+			y = (m->s[k] & 0x80000000u) | (m->s[(k + 1) % 624] & 0x7fffffffu);
+			m->s[k] = m->s[(k + 397) % 624] ^ (y >> 1) ^ ((y & 1) ? 0x9908b0dfu : 0);
+		}
+		m->i = 0;
+	}
+	y = m->s[m->i++];
+	y ^= y >> 11;
+	y ^= (y << 7) & 0x9d2c5680u;
+	y ^= (y << 15) & 0xefc60000u;
+	return y ^ (y >> 18);
+}
+
+/* torch's tensor.uniform_(-bound, bound) on float32, one value. */
+static float mt_uniform(struct mt *m, double bound)
+{
+	float from = (float)-bound, to = (float)bound;
+	double x = (double)(mt_next(m) & 0xffffffu) * 0x1.0p-24;
+
+	return (float)(x * (double)(to - from) + (double)from);
+}
+
+/* torch.randperm(n): idx becomes a fresh permutation of 0..n-1. */
+static void mt_randperm(struct mt *m, size_t *idx, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		idx[i] = i;
+	for (size_t i = 0; i + 1 < n; i++) {
+		size_t z = i + (size_t)(mt_next(m) % (uint32_t)(n - i)), t = idx[i];
+
+		idx[i] = idx[z];
+		idx[z] = t;
+	}
+}
+
+/* PyTorch's nn.Linear initialisation, layer by layer, weights then biases:
+ * kaiming_uniform_(a = sqrt(5)) for weights, that is uniform in
+ * +-1/sqrt(fan_in) (the bound computed as PyTorch does, so it rounds the
+ * same), and uniform in +-1/sqrt(fan_in) for biases; batch norm starts as
+ * the identity (scale 1, shift 0).  Leaves rng where training goes on. */
+static void fcnn_init(struct fcnn *f, struct mt *rng)
+{
+	for (size_t l = 0; l < f->n_layers; l++) {
+		const struct layer *ly = &f->layer[l];
+		double a = sqrt(5.0), gain = sqrt(2.0 / (1 + a * a));
+		double wbound = sqrt(3.0) * (gain / sqrt((double)ly->n_in));
+		double bbound = ly->n_in ? 1 / sqrt((double)ly->n_in) : 0;
+
+		for (size_t i = 0; i < ly->n_in * ly->n_out; i++)
+			f->theta[ly->w + i] = mt_uniform(rng, wbound);
+		for (size_t j = 0; j < ly->n_out; j++)
+			f->theta[ly->b + j] = mt_uniform(rng, bbound);
+		if (ly->hidden && f->batch_norm)
+			for (size_t j = 0; j < ly->n_out; j++) {
+				f->theta[ly->gamma + j] = 1;
+				f->theta[ly->beta + j] = 0;
+			}
+	}
+}
+
+/* ---- fcnn: forward and backward ---- */
+
+/* Buffers of one pass over up to cap rows. */
+struct work {
+	size_t cap;
+	float *act[MAX_LAYERS + 1];	/* act[l + 1]: layer l's output (cap, n_out) */
+	float *xhat[MAX_LAYERS];	/* batch norm: normalised (cap, n_out) */
+	float *mask[MAX_LAYERS];	/* dropout: 0 or 1/(1-p) (cap, n_out) */
+	float *mu[MAX_LAYERS];		/* batch norm: batch mean (n_out); EVAL: scale */
+	float *inv_std[MAX_LAYERS];	/* batch norm: 1/sqrt(var + eps) (n_out); EVAL: shift */
+	float *delta[2];		/* (cap, widest): gradients flowing back */
+	float *xbatch;			/* (cap, n_in): gathered input rows */
+	float *tbatch;			/* cap: their targets */
+	float *grad;			/* n_theta */
+};
+
+static void work_release(struct work *w)
+{
+	for (size_t l = 0; l <= MAX_LAYERS; l++)
+		free(w->act[l]);
+	for (size_t l = 0; l < MAX_LAYERS; l++) {
+		free(w->xhat[l]);
+		free(w->mask[l]);
+		free(w->mu[l]);
+		free(w->inv_std[l]);
+	}
+	free(w->delta[0]);
+	free(w->delta[1]);
+	free(w->xbatch);
+	free(w->tbatch);
+	free(w->grad);
+	memset(w, 0, sizeof(*w));
+}
+
+/* train: also the buffers of a training step (gradients, batch norm,
+ * dropout). */
+static int work_init(struct work *w, const struct fcnn *f, size_t cap,
+		     int train, int dropout, struct cfl_err *err)
+{
+	size_t widest = f->n_in;
+
+	memset(w, 0, sizeof(*w));
+	w->cap = cap;
+	for (size_t l = 0; l < f->n_layers; l++) {
+		const struct layer *ly = &f->layer[l];
+
+		if (ly->n_out > widest)
+			widest = ly->n_out;
+		if (!(w->act[l + 1] = cfl_calloc(cap, ly->n_out * sizeof(float), err)))
+			goto fail;
+		if (!ly->hidden)
+			continue;
+		if (f->batch_norm &&
+		    (!(w->mu[l] = cfl_calloc(ly->n_out, sizeof(float), err)) ||
+		     !(w->inv_std[l] = cfl_calloc(ly->n_out, sizeof(float), err))))
+			goto fail;
+		if (!train)
+			continue;
+		if (f->batch_norm &&
+		    !(w->xhat[l] = cfl_calloc(cap, ly->n_out * sizeof(float), err)))
+			goto fail;
+		if (dropout &&
+		    !(w->mask[l] = cfl_calloc(cap, ly->n_out * sizeof(float), err)))
+			goto fail;
+	}
+	if (!(w->xbatch = cfl_calloc(cap, (f->n_in ? f->n_in : 1) * sizeof(float), err)) ||
+	    !(w->tbatch = cfl_calloc(cap, sizeof(float), err)))
+		goto fail;
+	if (train &&
+	    (!(w->delta[0] = cfl_calloc(cap, widest * sizeof(float), err)) ||
+	     !(w->delta[1] = cfl_calloc(cap, widest * sizeof(float), err)) ||
+	     !(w->grad = cfl_calloc(f->n_theta, sizeof(float), err))))
+		goto fail;
+	return 0;
+fail:
+	work_release(w);
+	return -1;
+}
+
+/* z (n, k) += b on every row, then ReLU when do_relu: written without
+ * branches so the compiler vectorises it (a data-dependent branch per
+ * element mispredicts half the time). */
+CLONES
+static void bias_relu(float *restrict z, const float *restrict b, size_t n,
+		      size_t k, int do_relu)
+{
+	for (size_t i = 0; i < n; i++, z += k)
+		for (size_t j = 0; j < k; j++) {
+			float v = z[j] + b[j];
+
+			z[j] = do_relu ? (v > 0.0f ? v : 0.0f) : v;
+		}
+}
+
+static void relu(float *restrict z, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		float v = z[i];
+
+		z[i] = v > 0.0f ? v : 0.0f;
+	}
+}
+
+enum mode { EVAL, TRAIN, CHECK };	/* CHECK: TRAIN without running stats */
+
+/* Hidden layer l forward, in place on z = act[l + 1] (n, n_out) which
+ * holds x W^T:  z + b -> [batch norm] -> ReLU -> [dropout]. */
+static void hidden_forward(struct fcnn *f, struct work *w, size_t l, size_t n,
+			   enum mode mode, float p_drop, struct cfl_rng *rng)
+{
+	const struct layer *ly = &f->layer[l];
+	const size_t k = ly->n_out;
+	const float *b = f->theta + ly->b;
+	float *z = w->act[l + 1];
+
+	bias_relu(z, b, n, k, !f->batch_norm);
+	if (f->batch_norm) {
+		const float *gamma = f->theta + ly->gamma;
+		const float *beta = f->theta + ly->beta;
+		float *rmean = f->stats + ly->mean, *rvar = f->stats + ly->var;
+
+		if (mode == EVAL) {
+			float *sc = w->mu[l], *sh = w->inv_std[l];
+
+			/* fold the running statistics into one scale and
+			 * shift per unit */
+			for (size_t j = 0; j < k; j++) {
+				sc[j] = gamma[j] / sqrtf(rvar[j] + BN_EPS);
+				sh[j] = beta[j] - sc[j] * rmean[j];
+			}
+			for (size_t i = 0; i < n; i++)
+				for (size_t j = 0; j < k; j++)
+					z[i * k + j] = sc[j] * z[i * k + j] + sh[j];
+		} else {
+			float *mu = w->mu[l], *inv = w->inv_std[l], *xh = w->xhat[l];
+
+			for (size_t j = 0; j < k; j++)
+				mu[j] = inv[j] = 0;
+			for (size_t i = 0; i < n; i++)
+				for (size_t j = 0; j < k; j++)
+					mu[j] += z[i * k + j];
+			for (size_t j = 0; j < k; j++)
+				mu[j] /= (float)n;
+			for (size_t i = 0; i < n; i++)
+				for (size_t j = 0; j < k; j++) {
+					float c = z[i * k + j] - mu[j];
+
+					inv[j] += c * c;	/* sum of squares for now */
+				}
+			if (mode == TRAIN)
+				for (size_t j = 0; j < k; j++) {
+					/* PyTorch keeps the unbiased variance */
+					float var_u = n > 1 ? inv[j] / (float)(n - 1) : 0;
+
+					rmean[j] = (1 - BN_MOMENTUM) * rmean[j] + BN_MOMENTUM * mu[j];
+					rvar[j] = (1 - BN_MOMENTUM) * rvar[j] + BN_MOMENTUM * var_u;
+				}
+			for (size_t j = 0; j < k; j++)
+				inv[j] = 1.0f / sqrtf(inv[j] / (float)n + BN_EPS);
+			for (size_t i = 0; i < n; i++)
+				for (size_t j = 0; j < k; j++) {
+					float x = (z[i * k + j] - mu[j]) * inv[j];
+
+					xh[i * k + j] = x;
+					z[i * k + j] = gamma[j] * x + beta[j];
+				}
+		}
+	}
+	if (f->batch_norm)
+		relu(z, n * k);
+	if (mode != EVAL && p_drop > 0) {
+		/* two 32-bit draws per random word: keep when u >= p */
+		const uint64_t thr = (uint64_t)((double)p_drop * 4294967296.0);
+		const float scale = 1.0f / (1.0f - p_drop);
+		float *mk = w->mask[l];
+		uint64_t r = 0;
+
+		for (size_t i = 0; i < n * k; i++) {
+			uint64_t u;
+
+			if (!(i & 1))
+				r = cfl_rng_u64(rng);
+			u = (i & 1) ? r >> 32 : r & 0xffffffffu;
+			mk[i] = u >= thr ? scale : 0;
+			z[i] *= mk[i];
+		}
+	}
+}
+
+/* Forward pass of x (n, n_in), n <= w->cap, leaving the output layer's
+ * logits or values in act[n_layers] (n, n_out). */
+static void forward(struct fcnn *f, struct work *w, const float *x, size_t n,
+		    enum mode mode, float p_drop, struct cfl_rng *rng)
+{
+	const float *in = x;
+
+	for (size_t l = 0; l < f->n_layers; l++) {
+		const struct layer *ly = &f->layer[l];
+		float *z = w->act[l + 1];
+
+		gemm_nt(n, ly->n_out, ly->n_in, in, f->theta + ly->w, z);
+		if (ly->hidden) {
+			hidden_forward(f, w, l, n, mode, p_drop, rng);
+		} else {
+			bias_relu(z, f->theta + ly->b, n, ly->n_out, 0);
+		}
+		in = z;
+	}
+}
+
+/* The mean loss of the outputs act[n_layers] (n, n_out) against t (n:
+ * class indices, or standardised targets), and its gradient dZ (n, n_out)
+ * into dz. */
+static double loss_grad(const struct fcnn *f, const struct work *w,
+			const float *t, size_t n, float *dz)
+{
+	const float *z = w->act[f->n_layers];
+	const size_t k = f->n_out;
+	const float inv_n = 1.0f / (float)n;
+	double loss = 0;
+
+	if (f->loss == LOSS_CE) {
+		for (size_t i = 0; i < n; i++) {
+			const float *zi = z + i * k;
+			float *gi = dz + i * k, mx = zi[0], sum = 0;
+			size_t y = (size_t)t[i];
+
+			for (size_t j = 1; j < k; j++)
+				mx = zi[j] > mx ? zi[j] : mx;
+			for (size_t j = 0; j < k; j++) {
+				gi[j] = expf(zi[j] - mx);
+				sum += gi[j];
+			}
+			loss += log((double)sum) - (double)(zi[y] - mx);
+			for (size_t j = 0; j < k; j++)
+				gi[j] *= inv_n / sum;
+			gi[y] -= inv_n;
+		}
+	} else if (f->loss == LOSS_MSE) {
+		for (size_t i = 0; i < n; i++) {
+			float e = z[i] - t[i];
+
+			loss += (double)e * e;
+			dz[i] = 2 * e * inv_n;
+		}
+	} else {
+		for (size_t i = 0; i < n; i++) {
+			float e = z[i] - t[i];
+
+			loss += fabs((double)e);
+			dz[i] = e > 0 ? inv_n : e < 0 ? -inv_n : 0;
+		}
+	}
+	return loss / (double)n;
+}
+
+/* Column sums of a (n, k) into out (k). */
+static void col_sums(const float *restrict a, size_t n, size_t k,
+		     float *restrict out)
+{
+	for (size_t j = 0; j < k; j++)
+		out[j] = 0;
+	for (size_t i = 0; i < n; i++)
+		for (size_t j = 0; j < k; j++)
+			out[j] += a[i * k + j];
+}
+
+/* dZ = dH * dropout mask * ReLU'(.) in place on dz (n): the layer's output
+ * h is positive exactly where both let the gradient through. */
+CLONES
+static void relu_back(float *restrict dz, const float *restrict h,
+		      const float *restrict mask, size_t n)
+{
+	if (mask)
+		for (size_t i = 0; i < n; i++)
+			dz[i] = h[i] > 0.0f ? dz[i] * mask[i] : 0.0f;
+	else
+		for (size_t i = 0; i < n; i++)
+			dz[i] = h[i] > 0.0f ? dz[i] : 0.0f;
+}
+
+/* Hidden layer l backward, in place on dz (n, n_out): from the gradient of
+ * its output (after dropout) to that of x W^T + b, filling the batch-norm
+ * gradients on the way. */
+static void hidden_backward(struct fcnn *f, struct work *w, size_t l,
+			    size_t n, float *dz)
+{
+	const struct layer *ly = &f->layer[l];
+	const size_t k = ly->n_out;
+	const float *gamma, *xh, *inv;
+	float *dg, *db;
+
+	relu_back(dz, w->act[l + 1], w->mask[l], n * k);
+	if (!f->batch_norm)
+		return;
+	/* y = gamma xhat + beta, xhat = (z - mu) inv (all (n, k)):
+	 * dgamma = sum_i dy xhat, dbeta = sum_i dy (k),
+	 * dz = gamma inv (dy - (dbeta + xhat dgamma) / n) */
+	gamma = f->theta + ly->gamma;
+	xh = w->xhat[l];
+	inv = w->inv_std[l];
+	dg = w->grad + ly->gamma;
+	db = w->grad + ly->beta;
+	for (size_t j = 0; j < k; j++)
+		dg[j] = db[j] = 0;
+	for (size_t i = 0; i < n; i++)
+		for (size_t j = 0; j < k; j++) {
+			dg[j] += dz[i * k + j] * xh[i * k + j];
+			db[j] += dz[i * k + j];
+		}
+	for (size_t i = 0; i < n; i++)
+		for (size_t j = 0; j < k; j++)
+			dz[i * k + j] = gamma[j] * inv[j] *
+				(dz[i * k + j] - (db[j] + xh[i * k + j] * dg[j]) / (float)n);
+}
+
+/* Linear part of layer l backward, given dZ (n, n_out) and its input X
+ * (n, n_in): dW (n_out, n_in) = dZ^T X and db (n_out) = column sums of dZ
+ * into w->grad, and when dx is not NULL dX (n, n_in) = dZ W. */
+static void linear_backward(struct fcnn *f, struct work *w, size_t l,
+			    size_t n, const float *dz, const float *x, float *dx)
+{
+	const struct layer *ly = &f->layer[l];
+
+	gemm_tn(ly->n_out, ly->n_in, n, dz, x, w->grad + ly->w);
+	col_sums(dz, n, ly->n_out, w->grad + ly->b);
+	if (dx)
+		gemm_nn(n, ly->n_in, ly->n_out, dz, f->theta + ly->w, dx);
+}
+
+/* Backward pass of a forward(TRAIN or CHECK) over x (n, n_in), given dZ
+ * of the output layer in w->delta[0]; fills w->grad (n_theta). */
+static void backward(struct fcnn *f, struct work *w, const float *x, size_t n)
+{
+	float *dz = w->delta[0], *dnext = w->delta[1], *t;
+
+	for (size_t l = f->n_layers; l-- > 0;) {
+		if (f->layer[l].hidden)
+			hidden_backward(f, w, l, n, dz);
+		/* layer 0 needs no input gradient */
+		linear_backward(f, w, l, n, dz, l ? w->act[l] : x, l ? dnext : NULL);
+		t = dz;
+		dz = dnext;
+		dnext = t;
+	}
+}
+
+/* ---- fcnn: optimisers (PyTorch's update rules) ---- */
+
+struct optim_state {
+	enum optim kind;
+	float lr, wd, mom, b1, b2, eps, rho;
+	float *m, *v;		/* n_theta each: moments / momentum buffer */
+	long t;			/* steps taken */
+};
+
+/* Built for AVX-512, AVX2 and plain x86-64, picked at load time: the
+ * update touches every parameter every step.  ISO C mode keeps the
+ * compiler from contracting a * b + c, so every variant computes the same
+ * bits. */
+CLONES
+static void optim_step(struct optim_state *o, float *restrict p,
+		       const float *restrict g, size_t n)
+{
+	const float lr = o->lr, wd = o->wd;
+
+	o->t++;
+	switch (o->kind) {
+	case OPT_SGD:
+		for (size_t i = 0; i < n; i++)
+			p[i] -= lr * (g[i] + wd * p[i]);
+		break;
+	case OPT_MOMENTUM:
+	case OPT_NESTEROV: {
+		const float mu = o->mom;
+		float *buf = o->m;
+
+		for (size_t i = 0; i < n; i++) {
+			float gi = g[i] + wd * p[i];
+
+			buf[i] = o->t == 1 ? gi : mu * buf[i] + gi;
+			p[i] -= lr * (o->kind == OPT_NESTEROV ? gi + mu * buf[i] : buf[i]);
+		}
+		break;
+	}
+	case OPT_RMSPROP: {
+		const float rho = o->rho, eps = o->eps;
+		float *v = o->v;
+
+		for (size_t i = 0; i < n; i++) {
+			float gi = g[i] + wd * p[i];
+
+			v[i] = rho * v[i] + (1 - rho) * gi * gi;
+			p[i] -= lr * gi / (sqrtf(v[i]) + eps);
+		}
+		break;
+	}
+	case OPT_ADAM:
+	case OPT_ADAMW: {
+		const float b1 = o->b1, b2 = o->b2, eps = o->eps;
+		const float step = (float)(lr / (1 - pow(b1, (double)o->t)));
+		const float inv_bc2 = (float)(1 / sqrt(1 - pow(b2, (double)o->t)));
+		const float decay = o->kind == OPT_ADAMW ? 1 - lr * wd : 1;
+		const float l2 = o->kind == OPT_ADAM ? wd : 0;
+		float *restrict m = o->m, *restrict v = o->v;
+
+		for (size_t i = 0; i < n; i++) {
+			float gi = g[i] + l2 * p[i];
+
+			m[i] = b1 * m[i] + (1 - b1) * gi;
+			v[i] = b2 * v[i] + (1 - b2) * gi * gi;
+			p[i] = p[i] * decay - step * m[i] / (sqrtf(v[i]) * inv_bc2 + eps);
+		}
+		break;
+	}
+	}
+}
+
+/* ---- fcnn: the model ---- */
+
+/* What fit reads from the params, checked against the task. */
+struct settings {
+	long hidden[MAX_HIDDEN];
+	size_t n_hidden;
+	float dropout;
+	int batch_norm;
+	enum loss loss;
+	struct optim_state opt;
+	size_t batch_size, epochs, patience;
+	int monitor;		/* -1: the loss, else a metric id */
+};
+
+static int read_settings(const struct cfl_model *m, size_t d, size_t n,
+			 struct settings *s, struct cfl_err *err)
+{
+	const char *hidden = cfl_param_str(m, "hidden");
+	const char *loss = cfl_param_str(m, "loss");
+	const char *monitor = cfl_param_str(m, "monitor");
+	int clf = m->n_classes > 0;
+
+	memset(s, 0, sizeof(*s));
+	if (strcmp(hidden, "auto") == 0) {
+		s->n_hidden = 2;
+		s->hidden[0] = s->hidden[1] = (long)auto_width(d, n);
+	} else {
+		long k = cfl_param_intlist(m, "hidden", s->hidden, MAX_HIDDEN);
+
+		if (k < 0)
+			return cfl_err_set(err, "fcnn: hidden must be a list of widths in [1, %d], got '%s'",
+					   MAX_WIDTH, hidden);
+		if (k > MAX_HIDDEN)
+			return cfl_err_set(err, "fcnn: hidden has %ld layers, at most %d are allowed",
+					   k, MAX_HIDDEN);
+		s->n_hidden = (size_t)k;
+	}
+	if (clf && m->n_classes < 2)
+		return cfl_err_set(err, "fcnn: cannot model %d class", m->n_classes);
+	if (strcmp(loss, "auto") == 0)
+		s->loss = clf ? LOSS_CE : LOSS_MSE;
+	else if (strcmp(loss, "ce") == 0)
+		s->loss = LOSS_CE;
+	else
+		s->loss = strcmp(loss, "mse") == 0 ? LOSS_MSE : LOSS_MAE;
+	if (clf != (s->loss == LOSS_CE))
+		return cfl_err_set(err, "fcnn: loss '%s' does not apply to %s (use %s)",
+				   loss, clf ? "classification" : "regression",
+				   clf ? "ce" : "mse or mae");
+	s->monitor = -1;
+	if (strcmp(monitor, "loss") != 0) {
+		const struct cfl_metric_info *mi;
+
+		s->monitor = cfl_metric_lookup(monitor);
+		mi = cfl_metric_info((enum cfl_metric_id)s->monitor);
+		if (!mi || (clf ? !mi->clf : !mi->reg))
+			return cfl_err_set(err, "fcnn: monitor '%s' does not apply to %s",
+					   monitor, clf ? "classification" : "regression");
+	}
+	s->dropout = (float)cfl_param_float(m, "dropout");
+	s->batch_norm = cfl_param_bool(m, "batch_norm");
+	s->opt.kind = (enum optim)choice_index(fcnn_params[4].choices,
+					       cfl_param_str(m, "optimizer"));
+	s->opt.lr = (float)cfl_param_float(m, "lr");
+	s->opt.wd = (float)cfl_param_float(m, "weight_decay");
+	s->opt.mom = (float)cfl_param_float(m, "momentum");
+	s->opt.b1 = (float)cfl_param_float(m, "beta1");
+	s->opt.b2 = (float)cfl_param_float(m, "beta2");
+	s->opt.eps = (float)cfl_param_float(m, "eps");
+	s->opt.rho = (float)cfl_param_float(m, "rho");
+	s->batch_size = (size_t)cfl_param_int(m, "batch_size");
+	s->epochs = (size_t)cfl_param_int(m, "epochs");
+	s->patience = (size_t)cfl_param_int(m, "patience");
+	return 0;
+}
+
+/* Builds and initialises the network of m for xy's shape. */
+static struct fcnn *build(const struct cfl_model *m, const struct cfl_xy *xy,
+			  struct settings *s, struct mt *rng, struct cfl_err *err)
+{
+	struct fcnn *f;
+
+	if (read_settings(m, xy->d, xy->n, s, err))
+		return NULL;
+	f = fcnn_alloc(xy->d, s->hidden, s->n_hidden, cfl_model_n_out(m),
+		       s->batch_norm, err);
+	if (!f)
+		return NULL;
+	f->loss = s->loss;
+	mt_seed(rng, m->seed);
+	fcnn_init(f, rng);
+	if (m->n_classes == 0 && xy->n) {
+		double sum = 0, ss = 0;
+
+		for (size_t i = 0; i < xy->n; i++)
+			sum += xy->y[i];
+		f->y_mean = sum / (double)xy->n;
+		for (size_t i = 0; i < xy->n; i++)
+			ss += (xy->y[i] - f->y_mean) * (xy->y[i] - f->y_mean);
+		f->y_std = sqrt(ss / (double)xy->n);
+		if (!(f->y_std > 1e-12) || !isfinite(f->y_std))
+			f->y_std = 1;
+	}
+	return f;
+}
+
+/* The training targets as floats: class indices (checked) or standardised
+ * values. */
+static float *targets(const struct fcnn *f, const struct cfl_xy *xy,
+		      struct cfl_err *err)
+{
+	float *t = cfl_calloc(xy->n ? xy->n : 1, sizeof(float), err);
+
+	if (!t)
+		return NULL;
+	for (size_t i = 0; i < xy->n; i++) {
+		double y = xy->y[i];
+
+		if (f->loss == LOSS_CE) {
+			if (!(y >= 0 && y < (double)f->n_out) || y != floor(y)) {
+				free(t);
+				cfl_err_set(err, "fcnn: label %g of row %zu is not a class index in [0, %zu)",
+					    y, i, f->n_out);
+				return NULL;
+			}
+			t[i] = (float)y;
+		} else {
+			if (!isfinite(y)) {
+				free(t);
+				cfl_err_set(err, "fcnn: target of row %zu is not a finite number", i);
+				return NULL;
+			}
+			t[i] = (float)((y - f->y_mean) / f->y_std);
+		}
+	}
+	return t;
+}
+
+/* Outputs (n, n_out) for x (n, n_in) as the model gives them: softmax
+ * probabilities, or values mapped back to the target's scale. */
+static void predict_rows(struct fcnn *f, struct work *w, const float *x,
+			 size_t n, double *out)
+{
+	const size_t k = f->n_out;
+
+	for (size_t s = 0; s < n; s += w->cap) {
+		size_t nb = n - s < w->cap ? n - s : w->cap;
+		const float *z;
+
+		forward(f, w, x + s * f->n_in, nb, EVAL, 0, NULL);
+		z = w->act[f->n_layers];
+		for (size_t i = 0; i < nb; i++) {
+			const float *zi = z + i * k;
+			double *o = out + (s + i) * k;
+
+			if (f->loss == LOSS_CE) {
+				double mx = zi[0], sum = 0;
+
+				for (size_t j = 1; j < k; j++)
+					mx = zi[j] > mx ? zi[j] : mx;
+				for (size_t j = 0; j < k; j++)
+					sum += o[j] = exp((double)zi[j] - mx);
+				for (size_t j = 0; j < k; j++)
+					o[j] /= sum;
+			} else {
+				o[0] = (double)zi[0] * f->y_std + f->y_mean;
+			}
+		}
+	}
+}
+
+/* The validation score, higher is better: minus the loss, or the
+ * monitored metric times its sign.  NaN when it cannot be computed. */
+static double valid_score(struct fcnn *f, struct work *w,
+			  const struct cfl_xy *valid, int monitor, double *out)
+{
+	const size_t k = f->n_out;
+	struct cfl_err err;
+	double loss = 0, v;
+
+	predict_rows(f, w, valid->x, valid->n, out);
+	if (monitor >= 0) {
+		if (cfl_metric_eval((enum cfl_metric_id)monitor, valid->y, out,
+				    valid->n, (int)(f->loss == LOSS_CE ? k : 0),
+				    &v, &err))
+			return NAN;
+		return cfl_metric_info((enum cfl_metric_id)monitor)->sign * v;
+	}
+	for (size_t i = 0; i < valid->n; i++) {
+		if (f->loss == LOSS_CE) {
+			double p = out[i * k + (size_t)valid->y[i]];
+
+			loss -= log(p > 1e-300 ? p : 1e-300);
+		} else {
+			double e = (out[i] - valid->y[i]) / f->y_std;
+
+			loss += f->loss == LOSS_MSE ? e * e : fabs(e);
+		}
+	}
+	return -loss / (double)valid->n;
+}
+
+/* Copies rows idx[0..n) of x (., d) and t into xb (n, d) and tb (n): a
+ * plain loop, since a memcpy call per short row costs more than the copy. */
+CLONES
+static void gather(float *restrict xb, float *restrict tb,
+		   const float *restrict x, const float *restrict t,
+		   const size_t *restrict idx, size_t n, size_t d)
+{
+	for (size_t i = 0; i < n; i++) {
+		const float *row = x + idx[i] * d;
+
+		for (size_t j = 0; j < d; j++)
+			xb[i * d + j] = row[j];
+		tb[i] = t[idx[i]];
+	}
+}
+
+static int fcnn_fit(struct cfl_model *m, const struct cfl_xy *train,
+		    const struct cfl_xy *valid, struct cfl_err *err)
+{
+	struct settings s;
+	struct fcnn *f;
+	struct work w, wv;
+	struct mt rng;
+	struct cfl_rng drop;
+	float *t = NULL, *best_theta = NULL, *best_stats = NULL;
+	size_t *idx = NULL, bs, since_best = 0;
+	double *vout = NULL, best = -INFINITY;
+	int early, rc = -1;
+
+	memset(&wv, 0, sizeof(wv));
+	f = build(m, train, &s, &rng, err);
+	if (!f)
+		return -1;
+	bs = s.batch_size < train->n ? s.batch_size : train->n;
+	early = valid && valid->n && s.patience > 0;
+	if (work_init(&w, f, bs, 1, s.dropout > 0, err)) {
+		fcnn_free(f);
+		return -1;
+	}
+	s.opt.m = cfl_calloc(f->n_theta, sizeof(float), err);
+	s.opt.v = cfl_calloc(f->n_theta, sizeof(float), err);
+	t = targets(f, train, err);
+	idx = cfl_calloc(train->n, sizeof(size_t), err);
+	if (!s.opt.m || !s.opt.v || !t || !idx)
+		goto out;
+	if (early) {
+		if (valid->d != f->n_in) {
+			cfl_err_set(err, "fcnn: validation rows have %zu features, training rows %zu",
+				    valid->d, f->n_in);
+			goto out;
+		}
+		if (work_init(&wv, f, EVAL_ROWS, 0, 0, err))
+			goto out;
+		vout = cfl_calloc(valid->n, f->n_out * sizeof(double), err);
+		best_theta = cfl_calloc(f->n_theta, sizeof(float), err);
+		best_stats = cfl_calloc(f->n_stats ? f->n_stats : 1, sizeof(float), err);
+		if (!vout || !best_theta || !best_stats)
+			goto out;
+	}
+	cfl_rng_seed(&drop, cfl_seed_derive(m->seed, "fcnn.dropout", 0));
+	f->best_epoch = s.epochs;
+	for (size_t e = 0; e < s.epochs; e++) {
+		double loss_sum = 0;
+
+		mt_randperm(&rng, idx, train->n);
+		for (size_t b0 = 0; b0 < train->n; b0 += bs) {
+			size_t nb = train->n - b0 < bs ? train->n - b0 : bs;
+			float *tb = w.tbatch;
+
+			gather(w.xbatch, tb, train->x, t, idx + b0, nb, f->n_in);
+			forward(f, &w, w.xbatch, nb, TRAIN, s.dropout, &drop);
+			loss_sum += loss_grad(f, &w, tb, nb, w.delta[0]) * (double)nb;
+			backward(f, &w, w.xbatch, nb);
+			optim_step(&s.opt, f->theta, w.grad, f->n_theta);
+		}
+		f->epochs_run = e + 1;
+		if (!isfinite(loss_sum)) {
+			cfl_err_set(err, "fcnn: training diverged (the loss is not finite in epoch %zu); try a smaller lr",
+				    e + 1);
+			goto out;
+		}
+		if (early) {
+			double sc = valid_score(f, &wv, valid, s.monitor, vout);
+
+			if (sc > best) {
+				best = sc;
+				since_best = 0;
+				f->best_epoch = e + 1;
+				memcpy(best_theta, f->theta, f->n_theta * sizeof(float));
+				memcpy(best_stats, f->stats, f->n_stats * sizeof(float));
+			} else if (++since_best >= s.patience) {
+				break;
+			}
+		}
+	}
+	if (early && f->best_epoch != f->epochs_run) {
+		/* keep the weights of the best epoch */
+		memcpy(f->theta, best_theta, f->n_theta * sizeof(float));
+		memcpy(f->stats, best_stats, f->n_stats * sizeof(float));
+	}
+	if (!early)
+		f->best_epoch = f->epochs_run;
+	m->state = f;
+	f = NULL;
+	rc = 0;
+out:
+	work_release(&w);
+	work_release(&wv);
+	free(s.opt.m);
+	free(s.opt.v);
+	free(t);
+	free(idx);
+	free(vout);
+	free(best_theta);
+	free(best_stats);
+	fcnn_free(f);
+	return rc;
+}
+
+static int fcnn_predict(const struct cfl_model *m, const float *x, size_t n,
+			double *out, struct cfl_err *err)
+{
+	struct fcnn *f = m->state;
+	struct work w;
+
+	if (!n)
+		return 0;
+	if (work_init(&w, f, n < EVAL_ROWS ? n : EVAL_ROWS, 0, 0, err))
+		return -1;
+	predict_rows(f, &w, x, n, out);
+	work_release(&w);
+	return 0;
+}
+
+/* ---- fcnn: save and load ---- */
+
+static int fcnn_save(const struct cfl_model *m, struct cfl_buf *out,
+		     struct cfl_err *err)
+{
+	const struct fcnn *f = m->state;
+	static const char *loss_names[] = { "ce", "mse", "mae" };
+
+	if (cfl_buf_printf(out, "fcnn %zu %d %s\ntarget", f->n_layers,
+			   f->batch_norm, loss_names[f->loss]) ||
+	    cfl_buf_doubles(out, (double[]){ f->y_mean, f->y_std }, 2))
+		goto oom;
+	for (size_t l = 0; l < f->n_layers; l++) {
+		const struct layer *ly = &f->layer[l];
+
+		if (cfl_buf_printf(out, "\nlayer %zu %zu\nweights", ly->n_in,
+				   ly->n_out) ||
+		    cfl_buf_floats(out, f->theta + ly->w, ly->n_in * ly->n_out) ||
+		    cfl_buf_puts(out, "\nbiases") ||
+		    cfl_buf_floats(out, f->theta + ly->b, ly->n_out))
+			goto oom;
+		if (ly->hidden && f->batch_norm &&
+		    (cfl_buf_puts(out, "\nbatch_norm") ||
+		     cfl_buf_floats(out, f->theta + ly->gamma, ly->n_out) ||
+		     cfl_buf_floats(out, f->theta + ly->beta, ly->n_out) ||
+		     cfl_buf_floats(out, f->stats + ly->mean, ly->n_out) ||
+		     cfl_buf_floats(out, f->stats + ly->var, ly->n_out)))
+			goto oom;
+	}
+	return 0;
+oom:
+	return cfl_err_set(err, "out of memory");
+}
+
+static int fcnn_load(struct cfl_model *m, struct cfl_reader *in,
+		     struct cfl_err *err)
+{
+	struct fcnn *f = NULL;
+	char loss[16];
+	size_t n_layers, n_in = m->n_features;
+	long hidden[MAX_HIDDEN], bn;
+	double yt[2];
+	struct cfl_reader probe;
+
+	if (cfl_reader_expect(in, "fcnn", err) ||
+	    cfl_reader_size(in, MAX_LAYERS, &n_layers, err) ||
+	    cfl_reader_int(in, 0, 1, &bn, err) ||
+	    cfl_reader_word(in, loss, sizeof(loss), err) ||
+	    cfl_reader_expect(in, "target", err) ||
+	    cfl_reader_doubles(in, yt, 2, err))
+		return -1;
+	if (n_layers < 1)
+		return cfl_reader_fail(in, err, "fcnn has no layers");
+	if (choice_index("ce|mse|mae", loss) < 0)
+		return cfl_reader_fail(in, err, "unknown fcnn loss '%s'", loss);
+	if ((strcmp(loss, "ce") == 0) != (m->n_classes > 0))
+		return cfl_reader_fail(in, err, "fcnn loss '%s' does not fit the model's task", loss);
+	if (!isfinite(yt[0]) || !(yt[1] > 0) || !isfinite(yt[1]))
+		return cfl_reader_fail(in, err, "bad fcnn target scale");
+	/* read the layer shapes first (a copy of the reader skips the
+	 * numbers), so nothing is allocated for a shape the file cannot fill */
+	probe = *in;
+	for (size_t l = 0; l < n_layers; l++) {
+		size_t a, b, n_num;
+		char word[64];
+
+		if (cfl_reader_expect(&probe, "layer", err) ||
+		    cfl_reader_size(&probe, MAX_WIDTH, &a, err) ||
+		    cfl_reader_size(&probe, MAX_WIDTH, &b, err))
+			return -1;
+		if (a != n_in)
+			return cfl_reader_fail(&probe, err, "fcnn layer %zu has %zu inputs, expected %zu",
+					       l + 1, a, n_in);
+		if (l + 1 == n_layers && b != cfl_model_n_out(m))
+			return cfl_reader_fail(&probe, err, "fcnn output layer has %zu outputs, expected %zu",
+					       b, cfl_model_n_out(m));
+		if (l + 1 < n_layers)
+			hidden[l] = (long)b;
+		n_num = a * b + b + (l + 1 < n_layers && bn ? 4 * b : 0);
+		/* each number takes two bytes at least (one, the last) */
+		if (n_num > (probe.len - probe.pos + 1) / 2)
+			return cfl_reader_fail(&probe, err, "fcnn state is truncated");
+		for (size_t i = 0; i < n_num + 2 + (l + 1 < n_layers && bn); i++)
+			if (cfl_reader_word(&probe, word, sizeof(word), err))
+				return cfl_reader_fail(&probe, err, "fcnn state is truncated");
+		n_in = b;
+	}
+	f = fcnn_alloc(m->n_features, hidden, n_layers - 1, cfl_model_n_out(m),
+		       (int)bn, err);
+	if (!f)
+		return -1;
+	f->loss = (enum loss)choice_index("ce|mse|mae", loss);
+	f->y_mean = yt[0];
+	f->y_std = yt[1];
+	for (size_t l = 0; l < n_layers; l++) {
+		const struct layer *ly = &f->layer[l];
+		size_t a, b;
+
+		if (cfl_reader_expect(in, "layer", err) ||
+		    cfl_reader_size(in, MAX_WIDTH, &a, err) ||
+		    cfl_reader_size(in, MAX_WIDTH, &b, err) ||
+		    cfl_reader_expect(in, "weights", err) ||
+		    cfl_reader_floats(in, f->theta + ly->w, a * b, err) ||
+		    cfl_reader_expect(in, "biases", err) ||
+		    cfl_reader_floats(in, f->theta + ly->b, b, err))
+			goto fail;
+		if (ly->hidden && bn &&
+		    (cfl_reader_expect(in, "batch_norm", err) ||
+		     cfl_reader_floats(in, f->theta + ly->gamma, b, err) ||
+		     cfl_reader_floats(in, f->theta + ly->beta, b, err) ||
+		     cfl_reader_floats(in, f->stats + ly->mean, b, err) ||
+		     cfl_reader_floats(in, f->stats + ly->var, b, err)))
+			goto fail;
+		for (size_t j = 0; ly->hidden && bn && j < b; j++)
+			if (!(f->stats[ly->var + j] >= 0)) {
+				cfl_reader_fail(in, err, "fcnn batch-norm variance is negative");
+				goto fail;
+			}
+	}
+	f->epochs_run = f->best_epoch = 0;
+	m->state = f;
+	return 0;
+fail:
+	fcnn_free(f);
+	return -1;
+}
+
+static void fcnn_release(struct cfl_model *m)
+{
+	fcnn_free(m->state);
+	m->state = NULL;
+}
+
+const struct cfl_model_ops cfl_fcnn_ops = {
+	.name = "fcnn",
+	.summary = "fully connected network (ReLU, optional dropout and batch norm) on OpenBLAS",
+	.params = fcnn_params,
+	.n_params = N_PARAMS,
+	.fit = fcnn_fit,
+	.predict = fcnn_predict,
+	.save = fcnn_save,
+	.load = fcnn_load,
+	.release = fcnn_release,
+};
+
+/* ---- fcnn: hooks for tests (include/cfl/fcnn.h) ---- */
+
+int cfl_fcnn_build(struct cfl_model *m, const struct cfl_xy *xy,
+		   struct cfl_err *err)
+{
+	struct settings s;
+	struct fcnn *f;
+	struct mt rng;
+
+	if (m->state && m->ops->release)
+		m->ops->release(m);
+	m->state = NULL;
+	m->n_features = xy->d;
+	m->n_classes = xy->n_classes;
+	f = build(m, xy, &s, &rng, err);
+	if (!f)
+		return -1;
+	m->state = f;
+	return 0;
+}
+
+float *cfl_fcnn_theta(struct cfl_model *m, size_t *n)
+{
+	struct fcnn *f = m->ops == &cfl_fcnn_ops ? m->state : NULL;
+
+	*n = f ? f->n_theta : 0;
+	return f ? f->theta : NULL;
+}
+
+double cfl_fcnn_loss_grad(struct cfl_model *m, const struct cfl_xy *xy,
+			  uint64_t drop_seed, float *grad)
+{
+	struct fcnn *f = m->ops == &cfl_fcnn_ops ? m->state : NULL;
+	struct cfl_err err;
+	struct cfl_rng rng;
+	struct work w;
+	float *t;
+	double loss;
+
+	if (!f || !xy->n)
+		return NAN;
+	t = targets(f, xy, &err);
+	if (!t || work_init(&w, f, xy->n, 1,
+			    cfl_param_float(m, "dropout") > 0, &err)) {
+		free(t);
+		return NAN;
+	}
+	cfl_rng_seed(&rng, drop_seed);
+	forward(f, &w, xy->x, xy->n, CHECK, (float)cfl_param_float(m, "dropout"),
+		&rng);
+	loss = loss_grad(f, &w, t, xy->n, w.delta[0]);
+	if (grad) {
+		backward(f, &w, xy->x, xy->n);
+		memcpy(grad, w.grad, f->n_theta * sizeof(float));
+	}
+	work_release(&w);
+	free(t);
+	return loss;
+}
+
+int cfl_fcnn_epochs(const struct cfl_model *m, size_t *n_run, size_t *best)
+{
+	const struct fcnn *f = m->ops == &cfl_fcnn_ops ? m->state : NULL;
+
+	if (!f)
+		return -1;
+	*n_run = f->epochs_run;
+	*best = f->best_epoch;
+	return 0;
+}

@@ -1,0 +1,347 @@
+/*
+ * forest: a random forest (scikit-learn's RandomForestClassifier /
+ * RandomForestRegressor): CART trees on bootstrap samples with features
+ * drawn at each split; predictions average the trees' leaf distributions
+ * (or means).  The out-of-bag score is computed on request.
+ *
+ * Tree t draws from its own stream, seeded by (seed, t), so the model does
+ * not depend on the number of threads.  The rows are sorted once and shared
+ * read-only by every thread; each thread has its own scratch.
+ */
+#include "tree_int.h"
+
+#include <math.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct forest {
+	size_t n_trees;
+	struct cfl_ttree *trees;
+	int has_oob;
+	double oob;		/* accuracy or R^2 on out-of-bag rows */
+};
+
+static const struct cfl_param_spec forest_params[] = {
+	{ "n_estimators", CFL_P_INT, "100", 1, 100000, NULL,
+	  "number of trees" },
+	CFL_CART_PARAMS("auto", "features tried per split: a count, all, sqrt, log2, or auto (sqrt for classification, all for regression)"),
+	{ "bootstrap", CFL_P_BOOL, "true", 0, 0, NULL,
+	  "fit each tree on n rows drawn with replacement (else on every row)" },
+	{ "oob_score", CFL_P_BOOL, "false", 0, 0, NULL,
+	  "score the out-of-bag rows (accuracy or R^2) after fitting" },
+	{ "threads", CFL_P_INT, "1", 1, 256, NULL,
+	  "threads that grow trees inside one fit" },
+};
+
+static void forest_free(struct forest *f)
+{
+	if (!f)
+		return;
+	for (size_t t = 0; t < f->n_trees; t++)
+		cfl_ttree_release(&f->trees[t]);
+	free(f->trees);
+	free(f);
+}
+
+static void forest_release(struct cfl_model *m)
+{
+	forest_free(m->state);
+	m->state = NULL;
+}
+
+static struct forest *forest_new(size_t n_trees, size_t n_out,
+				 struct cfl_err *err)
+{
+	struct forest *f = cfl_calloc(1, sizeof(*f), err);
+
+	if (!f)
+		return NULL;
+	f->trees = cfl_calloc(n_trees, sizeof(*f->trees), err);
+	if (!f->trees) {
+		free(f);
+		return NULL;
+	}
+	f->n_trees = n_trees;
+	for (size_t t = 0; t < n_trees; t++)
+		cfl_ttree_init(&f->trees[t], n_out);
+	return f;
+}
+
+/* ---- fitting: one job per thread ---- */
+
+struct job {
+	const struct cfl_model *m;
+	const struct cfl_cart_data *cd;
+	const struct cfl_cart_opts *o;
+	struct forest *f;
+	size_t first, step;	/* trees first, first + step, ... */
+	int bootstrap, oob;
+	double *oob_sum;	/* (n, n_out) */
+	uint32_t *oob_n;	/* n */
+	int rc;
+	struct cfl_err err;
+};
+
+static void *grow_trees(void *arg)
+{
+	struct job *j = arg;
+	const struct cfl_cart_data *cd = j->cd;
+	size_t n = cd->n, k = j->f->trees[0].n_out;
+	struct cfl_cart_work *w = cfl_cart_work_new(cd, &j->err);
+	uint32_t *weight = cfl_calloc(n, sizeof(*weight), &j->err);
+
+	j->rc = -1;
+	if (!w || !weight)
+		goto out;
+	for (size_t t = j->first; t < j->f->n_trees; t += j->step) {
+		struct cfl_rng rng;
+
+		cfl_rng_seed(&rng, cfl_seed_derive(j->m->seed, "forest", t));
+		if (j->bootstrap) {
+			memset(weight, 0, n * sizeof(*weight));
+			for (size_t i = 0; i < n; i++)
+				weight[cfl_rng_below(&rng, n)]++;
+		}
+		if (cfl_cart_grow(w, j->o, j->bootstrap ? weight : NULL, &rng,
+				  &j->f->trees[t], &j->err))
+			goto out;
+		if (!j->oob)
+			continue;
+		for (size_t i = 0; i < n; i++) {
+			const double *v;
+
+			if (weight[i])
+				continue;
+			v = cfl_ttree_leaf(&j->f->trees[t], cd->x + i * cd->d);
+			for (size_t c = 0; c < k; c++)
+				j->oob_sum[i * k + c] += v[c];
+			j->oob_n[i]++;
+		}
+	}
+	j->rc = 0;
+out:
+	cfl_cart_work_free(w);
+	free(weight);
+	return NULL;
+}
+
+/* Accuracy or R^2 over the rows some tree left out of its sample. */
+static void oob_score(struct forest *f, const struct cfl_cart_data *cd,
+		      const double *sum, const uint32_t *cnt)
+{
+	size_t n = cd->n, k = f->trees[0].n_out, used = 0;
+	double hit = 0, ym = 0, ss_res = 0, ss_tot = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		if (!cnt[i])
+			continue;
+		used++;
+		if (cd->n_classes > 0) {
+			size_t best = 0;
+
+			for (size_t c = 1; c < k; c++)
+				if (sum[i * k + c] > sum[i * k + best])
+					best = c;
+			hit += (int)best == cd->cls[i];
+		} else {
+			ym += cd->y[i];
+		}
+	}
+	if (!used)
+		return;
+	if (cd->n_classes > 0) {
+		f->oob = hit / (double)used;
+	} else {
+		ym /= (double)used;
+		for (size_t i = 0; i < n; i++) {
+			double p;
+
+			if (!cnt[i])
+				continue;
+			p = sum[i] / cnt[i];
+			ss_res += (cd->y[i] - p) * (cd->y[i] - p);
+			ss_tot += (cd->y[i] - ym) * (cd->y[i] - ym);
+		}
+		f->oob = ss_tot > 0 ? 1 - ss_res / ss_tot : 0;
+	}
+	f->has_oob = 1;
+}
+
+static int forest_fit(struct cfl_model *m, const struct cfl_xy *train,
+		      const struct cfl_xy *valid, struct cfl_err *err)
+{
+	size_t n_trees = (size_t)cfl_param_int(m, "n_estimators");
+	size_t n_threads = (size_t)cfl_param_int(m, "threads");
+	size_t k = cfl_model_n_out(m), n = train->n;
+	int oob = cfl_param_bool(m, "oob_score");
+	struct cfl_cart_opts o;
+	struct cfl_cart_data cd;
+	struct forest *f;
+	struct job *jobs;
+	pthread_t *tid;
+	unsigned char *started;
+	int rc = 0;
+
+	(void)valid;
+	if (cfl_cart_opts_get(m, train->d, 1, &o, err))
+		return -1;
+	if (n_threads > n_trees)
+		n_threads = n_trees;
+	if (cfl_cart_data_init(&cd, train, err))
+		return -1;
+	f = forest_new(n_trees, k, err);
+	jobs = cfl_calloc(n_threads, sizeof(*jobs), err);
+	tid = cfl_calloc(n_threads, sizeof(*tid), err);
+	started = cfl_calloc(n_threads, 1, err);
+	if (!f || !jobs || !tid || !started) {
+		rc = -1;
+		goto out;
+	}
+	for (size_t i = 0; i < n_threads; i++) {
+		jobs[i] = (struct job){ .m = m, .cd = &cd, .o = &o, .f = f,
+					.first = i, .step = n_threads,
+					.bootstrap = cfl_param_bool(m, "bootstrap"),
+					.oob = oob, .rc = -1 };
+		jobs[i].oob = oob && jobs[i].bootstrap;
+		if (jobs[i].oob) {
+			jobs[i].oob_sum = cfl_calloc(n, k * sizeof(double), err);
+			jobs[i].oob_n = cfl_calloc(n, sizeof(uint32_t), err);
+			if (!jobs[i].oob_sum || !jobs[i].oob_n) {
+				rc = -1;
+				goto out;
+			}
+		}
+	}
+	/* job 0 runs here, and so does any job whose thread cannot start:
+	 * trees keep their streams either way */
+	for (size_t i = 1; i < n_threads; i++)
+		started[i] = pthread_create(&tid[i], NULL, grow_trees,
+					    &jobs[i]) == 0;
+	grow_trees(&jobs[0]);
+	for (size_t i = 1; i < n_threads; i++)
+		if (!started[i])
+			grow_trees(&jobs[i]);
+	for (size_t i = 1; i < n_threads; i++)
+		if (started[i])
+			pthread_join(tid[i], NULL);
+	for (size_t i = 0; i < n_threads; i++)
+		if (jobs[i].rc) {
+			memcpy(err, &jobs[i].err, sizeof(*err));
+			rc = -1;
+			goto out;
+		}
+	if (jobs[0].oob) {
+		for (size_t i = 1; i < n_threads; i++) {
+			for (size_t j = 0; j < n * k; j++)
+				jobs[0].oob_sum[j] += jobs[i].oob_sum[j];
+			for (size_t j = 0; j < n; j++)
+				jobs[0].oob_n[j] += jobs[i].oob_n[j];
+		}
+		oob_score(f, &cd, jobs[0].oob_sum, jobs[0].oob_n);
+	}
+out:
+	if (jobs)
+		for (size_t i = 0; i < n_threads; i++) {
+			free(jobs[i].oob_sum);
+			free(jobs[i].oob_n);
+		}
+	free(jobs);
+	free(tid);
+	free(started);
+	cfl_cart_data_release(&cd);
+	if (rc) {
+		forest_free(f);
+		return -1;
+	}
+	m->state = f;
+	return 0;
+}
+
+double cfl_forest_oob(const struct cfl_model *m)
+{
+	const struct forest *f = m->state;
+
+	return f && f->has_oob ? f->oob : NAN;
+}
+
+/* ---- predict, save, load ---- */
+
+static int forest_predict(const struct cfl_model *m, const float *x,
+			  size_t n, double *out, struct cfl_err *err)
+{
+	const struct forest *f = m->state;
+	size_t d = m->n_features, k = cfl_model_n_out(m);
+
+	(void)err;
+	memset(out, 0, n * k * sizeof(double));
+	for (size_t t = 0; t < f->n_trees; t++)
+		for (size_t i = 0; i < n; i++) {
+			const double *v = cfl_ttree_leaf(&f->trees[t], x + i * d);
+
+			for (size_t c = 0; c < k; c++)
+				out[i * k + c] += v[c];
+		}
+	for (size_t i = 0; i < n * k; i++)
+		out[i] /= (double)f->n_trees;
+	return 0;
+}
+
+static int forest_save(const struct cfl_model *m, struct cfl_buf *out,
+		       struct cfl_err *err)
+{
+	const struct forest *f = m->state;
+
+	if (cfl_buf_printf(out, "forest %zu oob %d %.17g\n", f->n_trees,
+			   f->has_oob, f->has_oob ? f->oob : 0))
+		return cfl_err_set(err, "out of memory");
+	for (size_t t = 0; t < f->n_trees; t++)
+		if (cfl_ttree_save(&f->trees[t], out))
+			return cfl_err_set(err, "out of memory");
+	return 0;
+}
+
+static int forest_load(struct cfl_model *m, struct cfl_reader *in,
+		       struct cfl_err *err)
+{
+	struct forest *f;
+	size_t n_trees;
+	long has_oob;
+	double oob;
+
+	if (cfl_reader_expect(in, "forest", err) ||
+	    cfl_reader_size(in, 100000, &n_trees, err) ||
+	    cfl_reader_expect(in, "oob", err) ||
+	    cfl_reader_int(in, 0, 1, &has_oob, err) ||
+	    cfl_reader_double(in, &oob, err))
+		return -1;
+	/* a tree takes ten bytes at least */
+	if (n_trees == 0 || n_trees > (in->len - in->pos) / 10)
+		return cfl_reader_fail(in, err, "forest has a bad tree count %zu",
+				       n_trees);
+	f = forest_new(n_trees, cfl_model_n_out(m), err);
+	if (!f)
+		return -1;
+	f->has_oob = (int)has_oob;
+	f->oob = oob;
+	for (size_t t = 0; t < n_trees; t++)
+		if (cfl_ttree_load(&f->trees[t], in, m->n_features,
+				   cfl_model_n_out(m), err)) {
+			forest_free(f);
+			return -1;
+		}
+	m->state = f;
+	return 0;
+}
+
+const struct cfl_model_ops cfl_forest_ops = {
+	.name = "forest",
+	.summary = "random forest: bagged CART trees with feature subsampling",
+	.params = forest_params,
+	.n_params = sizeof(forest_params) / sizeof(forest_params[0]),
+	.fit = forest_fit,
+	.predict = forest_predict,
+	.save = forest_save,
+	.load = forest_load,
+	.release = forest_release,
+};

@@ -1,0 +1,506 @@
+/*
+ * The HTML report of a stored run: one self-contained page (inline CSS and
+ * inline SVG only: no script, no link, nothing fetched, so it opens the
+ * same offline, from a mail attachment or a CI artefact).  It shows the
+ * run's facts, the same results table the run printed (cfl_report_run's
+ * rows and best cells), the values over repeats as box and strip plots,
+ * the ensembles on validation and test, and for tune runs each candidate's
+ * score in order and against each parameter.  Reads the store; never
+ * prints; the plots are drawn by svg.c.
+ */
+#include "cfl/report.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "svg.h"
+
+static const char style[] =
+	"body{font-family:sans-serif;margin:24px auto;max-width:1000px;color:#222}"
+	"h1{font-size:22px}h2{font-size:18px;margin-top:32px;border-bottom:1px solid #ddd}"
+	"table{border-collapse:collapse;margin:8px 0;font-size:13px}"
+	"th,td{border:1px solid #ccc;padding:3px 8px}td.num{text-align:right;"
+	"font-variant-numeric:tabular-nums}th{background:#f3f3f3}"
+	"td.best{font-weight:bold;background:#fff3c4}tr.ens td:first-child{color:#c0392b}"
+	"dl{display:grid;grid-template-columns:max-content auto;gap:2px 16px;font-size:13px}"
+	"dt{color:#666}dd{margin:0;font-family:monospace;white-space:pre-wrap}"
+	".chart{display:block;margin:10px 0}.chart.small{display:inline-block;margin:10px 10px 0 0}"
+	".note{color:#666;font-size:13px}";
+
+#define TRY(x)                                                               \
+	do {                                                                 \
+		if (x)                                                       \
+			goto nomem;                                          \
+	} while (0)
+
+static int put_date(struct cfl_buf *b, double when)
+{
+	time_t t = (time_t)when;
+	struct tm tm;
+	char s[64];
+
+	if (when <= 0)
+		return cfl_buf_puts(b, "-");
+	gmtime_r(&t, &tm);
+	strftime(s, sizeof(s), "%Y-%m-%d %H:%M:%S UTC", &tm);
+	return cfl_buf_puts(b, s);
+}
+
+static int fact(struct cfl_buf *b, const char *key, const char *value)
+{
+	return cfl_buf_printf(b, "<dt>%s</dt><dd>", key) ||
+	       svg_escape(b, value && value[0] ? value : "-") ||
+	       cfl_buf_puts(b, "</dd>\n");
+}
+
+/* ---- html: the results table ---- */
+
+static int put_num(struct cfl_buf *b, double v)
+{
+	return v == v ? cfl_buf_printf(b, "%.6f", v) : cfl_buf_puts(b, "nan");
+}
+
+static int is_ensemble(char *const *ens, size_t n_ens, const char *name)
+{
+	for (size_t i = 0; i < n_ens; i++)
+		if (strcmp(ens[i], name) == 0)
+			return 1;
+	return 0;
+}
+
+/* The table as cfl_table_render shows it: mean, std, score per metric,
+ * best cells marked, a failed column when some row has failures. */
+static int html_table(struct cfl_buf *b, struct cfl_table *t, char *const *ens,
+		      size_t n_ens)
+{
+	static const char *const stats[3] = { "mean", "std", "score" };
+	int failed = 0;
+
+	cfl_table_compute(t);
+	for (size_t r = 0; r < t->n_rows; r++)
+		failed |= t->rows[r].n_failed > 0;
+	if (cfl_buf_puts(b, "<table class=\"results\">\n<tr><th rowspan=\"2\">row</th>"))
+		return -1;
+	for (size_t m = 0; m < t->n_metrics; m++)
+		if (cfl_buf_printf(b, "<th colspan=\"3\">%s (%s)</th>",
+				   t->metric_names[m], t->signs[m] > 0 ? "+" : "-"))
+			return -1;
+	if ((failed && cfl_buf_puts(b, "<th rowspan=\"2\">failed</th>")) ||
+	    cfl_buf_puts(b, "</tr>\n<tr>"))
+		return -1;
+	for (size_t m = 0; m < t->n_metrics; m++)
+		for (int s = 0; s < 3; s++)
+			if (cfl_buf_printf(b, "<th>%s</th>", stats[s]))
+				return -1;
+	if (cfl_buf_puts(b, "</tr>\n"))
+		return -1;
+	for (size_t r = 0; r < t->n_rows; r++) {
+		const struct cfl_table_row *row = &t->rows[r];
+
+		if (cfl_buf_printf(b, "<tr%s><td>",
+				   is_ensemble(ens, n_ens, row->name) ? " class=\"ens\"" : "") ||
+		    svg_escape(b, row->name) || cfl_buf_puts(b, "</td>"))
+			return -1;
+		for (size_t m = 0; m < t->n_metrics; m++) {
+			const double v[3] = { row->mean[m], row->std[m], row->score[m] };
+
+			for (int s = 0; s < 3; s++)
+				if (cfl_buf_printf(b, "<td class=\"num%s\">",
+						   cfl_table_is_best(t, r, m, s) ? " best" : "") ||
+				    put_num(b, v[s]) || cfl_buf_puts(b, "</td>"))
+					return -1;
+		}
+		if ((failed && cfl_buf_printf(b, "<td class=\"num\">%zu</td>",
+					      row->n_failed)) ||
+		    cfl_buf_puts(b, "</tr>\n"))
+			return -1;
+	}
+	return cfl_buf_puts(b, "</table>\n");
+}
+
+/* Box and strip plots: one chart per metric, one line per row. */
+static int distributions(struct cfl_buf *b, const struct cfl_table *t,
+			 char *const *ens, size_t n_ens, const char *split)
+{
+	const char **names = calloc(t->n_rows + 1, sizeof(*names));
+	const double **vals = calloc(t->n_rows + 1, sizeof(*vals));
+	size_t *nv = calloc(t->n_rows + 1, sizeof(*nv));
+	int *hl = calloc(t->n_rows + 1, sizeof(*hl)), rc = -1;
+
+	if (!names || !vals || !nv || !hl)
+		goto out;
+	for (size_t r = 0; r < t->n_rows; r++) {
+		names[r] = t->rows[r].name;
+		hl[r] = is_ensemble(ens, n_ens, names[r]);
+	}
+	for (size_t m = 0; m < t->n_metrics; m++) {
+		char title[160], xl[160];
+
+		for (size_t r = 0; r < t->n_rows; r++) {
+			vals[r] = t->rows[r].values[m];
+			nv[r] = t->rows[r].n_values[m];
+		}
+		snprintf(title, sizeof(title), "%s on %s, each repeat a point",
+			 t->metric_names[m], split);
+		snprintf(xl, sizeof(xl), "%s (%s)", t->metric_names[m],
+			 t->signs[m] > 0 ? "higher is better" : "lower is better");
+		if (svg_box_strip(b, title, xl, t->n_rows, names, nv, vals, hl))
+			goto out;
+	}
+	rc = 0;
+out:
+	free(names);
+	free(vals);
+	free(nv);
+	free(hl);
+	return rc;
+}
+
+/* ---- html: ensembles ---- */
+
+/* Names of the ensembles among metric rows, in order of first appearance
+ * (malloc'd strings).  *n_ens gets their count. */
+static int ensemble_names(const struct cfl_metric_row *rows, size_t n_rows,
+			  char ***ens, size_t *n_ens, struct cfl_err *err)
+{
+	*ens = NULL;
+	*n_ens = 0;
+	for (size_t i = 0; i < n_rows; i++) {
+		void *p;
+
+		if (!rows[i].ensemble_id || is_ensemble(*ens, *n_ens, rows[i].model))
+			continue;
+		if (!(p = cfl_realloc(*ens, (*n_ens + 1) * sizeof(char *), err)))
+			return -1;
+		*ens = p;
+		if (!((*ens)[*n_ens] = cfl_strdup(rows[i].model, err)))
+			return -1;
+		(*n_ens)++;
+	}
+	return 0;
+}
+
+/* The value of (ensemble name, metric) among rows, or NaN. */
+static double ens_value(const struct cfl_metric_row *rows, size_t n,
+			const char *name, const char *metric)
+{
+	for (size_t i = 0; i < n; i++)
+		if (rows[i].ensemble_id && strcmp(rows[i].model, name) == 0 &&
+		    strcmp(rows[i].metric, metric) == 0)
+			return rows[i].value;
+	return NAN;
+}
+
+static int ensembles_table(struct cfl_buf *b, const struct cfl_table *t,
+			   char *const *ens, size_t n_ens,
+			   const struct cfl_metric_row *valid, size_t n_valid,
+			   const struct cfl_metric_row *test, size_t n_test)
+{
+	if (cfl_buf_puts(b, "<table class=\"ensembles\">\n<tr><th rowspan=\"2\">ensemble</th>"))
+		return -1;
+	for (size_t m = 0; m < t->n_metrics; m++)
+		if (cfl_buf_printf(b, "<th colspan=\"2\">%s</th>", t->metric_names[m]))
+			return -1;
+	if (cfl_buf_puts(b, "</tr>\n<tr>"))
+		return -1;
+	for (size_t m = 0; m < t->n_metrics; m++)
+		if (cfl_buf_puts(b, "<th>valid</th><th>test</th>"))
+			return -1;
+	if (cfl_buf_puts(b, "</tr>\n"))
+		return -1;
+	for (size_t e = 0; e < n_ens; e++) {
+		if (cfl_buf_puts(b, "<tr class=\"ens\"><td>") ||
+		    svg_escape(b, ens[e]) || cfl_buf_puts(b, "</td>"))
+			return -1;
+		for (size_t m = 0; m < t->n_metrics; m++)
+			if (cfl_buf_puts(b, "<td class=\"num\">") ||
+			    put_num(b, ens_value(valid, n_valid, ens[e],
+						 t->metric_names[m])) ||
+			    cfl_buf_puts(b, "</td><td class=\"num\">") ||
+			    put_num(b, ens_value(test, n_test, ens[e],
+						 t->metric_names[m])) ||
+			    cfl_buf_puts(b, "</td>"))
+				return -1;
+		if (cfl_buf_puts(b, "</tr>\n"))
+			return -1;
+	}
+	return cfl_buf_puts(b, "</table>\n<p class=\"note\">Each ensemble is one "
+			       "model built from the stored predictions of the "
+			       "trials, so its std is 0. Weights and meta-learners "
+			       "are fitted on validation or out-of-fold rows, never "
+			       "on test rows.</p>\n");
+}
+
+/* ---- html: a search's candidates ---- */
+
+/* The value of key in "k=v,k2=v2" into out, or 0 when absent. */
+static int param_value(const char *params, const char *key, char *out,
+		       size_t cap)
+{
+	size_t klen = strlen(key);
+
+	for (const char *p = params; p && *p;) {
+		const char *end = strchr(p, ','), *eq = strchr(p, '=');
+		size_t len = end ? (size_t)(end - p) : strlen(p);
+
+		if (eq && eq < p + len && (size_t)(eq - p) == klen &&
+		    strncmp(p, key, klen) == 0) {
+			size_t vlen = len - klen - 1;
+
+			if (vlen >= cap)
+				vlen = cap - 1;
+			memcpy(out, eq + 1, vlen);
+			out[vlen] = 0;
+			return 1;
+		}
+		p = end ? end + 1 : NULL;
+	}
+	return 0;
+}
+
+static int number(const char *s, double *v)
+{
+	char *end;
+
+	*v = strtod(s, &end);
+	return end != s && *end == 0 && isfinite(*v);
+}
+
+/* The score against one parameter: numeric x (log when positive over 20x
+ * or more), or categories in order of first appearance. */
+static int param_chart(struct cfl_buf *b, const struct cfl_candidate_info *c,
+		       size_t n, const double *score, const char *key)
+{
+	double *x = calloc(n + 1, sizeof(double)), lo = INFINITY, hi = -INFINITY;
+	const char **cats = calloc(n + 1, sizeof(char *));
+	char (*vals)[64] = calloc(n + 1, 64);
+	size_t n_cats = 0;
+	int numeric = 1, rc = -1;
+	char title[160];
+
+	if (!x || !cats || !vals)
+		goto out;
+	for (size_t i = 0; i < n; i++) {
+		if (!param_value(c[i].params, key, vals[i], 64)) {
+			x[i] = NAN;
+			vals[i][0] = 0;
+			continue;
+		}
+		if (number(vals[i], &x[i])) {
+			lo = fmin(lo, x[i]);
+			hi = fmax(hi, x[i]);
+		} else {
+			numeric = 0;
+		}
+	}
+	if (!numeric) {
+		for (size_t i = 0; i < n; i++) {
+			size_t k;
+
+			if (!vals[i][0] && x[i] != x[i]) {
+				x[i] = NAN;
+				continue;
+			}
+			for (k = 0; k < n_cats && strcmp(cats[k], vals[i]); k++)
+				;
+			if (k == n_cats)
+				cats[n_cats++] = vals[i];
+			x[i] = (double)k;
+		}
+	}
+	snprintf(title, sizeof(title), "score against %s", key);
+	rc = svg_scatter(b, title, key, "score", n, x, score, numeric ? NULL : cats,
+			 n_cats, numeric && lo > 0 && hi / lo >= 20, 0);
+out:
+	free(x);
+	free(cats);
+	free(vals);
+	return rc;
+}
+
+static int candidates(struct cfl_buf *b, struct cfl_store *st,
+		      const struct cfl_run_info *run, const struct cfl_table *t,
+		      struct cfl_err *err)
+{
+	struct cfl_candidate_info *c = NULL;
+	size_t n = 0, n_keys = 0;
+	double *seq = NULL, *score = NULL;
+	char **keys = NULL;
+	int rc = -1;
+
+	if (cfl_store_candidates(st, run->id, &c, &n, err))
+		return -1;
+	if (!n) {
+		cfl_candidates_free(c, n);
+		return cfl_buf_puts(b, "<p class=\"note\">No candidates.</p>\n") ? 
+		       cfl_err_set(err, "out of memory") : 0;
+	}
+	seq = calloc(n, sizeof(double));
+	score = calloc(n, sizeof(double));
+	if (!seq || !score)
+		goto nomem;
+	TRY(cfl_buf_puts(b, "<table class=\"candidates\">\n<tr><th>#</th><th>id</th>"
+			    "<th>model</th><th>params</th><th>score</th>"
+			    "<th>done</th><th>failed</th></tr>\n"));
+	for (size_t i = 0; i < n; i++) {
+		seq[i] = (double)c[i].seq;
+		score[i] = c[i].has_score ? c[i].score : NAN;
+		/* No score from the search: the table's score of the first
+		 * metric for this candidate. */
+		for (size_t r = 0; !c[i].has_score && t->n_metrics && r < t->n_rows; r++)
+			if (strcmp(t->rows[r].name, c[i].hex) == 0)
+				score[i] = t->rows[r].score[0];
+		TRY(cfl_buf_printf(b, "<tr><td class=\"num\">%zu</td><td>%s</td><td>",
+				   c[i].seq, c[i].hex));
+		TRY(svg_escape(b, c[i].model));
+		TRY(cfl_buf_puts(b, "</td><td>"));
+		TRY(svg_escape(b, c[i].params));
+		TRY(cfl_buf_puts(b, "</td><td class=\"num\">"));
+		TRY(put_num(b, score[i]));
+		TRY(cfl_buf_printf(b, "</td><td class=\"num\">%zu</td>"
+				      "<td class=\"num\">%zu</td></tr>\n",
+				   c[i].n_done, c[i].n_failed));
+		/* the parameter names, in order of first appearance */
+		for (const char *p = c[i].params; p && *p;) {
+			const char *eq = strchr(p, '='), *end = strchr(p, ',');
+			size_t len = eq ? (size_t)(eq - p) : 0, k;
+
+			for (k = 0; len && k < n_keys; k++)
+				if (strlen(keys[k]) == len && !strncmp(keys[k], p, len))
+					break;
+			if (len && k == n_keys) {
+				void *q = realloc(keys, (n_keys + 1) * sizeof(char *));
+
+				if (!q)
+					goto nomem;
+				keys = q;
+				if (!(keys[n_keys] = strndup(p, len)))
+					goto nomem;
+				n_keys++;
+			}
+			p = end ? end + 1 : NULL;
+		}
+	}
+	TRY(cfl_buf_puts(b, "</table>\n"));
+	TRY(svg_scatter(b, "candidate scores in the order the search proposed them",
+			"candidate #", "score", n, seq, score, NULL, 0, 0, 1));
+	for (size_t k = 0; k < n_keys; k++)
+		TRY(param_chart(b, c, n, score, keys[k]));
+	rc = 0;
+	goto out;
+nomem:
+	cfl_err_set(err, "out of memory");
+out:
+	for (size_t k = 0; k < n_keys; k++)
+		free(keys[k]);
+	free(keys);
+	free(seq);
+	free(score);
+	cfl_candidates_free(c, n);
+	return rc;
+}
+
+/* ---- html: the page ---- */
+
+int cfl_report_html(struct cfl_store *st, const struct cfl_run_info *run,
+		    struct cfl_buf *out, struct cfl_err *err)
+{
+	int tune = run->kind == CFL_RUN_TUNE;
+	enum cfl_store_split split = tune ? CFL_SPLIT_VALID : CFL_SPLIT_TEST;
+	struct cfl_metric_row *valid = NULL, *test = NULL;
+	size_t n_valid = 0, n_test = 0, n_ens = 0;
+	struct cfl_trial_counts counts;
+	struct cfl_table t, tt;
+	char **ens = NULL, seed[32], trials[96];
+	int rc = -1;
+
+	cfl_table_init(&t);
+	cfl_table_init(&tt);
+	if (cfl_table_from_run(&t, st, run->id, split,
+			       tune ? CFL_ROWS_BY_CANDIDATE : CFL_ROWS_BY_MODEL, err) ||
+	    cfl_store_run_metrics(st, run->id, CFL_SPLIT_VALID, &valid, &n_valid, err) ||
+	    cfl_store_run_metrics(st, run->id, CFL_SPLIT_TEST, &test, &n_test, err) ||
+	    cfl_store_trial_counts(st, run->id, &counts, err) ||
+	    ensemble_names(split == CFL_SPLIT_TEST ? test : valid,
+			   split == CFL_SPLIT_TEST ? n_test : n_valid, &ens,
+			   &n_ens, err))
+		goto out;
+	snprintf(seed, sizeof(seed), "%llu", (unsigned long long)run->seed);
+	snprintf(trials, sizeof(trials), "%zu: %zu done, %zu failed, %zu poison, "
+		 "%zu other", counts.total, counts.done, counts.failed,
+		 counts.poison, counts.total - counts.done - counts.failed -
+		 counts.poison);
+
+	TRY(cfl_buf_puts(out, "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n"
+			      "<meta charset=\"utf-8\">\n<title>cfl report: "));
+	TRY(svg_escape(out, run->name));
+	TRY(cfl_buf_printf(out, "</title>\n<style>%s</style>\n</head>\n<body>\n"
+				"<h1>cfl report: ", style));
+	TRY(svg_escape(out, run->name));
+	TRY(cfl_buf_puts(out, "</h1>\n<dl>\n"));
+	TRY(fact(out, "kind", cfl_run_kind_name(run->kind)));
+	TRY(fact(out, "status", cfl_run_status_name(run->status)));
+	TRY(fact(out, "command", run->command));
+	TRY(fact(out, "dataset", run->dataset));
+	TRY(fact(out, "dataset sha256", run->dataset_sha256));
+	TRY(fact(out, "seed", seed));
+	TRY(fact(out, "trials", trials));
+	TRY(fact(out, "cfl version", run->version));
+	TRY(cfl_buf_puts(out, "<dt>started</dt><dd>"));
+	TRY(put_date(out, run->created));
+	TRY(cfl_buf_puts(out, "</dd>\n<dt>finished</dt><dd>"));
+	TRY(put_date(out, run->finished));
+	TRY(cfl_buf_puts(out, "</dd>\n"));
+	TRY(fact(out, "config", run->config));
+	TRY(cfl_buf_puts(out, "</dl>\n"));
+
+	TRY(cfl_buf_printf(out, "<h2>Results on the %s part</h2>\n",
+			   tune ? "validation" : "test"));
+	TRY(cfl_buf_printf(out, "<p class=\"note\">%s; for each metric the mean and "
+				"population std over the repeats and score = sign &times; "
+				"mean &minus; std. The best cell of each column is "
+				"highlighted.</p>\n",
+			   tune ? "One row per candidate (8-hex id of its parameters)"
+				: "One row per model, then one per ensemble"));
+	TRY(html_table(out, &t, ens, n_ens));
+
+	TRY(cfl_buf_puts(out, "<h2>Values over repeats</h2>\n"));
+	TRY(distributions(out, &t, ens, n_ens, tune ? "validation" : "test"));
+
+	if (n_ens) {
+		TRY(cfl_buf_puts(out, "<h2>Ensembles</h2>\n"));
+		TRY(ensembles_table(out, &t, ens, n_ens, valid, n_valid, test, n_test));
+	}
+	if (tune) {
+		TRY(cfl_buf_puts(out, "<h2>Candidates</h2>\n"));
+		if (candidates(out, st, run, &t, err))
+			goto out;
+		if (cfl_table_from_run(&tt, st, run->id, CFL_SPLIT_TEST,
+				       CFL_ROWS_BY_MODEL, err))
+			goto out;
+		if (tt.n_metrics) {
+			TRY(cfl_buf_puts(out, "<h2>On the test part</h2>\n"));
+			TRY(html_table(out, &tt, ens, n_ens));
+		}
+	}
+	TRY(cfl_buf_printf(out, "<p class=\"note\">Written by cfl %s from '",
+			   CFL_VERSION));
+	TRY(svg_escape(out, cfl_store_path(st)));
+	TRY(cfl_buf_puts(out, "'.</p>\n</body>\n</html>\n"));
+	rc = 0;
+	goto out;
+nomem:
+	cfl_err_set(err, "out of memory");
+out:
+	for (size_t i = 0; i < n_ens; i++)
+		free(ens[i]);
+	free(ens);
+	free(valid);
+	free(test);
+	cfl_table_release(&t);
+	cfl_table_release(&tt);
+	return rc;
+}

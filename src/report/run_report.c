@@ -1,0 +1,27 @@
+/*
+ * What a run prints as its results, rebuilt from the store: `cfl repeat`,
+ * `cfl tune` and `cfl report` all render through cfl_report_run, so a
+ * report printed later is byte for byte what the run printed.  Depends on
+ * the store and the table (from_store.c); never prints.
+ */
+#include "cfl/report.h"
+
+int cfl_report_run(struct cfl_store *st, const struct cfl_run_info *run,
+		   enum cfl_table_format fmt, struct cfl_buf *out,
+		   struct cfl_err *err)
+{
+	struct cfl_table t;
+	int tune = run->kind == CFL_RUN_TUNE, rc;
+
+	cfl_table_init(&t);
+	/* A search scores candidates on validation (never on test); a
+	 * repeat reports its models on test. */
+	rc = cfl_table_from_run(&t, st, run->id,
+				tune ? CFL_SPLIT_VALID : CFL_SPLIT_TEST,
+				tune ? CFL_ROWS_BY_CANDIDATE : CFL_ROWS_BY_MODEL,
+				err);
+	if (!rc)
+		rc = cfl_table_render(&t, fmt, out, err);
+	cfl_table_release(&t);
+	return rc;
+}

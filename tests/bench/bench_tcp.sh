@@ -1,0 +1,63 @@
+# Remote workers (issue 9): no-op trials per second through 2 loopback
+# `cfl worker` processes against the local pool's 2 forked workers, and W1
+# (fcnn when built in, else linear; 3 seeds) on synth_clf_100k through 2
+# loopback workers against the local pool, wall time of the whole command
+# (the workers' dataset fetch and load included).  Medians of 3 runs.
+set -u
+B="$BENCH_DIR/tcp"
+mkdir -p "$B"
+PC_LIBS=$(pkg-config --libs openblas libpcre2-8 sqlite3 gsl libcrypto | sed 's/-lgslcblas//')
+cc -std=c11 -D_GNU_SOURCE -O2 -I"$ROOT/include" -o "$B/tcp_bench" \
+	"$ROOT/tests/bench/tcp_bench.c" -Wl,--whole-archive "$ROOT/build/libcfl.a" \
+	-Wl,--no-whole-archive $PC_LIBS -lm -lpthread || exit 1
+median() { sort -g | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
+export CFL_CACHE_DIR="$B/cache"
+
+# 1. no-op trials per second
+tput() { for _ in 1 2 3; do "$B/tcp_bench" "$CFL" "$ROOT/datasets/iris.csv" 20000 "$1" || exit 1; done | median; }
+tcp=$(tput tcp)
+loc=$(tput local)
+echo "no-op trials through 2 loopback workers: ${tcp}/s (target >= 2000); local pool: ${loc}/s" \
+	"(ratio $(awk -v a="$tcp" -v b="$loc" 'BEGIN { printf "%.2f", a / b }'))"
+
+# 2. W1 on synth_clf_100k: local pool (J=2) vs 2 loopback workers (1 slot each)
+SYN="$BENCH_DIR/synth_clf_100k.csv"
+rm -f "$B/l.times" "$B/r.times"
+M=(--models linear)
+if "$CFL" --version | grep -qw fcnn; then
+	M=(--models fcnn --set fcnn.hidden=64,64 --set fcnn.epochs=40 --set fcnn.patience=0 --ensemble none)
+fi
+w1_local() {
+	rm -f "$B/l.db"*
+	local t0; t0=$(date +%s.%N)
+	"$CFL" repeat "$SYN" "${M[@]}" --num-repeat 3 --seed 0 --num-jobs 2 --db "$B/l.db" -q \
+		>"$B/local.out" 2>/dev/null || exit 1
+	echo "$(date +%s.%N) - $t0" | bc
+}
+w1_tcp() {
+	rm -rf "$B/r.db"* "$CFL_CACHE_DIR"
+	local t0 port pid; t0=$(date +%s.%N)
+	"$CFL" repeat "$SYN" "${M[@]}" --num-repeat 3 --seed 0 --num-jobs 0 --listen 127.0.0.1:0 \
+		--db "$B/r.db" -q >"$B/tcp.out" 2>"$B/tcp.err" &
+	pid=$!
+	for _ in $(seq 300); do
+		port=$(grep -o -m1 'connect 127.0.0.1:[0-9]*' "$B/tcp.err" | cut -d: -f2)
+		[ -n "$port" ] && break
+		sleep 0.02
+	done
+	"$CFL" worker --connect "127.0.0.1:$port" --jobs 1 -q &
+	"$CFL" worker --connect "127.0.0.1:$port" --jobs 1 -q &
+	wait || exit 1
+	echo "$(date +%s.%N) - $t0" | bc
+}
+# interleaved, so both see the same machine load
+for _ in 1 2 3; do w1_local >>"$B/l.times"; w1_tcp >>"$B/r.times"; done
+l=$(median <"$B/l.times")
+r=$(median <"$B/r.times")
+cmp -s <(grep -E '^[|=-]' "$B/local.out") <(grep -E '^[|=-]' "$B/tcp.out") && same=same || same=DIFFERENT
+echo "W1 ${M[1]} x3 on synth_clf_100k: local pool ${l} s, 2 loopback workers ${r} s" \
+	"(ratio $(awk -v a="$r" -v b="$l" 'BEGIN { printf "%.2f", a / b }'); target <= 1.10); tables ${same}"
+{
+	echo "| tcp: no-op trials/s, 2 loopback workers | ${tcp} | local pool ${loc} |"
+	echo "| tcp: W1 ${M[1]} synth_clf_100k wall s, 2 loopback workers | ${r} | local pool ${l} |"
+} >>"$BENCH_DIR/results.md"

@@ -1,0 +1,126 @@
+#!/usr/bin/env bash
+# W1 of ../shared/WORKLOADS.md: one FCNN (d -> 64 -> ReLU -> 64 -> ReLU -> k,
+# Adam lr 1e-3, batch 128, 40 epochs, no early stopping), seeds 0, 1, 2 on
+# 2 processes, on the train/test split make_data.py wrote, for cfl, PyTorch
+# (w1_torch.py) and scikit-learn (w1_sklearn.py), side by side.  Reports per
+# dataset the mean and std over the seeds of accuracy and AUC (or RMSE and
+# R2), the median train time per seed, the wall time of the whole command
+# (medians over W1_REPEATS runs), and for synth_clf_100k the GFLOP/s of cfl's
+# training beside a plain sgemm loop of the same shapes (sgemm_w1.c), run
+# alternately one process at a time.
+# W1_DATASETS and W1_REPEATS (default 3) narrow it down.
+set -u
+: "${ROOT:?}" "${CFL:?}" "${BENCH_DIR:?}" "${PY:=/usr/bin/python3}"
+export OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1
+DATASETS=${W1_DATASETS:-iris breast_cancer digits synth_clf_100k diabetes}
+REPEATS=${W1_REPEATS:-3}
+SETS="--set hidden=64,64 --set optimizer=adam --set lr=0.001 --set batch_size=128 --set epochs=40 --set patience=0"
+REC="$BENCH_DIR/w1_records.txt"
+: > "$REC"
+
+cc -O2 -o "$BENCH_DIR/sgemm_w1" "$ROOT/tests/bench/sgemm_w1.c" \
+	$(pkg-config --cflags --libs openblas) || { echo "bench_w1: cannot build sgemm_w1"; exit 1; }
+
+now() { date +%s.%N; }
+
+for name in $DATASETS; do
+	tr="$BENCH_DIR/$name.train.csv" te="$BENCH_DIR/$name.test.csv"
+	[ -f "$tr" ] && [ -f "$te" ] || { echo "bench_w1: $tr or $te is missing"; exit 1; }
+	metrics=acc,auc
+	case $name in diabetes|synth_reg_100k) metrics=rmse,r2 ;; esac
+	for rep in $(seq 1 "$REPEATS"); do
+		# cfl: three seeds on two processes
+		t0=$(now)
+		printf '0\n1\n2\n' | xargs -P 2 -I{} sh -c \
+			"\"$CFL\" train \"$tr\" --test \"$te\" --valid-frac 0 $SETS --metrics $metrics \
+			 --seed {} -o \"$BENCH_DIR/w1_$name.{}.cfl\" > \"$BENCH_DIR/w1_$name.{}.out\" 2>/dev/null" ||
+			{ echo "bench_w1: cfl train failed on $name"; exit 1; }
+		t1=$(now)
+		for s in 0 1 2; do
+			awk -v n="$name" -v r="$rep" -v s="$s" '
+				$1 == "fit_seconds" { t = $2 }
+				$1 ~ /^test_/ && $1 != "test_rows" { sub("test_", "", $1); m = m " " $1 " " $2 }
+				END { print "cfl", n, r, "seed", s, m, "train_s", t }' "$BENCH_DIR/w1_$name.$s.out" >> "$REC"
+		done
+		echo "cfl $name $rep wall_s $(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.3f", b - a }')" >> "$REC"
+		for peer in torch sklearn; do
+			(cd "$ROOT/tests/bench" && "$PY" "w1_$peer.py" "$BENCH_DIR" "$name") > "$BENCH_DIR/w1_peer.out" ||
+				{ echo "bench_w1: w1_$peer.py failed on $name"; exit 1; }
+			awk -v r="$rep" '{ $3 = r " " $3; print }' "$BENCH_DIR/w1_peer.out" |
+				sed -E 's/^([a-z]+) ([a-z_0-9]+) ([0-9]+) seed/\1 \2 \3 seed/' >> "$REC"
+		done
+	done
+done
+
+# throughput: one cfl training of synth_clf_100k (seed 0, alone) and then a
+# plain sgemm loop of the same shapes (alone), alternated, so both see the
+# same machine; GFLOP/s of each and their ratio per pair
+gemm=""
+if [[ " $DATASETS " == *" synth_clf_100k "* ]]; then
+	n_train=$(($(wc -l < "$BENCH_DIR/synth_clf_100k.train.csv") - 1))
+	flop=$(awk -v n="$n_train" 'BEGIN { d = 20; h = 64; k = 2; f = d * h + h * h + h * k;
+		printf "%.0f", 2 * n * 40 * (2 * f + h * h + h * k) }')
+	for rep in $(seq 1 "$REPEATS"); do
+		t=$("$CFL" train "$BENCH_DIR/synth_clf_100k.train.csv" --test "$BENCH_DIR/synth_clf_100k.test.csv" \
+			--valid-frac 0 $SETS --seed 0 -o "$BENCH_DIR/w1_gemm.cfl" 2>/dev/null |
+			awk '$1 == "fit_seconds" { print $2 }')
+		g=$("$BENCH_DIR/sgemm_w1" "$n_train" 40 128 20 64,64 2 | awk '{ print $6 }')
+		echo "sgemm $(awk -v f="$flop" -v t="$t" 'BEGIN { printf "%.2f", f * 1e-9 / t }') $g $flop" >> "$REC"
+	done
+	gemm=$n_train
+fi
+
+"$PY" - "$REC" "$BENCH_DIR/results.md" "$gemm" <<'PYEOF'
+import statistics as st, sys
+rec, md, n_train = sys.argv[1], sys.argv[2], sys.argv[3]
+runs, wall, gemm = {}, {}, []
+for line in open(rec):
+    f = line.split()
+    if f[0] == 'sgemm':
+        gemm.append((float(f[1]), float(f[2]), float(f[3])))
+    elif f[3] == 'wall_s':
+        wall.setdefault((f[0], f[1]), []).append(float(f[4]))
+    else:
+        tool, name, rep, seed = f[0], f[1], int(f[2]), int(f[4])
+        kv = dict(zip(f[5::2], f[6::2]))
+        runs.setdefault((tool, name), []).append((rep, seed, kv))
+names = list(dict.fromkeys(n for _, n in runs))
+out = ['### W1: one FCNN, seeds 0, 1, 2, two processes (medians of %d runs)' % max(r for v in runs.values() for r, _, _ in v), '',
+       '| dataset | tool | %s | %s | train s/seed | wall s | train time / PyTorch |' % ('metric 1', 'metric 2'),
+       '|---|---|---|---|---|---|---|']
+ratios = {}
+for name in names:
+    tt = {}
+    for tool in ('cfl', 'torch', 'sklearn'):
+        v = runs.get((tool, name))
+        if not v:
+            continue
+        first = [kv for rep, _, kv in v if rep == 1]
+        keys = [k for k in first[0] if k != 'train_s']
+        cells = []
+        for k in keys:
+            xs = [float(kv[k]) for kv in first]
+            cells.append('%s %.4f ± %.4f' % (k, st.mean(xs), st.pstdev(xs)))
+        tt[tool] = st.median(float(kv['train_s']) for _, _, kv in v)
+        w = st.median(wall[(tool, name)])
+        ratio = tt[tool] / tt['torch'] if 'torch' in tt else float('nan')
+        if tool == 'cfl':
+            cfl_row = len(out)
+        out.append('| %s | %s | %s | %s | %.4f | %.2f | %s |' % (name, tool, cells[0], cells[1], tt[tool], w,
+                   '%.3f' % (tt[tool] / tt['torch']) if 'torch' in tt else ''))
+    if 'torch' in tt:
+        out[cfl_row] = out[cfl_row].rsplit('|', 2)[0] + '| %.3f |' % (tt['cfl'] / tt['torch'])
+out.append('')
+if gemm and n_train:
+    cfl_g = st.median(c for c, _, _ in gemm)
+    peak = st.median(p for _, p, _ in gemm)
+    ratio = st.median(c / p for c, p, _ in gemm)
+    out.append('synth_clf_100k training (one process, seed 0): %.1f GFLOP of sgemm at %.1f GFLOP/s; a plain '
+               'sgemm loop of the same shapes, run alternately: %.1f GFLOP/s; cfl reaches %.0f%% of it '
+               '(median of %d pairs).' % (gemm[0][2] * 1e-9, cfl_g, peak, 100 * ratio, len(gemm)))
+    out.append('')
+text = '\n'.join(out)
+print(text)
+with open(md, 'a') as f:
+    f.write(text + '\n\n')
+PYEOF

@@ -1,0 +1,80 @@
+/*
+ * The sgemm calls of one fcnn training run, alone: for a network
+ * d -> h1 -> ... -> k trained with batch B over n rows for E epochs, the
+ * forward (X W^T), weight-gradient (dZ^T X) and input-gradient (dZ W)
+ * products of every step, with nothing else.  Prints the flop count, the
+ * seconds and GFLOP/s: the machine's sgemm throughput on exactly the shapes
+ * fcnn uses, the peak its training time is compared with.
+ * Usage: sgemm_w1 N EPOCHS BATCH D H1,H2,... K
+ */
+#include <cblas.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+static double now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+int main(int argc, char **argv)
+{
+	int w[40], nl = 0, n, epochs, bs;
+	double flops = 0, t0, secs;
+	float *a[40], *wt[40], *g[40], *d0, *d1;
+	char *s;
+
+	if (argc != 7) {
+		fprintf(stderr, "usage: sgemm_w1 N EPOCHS BATCH D H1,H2,... K\n");
+		return 2;
+	}
+	n = atoi(argv[1]);
+	epochs = atoi(argv[2]);
+	bs = atoi(argv[3]);
+	w[nl++] = atoi(argv[4]);
+	for (s = strtok(argv[5], ","); s && nl < 38; s = strtok(NULL, ","))
+		w[nl++] = atoi(s);
+	w[nl++] = atoi(argv[6]);
+	for (int l = 0; l < nl; l++) {
+		a[l] = calloc((size_t)bs * w[l], sizeof(float));
+		if (l) {
+			wt[l] = calloc((size_t)w[l] * w[l - 1], sizeof(float));
+			g[l] = calloc((size_t)w[l] * w[l - 1], sizeof(float));
+			for (int i = 0; i < w[l] * w[l - 1]; i++)
+				wt[l][i] = (float)((i % 13) - 6) * 0.01f;
+		}
+	}
+	d0 = calloc((size_t)bs * 4096, sizeof(float));
+	d1 = calloc((size_t)bs * 4096, sizeof(float));
+	for (int i = 0; i < bs * w[0]; i++)
+		a[0][i] = (float)((i % 7) - 3) * 0.1f;
+	t0 = now();
+	for (int e = 0; e < epochs; e++)
+		for (int b0 = 0; b0 < n; b0 += bs) {
+			int m = n - b0 < bs ? n - b0 : bs;
+
+			for (int l = 1; l < nl; l++) {
+				cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, m, w[l], w[l - 1],
+					    1, a[l - 1], w[l - 1], wt[l], w[l - 1], 0, a[l], w[l]);
+				flops += 2.0 * m * w[l] * w[l - 1];
+			}
+			for (int l = nl - 1; l >= 1; l--) {
+				cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, w[l], w[l - 1], m,
+					    1, d0, w[l], a[l - 1], w[l - 1], 0, g[l], w[l - 1]);
+				flops += 2.0 * m * w[l] * w[l - 1];
+				if (l > 1) {
+					cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, m, w[l - 1], w[l],
+						    1, d0, w[l], wt[l], w[l - 1], 0, d1, w[l - 1]);
+					flops += 2.0 * m * w[l] * w[l - 1];
+				}
+			}
+		}
+	secs = now() - t0;
+	printf("gflop %.3f seconds %.4f gflops %.2f\n", flops * 1e-9, secs,
+	       flops * 1e-9 / secs);
+	return 0;
+}

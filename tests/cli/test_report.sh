@@ -1,0 +1,116 @@
+# cfl report: tables of stored runs against golden files, options, errors.
+# The database comes from tests/cli/fixture_store.c (fixed values, no
+# training).  CFL_UPDATE_GOLDEN=1 rewrites tests/golden/report_* (read the
+# diff before committing).
+
+report_fixture() {
+	"$ROOT/${CFL_BUILD:-build}/tests/fixture_store" "$1" ||
+		fail "fixture_store failed"
+}
+
+# Compares $out (plus the newline $(...) dropped) with a golden file.
+expect_golden() {
+	local want="$ROOT/tests/golden/$1"
+	if [ -n "${CFL_UPDATE_GOLDEN:-}" ]; then
+		printf '%s\n' "$out" >"$want"
+		return
+	fi
+	diff <(printf '%s\n' "$out") "$want" >"$TMP/.diff" ||
+		fail "output differs from $1: $(head -20 "$TMP/.diff")"
+}
+
+test_report_help() {
+	run "$CFL" report --help
+	expect_rc 0
+	expect_out "usage: cfl report"
+	expect_out "--format FMT"
+	expect_out "[the latest run]"
+	expect_out "Examples:"
+}
+
+test_report_usage_errors() {
+	run "$CFL" report --bogus
+	expect_rc 2
+	run "$CFL" report a b
+	expect_rc 2
+	expect_err "unexpected argument 'b'"
+	run "$CFL" report --format xml
+	expect_rc 2
+	expect_err "unknown format 'xml'"
+	run "$CFL" report --out ""
+	expect_rc 2
+}
+
+test_report_missing_database_or_run() {
+	run "$CFL" report --db missing.db
+	expect_rc 1
+	expect_err "missing.db"
+	[ ! -e missing.db ] || fail "cfl report created missing.db"
+	report_fixture fx.db
+	run "$CFL" report nosuchrun --db fx.db
+	expect_rc 1
+	expect_err "no run 'nosuchrun'"
+}
+
+test_report_repeat_golden_every_format() {
+	report_fixture fx.db
+	run "$CFL" report fix-repeat --db fx.db
+	expect_rc 0
+	expect_golden report_repeat.txt
+	run "$CFL" report fix-repeat --db fx.db --format md
+	expect_rc 0
+	expect_golden report_repeat.md
+	run "$CFL" report fix-repeat --db fx.db --format csv
+	expect_rc 0
+	expect_golden report_repeat.csv
+	run "$CFL" report fix-repeat --db fx.db --format json
+	expect_rc 0
+	expect_golden report_repeat.json
+}
+
+# The ensembles are rows after the models, each with std 0.
+test_report_ensemble_rows() {
+	report_fixture fx.db
+	run "$CFL" report fix-repeat --db fx.db --format csv
+	expect_rc 0
+	expect_out "mean,0,0.96666700000000005,0,0.96666700000000005,"
+	expect_out "stacking,0,1,0,1,1,0,1"
+	[ "$(sed -n 2p <<<"$out" | cut -d, -f1)" = tree ] || fail "first row is not tree"
+}
+
+test_report_tune_golden() {
+	report_fixture fx.db
+	run "$CFL" report fix-tune --db fx.db --format md
+	expect_rc 0
+	expect_golden report_tune.md
+}
+
+test_report_default_is_latest_run() {
+	report_fixture fx.db
+	run "$CFL" report fix-repeat --db fx.db --format json
+	want=$out
+	run "$CFL" report --db fx.db --format json
+	expect_rc 0
+	[ "$out" = "$want" ] || fail "default run is not the latest (fix-repeat)"
+}
+
+test_report_out_folder() {
+	report_fixture fx.db
+	run "$CFL" report fix-repeat --db fx.db --format md --out some/dir
+	expect_rc 0
+	expect_out "some/dir/fix-repeat.md"
+	diff some/dir/fix-repeat.md "$ROOT/tests/golden/report_repeat.md" ||
+		fail "written file differs from the golden one"
+	touch afile
+	run "$CFL" report fix-repeat --db fx.db --format md --out afile
+	expect_rc 1
+	expect_err "not a folder"
+}
+
+test_report_empty_database() {
+	report_fixture fx.db
+	sqlite3 fx.db "DELETE FROM runs" 2>/dev/null || return 0
+	run "$CFL" report --db fx.db
+	expect_rc 1
+	expect_err "no runs"
+}

@@ -1,0 +1,130 @@
+# cfl report --format html: one self-contained page with the table and SVG
+# plots; rendered by headless Chromium (Debian's chromium) to a PNG that
+# must not be blank, and to a DOM that must hold the table.  The Chromium
+# tests skip (pass, with a note) when chromium is not installed.
+
+html_fixture() {
+	"$ROOT/${CFL_BUILD:-build}/tests/fixture_store" "$1" ||
+		fail "fixture_store failed"
+}
+
+chromium_bin() {
+	command -v chromium || command -v chromium-browser || true
+}
+
+# chromium with the flags the tests use; its own profile in $TMP, no
+# network, no GPU.
+run_chromium() {
+	HOME="$TMP" timeout -k 5 90 "$(chromium_bin)" --headless --no-sandbox \
+		--disable-background-networking --disable-gpu --no-first-run \
+		--user-data-dir="$TMP/chromium-profile" "$@"
+}
+
+# Share of pixels of a PNG that are not white (8-bit RGB or RGBA), printed
+# in per mille.  Pure python3 (zlib), no imaging library.
+png_ink() {
+	python3 - "$1" <<'EOF'
+import struct, sys, zlib
+data = open(sys.argv[1], 'rb').read()
+assert data[:8] == b'\x89PNG\r\n\x1a\n', 'not a PNG'
+pos, idat = 8, b''
+while pos < len(data):
+    n, kind = struct.unpack('>I4s', data[pos:pos + 8])
+    body = data[pos + 8:pos + 8 + n]
+    if kind == b'IHDR':
+        w, h, depth, ctype = struct.unpack('>IIBB', body[:10])
+    elif kind == b'IDAT':
+        idat += body
+    pos += 12 + n
+assert depth == 8 and ctype in (2, 6), 'unexpected PNG format'
+bpp = 3 if ctype == 2 else 4
+raw, stride = zlib.decompress(idat), w * bpp
+prev, ink, i = bytearray(stride), 0, 0
+for y in range(h):
+    f, line = raw[i], bytearray(raw[i + 1:i + 1 + stride])
+    i += 1 + stride
+    for x in range(stride):
+        a = line[x - bpp] if x >= bpp else 0
+        b, c = prev[x], prev[x - bpp] if x >= bpp else 0
+        if f == 1: line[x] = (line[x] + a) & 255
+        elif f == 2: line[x] = (line[x] + b) & 255
+        elif f == 3: line[x] = (line[x] + (a + b) // 2) & 255
+        elif f == 4:
+            p = a + b - c
+            pa, pb, pc = abs(p - a), abs(p - b), abs(p - c)
+            line[x] = (line[x] + (a if pa <= pb and pa <= pc else b if pb <= pc else c)) & 255
+    for x in range(0, stride, bpp):
+        if line[x] < 245 or line[x + 1] < 245 or line[x + 2] < 245:
+            ink += 1
+    prev = line
+print(ink * 1000 // (w * h))
+EOF
+}
+
+test_report_html_is_self_contained() {
+	html_fixture fx.db
+	run "$CFL" report --db fx.db --format html
+	expect_rc 0
+	expect_out "reports/fix-repeat.html"
+	f=reports/fix-repeat.html
+	[ -s "$f" ] || fail "no $f"
+	grep -q '<table class="results">' "$f" || fail "no results table"
+	[ "$(grep -c '<svg' "$f")" -ge 2 ] || fail "fewer than 2 plots (one per metric)"
+	grep -q '<tr class="ens"><td>stacking</td>' "$f" || fail "no ensemble row"
+	grep -q '<h2>Ensembles</h2>' "$f" || fail "no ensembles section"
+	if grep -Eqi '<script|https?:|src=|href=|@import|url\(' "$f"; then
+		fail "the page refers to something outside itself"
+	fi
+	# the table carries the same numbers as the text report
+	grep -q '>0.933333<' "$f" || fail "tree's acc mean missing"
+}
+
+test_report_html_tune_plots() {
+	html_fixture fx.db
+	run "$CFL" report fix-tune --db fx.db --format html --out out
+	expect_rc 0
+	f=out/fix-tune.html
+	grep -q 'candidate scores in the order' "$f" || fail "no order plot"
+	grep -q 'score against lr' "$f" || fail "no plot against lr"
+	grep -q 'score against optimizer' "$f" || fail "no plot against optimizer"
+	grep -q '>rmsprop<' "$f" || fail "categories not labelled"
+	grep -q '>1e-4<' "$f" || fail "lr not on a log axis"
+}
+
+test_report_html_renders_in_chromium() {
+	if [ -z "$(chromium_bin)" ]; then
+		echo "    skipped: chromium is not installed" >&2
+		return 0
+	fi
+	html_fixture fx.db
+	run "$CFL" report fix-repeat --db fx.db --format html --out out
+	expect_rc 0
+	page="file://$TMP/out/fix-repeat.html"
+	run_chromium --window-size=1000,1400 --screenshot="$TMP/shot.png" \
+		"$page" >/dev/null 2>"$TMP/chromium.err" ||
+		fail "chromium failed: $(tail -3 "$TMP/chromium.err")"
+	[ -s shot.png ] || fail "no screenshot"
+	if command -v python3 >/dev/null; then
+		ink=$(png_ink shot.png) || fail "cannot read the screenshot"
+		# text, table borders and plots: a few percent of the page
+		[ "$ink" -ge 20 ] || fail "the page looks blank ($ink per mille inked)"
+	else
+		[ "$(stat -c %s shot.png)" -gt 20000 ] || fail "screenshot too small: blank?"
+	fi
+	dom=$(run_chromium --dump-dom "$page" 2>/dev/null) || fail "chromium --dump-dom failed"
+	grep -q '<table class="results">' <<<"$dom" || fail "no table in the rendered DOM"
+	grep -q '<td>stacking</td>' <<<"$dom" || fail "no stacking row in the DOM"
+	grep -q '<svg' <<<"$dom" || fail "no SVG in the DOM"
+}
+
+# The check above can fail: an empty page gives a blank screenshot.
+test_report_html_blank_page_is_caught() {
+	if [ -z "$(chromium_bin)" ] || ! command -v python3 >/dev/null; then
+		return 0
+	fi
+	printf '<!DOCTYPE html><html><body></body></html>\n' >blank.html
+	run_chromium --window-size=400,300 --screenshot="$TMP/blank.png" \
+		"file://$TMP/blank.html" >/dev/null 2>&1 || fail "chromium failed"
+	ink=$(png_ink blank.png) || fail "cannot read the screenshot"
+	[ "$ink" -lt 20 ] || fail "a blank page measured $ink per mille"
+}

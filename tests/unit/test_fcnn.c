@@ -1,0 +1,604 @@
+/* Unit tests of the fcnn model (src/models/fcnn.c): gradients of every
+ * layer and loss against central finite differences, learning on simple
+ * data with every optimiser, bit-identical models from one seed, save ->
+ * load -> predict, early stopping keeping the best epoch, standardised
+ * regression targets, parameter and model-file errors.  Data is built by
+ * hand; epochs are few so the suite stays fast. */
+#include "runner.h"
+
+#include <stdarg.h>
+
+#include "cfl/fcnn.h"
+#include "cfl/model.h"
+
+extern const struct cfl_model_ops cfl_fcnn_ops;
+
+/* A model with params "k=v" ... (NULL-terminated). */
+static struct cfl_model *model_with(uint64_t seed, const char *first, ...)
+{
+	struct cfl_params p;
+	struct cfl_err err = { "" };
+	struct cfl_model *m;
+	va_list ap;
+
+	cfl_params_init(&p);
+	va_start(ap, first);
+	for (const char *a = first; a; a = va_arg(ap, const char *))
+		CHECK_MSG(cfl_params_set_arg(&p, a, &err) == 0, "%s", err.msg);
+	va_end(ap);
+	m = cfl_model_new(&cfl_fcnn_ops, &p, seed, &err);
+	CHECK_MSG(m, "%s", err.msg);
+	cfl_params_release(&p);
+	return m;
+}
+
+/* n rows of d features: k > 0 classes separated along a random direction
+ * (blobs), or a smooth regression target of scale 100 around 500 (k = 0). */
+static void make_data(struct cfl_xy *xy, size_t n, size_t d, int k,
+		      uint64_t seed)
+{
+	struct cfl_rng r;
+
+	cfl_rng_seed(&r, seed);
+	xy->n = n;
+	xy->d = d;
+	xy->n_classes = k;
+	xy->x = calloc(n * d + 1, sizeof(float));
+	xy->y = calloc(n + 1, sizeof(double));
+	CHECK(xy->x && xy->y);
+	for (size_t i = 0; i < n; i++) {
+		int c = k > 0 ? (int)(i % (size_t)k) : 0;
+		double t = 0;
+
+		for (size_t j = 0; j < d; j++) {
+			double v = cfl_rng_normal(&r) + (k > 0 ? 2.0 * ((j % (size_t)k) == (size_t)c) : 0);
+
+			xy->x[i * d + j] = (float)v;
+			t += (j % 2 ? 1.0 : -0.5) * v + 0.3 * v * v;
+		}
+		xy->y[i] = k > 0 ? c : 500 + 100 * t;
+	}
+}
+
+static void xy_free(struct cfl_xy *xy)
+{
+	free(xy->x);
+	free(xy->y);
+}
+
+static double central_diff(struct cfl_model *m, const struct cfl_xy *xy,
+			   float *theta, size_t i, float h)
+{
+	float keep = theta[i];
+	double up, down;
+
+	theta[i] = keep + h;
+	up = cfl_fcnn_loss_grad(m, xy, 42, NULL);
+	theta[i] = keep - h;
+	down = cfl_fcnn_loss_grad(m, xy, 42, NULL);
+	theta[i] = keep;
+	return (up - down) / (2.0 * (double)h);
+}
+
+static int close_to(double a, double b)
+{
+	return fabs(a - b) <= 2e-3 + 2e-2 * fabs(b);
+}
+
+/* Compares the analytic gradient with central differences on every
+ * parameter.  A ReLU kink within h of a unit's input makes the difference
+ * depend on h: where differences at h and h/4 disagree, the entry is a
+ * kink and skipped (at most 10% of them); everywhere else the analytic
+ * gradient must match. */
+static void grad_check(struct cfl_model *m, const struct cfl_xy *xy)
+{
+	struct cfl_err err = { "" };
+	float *theta, *g;
+	size_t n, kinks = 0;
+	int bad = 0;
+
+	CHECK_MSG(cfl_fcnn_build(m, xy, &err) == 0, "%s", err.msg);
+	theta = cfl_fcnn_theta(m, &n);
+	CHECK(theta && n > 0);
+	g = calloc(n, sizeof(float));
+	CHECK(g);
+	CHECK(isfinite(cfl_fcnn_loss_grad(m, xy, 42, g)));
+	for (size_t i = 0; i < n; i++) {
+		double fd = central_diff(m, xy, theta, i, 1e-3f);
+		double fd4 = central_diff(m, xy, theta, i, 2.5e-4f);
+
+		if (!close_to(fd, fd4) && !close_to(g[i], fd)) {
+			kinks++;
+			continue;
+		}
+		if (!close_to(g[i], fd)) {
+			fprintf(stderr, "    theta[%zu]: analytic %.6g, numeric %.6g\n",
+				i, (double)g[i], fd);
+			bad++;
+		}
+	}
+	free(g);
+	CHECK_MSG(bad == 0, "%d of %zu gradient entries differ", bad, n);
+	CHECK_MSG(kinks * 10 <= n, "%zu of %zu entries at a kink", kinks, n);
+}
+
+static void t_grad_ce(void)
+{
+	struct cfl_xy xy;
+	struct cfl_model *m = model_with(1, "hidden=6,5", NULL);
+
+	make_data(&xy, 12, 4, 3, 7);
+	grad_check(m, &xy);
+	cfl_model_free(m);
+	xy_free(&xy);
+}
+
+static void t_grad_ce_no_hidden(void)
+{
+	struct cfl_xy xy;
+	struct cfl_model *m = model_with(2, "hidden=none", NULL);
+
+	make_data(&xy, 10, 3, 2, 8);
+	grad_check(m, &xy);
+	cfl_model_free(m);
+	xy_free(&xy);
+}
+
+static void t_grad_batch_norm(void)
+{
+	struct cfl_xy xy;
+	struct cfl_model *m = model_with(6, "hidden=5,4", "batch_norm=true", NULL);
+
+	make_data(&xy, 16, 4, 3, 9);
+	grad_check(m, &xy);
+	cfl_model_free(m);
+	xy_free(&xy);
+}
+
+static void t_grad_dropout(void)
+{
+	struct cfl_xy xy;
+	struct cfl_model *m = model_with(6, "hidden=8,6", "dropout=0.3", NULL);
+
+	make_data(&xy, 12, 4, 2, 10);
+	grad_check(m, &xy);
+	cfl_model_free(m);
+	xy_free(&xy);
+}
+
+static void t_grad_mse(void)
+{
+	struct cfl_xy xy;
+	struct cfl_model *m = model_with(5, "hidden=6,5", "batch_norm=1", NULL);
+
+	make_data(&xy, 12, 3, 0, 11);
+	grad_check(m, &xy);
+	cfl_model_free(m);
+	xy_free(&xy);
+}
+
+static void t_grad_mae(void)
+{
+	struct cfl_xy xy;
+	struct cfl_model *m = model_with(6, "hidden=7", "loss=mae", "dropout=0.2", NULL);
+
+	make_data(&xy, 12, 3, 0, 12);
+	grad_check(m, &xy);
+	cfl_model_free(m);
+	xy_free(&xy);
+}
+
+/* ---- training ---- */
+
+static void fit_ok(struct cfl_model *m, const struct cfl_xy *train,
+		   const struct cfl_xy *valid)
+{
+	struct cfl_err err = { "" };
+
+	CHECK_MSG(cfl_model_fit(m, train, valid, &err) == 0, "%s", err.msg);
+}
+
+static double *predict_all(const struct cfl_model *m, const struct cfl_xy *xy)
+{
+	struct cfl_err err = { "" };
+	double *out = calloc(xy->n * cfl_model_n_out(m) + 1, sizeof(double));
+
+	CHECK(out);
+	CHECK_MSG(cfl_model_predict(m, xy->x, xy->n, out, &err) == 0, "%s", err.msg);
+	return out;
+}
+
+static double accuracy(const double *out, const struct cfl_xy *xy)
+{
+	size_t k = (size_t)xy->n_classes, hit = 0;
+
+	for (size_t i = 0; i < xy->n; i++) {
+		size_t best = 0;
+
+		for (size_t j = 1; j < k; j++)
+			if (out[i * k + j] > out[i * k + best])
+				best = j;
+		hit += best == (size_t)xy->y[i];
+	}
+	return (double)hit / (double)xy->n;
+}
+
+static char *saved_state(const struct cfl_model *m)
+{
+	struct cfl_buf b;
+	struct cfl_err err = { "" };
+
+	cfl_buf_init(&b);
+	CHECK_MSG(m->ops->save(m, &b, &err) == 0, "%s", err.msg);
+	return b.data;
+}
+
+static void t_learns_blobs(void)
+{
+	struct cfl_xy tr, te;
+	struct cfl_model *m = model_with(1, "hidden=16,16", "epochs=30",
+					 "batch_size=16", "patience=0", NULL);
+	double *out;
+
+	make_data(&tr, 300, 5, 3, 1);
+	make_data(&te, 150, 5, 3, 2);
+	fit_ok(m, &tr, NULL);
+	out = predict_all(m, &te);
+	CHECK_MSG(accuracy(out, &te) > 0.85, "accuracy %g", accuracy(out, &te));
+	for (size_t i = 0; i < te.n; i++)
+		CHECK_NEAR(out[3 * i] + out[3 * i + 1] + out[3 * i + 2], 1, 1e-12);
+	free(out);
+	cfl_model_free(m);
+	xy_free(&tr);
+	xy_free(&te);
+}
+
+/* Every optimiser, with and without weight decay, batch norm and dropout,
+ * lowers the training loss well below where it started. */
+static void t_every_optimizer_learns(void)
+{
+	static const char *opts[][2] = {
+		{ "optimizer=sgd", "lr=0.1" }, { "optimizer=momentum", "lr=0.02" },
+		{ "optimizer=nesterov", "lr=0.02" }, { "optimizer=rmsprop", "lr=0.003" },
+		{ "optimizer=adam", "lr=0.005" }, { "optimizer=adamw", "lr=0.005" },
+	};
+	struct cfl_xy tr;
+
+	make_data(&tr, 200, 4, 2, 3);
+	for (size_t i = 0; i < sizeof(opts) / sizeof(opts[0]); i++)
+		for (int variant = 0; variant < 2; variant++) {
+			struct cfl_model *m = model_with(
+				5, opts[i][0], opts[i][1], "hidden=12", "epochs=15",
+				"batch_size=20", "patience=0",
+				variant ? "weight_decay=0.01" : "dropout=0",
+				variant ? "batch_norm=1" : "dropout=0.1", NULL);
+			struct cfl_err err = { "" };
+			double before, after;
+
+			CHECK_MSG(cfl_fcnn_build(m, &tr, &err) == 0, "%s", err.msg);
+			before = cfl_fcnn_loss_grad(m, &tr, 1, NULL);
+			fit_ok(m, &tr, NULL);
+			after = cfl_fcnn_loss_grad(m, &tr, 1, NULL);
+			CHECK_MSG(after < 0.5 * before, "%s variant %d: loss %g -> %g",
+				  opts[i][0], variant, before, after);
+			cfl_model_free(m);
+		}
+	xy_free(&tr);
+}
+
+static void t_same_seed_bit_identical(void)
+{
+	struct cfl_xy tr, va;
+	char *a, *b, *c;
+	struct cfl_model *m1 = model_with(9, "hidden=8,8", "dropout=0.2",
+					  "batch_norm=1", "epochs=5", "batch_size=7", NULL);
+	struct cfl_model *m2 = model_with(9, "hidden=8,8", "dropout=0.2",
+					  "batch_norm=1", "epochs=5", "batch_size=7", NULL);
+	struct cfl_model *m3 = model_with(10, "hidden=8,8", "dropout=0.2",
+					  "batch_norm=1", "epochs=5", "batch_size=7", NULL);
+
+	make_data(&tr, 100, 4, 3, 4);
+	make_data(&va, 30, 4, 3, 5);
+	fit_ok(m1, &tr, &va);
+	fit_ok(m2, &tr, &va);
+	fit_ok(m3, &tr, &va);
+	a = saved_state(m1);
+	b = saved_state(m2);
+	c = saved_state(m3);
+	CHECK(strcmp(a, b) == 0);
+	CHECK(strcmp(a, c) != 0);
+	free(a);
+	free(b);
+	free(c);
+	cfl_model_free(m1);
+	cfl_model_free(m2);
+	cfl_model_free(m3);
+	xy_free(&tr);
+	xy_free(&va);
+}
+
+/* save -> load -> predict gives the very same doubles, for classification
+ * with batch norm and for regression. */
+static void t_save_load_predict(void)
+{
+	for (int k = 0; k <= 3; k += 3) {
+		struct cfl_xy tr;
+		struct cfl_model *m = model_with(2, "hidden=6,5", "batch_norm=1",
+						 "epochs=3", "batch_size=16", NULL);
+		struct cfl_model *back;
+		struct cfl_reader r;
+		struct cfl_err err = { "" };
+		double *p1, *p2;
+		char *text, *again;
+
+		make_data(&tr, 80, 4, k, 6);
+		fit_ok(m, &tr, NULL);
+		text = saved_state(m);
+		back = cfl_model_new(&cfl_fcnn_ops, &m->params, m->seed, &err);
+		CHECK(back);
+		back->n_features = m->n_features;
+		back->n_classes = m->n_classes;
+		cfl_reader_init(&r, "state", text, strlen(text));
+		CHECK_MSG(back->ops->load(back, &r, &err) == 0, "%s", err.msg);
+		p1 = predict_all(m, &tr);
+		p2 = predict_all(back, &tr);
+		CHECK(memcmp(p1, p2, tr.n * cfl_model_n_out(m) * sizeof(double)) == 0);
+		again = saved_state(back);
+		CHECK_STR(again, text);
+		free(again);
+		free(text);
+		free(p1);
+		free(p2);
+		cfl_model_free(m);
+		cfl_model_free(back);
+		xy_free(&tr);
+	}
+}
+
+/* Early stopping stops, and keeps the weights of its best epoch: the
+ * model equals one trained for exactly that many epochs. */
+static void t_early_stopping_keeps_best(void)
+{
+	struct cfl_xy tr, va;
+	struct cfl_model *m = model_with(3, "hidden=64,64", "lr=0.01", "epochs=200",
+					 "batch_size=8", "patience=5", NULL);
+	struct cfl_model *ref;
+	char best[32], *a, *b;
+	size_t run, at;
+
+	make_data(&tr, 40, 6, 2, 7);
+	make_data(&va, 40, 6, 2, 8);
+	/* noisy labels: the network overfits, so the validation loss rises */
+	for (size_t i = 0; i < tr.n; i += 3)
+		tr.y[i] = 1 - tr.y[i];
+	fit_ok(m, &tr, &va);
+	CHECK(cfl_fcnn_epochs(m, &run, &at) == 0);
+	CHECK_MSG(run < 200 && at < run && run - at == 5, "ran %zu, best %zu", run, at);
+	snprintf(best, sizeof(best), "epochs=%zu", at);
+	ref = model_with(3, "hidden=64,64", "lr=0.01", best, "batch_size=8",
+			 "patience=0", NULL);
+	fit_ok(ref, &tr, &va);
+	a = saved_state(m);
+	b = saved_state(ref);
+	CHECK_STR(a, b);
+	free(a);
+	free(b);
+	cfl_model_free(m);
+	cfl_model_free(ref);
+	xy_free(&tr);
+	xy_free(&va);
+}
+
+/* A validation metric can drive early stopping too. */
+static void t_monitor_metric(void)
+{
+	struct cfl_xy tr, va;
+	struct cfl_model *m = model_with(3, "hidden=8", "epochs=50", "patience=3",
+					 "monitor=acc", NULL);
+	size_t run, at;
+
+	make_data(&tr, 60, 4, 2, 7);
+	make_data(&va, 30, 4, 2, 8);
+	fit_ok(m, &tr, &va);
+	CHECK(cfl_fcnn_epochs(m, &run, &at) == 0);
+	CHECK(at >= 1 && at <= run && run <= 50);
+	cfl_model_free(m);
+	xy_free(&tr);
+	xy_free(&va);
+}
+
+/* Regression targets are standardised and mapped back: scaling the target
+ * by 1000 scales the predictions by 1000. */
+static void t_regression_targets_mapped_back(void)
+{
+	struct cfl_xy tr, big;
+	struct cfl_model *m = model_with(4, "hidden=16", "epochs=40",
+					 "batch_size=16", "lr=0.01", NULL);
+	struct cfl_model *mb = model_with(4, "hidden=16", "epochs=40",
+					  "batch_size=16", "lr=0.01", NULL);
+	double *p, *pb, sse = 0, sst = 0, mean = 0;
+
+	make_data(&tr, 200, 3, 0, 9);
+	make_data(&big, 200, 3, 0, 9);
+	for (size_t i = 0; i < big.n; i++)
+		big.y[i] *= 1000;
+	fit_ok(m, &tr, NULL);
+	fit_ok(mb, &big, NULL);
+	p = predict_all(m, &tr);
+	pb = predict_all(mb, &big);
+	for (size_t i = 0; i < tr.n; i++)
+		mean += tr.y[i] / (double)tr.n;
+	for (size_t i = 0; i < tr.n; i++) {
+		sse += (p[i] - tr.y[i]) * (p[i] - tr.y[i]);
+		sst += (mean - tr.y[i]) * (mean - tr.y[i]);
+		CHECK_NEAR(pb[i] / 1000, p[i], 1e-4 * fabs(p[i]) + 1e-3);
+	}
+	CHECK_MSG(sse < 0.2 * sst, "r2 %g", 1 - sse / sst);
+	free(p);
+	free(pb);
+	cfl_model_free(m);
+	cfl_model_free(mb);
+	xy_free(&tr);
+	xy_free(&big);
+}
+
+/* hidden=auto: two layers of max(64, 2 d) for small data. */
+static void t_hidden_auto(void)
+{
+	struct cfl_xy xy;
+	struct cfl_model *m = model_with(1, "epochs=1", NULL);
+	struct cfl_err err = { "" };
+	size_t n;
+
+	make_data(&xy, 50, 40, 3, 1);
+	CHECK_MSG(cfl_fcnn_build(m, &xy, &err) == 0, "%s", err.msg);
+	CHECK(cfl_fcnn_theta(m, &n));
+	CHECK_INT(n, (40 * 80 + 80) + (80 * 80 + 80) + (80 * 3 + 3));
+	cfl_model_free(m);
+	xy_free(&xy);
+}
+
+/* The initial weights equal PyTorch's for the same seed (values printed by
+ * torch 1.13: torch.manual_seed(3); Sequential(Linear(4, 5), ReLU(),
+ * Linear(5, 3)); parameters flattened), bit for bit. */
+static void t_init_equals_pytorch(void)
+{
+	static const float torch_init[43] = {
+		-0.49573648f, -0.394430637f, -0.214157522f, -0.47304517f, -0.0283856392f,
+		-0.439883709f, 0.271865845f, 0.243699372f, 0.0944212079f, 0.387856662f,
+		-0.0489686728f, 0.299490631f, -0.350159109f, -0.0985311866f, -0.445823073f,
+		-0.0405947566f, -0.324394763f, 0.449182868f, 0.347318649f, 0.374856234f,
+		0.148310423f, -0.28524226f, 0.449304998f, -0.487891316f, -0.319122791f,
+		-0.279316038f, -0.185374781f, 0.0891731903f, -0.338759571f, -0.344537109f,
+		-0.213875756f, 0.272954047f, -0.322564334f, -0.401104182f, -0.38760376f,
+		-0.220067203f, -0.11750453f, -0.443345696f, -0.209379837f, 0.00860333256f,
+		0.0737205446f, -0.0641120672f, -0.0507074036f,
+	};
+	struct cfl_xy xy;
+	struct cfl_model *m = model_with(3, "hidden=5", NULL);
+	struct cfl_err err = { "" };
+	float *theta;
+	size_t n;
+
+	make_data(&xy, 10, 4, 3, 1);
+	CHECK_MSG(cfl_fcnn_build(m, &xy, &err) == 0, "%s", err.msg);
+	theta = cfl_fcnn_theta(m, &n);
+	CHECK_INT(n, 43);
+	for (size_t i = 0; i < n; i++)
+		CHECK_MSG(theta[i] == torch_init[i], "theta[%zu] %.9g, torch %.9g", i,
+			  (double)theta[i], (double)torch_init[i]);
+	cfl_model_free(m);
+	xy_free(&xy);
+}
+
+static void t_param_errors(void)
+{
+	static const char *bad[][2] = {
+		{ "hidden=0", "hidden must be a comma-separated list" },
+		{ "hidden=64,x", "hidden must be" },
+		{ "lr=-1", "lr must be a number in [0, 10]" },
+		{ "dropout=1", "dropout must be a number" },
+		{ "optimizer=lbfgs", "optimizer must be one of sgd|momentum" },
+		{ "batch_size=0", "batch_size must be an integer" },
+		{ "epochs=1.5", "epochs must be an integer" },
+		{ "batch_norm=maybe", "batch_norm must be true or false" },
+		{ "nosuch=1", "fcnn has no parameter 'nosuch'" },
+	};
+	struct cfl_xy clf, reg;
+	struct cfl_err err = { "" };
+
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		struct cfl_params p;
+
+		cfl_params_init(&p);
+		CHECK(cfl_params_set_arg(&p, bad[i][0], &err) == 0);
+		CHECK(!cfl_model_new(&cfl_fcnn_ops, &p, 0, &err));
+		CHECK_CONTAINS(err.msg, bad[i][1]);
+		cfl_params_release(&p);
+	}
+	make_data(&clf, 20, 3, 2, 1);
+	make_data(&reg, 20, 3, 0, 1);
+	{
+		struct cfl_model *m = model_with(1, "loss=mse", "epochs=1", NULL);
+
+		CHECK(cfl_model_fit(m, &clf, NULL, &err) == -1);
+		CHECK_CONTAINS(err.msg, "loss 'mse' does not apply to classification");
+		cfl_model_free(m);
+		m = model_with(1, "loss=ce", "epochs=1", NULL);
+		CHECK(cfl_model_fit(m, &reg, NULL, &err) == -1);
+		CHECK_CONTAINS(err.msg, "loss 'ce' does not apply to regression");
+		cfl_model_free(m);
+		m = model_with(1, "monitor=rmse", "epochs=1", NULL);
+		CHECK(cfl_model_fit(m, &clf, NULL, &err) == -1);
+		CHECK_CONTAINS(err.msg, "monitor 'rmse' does not apply to classification");
+		cfl_model_free(m);
+		m = model_with(1, "lr=10", "optimizer=sgd", "epochs=30", "hidden=32",
+			       NULL);
+		for (size_t i = 0; i < reg.n; i++)
+			reg.y[i] = i % 2 ? 1e30 : -1e30;
+		CHECK(cfl_model_fit(m, &reg, NULL, &err) == -1);
+		CHECK_CONTAINS(err.msg, "diverged");
+		cfl_model_free(m);
+	}
+	xy_free(&clf);
+	xy_free(&reg);
+}
+
+/* Bad states: every problem is an error naming the line, never a crash or
+ * a huge allocation. */
+static void t_load_errors(void)
+{
+	static const char *bad[][2] = {
+		{ "fcnn 2 0 ce\ntarget 0 1\nlayer 3 2\nweights 1 2 3 4 5 6\nbiases 1 2\n"
+		  "layer 2 2\nweights 1 2 3", "truncated" },
+		{ "fcnn 1 0 ce\ntarget 0 1\nlayer 4 2\nweights 1 2 3 4 5 6 7 8\nbiases 1 2",
+		  "has 4 inputs, expected 3" },
+		{ "fcnn 1 0 ce\ntarget 0 1\nlayer 3 5\nweights 1 2 3 4 5 6 7 8\nbiases 1 2",
+		  "output layer has 5 outputs, expected 2" },
+		{ "fcnn 1 0 mse\ntarget 0 1\nlayer 3 2\nweights 1 2 3 4 5 6\nbiases 1 2",
+		  "does not fit" },
+		{ "fcnn 1 0 ce\ntarget 0 0\nlayer 3 2\nweights 1 2 3 4 5 6\nbiases 1 2",
+		  "bad fcnn target scale" },
+		{ "fcnn 2 0 ce\ntarget 0 1\nlayer 3 60000\nweights 1 2 3", "truncated" },
+		{ "fcnn 0 0 ce\ntarget 0 1\n", "no layers" },
+		{ "fcnn 1 0 ce\ntarget 0 1\nlayer 3 2\nweights 1 2 x 4 5 6\nbiases 1 2",
+		  "m.cfl:4:" },
+		{ "fcnn 2 1 ce\ntarget 0 1\nlayer 3 1\nweights 1 2 3\nbiases 1\n"
+		  "batch_norm 1 0 0 -1\nlayer 1 2\nweights 1 2\nbiases 1 2", "negative" },
+	};
+
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		struct cfl_model *m = model_with(1, "epochs=1", NULL);
+		struct cfl_reader r;
+		struct cfl_err err = { "" };
+
+		m->n_features = 3;
+		m->n_classes = 2;
+		cfl_reader_init(&r, "m.cfl", bad[i][0], strlen(bad[i][0]));
+		CHECK_MSG(m->ops->load(m, &r, &err) == -1, "case %zu loaded", i);
+		CHECK_CONTAINS(err.msg, bad[i][1]);
+		CHECK(m->state == NULL);
+		cfl_model_free(m);
+	}
+}
+
+const struct cfl_test cfl_tests[] = {
+	TEST(t_grad_ce),
+	TEST(t_grad_ce_no_hidden),
+	TEST(t_grad_batch_norm),
+	TEST(t_grad_dropout),
+	TEST(t_grad_mse),
+	TEST(t_grad_mae),
+	TEST(t_learns_blobs),
+	TEST(t_every_optimizer_learns),
+	TEST(t_same_seed_bit_identical),
+	TEST(t_save_load_predict),
+	TEST(t_early_stopping_keeps_best),
+	TEST(t_monitor_metric),
+	TEST(t_regression_targets_mapped_back),
+	TEST(t_hidden_auto),
+	TEST(t_init_equals_pytorch),
+	TEST(t_param_errors),
+	TEST(t_load_errors),
+	{ 0 },
+};

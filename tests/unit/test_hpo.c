@@ -1,0 +1,717 @@
+/* Unit tests of src/hpo: the params language (good files, every error with
+ * its position and caret, schema checks), the GP posterior against the
+ * closed form, log EI against a direct computation, grid / random / bo
+ * (every grid point once, reproducible with a seed, no duplicates in
+ * batches, failed trials kept out of the model) and BO's quality on
+ * Branin. */
+#include "runner.h"
+
+#include <stdint.h>
+
+#include "cfl/hpo.h"
+#include "cfl/model.h"
+
+static void parse_ok(struct cfl_space *s, const char *text,
+		     const struct cfl_model_ops *ops)
+{
+	struct cfl_err err;
+
+	CHECK_MSG(cfl_space_parse(s, "t.params", text, strlen(text), ops, &err) == 0,
+		  "parse: %s", err.msg);
+}
+
+static void parse_bad(const char *text, const struct cfl_model_ops *ops,
+		      const char *want)
+{
+	struct cfl_space s;
+	struct cfl_err err;
+
+	err.msg[0] = '\0';
+	CHECK_MSG(cfl_space_parse(&s, "t.params", text, strlen(text), ops, &err) == -1,
+		  "parsed: %s", text);
+	CHECK_CONTAINS(err.msg, want);
+	/* the line and a caret follow the message */
+	CHECK_CONTAINS(err.msg, "\n    ");
+	CHECK_CONTAINS(err.msg, "^");
+	CHECK(s.n_params == 0 && s.params == NULL);
+}
+
+static void t_parse_good(void)
+{
+	struct cfl_space s;
+	const char *text =
+		"# a search space\n"
+		"optimizer = choice(sgd, rmsprop, adam)\n"
+		"lr        = loguniform(1e-5, 0.1)   # log scale\n"
+		"\n"
+		"hidden    = choice(\"64,64\", '128')\n"
+		"layers    = int(1, 3)\n"
+		"\tdropout = uniform(0, 0.5)\r\n"
+		"epochs    = 40                      # fixed\n"
+		"name = \"a # b\"";
+
+	parse_ok(&s, text, NULL);
+	CHECK_INT(s.n_params, 7);
+	CHECK_INT(cfl_space_n_free(&s), 5);
+	CHECK_STR(s.params[0].name, "optimizer");
+	CHECK_INT(s.params[0].dist, CFL_DIST_CHOICE);
+	CHECK_INT(s.params[0].n_choices, 3);
+	CHECK_STR(s.params[0].choices[2], "adam");
+	CHECK_INT(s.params[1].dist, CFL_DIST_LOGUNIFORM);
+	CHECK_NEAR(s.params[1].lo, 1e-5, 0);
+	CHECK_NEAR(s.params[1].hi, 0.1, 0);
+	CHECK_INT(s.params[1].line, 3);
+	CHECK_STR(s.params[2].choices[0], "64,64");
+	CHECK_STR(s.params[2].choices[1], "128");
+	CHECK_INT(s.params[3].dist, CFL_DIST_INT);
+	CHECK(s.params[3].integer);
+	CHECK_INT(s.params[4].dist, CFL_DIST_UNIFORM);
+	CHECK(!s.params[4].integer);
+	CHECK_INT(s.params[5].dist, CFL_DIST_FIXED);
+	CHECK_STR(s.params[5].value, "40");
+	CHECK_STR(s.params[6].value, "a # b");
+	CHECK_INT(cfl_space_find(&s, "layers"), 3);
+	CHECK_INT(cfl_space_find(&s, "nope"), -1);
+
+	/* the formatted space parses back to the same space */
+	{
+		struct cfl_buf b;
+		struct cfl_space t;
+
+		cfl_buf_init(&b);
+		CHECK(cfl_space_format(&s, &b) == 0);
+		parse_ok(&t, b.data, NULL);
+		CHECK_INT(t.n_params, s.n_params);
+		for (size_t i = 0; i < s.n_params; i++) {
+			CHECK_STR(t.params[i].name, s.params[i].name);
+			CHECK_INT(t.params[i].dist, s.params[i].dist);
+			CHECK(t.params[i].lo == s.params[i].lo);
+			CHECK(t.params[i].hi == s.params[i].hi);
+		}
+		CHECK_STR(t.params[2].choices[0], "64,64");
+		CHECK_STR(t.params[6].value, "a # b");
+		cfl_space_release(&t);
+		cfl_buf_release(&b);
+	}
+	cfl_space_release(&s);
+
+	parse_ok(&s, "", NULL);
+	CHECK_INT(s.n_params, 0);
+	cfl_space_release(&s);
+}
+
+static void t_parse_errors(void)
+{
+	parse_bad("lr = loguniform(0, 1)\n", NULL,
+		  "t.params:1:17: loguniform() needs a positive low end");
+	parse_bad("a = 1\n\nlr = uniform(1, 0.5)\n", NULL,
+		  "t.params:3:17: empty range");
+	parse_bad("lr = normal(0, 1)\n", NULL,
+		  "t.params:1:6: unknown distribution 'normal'");
+	parse_bad("   = 3\n", NULL, "t.params:1:4: expected a parameter name");
+	parse_bad("lr 3\n", NULL, "t.params:1:4: expected '=' after 'lr'");
+	parse_bad("lr =\n", NULL, "t.params:1:5: missing value after '='");
+	parse_bad("lr = uniform(0)\n", NULL, "uniform() takes two numbers");
+	parse_bad("lr = uniform(0, 1, 2)\n", NULL, "uniform() takes two numbers");
+	parse_bad("lr = uniform(0, x)\n", NULL,
+		  "t.params:1:17: expected a finite number, found 'x'");
+	parse_bad("n = int(1, 2.5)\n", NULL, "t.params:1:12: 'n' takes integers");
+	parse_bad("o = choice()\n", NULL, "choice() needs at least one value");
+	parse_bad("o = choice(a, , b)\n", NULL, "t.params:1:15: missing value");
+	parse_bad("o = choice(a, b, a)\n", NULL,
+		  "t.params:1:18: choice value 'a' given twice");
+	parse_bad("o = choice(a, \"b)\n", NULL, "unterminated quoted value");
+	parse_bad("a = 1\na = 2\n", NULL, "t.params:2:1: 'a' is set twice (first on line 1)");
+	parse_bad("a = two words\n", NULL, "t.params:1:8: unexpected ' ' in value");
+	parse_bad("a = uniform(0, 1) x\n", NULL, "unexpected text after ')'");
+	parse_bad("a = uniform(0, 1\n", NULL, "missing ')'");
+	parse_bad("a = uniform(0, inf)\n", NULL, "expected a finite number");
+	{
+		static const char nul[] = "a = 1\nb = \0\n";
+		struct cfl_space s;
+		struct cfl_err err;
+
+		CHECK(cfl_space_parse(&s, "t.params", nul, sizeof(nul) - 1,
+				      NULL, &err) == -1);
+		CHECK_CONTAINS(err.msg, "t.params:2:5: unexpected NUL byte");
+	}
+	/* the caret sits under the column named */
+	{
+		struct cfl_space s;
+		struct cfl_err err;
+		const char *t = "x = uniform(5, 1)  # comment\n";
+		const char *nl;
+
+		CHECK(cfl_space_parse(&s, "f", t, strlen(t), NULL, &err) == -1);
+		CHECK_CONTAINS(err.msg, "f:1:16:");
+		nl = strchr(err.msg, '\n');
+		CHECK(nl != NULL);
+		CHECK_CONTAINS(nl, "    x = uniform(5, 1)  # comment\n");
+		nl = strchr(nl + 1, '\n');
+		CHECK(nl != NULL);
+		CHECK_STR(nl + 1, "                   ^");
+	}
+}
+
+static void t_parse_schema(void)
+{
+	const struct cfl_model_ops *ops = cfl_model_find("linear");
+	struct cfl_space s;
+	struct cfl_err err;
+
+	CHECK(ops != NULL);
+	parse_ok(&s, "l2 = loguniform(1e-4, 100)\nmax_iter = int(10, 200)\n"
+		     "fit_intercept = choice(true, false)\ntol = 1e-6\n", ops);
+	CHECK_INT(s.n_params, 4);
+	CHECK(!s.params[0].integer);
+	CHECK(s.params[1].integer);
+	/* --set replaces a distribution, adds a parameter, checks values */
+	CHECK(cfl_space_fix(&s, "l2", "0.5", ops, &err) == 0);
+	CHECK_INT(s.params[0].dist, CFL_DIST_FIXED);
+	CHECK_STR(s.params[0].value, "0.5");
+	CHECK(cfl_space_fix(&s, "l2", "-1", ops, &err) == -1);
+	CHECK(cfl_space_fix(&s, "nope", "1", ops, &err) == -1);
+	CHECK_CONTAINS(err.msg, "nope");
+	cfl_space_release(&s);
+
+	parse_bad("lr = uniform(0, 1)\n", ops,
+		  "t.params:1:1: linear has no parameter 'lr' (it has: l2, max_iter");
+	parse_bad("l2 = uniform(-1, 1)\n", ops, "t.params:1:14: linear: l2");
+	parse_bad("max_iter = uniform(1.5, 20)\n", ops,
+		  "t.params:1:20: 'max_iter' takes integers");
+	parse_bad("fit_intercept = uniform(0, 1)\n", ops,
+		  "'fit_intercept' is not a number parameter of linear");
+	parse_bad("fit_intercept = choice(true, maybe)\n", ops, "t.params:1:30:");
+	parse_bad("max_iter = x\n", ops, "t.params:1:12: linear: max_iter");
+	/* a uniform range of an integer parameter gives integers */
+	parse_ok(&s, "max_iter = loguniform(10, 1000)\n", ops);
+	CHECK(s.params[0].integer);
+	cfl_space_release(&s);
+}
+
+/* ---- the GP ---- */
+
+static double m52(double r)
+{
+	return (1 + sqrt(5.0) * r + 5.0 / 3.0 * r * r) * exp(-sqrt(5.0) * r);
+}
+
+static void inv3(const double a[3][3], double out[3][3])
+{
+	double det = a[0][0] * (a[1][1] * a[2][2] - a[1][2] * a[2][1]) -
+		     a[0][1] * (a[1][0] * a[2][2] - a[1][2] * a[2][0]) +
+		     a[0][2] * (a[1][0] * a[2][1] - a[1][1] * a[2][0]);
+
+	for (int i = 0; i < 3; i++)
+		for (int j = 0; j < 3; j++) {
+			int r0 = (j + 1) % 3, r1 = (j + 2) % 3;
+			int c0 = (i + 1) % 3, c1 = (i + 2) % 3;
+
+			out[i][j] = (a[r0][c0] * a[r1][c1] - a[r0][c1] * a[r1][c0]) / det;
+		}
+}
+
+static void t_gp_closed_form(void)
+{
+	double x[3] = { 0.1, 0.4, 0.9 }, y[3] = { 1.0, -0.5, 0.25 };
+	double ls = 0.3, sf2 = 1.7, sn2 = 0.01;
+	double theta[3] = { log(ls), log(sf2), log(sn2) };
+	double K[3][3], Ki[3][3], xs[2] = { 0.25, 0.7 }, mean[2], var[2];
+	struct cfl_err err;
+	struct cfl_gp *gp = cfl_gp_new(1, NULL, &err);
+
+	CHECK(gp != NULL);
+	CHECK_MSG(cfl_gp_fit(gp, x, y, 3, theta, &err) == 0, "%s", err.msg);
+	for (int i = 0; i < 3; i++)
+		for (int j = 0; j < 3; j++)
+			K[i][j] = sf2 * m52(fabs(x[i] - x[j]) / ls) +
+				  (i == j ? sn2 + sf2 * 1e-8 : 0);
+	inv3(K, Ki);
+	cfl_gp_predict(gp, xs, 2, mean, var);
+	for (int t = 0; t < 2; t++) {
+		double k[3], m = 0, v = sf2;
+
+		for (int i = 0; i < 3; i++)
+			k[i] = sf2 * m52(fabs(xs[t] - x[i]) / ls);
+		for (int i = 0; i < 3; i++)
+			for (int j = 0; j < 3; j++) {
+				m += k[i] * Ki[i][j] * y[j];
+				v -= k[i] * Ki[i][j] * k[j];
+			}
+		CHECK_NEAR(mean[t], m, 1e-9);
+		CHECK_NEAR(var[t], v, 1e-9);
+	}
+	/* log marginal likelihood: -y'K^-1y/2 - log|K|/2 - 3/2 log 2 pi */
+	{
+		double q = 0, det;
+
+		for (int i = 0; i < 3; i++)
+			for (int j = 0; j < 3; j++)
+				q += y[i] * Ki[i][j] * y[j];
+		det = K[0][0] * (K[1][1] * K[2][2] - K[1][2] * K[2][1]) -
+		      K[0][1] * (K[1][0] * K[2][2] - K[1][2] * K[2][0]) +
+		      K[0][2] * (K[1][0] * K[2][1] - K[1][1] * K[2][0]);
+		CHECK_NEAR(cfl_gp_log_ml(gp),
+			   -0.5 * q - 0.5 * log(det) - 1.5 * log(2 * M_PI), 1e-9);
+	}
+	/* at a data point with little noise the mean interpolates */
+	{
+		double m;
+
+		cfl_gp_predict(gp, x + 1, 1, &m, NULL);
+		CHECK_NEAR(m, y[1], 0.05);
+	}
+	cfl_gp_free(gp);
+}
+
+static void t_gp_hamming(void)
+{
+	/* a categorical dimension: distance 1 between any two categories */
+	double x[3] = { 0, 1, 2 }, y[3] = { 1, 2, 3 };
+	double theta[3] = { log(0.7), 0, log(1e-6) };
+	unsigned char cat = 1;
+	double xs[2] = { 1, 5 }, mean[2], var[2];
+	struct cfl_err err;
+	struct cfl_gp *gp = cfl_gp_new(1, &cat, &err);
+
+	CHECK(gp && cfl_gp_fit(gp, x, y, 3, theta, &err) == 0);
+	cfl_gp_predict(gp, xs, 2, mean, var);
+	CHECK_NEAR(mean[0], 2, 1e-3);
+	CHECK(var[0] < 1e-3);
+	/* a category never seen is equally far from all three */
+	{
+		double k = m52(1 / 0.7), c = m52(1 / 0.7);
+		/* K = (1 - c) I + c 11' ; K^-1 1 = 1 / (1 + 2c) */
+		double m = k * (1 + 2 + 3) / (1 + 2 * c);
+
+		CHECK_NEAR(mean[1], m, 1e-4);
+	}
+	cfl_gp_free(gp);
+}
+
+static void t_gp_map(void)
+{
+	/* MAP improves the posterior over the prior mean and recovers a
+	 * smooth function's length scale within reason */
+	double x[40], y[40];
+	struct cfl_err err;
+	struct cfl_gp *gp = cfl_gp_new(1, NULL, &err);
+	double lml0;
+
+	for (int i = 0; i < 40; i++) {
+		x[i] = i / 39.0;
+		y[i] = sin(6 * x[i]);
+	}
+	CHECK(cfl_gp_fit(gp, x, y, 40, NULL, &err) == 0);
+	lml0 = cfl_gp_log_ml(gp);
+	CHECK_MSG(cfl_gp_fit_map(gp, x, y, 40, NULL, 2, 1, &err) == 0, "%s", err.msg);
+	CHECK(cfl_gp_log_ml(gp) > lml0);
+	CHECK(exp(cfl_gp_theta(gp)[0]) > 0.05 && exp(cfl_gp_theta(gp)[0]) < 5);
+	{
+		double xs = 0.5, m;
+
+		cfl_gp_predict(gp, &xs, 1, &m, NULL);
+		CHECK_NEAR(m, sin(3.0), 1e-2);
+	}
+	cfl_gp_free(gp);
+}
+
+static void t_log_ei(void)
+{
+	/* direct: EI = sd (z Phi(z) + phi(z)), z = (best - mean) / sd */
+	for (double z = -8; z <= 6; z += 0.25) {
+		double sd = 0.7, best = 1.3, mean = best - z * sd;
+		long double phi = expl(-0.5L * z * z) / sqrtl(2 * M_PI);
+		long double Phi = 0.5L * erfcl(-z / sqrtl(2));
+		double direct = (double)logl(sd * (z * Phi + phi));
+
+		CHECK_MSG(fabs(cfl_log_ei(mean, sd, best) - direct) < 1e-7,
+			  "z=%g: %.12g vs %.12g", z, cfl_log_ei(mean, sd, best), direct);
+	}
+	/* the tail: finite, increasing, close to log(phi(z) / z^2) */
+	{
+		double prev = -INFINITY;
+
+		for (double z = -40; z <= -8; z += 0.5) {
+			double v = cfl_log_ei(-z, 1, 0);
+			double approx = -0.5 * z * z - 0.5 * log(2 * M_PI) -
+					2 * log(-z) + log(1 - 3 / (z * z));
+
+			CHECK(isfinite(v));
+			CHECK(v > prev);
+			CHECK_NEAR(v, approx, 0.02);
+			prev = v;
+		}
+	}
+	CHECK(cfl_log_ei(2, 0, 1) == -INFINITY);
+	CHECK_NEAR(cfl_log_ei(0, 0, 1), 0, 1e-12);
+}
+
+/* ---- searches ---- */
+
+static struct cfl_search *new_search(const struct cfl_space *sp,
+				     enum cfl_search_method m, uint64_t seed,
+				     size_t grid_points)
+{
+	struct cfl_search_opts o;
+	struct cfl_err err;
+	struct cfl_search *s;
+
+	cfl_search_opts_init(&o);
+	o.method = m;
+	o.seed = seed;
+	o.grid_points = grid_points;
+	s = cfl_search_new(sp, &o, &err);
+	CHECK_MSG(s != NULL, "%s", err.msg);
+	return s;
+}
+
+static char *joined(const struct cfl_params *p)
+{
+	struct cfl_buf b;
+
+	cfl_buf_init(&b);
+	CHECK(cfl_params_format(p, &b) == 0);
+	return b.data;
+}
+
+static void t_grid(void)
+{
+	struct cfl_space sp;
+	struct cfl_params p;
+	struct cfl_err err;
+	char *seen[64];
+	size_t n = 0, idx;
+	struct cfl_search *s;
+	int rc;
+
+	parse_ok(&sp, "a = choice(x, y, z)\nb = int(1, 3)\nc = uniform(0, 1)\nd = 7\n", NULL);
+	/* a continuous range needs --grid-points */
+	{
+		struct cfl_search_opts o;
+
+		cfl_search_opts_init(&o);
+		o.method = CFL_SEARCH_GRID;
+		CHECK(cfl_search_new(&sp, &o, &err) == NULL);
+		CHECK_CONTAINS(err.msg, "--grid-points");
+	}
+	s = new_search(&sp, CFL_SEARCH_GRID, 0, 2);
+	CHECK_INT(cfl_search_grid_size(s), 18);
+	cfl_params_init(&p);
+	while ((rc = cfl_search_ask(s, &p, &idx, &err)) == 0) {
+		CHECK(n < 64);
+		CHECK_INT(idx, n);
+		CHECK_INT(p.n, 4);
+		CHECK_STR(cfl_params_get(&p, "d"), "7");
+		seen[n] = joined(&p);
+		for (size_t i = 0; i < n; i++)
+			CHECK_MSG(strcmp(seen[i], seen[n]) != 0, "twice: %s", seen[n]);
+		n++;
+	}
+	CHECK_INT(rc, 1);
+	CHECK_INT(n, 18);
+	/* first parameter slowest, ends of continuous ranges included */
+	CHECK_STR(seen[0], "a=x,b=1,c=0,d=7");
+	CHECK_STR(seen[1], "a=x,b=1,c=1,d=7");
+	CHECK_STR(seen[17], "a=z,b=3,c=1,d=7");
+	for (size_t i = 0; i < n; i++)
+		free(seen[i]);
+	cfl_params_release(&p);
+	cfl_search_free(s);
+	cfl_space_release(&sp);
+}
+
+/* The first n proposals of a search as one string. */
+static char *run_search(const struct cfl_space *sp, enum cfl_search_method m,
+			uint64_t seed, size_t n, double (*f)(const struct cfl_params *))
+{
+	struct cfl_search *s = new_search(sp, m, seed, 0);
+	struct cfl_params p;
+	struct cfl_buf all;
+	struct cfl_err err;
+
+	cfl_params_init(&p);
+	cfl_buf_init(&all);
+	for (size_t i = 0; i < n; i++) {
+		size_t idx;
+		char *j;
+
+		CHECK_MSG(cfl_search_ask(s, &p, &idx, &err) == 0, "%s", err.msg);
+		j = joined(&p);
+		cfl_buf_printf(&all, "%s;", j);
+		free(j);
+		CHECK(cfl_search_tell(s, idx, f(&p), &err) == 0);
+	}
+	cfl_params_release(&p);
+	cfl_search_free(s);
+	return all.data;
+}
+
+static double quad(const struct cfl_params *p)
+{
+	double x = strtod(cfl_params_get(p, "x"), NULL);
+	double y = strtod(cfl_params_get(p, "y"), NULL);
+	const char *o = cfl_params_get(p, "o");
+
+	return (x - 0.3) * (x - 0.3) + (log10(y) + 2) * (log10(y) + 2) +
+	       (strcmp(o, "b") == 0 ? 0 : 0.5);
+}
+
+static void t_reproducible(void)
+{
+	struct cfl_space sp;
+
+	parse_ok(&sp, "x = uniform(-1, 1)\ny = loguniform(1e-4, 1)\no = choice(a, b, c)\n", NULL);
+	for (int m = 0; m < 2; m++) {
+		enum cfl_search_method meth = m ? CFL_SEARCH_RANDOM : CFL_SEARCH_BO;
+		char *a = run_search(&sp, meth, 7, 12, quad);
+		char *b = run_search(&sp, meth, 7, 12, quad);
+		char *c = run_search(&sp, meth, 8, 12, quad);
+
+		CHECK_STR(a, b);
+		CHECK(strcmp(a, c) != 0);
+		free(a);
+		free(b);
+		free(c);
+	}
+	cfl_space_release(&sp);
+}
+
+static void t_random_covers(void)
+{
+	/* scrambled Sobol points: every choice and integer appears, values
+	 * stay inside their ranges, and no point repeats */
+	struct cfl_space sp;
+	struct cfl_params p;
+	struct cfl_err err;
+	struct cfl_search *s;
+	int hits[3] = { 0 }, ints[4] = { 0 };
+
+	parse_ok(&sp, "o = choice(a, b, c)\nn = int(1, 4)\nlr = loguniform(1e-5, 0.1)\n", NULL);
+	s = new_search(&sp, CFL_SEARCH_RANDOM, 3, 0);
+	cfl_params_init(&p);
+	for (int i = 0; i < 32; i++) {
+		size_t idx;
+		double lr;
+		long n;
+
+		CHECK(cfl_search_ask(s, &p, &idx, &err) == 0);
+		hits[cfl_params_get(&p, "o")[0] - 'a']++;
+		n = strtol(cfl_params_get(&p, "n"), NULL, 10);
+		CHECK(n >= 1 && n <= 4);
+		ints[n - 1]++;
+		lr = strtod(cfl_params_get(&p, "lr"), NULL);
+		CHECK(lr >= 1e-5 && lr <= 0.1);
+	}
+	for (int i = 0; i < 3; i++)
+		CHECK(hits[i] >= 6);
+	for (int i = 0; i < 4; i++)
+		CHECK(ints[i] >= 4);
+	cfl_params_release(&p);
+	cfl_search_free(s);
+	cfl_space_release(&sp);
+}
+
+static void t_bo_batch_no_duplicates(void)
+{
+	/* a finite space of 12 points, asked in batches of 3 with results
+	 * coming back late: all 12 distinct, then exhausted */
+	struct cfl_space sp;
+	struct cfl_params p;
+	struct cfl_err err;
+	struct cfl_search *s;
+	char *seen[12];
+	size_t n = 0, idx;
+
+	parse_ok(&sp, "o = choice(a, b, c)\nn = int(1, 4)\n", NULL);
+	s = new_search(&sp, CFL_SEARCH_BO, 1, 0);
+	cfl_params_init(&p);
+	for (int round = 0; round < 4; round++) {
+		size_t first = n;
+
+		for (int j = 0; j < 3; j++) {
+			CHECK_MSG(cfl_search_ask(s, &p, &idx, &err) == 0, "%s", err.msg);
+			seen[n] = joined(&p);
+			for (size_t i = 0; i < n; i++)
+				CHECK_MSG(strcmp(seen[i], seen[n]) != 0, "twice: %s", seen[n]);
+			n++;
+		}
+		for (size_t i = first; i < n; i++)
+			CHECK(cfl_search_tell(s, i, (double)(i % 5), &err) == 0);
+	}
+	CHECK_INT(cfl_search_ask(s, &p, &idx, &err), 1);
+	/* telling twice or an unknown index is an error */
+	CHECK(cfl_search_tell(s, 0, 1, &err) == -1);
+	CHECK(cfl_search_tell(s, 99, 1, &err) == -1);
+	for (size_t i = 0; i < n; i++)
+		free(seen[i]);
+	cfl_params_release(&p);
+	cfl_search_free(s);
+	cfl_space_release(&sp);
+}
+
+static void t_bo_failures(void)
+{
+	/* failed trials (NaN) never enter the model: a search where half the
+	 * space fails still finds the optimum of the other half, and never
+	 * proposes a failed point again */
+	struct cfl_space sp;
+	struct cfl_params p;
+	struct cfl_err err;
+	struct cfl_search *s;
+	double best = INFINITY;
+
+	parse_ok(&sp, "x = uniform(0, 1)\n", NULL);
+	s = new_search(&sp, CFL_SEARCH_BO, 2, 0);
+	cfl_params_init(&p);
+	for (int i = 0; i < 25; i++) {
+		size_t idx;
+		double x;
+
+		CHECK_MSG(cfl_search_ask(s, &p, &idx, &err) == 0, "%s", err.msg);
+		x = strtod(cfl_params_get(&p, "x"), NULL);
+		if (x > 0.5) {
+			CHECK(cfl_search_tell(s, idx, NAN, &err) == 0);
+		} else {
+			double y = (x - 0.2) * (x - 0.2);
+
+			CHECK(cfl_search_tell(s, idx, y, &err) == 0);
+			if (y < best)
+				best = y;
+		}
+	}
+	CHECK_MSG(best < 1e-4, "best %g", best);
+	cfl_params_release(&p);
+	cfl_search_free(s);
+	cfl_space_release(&sp);
+}
+
+static double branin(double x0, double x1)
+{
+	double b = 5.1 / (4 * M_PI * M_PI), c = 5 / M_PI, t = 1 / (8 * M_PI);
+	double u = x1 - b * x0 * x0 + c * x0 - 6;
+
+	return u * u + 10 * (1 - t) * cos(x0) + 10;
+}
+
+static void t_bo_branin(void)
+{
+	/* quality, not time: regret below 0.01 within 50 evaluations */
+	struct cfl_space sp;
+	struct cfl_params p;
+	struct cfl_err err;
+	struct cfl_search *s;
+	double best = INFINITY;
+
+	parse_ok(&sp, "x0 = uniform(-5, 10)\nx1 = uniform(0, 15)\n", NULL);
+	s = new_search(&sp, CFL_SEARCH_BO, 0, 0);
+	cfl_params_init(&p);
+	for (int i = 0; i < 50; i++) {
+		size_t idx;
+		double y;
+
+		CHECK_MSG(cfl_search_ask(s, &p, &idx, &err) == 0, "%s", err.msg);
+		y = branin(strtod(p.kv[0].value, NULL), strtod(p.kv[1].value, NULL));
+		CHECK(cfl_search_tell(s, idx, y, &err) == 0);
+		if (y < best)
+			best = y;
+	}
+	CHECK_MSG(best - 0.397887 < 0.01, "regret %g", best - 0.397887);
+	cfl_params_release(&p);
+	cfl_search_free(s);
+	cfl_space_release(&sp);
+}
+
+static void t_maximize(void)
+{
+	/* maximise: the search climbs, not descends */
+	struct cfl_space sp;
+	struct cfl_search_opts o;
+	struct cfl_params p;
+	struct cfl_err err;
+	struct cfl_search *s;
+	double best = -INFINITY;
+
+	parse_ok(&sp, "x = uniform(0, 1)\n", NULL);
+	cfl_search_opts_init(&o);
+	o.maximize = 1;
+	s = cfl_search_new(&sp, &o, &err);
+	cfl_params_init(&p);
+	for (int i = 0; i < 15; i++) {
+		size_t idx;
+		double x, y;
+
+		CHECK(cfl_search_ask(s, &p, &idx, &err) == 0);
+		x = strtod(p.kv[0].value, NULL);
+		y = 1 - (x - 0.8) * (x - 0.8);
+		CHECK(cfl_search_tell(s, idx, y, &err) == 0);
+		if (y > best)
+			best = y;
+	}
+	CHECK(best > 1 - 1e-4);
+	cfl_params_release(&p);
+	cfl_search_free(s);
+	cfl_space_release(&sp);
+}
+
+static void t_all_fixed(void)
+{
+	/* a space with nothing to search has one point */
+	struct cfl_space sp;
+	struct cfl_params p;
+	struct cfl_err err;
+	size_t idx;
+
+	parse_ok(&sp, "a = 1\n", NULL);
+	for (int m = 0; m < 3; m++) {
+		struct cfl_search *s = new_search(&sp, (enum cfl_search_method)m, 0, 0);
+
+		cfl_params_init(&p);
+		CHECK(cfl_search_ask(s, &p, &idx, &err) == 0);
+		CHECK_STR(cfl_params_get(&p, "a"), "1");
+		CHECK(cfl_search_tell(s, idx, 1, &err) == 0);
+		CHECK_INT(cfl_search_ask(s, &p, &idx, &err), 1);
+		cfl_params_release(&p);
+		cfl_search_free(s);
+	}
+	cfl_space_release(&sp);
+}
+
+static void t_params_files(void)
+{
+	/* every default space parses, checked against its model's schema
+	 * when the model is built in (tree models and fcnn may not be yet) */
+	static const char *const models[] = { "fcnn", "linear", "tree", "forest", "gbdt" };
+
+	for (size_t i = 0; i < sizeof(models) / sizeof(models[0]); i++) {
+		char path[64];
+		struct cfl_space s;
+		struct cfl_err err;
+
+		snprintf(path, sizeof(path), "params/%s.params", models[i]);
+		CHECK_MSG(cfl_space_load(&s, path, cfl_model_find(models[i]), &err) == 0,
+			  "%s", err.msg);
+		CHECK(cfl_space_n_free(&s) >= 1);
+		cfl_space_release(&s);
+	}
+}
+
+const struct cfl_test cfl_tests[] = {
+	TEST(t_params_files),
+	TEST(t_parse_good),
+	TEST(t_parse_errors),
+	TEST(t_parse_schema),
+	TEST(t_gp_closed_form),
+	TEST(t_gp_hamming),
+	TEST(t_gp_map),
+	TEST(t_log_ei),
+	TEST(t_grid),
+	TEST(t_reproducible),
+	TEST(t_random_covers),
+	TEST(t_bo_batch_no_duplicates),
+	TEST(t_bo_failures),
+	TEST(t_bo_branin),
+	TEST(t_maximize),
+	TEST(t_all_fixed),
+	{ 0 },
+};

@@ -1,0 +1,745 @@
+/*
+ * Unit tests of the tree models (tree, forest, gbdt): splits checked by
+ * hand on tiny data, exact fits, save -> load -> predict identity, seeds,
+ * parameter errors, and the ensembles beating one tree on digits.  Data
+ * sets are small so the suite stays fast.
+ */
+#include "runner.h"
+
+#include <stdarg.h>
+
+#include "cfl/data.h"
+#include "cfl/model.h"
+#include "../../src/models/tree_int.h"
+
+extern const struct cfl_model_ops cfl_tree_ops;
+
+/* Fills xy from double rows (stored as float, as the encoder does). */
+static void xy_from(struct cfl_xy *xy, const double *x, const double *y,
+		    size_t n, size_t d, int n_classes)
+{
+	xy->n = n;
+	xy->d = d;
+	xy->n_classes = n_classes;
+	xy->x = calloc(n * d + 1, sizeof(float));
+	xy->y = calloc(n + 1, sizeof(double));
+	CHECK(xy->x && xy->y);
+	for (size_t i = 0; i < n * d; i++)
+		xy->x[i] = (float)x[i];
+	memcpy(xy->y, y, n * sizeof(double));
+}
+
+static void xy_free(struct cfl_xy *xy)
+{
+	free(xy->x);
+	free(xy->y);
+}
+
+/* A model `name` with params "k=v" ... (NULL-terminated) and seed 1. */
+static struct cfl_model *model_seeded(const char *name, uint64_t seed,
+				      const char *first, va_list ap)
+{
+	struct cfl_params p;
+	struct cfl_err err = { "" };
+	struct cfl_model *m;
+	const struct cfl_model_ops *ops = cfl_model_find(name);
+
+	CHECK_MSG(ops, "model '%s' is not registered", name);
+	cfl_params_init(&p);
+	for (const char *a = first; a; a = va_arg(ap, const char *))
+		CHECK_MSG(cfl_params_set_arg(&p, a, &err) == 0, "%s", err.msg);
+	m = cfl_model_new(ops, &p, seed, &err);
+	CHECK_MSG(m, "%s", err.msg);
+	cfl_params_release(&p);
+	return m;
+}
+
+static struct cfl_model *model_with(const char *name, const char *first, ...)
+{
+	struct cfl_model *m;
+	va_list ap;
+
+	va_start(ap, first);
+	m = model_seeded(name, 1, first, ap);
+	va_end(ap);
+	return m;
+}
+
+static struct cfl_model *model_seed(const char *name, uint64_t seed,
+				    const char *first, ...)
+{
+	struct cfl_model *m;
+	va_list ap;
+
+	va_start(ap, first);
+	m = model_seeded(name, seed, first, ap);
+	va_end(ap);
+	return m;
+}
+
+static void fit_ok(struct cfl_model *m, const struct cfl_xy *tr,
+		   const struct cfl_xy *va)
+{
+	struct cfl_err err = { "" };
+
+	CHECK_MSG(cfl_model_fit(m, tr, va, &err) == 0, "%s", err.msg);
+}
+
+/* Predictions of m on xy (caller frees). */
+static double *predict(const struct cfl_model *m, const struct cfl_xy *xy)
+{
+	struct cfl_err err = { "" };
+	double *out = calloc(xy->n * cfl_model_n_out(m) + 1, sizeof(double));
+
+	CHECK(out);
+	CHECK_MSG(cfl_model_predict(m, xy->x, xy->n, out, &err) == 0, "%s",
+		  err.msg);
+	return out;
+}
+
+/* Accuracy (classification) or RMSE (regression) of m on xy. */
+static double score(const struct cfl_model *m, const struct cfl_xy *xy)
+{
+	double *out = predict(m, xy), s = 0;
+	size_t k = cfl_model_n_out(m);
+
+	for (size_t i = 0; i < xy->n; i++) {
+		if (xy->n_classes > 0) {
+			size_t best = 0;
+
+			for (size_t c = 1; c < k; c++)
+				if (out[i * k + c] > out[i * k + best])
+					best = c;
+			s += best == (size_t)xy->y[i];
+		} else {
+			s += (out[i] - xy->y[i]) * (out[i] - xy->y[i]);
+		}
+	}
+	free(out);
+	return xy->n_classes > 0 ? s / (double)xy->n : sqrt(s / (double)xy->n);
+}
+
+/* The model's state as text, to compare two models. */
+static char *state_text(const struct cfl_model *m)
+{
+	struct cfl_buf b;
+	struct cfl_err err = { "" };
+
+	cfl_buf_init(&b);
+	CHECK_MSG(m->ops->save(m, &b, &err) == 0, "%s", err.msg);
+	return b.data;
+}
+
+static void load_data(struct cfl_data *d, const char *path)
+{
+	struct cfl_data_opts o;
+	struct cfl_err err = { "" };
+
+	cfl_data_opts_init(&o);
+	o.path = path;
+	o.seed = 0;
+	CHECK_MSG(cfl_data_load(d, &o, &err) == 0, "%s", err.msg);
+}
+
+/* n rows of d uniform features; labels from a random rule with noise-free
+ * distinct rows, so a full tree can fit them exactly. */
+static void random_xy(struct cfl_xy *xy, size_t n, size_t d, int k,
+		      uint64_t seed)
+{
+	struct cfl_rng r;
+	double *x = calloc(n * d, sizeof(double)), *y = calloc(n, sizeof(double));
+
+	cfl_rng_seed(&r, seed);
+	for (size_t i = 0; i < n * d; i++)
+		x[i] = cfl_rng_uniform(&r);
+	for (size_t i = 0; i < n; i++)
+		y[i] = k > 0 ? (double)cfl_rng_below(&r, (uint64_t)k) :
+			       10 * x[i * d] + cfl_rng_normal(&r);
+	xy_from(xy, x, y, n, d, k);
+	free(x);
+	free(y);
+}
+
+/* ---- tree ---- */
+
+/* x = 1..4, y = 0 0 1 0: gini proxies 2.67 (1.5), 3 (2.5), 2.67 (3.5), so
+ * the root splits at 2.5, its right child {1, 0} at 3.5. */
+static void t_tree_known_split_gini(void)
+{
+	double x[] = { 1, 2, 3, 4 }, y[] = { 0, 0, 1, 0 };
+	struct cfl_xy xy;
+	struct cfl_model *m = model_with("tree", NULL);
+	const struct cfl_ttree *t;
+
+	xy_from(&xy, x, y, 4, 1, 2);
+	fit_ok(m, &xy, NULL);
+	t = m->state;
+	CHECK_INT(t->n_nodes, 5);
+	CHECK_INT(t->node[0].feat, 0);
+	CHECK_NEAR(t->node[0].thr, 2.5, 0);
+	CHECK_INT(t->node[t->node[0].left].feat, -1);
+	CHECK_NEAR(t->value[t->node[0].left * 2], 1, 0);
+	CHECK_NEAR(t->node[t->node[0].right].thr, 3.5, 0);
+	cfl_model_free(m);
+	xy_free(&xy);
+}
+
+/* Feature 0 is noise, feature 1 separates: the split is on 1 at the
+ * midpoint, whatever order the features are drawn in. */
+static void t_tree_known_split_feature(void)
+{
+	double x[] = { 5, 10, 1, 20, 4, 30, 2, 40, 3, 50, 6, 60 };
+	double y[] = { 0, 0, 0, 1, 1, 1 };
+	struct cfl_xy xy;
+
+	xy_from(&xy, x, y, 6, 2, 2);
+	for (uint64_t seed = 0; seed < 8; seed++) {
+		struct cfl_model *m = model_seed("tree", seed, NULL);
+		const struct cfl_ttree *t;
+
+		fit_ok(m, &xy, NULL);
+		t = m->state;
+		CHECK_INT(t->n_nodes, 3);
+		CHECK_INT(t->node[0].feat, 1);
+		CHECK_NEAR(t->node[0].thr, 35, 0);
+		cfl_model_free(m);
+	}
+	xy_free(&xy);
+}
+
+/* Squared error on x = 1..4, y = 1 1 5 7: sL^2/nL + sR^2/nR is 58.3 (1.5),
+ * 74 (2.5), 65.3 (3.5); the left leaf is 1, the right subtree 5 | 7.
+ * Entropy picks the same gini split in the class case above. */
+static void t_tree_known_split_mse_entropy(void)
+{
+	double x[] = { 1, 2, 3, 4 }, y[] = { 1, 1, 5, 7 }, yc[] = { 0, 0, 1, 0 };
+	struct cfl_xy xy, xc;
+	struct cfl_model *m = model_with("tree", NULL);
+	const struct cfl_ttree *t;
+
+	xy_from(&xy, x, y, 4, 1, 0);
+	fit_ok(m, &xy, NULL);
+	t = m->state;
+	CHECK_NEAR(t->node[0].thr, 2.5, 0);
+	CHECK_NEAR(t->value[t->node[0].left], 1, 0);
+	CHECK_NEAR(t->node[t->node[0].right].thr, 3.5, 0);
+	cfl_model_free(m);
+	m = model_with("tree", "criterion=entropy", NULL);
+	xy_from(&xc, x, yc, 4, 1, 2);
+	fit_ok(m, &xc, NULL);
+	t = m->state;
+	CHECK_NEAR(t->node[0].thr, 2.5, 0);
+	cfl_model_free(m);
+	xy_free(&xy);
+	xy_free(&xc);
+}
+
+/* max_depth and min_samples_leaf bound the tree. */
+static void t_tree_limits(void)
+{
+	struct cfl_xy xy;
+	struct cfl_model *m = model_with("tree", "max_depth=2", NULL);
+	const struct cfl_ttree *t;
+	double *out;
+
+	random_xy(&xy, 300, 4, 3, 5);
+	fit_ok(m, &xy, NULL);
+	t = m->state;
+	CHECK(t->n_nodes <= 7);
+	CHECK(score(m, &xy) < 1);
+	cfl_model_free(m);
+	m = model_with("tree", "min_samples_leaf=40", NULL);
+	fit_ok(m, &xy, NULL);
+	t = m->state;
+	CHECK(t->n_nodes <= 2 * (300 / 40) - 1);
+	/* every leaf value is a frequency over >= 40 rows */
+	out = predict(m, &xy);
+	for (size_t i = 0; i < 300 * 3; i++)
+		CHECK(out[i] == 0 || out[i] >= 1.0 / 300);
+	free(out);
+	cfl_model_free(m);
+	xy_free(&xy);
+}
+
+/* A tree of unlimited depth fits distinct training rows exactly. */
+static void t_tree_fits_train_exactly(void)
+{
+	struct cfl_xy xy;
+	struct cfl_model *m;
+
+	random_xy(&xy, 400, 5, 3, 7);
+	m = model_with("tree", NULL);
+	fit_ok(m, &xy, NULL);
+	CHECK_NEAR(score(m, &xy), 1, 0);
+	cfl_model_free(m);
+	xy_free(&xy);
+	random_xy(&xy, 400, 5, 0, 8);
+	m = model_with("tree", "criterion=squared_error", NULL);
+	fit_ok(m, &xy, NULL);
+	CHECK_NEAR(score(m, &xy), 0, 1e-9);
+	cfl_model_free(m);
+	xy_free(&xy);
+}
+
+/* Same seed, same model; another seed draws other features. */
+static void t_tree_seeded(void)
+{
+	struct cfl_xy xy;
+	struct cfl_model *a = model_seed("tree", 3, "max_features=sqrt", NULL);
+	struct cfl_model *b = model_seed("tree", 3, "max_features=sqrt", NULL);
+	struct cfl_model *c = model_seed("tree", 4, "max_features=sqrt", NULL);
+	char *sa, *sb, *sc;
+
+	random_xy(&xy, 300, 9, 2, 9);
+	fit_ok(a, &xy, NULL);
+	fit_ok(b, &xy, NULL);
+	fit_ok(c, &xy, NULL);
+	sa = state_text(a);
+	sb = state_text(b);
+	sc = state_text(c);
+	CHECK_STR(sa, sb);
+	CHECK(strcmp(sa, sc) != 0);
+	free(sa);
+	free(sb);
+	free(sc);
+	cfl_model_free(a);
+	cfl_model_free(b);
+	cfl_model_free(c);
+	xy_free(&xy);
+}
+
+/* Saves m with d's encoder, loads it back, and checks predictions on the
+ * test rows are bit-identical. */
+static void check_roundtrip(struct cfl_model *m, struct cfl_data *d)
+{
+	const char *path = "build/tests/trees_roundtrip.cfl";
+	struct cfl_encoder enc;
+	struct cfl_err err = { "" };
+	struct cfl_model *back;
+	double *p1, *p2;
+
+	CHECK_MSG(cfl_model_save_file(m, &d->enc, path, &err) == 0, "%s", err.msg);
+	back = cfl_model_load_file(path, &enc, &err);
+	CHECK_MSG(back, "%s", err.msg);
+	p1 = predict(m, &d->test);
+	p2 = predict(back, &d->test);
+	CHECK(memcmp(p1, p2, d->test.n * cfl_model_n_out(m) * sizeof(double)) == 0);
+	free(p1);
+	free(p2);
+	cfl_model_free(back);
+	cfl_encoder_release(&enc);
+	remove(path);
+}
+
+static void t_tree_save_load(void)
+{
+	struct cfl_data d;
+	struct cfl_model *m = model_with("tree", "criterion=entropy", NULL);
+
+	load_data(&d, "datasets/breast_cancer.csv");
+	fit_ok(m, &d.train, NULL);
+	CHECK(score(m, &d.test) > 0.85);
+	check_roundtrip(m, &d);
+	cfl_model_free(m);
+	cfl_data_release(&d);
+	load_data(&d, "datasets/diabetes.csv");
+	m = model_with("tree", "max_depth=4", NULL);
+	fit_ok(m, &d.train, NULL);
+	check_roundtrip(m, &d);
+	cfl_model_free(m);
+	cfl_data_release(&d);
+}
+
+/* Bad values are refused with the parameter's name, before any work. */
+static void t_tree_bad_params(void)
+{
+	static const char *bad[][2] = {
+		{ "criterion=foo", "criterion" },
+		{ "max_depth=-1", "max_depth" },
+		{ "max_depth=deep", "max_depth" },
+		{ "min_samples_split=1", "min_samples_split" },
+		{ "min_samples_leaf=0", "min_samples_leaf" },
+		{ "max_features=half", "max_features" },
+		{ "min_impurity_decrease=-1", "min_impurity_decrease" },
+		{ "depth=3", "depth" },
+	};
+	struct cfl_xy xy;
+	struct cfl_model *m;
+	struct cfl_err err = { "" };
+
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		struct cfl_params p;
+
+		cfl_params_init(&p);
+		CHECK(cfl_params_set_arg(&p, bad[i][0], &err) == 0);
+		m = cfl_model_new(&cfl_tree_ops, &p, 1, &err);
+		CHECK_MSG(!m, "%s was accepted", bad[i][0]);
+		CHECK_CONTAINS(err.msg, bad[i][1]);
+		cfl_params_release(&p);
+	}
+	/* words and numbers both pass */
+	m = model_with("tree", "max_depth=none", "max_features=log2", NULL);
+	cfl_model_free(m);
+	m = model_with("tree", "max_depth=3", "max_features=2", NULL);
+	cfl_model_free(m);
+	/* a criterion of the other task fails at fit, naming it */
+	random_xy(&xy, 20, 2, 0, 1);
+	m = model_with("tree", "criterion=gini", NULL);
+	CHECK(cfl_model_fit(m, &xy, NULL, &err) == -1);
+	CHECK_CONTAINS(err.msg, "criterion");
+	cfl_model_free(m);
+	xy_free(&xy);
+	/* labels outside the classes */
+	random_xy(&xy, 20, 2, 2, 1);
+	xy.y[3] = 7;
+	m = model_with("tree", NULL);
+	CHECK(cfl_model_fit(m, &xy, NULL, &err) == -1);
+	CHECK_CONTAINS(err.msg, "label");
+	cfl_model_free(m);
+	xy_free(&xy);
+}
+
+/* A hostile state is an error naming the line, never a crash. */
+static void t_tree_bad_files(void)
+{
+	static const char *states[] = {
+		"tree nodes 3\ns 0 0.5 1 2 0\nl 1 0\nl 0 1\n",	/* good */
+		"tree nodes 3\ns 0 0.5 0 2 0\nl 1 0\nl 0 1\n",	/* self loop */
+		"tree nodes 3\ns 5 0.5 1 2 0\nl 1 0\nl 0 1\n",	/* feature */
+		"tree nodes 3\ns 0 nan 1 2 0\nl 1 0\nl 0 1\n",	/* threshold */
+		"tree nodes 3\ns 0 0.5 1 3 0\nl 1 0\nl 0 1\n",	/* child */
+		"tree nodes 99999999\ns 0 0.5 1 2 0\n",		/* count */
+		"tree nodes 2\nl 1 0\nx 1\n",			/* kind */
+		"tree nodes 1\nl 1 inf\n",			/* value */
+	};
+	struct cfl_err err = { "" };
+
+	for (size_t i = 0; i < sizeof(states) / sizeof(states[0]); i++) {
+		struct cfl_model *m = model_with("tree", NULL);
+		struct cfl_reader r;
+		int rc;
+
+		m->n_features = 2;
+		m->n_classes = 2;
+		cfl_reader_init(&r, "m.cfl", states[i], strlen(states[i]));
+		rc = m->ops->load(m, &r, &err);
+		CHECK_MSG((rc == 0) == (i == 0), "state %zu: rc %d", i, rc);
+		if (rc)
+			CHECK_CONTAINS(err.msg, "m.cfl:");
+		cfl_model_free(m);
+	}
+}
+
+/* ---- forest ---- */
+
+/* Forest and gbdt beat a single tree on digits (held-out rows). */
+static void t_ensembles_beat_tree_on_digits(void)
+{
+	struct cfl_data d;
+	struct cfl_model *t = model_with("tree", NULL);
+	struct cfl_model *f = model_with("forest", "n_estimators=40", "threads=2", NULL);
+	struct cfl_model *g = model_with("gbdt", "n_rounds=30", "threads=2", NULL);
+	double st, sf, sg;
+
+	load_data(&d, "datasets/digits.csv");
+	fit_ok(t, &d.train, NULL);
+	fit_ok(f, &d.train, NULL);
+	fit_ok(g, &d.train, NULL);
+	st = score(t, &d.test);
+	sf = score(f, &d.test);
+	sg = score(g, &d.test);
+	CHECK_MSG(st > 0.7, "tree %g", st);
+	CHECK_MSG(sf > st + 0.05, "forest %g vs tree %g", sf, st);
+	CHECK_MSG(sg > st + 0.05, "gbdt %g vs tree %g", sg, st);
+	cfl_model_free(t);
+	cfl_model_free(f);
+	cfl_model_free(g);
+	cfl_data_release(&d);
+}
+
+/* The forest is the same on one thread or three; another seed differs. */
+static void t_forest_seeded_threads(void)
+{
+	struct cfl_xy xy;
+	struct cfl_model *a = model_seed("forest", 5, "n_estimators=7", NULL);
+	struct cfl_model *b = model_seed("forest", 5, "n_estimators=7", "threads=3", NULL);
+	struct cfl_model *c = model_seed("forest", 6, "n_estimators=7", NULL);
+	char *sa, *sb, *sc;
+
+	random_xy(&xy, 200, 6, 3, 2);
+	fit_ok(a, &xy, NULL);
+	fit_ok(b, &xy, NULL);
+	fit_ok(c, &xy, NULL);
+	sa = state_text(a);
+	sb = state_text(b);
+	sc = state_text(c);
+	CHECK_STR(sa, sb);
+	CHECK(strcmp(sa, sc) != 0);
+	free(sa);
+	free(sb);
+	free(sc);
+	cfl_model_free(a);
+	cfl_model_free(b);
+	cfl_model_free(c);
+	xy_free(&xy);
+}
+
+/* Probabilities are the mean of the trees' leaf frequencies: rows sum to
+ * one; the out-of-bag score is there only when asked for. */
+static void t_forest_proba_oob(void)
+{
+	struct cfl_data d;
+	struct cfl_model *f = model_with("forest", "n_estimators=20", "oob_score=true", NULL);
+	struct cfl_model *n = model_with("forest", "n_estimators=5", NULL);
+	double *out;
+
+	load_data(&d, "datasets/iris.csv");
+	fit_ok(f, &d.train, NULL);
+	fit_ok(n, &d.train, NULL);
+	out = predict(f, &d.test);
+	for (size_t i = 0; i < d.test.n; i++)
+		CHECK_NEAR(out[3 * i] + out[3 * i + 1] + out[3 * i + 2], 1, 1e-12);
+	free(out);
+	CHECK_MSG(cfl_forest_oob(f) > 0.8 && cfl_forest_oob(f) <= 1,
+		  "oob %g", cfl_forest_oob(f));
+	CHECK(isnan(cfl_forest_oob(n)));
+	check_roundtrip(f, &d);
+	cfl_model_free(f);
+	cfl_model_free(n);
+	cfl_data_release(&d);
+}
+
+/* Regression: a forest beats one tree and survives save/load. */
+static void t_forest_regression(void)
+{
+	struct cfl_data d;
+	struct cfl_model *t = model_with("tree", NULL);
+	struct cfl_model *f = model_with("forest", "n_estimators=30", "oob_score=1", NULL);
+
+	load_data(&d, "datasets/diabetes.csv");
+	fit_ok(t, &d.train, NULL);
+	fit_ok(f, &d.train, NULL);
+	CHECK(score(f, &d.test) < score(t, &d.test));
+	CHECK(cfl_forest_oob(f) > 0 && cfl_forest_oob(f) < 1);
+	check_roundtrip(f, &d);
+	cfl_model_free(t);
+	cfl_model_free(f);
+	cfl_data_release(&d);
+}
+
+static void check_bad(const char *model, const char *arg, const char *name)
+{
+	struct cfl_params p;
+	struct cfl_err err = { "" };
+	struct cfl_model *m;
+
+	cfl_params_init(&p);
+	CHECK(cfl_params_set_arg(&p, arg, &err) == 0);
+	m = cfl_model_new(cfl_model_find(model), &p, 1, &err);
+	CHECK_MSG(!m, "%s %s was accepted", model, arg);
+	CHECK_CONTAINS(err.msg, name);
+	cfl_params_release(&p);
+}
+
+static void t_ensemble_bad_params(void)
+{
+	struct cfl_data d;
+	struct cfl_model *m;
+	struct cfl_err err = { "" };
+
+	check_bad("forest", "n_estimators=0", "n_estimators");
+	check_bad("forest", "threads=0", "threads");
+	check_bad("forest", "bootstrap=maybe", "bootstrap");
+	check_bad("forest", "max_features=most", "max_features");
+	check_bad("gbdt", "learning_rate=-1", "learning_rate");
+	check_bad("gbdt", "max_bins=300", "max_bins");
+	check_bad("gbdt", "subsample=0", "subsample");
+	check_bad("gbdt", "colsample_bytree=2", "colsample_bytree");
+	check_bad("gbdt", "loss=hinge", "loss");
+	check_bad("gbdt", "max_depth=deep", "max_depth");
+	check_bad("gbdt", "lambda=-1", "lambda");
+	check_bad("gbdt", "n_trees=5", "n_trees");
+	load_data(&d, "datasets/iris.csv");
+	m = model_with("gbdt", "loss=logistic", NULL);
+	CHECK(cfl_model_fit(m, &d.train, NULL, &err) == -1);
+	CHECK_CONTAINS(err.msg, "logistic");
+	cfl_model_free(m);
+	m = model_with("gbdt", "loss=squared_error", NULL);
+	CHECK(cfl_model_fit(m, &d.train, NULL, &err) == -1);
+	CHECK_CONTAINS(err.msg, "squared_error");
+	cfl_model_free(m);
+	m = model_with("gbdt", "max_depth=none", NULL);
+	CHECK(cfl_model_fit(m, &d.train, NULL, &err) == -1);
+	CHECK_CONTAINS(err.msg, "max_leaves");
+	cfl_model_free(m);
+	cfl_data_release(&d);
+}
+
+/* ---- gbdt ---- */
+
+/* One round, learning rate 1, no penalty, depth 1 on x = 1..4, y = 1 1 5 7:
+ * base 3.5, gradients 2.5 2.5 -1.5 -3.5; gains 8.33 (1.5), 25 (2.5),
+ * 16.3 (3.5); leaves -2.5 and +2.5: predictions 1 1 6 6. */
+static void t_gbdt_known_split(void)
+{
+	double x[] = { 1, 2, 3, 4 }, y[] = { 1, 1, 5, 7 };
+	struct cfl_xy xy;
+	struct cfl_model *m = model_with("gbdt", "n_rounds=1", "learning_rate=1",
+					 "lambda=0", "min_child_weight=0",
+					 "max_depth=1", NULL);
+	double *out;
+	char *st;
+
+	xy_from(&xy, x, y, 4, 1, 0);
+	fit_ok(m, &xy, NULL);
+	out = predict(m, &xy);
+	CHECK_NEAR(out[0], 1, 1e-12);
+	CHECK_NEAR(out[1], 1, 1e-12);
+	CHECK_NEAR(out[2], 6, 1e-12);
+	CHECK_NEAR(out[3], 6, 1e-12);
+	st = state_text(m);
+	CHECK_CONTAINS(st, "s 0 2.5 1 2");
+	free(st);
+	free(out);
+	cfl_model_free(m);
+	xy_free(&xy);
+}
+
+/* Missing values learn their direction: NaN rows belong with x <= 0.7,
+ * on the left, where no default would put them. */
+static void t_gbdt_missing_direction(void)
+{
+	enum { N = 300 };
+	double x[N], y[N];
+	struct cfl_rng r;
+	struct cfl_xy xy;
+	struct cfl_model *m = model_with("gbdt", "n_rounds=20", "max_depth=2", NULL);
+	float probe[3] = { NAN, 0.2f, 0.9f };
+	struct cfl_err err = { "" };
+	double po[6];
+
+	cfl_rng_seed(&r, 3);
+	for (size_t i = 0; i < N; i++) {
+		x[i] = cfl_rng_uniform(&r);
+		y[i] = x[i] > 0.7;
+		if (i % 4 == 0) {
+			x[i] = NAN;
+			y[i] = 0;
+		}
+	}
+	xy_from(&xy, x, y, N, 1, 2);
+	fit_ok(m, &xy, NULL);
+	CHECK_NEAR(score(m, &xy), 1, 0);
+	CHECK(cfl_model_predict(m, probe, 3, po, &err) == 0);
+	CHECK(po[0] > 0.9);	/* NaN: class 0 */
+	CHECK(po[3] < 0.1);	/* 0.2: class 0 */
+	CHECK(po[5] > 0.9);	/* 0.9: class 1 */
+	cfl_model_free(m);
+	xy_free(&xy);
+}
+
+/* Early stopping on validation keeps fewer rounds than asked on noise. */
+static void t_gbdt_early_stopping(void)
+{
+	struct cfl_xy tr, va;
+	struct cfl_model *m = model_with("gbdt", "n_rounds=300",
+					 "early_stopping_rounds=5", NULL);
+	char *st;
+	unsigned long rounds = 0;
+
+	random_xy(&tr, 200, 3, 0, 21);
+	random_xy(&va, 100, 3, 0, 22);
+	fit_ok(m, &tr, &va);
+	st = state_text(m);
+	CHECK(sscanf(st, "gbdt squared_error 1 %lu", &rounds) == 1);
+	CHECK_MSG(rounds >= 1 && rounds < 100, "%lu rounds", rounds);
+	free(st);
+	cfl_model_free(m);
+	/* without validation rows every round is kept */
+	m = model_with("gbdt", "n_rounds=30", "early_stopping_rounds=5", NULL);
+	fit_ok(m, &tr, NULL);
+	st = state_text(m);
+	CHECK(sscanf(st, "gbdt squared_error 1 %lu", &rounds) == 1);
+	CHECK_INT(rounds, 30);
+	free(st);
+	cfl_model_free(m);
+	xy_free(&tr);
+	xy_free(&va);
+}
+
+/* max_leaves bounds every tree; subsampling is seeded. */
+static void t_gbdt_leaves_and_seeds(void)
+{
+	struct cfl_xy xy;
+	struct cfl_model *a = model_seed("gbdt", 4, "n_rounds=10", "max_leaves=4",
+					 "max_depth=none", "subsample=0.7",
+					 "colsample_bytree=0.5", NULL);
+	struct cfl_model *b = model_seed("gbdt", 4, "n_rounds=10", "max_leaves=4",
+					 "max_depth=none", "subsample=0.7",
+					 "colsample_bytree=0.5", "threads=2", NULL);
+	struct cfl_model *c = model_seed("gbdt", 5, "n_rounds=10", "max_leaves=4",
+					 "max_depth=none", "subsample=0.7",
+					 "colsample_bytree=0.5", NULL);
+	char *sa, *sb, *sc, *p;
+
+	random_xy(&xy, 300, 6, 3, 23);
+	fit_ok(a, &xy, NULL);
+	fit_ok(b, &xy, NULL);
+	fit_ok(c, &xy, NULL);
+	sa = state_text(a);
+	sb = state_text(b);
+	sc = state_text(c);
+	CHECK_STR(sa, sb);	/* softmax trees per thread: same model */
+	CHECK(strcmp(sa, sc) != 0);
+	for (p = strstr(sa, "nodes "); p; p = strstr(p + 1, "nodes "))
+		CHECK_MSG(atoi(p + 6) <= 7, "a tree has %d nodes", atoi(p + 6));
+	free(sa);
+	free(sb);
+	free(sc);
+	cfl_model_free(a);
+	cfl_model_free(b);
+	cfl_model_free(c);
+	xy_free(&xy);
+}
+
+/* Every loss survives save/load with identical predictions. */
+static void t_gbdt_save_load(void)
+{
+	static const char *sets[] = { "datasets/breast_cancer.csv",
+				      "datasets/iris.csv",
+				      "datasets/diabetes.csv" };
+
+	for (size_t i = 0; i < 3; i++) {
+		struct cfl_data d;
+		struct cfl_model *m = model_with("gbdt", "n_rounds=15", NULL);
+
+		load_data(&d, sets[i]);
+		fit_ok(m, &d.train, &d.valid);
+		check_roundtrip(m, &d);
+		cfl_model_free(m);
+		cfl_data_release(&d);
+	}
+}
+
+const struct cfl_test cfl_tests[] = {
+	TEST(t_tree_known_split_gini),
+	TEST(t_tree_known_split_feature),
+	TEST(t_tree_known_split_mse_entropy),
+	TEST(t_tree_limits),
+	TEST(t_tree_fits_train_exactly),
+	TEST(t_tree_seeded),
+	TEST(t_tree_save_load),
+	TEST(t_tree_bad_params),
+	TEST(t_tree_bad_files),
+	TEST(t_ensembles_beat_tree_on_digits),
+	TEST(t_forest_seeded_threads),
+	TEST(t_forest_proba_oob),
+	TEST(t_forest_regression),
+	TEST(t_ensemble_bad_params),
+	TEST(t_gbdt_known_split),
+	TEST(t_gbdt_missing_direction),
+	TEST(t_gbdt_early_stopping),
+	TEST(t_gbdt_leaves_and_seeds),
+	TEST(t_gbdt_save_load),
+	{ 0 },
+};
