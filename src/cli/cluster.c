@@ -351,9 +351,11 @@ static int mw_event(struct mworker *w, const struct cfl_pool_event *ev,
 	if (ev->status == CFL_TRIAL_DONE && ev->result) {
 		m.u.result = *ev->result;	/* borrowed: not released */
 	} else {
-		/* a model error or a crashed trial process: a failed attempt
-		 * for rank 0 to retry or record */
-		m.u.result.status = CFL_RESULT_MODEL_ERROR;
+		/* the local pool makes a crashed trial process POISON (no local
+		 * retries) and a model error FAILED: rank 0 retries the first
+		 * and counts it toward poison, as for its own workers */
+		m.u.result.status = ev->status == CFL_TRIAL_POISON ? CFL_RESULT_CRASHED
+								   : CFL_RESULT_MODEL_ERROR;
 		m.u.result.error = (char *)(ev->reason ? ev->reason
 					    : "failed on the worker");
 	}

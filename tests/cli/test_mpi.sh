@@ -104,12 +104,13 @@ $ref"
 }
 
 # A trial that segfaults, exits or hangs (past --trial-timeout) on a worker
-# rank is a failed attempt, retried, then recorded failed (poison for the
-# hang rank 0 timed out itself); the rank lives on and the run completes.
+# rank is a failed attempt, retried, then recorded as poison (it killed its
+# process twice), as in the local pool; the rank lives on and the run
+# completes.
 test_mpi_faulty_trials_fail_and_the_run_completes() {
 	mpi_skip && return 0
 	local f fault reason status
-	for f in "segv:1|signal SIGSEGV|failed" "exit3:1|exit 3|failed" \
+	for f in "segv:1|signal SIGSEGV|poison" "exit3:1|exit 3|poison" \
 		"hang:1|timeout after 1 s|poison"; do
 		IFS='|' read -r fault reason status <<<"$f"
 		CFL_TEST_FAULT=$fault run mpi_run -x CFL_TEST_FAULT -n 3 "$CFL" repeat \
