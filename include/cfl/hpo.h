@@ -120,8 +120,10 @@ void cfl_search_free(struct cfl_search *s);
 int cfl_search_ask(struct cfl_search *s, struct cfl_params *out /* OUT */,
 		   size_t *idx /* OUT, may be NULL */, struct cfl_err *err);
 /* Reports the value of candidate idx; NaN (or an infinity) marks a failed
- * trial: it is never proposed again and never enters the model.  Telling a
- * value twice or for an index never asked is an error (-1). */
+ * trial: it is never proposed again and never enters the GP's
+ * hyper-parameter fit; BO gives it the worst value seen only when choosing
+ * the next point, so the search moves away from it.  Telling a value twice
+ * or for an index never asked is an error (-1). */
 int cfl_search_tell(struct cfl_search *s, size_t idx, double value,
 		    struct cfl_err *err);
 /* Number of candidates asked so far. */

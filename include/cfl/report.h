@@ -102,11 +102,21 @@ int cfl_table_from_run(struct cfl_table *t, struct cfl_store *st,
 /* What a run prints as its results, rendered from the store in fmt (so
  * `cfl report` prints exactly what the run printed): for a repeat run the
  * test table with one row per model then one per ensemble; for a tune run
- * the validation table with one row per candidate (8-hex id).  Appends to
+ * cfl_report_tune (candidates by 8-hex id on validation, ...).  Appends to
  * out.  0, or -1 with err (database error, unknown metric, allocation). */
 int cfl_report_run(struct cfl_store *st, const struct cfl_run_info *run,
 		   enum cfl_table_format fmt, struct cfl_buf *out,
 		   struct cfl_err *err);
+
+/* The report of a tune run (tune_report.c): the validation table of the
+ * candidates (repeats below the run's num_repeat; the refit's seeds are
+ * left out) in fmt; in text format then the Best Parameters blocks per
+ * metric and overall and the test table of the best candidate's refit
+ * (repeats num_repeat..2*num_repeat-1).  cfl_report_run gives it for tune
+ * runs.  Appends to out.  0, or -1 with err. */
+int cfl_report_tune(struct cfl_store *st, const struct cfl_run_info *run,
+		    enum cfl_table_format fmt, struct cfl_buf *out,
+		    struct cfl_err *err);
 
 /* The HTML report of a run: one self-contained page (no script, no link,
  * nothing fetched) with the run's facts, its results table, per row and

@@ -11,15 +11,16 @@ int cfl_report_run(struct cfl_store *st, const struct cfl_run_info *run,
 		   struct cfl_err *err)
 {
 	struct cfl_table t;
-	int tune = run->kind == CFL_RUN_TUNE, rc;
+	int rc;
 
+	/* A search scores candidates on validation (never on test) and
+	 * refits its best (tune_report.c); a repeat reports its models on
+	 * test. */
+	if (run->kind == CFL_RUN_TUNE)
+		return cfl_report_tune(st, run, fmt, out, err);
 	cfl_table_init(&t);
-	/* A search scores candidates on validation (never on test); a
-	 * repeat reports its models on test. */
-	rc = cfl_table_from_run(&t, st, run->id,
-				tune ? CFL_SPLIT_VALID : CFL_SPLIT_TEST,
-				tune ? CFL_ROWS_BY_CANDIDATE : CFL_ROWS_BY_MODEL,
-				err);
+	rc = cfl_table_from_run(&t, st, run->id, CFL_SPLIT_TEST,
+				CFL_ROWS_BY_MODEL, err);
 	if (!rc)
 		rc = cfl_table_render(&t, fmt, out, err);
 	cfl_table_release(&t);

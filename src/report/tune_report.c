@@ -1,0 +1,222 @@
+/*
+ * The text report of a tune run, rebuilt from the store: the candidates on
+ * the validation part (the refit's seeds left out), a Best Parameters block
+ * per metric and overall as carefree-learn prints them, then the refit of
+ * the best candidate on the test part.  `cfl tune` and `cfl report` both
+ * print it through cfl_report_run.  Reads the plan (num_repeat, metric,
+ * sign) from the run's stored config; never prints.
+ */
+#include "cfl/report.h"
+
+#include <ctype.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cfl/metrics.h"
+
+/* The value of "key=" in a stored config, copied into out ("" if absent). */
+static void config_get(const char *config, const char *key, char *out,
+		       size_t cap)
+{
+	size_t kl = strlen(key);
+
+	out[0] = '\0';
+	for (const char *p = config; p && *p;) {
+		const char *nl = strchr(p, '\n');
+		size_t n = nl ? (size_t)(nl - p) : strlen(p);
+
+		if (n > kl && !strncmp(p, key, kl) && p[kl] == '=') {
+			n -= kl + 1;
+			if (n >= cap)
+				n = cap - 1;
+			memcpy(out, p + kl + 1, n);
+			out[n] = '\0';
+			return;
+		}
+		p = nl ? nl + 1 : p + n;
+	}
+}
+
+/* Appends "{'k': 'v', ...}" of a stored "k=v,k=v" string: values are split
+ * at a comma followed by "name=", so "hidden=64,64" stays whole. */
+static void dict_of(const char *params, struct cfl_buf *out)
+{
+	const char *p = params;
+	int first = 1;
+
+	cfl_buf_puts(out, "{");
+	while (p && *p) {
+		const char *eq = strchr(p, '='), *end, *q;
+
+		if (!eq)
+			break;
+		end = eq + 1;
+		for (q = eq + 1; *q; q++) {
+			if (*q == ',') {
+				const char *r = q + 1;
+
+				while (*r && (isalnum((unsigned char)*r) || *r == '_' || *r == '.'))
+					r++;
+				if (r > q + 1 && *r == '=')
+					break;
+			}
+		}
+		end = q;
+		cfl_buf_printf(out, "%s'%.*s': ", first ? "" : ", ", (int)(eq - p), p);
+		{
+			char *e;
+			char v[256];
+			size_t n = (size_t)(end - eq - 1) < sizeof(v) - 1 ?
+				   (size_t)(end - eq - 1) : sizeof(v) - 1;
+
+			memcpy(v, eq + 1, n);
+			v[n] = '\0';
+			strtod(v, &e);
+			if (n && !*e)
+				cfl_buf_puts(out, v);
+			else
+				cfl_buf_printf(out, "'%s'", v);
+		}
+		first = 0;
+		p = *end ? end + 1 : end;
+	}
+	cfl_buf_puts(out, "}");
+}
+
+int cfl_report_tune(struct cfl_store *st, const struct cfl_run_info *info,
+		    enum cfl_table_format fmt, struct cfl_buf *out,
+		    struct cfl_err *err)
+{
+	struct cfl_candidate_info *cands = NULL;
+	struct cfl_metric_row *rows = NULL;
+	size_t n_cands = 0, n_rows = 0;
+	struct cfl_table t, refit;
+	char buf[64], metric[32];
+	long R;
+	int rc = -1, best = -1, value_sign;
+	const char *config = info->config ? info->config : "";
+
+	cfl_table_init(&t);
+	cfl_table_init(&refit);
+	config_get(config, "sign", buf, sizeof(buf));
+	value_sign = atoi(buf) < 0 ? -1 : 1;	/* --command: --direction */
+	config_get(config, "num_repeat", buf, sizeof(buf));
+	R = atol(buf);
+	config_get(config, "metric", metric, sizeof(metric));
+	if (R < 1)
+		R = 1;
+	if (cfl_store_candidates(st, info->id, &cands, &n_cands, err) ||
+	    cfl_store_run_metrics(st, info->id, CFL_SPLIT_VALID, &rows, &n_rows, err))
+		goto out;
+	/* one row per candidate in proposal order; the refit seeds
+	 * (repeat >= R) are not part of the search */
+	for (size_t i = 0; i < n_cands; i++) {
+		int r = cfl_table_row(&t, cands[i].hex, err);
+
+		if (r < 0)
+			goto out;
+		cfl_table_set_failed(&t, r, cands[i].n_failed);
+		if (cands[i].has_score && (best < 0 || cands[i].score > cands[best].score))
+			best = (int)i;
+	}
+	for (size_t i = 0; i < n_rows; i++) {
+		const struct cfl_metric_info *mi;
+		int m, r;
+
+		if (rows[i].ensemble_id || rows[i].repeat >= R)
+			continue;
+		mi = cfl_metric_lookup(rows[i].metric) >= 0 ?
+		     cfl_metric_info(cfl_metric_lookup(rows[i].metric)) : NULL;
+		m = cfl_table_metric(&t, rows[i].metric, mi ? mi->sign : value_sign,
+				     err);
+		r = cfl_table_row(&t, rows[i].hex, err);
+		if (m < 0 || r < 0 || cfl_table_add(&t, r, m, rows[i].value, err))
+			goto out;
+	}
+	if (fmt != CFL_TABLE_TEXT) {
+		/* the other formats carry the candidates' table alone */
+		rc = cfl_table_render(&t, fmt, out, err);
+		goto out;
+	}
+	cfl_buf_printf(out, "Candidates of run '%s' on the validation part (%ld seed%s each):\n",
+		       info->name, R, R == 1 ? "" : "s");
+	if (cfl_table_render(&t, CFL_TABLE_TEXT, out, err))
+		goto out;
+
+	/* Best Parameters: per metric, the candidate with the best score */
+	cfl_buf_puts(out, "\n~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~\n"
+			  "                            Best Parameters\n"
+			  "-----------------------------------------------------------------------\n");
+	for (size_t m = 0; m < t.n_metrics; m++) {
+		int bi = -1;
+
+		for (size_t r = 0; r < t.n_rows; r++)
+			if (!isnan(t.rows[r].score[m]) &&
+			    (bi < 0 || t.rows[r].score[m] > t.rows[bi].score[m]))
+				bi = (int)r;
+		if (bi < 0)
+			continue;
+		cfl_buf_printf(out, "%-8s (%s) (%.6f +- %.6f)\n", t.metric_names[m],
+			       t.rows[bi].name, t.rows[bi].mean[m], t.rows[bi].std[m]);
+		cfl_buf_puts(out, "-----------------------------------------------------------------------\n");
+		for (size_t i = 0; i < n_cands; i++)
+			if (!strcmp(cands[i].hex, t.rows[bi].name)) {
+				dict_of(cands[i].params, out);
+				break;
+			}
+		cfl_buf_puts(out, "\n-----------------------------------------------------------------------\n");
+	}
+	if (best >= 0) {
+		cfl_buf_printf(out, "best     (%s) (score %.6f on %s)\n", cands[best].hex,
+			       cands[best].score, metric);
+		cfl_buf_puts(out, "-----------------------------------------------------------------------\n");
+		dict_of(cands[best].params, out);
+		cfl_buf_puts(out, "\n");
+	} else {
+		cfl_buf_puts(out, "no candidate succeeded\n");
+	}
+	cfl_buf_puts(out, "~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~\n");
+
+	/* the refit of the best on the test part */
+	free(rows);
+	rows = NULL;
+	if (best >= 0 &&
+	    cfl_store_run_metrics(st, info->id, CFL_SPLIT_TEST, &rows, &n_rows, err) == 0) {
+		size_t n_vals = 0;
+		char name[64];
+
+		snprintf(name, sizeof(name), "best (%s)", cands[best].hex);
+		for (size_t i = 0; i < n_rows; i++) {
+			const struct cfl_metric_info *mi;
+			int m, r;
+
+			if (rows[i].cand_id != cands[best].id || rows[i].repeat < R)
+				continue;
+			mi = cfl_metric_lookup(rows[i].metric) >= 0 ?
+			     cfl_metric_info(cfl_metric_lookup(rows[i].metric)) : NULL;
+			m = cfl_table_metric(&refit, rows[i].metric, mi ? mi->sign : 1, err);
+			r = cfl_table_row(&refit, name, err);
+			if (m < 0 || r < 0 || cfl_table_add(&refit, r, m, rows[i].value, err))
+				goto out;
+			n_vals++;
+		}
+		if (n_vals) {
+			cfl_buf_printf(out, "\nThe best candidate refit with %ld fresh seed%s, on the test part:\n",
+				       R, R == 1 ? "" : "s");
+			if (cfl_table_render(&refit, CFL_TABLE_TEXT, out, err))
+				goto out;
+		}
+	} else if (best >= 0) {
+		goto out;
+	}
+	rc = 0;
+out:
+	cfl_table_release(&t);
+	cfl_table_release(&refit);
+	cfl_candidates_free(cands, n_cands);
+	free(rows);
+	return rc;
+}
+

@@ -1,0 +1,60 @@
+#!/usr/bin/env bash
+# W2 tune (../shared/WORKLOADS.md): optimizer x lr of the W1 net trained 20
+# epochs, a candidate's value = its accuracy over seeds 0 and 1 on the
+# validation part; budgets 10 and 30 candidates, 2 processes; breast_cancer
+# and digits.  cfl tune (bo) side by side with Optuna TPE sharing a SQLite
+# storage (tests/bench/w2_optuna.py).  Medians of W2_RUNS runs [3]; appends
+# to results.md.  Skipped when fcnn is not built in.
+set -u
+ROOT=${ROOT:-$(cd "$(dirname "$0")/../.." && pwd)}
+BENCH_DIR=${BENCH_DIR:-$ROOT/build/bench}
+CFL=${CFL:-$ROOT/cfl}
+PY=${PY:-/usr/bin/python3}
+RUNS=${W2_RUNS:-3}
+export OPENBLAS_NUM_THREADS=1
+cd "$ROOT"
+mkdir -p "$BENCH_DIR/w2"
+if ! "$CFL" --version | grep -q fcnn; then
+	echo "bench_w2: fcnn is not built in; skipped"
+	exit 0
+fi
+out="$BENCH_DIR/w2/raw.txt"
+: > "$out"
+for ds in breast_cancer digits; do
+	for n in 10 30; do
+		for r in $(seq "$RUNS"); do
+			rm -f "$BENCH_DIR/w2/t.db"*
+			t0=$(date +%s.%N)
+			"$CFL" tune "datasets/$ds.csv" --model fcnn --params params/fcnn.params \
+				--set hidden=64,64 --set epochs=20 --set patience=0 --set batch_size=128 \
+				--num-search $n --num-repeat 2 --num-jobs 2 --seed 0 -q \
+				--db "$BENCH_DIR/w2/t.db" --name w2 > "$BENCH_DIR/w2/cfl.txt" 2>/dev/null || exit 1
+			t1=$(date +%s.%N)
+			best=$(grep -o 'best     ([0-9a-f]*)' "$BENCH_DIR/w2/cfl.txt" | grep -o '[0-9a-f]\{8\}')
+			row=$(grep "^| $best " "$BENCH_DIR/w2/cfl.txt" | head -1 | tr -d '|-' | awk '{print $2}')
+			test=$(grep '^| best (' "$BENCH_DIR/w2/cfl.txt" | tr -d '|-' | awk '{print $3}')
+			params=$(grep -A2 "^best     (" "$BENCH_DIR/w2/cfl.txt" | tail -1 | tr -d " {}'" )
+			echo "cfl $ds.csv $n best_value $row test_acc $test wall_s $(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.3f", b - a }') params $params" >> "$out"
+			$PY tests/bench/w2_optuna.py "datasets/$ds.csv" $n "$BENCH_DIR/w2" >> "$out" || exit 1
+		done
+	done
+done
+$PY - "$out" <<'PYEOF' | tee -a "$BENCH_DIR/results.md"
+import collections, statistics, sys
+rows = collections.defaultdict(list)
+for l in open(sys.argv[1]):
+    f = l.split()
+    rows[(f[1], int(f[2]), f[0])].append((float(f[4]), float(f[6]), float(f[8]), f[10]))
+print("\n## W2 tune: optimizer x lr, 2 processes (median of %d runs)\n" % len(next(iter(rows.values()))))
+print("| dataset | budget | tool | best value (valid acc) | its test acc | wall s | best params | Optuna / cfl wall |")
+print("|---|---|---|---|---|---|---|---|")
+for (ds, n, tool) in sorted(rows):
+    v = rows[(ds, n, tool)]
+    wall = statistics.median(x[2] for x in v)
+    ratio = ""
+    if tool == "optuna":
+        ratio = "%.1fx" % (wall / statistics.median(x[2] for x in rows[(ds, n, "cfl")]))
+    print("| %s | %d | %s | %.4f | %.4f | %.2f | %s | %s |" % (ds, n, tool,
+          statistics.median(x[0] for x in v), statistics.median(x[1] for x in v), wall, v[0][3], ratio))
+print("\ntarget: at least 5x less wall time than Optuna, best value at least as good")
+PYEOF
