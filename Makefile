@@ -5,7 +5,8 @@ PREFIX   ?= /usr/local
 CC       ?= cc
 SANITIZE ?=
 # Debian packages the build needs; `make deps` installs what is missing.
-DEB_PKGS := pkg-config libopenblas-dev libpcre2-dev libsqlite3-dev libgsl-dev libssl-dev
+DEB_PKGS := pkg-config libopenblas-dev libpcre2-dev libsqlite3-dev libgsl-dev libssl-dev \
+            libopenmpi-dev openmpi-bin
 PC_PKGS  := openblas libpcre2-8 sqlite3 gsl libcrypto
 
 ifeq ($(SANITIZE),)
@@ -24,10 +25,25 @@ PC_CFLAGS := $(shell pkg-config --cflags $(PC_PKGS) 2>/dev/null)
 # CBLAS libraries in one binary would shadow each other.
 PC_LIBS   := $(filter-out -lgslcblas,$(shell pkg-config --libs $(PC_PKGS) 2>/dev/null))
 
+# MPI (Open MPI): built in when mpicc (or pkg-config ompi-c) finds it and its
+# mpi.h is there; left out cleanly otherwise, or with `make NO_MPI=1`.  Only
+# src/run/mpi.c sees the MPI flags (it alone includes mpi.h).
+ifeq ($(NO_MPI),)
+MPI_CFLAGS := $(shell mpicc --showme:compile 2>/dev/null || pkg-config --cflags ompi-c 2>/dev/null)
+MPI_LIBS   := $(shell mpicc --showme:link 2>/dev/null || pkg-config --libs ompi-c 2>/dev/null)
+HAVE_MPI   := $(if $(MPI_LIBS),$(firstword $(wildcard $(patsubst -I%,%/mpi.h,$(filter -I%,$(MPI_CFLAGS))) /usr/include/mpi.h)))
+endif
+ifeq ($(HAVE_MPI),)
+MPI_CFLAGS :=
+MPI_LIBS   :=
+endif
+# Switching MPI on or off rebuilds mpi.o (the stamp's name changes).
+MPI_STAMP := $(BUILD)/.mpi-$(if $(HAVE_MPI),on,off)
+
 CFLAGS  ?= -g
 ALL_CFLAGS  = -std=c11 -D_GNU_SOURCE $(OPT) $(CFLAGS) -Wall -Wextra -Iinclude $(PC_CFLAGS) -MMD -MP
 ALL_LDFLAGS = $(OPT) $(LDFLAGS)
-LIBS    = $(PC_LIBS) -lm -lpthread
+LIBS    = $(PC_LIBS) $(MPI_LIBS) -lm -lpthread
 # Models and commands register through weak symbols (see model.c, main.c), and
 # a weak reference does not pull a member out of an archive: link all of it.
 LINK_LIB = -Wl,--whole-archive $(BUILD)/libcfl.a -Wl,--no-whole-archive
@@ -62,6 +78,13 @@ $(BUILD)/%.o: %.c
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) -c -o $@ $<
 
+$(BUILD)/src/run/mpi.o: ALL_CFLAGS += $(MPI_CFLAGS) $(if $(HAVE_MPI),-DCFL_HAVE_MPI)
+$(BUILD)/src/run/mpi.o: $(MPI_STAMP)
+$(MPI_STAMP):
+	@mkdir -p $(BUILD)
+	@rm -f $(BUILD)/.mpi-*
+	@touch $@
+
 $(BUILD)/tests/test_%: tests/unit/test_%.c $(BUILD)/tests/runner.o $(BUILD)/libcfl.a
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) -Itests/unit -o $@ $< $(BUILD)/tests/runner.o $(LINK_LIB) $(LIBS)
@@ -69,6 +92,17 @@ $(BUILD)/tests/test_%: tests/unit/test_%.c $(BUILD)/tests/runner.o $(BUILD)/libc
 $(BUILD)/tests/runner.o: tests/unit/runner.c tests/unit/runner.h
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) -Itests/unit -c -o $@ $<
+
+# A small program that checks the MPI transport alone under mpirun
+# (tests/cli/test_mpi.sh runs it).
+$(BUILD)/tests/mpi_selftest: tests/mpi/mpi_selftest.c $(BUILD)/libcfl.a
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) -o $@ $< $(LINK_LIB) $(LIBS)
+
+# No-op trial throughput through the MPI backend (tests/bench/bench_mpi.sh).
+$(BUILD)/tests/mpi_bench: tests/bench/mpi_bench.c $(BUILD)/libcfl.a $(CLI_OBJ)
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) -Isrc/cli -o $@ $< $(filter-out $(BUILD)/src/cli/main.o,$(CLI_OBJ)) $(LINK_LIB) $(LIBS)
 
 # CLI test helpers (tests/cli/fixture_*.c): small programs on libcfl.a.
 $(BUILD)/tests/fixture_%: tests/cli/fixture_%.c $(BUILD)/libcfl.a
@@ -126,7 +160,7 @@ fuzz-replay: $(REPLAY_BIN)
 	  $$t tests/fuzz/corpus/$$name || fail=1; done; exit $$fail
 
 CLI_HELPERS := $(patsubst tests/cli/%.c,$(BUILD)/tests/%,$(wildcard tests/cli/fixture_*.c))
-cli-tests: $(BIN) $(CLI_HELPERS)
+cli-tests: $(BIN) $(CLI_HELPERS) $(BUILD)/tests/mpi_selftest
 	@CFL=./$(BIN) CFL_BUILD=$(BUILD) bash tests/cli/run.sh
 
 # Real fuzzing with libFuzzer (clang and Debian's libclang-rt-14-dev):

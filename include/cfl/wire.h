@@ -140,7 +140,8 @@ struct cfl_wire_split {
 /* RESULT status. */
 enum cfl_wire_status {
 	CFL_RESULT_OK = 0,
-	CFL_RESULT_MODEL_ERROR = 1,	/* the model failed: error says why; do not retry */
+	CFL_RESULT_MODEL_ERROR = 1,	/* the model failed: error says why (retried
+					 * up to --max-retries, then failed) */
 	CFL_RESULT_CRASHED = 2,		/* a remote worker's local process died running
 					 * it: retried, counts toward poison */
 };

@@ -8,6 +8,7 @@
  */
 #include "cli.h"
 #include "remote.h"
+#include "cluster.h"
 
 #include <errno.h>
 #include <math.h>
@@ -81,7 +82,9 @@ static void usage(FILE *f)
 		"  --folds K                train each repeat on K folds (K trials), keeping\n"
 		"                           out-of-fold predictions [0: no folds]\n"
 		"  --bootstrap              fit each trial on a bootstrap sample of train\n"
-		"  --ensemble LIST          ensembles to build [the ensemble module's default]\n"
+		"  --ensemble LIST          ensembles of the trained models, each a row:\n"
+		"                           mean, vote, weighted, stacking, greedy or none\n"
+		"                           [mean,stacking with 2 trained models or more]\n"
 		"  --db FILE                the database [" CFL_STORE_DEFAULT_PATH "]\n"
 		"  --name NAME              the run's name [repeat-YYYYMMDD-HHMMSS]\n"
 		"  --resume NAME            finish the run NAME: done trials are kept, the\n"
@@ -95,7 +98,7 @@ static void usage(FILE *f)
 		"                           [0: no limit; 1: a fresh process per trial]\n"
 		"  -q, --quiet              no progress on stderr\n"
 		"  -h, --help               this help\n"
-		"%s%s\n"
+		"%s%s%s\n"
 		"Exit status: 0 when the run completed (failed trials are counted in the\n"
 		"table), 1 when it could not run or every trial failed, 2 on a usage error,\n"
 		"130 when interrupted (resume with --resume NAME).\n\n"
@@ -103,11 +106,14 @@ static void usage(FILE *f)
 		"  cfl repeat datasets/iris.csv --num-repeat 3\n"
 		"  cfl repeat datasets/breast_cancer.csv --models linear,fcnn --num-jobs 2\n"
 		"  cfl repeat datasets/wine.csv --models linear --set linear.l2=0.1 --seed 7\n"
+		"  cfl repeat datasets/breast_cancer.csv --models linear,tree --folds 5 \\\n"
+		"      --ensemble mean,stacking,greedy\n"
 		"  cfl repeat --resume nightly --num-jobs 4\n"
 		"  cfl repeat data.csv --name nightly --trial-timeout 60\n"
-		"  cfl repeat data.csv --name nightly --resume nightly\n",
+		"  cfl repeat data.csv --name nightly --resume nightly\n"
+		"  mpirun -n 5 cfl repeat data.csv --num-repeat 20\n",
 		cfl_model_find("fcnn") ? "fcnn" : "linear", cores > 0 ? cores : 1,
-		cli_remote_help, cli_data_help);
+		cli_remote_help, cli_cluster_help, cli_data_help);
 }
 
 /* ---- options ---- */
@@ -134,6 +140,8 @@ struct plan {
 	long trials_per_worker;
 	int quiet;
 	struct cli_remote remote;	/* --listen: remote workers */
+	struct cli_cluster cluster;	/* --backend; the mpi backend */
+	int num_jobs_set;
 	char *models_buf;
 	const char *sets[256];
 	size_t n_sets;
@@ -222,6 +230,7 @@ static int parse_args(struct plan *pl, int argc, char **argv)
 	static const struct option opts[] = {
 		CLI_DATA_LONGOPTS,
 		CLI_REMOTE_LONGOPTS,
+		CLI_CLUSTER_LONGOPTS,
 		{ "models", required_argument, 0, OPT_MODELS },
 		{ "num-repeat", required_argument, 0, OPT_NUM_REPEAT },
 		{ "num-jobs", required_argument, 0, OPT_NUM_JOBS },
@@ -247,6 +256,7 @@ static int parse_args(struct plan *pl, int argc, char **argv)
 
 	cfl_data_opts_init(&pl->data);
 	cli_remote_init(&pl->remote);
+	cli_cluster_init(&pl->cluster);
 	pl->num_repeat = 5;
 	pl->num_jobs = cores > 0 ? cores : 1;
 	pl->db = CFL_STORE_DEFAULT_PATH;
@@ -264,6 +274,11 @@ static int parse_args(struct plan *pl, int argc, char **argv)
 			return CLI_USAGE;
 		if (r > 0)
 			continue;
+		r = cli_cluster_option(&pl->cluster, "repeat", c, optarg);
+		if (r < 0)
+			return CLI_USAGE;
+		if (r > 0)
+			continue;
 		switch (c) {
 		case OPT_MODELS:
 			models = optarg;
@@ -275,6 +290,7 @@ static int parse_args(struct plan *pl, int argc, char **argv)
 		case OPT_NUM_JOBS:
 			if (cli_parse_long(optarg, 0, 1024, &pl->num_jobs))
 				return cli_usage_error("repeat", "--num-jobs must be an integer in [1, 1024] (0 with --listen), got '%s'", optarg);
+			pl->num_jobs_set = 1;
 			break;
 		case OPT_METRICS:
 			pl->metrics_arg = optarg;
@@ -635,6 +651,8 @@ int cmd_repeat(int argc, char **argv)
 	cfl_buf_init(&cmdline);
 	cfl_buf_init(&out);
 	r = parse_args(&pl, argc, argv);
+	if (r == 3 && cli_cluster_wants_mpi(&pl.cluster))
+		r = cli_usage_error("repeat", "%s", cli_cluster_resume_msg);
 	if (r == 3) {
 		/* --resume NAME alone: the run's stored command fills in DATA
 		 * and the plan */
@@ -656,6 +674,15 @@ int cmd_repeat(int argc, char **argv)
 		free(rv);
 		free(rv_words);
 		return r < 0 ? CLI_OK : r;
+	}
+	/* under mpi, only rank 0's coordinator goes on from here */
+	r = cli_cluster_start(&pl.cluster, "repeat", &pl.data, pl.remote.listen != NULL,
+			      &pl.num_jobs, pl.num_jobs_set);
+	if (r >= 0) {
+		plan_release(&pl);
+		free(rv);
+		free(rv_words);
+		return r;
 	}
 
 	/* Ctrl-C: before the pool exists, just note it */
@@ -796,7 +823,8 @@ int cmd_repeat(int argc, char **argv)
 
 		snprintf(key, sizeof(key), "%.200s#%lld", pl.db, (long long)run_id);
 		if (cli_remote_start(&pl.remote, "repeat", pool, &pl.data, &data, &po,
-				     key, pl.quiet))
+				     key, pl.quiet) ||
+		    cli_cluster_attach(&pl.cluster, "repeat", pool, &pl.data, &data, &po, key))
 			goto done;
 	}
 
@@ -969,6 +997,7 @@ done:
 	if (pool)
 		cfl_pool_close(pool, NULL);
 	cli_remote_stop(&pl.remote);
+	cli_cluster_stop(&pl.cluster);
 	sigaction(SIGINT, &old_int, NULL);
 	sigaction(SIGTERM, &old_term, NULL);
 	cfl_store_close(st);

@@ -70,6 +70,20 @@ static void model_help(FILE *f, const struct cfl_model_ops *ops)
 		default:
 			snprintf(range, sizeof(range), "[%g, %g]", sp->lo, sp->hi);
 		}
+		/* an INT's word aliases ("none=0|sqrt=-1"): their words */
+		if (sp->type == CFL_P_INT && sp->choices) {
+			size_t len = strlen(range);
+			const char *p = sp->choices;
+
+			snprintf(range + len, sizeof(range) - len, " or ");
+			while (*p && (len = strlen(range)) < sizeof(range) - 1) {
+				if (*p == '=')
+					while (*p && *p != '|')
+						p++;
+				else
+					range[len] = *p++, range[len + 1] = 0;
+			}
+		}
 		fprintf(f, "  %-14s %s [%s] (%s)\n", sp->name, sp->help,
 			sp->def ? sp->def : "", range);
 	}

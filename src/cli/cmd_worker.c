@@ -544,6 +544,7 @@ static int session(struct worker *w)
 			goto closed;
 		}
 		if (!w->have_data) {
+			cli_remote_config_release(&w->cfg);	/* an earlier try's */
 			w->cfg = cfg;
 			snprintf(w->run, sizeof(w->run), "%s", cfg.run);
 			memcpy(w->data_sha, m.u.welcome.data_sha256, 32);
@@ -643,6 +644,13 @@ lost:
 	}
 	cfl_link_close(&w->link);
 	w->connected = 0;
+	/* leases that came during a failed fetch were requeued by the
+	 * coordinator when the connection went */
+	if (!w->have_data) {
+		for (size_t i = 0; i < w->n_early; i++)
+			cfl_wire_msg_release(&w->early[i]);
+		w->n_early = 0;
+	}
 	if (!w->quiet)
 		say(w, "%s", err.msg);
 	return -1;

@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "cfl/backend.h"
 #include "cfl/model.h"
 
 #pragma weak cmd_data
@@ -57,7 +58,7 @@ static void version(void)
 	printf("cfl %s\nmodels:", CFL_VERSION);
 	for (size_t i = 0; (ops = cfl_model_at(i)); i++)
 		printf(" %s", ops->name);
-	printf("\nbackends: local\n");
+	printf("\nbackends: local%s\n", cfl_mpi_built_in() ? " mpi" : "");
 }
 
 int main(int argc, char **argv)

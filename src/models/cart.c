@@ -5,10 +5,12 @@
  * Rows are sorted once per feature (radix sort, cfl_cart_data); a tree keeps
  * one sorted list per feature and partitions every list stably at each
  * split, so a node's rows occupy the same range [start, end) of every list
- * and no node sorts again.  Candidate splits follow scikit-learn: features
- * drawn in random order (constant ones skipped and not counted), thresholds
- * halfway between consecutive distinct values, the first strictly best
- * proxy wins.  Features found constant in a node are never looked at again
+ * and no node sorts again.  Features with few distinct values (pixels,
+ * one-hot columns) keep no list: a node counting-sorts its rows on their
+ * value ranks when it scans them.  Candidate splits follow scikit-learn:
+ * features drawn in random order (constant ones skipped and not counted),
+ * thresholds halfway between consecutive distinct values, the first
+ * strictly best proxy wins.  Features found constant in a node are never looked at again
  * below it.  Deterministic for a given rng; no globals, no printing.
  */
 #include "tree_int.h"
@@ -546,7 +548,7 @@ static int push(struct cfl_cart_work *w, size_t *top, struct task t,
 struct best {
 	long feat;
 	size_t pos;		/* rows going left */
-	int code;		/* histogram features: last rank going left */
+	int code;		/* ranked features: last rank going left */
 	double thr, proxy;
 };
 

@@ -324,8 +324,15 @@ static int quantile_cuts(const float *v, size_t n, int max_bins, float *cuts)
 	int nc = 0;
 
 	for (int b = 1; b < max_bins; b++) {
-		float c = v[(size_t)((double)b * (double)n / max_bins)];
+		size_t at = (size_t)((double)b * (double)n / max_bins);
+		float c = v[at];
 
+		/* the quantile value starts the upper bin, as in XGBoost: cut
+		 * below it, after the largest smaller value */
+		if (at > 0 && v[at - 1] < c)
+			c = v[at - 1];
+		else
+			continue;
 		if (c >= v[n - 1])
 			break;
 		if (nc == 0 || c > cuts[nc - 1])

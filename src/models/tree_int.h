@@ -74,8 +74,8 @@ struct cfl_cart_data {
 	float *key;			/* (d, n): the sorted values (NaN as FLT_MAX) */
 	unsigned char *constant;	/* d: the feature is constant over all rows */
 	/* Features with at most CFL_CART_HIST_MAX distinct values are split
-	 * by per-node histograms over their value ranks instead of sorted
-	 * lists: exact, and no list to keep partitioned. */
+	 * by sorting the node's rows on their value ranks (a counting sort)
+	 * instead of keeping sorted lists: exact, and no list to partition. */
 	uint16_t *n_codes;		/* d: distinct values, 0 for list features */
 	uint8_t *code;			/* (d, n): the row's value rank */
 	float *code_lo, *code_hi;	/* (d, 256): each rank's value range */

@@ -5,7 +5,9 @@
 set -u
 B="$BENCH_DIR/pool"
 mkdir -p "$B"
-PC_LIBS=$(pkg-config --libs openblas libpcre2-8 sqlite3 gsl | sed 's/-lgslcblas//')
+# the libraries of the Makefile's PC_PKGS (libcrypto once the TCP transport is in)
+PC_LIBS=$(pkg-config --libs openblas libpcre2-8 sqlite3 gsl \
+	$(pkg-config --exists libcrypto && echo libcrypto) | sed 's/-lgslcblas//')
 cc -std=c11 -D_GNU_SOURCE -O2 -I"$ROOT/include" -o "$B/pool_bench" \
 	"$ROOT/tests/bench/pool_bench.c" -Wl,--whole-archive "$ROOT/build/libcfl.a" \
 	-Wl,--no-whole-archive $PC_LIBS -lm -lpthread || exit 1

@@ -91,13 +91,17 @@ test_worker_two_workers_same_table_as_local() {
 	expect_rc 0
 	w_table <(echo "$out") >local.table
 	w_coord "${args[@]}" --num-jobs 0 --listen 127.0.0.1:0 --db remote.db
-	# both workers are let go at the same moment, so both are in (and
-	# hold leases) before the fast trials are over
+	# the coordinator is paused while both workers connect (the kernel
+	# queues their connections), so both are in, holding leases, before
+	# the fast trials are over
+	kill -STOP $COORD_PID
 	w_worker --jobs 1 --name w1 -q; local a=$!
-	kill -STOP $a
 	w_worker --jobs 2 --name w2 -q; local b=$!
-	kill -STOP $b
-	kill -CONT $a $b
+	for _ in $(seq 100); do
+		[ "$(ss -Htn state established "( dport = :$PORT )" | wc -l)" -ge 2 ] && break
+		sleep 0.05
+	done
+	kill -CONT $COORD_PID
 	w_wait $a; [ "$w_rc" = 0 ] || fail "worker 1 exit $w_rc: $(cat workers.err)"
 	w_wait $b; [ "$w_rc" = 0 ] || fail "worker 2 exit $w_rc: $(cat workers.err)"
 	w_wait $COORD_PID; [ "$w_rc" = 0 ] || fail "coordinator exit $w_rc: $(cat coord.err)"

@@ -702,6 +702,28 @@ static void t_gbdt_leaves_and_seeds(void)
 	xy_free(&xy);
 }
 
+/* Threads share each split search by features: with one tree a round,
+ * large enough nodes to be shared, the model is the same on 1 or 3. */
+static void t_gbdt_threads_same_model(void)
+{
+	struct cfl_xy xy;
+	struct cfl_model *a = model_with("gbdt", "n_rounds=4", NULL);
+	struct cfl_model *b = model_with("gbdt", "n_rounds=4", "threads=3", NULL);
+	char *sa, *sb;
+
+	random_xy(&xy, 8000, 10, 0, 31);
+	fit_ok(a, &xy, NULL);
+	fit_ok(b, &xy, NULL);
+	sa = state_text(a);
+	sb = state_text(b);
+	CHECK(strcmp(sa, sb) == 0);
+	free(sa);
+	free(sb);
+	cfl_model_free(a);
+	cfl_model_free(b);
+	xy_free(&xy);
+}
+
 /* Every loss survives save/load with identical predictions. */
 static void t_gbdt_save_load(void)
 {
@@ -740,6 +762,7 @@ const struct cfl_test cfl_tests[] = {
 	TEST(t_gbdt_missing_direction),
 	TEST(t_gbdt_early_stopping),
 	TEST(t_gbdt_leaves_and_seeds),
+	TEST(t_gbdt_threads_same_model),
 	TEST(t_gbdt_save_load),
 	{ 0 },
 };

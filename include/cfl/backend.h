@@ -1,0 +1,159 @@
+/*
+ * Where the trials of a run execute: the local fork pool, remote TCP workers,
+ * or the ranks of an MPI job (mpirun, or Slurm's srun).  Two parts:
+ *
+ * - the choice of backend (src/run/backend.c): `--backend local|tcp|mpi`, or
+ *   detected from the launcher's environment; pure logic, no MPI, testable;
+ * - the MPI transport (src/run/mpi.c, the only file that includes mpi.h):
+ *   rank 0 coordinates, other ranks are workers.  It moves the pool's
+ *   encoded frames as opaque byte messages between rank 0 and each worker
+ *   rank, and broadcasts the dataset once, checked by SHA-256.  In a build
+ *   without MPI every cfl_mpi_* call fails with a message that says how to
+ *   build it in.
+ *
+ * Nothing here prints or exits.  A trial never runs in a process that has
+ * called MPI: the MPI process of a rank only pumps bytes (cfl_mpi_bridge)
+ * between MPI and a forked child that runs the coordinator or the worker.
+ */
+#ifndef CFL_BACKEND_H
+#define CFL_BACKEND_H
+
+#include <signal.h>
+#include <stddef.h>
+#include <sys/types.h>
+
+#include "cfl/core.h"
+
+/* ---- choosing the backend ---- */
+
+enum cfl_backend {
+	CFL_BACKEND_AUTO = 0,	/* not chosen: detect */
+	CFL_BACKEND_LOCAL,
+	CFL_BACKEND_TCP,
+	CFL_BACKEND_MPI,
+};
+
+/* "local", "tcp", "mpi" (or "auto" for CFL_BACKEND_AUTO). */
+const char *cfl_backend_name(enum cfl_backend b);
+/* Parses a --backend value: 0 and *out set, or -1 with "unknown backend
+ * 'x' (expected local, tcp or mpi)" in err. */
+int cfl_backend_parse(const char *s, enum cfl_backend *out /* OUT */,
+		      struct cfl_err *err);
+
+/* What the environment says about the launcher that started this process. */
+struct cfl_launch {
+	const char *launcher;	/* "mpirun", "srun", or NULL when none */
+	long rank, size;	/* this process's rank and the job's size */
+	long local_size;	/* ranks on this node, 0 when unknown */
+};
+
+/* Reads Open MPI's (OMPI_COMM_WORLD_RANK, _SIZE, _LOCAL_SIZE) and Slurm's
+ * (SLURM_PROCID, SLURM_NTASKS, SLURM_STEP_ID, SLURM_NTASKS_PER_NODE or
+ * SLURM_STEP_TASKS_PER_NODE) variables through get (getenv, or a fake in
+ * tests).  A launcher is reported only for a job of two ranks or more: a
+ * one-rank job, or the batch script of an sbatch allocation (no step id), is
+ * not a cluster run.  Malformed values count as absent.  Never fails. */
+void cfl_launch_detect(struct cfl_launch *l /* OUT */,
+		       const char *(*get)(const char *name));
+
+/* The backend to use: `requested` when it is not AUTO; otherwise mpi when
+ * a launcher was detected, tcp when the command listens for workers
+ * (has_listen), local else.  *detected is set to 1 when mpi was chosen from
+ * the environment (the caller says so on stderr).  Fails (-1 with err) when
+ * mpi is chosen, explicitly or detected, in a build without MPI: the message
+ * says how to build it in, or how to run locally instead. */
+int cfl_backend_choose(enum cfl_backend requested, const struct cfl_launch *l,
+		       int has_listen, enum cfl_backend *out /* OUT */,
+		       int *detected /* OUT */, struct cfl_err *err);
+
+/* The default --jobs of a worker rank: the node's cores divided by the ranks
+ * on the node (at least 1); n_cores when local_size is unknown (<= 0). */
+long cfl_backend_default_jobs(long n_cores, long local_size);
+
+/* ---- the MPI transport ---- */
+
+/* 1 when this cfl was built with MPI, else 0. */
+int cfl_mpi_built_in(void);
+
+/* The message to give when MPI is asked for but not built in. */
+extern const char cfl_mpi_missing_msg[];
+
+/* The size cap of one dataset blob (bytes): a bigger file is refused. */
+#define CFL_MPI_MAX_BLOB ((size_t)1 << 32)
+
+/* This process's place in the MPI job. */
+struct cfl_mpi {
+	int rank, size;		/* in MPI_COMM_WORLD */
+	int local_rank, local_size;	/* among the ranks on this node */
+	int initialized;
+};
+
+/* Initialises MPI (once per process).  Returns 0 with m filled, or -1 with
+ * err (MPI missing from the build, or MPI_Init failing). */
+int cfl_mpi_init(struct cfl_mpi *m /* OUT */, struct cfl_err *err);
+/* Shuts MPI down after every rank is done; 0 or -1 with err.  A no-op when
+ * MPI was never initialised. */
+int cfl_mpi_finalize(struct cfl_mpi *m, struct cfl_err *err);
+/* Ends the whole job at once (MPI_Abort) with exit code `code`; used when a
+ * rank cannot go on and the others would wait for it forever. */
+void cfl_mpi_abort(struct cfl_mpi *m, int code);
+
+/* Broadcast of one blob (a dataset file) from rank 0, collective: every
+ * rank calls it.  On rank 0, blob and sha256 are inputs (sha256 of blob);
+ * on other ranks they are outputs: blob receives the bytes and sha256 the
+ * digest rank 0 announced, and the bytes are checked against it.  Returns 0,
+ * or -1 with err ("dataset broadcast: sha-256 mismatch ...", a blob over
+ * CFL_MPI_MAX_BLOB, out of memory).  On a failure at any rank every rank
+ * returns -1, so no rank is left waiting. */
+int cfl_mpi_bcast_blob(struct cfl_mpi *m, struct cfl_buf *blob,
+		       unsigned char sha256[32], struct cfl_err *err);
+
+/* Point-to-point messages of encoded frames (opaque bytes).
+ * cfl_mpi_send queues a copy of the bytes and returns at once (never
+ * blocks on the receiver); cfl_mpi_flush waits until every queued send is
+ * done.  cfl_mpi_recv waits up to timeout seconds (0: just look) for a
+ * message from `from` (-1: any rank): 1 with *src and frame set (frame's
+ * contents replaced), 0 when none came, -1 with err on failure or on a
+ * message over max_len bytes (it is received and dropped). */
+int cfl_mpi_send(struct cfl_mpi *m, int to, const void *frame, size_t len,
+		 struct cfl_err *err);
+int cfl_mpi_flush(struct cfl_mpi *m, struct cfl_err *err);
+int cfl_mpi_recv(struct cfl_mpi *m, int from, int *src /* OUT */,
+		 struct cfl_buf *frame /* OUT */, size_t max_len,
+		 double timeout, struct cfl_err *err);
+
+/* ---- the bridge: one MPI process per rank pumping bytes for its child ----
+ *
+ * The MPI process of every rank forks a child (cfl_mpi_fork_role) that does
+ * the rank's work and never calls MPI: on rank 0 the coordinator, which sees
+ * each worker rank as a connected stream socket; on a worker rank the worker
+ * with its own fork pool, which sees rank 0 as a connected stream socket.
+ * The parent runs cfl_mpi_bridge: bytes written by the child on socket i go
+ * to rank i as MPI messages in order, and the other way round.  The
+ * encoded frames of the pool protocol travel unchanged. */
+
+/* Forks the rank's child.  In the child: returns 0, *fds holds the child's
+ * sockets (on rank 0: fds[r] talks to worker rank r, r = 1..size-1, fds[0]
+ * = -1; on a worker rank: fds[0] talks to rank 0) and *pid is 0.  In the
+ * parent: returns 0 with *pid the child's pid and *fds the parent's ends.
+ * The child gets SIGTERM when the parent dies (a lost rank ends the job).
+ * -1 with err when the sockets or the fork fail.  The caller frees *fds. */
+int cfl_mpi_fork_role(struct cfl_mpi *m, int **fds /* OUT */,
+		      pid_t *pid /* OUT */, struct cfl_err *err);
+
+/* Runs the parent's pump until the child has exited and every peer has
+ * closed its side, then returns 0 with the child's wait status in *status.
+ * A peer closing (a worker's child exiting) is passed on to the child as
+ * EOF on that socket; the child exiting closes every peer's socket.  On
+ * worker ranks, when rank 0 has closed and the child has not exited after
+ * grace seconds it is sent SIGTERM, then SIGKILL.  The caller's signal
+ * handler should forward SIGTERM and SIGINT to the child and set *stop:
+ * then the pump returns 1 as soon as the child has exited, without waiting
+ * for peers that may be dead (the caller must not call MPI_Finalize then).
+ * -1 with err on an MPI or socket failure (the caller then aborts the
+ * job). */
+int cfl_mpi_bridge(struct cfl_mpi *m, int *fds, pid_t child, double grace,
+		   const volatile sig_atomic_t *stop, int *status /* OUT */,
+		   struct cfl_err *err);
+
+#endif

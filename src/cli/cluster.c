@@ -1,0 +1,803 @@
+/*
+ * The backend of repeat and tune (see cluster.h): --backend, detection of
+ * mpirun and srun, and the MPI backend's two ends.  Rank 0's coordinator
+ * sees each worker rank as a pool peer on a socket; a worker rank's child
+ * serves that socket with a local fork pool, as `cfl worker` does over TCP
+ * but without reconnecting (a lost rank ends an MPI job; --resume finishes
+ * the run).  No trial ever runs in a process that called MPI, and nothing
+ * here includes mpi.h.
+ */
+#include "cluster.h"
+#include "remote.h"
+
+#include <errno.h>
+#include <poll.h>
+#include <pthread.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+
+#include "cfl/net.h"
+#include "cfl/wire.h"
+
+const char cli_cluster_help[] =
+	"  --backend B              where trials run: local (forked workers), tcp\n"
+	"                           (with --listen) or mpi (rank 0 coordinates, the\n"
+	"                           other ranks run trials, each with --num-jobs\n"
+	"                           workers [its node's cores / ranks on the node]);\n"
+	"                           [mpi when started by mpirun or srun, else local]\n";
+
+void cli_cluster_init(struct cli_cluster *c)
+{
+	memset(c, 0, sizeof(*c));
+	c->requested = CFL_BACKEND_AUTO;
+}
+
+int cli_cluster_option(struct cli_cluster *c, const char *cmd, int opt,
+		       const char *arg)
+{
+	struct cfl_err err;
+
+	if (opt != CLI_OPT_BACKEND)
+		return 0;
+	if (cfl_backend_parse(arg, &c->requested, &err)) {
+		cli_usage_error(cmd, "--backend: %s", err.msg);
+		return -1;
+	}
+	return 1;
+}
+
+static const char *env_get(const char *name)
+{
+	return getenv(name);
+}
+
+int cli_cluster_wants_mpi(const struct cli_cluster *c)
+{
+	struct cfl_launch l;
+
+	if (c->requested != CFL_BACKEND_AUTO)
+		return c->requested == CFL_BACKEND_MPI;
+	cfl_launch_detect(&l, env_get);
+	return l.launcher != NULL;
+}
+
+const char cli_cluster_resume_msg[] =
+	"with the mpi backend, --resume NAME needs DATA and the run's options "
+	"again (only rank 0 may open the database, and every rank reads the "
+	"command line)";
+
+/* ---- the MPI process of a rank: pump until the child is done ---- */
+
+static volatile sig_atomic_t g_stop;
+static volatile pid_t g_child;
+static char g_stop_msg[256];	/* rank 0 says it at once: the job may be
+				 * killed before the coordinator is done */
+
+static void on_pump_signal(int sig)
+{
+	if (!g_stop && g_stop_msg[0]) {
+		ssize_t n = write(2, g_stop_msg, strlen(g_stop_msg));
+
+		(void)n;
+	}
+	g_stop = 1;
+	if (g_child > 0)
+		kill(g_child, sig);
+}
+
+static void pump_and_exit(struct cli_cluster *c, const char *cmd, pid_t child)
+{
+	struct sigaction sa;
+	struct cfl_err err;
+	int status = 0, code, r;
+
+	g_child = child;
+	if (c->mpi.rank == 0)
+		snprintf(g_stop_msg, sizeof(g_stop_msg), "cfl %s: the MPI job is "
+			 "ending (a rank was lost, or the job was stopped); every "
+			 "result so far is stored: run the same command with "
+			 "--resume NAME to finish it\n", cmd);
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_pump_signal;
+	sigemptyset(&sa.sa_mask);
+	sa.sa_flags = SA_RESTART;
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	signal(SIGPIPE, SIG_IGN);
+	r = cfl_mpi_bridge(&c->mpi, c->fds, child, 10, &g_stop, &status, &err);
+	if (r < 0) {
+		fprintf(stderr, "cfl %s: rank %d: %s\n", cmd, c->mpi.rank, err.msg);
+		kill(child, SIGTERM);
+		cfl_mpi_abort(&c->mpi, CLI_FAIL);
+	}
+	code = WIFEXITED(status) ? WEXITSTATUS(status)
+	       : WIFSIGNALED(status) ? 128 + WTERMSIG(status) : CLI_FAIL;
+	if (r == 0 && cfl_mpi_finalize(&c->mpi, &err) < 0)
+		fprintf(stderr, "cfl %s: rank %d: %s\n", cmd, c->mpi.rank, err.msg);
+	/* stopped by a signal (the job is being killed, a rank was lost): the
+	 * other ranks may be gone, so no MPI_Finalize that would wait on them */
+	fflush(NULL);
+	_exit(code);
+}
+
+/* ---- a worker rank's child: serves rank 0 with a local pool ---- */
+
+struct mworker {
+	int fd;
+	char name[64];
+	struct cfl_buf in;
+	struct cfl_pool *pool;
+	struct cfl_data data;
+	struct cli_remote_config cfg;
+	int have_data, have_cfg;
+	struct { int64_t local, trial; uint32_t attempt; } *map;
+	size_t n_map, cap_map;
+	int64_t next_local;
+	int shutdown, gone, fatal;
+	size_t n_done;
+};
+
+static struct mworker *g_mw;
+
+/* Children of the local pool must not hold rank 0's socket. */
+static void atfork_child(void)
+{
+	if (g_mw && g_mw->fd >= 0)
+		close(g_mw->fd);
+}
+
+static void on_worker_signal(int sig)
+{
+	(void)sig;
+	if (g_mw && g_mw->pool)
+		cfl_pool_interrupt(g_mw->pool);
+	if (g_mw)
+		g_mw->gone = 1;
+}
+
+/* Writes a whole message, waiting for the socket as needed. */
+static int mw_send(struct mworker *w, const struct cfl_wire_msg *m,
+		   struct cfl_err *err)
+{
+	struct cfl_buf b;
+	size_t off = 0;
+	int rc = 0;
+
+	cfl_buf_init(&b);
+	if (cfl_wire_encode(&b, 0, 0, m, err))
+		return -1;
+	while (off < b.len) {
+		ssize_t n = send(w->fd, b.data + off, b.len - off, MSG_NOSIGNAL);
+
+		if (n > 0) {
+			off += (size_t)n;
+		} else if (n < 0 && (errno == EAGAIN || errno == EINTR)) {
+			struct pollfd p = { w->fd, POLLOUT, 0 };
+
+			poll(&p, 1, 1000);
+		} else {
+			rc = cfl_err_set(err, "lost rank 0: %s",
+					 n < 0 ? strerror(errno) : "closed");
+			w->gone = 1;
+			break;
+		}
+	}
+	cfl_buf_release(&b);
+	return rc;
+}
+
+static int mw_submit(struct mworker *w, const struct cfl_wire_lease *l,
+		     struct cfl_err *err)
+{
+	struct cfl_trial_spec spec;
+
+	if (w->n_map == w->cap_map) {
+		size_t cap = w->cap_map ? 2 * w->cap_map : 64;
+		void *p = cfl_realloc(w->map, cap * sizeof(*w->map), err);
+
+		if (!p)
+			return -1;
+		w->map = p;
+		w->cap_map = cap;
+	}
+	memset(&spec, 0, sizeof(spec));
+	/* a local id: rank 0 may lease a trial here again (a new attempt)
+	 * while the old attempt still runs */
+	spec.trial_id = ++w->next_local;
+	spec.model = l->model;
+	spec.params = &l->params;
+	spec.seed = l->seed;
+	spec.fold_seed = l->fold_seed;
+	spec.repeat = l->repeat;
+	spec.fold = l->fold;
+	spec.n_folds = (int)l->n_folds;
+	spec.flags = l->flags;
+	spec.prev_attempts = (int)l->attempt - 1;
+	if (cfl_pool_submit(w->pool, &spec, err))
+		return -1;
+	w->map[w->n_map].local = spec.trial_id;
+	w->map[w->n_map].trial = l->trial_id;
+	w->map[w->n_map].attempt = l->attempt;
+	w->n_map++;
+	return 0;
+}
+
+/* Decodes and handles every whole frame in w->in.  Before the pool exists
+ * only WELCOME (or ERROR) is expected; *welcome receives it. */
+static int mw_frames(struct mworker *w, struct cfl_wire_msg *welcome,
+		     struct cfl_err *err)
+{
+	size_t pos = 0;
+	int rc = 0;
+
+	while (pos < w->in.len && !rc) {
+		struct cfl_wire_frame f;
+		struct cfl_wire_msg m;
+		int r = cfl_wire_decode(w->in.data + pos, w->in.len - pos, &f, &m, err);
+
+		if (r == 1)
+			break;
+		if (r < 0) {
+			rc = cfl_err_prefix(err, "a bad frame from rank 0");
+			break;
+		}
+		pos += f.size;
+		switch (m.type) {
+		case CFL_WIRE_WELCOME:
+			if (welcome && !welcome->type) {
+				*welcome = m;	/* the caller owns it now */
+				memset(&m, 0, sizeof(m));
+				rc = 1;	/* leases after it wait for the pool */
+			} else {
+				rc = cfl_err_set(err, "a second WELCOME from rank 0");
+			}
+			break;
+		case CFL_WIRE_LEASE:
+			if (!w->pool)
+				rc = cfl_err_set(err, "a LEASE before WELCOME");
+			else
+				rc = mw_submit(w, &m.u.lease, err);
+			break;
+		case CFL_WIRE_SHUTDOWN:
+			w->shutdown = 1;
+			break;
+		case CFL_WIRE_ERROR:
+			rc = cfl_err_set(err, "rank 0 refused this worker: %s",
+					 m.u.error.message);
+			break;
+		case CFL_WIRE_RESULT_ACK:
+		case CFL_WIRE_HEARTBEAT:
+		case CFL_WIRE_CANCEL:
+			/* a cancelled trial runs on: its result is a duplicate */
+			break;
+		default:
+			rc = cfl_err_set(err, "an unexpected %s from rank 0",
+					 cfl_wire_type_name(m.type));
+			break;
+		}
+		cfl_wire_msg_release(&m);
+	}
+	if (pos) {
+		memmove(w->in.data, w->in.data + pos, w->in.len - pos);
+		w->in.len -= pos;
+	}
+	return rc < 0 ? -1 : 0;
+}
+
+/* Reads what rank 0 sent without blocking (EOF: w->gone). */
+static int mw_read(struct mworker *w, struct cfl_err *err)
+{
+	for (;;) {
+		ssize_t n;
+
+		if (cfl_buf_reserve(&w->in, 65536))
+			return cfl_err_set(err, "out of memory");
+		n = recv(w->fd, w->in.data + w->in.len, 65536, MSG_DONTWAIT);
+		if (n > 0) {
+			w->in.len += (size_t)n;
+			continue;
+		}
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+			return 0;
+		w->gone = 1;
+		return 0;
+	}
+}
+
+static int mw_on_ready(struct cfl_pool *p, void *ctx, struct cfl_err *err)
+{
+	struct mworker *w = ctx;
+	struct cfl_err e;
+
+	(void)p;
+	(void)err;
+	if (mw_read(w, &e) || mw_frames(w, NULL, &e)) {
+		fprintf(stderr, "cfl: %s: %s\n", w->name, e.msg);
+		w->fatal = 1;
+		cfl_pool_interrupt(w->pool);
+	}
+	if (w->gone || w->shutdown)
+		cfl_pool_interrupt(w->pool);
+	return 0;
+}
+
+/* A finished local trial: its RESULT for rank 0. */
+static int mw_event(struct mworker *w, const struct cfl_pool_event *ev,
+		    struct cfl_err *err)
+{
+	struct cfl_wire_msg m;
+	int64_t trial = 0;
+	uint32_t attempt = 0;
+
+	for (size_t i = 0; i < w->n_map; i++)
+		if (w->map[i].local == ev->trial_id) {
+			trial = w->map[i].trial;
+			attempt = w->map[i].attempt;
+			w->map[i] = w->map[--w->n_map];
+			break;
+		}
+	if (!trial)
+		return 0;
+	w->n_done++;
+	cfl_wire_msg_init(&m, CFL_WIRE_RESULT);
+	if (ev->status == CFL_TRIAL_DONE && ev->result) {
+		m.u.result = *ev->result;	/* borrowed: not released */
+	} else {
+		/* the local pool makes a crashed trial process POISON (no local
+		 * retries) and a model error FAILED: rank 0 retries the first
+		 * and counts it toward poison, as for its own workers */
+		m.u.result.status = ev->status == CFL_TRIAL_POISON ? CFL_RESULT_CRASHED
+								   : CFL_RESULT_MODEL_ERROR;
+		m.u.result.error = (char *)(ev->reason ? ev->reason
+					    : "failed on the worker");
+	}
+	m.u.result.trial_id = trial;
+	m.u.result.attempt = attempt;
+	return mw_send(w, &m, err);
+}
+
+/* A rank bound to fewer cores than its workers (mpirun binds ranks when
+ * it does not oversubscribe) would run them all on those cores. */
+static void widen_affinity(long jobs)
+{
+	cpu_set_t set;
+	long n = sysconf(_SC_NPROCESSORS_ONLN);
+
+	if (sched_getaffinity(0, sizeof(set), &set) || CPU_COUNT(&set) >= jobs)
+		return;
+	CPU_ZERO(&set);
+	for (long i = 0; i < n && i < CPU_SETSIZE; i++)
+		CPU_SET((int)i, &set);
+	sched_setaffinity(0, sizeof(set), &set);
+}
+
+/* Puts the broadcast dataset into the worker cache (verified, atomic;
+ * shared by the ranks of a node and kept for --resume) and loads it with
+ * the data options o.  Returns 0, or -1 with err. */
+static int mw_load(struct mworker *w, const struct cfl_data_opts *o,
+		   const struct cfl_buf *blob, const unsigned char sha[32],
+		   struct cfl_err *err)
+{
+	struct cfl_data_opts od = *o;
+	struct cfl_cache cache;
+	char dir[4096], *path = NULL;
+	const char *d = getenv("CFL_CACHE_DIR"), *x = getenv("XDG_CACHE_HOME"),
+		   *h = getenv("HOME");
+	int r;
+
+	if (d && *d)
+		snprintf(dir, sizeof(dir), "%s", d);
+	else if (x && *x)
+		snprintf(dir, sizeof(dir), "%s/cfl", x);
+	else
+		snprintf(dir, sizeof(dir), "%s/.cache/cfl", h && *h ? h : "/tmp");
+	if (cfl_cache_init(&cache, dir, err))
+		return -1;
+	r = cfl_cache_get(&cache, sha, blob->len, &path, err);
+	if (r == 0) {
+		struct cfl_cache_fill fill;
+
+		if (cfl_cache_fill_begin(&fill, &cache, sha, blob->len, err))
+			r = -1;
+		else if (cfl_cache_fill_add(&fill, 0, blob->data, blob->len, err)) {
+			cfl_cache_fill_abort(&fill);
+			r = -1;
+		} else {
+			r = cfl_cache_fill_finish(&fill, &path, err) ? -1 : 1;
+		}
+	}
+	cfl_cache_release(&cache);
+	if (r < 0)
+		return -1;
+	od.path = path;
+	r = cfl_data_load(&w->data, &od, err);
+	free(path);
+	if (r)
+		return cfl_err_prefix(err, "cannot load the dataset");
+	w->have_data = 1;
+	if (memcmp(w->data.sha256, sha, 32))
+		return cfl_err_set(err, "the cached dataset changed while loading");
+	return 0;
+}
+
+static int str_eq(const char *a, const char *b)
+{
+	return a == b || (a && b && !strcmp(a, b));
+}
+
+/* Whether loading with a and with b gives the same data. */
+static int same_data_opts(const struct cfl_data_opts *a,
+			  const struct cfl_data_opts *b)
+{
+	return str_eq(a->schema.target, b->schema.target) &&
+	       str_eq(a->schema.drop_re, b->schema.drop_re) &&
+	       str_eq(a->schema.only_re, b->schema.only_re) &&
+	       a->schema.task == b->schema.task && a->test_frac == b->test_frac &&
+	       a->valid_frac == b->valid_frac && a->seed == b->seed &&
+	       !a->test_path && !b->test_path && !a->valid_path && !b->valid_path;
+}
+
+static int run_worker(struct cli_cluster *c, const char *cmd, long jobs,
+		      const struct cfl_data_opts *d, const struct cfl_buf *blob,
+		      int quiet)
+{
+	struct cfl_err early_err;
+	int early;
+	static struct mworker w;
+	struct cfl_wire_msg m, welcome;
+	struct cfl_pool_opts po;
+	struct cfl_err err;
+	struct sigaction sa;
+	char host[64];
+	int rc = CLI_FAIL;
+
+	memset(&w, 0, sizeof(w));
+	memset(&welcome, 0, sizeof(welcome));
+	cfl_buf_init(&w.in);
+	w.fd = c->fds[0];
+	gethostname(host, sizeof(host));
+	host[sizeof(host) - 1] = 0;
+	snprintf(w.name, sizeof(w.name), "rank %d (%.40s)", c->mpi.rank, host);
+	g_mw = &w;
+	pthread_atfork(NULL, NULL, atfork_child);
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_worker_signal;
+	sigemptyset(&sa.sa_mask);
+	sa.sa_flags = SA_RESTART;
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	signal(SIGPIPE, SIG_IGN);
+
+	/* HELLO, then wait for WELCOME */
+	cfl_wire_msg_init(&m, CFL_WIRE_HELLO);
+	m.u.hello.proto = CFL_WIRE_VERSION;
+	m.u.hello.n_slots = (uint32_t)jobs;
+	m.u.hello.name = w.name;
+	if (mw_send(&w, &m, &err))
+		goto fail;
+	/* every rank parsed the same command line: load with our own data
+	 * options while rank 0 loads (WELCOME's config is checked below) */
+	early = mw_load(&w, d, blob, c->sha256, &early_err) == 0;
+	while (!welcome.type) {
+		struct pollfd p = { w.fd, POLLIN, 0 };
+
+		if (poll(&p, 1, 1000) < 0 && errno != EINTR) {
+			cfl_err_set(&err, "poll: %s", strerror(errno));
+			goto fail;
+		}
+		if (mw_read(&w, &err) || mw_frames(&w, &welcome, &err))
+			goto fail;
+		if (w.shutdown && !welcome.type) {
+			rc = CLI_OK;	/* the run ended before we joined */
+			goto out;
+		}
+		if (w.gone && !welcome.type)
+			goto out;	/* rank 0 stopped early and said why */
+	}
+	if (memcmp(welcome.u.welcome.data_sha256, c->sha256, 32) ||
+	    welcome.u.welcome.data_size != blob->len) {
+		cfl_err_set(&err, "rank 0 serves another dataset than it broadcast "
+			    "(the file changed?)");
+		goto fail;
+	}
+	w.have_cfg = 1;
+	if (cli_remote_config_parse(&w.cfg, welcome.u.welcome.config, &err))
+		goto fail;
+	if (!early || !same_data_opts(d, &w.cfg.data)) {
+		if (w.have_data)
+			cfl_data_release(&w.data);
+		w.have_data = 0;
+		if (mw_load(&w, &w.cfg.data, blob, c->sha256, &err))
+			goto fail;
+	}
+	widen_affinity(jobs);
+
+	cfl_pool_opts_init(&po);
+	po.data = &w.data;
+	po.n_local = (size_t)jobs;
+	po.threads_per_trial = w.cfg.threads;
+	po.max_retries = 0;	/* rank 0 decides on retries */
+	/* a hung trial is failed (and CANCELled) by rank 0 at its
+	 * --trial-timeout; its process is killed here a little later, so the
+	 * slot comes back */
+	if (w.cfg.trial_timeout > 0)
+		po.trial_timeout = w.cfg.trial_timeout * 1.1 + 1;
+	po.commit_interval = 0;
+	po.tick = 0;
+	po.n_metrics = w.cfg.n_metrics;
+	memcpy(po.metrics, w.cfg.metrics, sizeof(po.metrics));
+	w.pool = cfl_pool_new(&po, &err);
+	if (!w.pool || cfl_pool_add_source(w.pool, w.fd, mw_on_ready, &w, &err))
+		goto fail;
+	if (!quiet)
+		fprintf(stderr, "cfl %s: %s: %ld local workers\n", cmd, w.name, jobs);
+	/* leases that came with WELCOME */
+	if (mw_frames(&w, NULL, &err))
+		goto fail;
+	while (!w.shutdown && !w.gone && !w.fatal) {
+		struct cfl_pool_event ev;
+		int r = cfl_pool_wait(w.pool, &ev, &err);
+
+		if (r < 0)
+			goto fail;
+		if (r == CFL_POOL_INTERRUPTED)
+			break;
+		if (r == CFL_POOL_EVENT && mw_event(&w, &ev, &err))
+			goto fail;
+		if (r == CFL_POOL_IDLE) {
+			/* nothing to run: wait for rank 0 */
+			struct pollfd p = { w.fd, POLLIN, 0 };
+
+			if (poll(&p, 1, 200) > 0)
+				mw_on_ready(w.pool, &w, &err);
+		}
+	}
+	if (w.fatal)
+		goto out;
+	rc = w.shutdown ? CLI_OK : CLI_FAIL;
+	if (!w.shutdown && !quiet)
+		fprintf(stderr, "cfl %s: %s: rank 0 is gone\n", cmd, w.name);
+	goto out;
+fail:
+	fprintf(stderr, "cfl %s: %s: %s\n", cmd, w.name, err.msg);
+	/* tell rank 0, so the run does not wait for this rank's slots */
+	cfl_wire_msg_init(&m, CFL_WIRE_ERROR);
+	m.u.error.code = CFL_WIRE_E_DATA;
+	m.u.error.message = err.msg;
+	if (!w.gone)
+		mw_send(&w, &m, NULL);
+out:
+	g_mw = NULL;
+	cfl_pool_close(w.pool, NULL);
+	cfl_wire_msg_release(&welcome);
+	if (w.have_data)
+		cfl_data_release(&w.data);
+	if (w.have_cfg)
+		cli_remote_config_release(&w.cfg);
+	cfl_buf_release(&w.in);
+	free(w.map);
+	return rc;
+}
+
+/* ---- start ---- */
+
+int cli_cluster_start(struct cli_cluster *c, const char *cmd,
+		      const struct cfl_data_opts *d, int has_listen,
+		      long *num_jobs, int num_jobs_set)
+{
+	struct cfl_launch l;
+	struct cfl_err err;
+	struct cfl_buf blob;
+	int detected = 0, quiet;
+	long jobs;
+	pid_t pid;
+
+	cfl_launch_detect(&l, env_get);
+	if (cfl_backend_choose(c->requested, &l, has_listen, &c->backend,
+			       &detected, &err)) {
+		if (c->requested == CFL_BACKEND_MPI)
+			return cli_usage_error(cmd, "%s", err.msg);
+		fprintf(stderr, "cfl %s: %s\n", cmd, err.msg);
+		return CLI_FAIL;
+	}
+	if (c->backend == CFL_BACKEND_TCP && !has_listen)
+		return cli_usage_error(cmd, "--backend tcp needs --listen ADDR:PORT");
+	if (c->backend != CFL_BACKEND_MPI)
+		return -1;
+	if (has_listen)
+		return cli_usage_error(cmd, "--listen and the mpi backend do not mix "
+				       "(use --backend local with --listen)");
+	if (!d->path)
+		return cli_usage_error(cmd, "the mpi backend needs DATA on the command "
+				       "line (with --resume too): rank 0 broadcasts it");
+	if (d->test_path || d->valid_path)
+		return cli_usage_error(cmd, "the mpi backend broadcasts one dataset "
+				       "file: --test and --valid files are not "
+				       "supported with it");
+	if (cfl_mpi_init(&c->mpi, &err)) {
+		fprintf(stderr, "cfl %s: %s\n", cmd, err.msg);
+		return CLI_FAIL;
+	}
+	quiet = c->mpi.rank != 0;
+	if (detected && c->mpi.rank == 0)
+		fprintf(stderr, "cfl %s: started by %s with %d ranks: using the mpi "
+			"backend (rank 0 coordinates; --backend local to run "
+			"each rank alone)\n", cmd, l.launcher, c->mpi.size);
+	if (c->mpi.size < 2) {
+		if (c->mpi.rank == 0)
+			fprintf(stderr, "cfl %s: the mpi backend needs 2 ranks or more "
+				"(a coordinator and workers), this job has %d; start "
+				"it with e.g. mpirun -n 3\n", cmd, c->mpi.size);
+		cfl_mpi_finalize(&c->mpi, NULL);
+		return CLI_USAGE;
+	}
+	/* the dataset, once, from rank 0 */
+	cfl_buf_init(&blob);
+	if (c->mpi.rank == 0) {
+		struct cfl_sha256 s;
+
+		if (cfl_buf_read_file(&blob, d->path, &err)) {
+			/* the other ranks learn it from the broadcast */
+			fprintf(stderr, "cfl %s: %s\n", cmd, err.msg);
+			blob.len = CFL_MPI_MAX_BLOB + 1;
+		} else {
+			cfl_sha256_init(&s);
+			cfl_sha256_update(&s, blob.data, blob.len);
+			cfl_sha256_final(&s, c->sha256);
+		}
+	}
+	if (cfl_mpi_bcast_blob(&c->mpi, &blob, c->sha256, &err)) {
+		if (c->mpi.rank == 0 && blob.len <= CFL_MPI_MAX_BLOB)
+			fprintf(stderr, "cfl %s: %s\n", cmd, err.msg);
+		else if (c->mpi.rank != 0 && !strstr(err.msg, "rank 0 could not"))
+			fprintf(stderr, "cfl %s: rank %d: %s\n", cmd, c->mpi.rank, err.msg);
+		cfl_buf_release(&blob);
+		cfl_mpi_finalize(&c->mpi, NULL);
+		return CLI_FAIL;
+	}
+	c->data_size = blob.len;
+	jobs = num_jobs_set ? *num_jobs
+	       : cfl_backend_default_jobs(sysconf(_SC_NPROCESSORS_ONLN),
+					  c->mpi.local_size);
+	if (jobs < 1)
+		jobs = 1;
+	if (cfl_mpi_fork_role(&c->mpi, &c->fds, &pid, &err)) {
+		fprintf(stderr, "cfl %s: rank %d: %s\n", cmd, c->mpi.rank, err.msg);
+		cfl_mpi_abort(&c->mpi, CLI_FAIL);
+	}
+	if (pid > 0) {
+		cfl_buf_release(&blob);
+		pump_and_exit(c, cmd, pid);	/* never returns */
+	}
+	if (c->mpi.rank == 0) {
+		/* the coordinator: runs no trial itself */
+		cfl_buf_release(&blob);
+		*num_jobs = 0;
+		return -1;
+	}
+	{
+		int rc = run_worker(c, cmd, jobs, d, &blob, quiet);
+
+		cfl_buf_release(&blob);
+		fflush(NULL);
+		_exit(rc);
+	}
+}
+
+/* ---- rank 0: worker ranks as pool peers ---- */
+
+struct mpeer {
+	struct cli_cluster *c;
+	int rank;
+	int hello;
+};
+
+static int mpi_on_frame(struct cfl_peer *peer, const struct cfl_wire_frame *f,
+			struct cfl_err *err)
+{
+	struct mpeer *mp = peer->impl;
+	struct cfl_wire_msg w;
+
+	if (!mp || f->type != CFL_WIRE_HELLO)
+		return 0;
+	if (mp->hello)
+		return cfl_err_set(err, "a second HELLO from rank %d", mp->rank);
+	mp->hello = 1;
+	cfl_wire_msg_init(&w, CFL_WIRE_WELCOME);
+	w.u.welcome.proto = CFL_WIRE_VERSION;
+	w.u.welcome.heartbeat_ms = 0;	/* a lost rank ends the job */
+	memcpy(w.u.welcome.data_sha256, mp->c->sha256, 32);
+	w.u.welcome.data_size = mp->c->data_size;
+	w.u.welcome.config = mp->c->config;
+	if (cfl_peer_send(peer, &w, err))
+		return -1;
+	return 0;	/* the pool takes the slots from HELLO */
+}
+
+static void mpi_kill(struct cfl_peer *peer)
+{
+	shutdown(peer->fd, SHUT_RDWR);
+}
+
+static void mpi_reap(struct cfl_peer *peer, char *reason, size_t cap)
+{
+	struct mpeer *mp = peer->impl;
+
+	if (!mp)
+		return;
+	snprintf(reason, cap, "MPI rank %d lost", mp->rank);
+	if (mp->c->n_alive)
+		mp->c->n_alive--;
+	free(mp);
+	peer->impl = NULL;
+}
+
+static const struct cfl_peer_ops mpi_ops = {
+	.kind = "mpi",
+	.on_frame = mpi_on_frame,
+	.kill = mpi_kill,
+	.reap = mpi_reap,
+	.kill_on_timeout = 0,
+};
+
+int cli_cluster_attach(struct cli_cluster *c, const char *cmd,
+		       struct cfl_pool *pool, const struct cfl_data_opts *d,
+		       const struct cfl_data *data,
+		       const struct cfl_pool_opts *po, const char *run_key)
+{
+	struct cfl_buf config;
+	struct cfl_err err;
+
+	if (c->backend != CFL_BACKEND_MPI || !c->fds)
+		return 0;
+	if (memcmp(data->sha256, c->sha256, 32))
+		return cli_failf("'%s' changed between its broadcast and its load",
+				 d->path);
+	cfl_buf_init(&config);
+	if (cli_remote_config_format(&config, run_key, d, po, &err)) {
+		cfl_buf_release(&config);
+		return cli_fail(&err);
+	}
+	c->config = config.data;	/* owned now */
+	c->pool = pool;
+	for (int r = 1; r < c->mpi.size; r++) {
+		struct mpeer *mp = cfl_calloc(1, sizeof(*mp), &err);
+		char name[64];
+
+		if (!mp)
+			return cli_fail(&err);
+		mp->c = c;
+		mp->rank = r;
+		snprintf(name, sizeof(name), "rank:%d", r);
+		if (!cfl_pool_add_peer(pool, c->fds[r], &mpi_ops, mp, 0, name, &err)) {
+			free(mp);
+			return cli_fail(&err);
+		}
+		c->fds[r] = -1;	/* the pool closes it */
+		c->n_alive++;
+	}
+	(void)cmd;
+	return 0;
+}
+
+void cli_cluster_stop(struct cli_cluster *c)
+{
+	if (c->fds) {
+		for (int r = 0; r < c->mpi.size; r++)
+			if (c->fds[r] >= 0)
+				close(c->fds[r]);
+		free(c->fds);
+		c->fds = NULL;
+	}
+	free(c->config);
+	c->config = NULL;
+	c->pool = NULL;
+}

@@ -1,0 +1,291 @@
+# CLI tests of the MPI backend: the transport alone under mpirun, then runs of
+# cfl under mpirun.  Every mpirun is bounded by `timeout`; the tests are
+# skipped (they pass, saying so) where mpirun is absent or cfl was built
+# without MPI.
+
+# mpirun with what this machine needs: root, and more ranks than cores.
+mpi_run() {
+	local root=()
+	[ "$(id -u)" = 0 ] && root=(--allow-run-as-root)
+	# Open MPI's own allocations are not ours to chase under ASan.
+	ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=0} \
+	timeout -k 5 "${MPI_TIMEOUT:-60}" mpirun "${root[@]}" --oversubscribe "$@"
+}
+
+# Returns 0 (and says why) when the MPI tests cannot run here.
+mpi_skip() {
+	if ! command -v mpirun >/dev/null 2>&1; then
+		echo "    skipped: mpirun is not installed" >&2
+		return 0
+	fi
+	if ! "$CFL" --version | grep -q '^backends:.* mpi'; then
+		echo "    skipped: $CFL was built without MPI" >&2
+		return 0
+	fi
+	return 1
+}
+
+# The build folder of $CFL (make passes CFL_BUILD).
+mpi_build_dir() {
+	local build=${CFL_BUILD:-}
+	if [ -z "$build" ]; then
+		case "$CFL" in *-san) build=build-san ;; *) build=build ;; esac
+	fi
+	case "$build" in /*) ;; *) build="$ROOT/$build" ;; esac
+	echo "$build"
+}
+
+mpi_selftest_bin() { echo "$(mpi_build_dir)/tests/mpi_selftest"; }
+
+test_mpi_version_lists_backends() {
+	run "$CFL" --version
+	expect_rc 0
+	expect_out "backends: local"
+	# the Makefile leaves a stamp saying whether it built MPI in
+	if [ -e "$(mpi_build_dir)/.mpi-on" ]; then
+		expect_out " mpi"
+	elif [ -e "$(mpi_build_dir)/.mpi-off" ]; then
+		grep -q ' mpi' <<<"$out" && fail "mpi listed in a build without it"
+	fi
+	return 0
+}
+
+test_mpi_transport_frames_broadcast_bridge() {
+	mpi_skip && return 0
+	run mpi_run -n 3 "$(mpi_selftest_bin)"
+	expect_rc 0
+	expect_out "mpi selftest: ok (3 ranks"
+}
+
+test_mpi_transport_refuses_a_damaged_dataset() {
+	mpi_skip && return 0
+	run mpi_run -n 3 "$(mpi_selftest_bin)" badsha
+	[ "$rc" != 0 ] || fail "a wrong digest was accepted"
+	expect_err "rank 1: refused: dataset broadcast: sha-256 mismatch on rank 1"
+	expect_err "rank 2: refused: dataset broadcast: sha-256 mismatch on rank 2"
+	expect_err "rank 0: refused: dataset broadcast: the dataset arrived damaged"
+}
+
+# The rank processes mpirun started (its children), one per line: "PID RANK".
+mpi_ranks() {
+	local mp=$1 p r
+	for p in $(pgrep -P "$mp"); do
+		r=$(tr '\0' '\n' </proc/"$p"/environ 2>/dev/null | sed -n 's/^OMPI_COMM_WORLD_RANK=//p')
+		[ -n "$r" ] && echo "$p $r"
+	done
+}
+
+
+# mpirun -n 3: the table equals the local pool's for the same seed; both
+# worker ranks ran trials; rank 0 said it chose mpi by itself.
+test_mpi_repeat_equals_local() {
+	mpi_skip && return 0
+	run "$CFL" repeat "$ROOT/datasets/iris.csv" --models linear,baseline --num-repeat 3 --seed 1 --metrics acc,logloss --num-jobs 2 --db local.db -q
+	expect_rc 0
+	local ref=$out
+	run mpi_run -n 3 "$CFL" repeat "$ROOT/datasets/iris.csv" --models linear,baseline --num-repeat 3 --seed 1 --metrics acc,logloss --db mpi.db
+	expect_rc 0
+	expect_err "started by mpirun with 3 ranks: using the mpi backend"
+	[ "$out" = "$ref" ] || fail "mpi table differs from the local one:
+$out
+--- local:
+$ref"
+	[ "$(sqlite3 mpi.db "select count(*) from trials where status='done'")" = 6 ] ||
+		fail "not 6 trials done: $(sqlite3 mpi.db 'select * from trials')"
+	[ "$(sqlite3 mpi.db "select count(distinct worker) from trials")" = 2 ] ||
+		fail "not both worker ranks: $(sqlite3 mpi.db 'select worker from trials')"
+	[ "$(sqlite3 mpi.db "select count(*) from trials where worker not like 'rank:%'")" = 0 ] ||
+		fail "a trial ran outside a worker rank"
+	# explicit --backend mpi and --num-jobs per worker rank give the same
+	run mpi_run -n 3 "$CFL" repeat "$ROOT/datasets/iris.csv" --models linear,baseline --num-repeat 3 --seed 1 --metrics acc,logloss \
+		--backend mpi --num-jobs 2 --db mpi2.db -q
+	expect_rc 0
+	[ "$out" = "$ref" ] || fail "mpi table (--num-jobs 2) differs: $out"
+}
+
+# A trial that segfaults, exits or hangs (past --trial-timeout) on a worker
+# rank is a failed attempt, retried, then recorded as poison (it killed its
+# process twice), as in the local pool; the rank lives on and the run
+# completes.
+test_mpi_faulty_trials_fail_and_the_run_completes() {
+	mpi_skip && return 0
+	local f fault reason status
+	for f in "segv:1|signal SIGSEGV|poison" "exit3:1|exit 3|poison" \
+		"hang:1|timeout after 1 s|poison"; do
+		IFS='|' read -r fault reason status <<<"$f"
+		CFL_TEST_FAULT=$fault run mpi_run -x CFL_TEST_FAULT -n 3 "$CFL" repeat \
+			"$ROOT/datasets/iris.csv" --models linear --num-repeat 3 --trial-timeout 1 \
+			--db "$fault.db" --name s
+		expect_rc 0
+		expect_err "linear repeat 1: $status after 2 attempts: $reason"
+		expect_err "1 of 3 trials failed"
+		expect_out "failed"
+		[ "$(sqlite3 "$fault.db" "select status, attempt, error from trials where repeat=1")" = \
+		  "$status|2|$reason" ] || fail "$fault: trial row: $(sqlite3 "$fault.db" 'select * from trials')"
+		[ "$(sqlite3 "$fault.db" "select count(*) from trials where status='done'")" = 2 ] ||
+			fail "$fault: the other trials did not finish"
+	done
+}
+
+# kill -9 of a worker rank mid-run ends the job with a message; the same
+# command with --resume finishes it: nothing lost, nothing stored twice, the
+# table of an uninterrupted run.
+test_mpi_kill9_worker_rank_then_resume() {
+	mpi_skip && return 0
+	local mp n_done pid1
+	run "$CFL" repeat "$ROOT/datasets/iris.csv" --models linear,baseline --num-repeat 3 --seed 1 --metrics acc,logloss --num-jobs 2 --db local.db -q
+	local ref=$out
+	CFL_TEST_FAULT=hang:2 MPI_TIMEOUT=60 mpi_run -x CFL_TEST_FAULT -n 3 "$CFL" repeat \
+		"$ROOT/datasets/iris.csv" --models linear,baseline --num-repeat 3 --seed 1 --metrics acc,logloss --db k.db --name k >k.out 2>k.err &
+	for _ in $(seq 150); do
+		n_done=$(sqlite3 k.db "select count(*) from trials where status='done'" 2>/dev/null)
+		[ "${n_done:-0}" -ge 4 ] && break
+		sleep 0.1
+	done
+	[ "${n_done:-0}" -ge 4 ] || fail "the run did not get going: $(cat k.err)"
+	mp=$(pgrep -n -x mpirun -P $$ 2>/dev/null || pgrep -n -x mpirun)
+	pid1=$(mpi_ranks "$mp" | awk '$2 == 1 {print $1}')
+	[ -n "$pid1" ] || fail "no rank 1 under mpirun $mp"
+	# every process of the job: the ranks, their children, the trials
+	local all p st
+	all=$(mpi_ranks "$mp" | awk '{print $1}')
+	for p in $all; do all="$all $(pgrep -P "$p")"; done
+	for p in $all; do all="$all $(pgrep -P "$p")"; done
+	kill -9 "$pid1"
+	wait
+	grep -q "the MPI job is ending" k.err || fail "no message from rank 0: $(cat k.err)"
+	# (the coordinator's own hint may be cut off: mpirun stops forwarding
+	# output as it kills the job; rank 0's MPI process says it first)
+	sleep 1
+	for p in $all; do
+		st=$(ps -o stat= -p "$p" 2>/dev/null)
+		[ -z "$st" ] || [[ "$st" == Z* ]] || fail "process $p outlived the job ($st)"
+	done
+	sqlite3 k.db "select id from trials where status='done'" | sort >done_before.txt
+	n_done=$(wc -l <done_before.txt)
+	run mpi_run -n 3 "$CFL" repeat "$ROOT/datasets/iris.csv" --models linear,baseline --num-repeat 3 --seed 1 --metrics acc,logloss --db k.db --name k --resume k
+	expect_rc 0
+	expect_err "resuming run 'k': $n_done trials done, $((6 - n_done)) to run"
+	[ "$out" = "$ref" ] || fail "resumed table differs: $out
+--- local:
+$ref"
+	for id in $(cat done_before.txt); do
+		[ "$(sqlite3 k.db "select count(*) from trial_attempts where trial=$id")" = 0 ] ||
+			fail "trial $id ran again after resume"
+	done
+	[ "$(sqlite3 k.db "select count(*) from trials")" = 6 ] || fail "trials duplicated"
+	[ "$(sqlite3 k.db "select count(*) from metrics")" = 24 ] || fail "metrics duplicated"
+	[ "$(sqlite3 k.db "select status from runs")" = done ] || fail "run not done"
+}
+
+# Bad backend choices are usage errors with a way out.
+test_mpi_backend_usage_errors() {
+	run "$CFL" repeat "$ROOT/datasets/iris.csv" --backend nccl
+	expect_rc 2
+	expect_err "unknown backend 'nccl' (expected local, tcp or mpi)"
+	run "$CFL" repeat "$ROOT/datasets/iris.csv" --backend tcp
+	expect_rc 2
+	expect_err "--backend tcp needs --listen"
+	# --resume alone would read the database on every rank
+	run "$CFL" repeat --resume k --db none.db --backend mpi
+	expect_rc 2
+	expect_err "with the mpi backend, --resume NAME needs DATA"
+	OMPI_COMM_WORLD_RANK=1 OMPI_COMM_WORLD_SIZE=3 run "$CFL" repeat --resume k --db none.db
+	expect_rc 2
+	expect_err "with the mpi backend, --resume NAME needs DATA"
+	[ -e none.db ] && fail "a worker rank opened the database"
+	if ! "$CFL" --version | grep -q '^backends:.* mpi'; then
+		run "$CFL" repeat "$ROOT/datasets/iris.csv" --backend mpi
+		expect_rc 2
+		expect_err "built without MPI"
+		expect_err "libopenmpi-dev"
+		OMPI_COMM_WORLD_RANK=0 OMPI_COMM_WORLD_SIZE=3 run "$CFL" repeat "$ROOT/datasets/iris.csv"
+		expect_rc 1
+		expect_err "started by mpirun as rank 0 of 3"
+		return 0
+	fi
+	run "$CFL" repeat "$ROOT/datasets/iris.csv" --backend mpi --listen 127.0.0.1:0
+	expect_rc 2
+	expect_err "do not mix"
+	# one rank (no mpirun): nothing to coordinate
+	ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=0} run timeout 30 "$CFL" repeat \
+		"$ROOT/datasets/iris.csv" --backend mpi --db one.db
+	expect_rc 2
+	expect_err "needs 2 ranks or more"
+	[ -e one.db ] && fail "a database was opened"
+	return 0
+}
+
+# srun -n 3 under a one-node Slurm cluster this test starts itself
+# (slurmctld and slurmd on localhost, a config written here, no munge);
+# skipped, saying why, where Debian's slurm-wlm is absent or its daemons
+# cannot start here.  Only a wrong table fails.
+test_mpi_slurm_srun() {
+	mpi_skip && return 0
+	local b
+	for b in slurmctld slurmd srun sinfo; do
+		if ! command -v "$b" >/dev/null 2>&1; then
+			echo "    skipped: slurm-wlm is not installed ($b missing)" >&2
+			return 0
+		fi
+	done
+	if [ "$(id -u)" != 0 ]; then
+		echo "    skipped: starting slurmd needs root" >&2
+		return 0
+	fi
+	local cpus port
+	cpus=$(nproc)
+	port=$((20000 + RANDOM % 20000))
+	mkdir -p state spool
+	cat >slurm.conf <<-EOF
+	ClusterName=cfltest
+	SlurmctldHost=localhost
+	SlurmctldPort=$port
+	SlurmdPort=$((port + 1))
+	SlurmUser=root
+	SlurmdUser=root
+	AuthType=auth/none
+	CredType=cred/none
+	StateSaveLocation=$TMP/state
+	SlurmdSpoolDir=$TMP/spool
+	SlurmctldPidFile=$TMP/slurmctld.pid
+	SlurmdPidFile=$TMP/slurmd.pid
+	SlurmctldLogFile=$TMP/slurmctld.log
+	SlurmdLogFile=$TMP/slurmd.log
+	ProctrackType=proctrack/linuxproc
+	TaskPlugin=task/none
+	SchedulerType=sched/builtin
+	SelectType=select/cons_tres
+	SelectTypeParameters=CR_CPU
+	MpiDefault=pmix
+	ReturnToService=2
+	NodeName=localhost CPUs=$cpus State=UNKNOWN
+	PartitionName=debug Nodes=localhost Default=YES MaxTime=INFINITE State=UP OverSubscribe=FORCE:4
+	EOF
+	export SLURM_CONF=$TMP/slurm.conf
+	slurmctld -f "$SLURM_CONF" -D >slurmctld.out 2>&1 &
+	local ctld=$!
+	slurmd -f "$SLURM_CONF" -N localhost -D >slurmd.out 2>&1 &
+	local d=$!
+	trap 'kill $ctld $d 2>/dev/null; wait $ctld $d 2>/dev/null' EXIT
+	for _ in $(seq 50); do
+		sinfo -h -o %T 2>/dev/null | grep -q idle && break
+		sleep 0.2
+	done
+	if ! sinfo -h -o %T 2>/dev/null | grep -q idle; then
+		echo "    skipped: the local Slurm cluster did not start ($(tail -1 slurmctld.log slurmd.log 2>/dev/null | tr '\n' ' '))" >&2
+		return 0
+	fi
+	run "$CFL" repeat "$ROOT/datasets/iris.csv" --models linear,baseline --num-repeat 3 --seed 1 \
+		--metrics acc,logloss --num-jobs 2 --db local.db -q
+	local ref=$out
+	run timeout 120 srun -n 3 --oversubscribe "$CFL" repeat "$ROOT/datasets/iris.csv" \
+		--models linear,baseline --num-repeat 3 --seed 1 --metrics acc,logloss --db srun.db
+	if [ "$rc" != 0 ] && ! grep -q "started by srun" <<<"$err"; then
+		echo "    skipped: srun could not start an MPI job here: ${err:0:300}" >&2
+		return 0
+	fi
+	expect_rc 0
+	expect_err "started by srun with 3 ranks: using the mpi backend"
+	[ "$out" = "$ref" ] || fail "srun table differs from the local one: $out"
+}
