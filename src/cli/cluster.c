@@ -758,6 +758,9 @@ int cli_cluster_attach(struct cli_cluster *c, const char *cmd,
 
 	if (c->backend != CFL_BACKEND_MPI || !c->fds)
 		return 0;
+	if (!data)
+		return cli_failf("the mpi backend runs trials on a dataset: %s needs DATA",
+				 cmd);
 	if (memcmp(data->sha256, c->sha256, 32))
 		return cli_failf("'%s' changed between its broadcast and its load",
 				 d->path);
@@ -784,7 +787,6 @@ int cli_cluster_attach(struct cli_cluster *c, const char *cmd,
 		c->fds[r] = -1;	/* the pool closes it */
 		c->n_alive++;
 	}
-	(void)cmd;
 	return 0;
 }
 

@@ -13,6 +13,7 @@
  * report` prints it again.
  */
 #include "cli.h"
+#include "cluster.h"
 
 #include <errno.h>
 #include <math.h>
@@ -93,7 +94,7 @@ static void usage(FILE *f)
 		"  --max-retries R          retries of a failed trial [1]\n"
 		"  -q, --quiet              no progress on stderr\n"
 		"  -h, --help               this help\n"
-		"%s\n"
+		"%s%s\n"
 		"Exit status: 0 when the search ran (failed candidates are shown), 1 when\n"
 		"it could not run or every candidate failed, 2 on a usage error, 130 when\n"
 		"interrupted (continue with --resume NAME).\n\n"
@@ -103,9 +104,10 @@ static void usage(FILE *f)
 		"  cfl tune datasets/iris.csv --model linear --method grid --grid-points 5\n"
 		"  cfl tune data.csv --set epochs=20 --num-parallel 4 --name night\n"
 		"  cfl tune --resume night\n"
-		"  cfl tune --command 'python3 train.py --lr {lr}' --params lr.params --direction max\n",
+		"  cfl tune --command 'python3 train.py --lr {lr}' --params lr.params --direction max\n"
+		"  mpirun -n 5 cfl tune data.csv --model linear --num-search 40 --num-parallel 8\n",
 		cfl_model_find("fcnn") ? "fcnn" : "linear", cores > 0 ? cores : 1,
-		cli_data_help);
+		cli_cluster_help, cli_data_help);
 }
 
 /* ---- options ---- */
@@ -129,12 +131,15 @@ struct plan {
 	long max_retries;
 	int quiet;
 	char params_buf[512];
+	struct cli_cluster cluster;	/* --backend; the mpi backend */
+	int num_jobs_set;
 };
 
 static int parse_args(struct plan *pl, int argc, char **argv)
 {
 	static const struct option opts[] = {
 		CLI_DATA_LONGOPTS,
+		CLI_CLUSTER_LONGOPTS,
 		{ "model", required_argument, 0, OPT_MODEL },
 		{ "params", required_argument, 0, OPT_PARAMS },
 		{ "set", required_argument, 0, OPT_SET },
@@ -162,6 +167,7 @@ static int parse_args(struct plan *pl, int argc, char **argv)
 	int c, r;
 
 	cfl_data_opts_init(&pl->data);
+	cli_cluster_init(&pl->cluster);
 	pl->num_search = 10;
 	pl->num_repeat = 2;
 	pl->num_jobs = cores > 0 ? cores : 1;
@@ -172,6 +178,11 @@ static int parse_args(struct plan *pl, int argc, char **argv)
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "qh", opts, NULL)) != -1) {
 		r = cli_data_option("tune", c, optarg, &pl->data);
+		if (r < 0)
+			return CLI_USAGE;
+		if (r > 0)
+			continue;
+		r = cli_cluster_option(&pl->cluster, "tune", c, optarg);
 		if (r < 0)
 			return CLI_USAGE;
 		if (r > 0)
@@ -199,6 +210,7 @@ static int parse_args(struct plan *pl, int argc, char **argv)
 		case OPT_NUM_JOBS:
 			if (cli_parse_long(optarg, 1, 1024, &pl->num_jobs))
 				return cli_usage_error("tune", "--num-jobs must be an integer in [1, 1024], got '%s'", optarg);
+			pl->num_jobs_set = 1;
 			break;
 		case OPT_NUM_PARALLEL:
 			if (cli_parse_long(optarg, 1, 1024, &pl->num_parallel))
@@ -823,6 +835,8 @@ int cmd_tune(int argc, char **argv)
 	cfl_buf_init(&cmdline);
 	cfl_buf_init(&out);
 	r = parse_args(&pl, argc, argv);
+	if (r == 3 && cli_cluster_wants_mpi(&pl.cluster))
+		r = cli_usage_error("tune", "%s", cli_cluster_resume_msg);
 	if (r == 3) {
 		int nc = 0;
 		const char *db = pl.db, *name = pl.resume;
@@ -841,6 +855,14 @@ int cmd_tune(int argc, char **argv)
 		free(rv);
 		free(rv_words);
 		return r < 0 ? CLI_OK : r;
+	}
+	/* under mpi, only rank 0's coordinator goes on from here */
+	r = cli_cluster_start(&pl.cluster, "tune", &pl.data, 0, &pl.num_jobs,
+			      pl.num_jobs_set);
+	if (r >= 0) {
+		free(rv);
+		free(rv_words);
+		return r;
 	}
 
 	/* the search space, checked against the model's schema */
@@ -1034,6 +1056,16 @@ int cmd_tune(int argc, char **argv)
 	if (!tu.pool) {
 		cli_fail(&err);
 		goto done_sig;
+	}
+	{
+		char key[256];
+
+		snprintf(key, sizeof(key), "%.200s#%lld", pl.db, (long long)tu.run_id);
+		if (cli_cluster_attach(&pl.cluster, "tune", tu.pool, &pl.data,
+				       loaded ? &data : NULL, &po, key)) {
+			rc = CLI_FAIL;
+			goto done_sig;
+		}
 	}
 	g_pool = tu.pool;
 	/* the GP's small matrices are faster on one BLAS thread */
@@ -1239,6 +1271,7 @@ done:
 	cfl_buf_release(&out);
 	free(rv);
 	free(rv_words);
+	cli_cluster_stop(&pl.cluster);
 	if (g_interrupted && rc == CLI_FAIL)
 		rc = CLI_INTERRUPTED;
 	return rc;

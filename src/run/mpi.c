@@ -279,6 +279,9 @@ static int recv_probed(MPI_Status *st, struct cfl_buf *b, size_t max_len,
 	if ((size_t)count > max_len) {
 		char *junk = malloc((size_t)count);
 
+		if (!junk)
+			return cfl_err_set(err, "out of memory (a message of %d bytes)",
+					   count);
 		rc = MPI_Recv(junk, count, MPI_BYTE, st->MPI_SOURCE, st->MPI_TAG,
 			      MPI_COMM_WORLD, MPI_STATUS_IGNORE);
 		free(junk);

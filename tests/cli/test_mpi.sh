@@ -103,6 +103,27 @@ $ref"
 	[ "$out" = "$ref" ] || fail "mpi table (--num-jobs 2) differs: $out"
 }
 
+# mpirun -n 3 cfl tune: the candidates, their scores, the best parameters
+# and the refit equal the local run's for the same seed.
+test_mpi_tune_equals_local() {
+	mpi_skip && return 0
+	local args=("$ROOT/datasets/iris.csv" --model linear --num-search 6 --num-repeat 2
+		    --num-parallel 2 --seed 3 --name t -q)
+	run "$CFL" tune "${args[@]}" --num-jobs 2 --db local.db
+	expect_rc 0
+	local ref
+	ref=$(grep -v "saved to" <<<"$out")
+	run mpi_run -n 3 "$CFL" tune "${args[@]}" --db mpi.db
+	expect_rc 0
+	expect_out "Best Parameters"
+	[ "$(grep -v "saved to" <<<"$out")" = "$ref" ] || fail "mpi tune differs from the local one:
+$out
+--- local:
+$ref"
+	[ "$(sqlite3 mpi.db "select count(*) from trials where worker not like 'rank:%' and status='done'")" = 0 ] ||
+		fail "a trial ran outside a worker rank"
+}
+
 # A trial that segfaults, exits or hangs (past --trial-timeout) on a worker
 # rank is a failed attempt, retried, then recorded as poison (it killed its
 # process twice), as in the local pool; the rank lives on and the run
