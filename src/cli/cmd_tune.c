@@ -14,6 +14,7 @@
  */
 #include "cli.h"
 #include "cluster.h"
+#include "remote.h"
 
 #include <errno.h>
 #include <math.h>
@@ -77,7 +78,8 @@ static void usage(FILE *f)
 		"  --num-search N           candidates to try [10]\n"
 		"  --num-repeat R           seeds per candidate [2]\n"
 		"  --num-jobs J             worker processes [%ld: the online cores]\n"
-		"  --num-parallel P         candidates in flight at once [J]\n"
+		"  --num-parallel P         candidates in flight at once [J; with\n"
+		"                           --num-jobs 0: the online cores]\n"
 		"  --metric NAME            the metric scored [acc; regression: mse;\n"
 		"                           --command: value]\n"
 		"  --method bo|random|grid  the search method [bo]\n"
@@ -94,7 +96,7 @@ static void usage(FILE *f)
 		"  --max-retries R          retries of a failed trial [1]\n"
 		"  -q, --quiet              no progress on stderr\n"
 		"  -h, --help               this help\n"
-		"%s%s\n"
+		"%s%s%s\n"
 		"Exit status: 0 when the search ran (failed candidates are shown), 1 when\n"
 		"it could not run or every candidate failed, 2 on a usage error, 130 when\n"
 		"interrupted (continue with --resume NAME).\n\n"
@@ -105,9 +107,10 @@ static void usage(FILE *f)
 		"  cfl tune data.csv --set epochs=20 --num-parallel 4 --name night\n"
 		"  cfl tune --resume night\n"
 		"  cfl tune --command 'python3 train.py --lr {lr}' --params lr.params --direction max\n"
+		"  cfl tune data.csv --model linear --num-jobs 0 --listen 127.0.0.1:7070\n"
 		"  mpirun -n 5 cfl tune data.csv --model linear --num-search 40 --num-parallel 8\n",
 		cfl_model_find("fcnn") ? "fcnn" : "linear", cores > 0 ? cores : 1,
-		cli_cluster_help, cli_data_help);
+		cli_remote_help, cli_cluster_help, cli_data_help);
 }
 
 /* ---- options ---- */
@@ -132,6 +135,7 @@ struct plan {
 	int quiet;
 	char params_buf[512];
 	struct cli_cluster cluster;	/* --backend; the mpi backend */
+	struct cli_remote remote;	/* --listen: remote workers */
 	int num_jobs_set;
 };
 
@@ -140,6 +144,7 @@ static int parse_args(struct plan *pl, int argc, char **argv)
 	static const struct option opts[] = {
 		CLI_DATA_LONGOPTS,
 		CLI_CLUSTER_LONGOPTS,
+		CLI_REMOTE_LONGOPTS,
 		{ "model", required_argument, 0, OPT_MODEL },
 		{ "params", required_argument, 0, OPT_PARAMS },
 		{ "set", required_argument, 0, OPT_SET },
@@ -168,6 +173,7 @@ static int parse_args(struct plan *pl, int argc, char **argv)
 
 	cfl_data_opts_init(&pl->data);
 	cli_cluster_init(&pl->cluster);
+	cli_remote_init(&pl->remote);
 	pl->num_search = 10;
 	pl->num_repeat = 2;
 	pl->num_jobs = cores > 0 ? cores : 1;
@@ -183,6 +189,11 @@ static int parse_args(struct plan *pl, int argc, char **argv)
 		if (r > 0)
 			continue;
 		r = cli_cluster_option(&pl->cluster, "tune", c, optarg);
+		if (r < 0)
+			return CLI_USAGE;
+		if (r > 0)
+			continue;
+		r = cli_remote_option(&pl->remote, "tune", c, optarg);
 		if (r < 0)
 			return CLI_USAGE;
 		if (r > 0)
@@ -208,8 +219,8 @@ static int parse_args(struct plan *pl, int argc, char **argv)
 				return cli_usage_error("tune", "--num-repeat must be an integer in [1, 1000], got '%s'", optarg);
 			break;
 		case OPT_NUM_JOBS:
-			if (cli_parse_long(optarg, 1, 1024, &pl->num_jobs))
-				return cli_usage_error("tune", "--num-jobs must be an integer in [1, 1024], got '%s'", optarg);
+			if (cli_parse_long(optarg, 0, 1024, &pl->num_jobs))
+				return cli_usage_error("tune", "--num-jobs must be an integer in [1, 1024] (0 with --listen), got '%s'", optarg);
 			pl->num_jobs_set = 1;
 			break;
 		case OPT_NUM_PARALLEL:
@@ -312,8 +323,15 @@ static int parse_args(struct plan *pl, int argc, char **argv)
 		cfl_buf_release(&known);
 		return CLI_USAGE;
 	}
+	if (!pl->num_jobs && !pl->remote.listen)
+		return cli_usage_error("tune", "--num-jobs 0 needs --listen (remote workers)");
+	if (pl->command && pl->remote.listen)
+		return cli_usage_error("tune", "--listen does not run --command trials "
+				       "(a worker never receives a command)");
+	if ((r = cli_remote_check(&pl->remote, "tune", &pl->data)))
+		return r;
 	if (!pl->num_parallel)
-		pl->num_parallel = pl->num_jobs;
+		pl->num_parallel = pl->num_jobs ? pl->num_jobs : (cores > 0 ? cores : 1);
 	return 0;
 }
 
@@ -857,7 +875,8 @@ int cmd_tune(int argc, char **argv)
 		return r < 0 ? CLI_OK : r;
 	}
 	/* under mpi, only rank 0's coordinator goes on from here */
-	r = cli_cluster_start(&pl.cluster, "tune", &pl.data, 0, &pl.num_jobs,
+	r = cli_cluster_start(&pl.cluster, "tune", &pl.data,
+			      pl.remote.listen != NULL, &pl.num_jobs,
 			      pl.num_jobs_set);
 	if (r >= 0) {
 		free(rv);
@@ -1061,7 +1080,9 @@ int cmd_tune(int argc, char **argv)
 		char key[256];
 
 		snprintf(key, sizeof(key), "%.200s#%lld", pl.db, (long long)tu.run_id);
-		if (cli_cluster_attach(&pl.cluster, "tune", tu.pool, &pl.data,
+		if (cli_remote_start(&pl.remote, "tune", tu.pool, &pl.data,
+				     &data, &po, key, pl.quiet) ||
+		    cli_cluster_attach(&pl.cluster, "tune", tu.pool, &pl.data,
 				       loaded ? &data : NULL, &po, key)) {
 			rc = CLI_FAIL;
 			goto done_sig;
@@ -1186,6 +1207,7 @@ int cmd_tune(int argc, char **argv)
 		g_pool = NULL;
 		r = cfl_pool_close(tu.pool, &err);
 		tu.pool = NULL;
+		cli_remote_stop(&pl.remote);
 		if (r) {
 			cli_fail(&err);
 			goto done_sig;
@@ -1272,6 +1294,7 @@ done:
 	free(rv);
 	free(rv_words);
 	cli_cluster_stop(&pl.cluster);
+	cli_remote_stop(&pl.remote);
 	if (g_interrupted && rc == CLI_FAIL)
 		rc = CLI_INTERRUPTED;
 	return rc;

@@ -3,15 +3,22 @@
 # the background, reads the port from its `cfl worker` line, and bounds
 # every process with `timeout`.  Small data (iris), fast models.
 
-# w_coord ARGS...: starts `cfl repeat ARGS` in the background; sets
-# COORD_PID and PORT (from the printed worker line).
+# w_coord ARGS...: starts `cfl repeat ARGS` (`cfl $W_CMD ARGS` when W_CMD
+# is set) in the background; sets COORD_PID and PORT (from the printed
+# worker line).  With W_TIMEOUT=S it runs under `timeout S`: COORD_PID is
+# then timeout's pid and COORD_CFL the cfl process (to stop and continue).
 w_coord() {
 	# whatever a failed test leaves running is killed with it
 	trap 'kill -9 $(jobs -p) 2>/dev/null' EXIT
 	# an old coord.err would give an old port before the new one is written
 	rm -f coord.out coord.err
-	"$CFL" repeat "$@" >coord.out 2>coord.err &
+	${W_TIMEOUT:+timeout -k 5 $W_TIMEOUT} "$CFL" "${W_CMD:-repeat}" "$@" >coord.out 2>coord.err &
 	COORD_PID=$!
+	COORD_CFL=$COORD_PID
+	[ -n "${W_TIMEOUT:-}" ] && for _ in $(seq 50); do
+		COORD_CFL=$(pgrep -P $COORD_PID) && break
+		sleep 0.05
+	done
 	PORT=
 	for _ in $(seq 100); do
 		PORT=$(grep -o -m1 'connect 127.0.0.1:[0-9]*' coord.err 2>/dev/null | cut -d: -f2)
@@ -115,6 +122,59 @@ test_worker_two_workers_same_table_as_local() {
 	# the dataset was fetched once into the shared cache, by its hash
 	[ "$(ls cache | grep -c '\.data$')" = 1 ] || fail "cache: $(ls cache)"
 	[ "$(ls cache | grep -c tmp)" = 0 ] || fail "temporary files left"
+}
+
+# Two workers finish a `cfl tune` run (the refit too); its whole output
+# equals the local run's.  Each run in its own directory, so the saved
+# model's path and the run name print the same.  Every process is bounded
+# by `timeout`.
+test_worker_tune_same_output_as_local() {
+	local args=("$ROOT/datasets/iris.csv" --model linear --method random
+		    --num-search 4 --num-repeat 2 --seed 3 --name t --db t.db -q)
+	mkdir local remote
+	(cd local && timeout -k 5 60 "$CFL" tune "${args[@]}" --num-jobs 2 >out 2>err) ||
+		fail "local tune: $(cat local/err)"
+	[ -s local/out ] || fail "no local output"
+	cd remote
+	W_CMD=tune W_TIMEOUT=60 w_coord "${args[@]}" --num-jobs 0 --listen 127.0.0.1:0
+	local coord=$COORD_PID
+	# paused while both workers connect, so both get trials
+	kill -STOP $COORD_CFL
+	CFL_CACHE_DIR="$TMP/cache" timeout -k 5 60 "$CFL" worker --connect "127.0.0.1:$PORT" \
+		--retry-for 10 --jobs 1 --name w1 -q 2>>workers.err & local a=$!
+	CFL_CACHE_DIR="$TMP/cache" timeout -k 5 60 "$CFL" worker --connect "127.0.0.1:$PORT" \
+		--retry-for 10 --jobs 1 --name w2 -q 2>>workers.err & local b=$!
+	for _ in $(seq 100); do
+		[ "$(ss -Htn state established "( dport = :$PORT )" | wc -l)" -ge 2 ] && break
+		sleep 0.05
+	done
+	kill -CONT $COORD_CFL
+	w_wait $a; [ "$w_rc" = 0 ] || fail "worker 1 exit $w_rc: $(cat workers.err)"
+	w_wait $b; [ "$w_rc" = 0 ] || fail "worker 2 exit $w_rc: $(cat workers.err)"
+	w_wait $coord; [ "$w_rc" = 0 ] || fail "coordinator exit $w_rc: $(cat coord.err)"
+	[ -s coord.out ] || fail "no output"
+	diff ../local/out coord.out >&2 || fail "outputs differ"
+	grep -q "worker 'w1' joined" coord.err || fail "w1 never joined"
+	grep -q "worker 'w2' joined" coord.err || fail "w2 never joined"
+	# 4 candidates x 2 seeds + the refit's 2, all run by the workers
+	[ "$(sqlite3 t.db "select count(distinct worker) from trials where status='done'")" = 2 ] ||
+		fail "trials: $(sqlite3 t.db 'select worker, status from trials')"
+	[ -s t.cfl ] || fail "no model saved"
+}
+
+test_worker_tune_usage() {
+	run "$CFL" tune --help
+	expect_out "--listen ADDR:PORT"
+	run "$CFL" tune "$ROOT/datasets/iris.csv" --num-jobs 0
+	expect_rc 2
+	expect_err "--num-jobs 0 needs --listen"
+	run "$CFL" tune "$ROOT/datasets/iris.csv" --listen 0.0.0.0:0
+	expect_rc 2
+	expect_err "needs --token-file"
+	echo 'x float 0 1' >p.params
+	run "$CFL" tune --command 'echo {x}' --params p.params --listen 127.0.0.1:0
+	expect_rc 2
+	expect_err "--listen does not run --command trials"
 }
 
 # kill -9 a worker holding leases: they are requeued, the run completes,
