@@ -537,7 +537,16 @@ static int session(struct worker *w)
 			/* another run behind the same address: our results and
 			 * loaded data belong to the old one */
 			fprintf(stderr, "cfl worker: the coordinator now serves another "
-				"run; this worker's run is over\n");
+				"run (%s, not %s); this worker's run is over\n", cfg.run, w->run);
+			{
+				struct cfl_wire_msg e;
+
+				cfl_wire_msg_init(&e, CFL_WIRE_ERROR);
+				e.u.error.code = CFL_WIRE_E_PROTOCOL;
+				e.u.error.message = "this worker served another run; "
+						    "start a new worker for this one";
+				cfl_link_send(&w->link, &e, 2, &err);
+			}
 			cli_remote_config_release(&cfg);
 			cfl_wire_msg_release(&m);
 			w->shutdown = 1;

@@ -678,6 +678,25 @@ static int tcp_on_frame(struct cfl_peer *peer, const struct cfl_wire_frame *f,
 		return 1;
 	case CFL_WIRE_HEARTBEAT:
 		return 1;
+	case CFL_WIRE_ERROR: {
+		/* the worker leaves with a reason: say it here too (the pool
+		 * then drops the peer) */
+		struct cfl_wire_msg m;
+		struct cfl_err e;
+
+		if (cfl_wire_payload_decode(f->type, f->payload, f->length, &m, &e) == 0) {
+			char msg[160];
+			size_t k = 0;
+
+			/* a peer's text goes to our log: printable only */
+			for (const char *c = m.u.error.message; c && *c && k + 1 < sizeof(msg); c++)
+				msg[k++] = *c >= 0x20 && *c < 0x7f ? *c : '?';
+			msg[k] = 0;
+			logf_(tp->t, "worker '%s' refused: %s", peer->name, msg);
+			cfl_wire_msg_release(&m);
+		}
+		return 0;
+	}
 	default:
 		return 0;
 	}

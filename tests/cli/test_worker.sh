@@ -308,3 +308,26 @@ test_worker_remote_crash_is_retried() {
 	[ "$(sqlite3 r.db "select status, attempt from trials where repeat=1")" = "failed|2" ] ||
 		fail "model error: $(sqlite3 r.db 'select * from trials')"
 }
+
+# A worker that served one run and finds another run behind the address
+# after a reconnect leaves, saying why on both sides.
+test_worker_another_run_refused() {
+	w_coord "$ROOT/datasets/iris.csv" --models linear --num-repeat 3 -q --num-jobs 0 \
+		--listen 127.0.0.1:0 --heartbeat 0.2 --trial-timeout 30 --db r.db --name first
+	CFL_TEST_FAULT=hang:1 w_worker --jobs 1 --name w -q; local a=$!
+	w_until "select count(*) from trials where status='running' and repeat=1" 1 r.db
+	kill -9 $COORD_PID
+	wait $COORD_PID 2>/dev/null
+	"$CFL" repeat "$ROOT/datasets/iris.csv" --models baseline --num-repeat 2 -q --num-jobs 0 \
+		--listen "127.0.0.1:$PORT" --db r.db --name second >coord.out 2>coord2.err &
+	COORD_PID=$!
+	w_wait $a 30; [ "$w_rc" = 0 ] || fail "worker exit $w_rc: $(cat workers.err)"
+	grep -q "now serves another run" workers.err || fail "worker: $(cat workers.err)"
+	for _ in $(seq 50); do
+		grep -q "worker 'w' refused: this worker served another run" coord2.err && break
+		sleep 0.1
+	done
+	grep -q "worker 'w' refused: this worker served another run" coord2.err ||
+		fail "coordinator: $(cat coord2.err)"
+	kill $COORD_PID
+}
