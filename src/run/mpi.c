@@ -754,7 +754,7 @@ int cfl_mpi_bridge(struct cfl_mpi *m, int *fds, pid_t child, double grace,
 			if (progress)
 				last_progress = now;
 			idle = now - last_progress;
-			cap = idle < 0.05 ? 100 : idle < 1 ? 500 : 2000;
+			cap = idle < 0.02 ? 100 : idle < 0.2 ? 1000 : 5000;
 			if (idle < 200e-6)
 				nap_us = 0;
 			else
