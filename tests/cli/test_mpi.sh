@@ -288,7 +288,10 @@ test_mpi_slurm_srun() {
 	local ctld=$!
 	slurmd -f "$SLURM_CONF" -N localhost -D >slurmd.out 2>&1 &
 	local d=$!
-	trap 'kill $ctld $d 2>/dev/null; wait $ctld $d 2>/dev/null' EXIT
+	# The pids are expanded now: the trap runs after this function's locals
+	# are gone, and a bare `wait` would wait for the daemons forever.
+	# slurmd may ignore SIGTERM while a step ends: never wait on it for long.
+	trap "kill $ctld $d 2>/dev/null; sleep 1; kill -9 $ctld $d 2>/dev/null; wait $ctld $d 2>/dev/null" EXIT
 	for _ in $(seq 50); do
 		sinfo -h -o %T 2>/dev/null | grep -q idle && break
 		sleep 0.2
@@ -300,7 +303,7 @@ test_mpi_slurm_srun() {
 	run "$CFL" repeat "$ROOT/datasets/iris.csv" --models linear,baseline --num-repeat 3 --seed 1 \
 		--metrics acc,logloss --num-jobs 2 --db local.db -q
 	local ref=$out
-	run timeout 120 srun -n 3 --oversubscribe "$CFL" repeat "$ROOT/datasets/iris.csv" \
+	run timeout 60 srun -n 3 --overcommit --immediate=20 "$CFL" repeat "$ROOT/datasets/iris.csv" \
 		--models linear,baseline --num-repeat 3 --seed 1 --metrics acc,logloss --db srun.db
 	if [ "$rc" != 0 ] && ! grep -q "started by srun" <<<"$err"; then
 		echo "    skipped: srun could not start an MPI job here: ${err:0:300}" >&2
