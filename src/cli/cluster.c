@@ -642,16 +642,12 @@ int cli_cluster_start(struct cli_cluster *c, const char *cmd,
 	/* the dataset, once, from rank 0 */
 	cfl_buf_init(&blob);
 	if (c->mpi.rank == 0) {
-		struct cfl_sha256 s;
-
 		if (cfl_buf_read_file(&blob, d->path, &err)) {
 			/* the other ranks learn it from the broadcast */
 			fprintf(stderr, "cfl %s: %s\n", cmd, err.msg);
 			blob.len = CFL_MPI_MAX_BLOB + 1;
 		} else {
-			cfl_sha256_init(&s);
-			cfl_sha256_update(&s, blob.data, blob.len);
-			cfl_sha256_final(&s, c->sha256);
+			cfl_net_sha256(blob.data, blob.len, c->sha256);
 		}
 	}
 	if (cfl_mpi_bcast_blob(&c->mpi, &blob, c->sha256, &err)) {

@@ -58,7 +58,7 @@ static void version(void)
 	printf("cfl %s\nmodels:", CFL_VERSION);
 	for (size_t i = 0; (ops = cfl_model_at(i)); i++)
 		printf(" %s", ops->name);
-	printf("\nbackends: local%s\n", cfl_mpi_built_in() ? " mpi" : "");
+	printf("\nbackends: local tcp%s\n", cfl_mpi_built_in() ? " mpi" : "");
 }
 
 int main(int argc, char **argv)

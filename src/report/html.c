@@ -10,12 +10,15 @@
  */
 #include "cfl/report.h"
 
+#include <ctype.h>
+#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
+#include "cfl/metrics.h"
 #include "svg.h"
 
 static const char style[] =
@@ -54,6 +57,84 @@ static int fact(struct cfl_buf *b, const char *key, const char *value)
 	return cfl_buf_printf(b, "<dt>%s</dt><dd>", key) ||
 	       svg_escape(b, value && value[0] ? value : "-") ||
 	       cfl_buf_puts(b, "</dd>\n");
+}
+
+/* ---- html: tables of a run ---- */
+
+/* The value of "key=" in a stored config into out ("" when absent). */
+static void config_get(const char *config, const char *key, char *out,
+		       size_t cap)
+{
+	size_t kl = strlen(key);
+
+	out[0] = 0;
+	for (const char *p = config; p && *p;) {
+		const char *nl = strchr(p, '\n');
+		size_t n = nl ? (size_t)(nl - p) : strlen(p);
+
+		if (n > kl && !strncmp(p, key, kl) && p[kl] == '=') {
+			n -= kl + 1;
+			if (n >= cap)
+				n = cap - 1;
+			memcpy(out, p + kl + 1, n);
+			out[n] = 0;
+			return;
+		}
+		p = nl ? nl + 1 : p + n;
+	}
+}
+
+/* What to put in a table of a run. */
+struct table_spec {
+	enum cfl_store_split split;
+	int by_cand;		/* rows by candidate hex, else by model */
+	int lo, hi;		/* trials with lo <= repeat < hi (ensembles always) */
+	int all_cands;		/* a row per candidate even without values */
+	int value_sign;		/* direction of a metric cfl does not know
+				 * (a tune --command value) */
+};
+
+/* cfl_table_from_run with a repeat range: a tune run's search is repeats
+ * below its num_repeat, its refit the repeats from there (as
+ * tune_report.c reads them). */
+static int table_of(struct cfl_table *t, struct cfl_store *st, int64_t run_id,
+		    const struct table_spec *sp, struct cfl_err *err)
+{
+	struct cfl_candidate_info *cands = NULL;
+	struct cfl_metric_row *rows = NULL;
+	size_t n_cands = 0, n_rows = 0;
+	int rc = -1;
+
+	if (cfl_store_candidates(st, run_id, &cands, &n_cands, err) ||
+	    cfl_store_run_metrics(st, run_id, sp->split, &rows, &n_rows, err))
+		goto out;
+	for (size_t i = 0; sp->all_cands && i < n_cands; i++) {
+		int r = cfl_table_row(t, sp->by_cand ? cands[i].hex : cands[i].model,
+				      err);
+
+		if (r < 0)
+			goto out;
+		cfl_table_set_failed(t, r, t->rows[r].n_failed + cands[i].n_failed);
+	}
+	for (size_t i = 0; i < n_rows; i++) {
+		int id = cfl_metric_lookup(rows[i].metric), m, r;
+
+		if (!rows[i].ensemble_id &&
+		    (rows[i].repeat < sp->lo || rows[i].repeat >= sp->hi))
+			continue;
+		m = cfl_table_metric(t, rows[i].metric,
+				     id >= 0 ? cfl_metric_info(id)->sign : sp->value_sign,
+				     err);
+		r = cfl_table_row(t, sp->by_cand && rows[i].hex[0] ? rows[i].hex
+								   : rows[i].model, err);
+		if (m < 0 || r < 0 || cfl_table_add(t, r, m, rows[i].value, err))
+			goto out;
+	}
+	rc = 0;
+out:
+	cfl_candidates_free(cands, n_cands);
+	free(rows);
+	return rc;
 }
 
 /* ---- html: the results table ---- */
@@ -236,27 +317,49 @@ static int ensembles_table(struct cfl_buf *b, const struct cfl_table *t,
 
 /* ---- html: a search's candidates ---- */
 
+/* The next "key=value" of a stored "k=v,k2=v2" string from p: key and
+ * value spans; a value may hold commas ("hidden=64,64"): only a comma
+ * followed by "name=" starts the next parameter.  Returns the position
+ * after it, or NULL at the end. */
+static const char *next_param(const char *p, const char **key, size_t *klen,
+			      const char **val, size_t *vlen)
+{
+	const char *eq, *q;
+
+	if (!p || !*p || !(eq = strchr(p, '=')))
+		return NULL;
+	for (q = eq + 1; *q; q++) {
+		const char *r = q + 1;
+
+		if (*q != ',')
+			continue;
+		while (*r && (isalnum((unsigned char)*r) || *r == '_' || *r == '.'))
+			r++;
+		if (r > q + 1 && *r == '=')
+			break;
+	}
+	*key = p;
+	*klen = (size_t)(eq - p);
+	*val = eq + 1;
+	*vlen = (size_t)(q - eq - 1);
+	return *q ? q + 1 : q;
+}
+
 /* The value of key in "k=v,k2=v2" into out, or 0 when absent. */
 static int param_value(const char *params, const char *key, char *out,
 		       size_t cap)
 {
-	size_t klen = strlen(key);
+	const char *k, *v, *p = params;
+	size_t kl, vl;
 
-	for (const char *p = params; p && *p;) {
-		const char *end = strchr(p, ','), *eq = strchr(p, '=');
-		size_t len = end ? (size_t)(end - p) : strlen(p);
-
-		if (eq && eq < p + len && (size_t)(eq - p) == klen &&
-		    strncmp(p, key, klen) == 0) {
-			size_t vlen = len - klen - 1;
-
-			if (vlen >= cap)
-				vlen = cap - 1;
-			memcpy(out, eq + 1, vlen);
-			out[vlen] = 0;
+	while ((p = next_param(p, &k, &kl, &v, &vl))) {
+		if (kl == strlen(key) && strncmp(k, key, kl) == 0) {
+			if (vl >= cap)
+				vl = cap - 1;
+			memcpy(out, v, vl);
+			out[vl] = 0;
 			return 1;
 		}
-		p = end ? end + 1 : NULL;
 	}
 	return 0;
 }
@@ -364,24 +467,25 @@ static int candidates(struct cfl_buf *b, struct cfl_store *st,
 				      "<td class=\"num\">%zu</td></tr>\n",
 				   c[i].n_done, c[i].n_failed));
 		/* the parameter names, in order of first appearance */
-		for (const char *p = c[i].params; p && *p;) {
-			const char *eq = strchr(p, '='), *end = strchr(p, ',');
-			size_t len = eq ? (size_t)(eq - p) : 0, k;
+		{
+			const char *k, *v, *p = c[i].params;
+			size_t len, vl, j;
 
-			for (k = 0; len && k < n_keys; k++)
-				if (strlen(keys[k]) == len && !strncmp(keys[k], p, len))
-					break;
-			if (len && k == n_keys) {
-				void *q = realloc(keys, (n_keys + 1) * sizeof(char *));
+			while ((p = next_param(p, &k, &len, &v, &vl))) {
+				for (j = 0; len && j < n_keys; j++)
+					if (strlen(keys[j]) == len && !strncmp(keys[j], k, len))
+						break;
+				if (len && j == n_keys) {
+					void *q = realloc(keys, (n_keys + 1) * sizeof(char *));
 
-				if (!q)
-					goto nomem;
-				keys = q;
-				if (!(keys[n_keys] = strndup(p, len)))
-					goto nomem;
-				n_keys++;
+					if (!q)
+						goto nomem;
+					keys = q;
+					if (!(keys[n_keys] = strndup(k, len)))
+						goto nomem;
+					n_keys++;
+				}
 			}
-			p = end ? end + 1 : NULL;
 		}
 	}
 	TRY(cfl_buf_puts(b, "</table>\n"));
@@ -417,10 +521,20 @@ int cfl_report_html(struct cfl_store *st, const struct cfl_run_info *run,
 	char **ens = NULL, seed[32], trials[96];
 	int rc = -1;
 
+	char buf[64];
+	struct table_spec spec = { split, tune, 0, INT_MAX, 1, 1 }, refit;
+
 	cfl_table_init(&t);
 	cfl_table_init(&tt);
-	if (cfl_table_from_run(&t, st, run->id, split,
-			       tune ? CFL_ROWS_BY_CANDIDATE : CFL_ROWS_BY_MODEL, err) ||
+	if (tune) {
+		config_get(run->config, "num_repeat", buf, sizeof(buf));
+		spec.hi = atoi(buf) > 0 ? atoi(buf) : INT_MAX;
+		config_get(run->config, "sign", buf, sizeof(buf));
+		spec.value_sign = atoi(buf) < 0 ? -1 : 1;
+	}
+	refit = (struct table_spec){ CFL_SPLIT_TEST, 0, spec.hi, INT_MAX, 0,
+				     spec.value_sign };
+	if (table_of(&t, st, run->id, &spec, err) ||
 	    cfl_store_run_metrics(st, run->id, CFL_SPLIT_VALID, &valid, &n_valid, err) ||
 	    cfl_store_run_metrics(st, run->id, CFL_SPLIT_TEST, &test, &n_test, err) ||
 	    cfl_store_trial_counts(st, run->id, &counts, err) ||
@@ -478,11 +592,11 @@ int cfl_report_html(struct cfl_store *st, const struct cfl_run_info *run,
 		TRY(cfl_buf_puts(out, "<h2>Candidates</h2>\n"));
 		if (candidates(out, st, run, &t, err))
 			goto out;
-		if (cfl_table_from_run(&tt, st, run->id, CFL_SPLIT_TEST,
-				       CFL_ROWS_BY_MODEL, err))
+		/* the best candidate refit with fresh seeds, on test */
+		if (spec.hi < INT_MAX && table_of(&tt, st, run->id, &refit, err))
 			goto out;
 		if (tt.n_metrics) {
-			TRY(cfl_buf_puts(out, "<h2>On the test part</h2>\n"));
+			TRY(cfl_buf_puts(out, "<h2>The best candidate refit, on the test part</h2>\n"));
 			TRY(html_table(out, &tt, ens, n_ens));
 		}
 	}

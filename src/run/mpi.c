@@ -12,6 +12,7 @@
  * each other.  Built without CFL_HAVE_MPI, every call fails cleanly.
  */
 #include "cfl/backend.h"
+#include "cfl/net.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -417,14 +418,11 @@ int cfl_mpi_bcast_blob(struct cfl_mpi *m, struct cfl_buf *blob,
 			return mpi_fail(err, "dataset broadcast: MPI_Bcast", rc);
 	}
 	if (m->rank != 0) {
-		struct cfl_sha256 s;
 		unsigned char got[32];
 
 		blob->len = (size_t)h.len;
 		blob->data[blob->len] = '\0';
-		cfl_sha256_init(&s);
-		cfl_sha256_update(&s, blob->data, blob->len);
-		cfl_sha256_final(&s, got);
+		cfl_net_sha256(blob->data, blob->len, got);
 		if (memcmp(got, h.sha256, 32) != 0) {
 			char want_hex[65], got_hex[65];
 

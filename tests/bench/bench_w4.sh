@@ -13,8 +13,9 @@ SEEDS=${W4_SEEDS:-19}
 export OPENBLAS_NUM_THREADS=1
 cd "$ROOT"
 mkdir -p "$BENCH_DIR/w4"
-PKGS="openblas libpcre2-8 sqlite3 gsl"
-LIBS=$(pkg-config --libs $PKGS | sed 's/-lgslcblas//')
+# the Makefile's libraries: its PC_PKGS, and MPI when libcfl.a was built with it
+PKGS="openblas libpcre2-8 sqlite3 gsl $(pkg-config --exists libcrypto && echo libcrypto)"
+LIBS="$(pkg-config --libs $PKGS | sed 's/-lgslcblas//') $(mpicc --showme:link 2>/dev/null)"
 make --no-print-directory -s build/libcfl.a || exit 1
 cc -std=c11 -D_GNU_SOURCE -O2 -Iinclude $(pkg-config --cflags $PKGS) \
 	-o "$BENCH_DIR/w4_driver" tests/bench/w4_driver.c \

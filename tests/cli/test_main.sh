@@ -18,7 +18,7 @@ test_main_version_lists_models() {
 	expect_rc 0
 	expect_out "cfl 0."
 	expect_out "baseline"
-	expect_out "backends: local"
+	expect_out "backends: local tcp"
 }
 
 test_main_unknown_command() {

@@ -128,3 +128,22 @@ test_report_html_blank_page_is_caught() {
 	ink=$(png_ink blank.png) || fail "cannot read the screenshot"
 	[ "$ink" -lt 20 ] || fail "a blank page measured $ink per mille"
 }
+
+# A real tune run: the search on validation (the refit's seeds left out),
+# the plots against the parameter, the refit on test.
+test_report_html_of_a_tune_run() {
+	"$CFL" tune --help >/dev/null 2>&1 || return 0
+	run "$CFL" tune "$ROOT/datasets/iris.csv" --model linear --num-search 4 \
+		--num-repeat 2 --db t.db --name t -q
+	expect_rc 0
+	run "$CFL" report t --db t.db --format html --out out
+	expect_rc 0
+	f=out/t.html
+	grep -q 'score against l2' "$f" || fail "no plot against l2"
+	grep -q 'The best candidate refit, on the test part' "$f" || fail "no refit table"
+	# 4 candidates x 2 seeds: every box of the search has 2 points
+	[ "$(grep -c '<tr><td class="num">[0-3]</td><td>' "$f")" = 4 ] || fail "not 4 candidates"
+	if grep -Eqi '<script|https?:|src=|href=' "$f"; then
+		fail "the page refers to something outside itself"
+	fi
+}

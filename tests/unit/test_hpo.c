@@ -550,6 +550,57 @@ static void t_bo_batch_no_duplicates(void)
 	cfl_space_release(&sp);
 }
 
+static void t_bo_liars(void)
+{
+	/* both liars: a batch of 4 asked before any result is told is 4
+	 * distinct points, and the constant liar's batch is not the kriging
+	 * believer's */
+	struct cfl_space sp;
+	struct cfl_params p;
+	struct cfl_err err;
+	char *batch[2] = { NULL, NULL };
+
+	parse_ok(&sp, "x = uniform(0, 1)\ny = uniform(0, 1)\n", NULL);
+	cfl_params_init(&p);
+	for (int l = 0; l < 2; l++) {
+		struct cfl_search_opts o;
+		struct cfl_search *s;
+		struct cfl_buf b;
+		size_t idx;
+
+		cfl_search_opts_init(&o);
+		o.seed = 9;
+		o.liar = l ? CFL_LIAR_CONSTANT : CFL_LIAR_KRIGING;
+		s = cfl_search_new(&sp, &o, &err);
+		CHECK(s != NULL);
+		for (int i = 0; i < 6; i++) {
+			double x, y;
+
+			CHECK(cfl_search_ask(s, &p, &idx, &err) == 0);
+			x = strtod(p.kv[0].value, NULL);
+			y = strtod(p.kv[1].value, NULL);
+			CHECK(cfl_search_tell(s, idx, (x - 0.6) * (x - 0.6) + (y - 0.3) * (y - 0.3), &err) == 0);
+		}
+		cfl_buf_init(&b);
+		for (int i = 0; i < 4; i++) {
+			char *j;
+
+			CHECK_MSG(cfl_search_ask(s, &p, &idx, &err) == 0, "%s", err.msg);
+			j = joined(&p);
+			CHECK_MSG(!b.data || !strstr(b.data, j), "twice in a batch: %s", j);
+			cfl_buf_printf(&b, "%s;", j);
+			free(j);
+		}
+		batch[l] = b.data;
+		cfl_search_free(s);
+	}
+	CHECK(strcmp(batch[0], batch[1]) != 0);
+	free(batch[0]);
+	free(batch[1]);
+	cfl_params_release(&p);
+	cfl_space_release(&sp);
+}
+
 static void t_bo_failures(void)
 {
 	/* failed trials (NaN) never enter the model: a search where half the
@@ -709,6 +760,7 @@ const struct cfl_test cfl_tests[] = {
 	TEST(t_reproducible),
 	TEST(t_random_covers),
 	TEST(t_bo_batch_no_duplicates),
+	TEST(t_bo_liars),
 	TEST(t_bo_failures),
 	TEST(t_bo_branin),
 	TEST(t_maximize),

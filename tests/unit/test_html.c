@@ -122,6 +122,8 @@ static void t_page_escapes_stored_names(void)
 	CHECK(cfl_store_run_create(st, &info, &run, &err) == 0);
 	cfl_params_init(&p);
 	CHECK(cfl_params_set(&p, "act", "<b>relu</b>", &err) == 0);
+	/* a value with commas stays one parameter */
+	CHECK(cfl_params_set(&p, "hidden", "64,64", &err) == 0);
 	CHECK(cfl_store_candidate_get_or_add(st, run, "fcnn", &p, &cand, NULL,
 					     &err) == 0);
 	cfl_params_release(&p);
@@ -138,6 +140,9 @@ static void t_page_escapes_stored_names(void)
 	CHECK_CONTAINS(b.data, "&lt;script&gt;alert(1)&lt;/script&gt;");
 	CHECK_CONTAINS(b.data, "cfl tune &quot;x&quot; &amp; &lt;y&gt;");
 	CHECK_CONTAINS(b.data, "score against act");
+	CHECK_CONTAINS(b.data, "score against hidden");
+	CHECK_CONTAINS(b.data, ">64,64<");
+	CHECK(strstr(b.data, "score against 64") == NULL);
 	CHECK_CONTAINS(b.data, "&lt;b&gt;relu&lt;/b&gt;");
 	CHECK_CONTAINS(b.data, "</html>");
 	cfl_buf_release(&b);
