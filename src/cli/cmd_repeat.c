@@ -394,114 +394,6 @@ static void plan_config(const struct plan *pl, struct cfl_buf *b)
 		       d->valid_path ? d->valid_path : "", d->test_frac, d->valid_frac);
 }
 
-static void command_line(int argc, char **argv, struct cfl_buf *b)
-{
-	cfl_buf_puts(b, "cfl");
-	for (int i = 0; i < argc; i++) {
-		const char *a = argv[i];
-
-		if (a[0] && !strpbrk(a, " \t\n'\"\\$`*?;&|<>()")) {
-			cfl_buf_printf(b, " %s", a);
-			continue;
-		}
-		cfl_buf_puts(b, " '");
-		for (; *a; a++)
-			cfl_buf_puts(b, *a == '\'' ? "'\\''" : (char[]){ *a, 0 });
-		cfl_buf_puts(b, "'");
-	}
-}
-
-/* Splits a command line as command_line() wrote it (words separated by
- * blanks, '...' quoting, backslash escapes) into a malloc'd argv (one
- * block: free() it); NULL when malformed. */
-static char **split_command(const char *cmd, int *argc_out)
-{
-	size_t len = strlen(cmd);
-	char **argv = malloc((len / 2 + 2) * sizeof(char *) + len + 1);
-	char *o;
-	int n = 0;
-
-	if (!argv)
-		return NULL;
-	o = (char *)(argv + len / 2 + 2);
-	for (const char *p = cmd; *p;) {
-		while (*p == ' ')
-			p++;
-		if (!*p)
-			break;
-		argv[n++] = o;
-		while (*p && *p != ' ') {
-			if (*p == '\'') {
-				for (p++; *p && *p != '\''; p++)
-					*o++ = *p;
-				if (!*p) {
-					free(argv);
-					return NULL;
-				}
-				p++;
-			} else if (*p == '\\' && p[1]) {
-				*o++ = p[1];
-				p += 2;
-			} else {
-				*o++ = *p++;
-			}
-		}
-		*o++ = 0;
-	}
-	argv[n] = NULL;
-	*argc_out = n;
-	return argv;
-}
-
-/* --resume NAME without DATA: the stored command's arguments, then this
- * command's (execution options given now win).  Returns a malloc'd argv
- * for parse_args (free() it and *words), or NULL after printing why. */
-static char **resume_argv(const struct plan *pl, int argc, char **argv,
-			  int *new_argc, char ***words)
-{
-	struct cfl_store *st;
-	struct cfl_run_info info;
-	struct cfl_err err;
-	char **w, **nv;
-	int n_w = 0, k = 0;
-
-	st = cfl_store_open(pl->db, CFL_STORE_READONLY, &err);
-	if (!st) {
-		cli_fail(&err);
-		return NULL;
-	}
-	if (cfl_store_run_find(st, pl->resume, &info, &err)) {
-		cli_fail(&err);
-		cfl_store_close(st);
-		return NULL;
-	}
-	cfl_store_close(st);
-	w = split_command(info.command ? info.command : "", &n_w);
-	if (!w || n_w < 3 || strcmp(w[0], "cfl") || strcmp(w[1], "repeat")) {
-		cli_failf("cannot resume run '%s': it was not started by cfl repeat "
-			  "(command: %s)", pl->resume, info.command ? info.command : "");
-		cfl_run_info_release(&info);
-		free(w);
-		return NULL;
-	}
-	cfl_run_info_release(&info);
-	nv = malloc(((size_t)n_w + (size_t)argc + 1) * sizeof(char *));
-	if (!nv) {
-		free(w);
-		cli_failf("out of memory");
-		return NULL;
-	}
-	nv[k++] = argv[0];
-	for (int i = 2; i < n_w; i++)
-		nv[k++] = w[i];
-	for (int i = 1; i < argc; i++)
-		nv[k++] = argv[i];
-	nv[k] = NULL;
-	*new_argc = k;
-	*words = w;
-	return nv;
-}
-
 /* ---- progress ---- */
 
 struct progress {
@@ -658,7 +550,7 @@ int cmd_repeat(int argc, char **argv)
 		 * and the plan */
 		int nc = 0;
 
-		rv = resume_argv(&pl, argc, argv, &nc, &rv_words);
+		rv = cli_resume_argv("repeat", pl.db, pl.resume, argc, argv, &nc, &rv_words);
 		plan_release(&pl);
 		memset(&pl, 0, sizeof(pl));
 		if (!rv)
@@ -742,7 +634,7 @@ int cmd_repeat(int argc, char **argv)
 		goto done;
 	}
 	plan_config(&pl, &config);
-	command_line(argc, argv, &cmdline);
+	cli_command_line(argc, argv, &cmdline);
 	if (pl.resume) {
 		r = cfl_store_run_find(st, pl.resume, &info, &err);
 		if (r) {

@@ -363,110 +363,7 @@ static const char *default_params(struct plan *pl)
 	return pl->params_buf;
 }
 
-/* ---- the command line, stored and replayed by --resume ---- */
-
-static void command_line(int argc, char **argv, struct cfl_buf *b)
-{
-	cfl_buf_puts(b, "cfl");
-	for (int i = 0; i < argc; i++) {
-		const char *a = argv[i];
-
-		if (a[0] && !strpbrk(a, " \t\n'\"\\$`*?;&|<>(){}")) {
-			cfl_buf_printf(b, " %s", a);
-			continue;
-		}
-		cfl_buf_puts(b, " '");
-		for (; *a; a++)
-			cfl_buf_puts(b, *a == '\'' ? "'\\''" : (char[]){ *a, 0 });
-		cfl_buf_puts(b, "'");
-	}
-}
-
-static char **split_command(const char *cmd, int *argc_out)
-{
-	size_t len = strlen(cmd);
-	char **argv = malloc((len / 2 + 2) * sizeof(char *) + len + 1);
-	char *o;
-	int n = 0;
-
-	if (!argv)
-		return NULL;
-	o = (char *)(argv + len / 2 + 2);
-	for (const char *p = cmd; *p;) {
-		while (*p == ' ')
-			p++;
-		if (!*p)
-			break;
-		argv[n++] = o;
-		while (*p && *p != ' ') {
-			if (*p == '\'') {
-				for (p++; *p && *p != '\''; p++)
-					*o++ = *p;
-				if (!*p) {
-					free(argv);
-					return NULL;
-				}
-				p++;
-			} else if (*p == '\\' && p[1]) {
-				*o++ = p[1];
-				p += 2;
-			} else {
-				*o++ = *p++;
-			}
-		}
-		*o++ = 0;
-	}
-	argv[n] = NULL;
-	*argc_out = n;
-	return argv;
-}
-
-/* --resume NAME alone: the stored command's arguments, then this one's. */
-static char **resume_argv(const char *db, const char *name, int argc,
-			  char **argv, int *new_argc, char ***words)
-{
-	struct cfl_store *st;
-	struct cfl_run_info info;
-	struct cfl_err err;
-	char **w, **nv;
-	int n_w = 0, k = 0;
-
-	st = cfl_store_open(db, CFL_STORE_READONLY, &err);
-	if (!st) {
-		cli_fail(&err);
-		return NULL;
-	}
-	if (cfl_store_run_find(st, name, &info, &err)) {
-		cli_fail(&err);
-		cfl_store_close(st);
-		return NULL;
-	}
-	cfl_store_close(st);
-	w = split_command(info.command ? info.command : "", &n_w);
-	if (!w || n_w < 2 || strcmp(w[0], "cfl") || strcmp(w[1], "tune")) {
-		cli_failf("cannot resume run '%s': it was not started by cfl tune "
-			  "(command: %s)", name, info.command ? info.command : "");
-		cfl_run_info_release(&info);
-		free(w);
-		return NULL;
-	}
-	cfl_run_info_release(&info);
-	nv = malloc(((size_t)n_w + (size_t)argc + 1) * sizeof(char *));
-	if (!nv) {
-		free(w);
-		cli_failf("out of memory");
-		return NULL;
-	}
-	nv[k++] = argv[0];
-	for (int i = 2; i < n_w; i++)
-		nv[k++] = w[i];
-	for (int i = 1; i < argc; i++)
-		nv[k++] = argv[i];
-	nv[k] = NULL;
-	*new_argc = k;
-	*words = w;
-	return nv;
-}
+/* ---- the plan, stored with the run and compared by --resume ---- */
 
 /* The plan as "key=value" lines: stored with the run, compared on
  * --resume, read back by tune_render.  Execution options (jobs, timeouts)
@@ -859,7 +756,7 @@ int cmd_tune(int argc, char **argv)
 		int nc = 0;
 		const char *db = pl.db, *name = pl.resume;
 
-		rv = resume_argv(db, name, argc, argv, &nc, &rv_words);
+		rv = cli_resume_argv("tune", db, name, argc, argv, &nc, &rv_words);
 		if (!rv)
 			return CLI_FAIL;
 		memset(&pl, 0, sizeof(pl));
@@ -984,7 +881,7 @@ int cmd_tune(int argc, char **argv)
 		goto done_sig;
 	}
 	plan_config(&pl, &space, metric_name, tu.sign, &config);
-	command_line(argc, argv, &cmdline);
+	cli_command_line(argc, argv, &cmdline);
 	if (pl.resume) {
 		struct cfl_run_info info;
 		struct cfl_candidate_info *sc = NULL;
