@@ -41,9 +41,10 @@ w_wait() {
 }
 
 # w_worker ARGS...: a worker in the background (its pid in $!); the time
-# limits are w_wait's and --retry-for's.
+# limits are w_wait's and --retry-for's (generous: a loaded or
+# sanitized coordinator may take seconds before it answers).
 w_worker() {
-	CFL_CACHE_DIR="$TMP/cache" "$CFL" worker --connect "127.0.0.1:$PORT" --retry-for 10 "$@" 2>>workers.err &
+	CFL_CACHE_DIR="$TMP/cache" "$CFL" worker --connect "127.0.0.1:$PORT" --retry-for 30 "$@" 2>>workers.err &
 }
 
 # w_until SQL VALUE DB: waits until the query gives VALUE.
@@ -141,9 +142,9 @@ test_worker_tune_same_output_as_local() {
 	# paused while both workers connect, so both get trials
 	kill -STOP $COORD_CFL
 	CFL_CACHE_DIR="$TMP/cache" timeout -k 5 60 "$CFL" worker --connect "127.0.0.1:$PORT" \
-		--retry-for 10 --jobs 1 --name w1 -q 2>>workers.err & local a=$!
+		--retry-for 30 --jobs 1 --name w1 -q 2>>workers.err & local a=$!
 	CFL_CACHE_DIR="$TMP/cache" timeout -k 5 60 "$CFL" worker --connect "127.0.0.1:$PORT" \
-		--retry-for 10 --jobs 1 --name w2 -q 2>>workers.err & local b=$!
+		--retry-for 30 --jobs 1 --name w2 -q 2>>workers.err & local b=$!
 	for _ in $(seq 100); do
 		[ "$(ss -Htn state established "( dport = :$PORT )" | wc -l)" -ge 2 ] && break
 		sleep 0.05
@@ -214,7 +215,7 @@ test_worker_kill9_requeues() {
 test_worker_sigstop_caught_by_heartbeats() {
 	w_coord "$ROOT/datasets/iris.csv" --models linear --num-repeat 3 --seed 5 -q \
 		--num-jobs 0 --listen 127.0.0.1:0 --heartbeat 0.2 --db r.db
-	CFL_TEST_FAULT=hang w_worker --jobs 1 --name stopped -q; local a=$!
+	CFL_TEST_FAULT=hang w_worker --jobs 1 --name stopped -q --retry-for 10; local a=$!
 	w_until "select count(*) from trials where status='running' and worker='stopped'" 1 r.db
 	kill -STOP $a
 	w_worker --jobs 1 --name good -q; local b=$!
