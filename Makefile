@@ -179,6 +179,15 @@ fuzz:
 
 # ---- benchmarks ----
 
+# The C drivers of the benchmarks, linked like cfl itself (whole archive,
+# every library libcfl.a needs, MPI when built in), so no bench script keeps
+# its own link line.  sgemm_w1 (plain OpenBLAS) and mpi_bench have their own.
+BENCH_DRIVERS := pool_bench store_bench tcp_bench w3_bench w4_driver
+$(BUILD)/bench-bin/%: tests/bench/%.c $(BUILD)/libcfl.a
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) -o $@ $< $(LINK_LIB) $(LIBS)
+
+
 BENCH_PKGS := python3-sklearn python3-torch python3-xgboost python3-optuna hyperfine
 bench-deps:
 	@missing=""; \
@@ -208,4 +217,4 @@ install: cfl
 clean:
 	rm -rf build build-san build-fuzz cfl cfl-san
 
--include $(LIB_OBJ:.o=.d) $(CLI_OBJ:.o=.d) $(wildcard $(BUILD)/tests/*.d)
+-include $(LIB_OBJ:.o=.d) $(CLI_OBJ:.o=.d) $(wildcard $(BUILD)/tests/*.d $(BUILD)/bench-bin/*.d)

@@ -5,14 +5,8 @@
 set -u
 B="$BENCH_DIR/pool"
 mkdir -p "$B"
-# the libraries of the Makefile's PC_PKGS (libcrypto once the TCP transport is in)
-PC_LIBS=$(pkg-config --libs openblas libpcre2-8 sqlite3 gsl \
-	$(pkg-config --exists libcrypto && echo libcrypto) | sed 's/-lgslcblas//')
-# and MPI's when the Makefile built it in (the whole archive is linked)
-MPI_LIBS=$(mpicc --showme:link 2>/dev/null || pkg-config --libs ompi-c 2>/dev/null)
-cc -std=c11 -D_GNU_SOURCE -O2 -I"$ROOT/include" -o "$B/pool_bench" \
-	"$ROOT/tests/bench/pool_bench.c" -Wl,--whole-archive "$ROOT/build/libcfl.a" \
-	-Wl,--no-whole-archive $PC_LIBS $MPI_LIBS -lm -lpthread || exit 1
+# the driver is built by the Makefile, linked like cfl
+make -s --no-print-directory -C "$ROOT" "build/bench-bin/pool_bench" >/dev/null && cp "$ROOT/build/bench-bin/pool_bench" "$B/" || exit 1
 
 median() { sort -g | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
 IRIS="$ROOT/datasets/iris.csv"

@@ -5,9 +5,8 @@ set -u
 N=1000
 B="$BENCH_DIR/store"
 mkdir -p "$B"
-PC_LIBS=$(pkg-config --libs openblas libpcre2-8 sqlite3 gsl | sed 's/-lgslcblas//')
-cc -std=c11 -D_GNU_SOURCE -O2 -I"$ROOT/include" -o "$B/store_bench" \
-	"$ROOT/tests/bench/store_bench.c" "$ROOT/build/libcfl.a" $PC_LIBS -lm -lpthread || exit 1
+# the driver is built by the Makefile, linked like cfl
+make -s --no-print-directory -C "$ROOT" "build/bench-bin/store_bench" >/dev/null && cp "$ROOT/build/bench-bin/store_bench" "$B/" || exit 1
 
 median() { sort -g | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
 

@@ -6,12 +6,8 @@
 set -u
 B="$BENCH_DIR/tcp"
 mkdir -p "$B"
-PC_LIBS=$(pkg-config --libs openblas libpcre2-8 sqlite3 gsl libcrypto | sed 's/-lgslcblas//')
-# libcfl.a holds mpi.o: its MPI libraries when the build found them
-PC_LIBS="$PC_LIBS $(mpicc --showme:link 2>/dev/null || pkg-config --libs ompi-c 2>/dev/null)"
-cc -std=c11 -D_GNU_SOURCE -O2 -I"$ROOT/include" -o "$B/tcp_bench" \
-	"$ROOT/tests/bench/tcp_bench.c" -Wl,--whole-archive "$ROOT/build/libcfl.a" \
-	-Wl,--no-whole-archive $PC_LIBS -lm -lpthread || exit 1
+# the driver is built by the Makefile, linked like cfl
+make -s --no-print-directory -C "$ROOT" "build/bench-bin/tcp_bench" >/dev/null && cp "$ROOT/build/bench-bin/tcp_bench" "$B/" || exit 1
 median() { sort -g | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
 export CFL_CACHE_DIR="$B/cache"
 

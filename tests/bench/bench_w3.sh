@@ -19,12 +19,8 @@ SETS=${W3_SETS:-digits breast_cancer diabetes synth_clf_100k synth_reg_100k}
 MODELS=${W3_MODELS:-tree forest gbdt}
 B="$BENCH_DIR/w3"
 mkdir -p "$B"
-PC_LIBS=$(pkg-config --libs openblas libpcre2-8 sqlite3 gsl | sed 's/-lgslcblas//')
-# the tree models register by weak symbols: pull them in by name, and only
-# what they need of the library
-cc -std=c11 -D_GNU_SOURCE -O2 -I"$ROOT/include" -o "$B/w3_bench" \
-	"$ROOT/tests/bench/w3_bench.c" -Wl,-u,cfl_tree_ops,-u,cfl_forest_ops,-u,cfl_gbdt_ops \
-	"$ROOT/build/libcfl.a" $PC_LIBS -lm -lpthread || exit 1
+# the driver is built by the Makefile, linked like cfl
+make -s --no-print-directory -C "$ROOT" "build/bench-bin/w3_bench" >/dev/null && cp "$ROOT/build/bench-bin/w3_bench" "$B/" || exit 1
 
 median() { sort -g | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
 mean() { awk '{ s += $1 } END { printf "%.4f", s / NR }'; }

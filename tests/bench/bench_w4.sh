@@ -13,13 +13,8 @@ SEEDS=${W4_SEEDS:-19}
 export OPENBLAS_NUM_THREADS=1
 cd "$ROOT"
 mkdir -p "$BENCH_DIR/w4"
-# the Makefile's libraries: its PC_PKGS, and MPI when libcfl.a was built with it
-PKGS="openblas libpcre2-8 sqlite3 gsl $(pkg-config --exists libcrypto && echo libcrypto)"
-LIBS="$(pkg-config --libs $PKGS | sed 's/-lgslcblas//') $(mpicc --showme:link 2>/dev/null)"
-make --no-print-directory -s build/libcfl.a || exit 1
-cc -std=c11 -D_GNU_SOURCE -O2 -Iinclude $(pkg-config --cflags $PKGS) \
-	-o "$BENCH_DIR/w4_driver" tests/bench/w4_driver.c \
-	-Wl,--whole-archive build/libcfl.a -Wl,--no-whole-archive $LIBS -lm -lpthread || exit 1
+# the driver is built by the Makefile, linked like cfl
+make -s --no-print-directory -C "$ROOT" "build/bench-bin/w4_driver" >/dev/null && cp "$ROOT/build/bench-bin/w4_driver" "$BENCH_DIR/" || exit 1
 
 for f in branin hartmann6 rosenbrock; do
 	for m in bo random; do
