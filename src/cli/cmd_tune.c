@@ -339,7 +339,11 @@ static int parse_args(struct plan *pl, int argc, char **argv)
  * binary (a build tree), or where `make install` puts it. */
 static const char *default_params(struct plan *pl)
 {
-	static const char *const dirs[] = { "params", "", "/usr/local/share/cfl/params",
+	/* "@" is the folder of the cfl binary: a checkout (./params beside
+	 * ./cfl) or an install under any PREFIX (PREFIX/bin/cfl finds
+	 * PREFIX/share/cfl/params), then the usual prefixes. */
+	static const char *const dirs[] = { "params", "@/params", "@/../share/cfl/params",
+					    "/usr/local/share/cfl/params",
 					    "/usr/share/cfl/params" };
 	char exe[512];
 	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
@@ -348,12 +352,12 @@ static const char *default_params(struct plan *pl)
 	if (strrchr(exe, '/'))
 		*strrchr(exe, '/') = '\0';
 	for (size_t i = 0; i < sizeof(dirs) / sizeof(dirs[0]); i++) {
-		if (dirs[i][0])
+		if (dirs[i][0] != '@')
 			snprintf(pl->params_buf, sizeof(pl->params_buf), "%s/%.64s.params",
 				 dirs[i], pl->model);
 		else if (exe[0])
-			snprintf(pl->params_buf, sizeof(pl->params_buf), "%.400s/params/%.64s.params",
-				 exe, pl->model);
+			snprintf(pl->params_buf, sizeof(pl->params_buf), "%.400s%s/%.64s.params",
+				 exe, dirs[i] + 1, pl->model);
 		else
 			continue;
 		if (access(pl->params_buf, R_OK) == 0)

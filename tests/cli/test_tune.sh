@@ -199,3 +199,20 @@ test_tune_timeout() {
 	n=$(tune_rows "$out" | wc -l)
 	[ "$n" -lt 10 ] || fail "--timeout ignored: $n candidates"
 }
+
+# An installed cfl (PREFIX/bin/cfl, as `make install` lays it out) finds its
+# default spaces in PREFIX/share/cfl/params from any working folder.
+test_tune_installed_finds_default_params() {
+	mkdir -p p/bin p/share/cfl/params work
+	cp "$CFL" p/bin/cfl
+	cp "$ROOT"/params/*.params p/share/cfl/params/
+	cd work
+	run "$TMP/p/bin/cfl" tune "$ROOT/datasets/iris.csv" --model linear --method random \
+		--num-search 2 --num-repeat 1 --db t.db -q
+	expect_rc 0
+	expect_out "Best"
+	rm -r "$TMP/p/share/cfl/params"
+	run "$TMP/p/bin/cfl" tune "$ROOT/datasets/iris.csv" --model linear --num-search 2 --db t2.db -q
+	expect_rc 2
+	expect_err "linear.params"
+}
