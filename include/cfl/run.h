@@ -59,6 +59,14 @@ uint64_t cfl_trial_seed(uint64_t run_seed, const char *model, int repeat);
  * their out-of-fold predictions cover the same rows. */
 uint64_t cfl_fold_seed(uint64_t run_seed, int repeat);
 
+/* For a worker that runs a coordinator's leases in its own pool: the spec
+ * of lease l as local trial local_id (a local id, since the coordinator
+ * may lease one trial again, a new attempt, while the old one still runs).
+ * spec points into l (model, params): l must outlive the submit. */
+void cfl_trial_spec_from_lease(struct cfl_trial_spec *spec /* OUT */,
+			       const struct cfl_wire_lease *l,
+			       int64_t local_id);
+
 /* ---- worker: one trial ---- */
 
 /* Runs the lease on data: fits on data->train (minus fold `fold` of

@@ -206,19 +206,7 @@ static int mw_submit(struct mworker *w, const struct cfl_wire_lease *l,
 		w->map = p;
 		w->cap_map = cap;
 	}
-	memset(&spec, 0, sizeof(spec));
-	/* a local id: rank 0 may lease a trial here again (a new attempt)
-	 * while the old attempt still runs */
-	spec.trial_id = ++w->next_local;
-	spec.model = l->model;
-	spec.params = &l->params;
-	spec.seed = l->seed;
-	spec.fold_seed = l->fold_seed;
-	spec.repeat = l->repeat;
-	spec.fold = l->fold;
-	spec.n_folds = (int)l->n_folds;
-	spec.flags = l->flags;
-	spec.prev_attempts = (int)l->attempt - 1;
+	cfl_trial_spec_from_lease(&spec, l, ++w->next_local);
 	if (cfl_pool_submit(w->pool, &spec, err))
 		return -1;
 	w->map[w->n_map].local = spec.trial_id;

@@ -324,19 +324,7 @@ static int submit_lease(struct worker *w, const struct cfl_wire_lease *l)
 		w->run_map = r;
 		w->cap_run = cap;
 	}
-	memset(&spec, 0, sizeof(spec));
-	/* a local id: the coordinator may lease one trial to us again (a new
-	 * attempt after a reconnect) while the old attempt still runs */
-	spec.trial_id = ++w->next_local;
-	spec.model = l->model;
-	spec.params = &l->params;
-	spec.seed = l->seed;
-	spec.fold_seed = l->fold_seed;
-	spec.repeat = l->repeat;
-	spec.fold = l->fold;
-	spec.n_folds = (int)l->n_folds;
-	spec.flags = l->flags;
-	spec.prev_attempts = (int)l->attempt - 1;
+	cfl_trial_spec_from_lease(&spec, l, ++w->next_local);
 	if (cfl_pool_submit(w->pool, &spec, &err)) {
 		fprintf(stderr, "cfl worker: %s\n", err.msg);
 		return -1;

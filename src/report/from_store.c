@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "cfl/metrics.h"
+#include "internal.h"
 
 static const char *row_name(enum cfl_table_rows by, const char *model,
 			    const char *hex)
@@ -60,4 +61,28 @@ out:
 	cfl_candidates_free(cands, n_cands);
 	free(rows);
 	return rc;
+}
+
+/* ---- a stored run's config (internal.h) ---- */
+
+void report_config_get(const char *config, const char *key, char *out,
+		       size_t cap)
+{
+	size_t kl = strlen(key);
+
+	out[0] = '\0';
+	for (const char *p = config; p && *p;) {
+		const char *nl = strchr(p, '\n');
+		size_t n = nl ? (size_t)(nl - p) : strlen(p);
+
+		if (n > kl && !strncmp(p, key, kl) && p[kl] == '=') {
+			n -= kl + 1;
+			if (n >= cap)
+				n = cap - 1;
+			memcpy(out, p + kl + 1, n);
+			out[n] = '\0';
+			return;
+		}
+		p = nl ? nl + 1 : p + n;
+	}
 }

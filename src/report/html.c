@@ -19,6 +19,7 @@
 #include <time.h>
 
 #include "cfl/metrics.h"
+#include "internal.h"
 #include "svg.h"
 
 static const char style[] =
@@ -60,29 +61,6 @@ static int fact(struct cfl_buf *b, const char *key, const char *value)
 }
 
 /* ---- html: tables of a run ---- */
-
-/* The value of "key=" in a stored config into out ("" when absent). */
-static void config_get(const char *config, const char *key, char *out,
-		       size_t cap)
-{
-	size_t kl = strlen(key);
-
-	out[0] = 0;
-	for (const char *p = config; p && *p;) {
-		const char *nl = strchr(p, '\n');
-		size_t n = nl ? (size_t)(nl - p) : strlen(p);
-
-		if (n > kl && !strncmp(p, key, kl) && p[kl] == '=') {
-			n -= kl + 1;
-			if (n >= cap)
-				n = cap - 1;
-			memcpy(out, p + kl + 1, n);
-			out[n] = 0;
-			return;
-		}
-		p = nl ? nl + 1 : p + n;
-	}
-}
 
 /* What to put in a table of a run. */
 struct table_spec {
@@ -527,9 +505,9 @@ int cfl_report_html(struct cfl_store *st, const struct cfl_run_info *run,
 	cfl_table_init(&t);
 	cfl_table_init(&tt);
 	if (tune) {
-		config_get(run->config, "num_repeat", buf, sizeof(buf));
+		report_config_get(run->config, "num_repeat", buf, sizeof(buf));
 		spec.hi = atoi(buf) > 0 ? atoi(buf) : INT_MAX;
-		config_get(run->config, "sign", buf, sizeof(buf));
+		report_config_get(run->config, "sign", buf, sizeof(buf));
 		spec.value_sign = atoi(buf) < 0 ? -1 : 1;
 	}
 	refit = (struct table_spec){ CFL_SPLIT_TEST, 0, spec.hi, INT_MAX, 0,

@@ -15,29 +15,7 @@
 #include <string.h>
 
 #include "cfl/metrics.h"
-
-/* The value of "key=" in a stored config, copied into out ("" if absent). */
-static void config_get(const char *config, const char *key, char *out,
-		       size_t cap)
-{
-	size_t kl = strlen(key);
-
-	out[0] = '\0';
-	for (const char *p = config; p && *p;) {
-		const char *nl = strchr(p, '\n');
-		size_t n = nl ? (size_t)(nl - p) : strlen(p);
-
-		if (n > kl && !strncmp(p, key, kl) && p[kl] == '=') {
-			n -= kl + 1;
-			if (n >= cap)
-				n = cap - 1;
-			memcpy(out, p + kl + 1, n);
-			out[n] = '\0';
-			return;
-		}
-		p = nl ? nl + 1 : p + n;
-	}
-}
+#include "internal.h"
 
 /* Appends "{'k': 'v', ...}" of a stored "k=v,k=v" string: values are split
  * at a comma followed by "name=", so "hidden=64,64" stays whole. */
@@ -100,11 +78,11 @@ int cfl_report_tune(struct cfl_store *st, const struct cfl_run_info *info,
 
 	cfl_table_init(&t);
 	cfl_table_init(&refit);
-	config_get(config, "sign", buf, sizeof(buf));
+	report_config_get(config, "sign", buf, sizeof(buf));
 	value_sign = atoi(buf) < 0 ? -1 : 1;	/* --command: --direction */
-	config_get(config, "num_repeat", buf, sizeof(buf));
+	report_config_get(config, "num_repeat", buf, sizeof(buf));
 	R = atol(buf);
-	config_get(config, "metric", metric, sizeof(metric));
+	report_config_get(config, "metric", metric, sizeof(metric));
 	if (R < 1)
 		R = 1;
 	if (cfl_store_candidates(st, info->id, &cands, &n_cands, err) ||

@@ -350,19 +350,17 @@ int cfl_pool_add_source(struct cfl_pool *p, int fd,
 	return 0;
 }
 
-/* A lease of (pe, slot k) failed: record it, requeue or finish the trial. */
-static int lease_failed(struct cfl_pool *p, struct peer *pe, size_t k,
-			int killed, const char *reason, struct cfl_err *err)
+/* Attempt `attempt` of trial idx, run by pe, failed: record it, then
+ * requeue the trial or finish it (failed, poison) with an event.  A stale
+ * failure (the trial moved on) is ignored. */
+static int attempt_failed(struct cfl_pool *p, struct peer *pe, long idx,
+			  int attempt, int killed, const char *reason,
+			  struct cfl_err *err)
 {
-	struct slot *sl = &pe->slots[k];
-	long idx = sl->idx;
-	int attempt = sl->attempt, st;
+	int st = sched_failed(&p->s, idx, attempt, killed, reason);
 
-	sl->idx = -1;
-	pe->n_busy--;
-	st = sched_failed(&p->s, idx, attempt, killed, reason);
 	if (st < 0)
-		return 0;	/* stale: the trial moved on */
+		return 0;
 	if (store_failed(p, &p->s.t[idx], attempt, reason, st, err))
 		return -1;
 	if (st == CFL_TRIAL_FAILED || st == CFL_TRIAL_POISON) {
@@ -378,6 +376,30 @@ static int lease_failed(struct cfl_pool *p, struct peer *pe, size_t k,
 		snprintf(e->reason, sizeof(e->reason), "%s", reason);
 	}
 	return 0;
+}
+
+/* A lease of (pe, slot k) failed: free the slot, then as attempt_failed. */
+static int lease_failed(struct cfl_pool *p, struct peer *pe, size_t k,
+			int killed, const char *reason, struct cfl_err *err)
+{
+	struct slot *sl = &pe->slots[k];
+	long idx = sl->idx;
+	int attempt = sl->attempt;
+
+	sl->idx = -1;
+	pe->n_busy--;
+	return attempt_failed(p, pe, idx, attempt, killed, reason, err);
+}
+
+/* Closes pe's descriptor and frees it (already out of p->peers). */
+static void peer_free(struct peer *pe)
+{
+	if (pe->pub.fd >= 0)
+		close(pe->pub.fd);
+	cfl_buf_release(&pe->in);
+	cfl_buf_release(&pe->out);
+	free(pe->slots);
+	free(pe);
 }
 
 /* The peer is gone (EOF, error or killed): fail its leases and free it
@@ -398,13 +420,8 @@ static int peer_dead(struct cfl_pool *p, size_t i, struct cfl_err *err)
 		if (pe->slots[k].idx >= 0 &&
 		    lease_failed(p, pe, k, 1, reason, err))
 			return -1;
-	if (pe->pub.fd >= 0)
-		close(pe->pub.fd);
-	cfl_buf_release(&pe->in);
-	cfl_buf_release(&pe->out);
-	free(pe->slots);
 	p->peers[i] = p->peers[--p->n_peers];
-	free(pe);
+	peer_free(pe);
 	return 0;
 }
 
@@ -442,7 +459,7 @@ static int handle_result(struct cfl_pool *p, struct peer *pe,
 	if (r->status != CFL_RESULT_OK) {
 		/* a model error: a failed attempt that did not kill the worker;
 		 * CRASHED: a remote worker's process died running it */
-		int st, attempt = (int)r->attempt;
+		int attempt = (int)r->attempt;
 		int killed = r->status == CFL_RESULT_CRASHED;
 		char reason[256];
 
@@ -450,24 +467,7 @@ static int handle_result(struct cfl_pool *p, struct peer *pe,
 		cfl_wire_msg_release(msg);	/* r is zeroed from here on */
 		if (k == pe->pub.n_slots)
 			return 0;	/* a late error of a cancelled lease */
-		st = sched_failed(&p->s, idx, attempt, killed, reason);
-		if (st < 0)
-			return 0;
-		if (store_failed(p, &p->s.t[idx], attempt, reason, st, err))
-			return -1;
-		if (st == CFL_TRIAL_FAILED || st == CFL_TRIAL_POISON) {
-			struct event *e = event_push(p, err);
-
-			if (!e)
-				return -1;
-			e->ev.trial_id = p->s.t[idx].id;
-			e->ev.user = p->s.t[idx].user;
-			e->ev.status = st;
-			e->ev.attempt = attempt;
-			snprintf(e->worker, sizeof(e->worker), "%s", pe->pub.name);
-			snprintf(e->reason, sizeof(e->reason), "%s", reason);
-		}
-		return 0;
+		return attempt_failed(p, pe, idx, attempt, killed, reason, err);
 	}
 	dup = sched_done(&p->s, idx, (int)r->attempt);
 	if (!dup) {
@@ -882,12 +882,7 @@ static int stop(struct cfl_pool *p, struct cfl_err *err)
 
 		if (pe->pub.ops->reap)
 			pe->pub.ops->reap(&pe->pub, reason, sizeof(reason));
-		if (pe->pub.fd >= 0)
-			close(pe->pub.fd);
-		cfl_buf_release(&pe->in);
-		cfl_buf_release(&pe->out);
-		free(pe->slots);
-		free(pe);
+		peer_free(pe);
 	}
 	sched_interrupt(&p->s);
 	if (cfl_pool_flush(p, err))
@@ -1044,12 +1039,7 @@ int cfl_pool_close(struct cfl_pool *p, struct cfl_err *err)
 			pe->pub.ops->kill(&pe->pub);
 		if (pe->pub.ops->reap)
 			pe->pub.ops->reap(&pe->pub, reason, sizeof(reason));
-		if (pe->pub.fd >= 0)
-			close(pe->pub.fd);
-		cfl_buf_release(&pe->in);
-		cfl_buf_release(&pe->out);
-		free(pe->slots);
-		free(pe);
+		peer_free(pe);
 	}
 	free(p->peers);
 	free(p->sources);

@@ -31,6 +31,22 @@ uint64_t cfl_fold_seed(uint64_t run_seed, int repeat)
 	return cfl_seed_derive(run_seed, "cfl-folds", (uint64_t)(int64_t)repeat);
 }
 
+void cfl_trial_spec_from_lease(struct cfl_trial_spec *spec,
+			       const struct cfl_wire_lease *l, int64_t local_id)
+{
+	memset(spec, 0, sizeof(*spec));
+	spec->trial_id = local_id;
+	spec->model = l->model;
+	spec->params = &l->params;
+	spec->seed = l->seed;
+	spec->fold_seed = l->fold_seed;
+	spec->repeat = l->repeat;
+	spec->fold = l->fold;
+	spec->n_folds = (int)l->n_folds;
+	spec->flags = l->flags;
+	spec->prev_attempts = (int)l->attempt - 1;
+}
+
 /* OpenBLAS's own setter, declared here rather than through cblas.h (only
  * the BLAS models include it); weak, so a build without OpenBLAS links. */
 extern void openblas_set_num_threads(int n) __attribute__((weak));
