@@ -67,10 +67,20 @@ int cli_cluster_wants_mpi(const struct cli_cluster *c)
 	return l.launcher != NULL;
 }
 
+long cli_cluster_env_rank(const struct cli_cluster *c)
+{
+	struct cfl_launch l;
+
+	if (!cli_cluster_wants_mpi(c))
+		return -1;
+	cfl_launch_detect(&l, env_get);
+	return l.launcher ? l.rank : -1;
+}
+
 const char cli_cluster_resume_msg[] =
 	"with the mpi backend, --resume NAME needs DATA and the run's options "
-	"again (only rank 0 may open the database, and every rank reads the "
-	"command line)";
+	"again when cfl cannot tell the ranks apart before MPI starts (a "
+	"launcher other than mpirun or srun): only rank 0 may open the database";
 
 /* ---- the MPI process of a rank: pump until the child is done ---- */
 
@@ -145,11 +155,15 @@ struct mworker {
 
 static struct mworker *g_mw;
 
-/* Children of the local pool must not hold rank 0's socket. */
+/* Children of the local pool must not hold rank 0's socket.  Forgotten
+ * once closed: the handler runs again in every fork below (a --command
+ * trial forks its program), where the number may be another file's. */
 static void atfork_child(void)
 {
-	if (g_mw && g_mw->fd >= 0)
+	if (g_mw && g_mw->fd >= 0) {
 		close(g_mw->fd);
+		g_mw->fd = -1;
+	}
 }
 
 static void on_worker_signal(int sig)
@@ -367,78 +381,9 @@ static void widen_affinity(long jobs)
 	sched_setaffinity(0, sizeof(set), &set);
 }
 
-/* Puts the broadcast dataset into the worker cache (verified, atomic;
- * shared by the ranks of a node and kept for --resume) and loads it with
- * the data options o.  Returns 0, or -1 with err. */
-static int mw_load(struct mworker *w, const struct cfl_data_opts *o,
-		   const struct cfl_buf *blob, const unsigned char sha[32],
-		   struct cfl_err *err)
-{
-	struct cfl_data_opts od = *o;
-	struct cfl_cache cache;
-	char dir[4096], *path = NULL;
-	const char *d = getenv("CFL_CACHE_DIR"), *x = getenv("XDG_CACHE_HOME"),
-		   *h = getenv("HOME");
-	int r;
-
-	if (d && *d)
-		snprintf(dir, sizeof(dir), "%s", d);
-	else if (x && *x)
-		snprintf(dir, sizeof(dir), "%s/cfl", x);
-	else
-		snprintf(dir, sizeof(dir), "%s/.cache/cfl", h && *h ? h : "/tmp");
-	if (cfl_cache_init(&cache, dir, err))
-		return -1;
-	r = cfl_cache_get(&cache, sha, blob->len, &path, err);
-	if (r == 0) {
-		struct cfl_cache_fill fill;
-
-		if (cfl_cache_fill_begin(&fill, &cache, sha, blob->len, err))
-			r = -1;
-		else if (cfl_cache_fill_add(&fill, 0, blob->data, blob->len, err)) {
-			cfl_cache_fill_abort(&fill);
-			r = -1;
-		} else {
-			r = cfl_cache_fill_finish(&fill, &path, err) ? -1 : 1;
-		}
-	}
-	cfl_cache_release(&cache);
-	if (r < 0)
-		return -1;
-	od.path = path;
-	r = cfl_data_load(&w->data, &od, err);
-	free(path);
-	if (r)
-		return cfl_err_prefix(err, "cannot load the dataset");
-	w->have_data = 1;
-	if (memcmp(w->data.sha256, sha, 32))
-		return cfl_err_set(err, "the cached dataset changed while loading");
-	return 0;
-}
-
-static int str_eq(const char *a, const char *b)
-{
-	return a == b || (a && b && !strcmp(a, b));
-}
-
-/* Whether loading with a and with b gives the same data. */
-static int same_data_opts(const struct cfl_data_opts *a,
-			  const struct cfl_data_opts *b)
-{
-	return str_eq(a->schema.target, b->schema.target) &&
-	       str_eq(a->schema.drop_re, b->schema.drop_re) &&
-	       str_eq(a->schema.only_re, b->schema.only_re) &&
-	       a->schema.task == b->schema.task && a->test_frac == b->test_frac &&
-	       a->valid_frac == b->valid_frac && a->seed == b->seed &&
-	       !a->test_path && !b->test_path && !a->valid_path && !b->valid_path;
-}
-
 static int run_worker(struct cli_cluster *c, const char *cmd, long jobs,
-		      const struct cfl_data_opts *d, const struct cfl_buf *blob,
-		      int quiet)
+		      const struct cfl_buf *blob, int quiet)
 {
-	struct cfl_err early_err;
-	int early;
 	static struct mworker w;
 	struct cfl_wire_msg m, welcome;
 	struct cfl_pool_opts po;
@@ -464,6 +409,10 @@ static int run_worker(struct cli_cluster *c, const char *cmd, long jobs,
 	sigaction(SIGTERM, &sa, NULL);
 	signal(SIGPIPE, SIG_IGN);
 
+	/* the parts rank 0 loaded and broadcast: nothing to parse here */
+	if (cfl_data_unpack_parts(&w.data, blob->data, blob->len, &err))
+		goto fail;
+	w.have_data = 1;
 	/* HELLO, then wait for WELCOME */
 	cfl_wire_msg_init(&m, CFL_WIRE_HELLO);
 	m.u.hello.proto = CFL_WIRE_VERSION;
@@ -471,9 +420,6 @@ static int run_worker(struct cli_cluster *c, const char *cmd, long jobs,
 	m.u.hello.name = w.name;
 	if (mw_send(&w, &m, &err))
 		goto fail;
-	/* every rank parsed the same command line: load with our own data
-	 * options while rank 0 loads (WELCOME's config is checked below) */
-	early = mw_load(&w, d, blob, c->sha256, &early_err) == 0;
 	while (!welcome.type) {
 		struct pollfd p = { w.fd, POLLIN, 0 };
 
@@ -490,7 +436,7 @@ static int run_worker(struct cli_cluster *c, const char *cmd, long jobs,
 		if (w.gone && !welcome.type)
 			goto out;	/* rank 0 stopped early and said why */
 	}
-	if (memcmp(welcome.u.welcome.data_sha256, c->sha256, 32) ||
+	if (memcmp(welcome.u.welcome.data_sha256, w.data.sha256, 32) ||
 	    welcome.u.welcome.data_size != blob->len) {
 		cfl_err_set(&err, "rank 0 serves another dataset than it broadcast "
 			    "(the file changed?)");
@@ -499,13 +445,6 @@ static int run_worker(struct cli_cluster *c, const char *cmd, long jobs,
 	w.have_cfg = 1;
 	if (cli_remote_config_parse(&w.cfg, welcome.u.welcome.config, &err))
 		goto fail;
-	if (!early || !same_data_opts(d, &w.cfg.data)) {
-		if (w.have_data)
-			cfl_data_release(&w.data);
-		w.have_data = 0;
-		if (mw_load(&w, &w.cfg.data, blob, c->sha256, &err))
-			goto fail;
-	}
 	widen_affinity(jobs);
 
 	cfl_pool_opts_init(&po);
@@ -577,14 +516,69 @@ out:
 
 /* ---- start ---- */
 
+/* Rank 0 loads the dataset in a thread while MPI starts (both take about
+ * as long); the thread is joined before anything forks. */
+struct load_job {
+	struct cfl_data *data;
+	const struct cfl_data_opts *opts;
+	struct cfl_err err;
+	int rc;
+};
+
+static void *load_thread(void *arg)
+{
+	struct load_job *j = arg;
+
+	j->rc = cfl_data_load(j->data, j->opts, &j->err);
+	return NULL;
+}
+
+/* Rank 0: loads the data (or takes the thread's load) and packs its parts
+ * into blob for the broadcast; a command without data sends empty parts.
+ * and its SHA-256 into blob_sha.  On failure prints why and marks the blob
+ * too big, which tells the other ranks that nothing follows. */
+static void rank0_blob(struct cli_cluster *c, const struct cfl_data_opts *d,
+		       struct cfl_data *data, struct load_job *job,
+		       pthread_t *th, struct cfl_buf *blob,
+		       unsigned char blob_sha[32])
+{
+	struct cfl_data none;
+	struct cfl_err err;
+
+	if (data) {
+		if (th)
+			pthread_join(*th, NULL);
+		else
+			job->rc = cfl_data_load(data, d, &job->err);
+		if (job->rc) {
+			cli_fail(&job->err);
+			blob->len = CFL_MPI_MAX_BLOB + 1;
+			return;
+		}
+		c->data_loaded = 1;
+	} else {
+		memset(&none, 0, sizeof(none));
+	}
+	if (cfl_data_pack_parts(data ? data : &none, blob, &err)) {
+		cli_fail(&err);
+		blob->len = CFL_MPI_MAX_BLOB + 1;
+		return;
+	}
+	memcpy(c->sha256, data ? data->sha256 : none.sha256, 32);
+	cfl_net_sha256(blob->data, blob->len, blob_sha);
+}
+
 int cli_cluster_start(struct cli_cluster *c, const char *cmd,
-		      const struct cfl_data_opts *d, int has_listen,
-		      long *num_jobs, int num_jobs_set)
+		      const struct cfl_data_opts *d, struct cfl_data *data,
+		      int has_listen, long *num_jobs, int num_jobs_set)
 {
 	struct cfl_launch l;
 	struct cfl_err err;
 	struct cfl_buf blob;
-	int detected = 0, quiet;
+	struct load_job job;
+	unsigned char blob_sha[32] = { 0 };
+	pthread_t th;
+	int detected = 0, quiet, threaded = 0;
 	long jobs;
 	pid_t pid;
 
@@ -603,15 +597,19 @@ int cli_cluster_start(struct cli_cluster *c, const char *cmd,
 	if (has_listen)
 		return cli_usage_error(cmd, "--listen and the mpi backend do not mix "
 				       "(use --backend local with --listen)");
-	if (!d->path)
-		return cli_usage_error(cmd, "the mpi backend needs DATA on the command "
-				       "line (with --resume too): rank 0 broadcasts it");
-	if (d->test_path || d->valid_path)
-		return cli_usage_error(cmd, "the mpi backend broadcasts one dataset "
-				       "file: --test and --valid files are not "
-				       "supported with it");
+	/* rank 0 (known from the launcher's environment) starts loading */
+	memset(&job, 0, sizeof(job));
+	job.data = data;
+	job.opts = d;
+	if (data && l.launcher && l.rank == 0)
+		threaded = pthread_create(&th, NULL, load_thread, &job) == 0;
 	if (cfl_mpi_init(&c->mpi, &err)) {
 		fprintf(stderr, "cfl %s: %s\n", cmd, err.msg);
+		if (threaded) {
+			pthread_join(th, NULL);
+			if (!job.rc)
+				cfl_data_release(data);
+		}
 		return CLI_FAIL;
 	}
 	quiet = c->mpi.rank != 0;
@@ -619,30 +617,39 @@ int cli_cluster_start(struct cli_cluster *c, const char *cmd,
 		fprintf(stderr, "cfl %s: started by %s with %d ranks: using the mpi "
 			"backend (rank 0 coordinates; --backend local to run "
 			"each rank alone)\n", cmd, l.launcher, c->mpi.size);
+	/* a rank numbered differently by MPI than by its environment */
+	if (threaded && c->mpi.rank != 0) {
+		pthread_join(th, NULL);
+		if (!job.rc)
+			cfl_data_release(data);
+		threaded = 0;
+	}
 	if (c->mpi.size < 2) {
 		if (c->mpi.rank == 0)
 			fprintf(stderr, "cfl %s: the mpi backend needs 2 ranks or more "
 				"(a coordinator and workers), this job has %d; start "
 				"it with e.g. mpirun -n 3\n", cmd, c->mpi.size);
+		if (threaded) {
+			pthread_join(th, NULL);
+			if (!job.rc)
+				cfl_data_release(data);
+		}
 		cfl_mpi_finalize(&c->mpi, NULL);
 		return CLI_USAGE;
 	}
-	/* the dataset, once, from rank 0 */
+	/* the encoded parts, once, from rank 0: no other rank reads DATA */
 	cfl_buf_init(&blob);
-	if (c->mpi.rank == 0) {
-		if (cfl_buf_read_file(&blob, d->path, &err)) {
-			/* the other ranks learn it from the broadcast */
-			fprintf(stderr, "cfl %s: %s\n", cmd, err.msg);
-			blob.len = CFL_MPI_MAX_BLOB + 1;
-		} else {
-			cfl_net_sha256(blob.data, blob.len, c->sha256);
-		}
-	}
-	if (cfl_mpi_bcast_blob(&c->mpi, &blob, c->sha256, &err)) {
+	if (c->mpi.rank == 0)
+		rank0_blob(c, d, data, &job, threaded ? &th : NULL, &blob, blob_sha);
+	if (cfl_mpi_bcast_blob(&c->mpi, &blob, blob_sha, &err)) {
 		if (c->mpi.rank == 0 && blob.len <= CFL_MPI_MAX_BLOB)
 			fprintf(stderr, "cfl %s: %s\n", cmd, err.msg);
 		else if (c->mpi.rank != 0 && !strstr(err.msg, "rank 0 could not"))
 			fprintf(stderr, "cfl %s: rank %d: %s\n", cmd, c->mpi.rank, err.msg);
+		if (c->data_loaded) {
+			cfl_data_release(data);
+			c->data_loaded = 0;
+		}
 		cfl_buf_release(&blob);
 		cfl_mpi_finalize(&c->mpi, NULL);
 		return CLI_FAIL;
@@ -658,7 +665,10 @@ int cli_cluster_start(struct cli_cluster *c, const char *cmd,
 		cfl_mpi_abort(&c->mpi, CLI_FAIL);
 	}
 	if (pid > 0) {
+		/* the pump needs neither the data nor the blob */
 		cfl_buf_release(&blob);
+		if (c->data_loaded)
+			cfl_data_release(data);
 		pump_and_exit(c, cmd, pid);	/* never returns */
 	}
 	if (c->mpi.rank == 0) {
@@ -668,7 +678,7 @@ int cli_cluster_start(struct cli_cluster *c, const char *cmd,
 		return -1;
 	}
 	{
-		int rc = run_worker(c, cmd, jobs, d, &blob, quiet);
+		int rc = run_worker(c, cmd, jobs, &blob, quiet);
 
 		cfl_buf_release(&blob);
 		fflush(NULL);
@@ -732,9 +742,8 @@ static const struct cfl_peer_ops mpi_ops = {
 	.kill_on_timeout = 0,
 };
 
-int cli_cluster_attach(struct cli_cluster *c, const char *cmd,
-		       struct cfl_pool *pool, const struct cfl_data_opts *d,
-		       const struct cfl_data *data,
+int cli_cluster_attach(struct cli_cluster *c, struct cfl_pool *pool,
+		       const struct cfl_data_opts *d,
 		       const struct cfl_pool_opts *po, const char *run_key)
 {
 	struct cfl_buf config;
@@ -742,12 +751,6 @@ int cli_cluster_attach(struct cli_cluster *c, const char *cmd,
 
 	if (c->backend != CFL_BACKEND_MPI || !c->fds)
 		return 0;
-	if (!data)
-		return cli_failf("the mpi backend runs trials on a dataset: %s needs DATA",
-				 cmd);
-	if (memcmp(data->sha256, c->sha256, 32))
-		return cli_failf("'%s' changed between its broadcast and its load",
-				 d->path);
 	cfl_buf_init(&config);
 	if (cli_remote_config_format(&config, run_key, d, po, &err)) {
 		cfl_buf_release(&config);

@@ -32,8 +32,10 @@ struct cli_cluster {
 	enum cfl_backend backend;	/* the one in use, after start */
 	struct cfl_mpi mpi;
 	int *fds;		/* rank 0's coordinator: fds[r] to worker rank r */
-	unsigned char sha256[32];	/* of the broadcast dataset */
-	size_t data_size;
+	unsigned char sha256[32];	/* of the dataset file (its parts are
+					 * broadcast) */
+	size_t data_size;		/* of the broadcast blob */
+	int data_loaded;		/* rank 0 loaded the caller's data */
 	char *config;		/* the WELCOME config text (rank 0) */
 	size_t n_alive;		/* worker ranks still connected */
 	struct cfl_pool *pool;
@@ -48,30 +50,41 @@ int cli_cluster_option(struct cli_cluster *c, const char *cmd, int opt,
 /* Whether the backend will be mpi (asked for, or detected from mpirun's or
  * srun's environment); decides nothing and prints nothing. */
 int cli_cluster_wants_mpi(const struct cli_cluster *c);
-/* Why `--resume NAME` without DATA is refused under mpi. */
+/* This process's rank in the MPI job it will start, as the launcher's
+ * environment tells before MPI starts; -1 when the backend will not be mpi
+ * or the launcher is not one cfl knows.  A worker rank (> 0) takes the run
+ * from rank 0: it needs neither DATA nor, with --resume NAME, the
+ * database. */
+long cli_cluster_env_rank(const struct cli_cluster *c);
+/* Why `--resume NAME` without DATA is refused when cfl cannot tell the
+ * ranks apart before MPI starts (a launcher it does not know). */
 extern const char cli_cluster_resume_msg[];
 
 /* Chooses the backend (saying so on stderr when it was detected) and, for
- * mpi, starts it: every rank initialises MPI, rank 0 broadcasts the
- * dataset file d->path, and each rank forks.  Returns -1 when the caller
- * goes on with its command: locally, or as the coordinator of an MPI job
- * (then *num_jobs is 0: rank 0 runs no trial itself).  Otherwise returns
- * the exit code the caller returns at once: a usage or start-up error, or
- * a worker rank's finished work.  The MPI process of a rank never returns
- * from here: it pumps frames until its child is done, then exits.
+ * mpi, starts it: every rank initialises MPI while rank 0 loads d into
+ * *data (NULL: the command needs no dataset, e.g. tune --command), rank 0
+ * broadcasts the encoded parts (cfl_data_pack_parts; no other rank reads
+ * DATA), and each rank forks.  Returns -1 when the caller goes on with its
+ * command: locally (data untouched), or as the coordinator of an MPI job
+ * (then *num_jobs is 0: rank 0 runs no trial itself, and c->data_loaded
+ * says *data is loaded: the caller must not load it again, and releases
+ * it).  Otherwise returns the exit code the caller returns at once: a
+ * usage or start-up error (a data error is printed as a local run prints
+ * it), or a worker rank's finished work.  The MPI process of a rank never
+ * returns from here: it pumps frames until its child is done, then exits.
  * num_jobs_set: whether --num-jobs was given (else a worker rank takes the
  * node's cores divided by the ranks on the node). */
 int cli_cluster_start(struct cli_cluster *c, const char *cmd,
-		      const struct cfl_data_opts *d, int has_listen,
-		      long *num_jobs, int num_jobs_set);
+		      const struct cfl_data_opts *d, struct cfl_data *data,
+		      int has_listen, long *num_jobs, int num_jobs_set);
 
 /* On rank 0 of an MPI job, after cfl_pool_new: joins every worker rank to
  * the pool as a peer (its HELLO gives its slots; it is answered with a
- * WELCOME carrying the config and the dataset's SHA-256).  A no-op (0)
+ * WELCOME carrying the config, the dataset file's SHA-256 and the
+ * broadcast blob's size).  A no-op (0)
  * for the other backends.  Returns 0, or 1 after printing why. */
-int cli_cluster_attach(struct cli_cluster *c, const char *cmd,
-		       struct cfl_pool *pool, const struct cfl_data_opts *d,
-		       const struct cfl_data *data,
+int cli_cluster_attach(struct cli_cluster *c, struct cfl_pool *pool,
+		       const struct cfl_data_opts *d,
 		       const struct cfl_pool_opts *po, const char *run_key);
 
 /* After cfl_pool_close: frees what start and attach kept. */

@@ -543,8 +543,14 @@ int cmd_repeat(int argc, char **argv)
 	cfl_buf_init(&cmdline);
 	cfl_buf_init(&out);
 	r = parse_args(&pl, argc, argv);
-	if (r == 3 && cli_cluster_wants_mpi(&pl.cluster))
-		r = cli_usage_error("repeat", "%s", cli_cluster_resume_msg);
+	if (r == 3 && cli_cluster_wants_mpi(&pl.cluster)) {
+		long rank = cli_cluster_env_rank(&pl.cluster);
+
+		if (rank > 0)
+			r = 0;	/* a worker rank: rank 0 has the run's command */
+		else if (rank < 0)
+			r = cli_usage_error("repeat", "%s", cli_cluster_resume_msg);
+	}
 	if (r == 3) {
 		/* --resume NAME alone: the run's stored command fills in DATA
 		 * and the plan */
@@ -568,8 +574,9 @@ int cmd_repeat(int argc, char **argv)
 		return r < 0 ? CLI_OK : r;
 	}
 	/* under mpi, only rank 0's coordinator goes on from here */
-	r = cli_cluster_start(&pl.cluster, "repeat", &pl.data, pl.remote.listen != NULL,
-			      &pl.num_jobs, pl.num_jobs_set);
+	memset(&data, 0, sizeof(data));
+	r = cli_cluster_start(&pl.cluster, "repeat", &pl.data, &data,
+			      pl.remote.listen != NULL, &pl.num_jobs, pl.num_jobs_set);
 	if (r >= 0) {
 		plan_release(&pl);
 		free(rv);
@@ -586,7 +593,8 @@ int cmd_repeat(int argc, char **argv)
 	sigaction(SIGINT, &sa, &old_int);
 	sigaction(SIGTERM, &sa, &old_term);
 
-	if (cfl_data_load(&data, &pl.data, &err)) {
+	/* under mpi rank 0 loaded it while MPI started */
+	if (!pl.cluster.data_loaded && cfl_data_load(&data, &pl.data, &err)) {
 		cli_fail(&err);
 		goto done;
 	}
@@ -716,7 +724,7 @@ int cmd_repeat(int argc, char **argv)
 		snprintf(key, sizeof(key), "%.200s#%lld", pl.db, (long long)run_id);
 		if (cli_remote_start(&pl.remote, "repeat", pool, &pl.data, &data, &po,
 				     key, pl.quiet) ||
-		    cli_cluster_attach(&pl.cluster, "repeat", pool, &pl.data, &data, &po, key))
+		    cli_cluster_attach(&pl.cluster, pool, &pl.data, &po, key))
 			goto done;
 	}
 

@@ -754,8 +754,14 @@ int cmd_tune(int argc, char **argv)
 	cfl_buf_init(&cmdline);
 	cfl_buf_init(&out);
 	r = parse_args(&pl, argc, argv);
-	if (r == 3 && cli_cluster_wants_mpi(&pl.cluster))
-		r = cli_usage_error("tune", "%s", cli_cluster_resume_msg);
+	if (r == 3 && cli_cluster_wants_mpi(&pl.cluster)) {
+		long rank = cli_cluster_env_rank(&pl.cluster);
+
+		if (rank > 0)
+			r = 0;	/* a worker rank: rank 0 has the run's command */
+		else if (rank < 0)
+			r = cli_usage_error("tune", "%s", cli_cluster_resume_msg);
+	}
 	if (r == 3) {
 		int nc = 0;
 		const char *db = pl.db, *name = pl.resume;
@@ -776,14 +782,16 @@ int cmd_tune(int argc, char **argv)
 		return r < 0 ? CLI_OK : r;
 	}
 	/* under mpi, only rank 0's coordinator goes on from here */
+	memset(&data, 0, sizeof(data));
 	r = cli_cluster_start(&pl.cluster, "tune", &pl.data,
-			      pl.remote.listen != NULL, &pl.num_jobs,
-			      pl.num_jobs_set);
+			      pl.command ? NULL : &data, pl.remote.listen != NULL,
+			      &pl.num_jobs, pl.num_jobs_set);
 	if (r >= 0) {
 		free(rv);
 		free(rv_words);
 		return r;
 	}
+	loaded = pl.cluster.data_loaded;	/* under mpi, while MPI started */
 
 	/* the search space, checked against the model's schema */
 	if (pl.model)
@@ -845,11 +853,10 @@ int cmd_tune(int argc, char **argv)
 	sigaction(SIGTERM, &sa, &old_term);
 
 	/* the data and the metric */
-	memset(&data, 0, sizeof(data));
 	if (!pl.command) {
 		int n_classes;
 
-		if (cfl_data_load(&data, &pl.data, &err)) {
+		if (!loaded && cfl_data_load(&data, &pl.data, &err)) {
 			cli_fail(&err);
 			goto done_sig;
 		}
@@ -983,8 +990,8 @@ int cmd_tune(int argc, char **argv)
 		snprintf(key, sizeof(key), "%.200s#%lld", pl.db, (long long)tu.run_id);
 		if (cli_remote_start(&pl.remote, "tune", tu.pool, &pl.data,
 				     &data, &po, key, pl.quiet) ||
-		    cli_cluster_attach(&pl.cluster, "tune", tu.pool, &pl.data,
-				       loaded ? &data : NULL, &po, key)) {
+		    cli_cluster_attach(&pl.cluster, tu.pool, &pl.data,
+				       &po, key)) {
 			rc = CLI_FAIL;
 			goto done_sig;
 		}

@@ -136,8 +136,12 @@ static void on_signal(int sig)
 /* Children of the local pool must not hold the coordinator's connection. */
 static void atfork_child(void)
 {
-	if (g_w && g_w->src_fd >= 0)
+	/* once: the handler runs again in any fork below, where the number
+	 * may belong to another file */
+	if (g_w && g_w->src_fd >= 0) {
 		close(g_w->src_fd);
+		g_w->src_fd = -1;
+	}
 }
 
 static void say(const struct worker *w, const char *fmt, ...)

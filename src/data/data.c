@@ -143,3 +143,145 @@ void cfl_data_release(struct cfl_data *d)
 	cfl_csv_release(&d->csv);
 	memset(d, 0, sizeof(*d));
 }
+
+/* ---- data: the encoded parts as one blob ---- */
+
+/* "CFLPARTS", a byte-order mark, the data file's SHA-256, then per part:
+ * n, d (u64), n_classes (i64), has_y (u64), x (n*d floats), y (n doubles). */
+static const char parts_magic[8] = { 'C', 'F', 'L', 'P', 'A', 'R', 'T', 'S' };
+#define PARTS_ORDER 0x01020304u
+
+static int pack_u64(struct cfl_buf *b, uint64_t v)
+{
+	return cfl_buf_append(b, &v, sizeof(v));
+}
+
+int cfl_data_pack_parts(const struct cfl_data *d, struct cfl_buf *out,
+			struct cfl_err *err)
+{
+	const struct cfl_xy *parts[3] = { &d->train, &d->valid, &d->test };
+	uint32_t order = PARTS_ORDER;
+	int bad = cfl_buf_append(out, parts_magic, sizeof(parts_magic)) ||
+		  cfl_buf_append(out, &order, sizeof(order)) ||
+		  cfl_buf_append(out, d->sha256, 32);
+
+	for (int i = 0; i < 3 && !bad; i++) {
+		const struct cfl_xy *p = parts[i];
+
+		bad = pack_u64(out, p->n) || pack_u64(out, p->d) ||
+		      pack_u64(out, (uint64_t)(int64_t)p->n_classes) ||
+		      pack_u64(out, p->y != NULL) ||
+		      cfl_buf_append(out, p->x, p->n * p->d * sizeof(float)) ||
+		      (p->y && cfl_buf_append(out, p->y, p->n * sizeof(double)));
+	}
+	return bad ? cfl_err_set(err, "out of memory (packing the data parts)") : 0;
+}
+
+/* Reader over a blob: take() fails once the blob is short. */
+struct unpack {
+	const char *p;
+	size_t left;
+};
+
+static const void *take(struct unpack *u, size_t n)
+{
+	const void *at = u->p;
+
+	if (n > u->left)
+		return NULL;
+	u->p += n;
+	u->left -= n;
+	return at;
+}
+
+static int take_u64(struct unpack *u, uint64_t *v)
+{
+	const void *at = take(u, sizeof(*v));
+
+	if (at)
+		memcpy(v, at, sizeof(*v));
+	return at ? 0 : -1;
+}
+
+static int unpack_part(struct cfl_xy *xy, struct unpack *u, const char *name,
+		       struct cfl_err *err)
+{
+	uint64_t n, d, k, has_y;
+	const void *x, *y = NULL;
+
+	if (take_u64(u, &n) || take_u64(u, &d) || take_u64(u, &k) ||
+	    take_u64(u, &has_y))
+		return cfl_err_set(err, "data parts: the %s part's header is cut short",
+				   name);
+	if ((int64_t)k < 0 || (int64_t)k > 1 << 20 || has_y > 1 ||
+	    n > SIZE_MAX / sizeof(double) ||
+	    (d && n > (SIZE_MAX / sizeof(double)) / d))
+		return cfl_err_set(err, "data parts: the %s part's header is "
+				   "malformed (%llu rows, %llu columns)", name,
+				   (unsigned long long)n, (unsigned long long)d);
+	x = take(u, (size_t)(n * d) * sizeof(float));
+	if (x && has_y)
+		y = take(u, (size_t)n * sizeof(double));
+	if (!x || (has_y && !y))
+		return cfl_err_set(err, "data parts: the %s part is cut short "
+				   "(%llu rows of %llu columns)", name,
+				   (unsigned long long)n, (unsigned long long)d);
+	xy->n = (size_t)n;
+	xy->d = (size_t)d;
+	xy->n_classes = (int)k;
+	xy->x = cfl_malloc((size_t)(n * d) * sizeof(float) + sizeof(float), err);
+	if (!xy->x)
+		return -1;
+	memcpy(xy->x, x, (size_t)(n * d) * sizeof(float));
+	if (has_y) {
+		xy->y = cfl_malloc((size_t)n * sizeof(double) + sizeof(double), err);
+		if (!xy->y)
+			return -1;
+		memcpy(xy->y, y, (size_t)n * sizeof(double));
+	}
+	return 0;
+}
+
+int cfl_data_unpack_parts(struct cfl_data *d, const void *blob, size_t len,
+			  struct cfl_err *err)
+{
+	struct unpack u = { blob, len };
+	struct cfl_xy *parts[3] = { &d->train, &d->valid, &d->test };
+	static const char *names[3] = { "train", "valid", "test" };
+	const char *magic, *sha;
+	const void *order;
+	uint32_t o = 0;
+
+	memset(d, 0, sizeof(*d));
+	magic = take(&u, sizeof(parts_magic));
+	order = take(&u, sizeof(o));
+	sha = take(&u, 32);
+	if (!magic || memcmp(magic, parts_magic, sizeof(parts_magic)))
+		return cfl_err_set(err, "data parts: not a data parts blob");
+	if (!order || !sha)
+		return cfl_err_set(err, "data parts: the header is cut short");
+	memcpy(&o, order, sizeof(o));
+	if (o != PARTS_ORDER)
+		return cfl_err_set(err, "data parts: written on a machine of "
+				   "another byte order");
+	memcpy(d->sha256, sha, 32);
+	cfl_sha256_hex(d->sha256, d->sha256_hex);
+	for (int i = 0; i < 3; i++)
+		if (unpack_part(parts[i], &u, names[i], err)) {
+			cfl_data_release(d);
+			return -1;
+		}
+	if (u.left) {
+		cfl_data_release(d);
+		return cfl_err_set(err, "data parts: %zu bytes after the test part",
+				   u.left);
+	}
+	if (d->valid.d != d->train.d || d->test.d != d->train.d ||
+	    d->valid.n_classes != d->train.n_classes ||
+	    d->test.n_classes != d->train.n_classes) {
+		cfl_data_release(d);
+		return cfl_err_set(err, "data parts: the parts disagree on their "
+				   "columns or classes");
+	}
+	return 0;
+}

@@ -103,6 +103,62 @@ $ref"
 	[ "$out" = "$ref" ] || fail "mpi table (--num-jobs 2) differs: $out"
 }
 
+# Only rank 0 reads files: the worker ranks get the encoded parts by
+# broadcast, so their own command line may name a DATA that does not exist
+# on their node, and --test / --valid files work; the table equals the
+# local run's with the same files.
+test_mpi_test_valid_files_and_worker_ranks_read_no_data() {
+	mpi_skip && return 0
+	awk 'NR == 1 || NR % 5 >= 2' "$ROOT/datasets/iris.csv" >train.csv
+	awk 'NR == 1 || NR % 5 == 0' "$ROOT/datasets/iris.csv" >test.csv
+	awk 'NR == 1 || NR % 5 == 1' "$ROOT/datasets/iris.csv" >valid.csv
+	local args=(--models linear,fcnn --set fcnn.epochs=5 --num-repeat 2 --seed 2 --metrics acc,logloss -q)
+	run "$CFL" repeat train.csv --test test.csv --valid valid.csv "${args[@]}" --num-jobs 2 --db local.db
+	expect_rc 0
+	local ref=$out
+	# rank 0 has the files; the others are told of files that are not there
+	cat >rank.sh <<EOF
+#!/bin/sh
+if [ "\$OMPI_COMM_WORLD_RANK" = 0 ]; then
+	exec "$CFL" repeat train.csv --test test.csv --valid valid.csv "\$@"
+fi
+exec "$CFL" repeat /nonexistent/train.csv --test /nonexistent/test.csv "\$@"
+EOF
+	chmod +x rank.sh
+	run mpi_run -n 3 ./rank.sh "${args[@]}" --db mpi.db
+	expect_rc 0
+	[ "$out" = "$ref" ] || fail "mpi table differs from the local one:
+$out
+--- local:
+$ref"
+	[ "$(sqlite3 mpi.db "select count(distinct worker) from trials")" = 2 ] ||
+		fail "not both worker ranks: $(sqlite3 mpi.db 'select worker from trials')"
+}
+
+# tune --command needs no dataset: the worker ranks run the program.
+test_mpi_tune_command() {
+	mpi_skip && return 0
+	cat >f.sh <<'EOF'
+#!/bin/sh
+awk -v x="$1" 'BEGIN { printf "%.10f\n", (x - 2) * (x - 2) }'
+EOF
+	chmod +x f.sh
+	printf 'x = uniform(-5, 5)\n' >f.params
+	local args=(--command './f.sh {x}' --params f.params --num-search 8 --num-repeat 1
+		    --num-parallel 2 --seed 4 --name t -q)
+	run "$CFL" tune "${args[@]}" --num-jobs 2 --db local.db
+	expect_rc 0
+	local ref=$out
+	run mpi_run -n 3 "$CFL" tune "${args[@]}" --db mpi.db
+	expect_rc 0
+	[ "$out" = "$ref" ] || fail "mpi tune --command differs from the local one:
+$out
+--- local:
+$ref"
+	[ "$(sqlite3 mpi.db "select count(*) from trials where status='done' and worker like 'rank:%'")" = 8 ] ||
+		fail "not 8 trials on worker ranks: $(sqlite3 mpi.db 'select status, worker from trials')"
+}
+
 # mpirun -n 3 cfl tune: the candidates, their scores, the best parameters
 # and the refit equal the local run's for the same seed.
 test_mpi_tune_equals_local() {
@@ -148,8 +204,8 @@ test_mpi_faulty_trials_fail_and_the_run_completes() {
 	done
 }
 
-# kill -9 of a worker rank mid-run ends the job with a message; the same
-# command with --resume finishes it: nothing lost, nothing stored twice, the
+# kill -9 of a worker rank mid-run ends the job with a message; --resume
+# NAME (DATA and the options come from the database) finishes it: nothing lost, nothing stored twice, the
 # table of an uninterrupted run.
 test_mpi_kill9_worker_rank_then_resume() {
 	mpi_skip && return 0
@@ -184,7 +240,9 @@ test_mpi_kill9_worker_rank_then_resume() {
 	done
 	sqlite3 k.db "select id from trials where status='done'" | sort >done_before.txt
 	n_done=$(wc -l <done_before.txt)
-	run mpi_run -n 3 "$CFL" repeat "$ROOT/datasets/iris.csv" --models linear,baseline --num-repeat 3 --seed 1 --metrics acc,logloss --db k.db --name k --resume k
+	# --resume NAME alone: rank 0 takes DATA and the options from the
+	# database; the worker ranks take everything from rank 0
+	run mpi_run -n 3 "$CFL" repeat --db k.db --resume k
 	expect_rc 0
 	expect_err "resuming run 'k': $n_done trials done, $((6 - n_done)) to run"
 	[ "$out" = "$ref" ] || fail "resumed table differs: $out
@@ -207,14 +265,15 @@ test_mpi_backend_usage_errors() {
 	run "$CFL" repeat "$ROOT/datasets/iris.csv" --backend tcp
 	expect_rc 2
 	expect_err "--backend tcp needs --listen"
-	# --resume alone would read the database on every rank
+	# --resume alone, where cfl cannot tell rank 0 before MPI starts, would
+	# read the database on every rank
 	run "$CFL" repeat --resume k --db none.db --backend mpi
 	expect_rc 2
 	expect_err "with the mpi backend, --resume NAME needs DATA"
-	OMPI_COMM_WORLD_RANK=1 OMPI_COMM_WORLD_SIZE=3 run "$CFL" repeat --resume k --db none.db
+	run "$CFL" tune --resume k --db none.db --backend mpi
 	expect_rc 2
 	expect_err "with the mpi backend, --resume NAME needs DATA"
-	[ -e none.db ] && fail "a worker rank opened the database"
+	[ -e none.db ] && fail "a database was opened"
 	if ! "$CFL" --version | grep -q '^backends:.* mpi'; then
 		run "$CFL" repeat "$ROOT/datasets/iris.csv" --backend mpi
 		expect_rc 2

@@ -718,6 +718,74 @@ static void t_data_load_with_test_file(void)
 	remove(dir);
 }
 
+/* The parts blob an MPI job broadcasts: a round trip gives the same parts
+ * bit for bit, and every cut or damaged blob is refused with a message. */
+static void t_data_pack_parts(void)
+{
+	struct cfl_data d, back;
+	struct cfl_data_opts o;
+	struct cfl_err err = { { 0 } };
+	struct cfl_buf b;
+	char dir[] = "/tmp/cfl_data_XXXXXX", tr[64];
+	const struct cfl_xy *a[3] = { &d.train, &d.valid, &d.test };
+	const struct cfl_xy *c[3] = { &back.train, &back.valid, &back.test };
+	FILE *f;
+	char *text = make_rows(40, 2);
+
+	CHECK(mkdtemp(dir) != NULL);
+	snprintf(tr, sizeof(tr), "%s/tr.csv", dir);
+	f = fopen(tr, "w");
+	fputs(text, f);
+	fclose(f);
+	free(text);
+	cfl_data_opts_init(&o);
+	o.path = tr;
+	CHECK_MSG(cfl_data_load(&d, &o, &err) == 0, "%s", err.msg);
+	cfl_buf_init(&b);
+	CHECK(cfl_data_pack_parts(&d, &b, &err) == 0);
+	CHECK_MSG(cfl_data_unpack_parts(&back, b.data, b.len, &err) == 0, "%s", err.msg);
+	for (int i = 0; i < 3; i++) {
+		CHECK_INT(c[i]->n, a[i]->n);
+		CHECK_INT(c[i]->d, a[i]->d);
+		CHECK_INT(c[i]->n_classes, a[i]->n_classes);
+		CHECK(!memcmp(c[i]->x, a[i]->x, a[i]->n * a[i]->d * sizeof(float)));
+		CHECK(!memcmp(c[i]->y, a[i]->y, a[i]->n * sizeof(double)));
+	}
+	CHECK_STR(back.sha256_hex, d.sha256_hex);
+	CHECK(back.csv.n_rows == 0 && back.schema.n_cols == 0);
+	cfl_data_release(&back);
+
+	/* every shorter blob is cut short somewhere */
+	for (size_t len = 0; len < b.len; len += 1 + len / 7) {
+		CHECK(cfl_data_unpack_parts(&back, b.data, len, &err) == -1);
+		CHECK_CONTAINS(err.msg, "data parts: ");
+		CHECK(back.train.x == NULL);
+	}
+	/* a trailing byte, a wrong magic, another byte order, a huge count */
+	cfl_buf_append(&b, "x", 1);
+	CHECK(cfl_data_unpack_parts(&back, b.data, b.len, &err) == -1);
+	CHECK_CONTAINS(err.msg, "bytes after the test part");
+	b.len--;
+	b.data[0] = 'X';
+	CHECK(cfl_data_unpack_parts(&back, b.data, b.len, &err) == -1);
+	CHECK_CONTAINS(err.msg, "not a data parts blob");
+	b.data[0] = 'C';
+	b.data[8] ^= 0x07;
+	CHECK(cfl_data_unpack_parts(&back, b.data, b.len, &err) == -1);
+	CHECK_CONTAINS(err.msg, "byte order");
+	b.data[8] ^= 0x07;
+	memset(b.data + 8 + 4 + 32, 0xff, 8);	/* train rows: 2^64 - 1 */
+	CHECK(cfl_data_unpack_parts(&back, b.data, b.len, &err) == -1);
+	CHECK_CONTAINS(err.msg, "train part");
+	memset(b.data + 8 + 4 + 32 + 8, 0, 8);	/* and 0 columns */
+	CHECK(cfl_data_unpack_parts(&back, b.data, b.len, &err) == -1);
+	CHECK_CONTAINS(err.msg, "train part");
+	cfl_buf_release(&b);
+	cfl_data_release(&d);
+	remove(tr);
+	remove(dir);
+}
+
 const struct cfl_test cfl_tests[] = {
 	TEST(t_csv_quotes),
 	TEST(t_csv_crlf_bom_and_delimiters),
@@ -740,5 +808,6 @@ const struct cfl_test cfl_tests[] = {
 	TEST(t_split_regression),
 	TEST(t_split_kfold),
 	TEST(t_data_load_with_test_file),
+	TEST(t_data_pack_parts),
 	{ 0 },
 };
