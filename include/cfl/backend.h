@@ -150,8 +150,12 @@ int cfl_mpi_fork_role(struct cfl_mpi *m, int **fds /* OUT */,
  * handler should forward SIGTERM and SIGINT to the child and set *stop:
  * then the pump returns 1 as soon as the child has exited, without waiting
  * for peers that may be dead (the caller must not call MPI_Finalize then).
- * -1 with err on an MPI or socket failure (the caller then aborts the
- * job). */
+ * On rank 0, when the child has exited but some worker ranks have not
+ * closed their side grace seconds later (stopped or hung: the coordinator
+ * dropped them for silence), returns 2 with *status set and err naming
+ * them; MPI_Finalize would wait for them forever, so the caller ends the
+ * job with cfl_mpi_abort.  -1 with err on an MPI or socket failure (the
+ * caller then aborts the job). */
 int cfl_mpi_bridge(struct cfl_mpi *m, int *fds, pid_t child, double grace,
 		   const volatile sig_atomic_t *stop, int *status /* OUT */,
 		   struct cfl_err *err);

@@ -229,7 +229,9 @@ struct cfl_peer_ops {
 	/* The peer's fd reached EOF or failed, or it was killed: write why its
 	 * running trials failed ("signal SIGSEGV", "exit 3", "connection
 	 * lost") and release the transport's state (close nothing: the pool
-	 * closes fd). */
+	 * closes fd).  On entry reason holds why the pool dropped the peer
+	 * mid-run ("no word from worker for N s"), "worker lost" when it went
+	 * by itself, or "" when the pool is closing or interrupted. */
 	void (*reap)(struct cfl_peer *peer, char *reason, size_t cap);
 	/* On --trial-timeout: 1 kills the peer (a forked child running one
 	 * trial); 0 sends CANCEL and keeps it (a multi-slot remote worker). */

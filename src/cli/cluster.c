@@ -128,6 +128,14 @@ static void pump_and_exit(struct cli_cluster *c, const char *cmd, pid_t child)
 	}
 	code = WIFEXITED(status) ? WEXITSTATUS(status)
 	       : WIFSIGNALED(status) ? 128 + WTERMSIG(status) : CLI_FAIL;
+	if (r == 2) {
+		/* the run is over and stored; only the job's end is left */
+		fprintf(stderr, "cfl %s: %s; every result is stored; ending the "
+			"MPI job with MPI_Abort (exit code %d)\n", cmd, err.msg,
+			code);
+		fflush(NULL);
+		cfl_mpi_abort(&c->mpi, code);
+	}
 	if (r == 0 && cfl_mpi_finalize(&c->mpi, &err) < 0)
 		fprintf(stderr, "cfl %s: rank %d: %s\n", cmd, c->mpi.rank, err.msg);
 	/* stopped by a signal (the job is being killed, a rank was lost): the
@@ -273,8 +281,11 @@ static int mw_frames(struct mworker *w, struct cfl_wire_msg *welcome,
 			rc = cfl_err_set(err, "rank 0 refused this worker: %s",
 					 m.u.error.message);
 			break;
-		case CFL_WIRE_RESULT_ACK:
 		case CFL_WIRE_HEARTBEAT:
+			/* rank 0 drops a rank that stops answering */
+			rc = mw_send(w, &m, err);
+			break;
+		case CFL_WIRE_RESULT_ACK:
 		case CFL_WIRE_CANCEL:
 			/* a cancelled trial runs on: its result is a duplicate */
 			break;
@@ -594,6 +605,7 @@ int cli_cluster_start(struct cli_cluster *c, const char *cmd,
 		return cli_usage_error(cmd, "--backend tcp needs --listen ADDR:PORT");
 	if (c->backend != CFL_BACKEND_MPI)
 		return -1;
+	c->cmd = cmd;
 	if (has_listen)
 		return cli_usage_error(cmd, "--listen and the mpi backend do not mix "
 				       "(use --backend local with --listen)");
@@ -707,7 +719,8 @@ static int mpi_on_frame(struct cfl_peer *peer, const struct cfl_wire_frame *f,
 	mp->hello = 1;
 	cfl_wire_msg_init(&w, CFL_WIRE_WELCOME);
 	w.u.welcome.proto = CFL_WIRE_VERSION;
-	w.u.welcome.heartbeat_ms = 0;	/* a lost rank ends the job */
+	/* HEARTBEATs come every heartbeat_ms; the worker echoes them */
+	w.u.welcome.heartbeat_ms = (uint32_t)(mp->c->heartbeat * 1000);
 	memcpy(w.u.welcome.data_sha256, mp->c->sha256, 32);
 	w.u.welcome.data_size = mp->c->data_size;
 	w.u.welcome.config = mp->c->config;
@@ -727,9 +740,19 @@ static void mpi_reap(struct cfl_peer *peer, char *reason, size_t cap)
 
 	if (!mp)
 		return;
+	if (!strncmp(reason, "no word", 7))
+		fprintf(stderr, "cfl %s: worker rank %d stopped answering (%s); its "
+			"trials go to the other ranks\n", mp->c->cmd, mp->rank,
+			reason);
 	snprintf(reason, cap, "MPI rank %d lost", mp->rank);
 	if (mp->c->n_alive)
 		mp->c->n_alive--;
+	if (!mp->c->n_alive && mp->c->pool && cfl_pool_n_queued(mp->c->pool)) {
+		/* ranks dropped for silence: no one is left to run the rest */
+		fprintf(stderr, "cfl %s: every worker rank stopped answering\n",
+			mp->c->cmd);
+		cfl_pool_interrupt(mp->c->pool);
+	}
 	free(mp);
 	peer->impl = NULL;
 }
@@ -744,8 +767,10 @@ static const struct cfl_peer_ops mpi_ops = {
 
 int cli_cluster_attach(struct cli_cluster *c, struct cfl_pool *pool,
 		       const struct cfl_data_opts *d,
-		       const struct cfl_pool_opts *po, const char *run_key)
+		       const struct cfl_pool_opts *po, const char *run_key,
+		       double heartbeat)
 {
+	struct cfl_peer *peer;
 	struct cfl_buf config;
 	struct cfl_err err;
 
@@ -758,6 +783,7 @@ int cli_cluster_attach(struct cli_cluster *c, struct cfl_pool *pool,
 	}
 	c->config = config.data;	/* owned now */
 	c->pool = pool;
+	c->heartbeat = heartbeat;
 	for (int r = 1; r < c->mpi.size; r++) {
 		struct mpeer *mp = cfl_calloc(1, sizeof(*mp), &err);
 		char name[64];
@@ -767,10 +793,15 @@ int cli_cluster_attach(struct cli_cluster *c, struct cfl_pool *pool,
 		mp->c = c;
 		mp->rank = r;
 		snprintf(name, sizeof(name), "rank:%d", r);
-		if (!cfl_pool_add_peer(pool, c->fds[r], &mpi_ops, mp, 0, name, &err)) {
+		peer = cfl_pool_add_peer(pool, c->fds[r], &mpi_ops, mp, 0, name, &err);
+		if (!peer) {
 			free(mp);
 			return cli_fail(&err);
 		}
+		/* a stopped or hung rank is dropped and its trials requeued,
+		 * as a silent TCP worker is */
+		peer->heartbeat = heartbeat;
+		peer->silence = 5 * heartbeat;
 		c->fds[r] = -1;	/* the pool closes it */
 		c->n_alive++;
 	}

@@ -38,6 +38,8 @@ struct cli_cluster {
 	int data_loaded;		/* rank 0 loaded the caller's data */
 	char *config;		/* the WELCOME config text (rank 0) */
 	size_t n_alive;		/* worker ranks still connected */
+	double heartbeat;	/* s between HEARTBEATs to each worker rank */
+	const char *cmd;	/* "repeat", "tune": for messages */
 	struct cfl_pool *pool;
 };
 
@@ -85,7 +87,8 @@ int cli_cluster_start(struct cli_cluster *c, const char *cmd,
  * for the other backends.  Returns 0, or 1 after printing why. */
 int cli_cluster_attach(struct cli_cluster *c, struct cfl_pool *pool,
 		       const struct cfl_data_opts *d,
-		       const struct cfl_pool_opts *po, const char *run_key);
+		       const struct cfl_pool_opts *po, const char *run_key,
+		       double heartbeat);
 
 /* After cfl_pool_close: frees what start and attach kept. */
 void cli_cluster_stop(struct cli_cluster *c);

@@ -724,7 +724,8 @@ int cmd_repeat(int argc, char **argv)
 		snprintf(key, sizeof(key), "%.200s#%lld", pl.db, (long long)run_id);
 		if (cli_remote_start(&pl.remote, "repeat", pool, &pl.data, &data, &po,
 				     key, pl.quiet) ||
-		    cli_cluster_attach(&pl.cluster, pool, &pl.data, &po, key))
+		    cli_cluster_attach(&pl.cluster, pool, &pl.data, &po, key,
+				       pl.remote.heartbeat))
 			goto done;
 	}
 

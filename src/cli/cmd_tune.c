@@ -991,7 +991,7 @@ int cmd_tune(int argc, char **argv)
 		if (cli_remote_start(&pl.remote, "tune", tu.pool, &pl.data,
 				     &data, &po, key, pl.quiet) ||
 		    cli_cluster_attach(&pl.cluster, tu.pool, &pl.data,
-				       &po, key)) {
+				       &po, key, pl.remote.heartbeat)) {
 			rc = CLI_FAIL;
 			goto done_sig;
 		}

@@ -18,8 +18,9 @@ const char cli_remote_help[] =
 	"                           --num-jobs 0 leaves the work to them\n"
 	"  --token-file FILE        shared secret (mode 0600) both ends prove they\n"
 	"                           hold; required unless ADDR is loopback [none]\n"
-	"  --heartbeat SEC          heartbeat interval; a worker silent for 5 of\n"
-	"                           them is dropped and its trials requeued [1]\n";
+	"  --heartbeat SEC          heartbeat interval; a worker (or an MPI worker\n"
+	"                           rank) silent for 5 of them is dropped and its\n"
+	"                           trials requeued [1]\n";
 
 void cli_remote_init(struct cli_remote *r)
 {

@@ -700,6 +700,32 @@ static int pump_mpi(struct link *l, int child_done, struct cfl_buf *tmp,
 	return 0;
 }
 
+/* Names the ranks that have not closed their side: 2 with err. */
+static int not_finished(const struct link *links, size_t n_links,
+			double grace, struct cfl_err *err)
+{
+	char list[256] = "";
+	size_t n = 0, len = 0;
+
+	for (size_t i = 0; i < n_links; i++) {
+		if (links[i].eof_got)
+			continue;
+		n++;
+		if (len < sizeof(list) - 16)
+			len += (size_t)snprintf(list + len, sizeof(list) - len,
+						"%s%d", len ? ", " : "",
+						links[i].rank);
+	}
+	if (!n)
+		cfl_err_set(err, "sends to worker ranks still pending %g s after "
+			    "the end", grace);
+	else
+		cfl_err_set(err, "worker rank%s %s did not finish within %g s of "
+			    "the end (stopped or hung)", n > 1 ? "s" : "", list,
+			    grace);
+	return 2;
+}
+
 int cfl_mpi_bridge(struct cfl_mpi *m, int *fds, pid_t child, double grace,
 		   const volatile sig_atomic_t *stop, int *status,
 		   struct cfl_err *err)
@@ -709,7 +735,7 @@ int cfl_mpi_bridge(struct cfl_mpi *m, int *fds, pid_t child, double grace,
 	struct cfl_buf tmp;
 	size_t n_links = 0;
 	int child_done = 0, rc = -1, signalled = 0;
-	double eof0_at = -1, last_progress = cfl_now();
+	double eof0_at = -1, child_done_at = -1, last_progress = cfl_now();
 	long nap_us = 0;
 
 	*status = 0;
@@ -779,6 +805,18 @@ int cfl_mpi_bridge(struct cfl_mpi *m, int *fds, pid_t child, double grace,
 				done = 0;
 		if (child_done && done && n_pend == 0)
 			break;
+		/* rank 0: a worker rank that never closes (stopped, hung) would
+		 * keep MPI_Finalize waiting for ever */
+		if (m->rank == 0 && child_done) {
+			double now = cfl_now();
+
+			if (child_done_at < 0)
+				child_done_at = now;
+			if (now - child_done_at > grace) {
+				rc = not_finished(links, n_links, grace, err);
+				goto out;
+			}
+		}
 		if (child_done && stop && *stop) {
 			rc = 1;
 			goto out;

@@ -407,9 +407,10 @@ static void peer_free(struct peer *pe)
 static int peer_dead(struct cfl_pool *p, size_t i, struct cfl_err *err)
 {
 	struct peer *pe = p->peers[i];
-	char reason[256] = "worker lost";
+	char reason[256];
 	int had_leases = pe->n_busy > 0;
 
+	snprintf(reason, sizeof(reason), "%s", pe->why[0] ? pe->why : "worker lost");
 	if (pe->pub.ops->reap)
 		pe->pub.ops->reap(&pe->pub, reason, sizeof(reason));
 	if (had_leases && !strcmp(reason, "exit 0"))
@@ -878,7 +879,7 @@ static int stop(struct cfl_pool *p, struct cfl_err *err)
 			p->peers[i]->pub.ops->kill(&p->peers[i]->pub);
 	while (p->n_peers) {
 		struct peer *pe = p->peers[--p->n_peers];
-		char reason[128];
+		char reason[128] = "";
 
 		if (pe->pub.ops->reap)
 			pe->pub.ops->reap(&pe->pub, reason, sizeof(reason));
@@ -1033,7 +1034,7 @@ int cfl_pool_close(struct cfl_pool *p, struct cfl_err *err)
 	}
 	while (p->n_peers) {
 		struct peer *pe = p->peers[--p->n_peers];
-		char reason[128];
+		char reason[128] = "";
 
 		if (pe->n_busy && pe->pub.ops->kill)
 			pe->pub.ops->kill(&pe->pub);

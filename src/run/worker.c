@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/select.h>
@@ -69,7 +70,8 @@ void cfl_worker_set_threads(int n)
 /* CFL_TEST_FAULT=KIND[:REPEAT[:ATTEMPTS]] makes the trials of repeat REPEAT
  * (every trial when absent) fail on attempts 1..ATTEMPTS (every attempt when
  * absent): segv (killed by SIGSEGV), hang (never returns), exit3 (the child
- * exits with 3), oom (allocates until refused), error (a model error). */
+ * exits with 3), oom (allocates until refused), error (a model error), slow
+ * (no failure: the trial takes 0.3 s longer). */
 static void maybe_fault(const struct cfl_wire_lease *l, struct cfl_wire_result *res)
 {
 	const char *fault = getenv("CFL_TEST_FAULT");
@@ -94,6 +96,12 @@ static void maybe_fault(const struct cfl_wire_lease *l, struct cfl_wire_result *
 	} else if (!strcmp(kind, "hang")) {
 		for (;;)
 			pause();
+	} else if (!strcmp(kind, "slow")) {
+		/* not a fault: the trial takes 0.3 s longer (tests that act
+		 * while trials run) */
+		struct timespec ts = { 0, 300000000L };
+
+		nanosleep(&ts, NULL);
 	} else if (!strcmp(kind, "exit3")) {
 		_exit(3);
 	} else if (!strcmp(kind, "oom")) {

@@ -75,6 +75,19 @@ mpi_ranks() {
 	done
 }
 
+# The pid of rank N of the newest mpirun's job (waits up to 5 s for it), or
+# nothing.
+mpi_rank_pid() {
+	local mp pid
+	for _ in $(seq 50); do
+		mp=$(pgrep -n -x mpirun)
+		pid=$(mpi_ranks "$mp" | awk -v n="$1" '$2 == n {print $1}')
+		[ -n "$pid" ] && break
+		sleep 0.1
+	done
+	echo "$pid"
+}
+
 
 # mpirun -n 3: the table equals the local pool's for the same seed; both
 # worker ranks ran trials; rank 0 said it chose mpi by itself.
@@ -220,9 +233,9 @@ test_mpi_kill9_worker_rank_then_resume() {
 		sleep 0.1
 	done
 	[ "${n_done:-0}" -ge 4 ] || fail "the run did not get going: $(cat k.err)"
-	mp=$(pgrep -n -x mpirun -P $$ 2>/dev/null || pgrep -n -x mpirun)
-	pid1=$(mpi_ranks "$mp" | awk '$2 == 1 {print $1}')
-	[ -n "$pid1" ] || fail "no rank 1 under mpirun $mp"
+	mp=$(pgrep -n -x mpirun)
+	pid1=$(mpi_rank_pid 1)
+	[ -n "$pid1" ] || fail "no rank 1 under mpirun"
 	# every process of the job: the ranks, their children, the trials
 	local all p st
 	all=$(mpi_ranks "$mp" | awk '{print $1}')
@@ -255,6 +268,104 @@ $ref"
 	[ "$(sqlite3 k.db "select count(*) from trials")" = 6 ] || fail "trials duplicated"
 	[ "$(sqlite3 k.db "select count(*) from metrics")" = 24 ] || fail "metrics duplicated"
 	[ "$(sqlite3 k.db "select status from runs")" = done ] || fail "run not done"
+}
+
+# A worker rank that stops answering (SIGSTOP: a frozen node) is dropped
+# after 5 heartbeats of silence and its trials go to the other rank; the run
+# completes with the local table, and as MPI_Finalize would wait for the
+# stopped rank for ever, rank 0 ends the job with MPI_Abort, exit code 0.
+test_mpi_stopped_worker_rank_is_dropped() {
+	mpi_skip && return 0
+	local pid2 n_done all p st job rc
+	local args=("$ROOT/datasets/iris.csv" --models linear,baseline --num-repeat 20 --seed 1
+		    --metrics acc,logloss -q)
+	run "$CFL" repeat "${args[@]}" --num-jobs 2 --db local.db
+	expect_rc 0
+	local ref=$out
+	CFL_TEST_FAULT=slow MPI_TIMEOUT=90 mpi_run -x CFL_TEST_FAULT -n 3 "$CFL" repeat \
+		"${args[@]}" --heartbeat 0.5 --db s.db --name s >s.out 2>s.err &
+	job=$!
+	for _ in $(seq 150); do
+		n_done=$(sqlite3 s.db "select count(*) from trials where status='done'" 2>/dev/null)
+		[ "${n_done:-0}" -ge 2 ] && break
+		sleep 0.1
+	done
+	[ "${n_done:-0}" -ge 2 ] || fail "the run did not get going: $(cat s.err)"
+	pid2=$(mpi_rank_pid 2)
+	[ -n "$pid2" ] || fail "no rank 2 under mpirun"
+	# the rank, its worker child and the trials
+	all="$pid2 $(pgrep -P "$pid2")"
+	for p in $all; do all="$all $(pgrep -P "$p")"; done
+	trap 'kill -9 $all 2>/dev/null' EXIT
+	kill -STOP $all 2>/dev/null
+	local stopped
+	stopped=$(ps -o pid=,stat=,args= -p "$(tr ' ' ',' <<<"$all" | sed 's/^,*//; s/,,*/,/g; s/,$//')")
+	wait "$job"
+	rc=$?
+	[ "$rc" = 0 ] || fail "exit $rc: $(grep -v 'done in' s.err)"
+	grep -q "worker rank 2 stopped answering (no word from worker for 2.5 s)" s.err ||
+		fail "no word of the dropped rank: $(grep -v 'done in' s.err)
+stopped at $n_done trials done: $stopped
+trials per worker: $(sqlite3 s.db 'select worker, count(*) from trials group by worker')"
+	grep -q "worker rank 2 did not finish within 10 s of the end" s.err ||
+		fail "no word of the job's end: $(grep -v 'done in' s.err)"
+	[ "$(cat s.out)" = "$ref" ] || fail "table differs: $(cat s.out)
+--- local:
+$ref"
+	[ "$(sqlite3 s.db "select count(*) from trials where status='done'")" = 40 ] ||
+		fail "not 40 trials done"
+	[ "$(sqlite3 s.db "select count(*) from metrics")" = 160 ] || fail "metrics lost or doubled"
+	[ "$(sqlite3 s.db "select count(*) from trial_attempts where worker='rank:2' and reason like 'no word from worker%'")" -ge 1 ] ||
+		fail "no attempt failed on rank 2: $(sqlite3 s.db 'select * from trial_attempts')"
+	sleep 1
+	for p in $all; do
+		st=$(ps -o stat= -p "$p" 2>/dev/null)
+		[ -z "$st" ] || [[ "$st" == Z* ]] || fail "process $p outlived the job ($st)"
+	done
+}
+
+# Every worker rank stops answering: the run stops as if interrupted (130),
+# rank 0 ends the job, and --resume under mpirun finishes it with the local
+# table.
+test_mpi_every_worker_rank_stopped_then_resume() {
+	mpi_skip && return 0
+	local n_done all p r job rc
+	local args=("$ROOT/datasets/iris.csv" --models linear,baseline --num-repeat 20 --seed 1
+		    --metrics acc,logloss -q)
+	run "$CFL" repeat "${args[@]}" --num-jobs 2 --db local.db
+	expect_rc 0
+	local ref=$out
+	CFL_TEST_FAULT=slow MPI_TIMEOUT=90 mpi_run -x CFL_TEST_FAULT -n 3 "$CFL" repeat \
+		"${args[@]}" --heartbeat 0.3 --db s.db --name s >s.out 2>s.err &
+	job=$!
+	for _ in $(seq 150); do
+		n_done=$(sqlite3 s.db "select count(*) from trials where status='done'" 2>/dev/null)
+		[ "${n_done:-0}" -ge 2 ] && break
+		sleep 0.1
+	done
+	[ "${n_done:-0}" -ge 2 ] || fail "the run did not get going: $(cat s.err)"
+	all=""
+	for r in 1 2; do
+		p=$(mpi_rank_pid $r)
+		[ -n "$p" ] || fail "no rank $r"
+		all="$all $p $(pgrep -P "$p")"
+	done
+	for p in $all; do all="$all $(pgrep -P "$p")"; done
+	trap 'kill -9 $all 2>/dev/null' EXIT
+	kill -STOP $all
+	wait "$job"
+	rc=$?
+	[ "$rc" = 130 ] || fail "exit $rc, expected 130: $(grep -v 'done in' s.err)"
+	grep -q "every worker rank stopped answering" s.err || fail "no word: $(grep -v 'done in' s.err)"
+	grep -q "worker ranks 1, 2 did not finish" s.err || fail "no word of the end: $(grep -v 'done in' s.err)"
+	[ "$(sqlite3 s.db "select status from runs")" = interrupted ] || fail "run not marked interrupted"
+	run mpi_run -n 3 "$CFL" repeat --db s.db --resume s
+	expect_rc 0
+	[ "$out" = "$ref" ] || fail "resumed table differs: $out
+--- local:
+$ref"
+	[ "$(sqlite3 s.db "select count(*) from trials where status='done'")" = 40 ] || fail "not 40 trials done"
+	[ "$(sqlite3 s.db "select count(*) from metrics")" = 160 ] || fail "metrics lost or doubled"
 }
 
 # Bad backend choices are usage errors with a way out.
