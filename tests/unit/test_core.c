@@ -44,7 +44,8 @@ static int cpuinfo_has_sha_ni(void)
 }
 
 /* FIPS 180-2 appendix B (plus the empty message) through one block
- * function: each message whole, and the million 'a' in uneven pieces. */
+ * function: each message whole, the million 'a' in uneven pieces; then
+ * every message length up to 299 against digests from another SHA-256. */
 static void sha256_check_vectors(enum cfl_sha256_impl impl)
 {
 	static const struct {
@@ -78,6 +79,27 @@ static void sha256_check_vectors(enum cfl_sha256_impl impl)
 	cfl_sha256_final(&s, d);
 	cfl_sha256_hex(d, hex);
 	CHECK_STR(hex, "cdc76e5c9914fb9281a1c7e284d73e67f1809a48a497200e046d39ccc7112cd0");
+
+	/* every length 0..299 (each padding case: 55, 56, 63, 64 bytes in
+	 * the last block): the SHA-256 of the 300 digests of the prefixes of
+	 * bytes i*31+7, as Python's hashlib computes it */
+	{
+		unsigned char pat[300];
+		struct cfl_sha256 all;
+
+		for (int i = 0; i < 300; i++)
+			pat[i] = (unsigned char)(i * 31 + 7);
+		cfl_sha256_init(&all);
+		for (size_t len = 0; len < 300; len++) {
+			cfl_sha256_init(&s);
+			cfl_sha256_update(&s, pat, len);
+			cfl_sha256_final(&s, d);
+			cfl_sha256_update(&all, d, 32);
+		}
+		cfl_sha256_final(&all, d);
+		cfl_sha256_hex(d, hex);
+		CHECK_STR(hex, "82d1c86ef5eb80a2f7cb650e4770f5293bdbe86a5b577e54026c9295bbcf0e8d");
+	}
 	CHECK_INT(cfl_sha256_select(CFL_SHA256_AUTO), 0);
 }
 
