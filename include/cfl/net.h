@@ -148,8 +148,9 @@ void cfl_auth_release(struct cfl_auth *a);
  * (size and hash) before an atomic rename() makes it visible.  Two workers
  * on one host may fill the same entry at once: each writes its own
  * temporary file and the renames replace equal bytes with equal bytes.  An
- * entry is hashed again before each use; a corrupt one is removed.  Names
- * come from hashes only, so no peer can name a path outside the folder.
+ * entry is hashed again before each use (by cfl_cache_get, or by the
+ * reader of a cfl_cache_find); a corrupt one is removed.  Names come from
+ * hashes only, so no peer can name a path outside the folder.
  */
 
 #define CFL_CACHE_MAX_SIZE ((uint64_t)1 << 36)	/* 64 GiB: larger is refused */
@@ -169,6 +170,16 @@ void cfl_cache_release(struct cfl_cache *c);
  * err on an I/O error. */
 int cfl_cache_get(const struct cfl_cache *c, const unsigned char sha256[32],
 		  uint64_t size, char **path /* OUT */, struct cfl_err *err);
+
+/* Like cfl_cache_get without reading the entry: 1 with *path (malloc'd)
+ * when a regular file of size bytes is there, 0 when it is missing (a
+ * wrong-size one is removed), -1 with err (cannot stat it, not a regular
+ * file).  Its bytes are NOT checked: for a reader that hashes them anyway
+ * (cfl_data_load), which must compare that hash with sha256 and, when they
+ * differ, call cfl_cache_get (which removes a corrupt entry) before
+ * trusting or fetching anything. */
+int cfl_cache_find(const struct cfl_cache *c, const unsigned char sha256[32],
+		   uint64_t size, char **path /* OUT */, struct cfl_err *err);
 
 /* One entry being filled. */
 struct cfl_cache_fill {
