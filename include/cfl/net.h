@@ -187,8 +187,8 @@ struct cfl_cache_fill {
 	int fd;
 	unsigned char sha256[32];
 	uint64_t size, offset;	/* expected total; bytes written so far */
-	void *hash;		/* libcrypto's SHA-256 state (hardware-assisted:
-				 * several times the speed of core's) */
+	void *hash;		/* libcrypto's SHA-256 state (as fast as core's
+				 * with SHA-NI, faster without) */
 };
 
 /* Opens a private temporary file for an entry of size bytes.  Returns 0,

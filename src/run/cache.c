@@ -10,7 +10,8 @@
  * hashes only, never from a peer's text.  Two workers on one host may race on one entry:
  * each writes its own O_EXCL temporary file, and either rename wins with the
  * same bytes.  Depends on core (errors) and libcrypto (SHA-256: hashing
- * dominates a cache fill, and libcrypto's is several times faster).
+ * dominates a cache fill; libcrypto's matches core's where the CPU has the
+ * SHA extensions and is faster where it does not).
  */
 #include "cfl/net.h"
 
