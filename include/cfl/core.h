@@ -140,9 +140,24 @@ struct cfl_sha256 {
 	size_t n_block;
 };
 
+/* Streaming SHA-256 (FIPS 180-4): init, update any number of times with
+ * pieces of any size, final writes the 32-byte digest (s must be
+ * initialised again before reuse).  Cannot fail.  Uses the x86-64 SHA
+ * extensions when the CPU has them, plain C otherwise; both give the same
+ * digest. */
 void cfl_sha256_init(struct cfl_sha256 *s);
 void cfl_sha256_update(struct cfl_sha256 *s, const void *data, size_t len);
 void cfl_sha256_final(struct cfl_sha256 *s, unsigned char out[32]);
+/* For tests and benchmarks: which block function every cfl_sha256_update
+ * in the process uses from now on.  AUTO (the default) is the fastest this
+ * CPU runs.  Returns 0, or -1 (and changes nothing) when this CPU or build
+ * cannot run impl.  Not thread-safe: call it while no hash is running. */
+enum cfl_sha256_impl {
+	CFL_SHA256_AUTO,
+	CFL_SHA256_PORTABLE,	/* plain C, any CPU */
+	CFL_SHA256_SHANI,	/* x86-64 SHA extensions (SHA-NI) */
+};
+int cfl_sha256_select(enum cfl_sha256_impl impl);
 /* Lowercase hex of 32 bytes into hex[65]. */
 void cfl_sha256_hex(const unsigned char digest[32], char hex[65]);
 

@@ -148,8 +148,9 @@ void cfl_auth_release(struct cfl_auth *a);
  * (size and hash) before an atomic rename() makes it visible.  Two workers
  * on one host may fill the same entry at once: each writes its own
  * temporary file and the renames replace equal bytes with equal bytes.  An
- * entry is hashed again before each use; a corrupt one is removed.  Names
- * come from hashes only, so no peer can name a path outside the folder.
+ * entry is hashed again before each use (by cfl_cache_get, or by the
+ * reader of a cfl_cache_find); a corrupt one is removed.  Names come from
+ * hashes only, so no peer can name a path outside the folder.
  */
 
 #define CFL_CACHE_MAX_SIZE ((uint64_t)1 << 36)	/* 64 GiB: larger is refused */
@@ -170,14 +171,24 @@ void cfl_cache_release(struct cfl_cache *c);
 int cfl_cache_get(const struct cfl_cache *c, const unsigned char sha256[32],
 		  uint64_t size, char **path /* OUT */, struct cfl_err *err);
 
+/* Like cfl_cache_get without reading the entry: 1 with *path (malloc'd)
+ * when a regular file of size bytes is there, 0 when it is missing (a
+ * wrong-size one is removed), -1 with err (cannot stat it, not a regular
+ * file).  Its bytes are NOT checked: for a reader that hashes them anyway
+ * (cfl_data_load), which must compare that hash with sha256 and, when they
+ * differ, call cfl_cache_get (which removes a corrupt entry) before
+ * trusting or fetching anything. */
+int cfl_cache_find(const struct cfl_cache *c, const unsigned char sha256[32],
+		   uint64_t size, char **path /* OUT */, struct cfl_err *err);
+
 /* One entry being filled. */
 struct cfl_cache_fill {
 	char *tmp_path, *final_path;
 	int fd;
 	unsigned char sha256[32];
 	uint64_t size, offset;	/* expected total; bytes written so far */
-	void *hash;		/* libcrypto's SHA-256 state (hardware-assisted:
-				 * several times the speed of core's) */
+	void *hash;		/* libcrypto's SHA-256 state (as fast as core's
+				 * with SHA-NI, faster without) */
 };
 
 /* Opens a private temporary file for an entry of size bytes.  Returns 0,

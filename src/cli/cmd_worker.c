@@ -231,27 +231,25 @@ static int keep_early(struct worker *w, struct cfl_wire_msg *m)
 	return 0;
 }
 
-/* Fetches the dataset into the cache (or finds it there).  Returns the
+/* Finds the dataset in the cache, unchecked (*verified = 0), or fetches
+ * it into the cache, hashed on the way in (*verified = 1).  Returns the
  * path (malloc'd) or NULL with err. */
-static char *fetch_data(struct worker *w, uint64_t size, struct cfl_err *err)
+static char *fetch_data(struct worker *w, struct cfl_cache *cache,
+			uint64_t size, int *verified /* OUT */,
+			struct cfl_err *err)
 {
-	struct cfl_cache cache;
 	struct cfl_cache_fill fill;
 	char *path = NULL;
 	uint64_t next_req = 0;
 	int r;
 
-	if (cfl_cache_init(&cache, w->cache_dir, err))
-		return NULL;
-	r = cfl_cache_get(&cache, w->data_sha, size, &path, err);
-	if (r) {
-		cfl_cache_release(&cache);
+	*verified = 0;
+	r = cfl_cache_find(cache, w->data_sha, size, &path, err);
+	if (r)
 		return r > 0 ? path : NULL;
-	}
-	if (cfl_cache_fill_begin(&fill, &cache, w->data_sha, size, err)) {
-		cfl_cache_release(&cache);
+	*verified = 1;
+	if (cfl_cache_fill_begin(&fill, cache, w->data_sha, size, err))
 		return NULL;
-	}
 	while (fill.offset < size) {
 		struct cfl_wire_msg m;
 
@@ -300,16 +298,80 @@ static char *fetch_data(struct worker *w, uint64_t size, struct cfl_err *err)
 		}
 		cfl_wire_msg_release(&m);
 	}
-	if (cfl_cache_fill_finish(&fill, &path, err)) {
-		cfl_cache_release(&cache);
+	if (cfl_cache_fill_finish(&fill, &path, err))
 		return NULL;
-	}
-	cfl_cache_release(&cache);
 	return path;
 fail:
 	cfl_cache_fill_abort(&fill);
-	cfl_cache_release(&cache);
 	return NULL;
+}
+
+/* Finds the dataset in the cache or fetches it, and loads it into w->data.
+ * A cached entry is not hashed before the load: cfl_data_load hashes every
+ * byte it reads, so comparing that hash with the announced one checks the
+ * entry in the same pass.  When the check or the load fails on an entry
+ * found in the cache, the cache checks the entry itself (removing it when
+ * it is damaged) and the dataset is fetched or loaded again; a few rounds,
+ * in case another worker on this host is replacing the entry meanwhile.
+ * Returns 0; -1 with err when the coordinator or the cache failed (worth a
+ * new connection); -2 when trying again cannot help (the reason printed). */
+static int load_data(struct worker *w, uint64_t size, struct cfl_err *err)
+{
+	struct cfl_cache cache;
+	int rc = -2;
+
+	if (cfl_cache_init(&cache, w->cache_dir, err))
+		return -1;
+	for (int round = 1;; round++) {
+		struct cfl_err lerr;
+		char *path, *checked = NULL;
+		int verified, r, intact;
+
+		path = fetch_data(w, &cache, size, &verified, err);
+		if (!path) {
+			rc = -1;
+			break;
+		}
+		w->cfg.data.path = path;
+		r = cfl_data_load(&w->data, &w->cfg.data, &lerr);
+		w->cfg.data.path = NULL;
+		if (!r && !memcmp(w->data.sha256, w->data_sha, 32)) {
+			free(path);
+			rc = 0;
+			break;
+		}
+		if (!r)
+			cfl_data_release(&w->data);
+		if (!verified && round < 3) {
+			intact = cfl_cache_get(&cache, w->data_sha, size, &checked, err);
+			free(checked);
+			if (intact < 0) {
+				free(path);
+				rc = -1;
+				break;
+			}
+			if (!intact)
+				say(w, "cached dataset '%s' was damaged (removed); "
+				    "fetching it again", path);
+			/* intact but read with another hash: replaced while
+			 * we read it, so read it again; intact and failing to
+			 * load: the file's own error, reported below */
+			if (!intact || !r) {
+				free(path);
+				continue;
+			}
+		}
+		if (r)
+			fprintf(stderr, "cfl worker: cannot load the dataset: %s\n",
+				lerr.msg);
+		else
+			fprintf(stderr, "cfl worker: the cached dataset '%s' changed "
+				"while loading\n", path);
+		free(path);
+		break;
+	}
+	cfl_cache_release(&cache);
+	return rc;
 }
 
 /* ---- leases and results ---- */
@@ -562,27 +624,14 @@ static int session(struct worker *w)
 	w->last_contact = cfl_now();
 
 	if (!w->have_data) {
-		char *path;
 		struct cfl_pool_opts po;
 		char hex[65];
 
 		cfl_sha256_hex(w->data_sha, hex);
-		path = fetch_data(w, size, &err);
-		if (!path)
+		r = load_data(w, size, &err);
+		if (r == -1)
 			goto lost;
-		w->cfg.data.path = path;
-		if (cfl_data_load(&w->data, &w->cfg.data, &err)) {
-			fprintf(stderr, "cfl worker: cannot load the dataset: %s\n", err.msg);
-			free(path);
-			w->cfg.data.path = NULL;
-			w->fatal = 1;
-			goto closed;
-		}
-		free(path);
-		w->cfg.data.path = NULL;
-		if (memcmp(w->data.sha256, w->data_sha, 32)) {
-			fprintf(stderr, "cfl worker: the cached dataset changed while loading\n");
-			cfl_data_release(&w->data);
+		if (r) {
 			w->fatal = 1;
 			goto closed;
 		}

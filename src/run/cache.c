@@ -4,11 +4,14 @@
  * atomic rename() only once size and hash are verified.
  *
  * Invariant: a file named "<hex>.data" in the folder either hashes to <hex>
- * or is removed before anyone reads it; paths are built from hashes only,
- * never from a peer's text.  Two workers on one host may race on one entry:
+ * or is removed before anyone relies on its bytes: cfl_cache_get hashes it
+ * first; a cfl_cache_find caller hashes what it reads (cfl_data_load does)
+ * and asks cfl_cache_get when that hash differs.  Paths are built from
+ * hashes only, never from a peer's text.  Two workers on one host may race on one entry:
  * each writes its own O_EXCL temporary file, and either rename wins with the
  * same bytes.  Depends on core (errors) and libcrypto (SHA-256: hashing
- * dominates a cache fill, and libcrypto's is several times faster).
+ * dominates a cache fill; libcrypto's matches core's where the CPU has the
+ * SHA extensions and is faster where it does not).
  */
 #include "cfl/net.h"
 
@@ -150,6 +153,39 @@ int cfl_cache_get(const struct cfl_cache *c, const unsigned char sha256[32],
 	}
 	if ((uint64_t)n != size || memcmp(got, sha256, 32) != 0) {
 		/* a corrupt entry (disk, a hand edit): drop it, fetch again */
+		unlink(p);
+		free(p);
+		return 0;
+	}
+	*path = p;
+	return 1;
+}
+
+int cfl_cache_find(const struct cfl_cache *c, const unsigned char sha256[32],
+		   uint64_t size, char **path, struct cfl_err *err)
+{
+	char *p = entry_path(c, sha256, err);
+	struct stat st;
+
+	*path = NULL;
+	if (!p)
+		return -1;
+	if (lstat(p, &st)) {
+		int e = errno;
+
+		if (e != ENOENT)
+			cfl_err_set(err, "cannot open '%s': %s", p, strerror(e));
+		free(p);
+		return e == ENOENT ? 0 : -1;
+	}
+	/* what cfl_cache_get's O_NOFOLLOW open and read would refuse */
+	if (!S_ISREG(st.st_mode)) {
+		cfl_err_set(err, "cannot open '%s': not a regular file", p);
+		free(p);
+		return -1;
+	}
+	if ((uint64_t)st.st_size != size) {
+		/* cut short or grown: damaged for sure, no need to hash it */
 		unlink(p);
 		free(p);
 		return 0;

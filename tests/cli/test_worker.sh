@@ -392,3 +392,45 @@ test_worker_another_run_refused() {
 		fail "coordinator: $(cat coord2.err)"
 	kill $COORD_PID
 }
+
+# A damaged entry in the worker's dataset cache is never used: bytes that
+# still load (one digit changed) and bytes that do not (garbage) are each
+# removed and fetched again, and the run completes with the right data;
+# an intact entry is used as it is.
+test_worker_damaged_cache_refetched() {
+	local data="$ROOT/datasets/iris.csv" entry garbage
+	entry="cache/$(sha256sum "$data" | cut -d' ' -f1).data"
+	mkdir cache
+	# the same size, another digit: parses fine, another SHA-256
+	sed '2s/5\.1/5.2/' "$data" >"$entry"
+	[ "$(stat -c %s "$entry")" = "$(stat -c %s "$data")" ] || fail "sizes differ"
+	! cmp -s "$entry" "$data" || fail "the damage did nothing"
+	# the same size, bytes that are no CSV at all
+	garbage=$(mktemp)
+	head -c "$(stat -c %s "$data")" /dev/zero | tr '\0' '"' >"$garbage"
+	for damaged in digit garbage intact; do
+		case $damaged in
+		garbage) cp "$garbage" "$entry" ;;
+		intact) cp "$data" "$entry" ;;
+		esac
+		rm -f r.db* workers.err
+		w_coord "$data" --models baseline --num-repeat 2 -q --num-jobs 0 \
+			--listen 127.0.0.1:0 --db r.db
+		w_worker --jobs 1 --name w; local a=$!
+		w_wait $a; [ "$w_rc" = 0 ] || fail "$damaged: worker exit $w_rc: $(cat workers.err)"
+		w_wait $COORD_PID; [ "$w_rc" = 0 ] || fail "$damaged: coordinator exit $w_rc: $(cat coord.err)"
+		[ "$(sqlite3 r.db "select count(*) from trials where status='done'")" = 2 ] ||
+			fail "$damaged: trials: $(sqlite3 r.db 'select * from trials')"
+		cmp -s "$entry" "$data" || fail "$damaged: the cache entry is not the dataset"
+		if [ $damaged = intact ]; then
+			! grep -q "damaged" workers.err || fail "intact entry refused: $(cat workers.err)"
+		else
+			grep -q "cached dataset '.*' was damaged (removed); fetching it again" workers.err ||
+				fail "$damaged: not refused: $(cat workers.err)"
+		fi
+		grep -q "dataset [0-9a-f]*\.\.\. (.* bytes) ready" workers.err ||
+			fail "$damaged: no dataset: $(cat workers.err)"
+	done
+	rm -f "$garbage"
+	[ "$(ls cache | grep -c tmp)" = 0 ] || fail "temporary files left: $(ls cache)"
+}

@@ -4,25 +4,74 @@
 
 #include "cfl/core.h"
 
-static void t_sha256_vectors(void)
+/* The digest of len bytes fed in pieces of 1..max_piece bytes (random,
+ * from r); max_piece 0 feeds them at once. */
+static void sha256_pieces(const unsigned char *p, size_t len, size_t max_piece,
+			  struct cfl_rng *r, char hex[65])
 {
+	struct cfl_sha256 s;
+	unsigned char d[32];
+	size_t off = 0;
+
+	cfl_sha256_init(&s);
+	while (off < len) {
+		size_t n = max_piece ? 1 + (size_t)cfl_rng_below(r, max_piece) : len;
+
+		if (n > len - off)
+			n = len - off;
+		cfl_sha256_update(&s, p + off, n);
+		off += n;
+	}
+	cfl_sha256_final(&s, d);
+	cfl_sha256_hex(d, hex);
+}
+
+/* Whether /proc/cpuinfo lists the SHA extensions (x86 Linux only): then
+ * the SHA-NI path must be selectable, or its tests would be skipped
+ * without anyone noticing. */
+static int cpuinfo_has_sha_ni(void)
+{
+	FILE *f = fopen("/proc/cpuinfo", "r");
+	char line[8192];
+	int found = 0;
+
+	if (!f)
+		return 0;
+	while (!found && fgets(line, sizeof(line), f))
+		found = !strncmp(line, "flags", 5) && strstr(line, " sha_ni");
+	fclose(f);
+	return found;
+}
+
+/* FIPS 180-2 appendix B (plus the empty message) through one block
+ * function: each message whole, the million 'a' in uneven pieces; then
+ * every message length up to 299 against digests from another SHA-256. */
+static void sha256_check_vectors(enum cfl_sha256_impl impl)
+{
+	static const struct {
+		const char *msg, *hex;
+	} v[] = {
+		{ "abc", "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad" },
+		{ "", "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855" },
+		/* 448 bits: the padding needs a second block */
+		{ "abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq",
+		  "248d6a61d20638b8e5c026930c3e6039a33ce45964ff2167f6ecedd419db06c1" },
+		/* 896 bits */
+		{ "abcdefghbcdefghicdefghijdefghijkefghijklfghijklmghijklmn"
+		  "hijklmnoijklmnopjklmnopqklmnopqrlmnopqrsmnopqrstnopqrstu",
+		  "cf5b16a778af8380036ce59e7b0492370b249b11e8f07a51afac45037afee9d1" },
+	};
 	unsigned char d[32];
 	char hex[65];
 	struct cfl_sha256 s;
 	char million[1001];
 
-	cfl_sha256_init(&s);
-	cfl_sha256_update(&s, "abc", 3);
-	cfl_sha256_final(&s, d);
-	cfl_sha256_hex(d, hex);
-	CHECK_STR(hex, "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
-
-	cfl_sha256_init(&s);
-	cfl_sha256_final(&s, d);
-	cfl_sha256_hex(d, hex);
-	CHECK_STR(hex, "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855");
-
-	/* one million 'a', fed in uneven pieces */
+	CHECK_INT(cfl_sha256_select(impl), 0);
+	for (size_t i = 0; i < sizeof(v) / sizeof(v[0]); i++) {
+		sha256_pieces((const unsigned char *)v[i].msg, strlen(v[i].msg), 0,
+			      NULL, hex);
+		CHECK_STR(hex, v[i].hex);
+	}
 	memset(million, 'a', sizeof(million));
 	cfl_sha256_init(&s);
 	for (int i = 0; i < 1000; i++)
@@ -30,6 +79,88 @@ static void t_sha256_vectors(void)
 	cfl_sha256_final(&s, d);
 	cfl_sha256_hex(d, hex);
 	CHECK_STR(hex, "cdc76e5c9914fb9281a1c7e284d73e67f1809a48a497200e046d39ccc7112cd0");
+
+	/* every length 0..299 (each padding case: 55, 56, 63, 64 bytes in
+	 * the last block): the SHA-256 of the 300 digests of the prefixes of
+	 * bytes i*31+7, as Python's hashlib computes it */
+	{
+		unsigned char pat[300];
+		struct cfl_sha256 all;
+
+		for (int i = 0; i < 300; i++)
+			pat[i] = (unsigned char)(i * 31 + 7);
+		cfl_sha256_init(&all);
+		for (size_t len = 0; len < 300; len++) {
+			cfl_sha256_init(&s);
+			cfl_sha256_update(&s, pat, len);
+			cfl_sha256_final(&s, d);
+			cfl_sha256_update(&all, d, 32);
+		}
+		cfl_sha256_final(&all, d);
+		cfl_sha256_hex(d, hex);
+		CHECK_STR(hex, "82d1c86ef5eb80a2f7cb650e4770f5293bdbe86a5b577e54026c9295bbcf0e8d");
+	}
+	CHECK_INT(cfl_sha256_select(CFL_SHA256_AUTO), 0);
+}
+
+static void t_sha256_vectors_portable(void)
+{
+	sha256_check_vectors(CFL_SHA256_PORTABLE);
+}
+
+static void t_sha256_vectors_shani(void)
+{
+	if (cfl_sha256_select(CFL_SHA256_SHANI)) {
+		CHECK_MSG(!cpuinfo_has_sha_ni(),
+			  "the CPU lists sha_ni but the SHA-NI path is refused");
+		fprintf(stderr, "    skipped: no SHA extensions on this CPU\n");
+		return;
+	}
+	sha256_check_vectors(CFL_SHA256_SHANI);
+}
+
+/* Both block functions agree on random messages of 0..1000 bytes fed in
+ * random pieces (every split of a block and every padding length comes
+ * up), and each agrees with itself fed at once. */
+static void t_sha256_paths_agree(void)
+{
+	static unsigned char msg[1000];
+	struct cfl_rng r, pr;
+	char whole[65], port[65], ni[65];
+	int have_ni = cfl_sha256_select(CFL_SHA256_SHANI) == 0;
+
+	CHECK_MSG(have_ni || !cpuinfo_has_sha_ni(),
+		  "the CPU lists sha_ni but the SHA-NI path is refused");
+	if (!have_ni)
+		fprintf(stderr, "    no SHA extensions: the portable path alone\n");
+	cfl_rng_seed(&r, 180);
+	for (int it = 0; it < 3000; it++) {
+		size_t len = (size_t)cfl_rng_below(&r, sizeof(msg) + 1);
+		size_t max_piece = 1 + (size_t)cfl_rng_below(&r, it % 3 ? 130 : 8);
+		uint64_t piece_seed = cfl_rng_u64(&r);
+
+		for (size_t i = 0; i < len; i++)
+			msg[i] = (unsigned char)cfl_rng_u64(&r);
+		CHECK_INT(cfl_sha256_select(CFL_SHA256_PORTABLE), 0);
+		sha256_pieces(msg, len, 0, NULL, whole);
+		cfl_rng_seed(&pr, piece_seed);
+		sha256_pieces(msg, len, max_piece, &pr, port);
+		CHECK_MSG(!strcmp(whole, port), "portable, %zu bytes in pieces "
+			  "of up to %zu: %s, at once: %s", len, max_piece, port, whole);
+		if (!have_ni)
+			continue;
+		CHECK_INT(cfl_sha256_select(CFL_SHA256_SHANI), 0);
+		cfl_rng_seed(&pr, piece_seed);
+		sha256_pieces(msg, len, max_piece, &pr, ni);
+		CHECK_MSG(!strcmp(ni, port), "%zu bytes in pieces of up to %zu: "
+			  "sha-ni %s, portable %s", len, max_piece, ni, port);
+		sha256_pieces(msg, len, 0, NULL, ni);
+		CHECK_MSG(!strcmp(ni, port), "%zu bytes at once: sha-ni %s, "
+			  "portable %s", len, ni, port);
+	}
+	CHECK_INT(cfl_sha256_select(CFL_SHA256_AUTO), 0);
+	/* an impl outside the enum is refused */
+	CHECK_INT(cfl_sha256_select((enum cfl_sha256_impl)7), -1);
 }
 
 static void t_rng_deterministic(void)
@@ -128,7 +259,9 @@ static void t_params(void)
 }
 
 const struct cfl_test cfl_tests[] = {
-	TEST(t_sha256_vectors),
+	TEST(t_sha256_vectors_portable),
+	TEST(t_sha256_vectors_shani),
+	TEST(t_sha256_paths_agree),
 	TEST(t_rng_deterministic),
 	TEST(t_buf_and_doubles_round_trip),
 	TEST(t_reader_errors_name_line),

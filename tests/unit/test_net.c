@@ -482,6 +482,52 @@ static void t_cache_rejects_bad_bytes(void)
 	cleanup();
 }
 
+/* cfl_cache_find reads nothing: a corrupt entry of the right size is
+ * returned (its reader's hash must catch it, and cfl_cache_get then removes
+ * it); a wrong size is removed; what is no regular file is an error. */
+static void t_cache_find_leaves_the_check_to_the_reader(void)
+{
+	struct cfl_cache c;
+	struct cfl_cache_fill f;
+	struct cfl_err err;
+	const char data[] = "x,y\n1,0\n";
+	unsigned char sha[32];
+	char *path = NULL, *found = NULL;
+	const char *dir = tmp_path("cache4");
+
+	sha_of(data, 8, sha);
+	CHECK_INT(cfl_cache_init(&c, dir, &err), 0);
+	CHECK_INT(cfl_cache_find(&c, sha, 8, &found, &err), 0);
+	CHECK(found == NULL);
+	CHECK_INT(cfl_cache_fill_begin(&f, &c, sha, 8, &err), 0);
+	CHECK_INT(cfl_cache_fill_add(&f, 0, data, 8, &err), 0);
+	CHECK_INT(cfl_cache_fill_finish(&f, &path, &err), 0);
+	CHECK_INT(cfl_cache_find(&c, sha, 8, &found, &err), 1);
+	CHECK_STR(found, path);
+	free(found);
+	/* corrupt, same size: found all the same, until a get checks it */
+	write_file(path, "x,y\n1,9\n", 0600);
+	CHECK_INT(cfl_cache_find(&c, sha, 8, &found, &err), 1);
+	free(found);
+	CHECK_INT(count_files(dir), 1);
+	CHECK_INT(cfl_cache_get(&c, sha, 8, &found, &err), 0);
+	CHECK_INT(count_files(dir), 0);
+	/* another size: removed without reading */
+	write_file(path, "x,y\n1,0\n2,1\n", 0600);
+	CHECK_INT(cfl_cache_find(&c, sha, 8, &found, &err), 0);
+	CHECK(found == NULL);
+	CHECK_INT(count_files(dir), 0);
+	/* a symlink is refused, not followed, and left alone */
+	CHECK_INT(symlink("/etc/hostname", path), 0);
+	CHECK_INT(cfl_cache_find(&c, sha, 8, &found, &err), -1);
+	CHECK_CONTAINS(err.msg, "not a regular file");
+	CHECK(found == NULL);
+	CHECK_INT(count_files(dir), 1);
+	free(path);
+	cfl_cache_release(&c);
+	cleanup();
+}
+
 /* Two processes fill the same entry at once, in small interleaved chunks:
  * both succeed, the entry is right, no temporary is left. */
 static void t_cache_two_writers(void)
@@ -826,6 +872,7 @@ const struct cfl_test cfl_tests[] = {
 	TEST(t_cache_fill_get),
 	TEST(t_cache_rejects_bad_bytes),
 	TEST(t_cache_two_writers),
+	TEST(t_cache_find_leaves_the_check_to_the_reader),
 	TEST(t_tcp_protocol),
 	TEST(t_tcp_garbage_then_honest),
 	{ 0 }
