@@ -233,22 +233,8 @@ static int parse_args(struct plan *pl, int argc, char **argv)
 	pl->num_repeat = 5;
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "qh", opts, NULL)) != -1) {
-		r = cli_data_option("repeat", c, optarg, &pl->data);
-		if (r < 0)
-			return CLI_USAGE;
-		if (r > 0)
-			continue;
-		r = cli_pool_option("repeat", c, optarg, &pl->pool);
-		if (r < 0)
-			return CLI_USAGE;
-		if (r > 0)
-			continue;
-		r = cli_remote_option(&pl->remote, "repeat", c, optarg);
-		if (r < 0)
-			return CLI_USAGE;
-		if (r > 0)
-			continue;
-		r = cli_cluster_option(&pl->cluster, "repeat", c, optarg);
+		r = cli_pool_shared_option("repeat", c, optarg, &pl->data, &pl->pool,
+					   &pl->remote, &pl->cluster);
 		if (r < 0)
 			return CLI_USAGE;
 		if (r > 0)
@@ -475,29 +461,18 @@ int cmd_repeat(int argc, char **argv)
 	cfl_buf_init(&cmdline);
 	cfl_buf_init(&out);
 	r = parse_args(&pl, argc, argv);
-	if (r == 3 && cli_cluster_wants_mpi(&pl.cluster)) {
-		long rank = cli_cluster_env_rank(&pl.cluster);
-
-		if (rank > 0)
-			r = 0;	/* a worker rank: rank 0 has the run's command */
-		else if (rank < 0)
-			r = cli_usage_error("repeat", "%s", cli_cluster_resume_msg);
-	}
+	/* --resume NAME alone: the run's stored command fills in DATA and the
+	 * plan */
+	if (r == 3)
+		r = cli_pool_resume_alone("repeat", &pl.pool, &pl.cluster, argc, argv,
+					  &argc, &rv, &rv_words);
 	if (r == 3) {
-		/* --resume NAME alone: the run's stored command fills in DATA
-		 * and the plan */
-		int nc = 0;
-
-		rv = cli_resume_argv("repeat", pl.pool.db, pl.pool.resume, argc, argv, &nc, &rv_words);
 		plan_release(&pl);
 		memset(&pl, 0, sizeof(pl));
-		if (!rv)
-			return CLI_FAIL;
-		r = parse_args(&pl, nc, rv);
+		argv = rv;
+		r = parse_args(&pl, argc, argv);
 		if (r == 3)
 			r = cli_usage_error("repeat", "missing DATA (a CSV file)");
-		argc = nc;
-		argv = rv;
 	}
 	if (r) {
 		plan_release(&pl);

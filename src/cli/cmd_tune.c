@@ -163,22 +163,8 @@ static int parse_args(struct plan *pl, int argc, char **argv)
 	pl->liar = CFL_LIAR_KRIGING;
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "qh", opts, NULL)) != -1) {
-		r = cli_data_option("tune", c, optarg, &pl->data);
-		if (r < 0)
-			return CLI_USAGE;
-		if (r > 0)
-			continue;
-		r = cli_pool_option("tune", c, optarg, &pl->pool);
-		if (r < 0)
-			return CLI_USAGE;
-		if (r > 0)
-			continue;
-		r = cli_cluster_option(&pl->cluster, "tune", c, optarg);
-		if (r < 0)
-			return CLI_USAGE;
-		if (r > 0)
-			continue;
-		r = cli_remote_option(&pl->remote, "tune", c, optarg);
+		r = cli_pool_shared_option("tune", c, optarg, &pl->data, &pl->pool,
+					   &pl->remote, &pl->cluster);
 		if (r < 0)
 			return CLI_USAGE;
 		if (r > 0)
@@ -705,27 +691,16 @@ int cmd_tune(int argc, char **argv)
 	cfl_buf_init(&cmdline);
 	cfl_buf_init(&out);
 	r = parse_args(&pl, argc, argv);
-	if (r == 3 && cli_cluster_wants_mpi(&pl.cluster)) {
-		long rank = cli_cluster_env_rank(&pl.cluster);
-
-		if (rank > 0)
-			r = 0;	/* a worker rank: rank 0 has the run's command */
-		else if (rank < 0)
-			r = cli_usage_error("tune", "%s", cli_cluster_resume_msg);
-	}
+	/* --resume NAME alone: the run's stored command fills in the rest */
+	if (r == 3)
+		r = cli_pool_resume_alone("tune", &pl.pool, &pl.cluster, argc, argv,
+					  &argc, &rv, &rv_words);
 	if (r == 3) {
-		int nc = 0;
-		const char *db = pl.pool.db, *name = pl.pool.resume;
-
-		rv = cli_resume_argv("tune", db, name, argc, argv, &nc, &rv_words);
-		if (!rv)
-			return CLI_FAIL;
 		memset(&pl, 0, sizeof(pl));
-		r = parse_args(&pl, nc, rv);
+		argv = rv;
+		r = parse_args(&pl, argc, argv);
 		if (r == 3)
 			r = cli_usage_error("tune", "missing DATA (a CSV file)");
-		argc = nc;
-		argv = rv;
 	}
 	if (r) {
 		free(rv);

@@ -1,8 +1,8 @@
 /*
  * The pool options repeat and tune share (pool_opts.h): one parser, so the
- * two commands accept the same values with the same messages.  Prints only
- * usage errors and the one failure of cli_pool_mkdir_db, like the rest of
- * src/cli.
+ * two commands accept the same values with the same messages.  What it
+ * prints goes to stderr: usage errors, and why the 'reports' folder or a
+ * stored run to resume could not be had.
  */
 #include "pool_opts.h"
 
@@ -63,6 +63,42 @@ int cli_pool_option(const char *cmd, int c, const char *arg,
 		return 1;
 	}
 	return 0;
+}
+
+int cli_pool_shared_option(const char *cmd, int c, const char *arg,
+			   struct cfl_data_opts *d, struct cli_pool_opts *o,
+			   struct cli_remote *remote, struct cli_cluster *cluster)
+{
+	/* the option ids of the four groups are disjoint: the first group
+	 * that knows c handles it */
+	int r = cli_data_option(cmd, c, arg, d);
+
+	if (!r)
+		r = cli_pool_option(cmd, c, arg, o);
+	if (!r)
+		r = cli_remote_option(remote, cmd, c, arg);
+	if (!r)
+		r = cli_cluster_option(cluster, cmd, c, arg);
+	return r;
+}
+
+int cli_pool_resume_alone(const char *cmd, const struct cli_pool_opts *o,
+			  const struct cli_cluster *cluster, int argc,
+			  char **argv, int *new_argc, char ***new_argv,
+			  char ***words)
+{
+	*new_argv = NULL;
+	*words = NULL;
+	if (cli_cluster_wants_mpi(cluster)) {
+		long rank = cli_cluster_env_rank(cluster);
+
+		if (rank > 0)
+			return 0;	/* a worker rank: rank 0 has the run's command */
+		if (rank < 0)
+			return cli_usage_error(cmd, "%s", cli_cluster_resume_msg);
+	}
+	*new_argv = cli_resume_argv(cmd, o->db, o->resume, argc, argv, new_argc, words);
+	return *new_argv ? 3 : CLI_FAIL;
 }
 
 void cli_pool_opts_apply(const struct cli_pool_opts *o,

@@ -4,13 +4,18 @@
  * which name, and whether progress is shown.  Parsed here once, like the
  * data options of cli.h; none of them is part of a run's stored plan, so
  * --resume may change them.  Each command lists the options it takes
- * (CLI_POOL_LONGOPTS, and CLI_POOL_WORKER_LONGOPTS for repeat) and pastes
- * the help lines below into its own --help, where its order wants them.
+ * (CLI_POOL_LONGOPTS, and CLI_POOL_WORKER_LONGOPTS for repeat), pastes the
+ * help lines below into its own --help where its order wants them, hands
+ * every option to cli_pool_shared_option() (data, pool, remote and backend
+ * options) and, for --resume NAME without DATA, parses again what
+ * cli_pool_resume_alone() gives.
  */
 #ifndef CFL_CLI_POOL_OPTS_H
 #define CFL_CLI_POOL_OPTS_H
 
 #include "cli.h"
+#include "cluster.h"
+#include "remote.h"
 
 #include "cfl/run.h"
 #include "cfl/store.h"
@@ -88,6 +93,28 @@ void cli_pool_opts_init(struct cli_pool_opts *o);
  * error for cmd) when its value is bad. */
 int cli_pool_option(const char *cmd, int c, const char *arg,
 		    struct cli_pool_opts *o);
+
+/* Handles option c when it is one of the options every command that runs a
+ * pool shares: a data option (cli_data_option), a pool option (above), a
+ * remote-worker option (cli_remote_option) or --backend
+ * (cli_cluster_option).  Returns 1 when handled, 0 when c is none of them,
+ * -1 (after printing a usage error for cmd) when its value is bad. */
+int cli_pool_shared_option(const char *cmd, int c, const char *arg,
+			   struct cfl_data_opts *d, struct cli_pool_opts *o,
+			   struct cli_remote *remote, struct cli_cluster *cluster);
+
+/* For `cfl CMD --resume NAME` without DATA, after the command's first parse
+ * (which found no DATA): returns 3 with the arguments to parse again in
+ * *new_argc and *new_argv: argv[0], run NAME's stored arguments, then
+ * argv[1..] (cli_resume_argv: free() *new_argv and *words).  Returns 0 on a
+ * worker rank of an MPI job, which goes on as parsed (rank 0 has the run's
+ * command); otherwise the exit code after printing why: 2 when cfl cannot
+ * tell the MPI ranks apart, 1 when the run is missing or another command's.
+ * *new_argv and *words are left NULL unless 3 is returned. */
+int cli_pool_resume_alone(const char *cmd, const struct cli_pool_opts *o,
+			  const struct cli_cluster *cluster, int argc,
+			  char **argv, int *new_argc /* OUT */,
+			  char ***new_argv /* OUT */, char ***words /* OUT */);
 
 /* Copies the execution options (workers, threads, timeout, retries,
  * trials per worker) into po, after cfl_pool_opts_init(po); the rest of po

@@ -47,9 +47,10 @@ test_pool_opts_values() {
 }
 
 # The pool options are taken: a run with every one of them stores under
-# --name in --db, and -q / --quiet leave stderr without progress.
+# --name in --db, -q / --quiet leave stderr without progress, and --resume
+# NAME alone finishes the run.
 test_pool_opts_run() {
-	local data="$ROOT/datasets/iris.csv"
+	local cmd data="$ROOT/datasets/iris.csv"
 	run "$CFL" repeat "$data" --models baseline --num-repeat 2 --num-jobs 2 \
 		--trial-timeout 30 --max-retries 0 --threads-per-trial 1 \
 		--trials-per-worker 1 --db p.db --name pr -q
@@ -66,6 +67,21 @@ test_pool_opts_run() {
 	expect_out "pr"
 	expect_out "pt"
 	[ ! -e reports ] || fail "--db p.db created the default 'reports' folder"
+	# --resume NAME alone takes DATA and the plan from the stored command
+	for cmd in repeat tune; do
+		run "$CFL" "$cmd" --resume "p${cmd:0:1}" --db p.db -q
+		expect_rc 0
+		expect_err "run 'p${cmd:0:1}' stored in 'p.db'"
+	done
+	run "$CFL" tune --resume pr --db p.db
+	expect_rc 1
+	expect_err "cannot resume run 'pr': it was not started by cfl tune"
+	run "$CFL" repeat --resume nosuch --db p.db
+	expect_rc 1
+	expect_err "nosuch"
+	run "$CFL" tune --resume pt --db none.db
+	expect_rc 1
+	expect_err "no database 'none.db'"
 }
 
 test_pool_opts_help() {
