@@ -146,6 +146,8 @@ static int parse_args(struct plan *pl, int argc, char **argv)
 		{ "timeout", required_argument, 0, OPT_TIMEOUT },
 		{ "command", required_argument, 0, OPT_COMMAND },
 		{ "direction", required_argument, 0, OPT_DIRECTION },
+		/* last, as repeat's: getopt lists the matches of an ambiguous
+		 * abbreviation in this order */
 		CLI_POOL_LONGOPTS,
 		{ "help", no_argument, 0, 'h' },
 		{ 0, 0, 0, 0 },
