@@ -9,14 +9,13 @@
 #include "cli.h"
 #include "remote.h"
 #include "cluster.h"
+#include "pool_opts.h"
 
-#include <errno.h>
 #include <math.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include "cfl/metrics.h"
@@ -45,16 +44,8 @@ int repeat_ensemble_check(unsigned methods, int n_classes,
 enum {
 	OPT_MODELS = CLI_OPT_FIRST_FREE,
 	OPT_NUM_REPEAT,
-	OPT_NUM_JOBS,
 	OPT_METRICS,
 	OPT_SET,
-	OPT_DB,
-	OPT_NAME,
-	OPT_RESUME,
-	OPT_TRIAL_TIMEOUT,
-	OPT_MAX_RETRIES,
-	OPT_THREADS,
-	OPT_TRIALS_PER_WORKER,
 	OPT_FOLDS,
 	OPT_BOOTSTRAP,
 	OPT_ENSEMBLE,
@@ -75,7 +66,7 @@ static void usage(FILE *f)
 		"Options:\n"
 		"  --models LIST            comma-separated models [%s]\n"
 		"  --num-repeat N           seeds per model [5]\n"
-		"  --num-jobs J             worker processes [%ld: the online cores]\n"
+		CLI_POOL_HELP_NUM_JOBS
 		"  --metrics LIST           e.g. acc,auc [acc,auc; regression: mae,mse]\n"
 		"  --set MODEL.KEY=VALUE    a model parameter (repeatable; KEY=VALUE with\n"
 		"                           one model)\n"
@@ -85,18 +76,14 @@ static void usage(FILE *f)
 		"  --ensemble LIST          ensembles of the trained models, each a row:\n"
 		"                           mean, vote, weighted, stacking, greedy or none\n"
 		"                           [mean,stacking with 2 trained models or more]\n"
-		"  --db FILE                the database [" CFL_STORE_DEFAULT_PATH "]\n"
-		"  --name NAME              the run's name [repeat-YYYYMMDD-HHMMSS]\n"
+		CLI_POOL_HELP_DB_NAME("repeat")
 		"  --resume NAME            finish the run NAME: done trials are kept, the\n"
 		"                           others run again; DATA and the plan come from\n"
 		"                           the stored run when omitted (given, they must\n"
 		"                           match it)\n"
-		"  --trial-timeout SEC      kill a trial after SEC seconds [0: never]\n"
-		"  --max-retries R          retries of a failed trial [1]\n"
-		"  --threads-per-trial T    BLAS threads per trial [1]\n"
-		"  --trials-per-worker N    a worker runs N trials then is replaced\n"
-		"                           [0: no limit; 1: a fresh process per trial]\n"
-		"  -q, --quiet              no progress on stderr\n"
+		CLI_POOL_HELP_RETRIES
+		CLI_POOL_HELP_WORKER
+		CLI_POOL_HELP_QUIET
 		"  -h, --help               this help\n"
 		"%s%s%s\n"
 		"Exit status: 0 when the run completed (failed trials are counted in the\n"
@@ -124,24 +111,15 @@ struct plan {
 	size_t n_models;
 	struct cfl_params params[MAX_MODELS];
 	long num_repeat;
-	long num_jobs;
 	const char *metrics_arg;
 	enum cfl_metric_id metrics[CFL_WIRE_MAX_METRICS];
 	size_t n_metrics;
 	long folds;
 	int bootstrap;
 	const char *ensemble;
-	const char *db;
-	const char *name;
-	const char *resume;
-	double trial_timeout;
-	long max_retries;
-	long threads;
-	long trials_per_worker;
-	int quiet;
+	struct cli_pool_opts pool;	/* --num-jobs, --db, --resume, -q, ... */
 	struct cli_remote remote;	/* --listen: remote workers */
 	struct cli_cluster cluster;	/* --backend; the mpi backend */
-	int num_jobs_set;
 	char *models_buf;
 	const char *sets[256];
 	size_t n_sets;
@@ -233,48 +211,30 @@ static int parse_args(struct plan *pl, int argc, char **argv)
 		CLI_CLUSTER_LONGOPTS,
 		{ "models", required_argument, 0, OPT_MODELS },
 		{ "num-repeat", required_argument, 0, OPT_NUM_REPEAT },
-		{ "num-jobs", required_argument, 0, OPT_NUM_JOBS },
 		{ "metrics", required_argument, 0, OPT_METRICS },
 		{ "set", required_argument, 0, OPT_SET },
-		{ "db", required_argument, 0, OPT_DB },
-		{ "name", required_argument, 0, OPT_NAME },
-		{ "resume", required_argument, 0, OPT_RESUME },
-		{ "trial-timeout", required_argument, 0, OPT_TRIAL_TIMEOUT },
-		{ "max-retries", required_argument, 0, OPT_MAX_RETRIES },
-		{ "threads-per-trial", required_argument, 0, OPT_THREADS },
-		{ "trials-per-worker", required_argument, 0, OPT_TRIALS_PER_WORKER },
 		{ "folds", required_argument, 0, OPT_FOLDS },
 		{ "bootstrap", no_argument, 0, OPT_BOOTSTRAP },
 		{ "ensemble", required_argument, 0, OPT_ENSEMBLE },
-		{ "quiet", no_argument, 0, 'q' },
+		/* after the command's own: getopt lists the matches of an
+		 * ambiguous abbreviation in this order, as it did before */
+		CLI_POOL_LONGOPTS,
+		CLI_POOL_WORKER_LONGOPTS,
 		{ "help", no_argument, 0, 'h' },
 		{ 0, 0, 0, 0 },
 	};
 	const char *models = NULL;
-	long cores = sysconf(_SC_NPROCESSORS_ONLN);
 	int c, r;
 
 	cfl_data_opts_init(&pl->data);
+	cli_pool_opts_init(&pl->pool);
 	cli_remote_init(&pl->remote);
 	cli_cluster_init(&pl->cluster);
 	pl->num_repeat = 5;
-	pl->num_jobs = cores > 0 ? cores : 1;
-	pl->db = CFL_STORE_DEFAULT_PATH;
-	pl->max_retries = 1;
-	pl->threads = 1;
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "qh", opts, NULL)) != -1) {
-		r = cli_data_option("repeat", c, optarg, &pl->data);
-		if (r < 0)
-			return CLI_USAGE;
-		if (r > 0)
-			continue;
-		r = cli_remote_option(&pl->remote, "repeat", c, optarg);
-		if (r < 0)
-			return CLI_USAGE;
-		if (r > 0)
-			continue;
-		r = cli_cluster_option(&pl->cluster, "repeat", c, optarg);
+		r = cli_pool_shared_option("repeat", c, optarg, &pl->data, &pl->pool,
+					   &pl->remote, &pl->cluster);
 		if (r < 0)
 			return CLI_USAGE;
 		if (r > 0)
@@ -287,11 +247,6 @@ static int parse_args(struct plan *pl, int argc, char **argv)
 			if (cli_parse_long(optarg, 1, 100000, &pl->num_repeat))
 				return cli_usage_error("repeat", "--num-repeat must be an integer in [1, 100000], got '%s'", optarg);
 			break;
-		case OPT_NUM_JOBS:
-			if (cli_parse_long(optarg, 0, 1024, &pl->num_jobs))
-				return cli_usage_error("repeat", "--num-jobs must be an integer in [1, 1024] (0 with --listen), got '%s'", optarg);
-			pl->num_jobs_set = 1;
-			break;
 		case OPT_METRICS:
 			pl->metrics_arg = optarg;
 			break;
@@ -299,31 +254,6 @@ static int parse_args(struct plan *pl, int argc, char **argv)
 			if (pl->n_sets == sizeof(pl->sets) / sizeof(pl->sets[0]))
 				return cli_usage_error("repeat", "too many --set options");
 			pl->sets[pl->n_sets++] = optarg;
-			break;
-		case OPT_DB:
-			pl->db = optarg;
-			break;
-		case OPT_NAME:
-			pl->name = optarg;
-			break;
-		case OPT_RESUME:
-			pl->resume = optarg;
-			break;
-		case OPT_TRIAL_TIMEOUT:
-			if (cli_parse_double(optarg, 0, 1e7, &pl->trial_timeout))
-				return cli_usage_error("repeat", "--trial-timeout must be a number of seconds >= 0, got '%s'", optarg);
-			break;
-		case OPT_MAX_RETRIES:
-			if (cli_parse_long(optarg, 0, 100, &pl->max_retries))
-				return cli_usage_error("repeat", "--max-retries must be an integer in [0, 100], got '%s'", optarg);
-			break;
-		case OPT_THREADS:
-			if (cli_parse_long(optarg, 1, 256, &pl->threads))
-				return cli_usage_error("repeat", "--threads-per-trial must be an integer in [1, 256], got '%s'", optarg);
-			break;
-		case OPT_TRIALS_PER_WORKER:
-			if (cli_parse_long(optarg, 0, 1L << 40, &pl->trials_per_worker))
-				return cli_usage_error("repeat", "--trials-per-worker must be an integer >= 0, got '%s'", optarg);
 			break;
 		case OPT_FOLDS:
 			if (cli_parse_long(optarg, 0, 100, &pl->folds) || pl->folds == 1)
@@ -335,9 +265,6 @@ static int parse_args(struct plan *pl, int argc, char **argv)
 		case OPT_ENSEMBLE:
 			pl->ensemble = optarg;
 			break;
-		case 'q':
-			pl->quiet = 1;
-			break;
 		case 'h':
 			usage(stdout);
 			return -1;
@@ -345,20 +272,20 @@ static int parse_args(struct plan *pl, int argc, char **argv)
 			return cli_usage_error("repeat", "unknown option");
 		}
 	}
-	if (optind >= argc && pl->resume)
+	if (optind >= argc && pl->pool.resume)
 		return 3;	/* the rest comes from the stored command */
 	if (optind >= argc)
 		return cli_usage_error("repeat", "missing DATA (a CSV file)");
 	if (optind + 1 < argc)
 		return cli_usage_error("repeat", "unexpected argument '%s'", argv[optind + 1]);
 	pl->data.path = argv[optind];
-	if (!pl->num_jobs && !pl->remote.listen)
+	if (!pl->pool.num_jobs && !pl->remote.listen)
 		return cli_usage_error("repeat", "--num-jobs 0 needs --listen (remote workers)");
 	if ((r = cli_remote_check(&pl->remote, "repeat", &pl->data)))
 		return r;
-	if (pl->name && pl->resume && strcmp(pl->name, pl->resume))
+	if (pl->pool.name && pl->pool.resume && strcmp(pl->pool.name, pl->pool.resume))
 		return cli_usage_error("repeat", "--name '%s' and --resume '%s' disagree",
-				       pl->name, pl->resume);
+				       pl->pool.name, pl->pool.resume);
 	if ((r = parse_models(pl, models ? models
 					 : cfl_model_find("fcnn") ? "fcnn" : "linear")))
 		return r;
@@ -508,15 +435,6 @@ struct trial_ref {
 	int repeat, fold;
 };
 
-static int mkdir_for_default(const char *db)
-{
-	if (strcmp(db, CFL_STORE_DEFAULT_PATH))
-		return 0;
-	if (mkdir("reports", 0777) && errno != EEXIST)
-		return cli_failf("cannot create folder 'reports': %s", strerror(errno));
-	return 0;
-}
-
 int cmd_repeat(int argc, char **argv)
 {
 	struct plan pl;
@@ -543,29 +461,18 @@ int cmd_repeat(int argc, char **argv)
 	cfl_buf_init(&cmdline);
 	cfl_buf_init(&out);
 	r = parse_args(&pl, argc, argv);
-	if (r == 3 && cli_cluster_wants_mpi(&pl.cluster)) {
-		long rank = cli_cluster_env_rank(&pl.cluster);
-
-		if (rank > 0)
-			r = 0;	/* a worker rank: rank 0 has the run's command */
-		else if (rank < 0)
-			r = cli_usage_error("repeat", "%s", cli_cluster_resume_msg);
-	}
+	/* --resume NAME alone: the run's stored command fills in DATA and the
+	 * plan */
+	if (r == 3)
+		r = cli_pool_resume_alone("repeat", &pl.pool, &pl.cluster, argc, argv,
+					  &argc, &rv, &rv_words);
 	if (r == 3) {
-		/* --resume NAME alone: the run's stored command fills in DATA
-		 * and the plan */
-		int nc = 0;
-
-		rv = cli_resume_argv("repeat", pl.db, pl.resume, argc, argv, &nc, &rv_words);
 		plan_release(&pl);
 		memset(&pl, 0, sizeof(pl));
-		if (!rv)
-			return CLI_FAIL;
-		r = parse_args(&pl, nc, rv);
+		argv = rv;
+		r = parse_args(&pl, argc, argv);
 		if (r == 3)
 			r = cli_usage_error("repeat", "missing DATA (a CSV file)");
-		argc = nc;
-		argv = rv;
 	}
 	if (r) {
 		plan_release(&pl);
@@ -576,7 +483,7 @@ int cmd_repeat(int argc, char **argv)
 	/* under mpi, only rank 0's coordinator goes on from here */
 	memset(&data, 0, sizeof(data));
 	r = cli_cluster_start(&pl.cluster, "repeat", &pl.data, &data,
-			      pl.remote.listen != NULL, &pl.num_jobs, pl.num_jobs_set);
+			      pl.remote.listen != NULL, &pl.pool.num_jobs, pl.pool.num_jobs_set);
 	if (r >= 0) {
 		plan_release(&pl);
 		free(rv);
@@ -628,23 +535,24 @@ int cmd_repeat(int argc, char **argv)
 				     n_folds, data.train.n);
 		goto done;
 	}
-	if (pl.num_jobs * pl.threads > sysconf(_SC_NPROCESSORS_ONLN))
+	if (pl.pool.num_jobs * pl.pool.threads_per_trial > sysconf(_SC_NPROCESSORS_ONLN))
 		fprintf(stderr, "cfl repeat: warning: %ld jobs x %ld threads per trial "
-			"exceeds the %ld online cores\n", pl.num_jobs, pl.threads,
+			"exceeds the %ld online cores\n", pl.pool.num_jobs,
+			pl.pool.threads_per_trial,
 			sysconf(_SC_NPROCESSORS_ONLN));
 
 	/* the store: a new run, or the one to resume */
-	if (mkdir_for_default(pl.db))
+	if (cli_pool_mkdir_db(pl.pool.db))
 		goto done;
-	st = cfl_store_open(pl.db, CFL_STORE_CREATE, &err);
+	st = cfl_store_open(pl.pool.db, CFL_STORE_CREATE, &err);
 	if (!st) {
 		cli_fail(&err);
 		goto done;
 	}
 	plan_config(&pl, &config);
 	cli_command_line(argc, argv, &cmdline);
-	if (pl.resume) {
-		r = cfl_store_run_find(st, pl.resume, &info, &err);
+	if (pl.pool.resume) {
+		r = cfl_store_run_find(st, pl.pool.resume, &info, &err);
 		if (r) {
 			cli_fail(&err);
 			goto done;
@@ -656,7 +564,7 @@ int cmd_repeat(int argc, char **argv)
 		    strcmp(info.dataset_sha256, data.sha256_hex)) {
 			fprintf(stderr, "cfl: cannot resume run '%s': it was started with %s;"
 				" use the options it was started with:\n  %s\n",
-				pl.resume,
+				pl.pool.resume,
 				info.kind != CFL_RUN_REPEAT ? "another command"
 				: strcmp(info.dataset_sha256, data.sha256_hex) ? "another dataset (SHA-256 differs)"
 				: "another plan", info.command ? info.command : "");
@@ -672,8 +580,8 @@ int cmd_repeat(int argc, char **argv)
 	} else {
 		struct cfl_run_info ri;
 
-		if (pl.name)
-			snprintf(run_name, sizeof(run_name), "%s", pl.name);
+		if (pl.pool.name)
+			snprintf(run_name, sizeof(run_name), "%s", pl.pool.name);
 		else if (cfl_store_run_default_name(st, CFL_RUN_REPEAT, run_name,
 						    sizeof(run_name), &err)) {
 			cli_fail(&err);
@@ -698,15 +606,11 @@ int cmd_repeat(int argc, char **argv)
 	po.data = &data;
 	po.store = st;
 	po.run_id = run_id;
-	po.n_local = (size_t)pl.num_jobs;
-	po.threads_per_trial = (int)pl.threads;
-	po.trial_timeout = pl.trial_timeout;
-	po.max_retries = (int)pl.max_retries;
-	po.trials_per_worker = (size_t)pl.trials_per_worker;
+	cli_pool_opts_apply(&pl.pool, &po);
 	po.n_metrics = pl.n_metrics;
 	memcpy(po.metrics, pl.metrics, sizeof(po.metrics));
 	pr.tty = cli_stderr_is_tty();
-	pr.quiet = pl.quiet;
+	pr.quiet = pl.pool.quiet;
 	po.tick = pr.tty && !pr.quiet ? 0.5 : 0;
 	if (g_interrupted)
 		goto interrupted_early;
@@ -721,9 +625,9 @@ int cmd_repeat(int argc, char **argv)
 	{
 		char key[256];
 
-		snprintf(key, sizeof(key), "%.200s#%lld", pl.db, (long long)run_id);
+		snprintf(key, sizeof(key), "%.200s#%lld", pl.pool.db, (long long)run_id);
 		if (cli_remote_start(&pl.remote, "repeat", pool, &pl.data, &data, &po,
-				     key, pl.quiet) ||
+				     key, pl.pool.quiet) ||
 		    cli_cluster_attach(&pl.cluster, pool, &pl.data, &po, key,
 				       pl.remote.heartbeat))
 			goto done;
@@ -786,7 +690,7 @@ int cmd_repeat(int argc, char **argv)
 	pr.total = n_submit;
 	pr.metric = cfl_metric_info(pl.metrics[0])->name;
 	pr.sign = cfl_metric_info(pl.metrics[0])->sign;
-	if (resumed && !pl.quiet)
+	if (resumed && !pl.pool.quiet)
 		fprintf(stderr, "resuming run '%s': %zu trials done, %zu to run\n",
 			run_name, n_done_before, n_submit);
 	for (;;) {
@@ -856,15 +760,15 @@ int cmd_repeat(int argc, char **argv)
 		fflush(stdout);
 		{
 			/* "--db FILE" only when it is not the default */
-			int dflt = !strcmp(pl.db, CFL_STORE_DEFAULT_PATH);
+			int dflt = !strcmp(pl.pool.db, CFL_STORE_DEFAULT_PATH);
 
 			if (tc.failed + tc.poison)
 				fprintf(stderr, "%zu of %zu trials failed (cfl report %s%s%s shows why)\n",
 					tc.failed + tc.poison, tc.total, run_name,
-					dflt ? "" : " --db ", dflt ? "" : pl.db);
+					dflt ? "" : " --db ", dflt ? "" : pl.pool.db);
 			fprintf(stderr, "run '%s' stored in '%s'; see it again with: cfl report %s%s%s\n",
-				run_name, pl.db, run_name, dflt ? "" : " --db ",
-				dflt ? "" : pl.db);
+				run_name, pl.pool.db, run_name, dflt ? "" : " --db ",
+				dflt ? "" : pl.pool.db);
 		}
 		rc = tc.done ? CLI_OK : CLI_FAIL;
 		if (!tc.done)
@@ -883,9 +787,9 @@ interrupted:
 	cfl_pool_close(pool, NULL);
 	pool = NULL;
 	fprintf(stderr, "cfl repeat: interrupted; run '%s' kept in '%s'; finish it with:\n"
-		"  cfl repeat --resume %s%s%s\n", run_name, pl.db, run_name,
-		strcmp(pl.db, CFL_STORE_DEFAULT_PATH) ? " --db " : "",
-		strcmp(pl.db, CFL_STORE_DEFAULT_PATH) ? pl.db : "");
+		"  cfl repeat --resume %s%s%s\n", run_name, pl.pool.db, run_name,
+		strcmp(pl.pool.db, CFL_STORE_DEFAULT_PATH) ? " --db " : "",
+		strcmp(pl.pool.db, CFL_STORE_DEFAULT_PATH) ? pl.pool.db : "");
 	rc = CLI_INTERRUPTED;
 	goto done;
 interrupted_early:

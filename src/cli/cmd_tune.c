@@ -14,15 +14,14 @@
  */
 #include "cli.h"
 #include "cluster.h"
+#include "pool_opts.h"
 #include "remote.h"
 
-#include <errno.h>
 #include <math.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include "cfl/hpo.h"
@@ -38,18 +37,12 @@ enum {
 	OPT_SET,
 	OPT_NUM_SEARCH,
 	OPT_NUM_REPEAT,
-	OPT_NUM_JOBS,
 	OPT_NUM_PARALLEL,
 	OPT_METRIC,
 	OPT_METHOD,
 	OPT_GRID_POINTS,
 	OPT_LIAR,
-	OPT_DB,
-	OPT_NAME,
-	OPT_RESUME,
 	OPT_TIMEOUT,
-	OPT_TRIAL_TIMEOUT,
-	OPT_MAX_RETRIES,
 	OPT_COMMAND,
 	OPT_DIRECTION,
 };
@@ -77,7 +70,7 @@ static void usage(FILE *f)
 		"  --set KEY=VALUE          fix a parameter (repeatable)\n"
 		"  --num-search N           candidates to try [10]\n"
 		"  --num-repeat R           seeds per candidate [2]\n"
-		"  --num-jobs J             worker processes [%ld: the online cores]\n"
+		CLI_POOL_HELP_NUM_JOBS
 		"  --num-parallel P         candidates in flight at once [J; with\n"
 		"                           --num-jobs 0: the online cores]\n"
 		"  --metric NAME            the metric scored [acc; regression: mse;\n"
@@ -87,14 +80,12 @@ static void usage(FILE *f)
 		"  --liar kriging|constant  bo: values of candidates in flight [kriging]\n"
 		"  --command CMD            tune a program instead of a model\n"
 		"  --direction min|max      --command: which values are better [min]\n"
-		"  --db FILE                the database [" CFL_STORE_DEFAULT_PATH "]\n"
-		"  --name NAME              the run's name [tune-YYYYMMDD-HHMMSS]\n"
+		CLI_POOL_HELP_DB_NAME("tune")
 		"  --resume NAME            continue the run NAME after a crash: the next\n"
 		"                           proposal is the one the run would have made\n"
 		"  --timeout SEC            ask no new candidate after SEC seconds [0: none]\n"
-		"  --trial-timeout SEC      kill a trial after SEC seconds [0: never]\n"
-		"  --max-retries R          retries of a failed trial [1]\n"
-		"  -q, --quiet              no progress on stderr\n"
+		CLI_POOL_HELP_RETRIES
+		CLI_POOL_HELP_QUIET
 		"  -h, --help               this help\n"
 		"%s%s%s\n"
 		"Exit status: 0 when the search ran (failed candidates are shown), 1 when\n"
@@ -121,7 +112,7 @@ struct plan {
 	const char *params_path;
 	const char *sets[256];
 	size_t n_sets;
-	long num_search, num_repeat, num_jobs, num_parallel;
+	long num_search, num_repeat, num_parallel;
 	const char *metric;
 	enum cfl_search_method method;
 	long grid_points;
@@ -129,14 +120,11 @@ struct plan {
 	const char *command;
 	int maximize;		/* --direction max */
 	int direction_set;
-	const char *db, *name, *resume;
-	double timeout, trial_timeout;
-	long max_retries;
-	int quiet;
+	double timeout;
+	struct cli_pool_opts pool;	/* --num-jobs, --db, --resume, -q, ... */
 	char params_buf[512];
 	struct cli_cluster cluster;	/* --backend; the mpi backend */
 	struct cli_remote remote;	/* --listen: remote workers */
-	int num_jobs_set;
 };
 
 static int parse_args(struct plan *pl, int argc, char **argv)
@@ -150,21 +138,17 @@ static int parse_args(struct plan *pl, int argc, char **argv)
 		{ "set", required_argument, 0, OPT_SET },
 		{ "num-search", required_argument, 0, OPT_NUM_SEARCH },
 		{ "num-repeat", required_argument, 0, OPT_NUM_REPEAT },
-		{ "num-jobs", required_argument, 0, OPT_NUM_JOBS },
 		{ "num-parallel", required_argument, 0, OPT_NUM_PARALLEL },
 		{ "metric", required_argument, 0, OPT_METRIC },
 		{ "method", required_argument, 0, OPT_METHOD },
 		{ "grid-points", required_argument, 0, OPT_GRID_POINTS },
 		{ "liar", required_argument, 0, OPT_LIAR },
-		{ "db", required_argument, 0, OPT_DB },
-		{ "name", required_argument, 0, OPT_NAME },
-		{ "resume", required_argument, 0, OPT_RESUME },
 		{ "timeout", required_argument, 0, OPT_TIMEOUT },
-		{ "trial-timeout", required_argument, 0, OPT_TRIAL_TIMEOUT },
-		{ "max-retries", required_argument, 0, OPT_MAX_RETRIES },
 		{ "command", required_argument, 0, OPT_COMMAND },
 		{ "direction", required_argument, 0, OPT_DIRECTION },
-		{ "quiet", no_argument, 0, 'q' },
+		/* last, as repeat's: getopt lists the matches of an ambiguous
+		 * abbreviation in this order */
+		CLI_POOL_LONGOPTS,
 		{ "help", no_argument, 0, 'h' },
 		{ 0, 0, 0, 0 },
 	};
@@ -172,28 +156,17 @@ static int parse_args(struct plan *pl, int argc, char **argv)
 	int c, r;
 
 	cfl_data_opts_init(&pl->data);
+	cli_pool_opts_init(&pl->pool);
 	cli_cluster_init(&pl->cluster);
 	cli_remote_init(&pl->remote);
 	pl->num_search = 10;
 	pl->num_repeat = 2;
-	pl->num_jobs = cores > 0 ? cores : 1;
 	pl->method = CFL_SEARCH_BO;
 	pl->liar = CFL_LIAR_KRIGING;
-	pl->db = CFL_STORE_DEFAULT_PATH;
-	pl->max_retries = 1;
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "qh", opts, NULL)) != -1) {
-		r = cli_data_option("tune", c, optarg, &pl->data);
-		if (r < 0)
-			return CLI_USAGE;
-		if (r > 0)
-			continue;
-		r = cli_cluster_option(&pl->cluster, "tune", c, optarg);
-		if (r < 0)
-			return CLI_USAGE;
-		if (r > 0)
-			continue;
-		r = cli_remote_option(&pl->remote, "tune", c, optarg);
+		r = cli_pool_shared_option("tune", c, optarg, &pl->data, &pl->pool,
+					   &pl->remote, &pl->cluster);
 		if (r < 0)
 			return CLI_USAGE;
 		if (r > 0)
@@ -217,11 +190,6 @@ static int parse_args(struct plan *pl, int argc, char **argv)
 		case OPT_NUM_REPEAT:
 			if (cli_parse_long(optarg, 1, 1000, &pl->num_repeat))
 				return cli_usage_error("tune", "--num-repeat must be an integer in [1, 1000], got '%s'", optarg);
-			break;
-		case OPT_NUM_JOBS:
-			if (cli_parse_long(optarg, 0, 1024, &pl->num_jobs))
-				return cli_usage_error("tune", "--num-jobs must be an integer in [1, 1024] (0 with --listen), got '%s'", optarg);
-			pl->num_jobs_set = 1;
 			break;
 		case OPT_NUM_PARALLEL:
 			if (cli_parse_long(optarg, 1, 1024, &pl->num_parallel))
@@ -248,26 +216,9 @@ static int parse_args(struct plan *pl, int argc, char **argv)
 			else
 				return cli_usage_error("tune", "--liar must be kriging or constant, got '%s'", optarg);
 			break;
-		case OPT_DB:
-			pl->db = optarg;
-			break;
-		case OPT_NAME:
-			pl->name = optarg;
-			break;
-		case OPT_RESUME:
-			pl->resume = optarg;
-			break;
 		case OPT_TIMEOUT:
 			if (cli_parse_double(optarg, 0, 1e9, &pl->timeout))
 				return cli_usage_error("tune", "--timeout must be a number of seconds >= 0, got '%s'", optarg);
-			break;
-		case OPT_TRIAL_TIMEOUT:
-			if (cli_parse_double(optarg, 0, 1e7, &pl->trial_timeout))
-				return cli_usage_error("tune", "--trial-timeout must be a number of seconds >= 0, got '%s'", optarg);
-			break;
-		case OPT_MAX_RETRIES:
-			if (cli_parse_long(optarg, 0, 100, &pl->max_retries))
-				return cli_usage_error("tune", "--max-retries must be an integer in [0, 100], got '%s'", optarg);
 			break;
 		case OPT_COMMAND:
 			pl->command = optarg;
@@ -281,9 +232,6 @@ static int parse_args(struct plan *pl, int argc, char **argv)
 				return cli_usage_error("tune", "--direction must be min or max, got '%s'", optarg);
 			pl->direction_set = 1;
 			break;
-		case 'q':
-			pl->quiet = 1;
-			break;
 		case 'h':
 			usage(stdout);
 			return -1;
@@ -296,7 +244,7 @@ static int parse_args(struct plan *pl, int argc, char **argv)
 	if (optind + 1 < argc)
 		return cli_usage_error("tune", "unexpected argument '%s'", argv[optind + 1]);
 	if (!pl->data.path && !pl->command)
-		return pl->resume ? 3 : cli_usage_error("tune", "missing DATA (a CSV file)");
+		return pl->pool.resume ? 3 : cli_usage_error("tune", "missing DATA (a CSV file)");
 	if (pl->command) {
 		if (pl->model)
 			return cli_usage_error("tune", "--model and --command exclude each other");
@@ -307,9 +255,9 @@ static int parse_args(struct plan *pl, int argc, char **argv)
 	} else if (pl->direction_set) {
 		return cli_usage_error("tune", "--direction applies to --command only (metrics know their direction)");
 	}
-	if (pl->name && pl->resume && strcmp(pl->name, pl->resume))
+	if (pl->pool.name && pl->pool.resume && strcmp(pl->pool.name, pl->pool.resume))
 		return cli_usage_error("tune", "--name '%s' and --resume '%s' disagree",
-				       pl->name, pl->resume);
+				       pl->pool.name, pl->pool.resume);
 	if (!pl->command && !pl->model)
 		pl->model = cfl_model_find("fcnn") ? "fcnn" : "linear";
 	if (pl->model && !cfl_model_find(pl->model)) {
@@ -323,7 +271,7 @@ static int parse_args(struct plan *pl, int argc, char **argv)
 		cfl_buf_release(&known);
 		return CLI_USAGE;
 	}
-	if (!pl->num_jobs && !pl->remote.listen)
+	if (!pl->pool.num_jobs && !pl->remote.listen)
 		return cli_usage_error("tune", "--num-jobs 0 needs --listen (remote workers)");
 	if (pl->command && pl->remote.listen)
 		return cli_usage_error("tune", "--listen does not run --command trials "
@@ -331,7 +279,7 @@ static int parse_args(struct plan *pl, int argc, char **argv)
 	if ((r = cli_remote_check(&pl->remote, "tune", &pl->data)))
 		return r;
 	if (!pl->num_parallel)
-		pl->num_parallel = pl->num_jobs ? pl->num_jobs : (cores > 0 ? cores : 1);
+		pl->num_parallel = pl->pool.num_jobs ? pl->pool.num_jobs : (cores > 0 ? cores : 1);
 	return 0;
 }
 
@@ -610,7 +558,7 @@ static int tell_one(struct tune *tu, size_t k, struct cfl_err *err)
 		tu->has_best = 1;
 		tu->best_score = score;
 	}
-	if (!tu->pl->quiet) {
+	if (!tu->pl->pool.quiet) {
 		char p[200];
 		struct cfl_buf b;
 
@@ -638,7 +586,7 @@ static void on_event(struct tune *tu, const struct cfl_pool_event *ev)
 	if (c->n_pending)
 		c->n_pending--;
 	if (ev->status != CFL_TRIAL_DONE) {
-		if (!tu->pl->quiet)
+		if (!tu->pl->pool.quiet)
 			fprintf(stderr, "%s repeat %d: %s: %s\n", c->hex, tr->repeat,
 				cfl_trial_status_name(ev->status),
 				ev->reason ? ev->reason : "");
@@ -686,15 +634,6 @@ static int wait_one(struct tune *tu, struct cfl_err *err)
 		on_event(tu, &ev);
 		return 0;
 	}
-}
-
-static int mkdir_for_default(const char *db)
-{
-	if (strcmp(db, CFL_STORE_DEFAULT_PATH))
-		return 0;
-	if (mkdir("reports", 0777) && errno != EEXIST)
-		return cli_failf("cannot create folder 'reports': %s", strerror(errno));
-	return 0;
 }
 
 /* The model file of a run: next to the database, NAME.cfl. */
@@ -754,27 +693,16 @@ int cmd_tune(int argc, char **argv)
 	cfl_buf_init(&cmdline);
 	cfl_buf_init(&out);
 	r = parse_args(&pl, argc, argv);
-	if (r == 3 && cli_cluster_wants_mpi(&pl.cluster)) {
-		long rank = cli_cluster_env_rank(&pl.cluster);
-
-		if (rank > 0)
-			r = 0;	/* a worker rank: rank 0 has the run's command */
-		else if (rank < 0)
-			r = cli_usage_error("tune", "%s", cli_cluster_resume_msg);
-	}
+	/* --resume NAME alone: the run's stored command fills in the rest */
+	if (r == 3)
+		r = cli_pool_resume_alone("tune", &pl.pool, &pl.cluster, argc, argv,
+					  &argc, &rv, &rv_words);
 	if (r == 3) {
-		int nc = 0;
-		const char *db = pl.db, *name = pl.resume;
-
-		rv = cli_resume_argv("tune", db, name, argc, argv, &nc, &rv_words);
-		if (!rv)
-			return CLI_FAIL;
 		memset(&pl, 0, sizeof(pl));
-		r = parse_args(&pl, nc, rv);
+		argv = rv;
+		r = parse_args(&pl, argc, argv);
 		if (r == 3)
 			r = cli_usage_error("tune", "missing DATA (a CSV file)");
-		argc = nc;
-		argv = rv;
 	}
 	if (r) {
 		free(rv);
@@ -785,7 +713,7 @@ int cmd_tune(int argc, char **argv)
 	memset(&data, 0, sizeof(data));
 	r = cli_cluster_start(&pl.cluster, "tune", &pl.data,
 			      pl.command ? NULL : &data, pl.remote.listen != NULL,
-			      &pl.num_jobs, pl.num_jobs_set);
+			      &pl.pool.num_jobs, pl.pool.num_jobs_set);
 	if (r >= 0) {
 		free(rv);
 		free(rv_words);
@@ -884,20 +812,20 @@ int cmd_tune(int argc, char **argv)
 	tu.seed = pl.data.seed;
 
 	/* the store: a new run, or the one to resume */
-	if (mkdir_for_default(pl.db))
+	if (cli_pool_mkdir_db(pl.pool.db))
 		goto done_sig;
-	tu.st = cfl_store_open(pl.db, CFL_STORE_CREATE, &err);
+	tu.st = cfl_store_open(pl.pool.db, CFL_STORE_CREATE, &err);
 	if (!tu.st) {
 		cli_fail(&err);
 		goto done_sig;
 	}
 	plan_config(&pl, &space, metric_name, tu.sign, &config);
 	cli_command_line(argc, argv, &cmdline);
-	if (pl.resume) {
+	if (pl.pool.resume) {
 		struct cfl_run_info info;
 		struct cfl_candidate_info *sc = NULL;
 
-		if (cfl_store_run_find(tu.st, pl.resume, &info, &err)) {
+		if (cfl_store_run_find(tu.st, pl.pool.resume, &info, &err)) {
 			cli_fail(&err);
 			goto done_sig;
 		}
@@ -907,7 +835,7 @@ int cmd_tune(int argc, char **argv)
 		    strcmp(info.config ? info.config : "", config.data) ||
 		    (!pl.command && strcmp(info.dataset_sha256, data.sha256_hex))) {
 			fprintf(stderr, "cfl: cannot resume run '%s': it was started with %s;"
-				" use the options it was started with:\n  %s\n", pl.resume,
+				" use the options it was started with:\n  %s\n", pl.pool.resume,
 				info.kind != CFL_RUN_TUNE ? "another command" :
 				strcmp(info.config ? info.config : "", config.data) ?
 				"another plan" : "another dataset (SHA-256 differs)",
@@ -929,8 +857,8 @@ int cmd_tune(int argc, char **argv)
 	} else {
 		struct cfl_run_info ri;
 
-		if (pl.name)
-			snprintf(run_name, sizeof(run_name), "%s", pl.name);
+		if (pl.pool.name)
+			snprintf(run_name, sizeof(run_name), "%s", pl.pool.name);
 		else if (cfl_store_run_default_name(tu.st, CFL_RUN_TUNE, run_name,
 						    sizeof(run_name), &err)) {
 			cli_fail(&err);
@@ -957,9 +885,7 @@ int cmd_tune(int argc, char **argv)
 	po.data = loaded ? &data : NULL;
 	po.store = tu.st;
 	po.run_id = tu.run_id;
-	po.n_local = (size_t)pl.num_jobs;
-	po.trial_timeout = pl.trial_timeout;
-	po.max_retries = (int)pl.max_retries;
+	cli_pool_opts_apply(&pl.pool, &po);
 	if (!pl.command) {
 		po.n_metrics = cfl_metric_defaults(data.train.n_classes, po.metrics,
 						   CFL_WIRE_MAX_METRICS);
@@ -987,9 +913,9 @@ int cmd_tune(int argc, char **argv)
 	{
 		char key[256];
 
-		snprintf(key, sizeof(key), "%.200s#%lld", pl.db, (long long)tu.run_id);
+		snprintf(key, sizeof(key), "%.200s#%lld", pl.pool.db, (long long)tu.run_id);
 		if (cli_remote_start(&pl.remote, "tune", tu.pool, &pl.data,
-				     &data, &po, key, pl.quiet) ||
+				     &data, &po, key, pl.pool.quiet) ||
 		    cli_cluster_attach(&pl.cluster, tu.pool, &pl.data,
 				       &po, key, pl.remote.heartbeat)) {
 			rc = CLI_FAIL;
@@ -1016,7 +942,7 @@ int cmd_tune(int argc, char **argv)
 		cli_fail(&err);
 		goto done_sig;
 	}
-	if (resumed && !pl.quiet)
+	if (resumed && !pl.pool.quiet)
 		fprintf(stderr, "resuming run '%s': %zu candidates stored\n", run_name,
 			n_stored_cands);
 
@@ -1063,7 +989,7 @@ int cmd_tune(int argc, char **argv)
 			}
 		}
 		if (pl.timeout > 0 && tu.n_cands < (size_t)pl.num_search && !exhausted &&
-		    !pl.quiet)
+		    !pl.pool.quiet)
 			fprintf(stderr, "--timeout %.0f s reached after %zu candidates\n",
 				pl.timeout, tu.n_cands);
 	}
@@ -1121,7 +1047,7 @@ int cmd_tune(int argc, char **argv)
 			goto done_sig;
 		}
 		if (best >= 0 && !pl.command) {
-			model_path(pl.db, run_name, path, sizeof(path));
+			model_path(pl.pool.db, run_name, path, sizeof(path));
 			if (save_best(&tu, (size_t)best, path, &err)) {
 				cli_fail(&err);
 				goto done_sig;
@@ -1148,11 +1074,11 @@ int cmd_tune(int argc, char **argv)
 			       path, path);
 		fflush(stdout);
 		{
-			int dflt = !strcmp(pl.db, CFL_STORE_DEFAULT_PATH);
+			int dflt = !strcmp(pl.pool.db, CFL_STORE_DEFAULT_PATH);
 
 			fprintf(stderr, "run '%s' stored in '%s'; see it again with: cfl report %s%s%s\n",
-				run_name, pl.db, run_name, dflt ? "" : " --db ",
-				dflt ? "" : pl.db);
+				run_name, pl.pool.db, run_name, dflt ? "" : " --db ",
+				dflt ? "" : pl.pool.db);
 		}
 		if (best < 0) {
 			fprintf(stderr, "cfl: every candidate failed\n");
@@ -1171,9 +1097,9 @@ interrupted:
 		cfl_store_mark_interrupted(tu.st, tu.run_id, NULL);
 	tu.pool = NULL;
 	fprintf(stderr, "cfl tune: interrupted; run '%s' kept in '%s'; continue it with:\n"
-		"  cfl tune --resume %s%s%s\n", run_name, pl.db, run_name,
-		strcmp(pl.db, CFL_STORE_DEFAULT_PATH) ? " --db " : "",
-		strcmp(pl.db, CFL_STORE_DEFAULT_PATH) ? pl.db : "");
+		"  cfl tune --resume %s%s%s\n", run_name, pl.pool.db, run_name,
+		strcmp(pl.pool.db, CFL_STORE_DEFAULT_PATH) ? " --db " : "",
+		strcmp(pl.pool.db, CFL_STORE_DEFAULT_PATH) ? pl.pool.db : "");
 	rc = CLI_INTERRUPTED;
 done_sig:
 	g_pool = NULL;

@@ -1,0 +1,130 @@
+/*
+ * The pool options of the commands that run trials (repeat, tune): how many
+ * workers, how a failed trial is retried, where the run is stored and under
+ * which name, and whether progress is shown.  Parsed here once, like the
+ * data options of cli.h; none of them is part of a run's stored plan, so
+ * --resume may change them.  Each command lists the options it takes
+ * (CLI_POOL_LONGOPTS, and CLI_POOL_WORKER_LONGOPTS for repeat), pastes the
+ * help lines below into its own --help where its order wants them, hands
+ * every option to cli_pool_shared_option() (data, pool, remote and backend
+ * options) and, for --resume NAME without DATA, parses again what
+ * cli_pool_resume_alone() gives.
+ */
+#ifndef CFL_CLI_POOL_OPTS_H
+#define CFL_CLI_POOL_OPTS_H
+
+#include "cli.h"
+#include "cluster.h"
+#include "remote.h"
+
+#include "cfl/run.h"
+#include "cfl/store.h"
+
+/* Option ids: between the data options and CLI_OPT_FIRST_FREE. */
+enum {
+	CLI_OPT_NUM_JOBS = 1070,
+	CLI_OPT_TRIAL_TIMEOUT,
+	CLI_OPT_MAX_RETRIES,
+	CLI_OPT_DB,
+	CLI_OPT_NAME,
+	CLI_OPT_RESUME,
+	CLI_OPT_THREADS_PER_TRIAL,
+	CLI_OPT_TRIALS_PER_WORKER,
+};
+
+/* --num-jobs, --trial-timeout, --max-retries, --db, --name, --resume and
+ * -q/--quiet ("q" must also be in the command's short options). */
+#define CLI_POOL_LONGOPTS                                                    \
+	{ "num-jobs", required_argument, 0, CLI_OPT_NUM_JOBS },             \
+	{ "db", required_argument, 0, CLI_OPT_DB },                         \
+	{ "name", required_argument, 0, CLI_OPT_NAME },                     \
+	{ "resume", required_argument, 0, CLI_OPT_RESUME },                 \
+	{ "trial-timeout", required_argument, 0, CLI_OPT_TRIAL_TIMEOUT },   \
+	{ "max-retries", required_argument, 0, CLI_OPT_MAX_RETRIES },       \
+	{ "quiet", no_argument, 0, 'q' }
+
+/* --threads-per-trial and --trials-per-worker: only repeat takes them (a
+ * tune trial keeps the pool's defaults, 1 thread and no limit). */
+#define CLI_POOL_WORKER_LONGOPTS                                             \
+	{ "threads-per-trial", required_argument, 0, CLI_OPT_THREADS_PER_TRIAL }, \
+	{ "trials-per-worker", required_argument, 0, CLI_OPT_TRIALS_PER_WORKER }
+
+/* The --help lines of the options above, as string literals to paste into
+ * a command's usage format: the commands interleave them with their own
+ * lines.  CLI_POOL_HELP_NUM_JOBS takes the online cores as a long (%ld);
+ * CLI_POOL_HELP_DB_NAME takes the command's name, a string literal, for the
+ * default run name.  --resume has no shared line: each command says what
+ * resuming means for it. */
+#define CLI_POOL_HELP_NUM_JOBS                                               \
+	"  --num-jobs J             worker processes [%ld: the online cores]\n"
+#define CLI_POOL_HELP_DB_NAME(cmd)                                           \
+	"  --db FILE                the database [" CFL_STORE_DEFAULT_PATH "]\n" \
+	"  --name NAME              the run's name [" cmd "-YYYYMMDD-HHMMSS]\n"
+#define CLI_POOL_HELP_RETRIES                                                \
+	"  --trial-timeout SEC      kill a trial after SEC seconds [0: never]\n" \
+	"  --max-retries R          retries of a failed trial [1]\n"
+#define CLI_POOL_HELP_WORKER                                                 \
+	"  --threads-per-trial T    BLAS threads per trial [1]\n"                \
+	"  --trials-per-worker N    a worker runs N trials then is replaced\n"   \
+	"                           [0: no limit; 1: a fresh process per trial]\n"
+#define CLI_POOL_HELP_QUIET                                                  \
+	"  -q, --quiet              no progress on stderr\n"
+
+struct cli_pool_opts {
+	long num_jobs;		/* local worker processes [the online cores];
+				 * 0 only with --listen (the command checks) */
+	int num_jobs_set;	/* --num-jobs was given (the mpi backend
+				 * divides a node's cores otherwise) */
+	double trial_timeout;	/* seconds; 0: never [0] */
+	long max_retries;	/* [1] */
+	long threads_per_trial;	/* BLAS threads [1] */
+	long trials_per_worker;	/* 0: no limit [0] */
+	const char *db;		/* [CFL_STORE_DEFAULT_PATH] */
+	const char *name;	/* NULL: the store picks CMD-YYYYMMDD-HHMMSS */
+	const char *resume;	/* NULL: a new run */
+	int quiet;		/* no progress on stderr */
+};
+
+/* Fills o with the defaults above. */
+void cli_pool_opts_init(struct cli_pool_opts *o);
+
+/* Handles option c (from getopt_long) if it is a pool option: returns 1
+ * when handled, 0 when c is not a pool option, -1 (after printing a usage
+ * error for cmd) when its value is bad. */
+int cli_pool_option(const char *cmd, int c, const char *arg,
+		    struct cli_pool_opts *o);
+
+/* Handles option c when it is one of the options every command that runs a
+ * pool shares: a data option (cli_data_option), a pool option (above), a
+ * remote-worker option (cli_remote_option) or --backend
+ * (cli_cluster_option).  Returns 1 when handled, 0 when c is none of them,
+ * -1 (after printing a usage error for cmd) when its value is bad. */
+int cli_pool_shared_option(const char *cmd, int c, const char *arg,
+			   struct cfl_data_opts *d, struct cli_pool_opts *o,
+			   struct cli_remote *remote, struct cli_cluster *cluster);
+
+/* For `cfl CMD --resume NAME` without DATA, after the command's first parse
+ * (which found no DATA): returns 3 with the arguments to parse again in
+ * *new_argc and *new_argv: argv[0], run NAME's stored arguments, then
+ * argv[1..] (cli_resume_argv: free() *new_argv and *words).  Returns 0 on a
+ * worker rank of an MPI job, which goes on as parsed (rank 0 has the run's
+ * command); otherwise the exit code after printing why: 2 when cfl cannot
+ * tell the MPI ranks apart, 1 when the run is missing or another command's.
+ * *new_argv and *words are left NULL unless 3 is returned. */
+int cli_pool_resume_alone(const char *cmd, const struct cli_pool_opts *o,
+			  const struct cli_cluster *cluster, int argc,
+			  char **argv, int *new_argc /* OUT */,
+			  char ***new_argv /* OUT */, char ***words /* OUT */);
+
+/* Copies the execution options (workers, threads, timeout, retries,
+ * trials per worker) into po, after cfl_pool_opts_init(po); the rest of po
+ * is the caller's. */
+void cli_pool_opts_apply(const struct cli_pool_opts *o,
+			 struct cfl_pool_opts *po);
+
+/* Creates the folder 'reports' when db is the default database
+ * (CFL_STORE_DEFAULT_PATH); a database given with --db must have its
+ * folder already.  Returns 0, or 1 after printing why. */
+int cli_pool_mkdir_db(const char *db);
+
+#endif
