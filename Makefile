@@ -60,7 +60,7 @@ UNIT_BIN   := $(UNIT_SRC:tests/unit/%.c=$(BUILD)/tests/%)
 FUZZ_SRC   := $(sort $(wildcard tests/fuzz/fuzz_*.c))
 REPLAY_BIN := $(FUZZ_SRC:tests/fuzz/%.c=$(BUILD)/tests/replay_%)
 
-.PHONY: all deps demo test unit-tests cli-tests fuzz-replay fuzz bench bench-deps install clean
+.PHONY: all deps demo test unit-tests cli-tests fuzz-replay fuzz bench bench-build bench-deps install clean
 
 all: $(BIN)
 
@@ -150,7 +150,7 @@ demo:
 test:
 	@$(MAKE) --no-print-directory deps
 	@$(MAKE) --no-print-directory all
-	@$(MAKE) --no-print-directory unit-tests fuzz-replay cli-tests
+	@$(MAKE) --no-print-directory unit-tests fuzz-replay cli-tests bench-build
 
 unit-tests: $(UNIT_BIN)
 	@fail=0; for t in $(UNIT_BIN); do echo "== $$t"; $$t || fail=1; done; exit $$fail
@@ -182,10 +182,14 @@ fuzz:
 # The C drivers of the benchmarks, linked like cfl itself (whole archive,
 # every library libcfl.a needs, MPI when built in), so no bench script keeps
 # its own link line.  sgemm_w1 (plain OpenBLAS) and mpi_bench have their own.
-BENCH_DRIVERS := pool_bench store_bench tcp_bench w3_bench w4_driver
+BENCH_DRIVERS := pool_bench store_bench tcp_bench w3_bench w4_driver sha256_bench
 $(BUILD)/bench-bin/%: tests/bench/%.c $(BUILD)/libcfl.a
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) -o $@ $< $(LINK_LIB) $(LIBS)
+
+# make test builds every driver, so an API change cannot break the
+# benchmarks unseen.
+bench-build: $(addprefix $(BUILD)/bench-bin/,$(BENCH_DRIVERS)) $(BUILD)/tests/mpi_bench
 
 
 BENCH_PKGS := python3-sklearn python3-torch python3-xgboost python3-optuna hyperfine

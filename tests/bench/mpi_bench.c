@@ -36,10 +36,12 @@ int main(int argc, char **argv)
 	cli_cluster_init(&c);
 	cfl_data_opts_init(&d);
 	d.path = argv[1];
-	r = cli_cluster_start(&c, "bench", &d, 0, &jobs, 1);
+	memset(&data, 0, sizeof(data));
+	r = cli_cluster_start(&c, "bench", &d, &data, 0, &jobs, 1);
 	if (r >= 0)
 		return r;	/* a worker rank's child, done */
-	if (cfl_data_load(&data, &d, &err)) {
+	/* under mpi rank 0 loaded it while MPI started */
+	if (!c.data_loaded && cfl_data_load(&data, &d, &err)) {
 		fprintf(stderr, "mpi_bench: %s\n", err.msg);
 		return 1;
 	}
@@ -49,7 +51,7 @@ int main(int argc, char **argv)
 	po.n_metrics = cfl_metric_defaults(data.train.n_classes, po.metrics,
 					   CFL_WIRE_MAX_METRICS);
 	pool = cfl_pool_new(&po, &err);
-	if (!pool || cli_cluster_attach(&c, "bench", pool, &d, &data, &po, "bench#1")) {
+	if (!pool || cli_cluster_attach(&c, pool, &d, &po, "bench#1", 1)) {
 		fprintf(stderr, "mpi_bench: %s\n", pool ? "attach failed" : err.msg);
 		return 1;
 	}
