@@ -88,6 +88,48 @@ mpi_rank_pid() {
 	echo "$pid"
 }
 
+# Waits up to 15 s for N trials done in DB; fails saying so otherwise.
+mpi_wait_done() {
+	local db=$1 n=$2 err=$3 k
+	for _ in $(seq 150); do
+		k=$(sqlite3 "$db" "select count(*) from trials where status='done'" 2>/dev/null)
+		[ "${k:-0}" -ge "$n" ] && return 0
+		sleep 0.1
+	done
+	fail "the run did not get going: $(cat "$err")"
+}
+
+# For the tests that stop ranks: $ref is the local table of 40 slow trials
+# (0.3 s each); the same run starts under mpirun in the background ($job;
+# heartbeat $1 s; s.db, s.out, s.err) and is waited for until 2 are done.
+mpi_slow_run_start() {
+	local args=("$ROOT/datasets/iris.csv" --models linear,baseline --num-repeat 20 --seed 1
+		    --metrics acc,logloss -q)
+	run "$CFL" repeat "${args[@]}" --num-jobs 2 --db local.db
+	expect_rc 0
+	ref=$out
+	CFL_TEST_FAULT=slow MPI_TIMEOUT=90 mpi_run -x CFL_TEST_FAULT -n 3 "$CFL" repeat \
+		"${args[@]}" --heartbeat "$1" --db s.db --name s >s.out 2>s.err &
+	job=$!
+	mpi_wait_done s.db 2 s.err
+}
+
+# SIGSTOPs the given ranks of the newest job with their children and
+# grandchildren (the worker, its trials); $all lists them, and they are
+# killed when the test ends.
+mpi_stop_ranks() {
+	local r p
+	all=""
+	for r in "$@"; do
+		p=$(mpi_rank_pid "$r")
+		[ -n "$p" ] || fail "no rank $r under mpirun"
+		all="$all $p $(pgrep -P "$p")"
+	done
+	for p in $all; do all="$all $(pgrep -P "$p")"; done
+	trap 'kill -9 $all 2>/dev/null' EXIT
+	kill -STOP $all 2>/dev/null
+}
+
 
 # mpirun -n 3: the table equals the local pool's for the same seed; both
 # worker ranks ran trials; rank 0 said it chose mpi by itself.
@@ -227,12 +269,7 @@ test_mpi_kill9_worker_rank_then_resume() {
 	local ref=$out
 	CFL_TEST_FAULT=hang:2 MPI_TIMEOUT=60 mpi_run -x CFL_TEST_FAULT -n 3 "$CFL" repeat \
 		"$ROOT/datasets/iris.csv" --models linear,baseline --num-repeat 3 --seed 1 --metrics acc,logloss --db k.db --name k >k.out 2>k.err &
-	for _ in $(seq 150); do
-		n_done=$(sqlite3 k.db "select count(*) from trials where status='done'" 2>/dev/null)
-		[ "${n_done:-0}" -ge 4 ] && break
-		sleep 0.1
-	done
-	[ "${n_done:-0}" -ge 4 ] || fail "the run did not get going: $(cat k.err)"
+	mpi_wait_done k.db 4 k.err
 	mp=$(pgrep -n -x mpirun)
 	pid1=$(mpi_rank_pid 1)
 	[ -n "$pid1" ] || fail "no rank 1 under mpirun"
@@ -276,36 +313,16 @@ $ref"
 # stopped rank for ever, rank 0 ends the job with MPI_Abort, exit code 0.
 test_mpi_stopped_worker_rank_is_dropped() {
 	mpi_skip && return 0
-	local pid2 n_done all p st job rc
-	local args=("$ROOT/datasets/iris.csv" --models linear,baseline --num-repeat 20 --seed 1
-		    --metrics acc,logloss -q)
-	run "$CFL" repeat "${args[@]}" --num-jobs 2 --db local.db
-	expect_rc 0
-	local ref=$out
-	CFL_TEST_FAULT=slow MPI_TIMEOUT=90 mpi_run -x CFL_TEST_FAULT -n 3 "$CFL" repeat \
-		"${args[@]}" --heartbeat 0.5 --db s.db --name s >s.out 2>s.err &
-	job=$!
-	for _ in $(seq 150); do
-		n_done=$(sqlite3 s.db "select count(*) from trials where status='done'" 2>/dev/null)
-		[ "${n_done:-0}" -ge 2 ] && break
-		sleep 0.1
-	done
-	[ "${n_done:-0}" -ge 2 ] || fail "the run did not get going: $(cat s.err)"
-	pid2=$(mpi_rank_pid 2)
-	[ -n "$pid2" ] || fail "no rank 2 under mpirun"
-	# the rank, its worker child and the trials
-	all="$pid2 $(pgrep -P "$pid2")"
-	for p in $all; do all="$all $(pgrep -P "$p")"; done
-	trap 'kill -9 $all 2>/dev/null' EXIT
-	kill -STOP $all 2>/dev/null
-	local stopped
+	local ref job all rc p st stopped
+	mpi_slow_run_start 0.5
+	mpi_stop_ranks 2
 	stopped=$(ps -o pid=,stat=,args= -p "$(tr ' ' ',' <<<"$all" | sed 's/^,*//; s/,,*/,/g; s/,$//')")
 	wait "$job"
 	rc=$?
 	[ "$rc" = 0 ] || fail "exit $rc: $(grep -v 'done in' s.err)"
 	grep -q "worker rank 2 stopped answering (no word from worker for 2.5 s)" s.err ||
 		fail "no word of the dropped rank: $(grep -v 'done in' s.err)
-stopped at $n_done trials done: $stopped
+stopped: $stopped
 trials per worker: $(sqlite3 s.db 'select worker, count(*) from trials group by worker')"
 	grep -q "worker rank 2 did not finish within 10 s of the end" s.err ||
 		fail "no word of the job's end: $(grep -v 'done in' s.err)"
@@ -329,30 +346,9 @@ $ref"
 # table.
 test_mpi_every_worker_rank_stopped_then_resume() {
 	mpi_skip && return 0
-	local n_done all p r job rc
-	local args=("$ROOT/datasets/iris.csv" --models linear,baseline --num-repeat 20 --seed 1
-		    --metrics acc,logloss -q)
-	run "$CFL" repeat "${args[@]}" --num-jobs 2 --db local.db
-	expect_rc 0
-	local ref=$out
-	CFL_TEST_FAULT=slow MPI_TIMEOUT=90 mpi_run -x CFL_TEST_FAULT -n 3 "$CFL" repeat \
-		"${args[@]}" --heartbeat 0.3 --db s.db --name s >s.out 2>s.err &
-	job=$!
-	for _ in $(seq 150); do
-		n_done=$(sqlite3 s.db "select count(*) from trials where status='done'" 2>/dev/null)
-		[ "${n_done:-0}" -ge 2 ] && break
-		sleep 0.1
-	done
-	[ "${n_done:-0}" -ge 2 ] || fail "the run did not get going: $(cat s.err)"
-	all=""
-	for r in 1 2; do
-		p=$(mpi_rank_pid $r)
-		[ -n "$p" ] || fail "no rank $r"
-		all="$all $p $(pgrep -P "$p")"
-	done
-	for p in $all; do all="$all $(pgrep -P "$p")"; done
-	trap 'kill -9 $all 2>/dev/null' EXIT
-	kill -STOP $all
+	local ref job all rc
+	mpi_slow_run_start 0.3
+	mpi_stop_ranks 1 2
 	wait "$job"
 	rc=$?
 	[ "$rc" = 130 ] || fail "exit $rc, expected 130: $(grep -v 'done in' s.err)"
