@@ -113,6 +113,7 @@ struct plan {
 	const char *sets[256];
 	size_t n_sets;
 	long num_search, num_repeat, num_parallel;
+	int num_parallel_set;	/* given, not derived from --num-jobs */
 	const char *metric;
 	enum cfl_search_method method;
 	long grid_points;
@@ -194,6 +195,7 @@ static int parse_args(struct plan *pl, int argc, char **argv)
 		case OPT_NUM_PARALLEL:
 			if (cli_parse_long(optarg, 1, 1024, &pl->num_parallel))
 				return cli_usage_error("tune", "--num-parallel must be an integer in [1, 1024], got '%s'", optarg);
+			pl->num_parallel_set = 1;
 			break;
 		case OPT_METRIC:
 			pl->metric = optarg;
@@ -280,6 +282,28 @@ static int parse_args(struct plan *pl, int argc, char **argv)
 		return r;
 	if (!pl->num_parallel)
 		pl->num_parallel = pl->pool.num_jobs ? pl->pool.num_jobs : (cores > 0 ? cores : 1);
+	return 0;
+}
+
+/* The num_parallel line of a stored config: 1 with *out set, or 0. */
+static int stored_num_parallel(const char *config, long *out)
+{
+	const char *p = config;
+
+	while (p && *p) {
+		if (!strncmp(p, "num_parallel=", 13)) {
+			char *end;
+			long v = strtol(p + 13, &end, 10);
+
+			if (v < 1 || v > 1024 || (*end && *end != '\n'))
+				return 0;
+			*out = v;
+			return 1;
+		}
+		p = strchr(p, '\n');
+		if (p)
+			p++;
+	}
 	return 0;
 }
 
@@ -831,6 +855,12 @@ int cmd_tune(int argc, char **argv)
 		}
 		tu.run_id = info.id;
 		resumed = 1;
+		/* --num-parallel not given: the run's own, not one derived from
+		 * this command's --num-jobs (resuming with more jobs is fine) */
+		if (!pl.num_parallel_set && stored_num_parallel(info.config, &pl.num_parallel)) {
+			config.len = 0;
+			plan_config(&pl, &space, metric_name, tu.sign, &config);
+		}
 		if (info.kind != CFL_RUN_TUNE ||
 		    strcmp(info.config ? info.config : "", config.data) ||
 		    (!pl.command && strcmp(info.dataset_sha256, data.sha256_hex))) {

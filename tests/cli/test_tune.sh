@@ -153,6 +153,30 @@ test_tune_resume_after_kill() {
 	[ "$(wc -l <<<"$a")" = 14 ] && [ "$a" = "$b" ] || fail "resumed history differs: $a // $b"
 }
 
+# --resume with another --num-jobs: --num-parallel, when it was not given,
+# stays the run's own (it was derived from the first --num-jobs), so the run
+# resumes instead of being "another plan"; a --num-parallel given anew
+# that differs is still refused.
+test_tune_resume_with_other_num_jobs() {
+	tune_branin_script
+	export SLEEP=0.2
+	"$CFL" tune --command './branin.sh {x0} {x1}' --params branin.params --num-search 8 \
+		--num-repeat 1 --num-jobs 1 --db full.db --name r -q > full.txt 2>/dev/null ||
+		fail "uninterrupted run failed"
+	"$CFL" tune --command './branin.sh {x0} {x1}' --params branin.params --num-search 8 \
+		--num-repeat 1 --num-jobs 1 --db cut.db --name r -q > /dev/null 2>&1 &
+	pid=$!
+	sleep 0.7
+	kill -9 $pid 2>/dev/null
+	wait $pid 2>/dev/null
+	run "$CFL" tune --resume r --db cut.db --num-jobs 2 --num-parallel 2
+	expect_rc 1; expect_err "another plan"
+	run "$CFL" tune --resume r --db cut.db --num-jobs 2
+	expect_rc 0
+	a=$(tune_rows "$(cat full.txt)"); b=$(tune_rows "$out")
+	[ "$(wc -l <<<"$a")" = 8 ] && [ "$a" = "$b" ] || fail "resumed history differs: $a // $b"
+}
+
 test_tune_grid() {
 	printf 'l2 = choice(0.01, 1, 100)\nfit_intercept = true\n' > g.params
 	run "$CFL" tune "$ROOT/datasets/wine.csv" --model linear --params g.params --method grid \
