@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cfl/fcnn.h"
 #include "cfl/metrics.h"
 #include "cfl/model.h"
 
@@ -39,7 +40,8 @@ static void usage(FILE *f)
 		   "  -h, --help         this help (with --model: that model's parameters)\n"
 		   "%s\n"
 		   "Output (stdout): one 'key value' line each for the model, the seed, the\n"
-		   "rows of each part, fit_seconds, test_METRIC per metric, model_file.\n\n"
+		   "rows of each part, fit_seconds, for fcnn epochs_run and best_epoch (whose\n"
+		   "weights were kept), test_METRIC per metric, model_file.\n\n"
 		   "Examples:\n"
 		   "  cfl train datasets/iris.csv --model linear --set l2=0.1\n"
 		   "  cfl train datasets/digits.csv --model fcnn --set hidden=64,64 --set optimizer=adam \\\n"
@@ -278,6 +280,15 @@ int cmd_train(int argc, char **argv)
 	printf("valid_rows   %zu\n", d.valid.n);
 	printf("test_rows    %zu\n", d.test.n);
 	printf("fit_seconds  %.6f\n", fit_secs);
+	if (!strcmp(ops->name, "fcnn")) {
+		size_t n_run, best;
+
+		/* early stopping: how far it went, and which epoch it kept */
+		if (cfl_fcnn_epochs(m, &n_run, &best) == 0) {
+			printf("epochs_run   %zu\n", n_run);
+			printf("best_epoch   %zu\n", best);
+		}
+	}
 	print_metrics(ids, (size_t)n_ids, &d.test, pred);
 	printf("model_file   %s\n", out_path);
 	rc = CLI_OK;

@@ -67,6 +67,28 @@ test_train_linear_iris_default_output() {
 	grep -q '^model linear$' iris.cfl || fail "no model line"
 }
 
+# fcnn says how far training went and which epoch's weights it kept:
+# without early stopping every epoch runs and the last is kept; with it the
+# kept epoch is at most the last, and the run stops patience epochs after it
+# (or at the limit).  Other models print neither line.
+test_train_fcnn_epochs() {
+	run "$CFL" train "$ROOT/datasets/iris.csv" --model fcnn --set epochs=7 --set patience=0 -o a.cfl
+	expect_rc 0
+	expect_out "epochs_run   7"
+	expect_out "best_epoch   7"
+	run "$CFL" train "$ROOT/datasets/breast_cancer.csv" --model fcnn --set epochs=300 --set patience=3 -o b.cfl
+	expect_rc 0
+	local n b
+	n=$(awk '$1 == "epochs_run" {print $2}' <<<"$out")
+	b=$(awk '$1 == "best_epoch" {print $2}' <<<"$out")
+	[ -n "$n" ] && [ -n "$b" ] && [ "$b" -ge 1 ] && [ "$b" -le "$n" ] || fail "epochs: $out"
+	[ "$n" = 300 ] || [ "$n" = $((b + 3)) ] || fail "stopped at $n, best $b, patience 3"
+	run "$CFL" train "$ROOT/datasets/iris.csv" --model linear -o c.cfl
+	expect_rc 0
+	grep -q epoch <<<"$out" && fail "linear printed epochs: $out"
+	return 0
+}
+
 # Predicting the test part again from the saved file gives the metrics
 # train printed: the file holds the model and the encoding exactly.
 test_train_then_predict_same_metrics() {
