@@ -544,10 +544,10 @@ static void *load_thread(void *arg)
 	return NULL;
 }
 
-/* Rank 0: loads the data (or takes the thread's load) and packs its parts
- * into blob for the broadcast; a command without data sends empty parts.
- * and its SHA-256 into blob_sha.  On failure prints why and marks the blob
- * too big, which tells the other ranks that nothing follows. */
+/* Rank 0: loads the data (or takes the thread's load), packs its parts
+ * into blob for the broadcast (a command without data sends empty parts)
+ * and their SHA-256 into blob_sha.  On failure prints why and marks the
+ * blob too big, which tells the other ranks that nothing follows. */
 static void rank0_blob(struct cli_cluster *c, const struct cfl_data_opts *d,
 		       struct cfl_data *data, struct load_job *job,
 		       pthread_t *th, struct cfl_buf *blob,
@@ -737,6 +737,7 @@ static void mpi_kill(struct cfl_peer *peer)
 static void mpi_reap(struct cfl_peer *peer, char *reason, size_t cap)
 {
 	struct mpeer *mp = peer->impl;
+	int mid_run = reason[0] != '\0';	/* "" when the pool closes */
 
 	if (!mp)
 		return;
@@ -747,8 +748,9 @@ static void mpi_reap(struct cfl_peer *peer, char *reason, size_t cap)
 	snprintf(reason, cap, "MPI rank %d lost", mp->rank);
 	if (mp->c->n_alive)
 		mp->c->n_alive--;
-	if (!mp->c->n_alive && mp->c->pool && cfl_pool_n_queued(mp->c->pool)) {
-		/* ranks dropped for silence: no one is left to run the rest */
+	if (!mp->c->n_alive && mid_run && mp->c->pool) {
+		/* no one is left to run the rest (the ranks were dropped for
+		 * silence: a lost rank would have ended the job) */
 		fprintf(stderr, "cfl %s: every worker rank stopped answering\n",
 			mp->c->cmd);
 		cfl_pool_interrupt(mp->c->pool);
