@@ -11,9 +11,10 @@
  * each writes its own O_EXCL temporary file, and either rename wins with the
  * same bytes.  A temporary file is named after its writer (host, pid), so
  * one that a killed worker left behind is removed later (cfl_cache_init)
- * and one a live worker is writing never is.  Depends on core (errors) and libcrypto (SHA-256: hashing
- * dominates a cache fill; libcrypto's matches core's where the CPU has the
- * SHA extensions and is faster where it does not).
+ * and one a live worker is writing never is.  Depends on core (errors) and
+ * libcrypto (SHA-256: hashing dominates a cache fill; libcrypto's matches
+ * core's where the CPU has the SHA extensions and is faster where it does
+ * not).
  */
 #include "cfl/net.h"
 
