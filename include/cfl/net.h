@@ -154,13 +154,20 @@ void cfl_auth_release(struct cfl_auth *a);
  */
 
 #define CFL_CACHE_MAX_SIZE ((uint64_t)1 << 36)	/* 64 GiB: larger is refused */
+#define CFL_CACHE_TMP_AGE 3600	/* s: a temporary file untouched this long
+				 * has no live fill behind it */
 
 struct cfl_cache {
 	char *dir;
 };
 
-/* Creates dir (and its parents, mode 0700) when missing.  Returns 0, or -1
- * with err ("cannot create cache folder 'D': ..."). */
+/* Creates dir (and its parents, mode 0700) when missing, and removes the
+ * temporary files that fills left there (a worker killed mid-download):
+ * those untouched for CFL_CACHE_TMP_AGE seconds whose writer is not a live
+ * process of this host (one from another host: by age only); never one a
+ * live fill is writing.  That cleanup is best effort (a file it cannot
+ * remove stays, silently).  Returns 0, or -1 with err ("cannot create
+ * cache folder 'D': ..."). */
 int cfl_cache_init(struct cfl_cache *c, const char *dir, struct cfl_err *err);
 void cfl_cache_release(struct cfl_cache *c);
 
@@ -191,7 +198,8 @@ struct cfl_cache_fill {
 				 * with SHA-NI, faster without) */
 };
 
-/* Opens a private temporary file for an entry of size bytes.  Returns 0,
+/* Opens a private temporary file for an entry of size bytes, named
+ * "<hex>.data.tmp.HOST.PID.N" after its writer.  Returns 0,
  * or -1 with err (size above CFL_CACHE_MAX_SIZE, cannot create). */
 int cfl_cache_fill_begin(struct cfl_cache_fill *f /* OUT */,
 			 const struct cfl_cache *c,

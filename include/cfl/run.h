@@ -186,6 +186,20 @@ struct cfl_pool_stats {
 void cfl_pool_get_stats(const struct cfl_pool *p,
 			struct cfl_pool_stats *out /* OUT */);
 
+/* Stops the running attempt of trial trial_id at once, for a caller that
+ * no longer wants it (a remote worker whose coordinator cancelled it): the
+ * peer running it is stopped as at --trial-timeout.  A local child is
+ * killed (and replaced when trials are queued, as after a crash); what it
+ * sent and was not read yet is dropped.  A multi-slot peer is sent CANCEL
+ * and kept; a result it sends anyway still wins (first result wins).  The
+ * trial ends FAILED with reason "cancelled", never retried, recorded in
+ * the store; a later cfl_pool_wait gives it as an event.  May be called
+ * between waits or from a source's on_ready.  Returns 1 when it stopped
+ * the trial; 0 when there was nothing to stop (trial_id unknown, still
+ * queued, or finished: its event comes as usual); -1 with err on a store
+ * error or out of memory (the pool must then be closed). */
+int cfl_pool_cancel(struct cfl_pool *p, int64_t trial_id, struct cfl_err *err);
+
 /* Async-signal-safe: asks the loop to stop (Ctrl-C); the next or current
  * cfl_pool_wait returns CFL_POOL_INTERRUPTED. */
 void cfl_pool_interrupt(struct cfl_pool *p);
@@ -233,8 +247,9 @@ struct cfl_peer_ops {
 	 * mid-run ("no word from worker for N s"), "worker lost" when it went
 	 * by itself, or "" when the pool is closing or interrupted. */
 	void (*reap)(struct cfl_peer *peer, char *reason, size_t cap);
-	/* On --trial-timeout: 1 kills the peer (a forked child running one
-	 * trial); 0 sends CANCEL and keeps it (a multi-slot remote worker). */
+	/* On --trial-timeout or cfl_pool_cancel: 1 kills the peer (a forked
+	 * child running one trial); 0 sends CANCEL and keeps it (a multi-slot
+	 * remote worker). */
 	int kill_on_timeout;
 };
 

@@ -238,6 +238,26 @@ static int mw_submit(struct mworker *w, const struct cfl_wire_lease *l,
 	return 0;
 }
 
+/* Rank 0 failed lease (trial, attempt) at its --trial-timeout: stop the
+ * local trial now, so its slot serves the next lease, and forget it, so no
+ * RESULT goes for it.  A lease not running here (done, unknown, another
+ * attempt) is left as it is. */
+static int mw_cancel(struct mworker *w, int64_t trial, uint32_t attempt,
+		     struct cfl_err *err)
+{
+	for (size_t i = 0; i < w->n_map; i++) {
+		int r;
+
+		if (w->map[i].trial != trial || w->map[i].attempt != attempt)
+			continue;
+		r = cfl_pool_cancel(w->pool, w->map[i].local, err);
+		if (r == 1)
+			w->map[i] = w->map[--w->n_map];
+		return r < 0 ? -1 : 0;
+	}
+	return 0;
+}
+
 /* Decodes and handles every whole frame in w->in.  Before the pool exists
  * only WELCOME (or ERROR) is expected; *welcome receives it. */
 static int mw_frames(struct mworker *w, struct cfl_wire_msg *welcome,
@@ -285,9 +305,12 @@ static int mw_frames(struct mworker *w, struct cfl_wire_msg *welcome,
 			/* rank 0 drops a rank that stops answering */
 			rc = mw_send(w, &m, err);
 			break;
-		case CFL_WIRE_RESULT_ACK:
 		case CFL_WIRE_CANCEL:
-			/* a cancelled trial runs on: its result is a duplicate */
+			if (w->pool)
+				rc = mw_cancel(w, m.u.cancel.trial_id,
+					       m.u.cancel.attempt, err);
+			break;
+		case CFL_WIRE_RESULT_ACK:
 			break;
 		default:
 			rc = cfl_err_set(err, "an unexpected %s from rank 0",
@@ -463,9 +486,9 @@ static int run_worker(struct cli_cluster *c, const char *cmd, long jobs,
 	po.n_local = (size_t)jobs;
 	po.threads_per_trial = w.cfg.threads;
 	po.max_retries = 0;	/* rank 0 decides on retries */
-	/* a hung trial is failed (and CANCELled) by rank 0 at its
-	 * --trial-timeout; its process is killed here a little later, so the
-	 * slot comes back */
+	/* a hung trial is failed and CANCELled by rank 0 at its
+	 * --trial-timeout, which kills its process here at once; this later
+	 * timeout is only a safety net */
 	if (w.cfg.trial_timeout > 0)
 		po.trial_timeout = w.cfg.trial_timeout * 1.1 + 1;
 	po.commit_interval = 0;

@@ -400,6 +400,32 @@ static int submit_lease(struct worker *w, const struct cfl_wire_lease *l)
 	return 0;
 }
 
+/* The coordinator failed lease (trial_id, attempt) at its --trial-timeout:
+ * stop the local trial now, so its slot serves the next lease, and forget
+ * it, so no RESULT goes for it.  A lease that is not running here (done,
+ * its result already kept or sent; unknown; another attempt) is left as
+ * it is.  Returns 0, or -1 when the local pool failed. */
+static int cancel_lease(struct worker *w, int64_t trial_id, uint32_t attempt)
+{
+	struct cfl_err err;
+	int r;
+
+	for (size_t i = 0; i < w->n_run; i++) {
+		if (w->run_map[i].trial_id != trial_id ||
+		    w->run_map[i].attempt != attempt)
+			continue;
+		r = cfl_pool_cancel(w->pool, w->run_map[i].local_id, &err);
+		if (r < 0) {
+			fprintf(stderr, "cfl worker: %s\n", err.msg);
+			return -1;
+		}
+		if (r == 1)
+			w->run_map[i] = w->run_map[--w->n_run];
+		return 0;
+	}
+	return 0;
+}
+
 /* One message from the coordinator once the run is set up. */
 static void handle_msg(struct worker *w, struct cfl_wire_msg *m)
 {
@@ -425,9 +451,11 @@ static void handle_msg(struct worker *w, struct cfl_wire_msg *m)
 			m->u.error.message);
 		disconnect(w, "refused");
 		break;
-	case CFL_WIRE_HEARTBEAT:
 	case CFL_WIRE_CANCEL:
-		/* a cancelled trial runs on; its result will be a duplicate */
+		if (cancel_lease(w, m->u.cancel.trial_id, m->u.cancel.attempt))
+			w->fatal = 1;
+		break;
+	case CFL_WIRE_HEARTBEAT:
 		break;
 	default:
 		disconnect(w, "unexpected frame");
@@ -643,9 +671,10 @@ static int session(struct worker *w)
 		po.n_local = (size_t)w->jobs;
 		po.threads_per_trial = w->cfg.threads;
 		po.max_retries = 0;	/* the coordinator decides on retries */
-		/* a hung trial is failed (and CANCELled) by the coordinator at
-		 * its --trial-timeout; the child running it is killed here a
-		 * little later, so the slot comes back without racing it */
+		/* a hung trial is failed and CANCELled by the coordinator at
+		 * its --trial-timeout, which kills its child here at once; this
+		 * later timeout is the safety net for a CANCEL that never came
+		 * (the connection was lost meanwhile) */
 		if (w->cfg.trial_timeout > 0)
 			po.trial_timeout = w->cfg.trial_timeout * 1.1 + 2 * w->heartbeat;
 		po.commit_interval = 0;

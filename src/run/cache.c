@@ -9,18 +9,25 @@
  * and asks cfl_cache_get when that hash differs.  Paths are built from
  * hashes only, never from a peer's text.  Two workers on one host may race on one entry:
  * each writes its own O_EXCL temporary file, and either rename wins with the
- * same bytes.  Depends on core (errors) and libcrypto (SHA-256: hashing
- * dominates a cache fill; libcrypto's matches core's where the CPU has the
- * SHA extensions and is faster where it does not).
+ * same bytes.  A temporary file is named after its writer (host, pid), so
+ * one that a killed worker left behind is removed later (cfl_cache_init)
+ * and one a live worker is writing never is.  Depends on core (errors) and
+ * libcrypto (SHA-256: hashing dominates a cache fill; libcrypto's matches
+ * core's where the CPU has the SHA extensions and is faster where it does
+ * not).
  */
 #include "cfl/net.h"
 
+#include <ctype.h>
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <openssl/evp.h>
@@ -55,6 +62,89 @@ static int make_dirs(const char *dir, struct cfl_err *err)
 	return 0;
 }
 
+/* ---- cache: temporary files and their writers ---- */
+
+/* This host's name as temporary file names carry it: letters, digits and
+ * "-_." only, so it cannot name another folder. */
+static void host_name(char *out, size_t cap)
+{
+	char h[256];
+	size_t j = 0;
+
+	if (gethostname(h, sizeof(h)))
+		h[0] = 0;
+	h[sizeof(h) - 1] = 0;
+	for (size_t i = 0; h[i] && j + 1 < cap; i++)
+		out[j++] = isalnum((unsigned char)h[i]) || strchr("-_.", h[i])
+				   ? h[i] : '_';
+	out[j] = 0;
+	if (!j)
+		snprintf(out, cap, "host");
+}
+
+/* The part after "<64 hex>.data.tmp." when name is a temporary file of a
+ * cache fill, else NULL. */
+static const char *tmp_writer(const char *name)
+{
+	for (int i = 0; i < 64; i++)
+		if (!isdigit((unsigned char)name[i]) && !(name[i] >= 'a' && name[i] <= 'f'))
+			return NULL;
+	return strncmp(name + 64, ".data.tmp.", 10) ? NULL : name + 74;
+}
+
+/* Whether the writer named by w ("HOST.PID.N"; "PID.N" before names
+ * carried the host) may still be writing: a live process of this host.
+ * Another host's pid says nothing here: its file's age decides alone. */
+static int writer_alive(const char *w, const char *host)
+{
+	const char *n = strrchr(w, '.'), *p;
+	char *end;
+	long pid;
+
+	if (!n || n == w)
+		return 0;
+	for (p = n - 1; p > w && *p != '.'; p--)
+		;
+	if (p == w || (size_t)(p - w) != strlen(host) ||
+	    strncmp(w, host, (size_t)(p - w)))
+		return 0;
+	errno = 0;
+	pid = strtol(p + 1, &end, 10);
+	if (end != n || pid <= 0 || errno)
+		return 0;
+	/* EPERM: alive, another user's */
+	return kill((pid_t)pid, 0) == 0 || errno == EPERM;
+}
+
+/* Removes the temporary files of fills no one can still be writing:
+ * untouched for CFL_CACHE_TMP_AGE seconds (a live fill writes every few
+ * seconds, or gives up and removes its file) and not from a live process
+ * of this host (one stopped, or one in another pid namespace under the
+ * same host name, keeps its file until it is old).  Best effort: what it
+ * cannot read or remove stays. */
+static void remove_stale_tmp(const char *dir)
+{
+	DIR *d = opendir(dir);
+	struct dirent *e;
+	char host[65];
+	time_t now = time(NULL);
+
+	if (!d)
+		return;
+	host_name(host, sizeof(host));
+	while ((e = readdir(d))) {
+		const char *w = tmp_writer(e->d_name);
+		struct stat st;
+
+		if (!w || fstatat(dirfd(d), e->d_name, &st, AT_SYMLINK_NOFOLLOW) ||
+		    !S_ISREG(st.st_mode) || now - st.st_mtime < CFL_CACHE_TMP_AGE ||
+		    writer_alive(w, host))
+			continue;
+		unlinkat(dirfd(d), e->d_name, 0);
+	}
+	closedir(d);
+}
+
 int cfl_cache_init(struct cfl_cache *c, const char *dir, struct cfl_err *err)
 {
 	c->dir = NULL;
@@ -63,7 +153,10 @@ int cfl_cache_init(struct cfl_cache *c, const char *dir, struct cfl_err *err)
 	if (make_dirs(dir, err))
 		return -1;
 	c->dir = cfl_strdup(dir, err);
-	return c->dir ? 0 : -1;
+	if (!c->dir)
+		return -1;
+	remove_stale_tmp(c->dir);
+	return 0;
 }
 
 void cfl_cache_release(struct cfl_cache *c)
@@ -199,6 +292,7 @@ int cfl_cache_fill_begin(struct cfl_cache_fill *f, const struct cfl_cache *c,
 			 struct cfl_err *err)
 {
 	struct cfl_buf b;
+	char host[65];
 
 	memset(f, 0, sizeof(*f));
 	f->fd = -1;
@@ -209,13 +303,15 @@ int cfl_cache_fill_begin(struct cfl_cache_fill *f, const struct cfl_cache *c,
 	if (!f->final_path)
 		return -1;
 	cfl_buf_init(&b);
-	/* pid and a counter make the name unique per process; O_EXCL makes
-	 * sure no one else (or a stale file) is behind it */
+	host_name(host, sizeof(host));
+	/* host, pid and a counter make the name unique per process and tell
+	 * remove_stale_tmp whose it is; O_EXCL makes sure no one else (or a
+	 * stale file) is behind it */
 	for (unsigned i = 0; i < 100; i++) {
 		static unsigned counter;
 
 		b.len = 0;
-		if (cfl_buf_printf(&b, "%s.tmp.%ld.%u", f->final_path,
+		if (cfl_buf_printf(&b, "%s.tmp.%s.%ld.%u", f->final_path, host,
 				   (long)getpid(), counter++)) {
 			cfl_buf_release(&b);
 			cfl_cache_fill_abort(f);

@@ -58,10 +58,17 @@ long sched_take(struct sched *s);
 /* A result of (idx, attempt): 0 when it is the first (now done), 1 when the
  * trial was already done (duplicate). */
 int sched_done(struct sched *s, long idx, int attempt);
-/* A failed attempt; killed: the worker died or timed out (not a model
- * error).  Returns the trial's new status (QUEUED when retried), or -1 when
- * the failure is stale (ignored). */
-int sched_failed(struct sched *s, long idx, int attempt, int killed,
+/* How an attempt failed. */
+enum sched_fail {
+	SCHED_MODEL_ERROR = 0,	/* the model failed: retried, then FAILED */
+	SCHED_KILLED = 1,	/* the worker died or timed out: retried, then
+				 * POISON */
+	SCHED_CANCELLED = 2,	/* the caller stopped it (cfl_pool_cancel):
+				 * FAILED at once, never retried */
+};
+/* A failed attempt (how: enum sched_fail).  Returns the trial's new status
+ * (QUEUED when retried), or -1 when the failure is stale (ignored). */
+int sched_failed(struct sched *s, long idx, int attempt, int how,
 		 const char *reason);
 /* Running trials become interrupted; returns how many. */
 size_t sched_interrupt(struct sched *s);

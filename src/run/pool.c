@@ -350,14 +350,14 @@ int cfl_pool_add_source(struct cfl_pool *p, int fd,
 	return 0;
 }
 
-/* Attempt `attempt` of trial idx, run by pe, failed: record it, then
- * requeue the trial or finish it (failed, poison) with an event.  A stale
- * failure (the trial moved on) is ignored. */
+/* Attempt `attempt` of trial idx, run by pe, failed (how: enum
+ * sched_fail): record it, then requeue the trial or finish it (failed,
+ * poison) with an event.  A stale failure (the trial moved on) is ignored. */
 static int attempt_failed(struct cfl_pool *p, struct peer *pe, long idx,
-			  int attempt, int killed, const char *reason,
+			  int attempt, int how, const char *reason,
 			  struct cfl_err *err)
 {
-	int st = sched_failed(&p->s, idx, attempt, killed, reason);
+	int st = sched_failed(&p->s, idx, attempt, how, reason);
 
 	if (st < 0)
 		return 0;
@@ -380,7 +380,7 @@ static int attempt_failed(struct cfl_pool *p, struct peer *pe, long idx,
 
 /* A lease of (pe, slot k) failed: free the slot, then as attempt_failed. */
 static int lease_failed(struct cfl_pool *p, struct peer *pe, size_t k,
-			int killed, const char *reason, struct cfl_err *err)
+			int how, const char *reason, struct cfl_err *err)
 {
 	struct slot *sl = &pe->slots[k];
 	long idx = sl->idx;
@@ -388,7 +388,30 @@ static int lease_failed(struct cfl_pool *p, struct peer *pe, size_t k,
 
 	sl->idx = -1;
 	pe->n_busy--;
-	return attempt_failed(p, pe, idx, attempt, killed, reason, err);
+	return attempt_failed(p, pe, idx, attempt, how, reason, err);
+}
+
+/* Ends the lease of (pe, slot k) before its result comes: a peer that runs
+ * one trial per process (kill_on_timeout) is killed, and buried by the loop
+ * (a local replacement is forked when work is queued); any other is sent
+ * CANCEL and kept.  Then as lease_failed. */
+static int lease_stop(struct cfl_pool *p, struct peer *pe, size_t k, int how,
+		      const char *reason, struct cfl_err *err)
+{
+	if (pe->pub.ops->kill_on_timeout) {
+		if (pe->pub.ops->kill)
+			pe->pub.ops->kill(&pe->pub);
+		pe->dead = 1;	/* no new lease, nothing more read from it */
+	} else {
+		struct cfl_wire_msg m;
+
+		cfl_wire_msg_init(&m, CFL_WIRE_CANCEL);
+		m.u.cancel.trial_id = p->s.t[pe->slots[k].idx].id;
+		m.u.cancel.attempt = (uint32_t)pe->slots[k].attempt;
+		if (cfl_peer_send(&pe->pub, &m, err))
+			return -1;
+	}
+	return lease_failed(p, pe, k, how, reason, err);
 }
 
 /* Closes pe's descriptor and frees it (already out of p->peers). */
@@ -419,7 +442,7 @@ static int peer_dead(struct cfl_pool *p, size_t i, struct cfl_err *err)
 		snprintf(reason, sizeof(reason), "%s", pe->why);
 	for (size_t k = 0; k < pe->pub.n_slots; k++)
 		if (pe->slots[k].idx >= 0 &&
-		    lease_failed(p, pe, k, 1, reason, err))
+		    lease_failed(p, pe, k, SCHED_KILLED, reason, err))
 			return -1;
 	p->peers[i] = p->peers[--p->n_peers];
 	peer_free(pe);
@@ -461,14 +484,15 @@ static int handle_result(struct cfl_pool *p, struct peer *pe,
 		/* a model error: a failed attempt that did not kill the worker;
 		 * CRASHED: a remote worker's process died running it */
 		int attempt = (int)r->attempt;
-		int killed = r->status == CFL_RESULT_CRASHED;
+		int how = r->status == CFL_RESULT_CRASHED ? SCHED_KILLED
+							  : SCHED_MODEL_ERROR;
 		char reason[256];
 
 		snprintf(reason, sizeof(reason), "%s", r->error ? r->error : "model error");
 		cfl_wire_msg_release(msg);	/* r is zeroed from here on */
 		if (k == pe->pub.n_slots)
 			return 0;	/* a late error of a cancelled lease */
-		return attempt_failed(p, pe, idx, attempt, killed, reason, err);
+		return attempt_failed(p, pe, idx, attempt, how, reason, err);
 	}
 	dup = sched_done(&p->s, idx, (int)r->attempt);
 	if (!dup) {
@@ -699,7 +723,6 @@ static int check_timeouts(struct cfl_pool *p, struct cfl_err *err)
 
 	for (size_t i = 0; i < p->n_peers; i++) {
 		struct peer *pe = p->peers[i];
-		int kill_it = 0;
 
 		for (size_t k = 0; k < pe->pub.n_slots; k++) {
 			struct slot *sl = &pe->slots[k];
@@ -709,18 +732,8 @@ static int check_timeouts(struct cfl_pool *p, struct cfl_err *err)
 				continue;
 			snprintf(reason, sizeof(reason), "timeout after %g s",
 				 p->o.trial_timeout);
-			if (!pe->pub.ops->kill_on_timeout) {
-				struct cfl_wire_msg m;
-
-				cfl_wire_msg_init(&m, CFL_WIRE_CANCEL);
-				m.u.cancel.trial_id = p->s.t[sl->idx].id;
-				m.u.cancel.attempt = (uint32_t)sl->attempt;
-				if (cfl_peer_send(&pe->pub, &m, err))
-					return -1;
-			}
-			if (lease_failed(p, pe, k, 1, reason, err))
+			if (lease_stop(p, pe, k, SCHED_KILLED, reason, err))
 				return -1;
-			kill_it |= pe->pub.ops->kill_on_timeout;
 		}
 		if (pe->pub.silence > 0 && !pe->dead &&
 		    now - pe->last_heard > pe->pub.silence) {
@@ -741,10 +754,6 @@ static int check_timeouts(struct cfl_pool *p, struct cfl_err *err)
 			if (cfl_peer_send(&pe->pub, &m, err))
 				return -1;
 			pe->last_sent_hb = now;
-		}
-		if (kill_it && pe->pub.ops->kill) {
-			pe->pub.ops->kill(&pe->pub);
-			pe->dead = 1;	/* no new lease; reaped below */
 		}
 	}
 	return 0;
@@ -842,6 +851,25 @@ int cfl_pool_submit(struct cfl_pool *p, const struct cfl_trial_spec *t,
 	if (p->stopped)
 		return cfl_err_set(err, "the pool was interrupted");
 	return sched_add(&p->s, t, err) < 0 ? -1 : 0;
+}
+
+int cfl_pool_cancel(struct cfl_pool *p, int64_t trial_id,
+		    struct cfl_err *err)
+{
+	long idx = sched_find(&p->s, trial_id);
+
+	if (idx < 0 || p->s.t[idx].status != CFL_TRIAL_RUNNING)
+		return 0;
+	for (size_t i = 0; i < p->n_peers; i++) {
+		struct peer *pe = p->peers[i];
+
+		for (size_t k = 0; k < pe->pub.n_slots; k++)
+			if (pe->slots[k].idx == idx &&
+			    pe->slots[k].attempt == p->s.t[idx].attempt)
+				return lease_stop(p, pe, k, SCHED_CANCELLED,
+						  "cancelled", err) ? -1 : 1;
+	}
+	return 0;
 }
 
 void cfl_pool_interrupt(struct cfl_pool *p)
@@ -984,7 +1012,9 @@ int cfl_pool_wait(struct cfl_pool *p, struct cfl_pool_event *ev,
 					pe = p->peers[i];
 					break;
 				}
-			if (!pe)
+			/* a peer killed meanwhile (cfl_pool_cancel from a
+			 * source): what it sent before is no result any more */
+			if (!pe || pe->dead)
 				continue;
 			if (fds[j].revents & POLLOUT)
 				peer_write(pe);

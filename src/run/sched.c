@@ -203,7 +203,7 @@ int sched_done(struct sched *s, long idx, int attempt)
 	return 0;
 }
 
-int sched_failed(struct sched *s, long idx, int attempt, int killed,
+int sched_failed(struct sched *s, long idx, int attempt, int how,
 		 const char *reason)
 {
 	struct sched_trial *t = &s->t[idx];
@@ -214,13 +214,13 @@ int sched_failed(struct sched *s, long idx, int attempt, int killed,
 	s->n_attempts_failed++;
 	t->n_failed++;
 	snprintf(t->reason, sizeof(t->reason), "%s", reason);
-	if (t->n_failed <= s->max_retries) {
+	if (how != SCHED_CANCELLED && t->n_failed <= s->max_retries) {
 		t->status = CFL_TRIAL_QUEUED;
 		if (queue_push(s, (size_t)idx, NULL) == 0)
 			return CFL_TRIAL_QUEUED;
 		/* no memory to requeue: give up on the trial */
 	}
-	t->status = killed ? CFL_TRIAL_POISON : CFL_TRIAL_FAILED;
+	t->status = how == SCHED_KILLED ? CFL_TRIAL_POISON : CFL_TRIAL_FAILED;
 	s->n_failed++;
 	return t->status;
 }

@@ -434,3 +434,36 @@ test_worker_damaged_cache_refetched() {
 	rm -f "$garbage"
 	[ "$(ls cache | grep -c tmp)" = 0 ] || fail "temporary files left: $(ls cache)"
 }
+
+# --trial-timeout on a remote worker: the coordinator sends CANCEL and the
+# worker kills the local process of that trial at once (its own timeout,
+# 1.1 x the coordinator's + 2 heartbeats = 5.1 s here, is only a safety
+# net), so its one slot runs the next lease at once: no trial but the hung
+# one fails an attempt.  Without the CANCEL, the next leases would wait
+# behind the hung process and time out in turn.
+test_worker_cancel_kills_hung_trial() {
+	w_coord "$ROOT/datasets/iris.csv" --models linear --num-repeat 4 --seed 5 -q \
+		--num-jobs 0 --listen 127.0.0.1:0 --trial-timeout 1 --heartbeat 2 --db r.db
+	CFL_TEST_FAULT=hang:1 w_worker --jobs 1 --name w -q; local a=$!
+	w_until "select count(*) from trials where status='running' and repeat=1" 1 r.db
+	local kid st gone=
+	kid=$(pgrep -P $a)
+	[ "$(wc -w <<<"$kid")" = 1 ] || fail "the worker's local processes: '$kid'"
+	# the coordinator failed attempt 1 and sent CANCEL at the same moment
+	w_until "select count(*) from trial_attempts where reason like 'timeout%'" 1 r.db
+	for _ in $(seq 15); do
+		st=$(ps -o stat= -p "$kid" 2>/dev/null)
+		[ -z "$st" ] || [[ "$st" == Z* ]] && { gone=1; break; }
+		sleep 0.1
+	done
+	[ -n "$gone" ] || fail "the hung trial's process $kid outlived the CANCEL by 1.5 s"
+	w_wait $a; [ "$w_rc" = 0 ] || fail "worker exit $w_rc: $(cat workers.err)"
+	w_wait $COORD_PID; [ "$w_rc" = 0 ] || fail "coordinator exit $w_rc: $(cat coord.err)"
+	[ "$(sqlite3 r.db "select status, attempt from trials where repeat=1")" = "poison|2" ] ||
+		fail "hung trial: $(sqlite3 r.db 'select * from trials')"
+	[ "$(sqlite3 r.db "select count(*) from trials where repeat<>1 and status='done' and attempt=1")" = 3 ] ||
+		fail "other trials: $(sqlite3 r.db 'select * from trials')"
+	[ "$(sqlite3 r.db "select group_concat(t.repeat || ':' || a.reason, ',') from trial_attempts a
+		join trials t on t.id = a.trial")" = "1:timeout after 1 s,1:timeout after 1 s" ] ||
+		fail "failed attempts: $(sqlite3 r.db 'select * from trial_attempts')"
+}

@@ -12,6 +12,7 @@
 #include <arpa/inet.h>
 #include <signal.h>
 #include <sys/prctl.h>
+#include <time.h>
 
 #include "cfl/net.h"
 #include "cfl/run.h"
@@ -482,6 +483,109 @@ static void t_cache_rejects_bad_bytes(void)
 	cleanup();
 }
 
+/* Sets a file's times seconds into the past. */
+static void age_file(const char *path, long seconds)
+{
+	struct timespec ts[2];
+
+	clock_gettime(CLOCK_REALTIME, &ts[0]);
+	ts[0].tv_sec -= seconds;
+	ts[1] = ts[0];
+	CHECK_MSG(utimensat(AT_FDCWD, path, ts, 0) == 0, "utimensat '%s'", path);
+}
+
+static int file_exists(const char *path)
+{
+	struct stat st;
+
+	return lstat(path, &st) == 0;
+}
+
+/* A temporary file that a writer killed mid-fill left behind is removed by
+ * the next cfl_cache_init once it is CFL_CACHE_TMP_AGE old; an old one of
+ * a live process of this host (a fill in progress), a recent one, another
+ * host's recent one and files that are no fill's stay; another host's or
+ * an unnamed writer's old file goes by age alone. */
+static void t_cache_stale_tmp_removed(void)
+{
+	struct cfl_cache c;
+	struct cfl_cache_fill live;
+	struct cfl_err err;
+	unsigned char sha[32];
+	char hex[65], dead[600] = "", other[600], unnamed[600], other_new[600],
+	     entry[600], notes[600];
+	const char *dir = tmp_path("cache5");
+	long old = CFL_CACHE_TMP_AGE + 60;
+	struct dirent *e;
+	DIR *d;
+	pid_t pid;
+	int status;
+
+	sha_of("x,y\n1,0\n", 8, sha);
+	cfl_sha256_hex(sha, hex);
+	CHECK_INT(cfl_cache_init(&c, dir, &err), 0);
+	/* a worker killed mid-download: its temporary file stays behind */
+	pid = fork();
+	CHECK(pid >= 0);
+	if (pid == 0) {
+		struct cfl_cache_fill f;
+
+		_exit(cfl_cache_fill_begin(&f, &c, sha, 8, &err) ||
+		      cfl_cache_fill_add(&f, 0, "x,y\n", 4, &err) ? 1 : 0);
+	}
+	CHECK(waitpid(pid, &status, 0) == pid);
+	CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	d = opendir(dir);
+	CHECK(d != NULL);
+	while ((e = readdir(d)))
+		if (strstr(e->d_name, ".tmp."))
+			snprintf(dead, sizeof(dead), "%s/%s", dir, e->d_name);
+	closedir(d);
+	CHECK_MSG(dead[0], "the killed writer left no temporary file");
+	{
+		/* named after its writer: ".tmp.HOST.PID.N" */
+		char pid_part[32];
+
+		snprintf(pid_part, sizeof(pid_part), ".%ld.", (long)pid);
+		CHECK_CONTAINS(dead, pid_part);
+	}
+	/* this process fills the same entry meanwhile */
+	CHECK_INT(cfl_cache_fill_begin(&live, &c, sha, 8, &err), 0);
+	snprintf(other, sizeof(other), "%s/%s.data.tmp.cfl-no-such-host.1.0", dir, hex);
+	snprintf(other_new, sizeof(other_new), "%s/%s.data.tmp.cfl-no-such-host.2.0", dir, hex);
+	snprintf(unnamed, sizeof(unnamed), "%s/%s.data.tmp.1.0", dir, hex);
+	snprintf(entry, sizeof(entry), "%s/%s.data", dir, hex);
+	snprintf(notes, sizeof(notes), "%s/notes.data.tmp.cfl-no-such-host.1.0", dir);
+	write_file(other, "x", 0600);
+	write_file(other_new, "x", 0600);
+	write_file(unnamed, "x", 0600);
+	write_file(entry, "x", 0600);
+	write_file(notes, "x", 0600);
+	age_file(live.tmp_path, old);
+	age_file(other, old);
+	age_file(unnamed, old);
+	age_file(entry, old);
+	age_file(notes, old);
+	cfl_cache_release(&c);
+	CHECK_INT(cfl_cache_init(&c, dir, &err), 0);
+	CHECK_MSG(file_exists(dead), "a recent file of a dead writer was removed");
+	CHECK_MSG(file_exists(live.tmp_path), "a live fill's file was removed");
+	CHECK_MSG(!file_exists(other), "another host's old file stayed");
+	CHECK_MSG(!file_exists(unnamed), "an unnamed writer's old file stayed");
+	CHECK_MSG(file_exists(other_new), "another host's recent file was removed");
+	CHECK_MSG(file_exists(entry), "an entry was removed");
+	CHECK_MSG(file_exists(notes), "a file of no fill was removed");
+	/* an hour later the dead writer's file goes; the live fill's stays */
+	age_file(dead, old);
+	cfl_cache_release(&c);
+	CHECK_INT(cfl_cache_init(&c, dir, &err), 0);
+	CHECK_MSG(!file_exists(dead), "a dead writer's old file stayed");
+	CHECK_MSG(file_exists(live.tmp_path), "a live fill's file was removed");
+	cfl_cache_fill_abort(&live);
+	cfl_cache_release(&c);
+	cleanup();
+}
+
 /* cfl_cache_find reads nothing: a corrupt entry of the right size is
  * returned (its reader's hash must catch it, and cfl_cache_get then removes
  * it); a wrong size is removed; what is no regular file is an error. */
@@ -873,6 +977,7 @@ const struct cfl_test cfl_tests[] = {
 	TEST(t_cache_rejects_bad_bytes),
 	TEST(t_cache_two_writers),
 	TEST(t_cache_find_leaves_the_check_to_the_reader),
+	TEST(t_cache_stale_tmp_removed),
 	TEST(t_tcp_protocol),
 	TEST(t_tcp_garbage_then_honest),
 	{ 0 }

@@ -640,6 +640,160 @@ static void t_pool_store_and_interrupt(void)
 	CHECK(system(path) == 0);
 }
 
+/* A pool whose cfl_pool_wait returns a TICK every 50 ms: tests act while
+ * trials run. */
+static struct cfl_pool *new_ticking_pool(const struct cfl_data *d, size_t n_local)
+{
+	struct cfl_pool_opts o;
+	struct cfl_err err;
+	struct cfl_pool *p;
+
+	cfl_pool_opts_init(&o);
+	o.data = d;
+	o.n_local = n_local;
+	o.tick = 0.05;
+	p = cfl_pool_new(&o, &err);
+	CHECK_MSG(p != NULL, "%s", err.msg);
+	return p;
+}
+
+/* Waits until n trials run (ticks while the children start). */
+static void wait_running(struct cfl_pool *p, size_t n)
+{
+	struct cfl_pool_event ev;
+	struct cfl_pool_stats ps;
+	struct cfl_err err;
+
+	for (;;) {
+		cfl_pool_get_stats(p, &ps);
+		if (ps.running == n)
+			return;
+		CHECK_INT(cfl_pool_wait(p, &ev, &err), CFL_POOL_TICK);
+	}
+}
+
+/* cfl_pool_cancel kills the child running a hung trial: the trial ends
+ * failed "cancelled" without a retry (max_retries is 1 here: a retry would
+ * hang again), and the one slot serves the next trial in a new child.
+ * Cancelling an unknown, failed or done trial changes nothing.  There is
+ * no --trial-timeout: without the cancel, this test hangs. */
+static void t_pool_cancel(void)
+{
+	struct cfl_data d;
+	struct cfl_pool *p;
+	struct cfl_pool_event ev;
+	struct cfl_pool_stats ps;
+	struct cfl_trial_spec s;
+	struct cfl_err err;
+	int r, n_failed = 0, n_done = 0;
+
+	load_iris(&d);
+	setenv("CFL_TEST_FAULT", "hang:0", 1);
+	p = new_ticking_pool(&d, 1);
+	s = spec(1);
+	s.repeat = 0;	/* hangs */
+	CHECK(cfl_pool_submit(p, &s, &err) == 0);
+	wait_running(p, 1);
+	CHECK_INT(cfl_pool_cancel(p, 99, &err), 0);	/* unknown */
+	CHECK_INT(cfl_pool_cancel(p, 1, &err), 1);
+	CHECK_INT(cfl_pool_cancel(p, 1, &err), 0);	/* failed already */
+	s = spec(2);
+	s.repeat = 1;
+	CHECK(cfl_pool_submit(p, &s, &err) == 0);
+	while ((r = cfl_pool_wait(p, &ev, &err)) == CFL_POOL_EVENT ||
+	       r == CFL_POOL_TICK) {
+		if (r == CFL_POOL_TICK)
+			continue;
+		if (ev.trial_id == 1) {
+			CHECK_INT(ev.status, CFL_TRIAL_FAILED);
+			CHECK_INT(ev.attempt, 1);
+			CHECK_STR(ev.reason, "cancelled");
+			CHECK_STR(ev.worker, "local:1");
+			n_failed++;
+		} else {
+			CHECK_INT(ev.trial_id, 2);
+			CHECK_INT(ev.status, CFL_TRIAL_DONE);
+			CHECK_STR(ev.worker, "local:2");	/* the replacement */
+			n_done++;
+		}
+	}
+	CHECK_MSG(r == CFL_POOL_IDLE, "%d %s", r, err.msg);
+	CHECK_INT(n_failed, 1);
+	CHECK_INT(n_done, 1);
+	CHECK_INT(cfl_pool_cancel(p, 2, &err), 0);	/* done */
+	cfl_pool_get_stats(p, &ps);
+	CHECK_INT(ps.done, 1);
+	CHECK_INT(ps.failed, 1);
+	CHECK_INT(ps.attempts_failed, 1);
+	CHECK_INT(ps.n_slots, 1);
+	CHECK_INT(cfl_pool_wait(p, &ev, &err), CFL_POOL_IDLE);
+	CHECK(cfl_pool_close(p, &err) == 0);
+	cfl_data_release(&d);
+}
+
+/* A multi-slot peer (kept on --trial-timeout) is sent CANCEL for the
+ * attempt and keeps its freed slot: the next trial is leased to it. */
+static void t_pool_cancel_remote_peer(void)
+{
+	static const struct cfl_peer_ops remote_ops = { .kind = "remote" };
+	struct cfl_data d;
+	struct cfl_pool *p;
+	struct cfl_pool_event ev;
+	struct cfl_trial_spec s;
+	struct cfl_err err;
+	struct cfl_wire_frame f;
+	struct cfl_wire_msg m;
+	char buf[4096];
+	ssize_t got;
+	size_t pos = 0;
+	int sv[2], r, step = 0;
+
+	load_iris(&d);
+	CHECK(socketpair(AF_UNIX, SOCK_STREAM, 0, sv) == 0);
+	p = new_ticking_pool(&d, 0);
+	CHECK(cfl_pool_add_peer(p, sv[0], &remote_ops, NULL, 1, "remote:1", &err) != NULL);
+	s = spec(1);
+	s.flags = CFL_LEASE_NOOP;
+	CHECK(cfl_pool_submit(p, &s, &err) == 0);
+	wait_running(p, 1);
+	CHECK_INT(cfl_pool_cancel(p, 1, &err), 1);
+	s = spec(2);
+	s.flags = CFL_LEASE_NOOP;
+	CHECK(cfl_pool_submit(p, &s, &err) == 0);
+	r = cfl_pool_wait(p, &ev, &err);
+	CHECK_INT(r, CFL_POOL_EVENT);
+	CHECK_INT(ev.trial_id, 1);
+	CHECK_INT(ev.status, CFL_TRIAL_FAILED);
+	CHECK_STR(ev.reason, "cancelled");
+	wait_running(p, 1);	/* trial 2, on the same peer */
+	/* what the peer got: LEASE 1, CANCEL 1 (attempt 1), LEASE 2 */
+	got = read(sv[1], buf, sizeof(buf));
+	CHECK(got > 0);
+	while (cfl_wire_decode(buf + pos, (size_t)got - pos, &f, &m, &err) == 0) {
+		if (m.type != CFL_WIRE_HEARTBEAT) {
+			static const int types[] = { CFL_WIRE_LEASE, CFL_WIRE_CANCEL,
+						     CFL_WIRE_LEASE };
+			static const int ids[] = { 1, 1, 2 };
+
+			CHECK(step < 3);
+			CHECK_INT(m.type, types[step]);
+			if (m.type == CFL_WIRE_CANCEL) {
+				CHECK_INT(m.u.cancel.trial_id, ids[step]);
+				CHECK_INT(m.u.cancel.attempt, 1);
+			} else {
+				CHECK_INT(m.u.lease.trial_id, ids[step]);
+			}
+			step++;
+		}
+		cfl_wire_msg_release(&m);
+		pos += f.size;
+	}
+	CHECK_INT(step, 3);
+	CHECK(cfl_pool_close(p, &err) == 0);
+	close(sv[1]);
+	cfl_data_release(&d);
+}
+
 const struct cfl_test cfl_tests[] = {
 	TEST(t_sched_lifecycle),
 	TEST(t_sched_late_result),
@@ -653,5 +807,7 @@ const struct cfl_test cfl_tests[] = {
 	TEST(t_pool_hostile_peer),
 	TEST(t_pool_silent_peer),
 	TEST(t_pool_store_and_interrupt),
+	TEST_T(t_pool_cancel, 20),
+	TEST_T(t_pool_cancel_remote_peer, 20),
 	{ 0 },
 };
