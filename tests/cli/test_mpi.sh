@@ -75,13 +75,27 @@ mpi_ranks() {
 	done
 }
 
-# The pid of rank N of the newest mpirun's job (waits up to 5 s for it), or
+# The mpirun started below pid ROOT (this test's background job: other
+# tests may run mpirun on the machine at the same time), or nothing.
+mpi_mpirun_of() {
+	local todo=$1 p next
+	for _ in 1 2 3 4; do
+		next=""
+		for p in $todo; do
+			[ "$(cat /proc/"$p"/comm 2>/dev/null)" = mpirun ] && { echo "$p"; return; }
+			next="$next $(pgrep -P "$p")"
+		done
+		todo=$next
+	done
+}
+
+# The pid of rank N of the job below pid ROOT (waits up to 5 s for it), or
 # nothing.
 mpi_rank_pid() {
 	local mp pid
 	for _ in $(seq 50); do
-		mp=$(pgrep -n -x mpirun)
-		pid=$(mpi_ranks "$mp" | awk -v n="$1" '$2 == n {print $1}')
+		mp=$(mpi_mpirun_of "$2")
+		[ -n "$mp" ] && pid=$(mpi_ranks "$mp" | awk -v n="$1" '$2 == n {print $1}')
 		[ -n "$pid" ] && break
 		sleep 0.1
 	done
@@ -114,14 +128,14 @@ mpi_slow_run_start() {
 	mpi_wait_done s.db 2 s.err
 }
 
-# SIGSTOPs the given ranks of the newest job with their children and
+# SIGSTOPs the given ranks of the job $job with their children and
 # grandchildren (the worker, its trials); $all lists them, and they are
 # killed when the test ends.
 mpi_stop_ranks() {
 	local r p
 	all=""
 	for r in "$@"; do
-		p=$(mpi_rank_pid "$r")
+		p=$(mpi_rank_pid "$r" "$job")
 		[ -n "$p" ] || fail "no rank $r under mpirun"
 		all="$all $p $(pgrep -P "$p")"
 	done
@@ -264,14 +278,15 @@ test_mpi_faulty_trials_fail_and_the_run_completes() {
 # table of an uninterrupted run.
 test_mpi_kill9_worker_rank_then_resume() {
 	mpi_skip && return 0
-	local mp n_done pid1
+	local mp n_done pid1 job
 	run "$CFL" repeat "$ROOT/datasets/iris.csv" --models linear,baseline --num-repeat 3 --seed 1 --metrics acc,logloss --num-jobs 2 --db local.db -q
 	local ref=$out
 	CFL_TEST_FAULT=hang:2 MPI_TIMEOUT=60 mpi_run -x CFL_TEST_FAULT -n 3 "$CFL" repeat \
 		"$ROOT/datasets/iris.csv" --models linear,baseline --num-repeat 3 --seed 1 --metrics acc,logloss --db k.db --name k >k.out 2>k.err &
+	job=$!
 	mpi_wait_done k.db 4 k.err
-	mp=$(pgrep -n -x mpirun)
-	pid1=$(mpi_rank_pid 1)
+	mp=$(mpi_mpirun_of "$job")
+	pid1=$(mpi_rank_pid 1 "$job")
 	[ -n "$pid1" ] || fail "no rank 1 under mpirun"
 	# every process of the job: the ranks, their children, the trials
 	local all p st
