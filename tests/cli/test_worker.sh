@@ -103,8 +103,12 @@ test_worker_two_workers_same_table_as_local() {
 	# queues their connections), so both are in, holding leases, before
 	# the fast trials are over
 	kill -STOP $COORD_PID
+	# and the trials take 0.3 s each, so a worker whose handshake a loaded
+	# machine delays still joins before the run is over
+	export CFL_TEST_FAULT=slow
 	w_worker --jobs 1 --name w1 -q; local a=$!
 	w_worker --jobs 2 --name w2 -q; local b=$!
+	unset CFL_TEST_FAULT
 	for _ in $(seq 100); do
 		[ "$(ss -Htn state established "( dport = :$PORT )" | wc -l)" -ge 2 ] && break
 		sleep 0.05
