@@ -376,4 +376,21 @@ int cfl_store_ensemble_predictions(struct cfl_store *st, int64_t ens_id,
 				   struct cfl_pred *out /* OUT */,
 				   struct cfl_err *err);
 
+/* A stored ensemble as cfl_store_ensembles reads it back. */
+struct cfl_ensemble_row {
+	int64_t id;
+	char name[64];		/* its table row name */
+	char method[32];
+	int repeat;		/* -1: over all repeats */
+	char *members;		/* the stored text, malloc'd ("" when none) */
+};
+
+/* The ensembles of a run in the order they were stored (by id).  0 with
+ * *ens (free with cfl_ensemble_rows_free; NULL when there are none) and
+ * *n_ens set, or -1 with err on a database or allocation error. */
+int cfl_store_ensembles(struct cfl_store *st, int64_t run_id,
+			struct cfl_ensemble_row **ens /* OUT */,
+			size_t *n_ens /* OUT */, struct cfl_err *err);
+void cfl_ensemble_rows_free(struct cfl_ensemble_row *ens, size_t n_ens);
+
 #endif

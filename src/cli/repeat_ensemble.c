@@ -181,7 +181,40 @@ static int collect(struct cfl_store *st, int64_t run_id,
 	return rc;
 }
 
-/* Stores ensemble method: its metrics and predictions on valid and test. */
+/* Appends "; coefs ..." for a stacking: per member (","-separated) the
+ * meta-learner's coefficients on that member's inputs, so a report can
+ * say how much each member counts.  A member's coefficients are one row
+ * per class score ("/"-separated), each with one value per input column
+ * of the member (" "-separated): one row for a regression or for two
+ * classes (class 1's, as class 0's row is all zeros), all k rows for k >= 3
+ * classes.  -1 on allocation failure. */
+static int describe_coefs(const struct cfl_stacker *s, struct cfl_buf *b)
+{
+	const struct cfl_linear *lm = &s->meta;
+	size_t m = s->n_members, cols = m ? lm->d / m : 0;
+	size_t r0 = lm->n_out == 2 ? 1 : 0;
+
+	if (!m || !cols || !lm->w)	/* not fitted: nothing to tell */
+		return 0;
+	if (cfl_buf_puts(b, "; coefs "))
+		return -1;
+	for (size_t j = 0; j < m; j++) {
+		if (j && cfl_buf_puts(b, ","))
+			return -1;
+		for (size_t r = r0; r < lm->n_out; r++)
+			for (size_t q = 0; q < cols; q++)
+				if (cfl_buf_printf(b, "%s%.6g",
+						   q ? " " : r > r0 ? "/" : "",
+						   lm->w[r * lm->d + j * cols + q]))
+					return -1;
+	}
+	return 0;
+}
+
+/* Stores ensemble method: its metrics and predictions on valid and test.
+ * Its members text: "trials 1+2+3,4+5+6; " (one member per comma, its
+ * fold trials joined by "+"), then cfl_ens_output_describe's text, then
+ * for stacking describe_coefs'. */
 static int store(struct cfl_store *st, int64_t run_id,
 		 enum cfl_ensemble_method method, const struct members *ms,
 		 const struct cfl_ens_input *in, const struct cfl_ens_output *o,
@@ -203,7 +236,8 @@ static int store(struct cfl_store *st, int64_t run_id,
 		if (cfl_buf_printf(&text, "%s%s", j ? "," : "", ms->m[j].trials.data))
 			goto out;
 	if (cfl_buf_puts(&text, "; ") ||
-	    cfl_ens_output_describe(o, method, in->l2, &text)) {
+	    cfl_ens_output_describe(o, method, in->l2, &text) ||
+	    (method == CFL_ENS_STACKING && describe_coefs(&o->stacker, &text))) {
 		cfl_err_set(err, "out of memory");
 		goto out;
 	}

@@ -32,7 +32,10 @@ static const char style[] =
 	"dl{display:grid;grid-template-columns:max-content auto;gap:2px 16px;font-size:13px}"
 	"dt{color:#666}dd{margin:0;font-family:monospace;white-space:pre-wrap}"
 	".chart{display:block;margin:10px 0}.chart.small{display:inline-block;margin:10px 10px 0 0}"
-	".note{color:#666;font-size:13px}";
+	".note{color:#666;font-size:13px}"
+	"details.members{margin:8px 0}summary{font-size:14px;cursor:pointer}"
+	"td.no{color:#aaa;text-align:center}td.in{text-align:center}"
+	"dl.about dd{font-family:inherit}";
 
 #define TRY(x)                                                               \
 	do {                                                                 \
@@ -291,6 +294,247 @@ static int ensembles_table(struct cfl_buf *b, const struct cfl_table *t,
 			       "trials, so its std is 0. Weights and meta-learners "
 			       "are fitted on validation or out-of-fold rows, never "
 			       "on test rows.</p>\n");
+}
+
+/* ---- html: the ensembles' members ---- */
+
+/* What a number in an ensemble's column of the members table means. */
+static const char *member_value_meaning(const char *method)
+{
+	if (strcmp(method, "mean") == 0)
+		return "equal weights";
+	if (strcmp(method, "weighted") == 0)
+		return "weights from each member's validation score on the "
+		       "first metric, summing to 1";
+	if (strcmp(method, "greedy") == 0)
+		return "the share of greedy selection's picks on validation "
+		       "(with replacement; 0: never picked)";
+	if (strcmp(method, "stacking") == 0)
+		return "the linear meta-learner's coefficients on the member's "
+		       "predictions: p(class 1) to p(class k-1) for k classes, "
+		       "the value for a regression; with three classes or more "
+		       "one line per class score";
+	if (strcmp(method, "vote") == 0)
+		return "one vote each";
+	return "";
+}
+
+static int same_trials(const struct report_member *a,
+		       const struct report_member *b)
+{
+	return a->n_trials == b->n_trials &&
+	       memcmp(a->trials, b->trials, a->n_trials * sizeof(int64_t)) == 0;
+}
+
+static const struct cfl_trial_info *find_trial(const struct cfl_trial_info *tr,
+					       size_t n, int64_t id)
+{
+	for (size_t i = 0; i < n; i++)
+		if (tr[i].id == id)
+			return &tr[i];
+	return NULL;
+}
+
+static const struct cfl_candidate_info *
+find_cand(const struct cfl_candidate_info *c, size_t n, int64_t id)
+{
+	for (size_t i = 0; i < n; i++)
+		if (c[i].id == id)
+			return &c[i];
+	return NULL;
+}
+
+/* The cells that say who member m is: model (and its parameters), repeat,
+ * folds, seed and trial ids, from the run's trials and candidates. */
+static int member_cells(struct cfl_buf *b, const struct report_member *m,
+			const struct cfl_trial_info *tr, size_t n_tr,
+			const struct cfl_candidate_info *c, size_t n_c)
+{
+	const struct cfl_trial_info *t0 = find_trial(tr, n_tr, m->trials[0]);
+	const struct cfl_candidate_info *cand = t0 ? find_cand(c, n_c, t0->cand_id) : NULL;
+
+	if (cfl_buf_puts(b, "<td>"))
+		return -1;
+	if (!cand)
+		return cfl_buf_printf(b, "?</td><td class=\"num\">-</td><td>-</td>"
+				      "<td class=\"num\">-</td><td>%lld (not a trial "
+				      "of this run)</td>",
+				      (long long)m->trials[0]);
+	if (svg_escape(b, cand->model) ||
+	    (cand->params[0] && (cfl_buf_puts(b, " <span class=\"note\">") ||
+				 svg_escape(b, cand->params) ||
+				 cfl_buf_puts(b, "</span>"))) ||
+	    cfl_buf_printf(b, "</td><td class=\"num\">%d</td><td>", t0->repeat))
+		return -1;
+	for (size_t i = 0, k = 0; i < m->n_trials; i++) {
+		const struct cfl_trial_info *t = find_trial(tr, n_tr, m->trials[i]);
+
+		if (t && t->fold >= 0 &&
+		    cfl_buf_printf(b, "%s%d", k++ ? ", " : "", t->fold))
+			return -1;
+		if (i + 1 == m->n_trials && !k && cfl_buf_puts(b, "-"))
+			return -1;
+	}
+	if (cfl_buf_printf(b, "</td><td class=\"num\">%llu</td><td>",
+			   (unsigned long long)t0->seed))
+		return -1;
+	for (size_t i = 0; i < m->n_trials; i++)
+		if (cfl_buf_printf(b, "%s%lld", i ? ", " : "",
+				   (long long)m->trials[i]))
+			return -1;
+	return cfl_buf_puts(b, "</td>");
+}
+
+/* Member m's cell in an ensemble's column: its weight, its stacking
+ * coefficients, a tick when the ensemble records neither. */
+static int member_value(struct cfl_buf *b, const struct report_members *ms,
+			const struct report_member *m)
+{
+	if (!m)
+		return cfl_buf_puts(b, "<td class=\"no\">&ndash;</td>");
+	if (ms->has_coefs) {
+		if (cfl_buf_puts(b, "<td class=\"num\">"))
+			return -1;
+		for (size_t r = 0; r < m->n_rows; r++) {
+			if ((r && cfl_buf_puts(b, "<br>")) ||
+			    (m->n_rows > 1 && cfl_buf_printf(b, "class %zu: ", r)))
+				return -1;
+			for (size_t q = 0; q < m->n_cols; q++)
+				if (cfl_buf_printf(b, "%s%.4g", q ? " " : "",
+						   m->coefs[r * m->n_cols + q]))
+					return -1;
+		}
+		return cfl_buf_puts(b, "</td>");
+	}
+	if (ms->has_weights)
+		return cfl_buf_printf(b, "<td class=\"num\">%.4g</td>", m->weight);
+	return cfl_buf_puts(b, "<td class=\"in\">&#10003;</td>");
+}
+
+/* The members of the run's ensembles: one row per member (a trial, or the
+ * folds of one model and repeat) with who it is, one column per ensemble
+ * with its weight or coefficients there, then what those numbers mean.
+ * Ensembles whose members text does not parse (hand-written or foreign)
+ * show that text as it is. */
+static int members_section(struct cfl_buf *b, struct cfl_store *st,
+			   int64_t run_id, struct cfl_err *err)
+{
+	struct cfl_ensemble_row *e = NULL;
+	struct cfl_trial_info *tr = NULL;
+	struct cfl_candidate_info *c = NULL;
+	struct report_members *ms = NULL;
+	const struct report_member **u = NULL;	/* (n_u): every member once */
+	size_t n_e = 0, n_tr = 0, n_c = 0, n_u = 0, n_parsed = 0, cap = 0;
+	int *parsed = NULL, rc = -1;
+
+	if (cfl_store_ensembles(st, run_id, &e, &n_e, err))
+		return -1;
+	if (!n_e)
+		return 0;
+	if (cfl_store_trials(st, run_id, &tr, &n_tr, err) ||
+	    cfl_store_candidates(st, run_id, &c, &n_c, err) ||
+	    !(ms = cfl_calloc(n_e, sizeof(*ms), err)) ||
+	    !(parsed = cfl_calloc(n_e, sizeof(int), err)))
+		goto out;
+	for (size_t i = 0; i < n_e; i++) {
+		int p = report_members_parse(e[i].members, &ms[i], err);
+
+		if (p < 0)
+			goto out;
+		parsed[i] = p == 0;
+		n_parsed += parsed[i];
+		for (size_t j = 0; parsed[i] && j < ms[i].n; j++) {
+			size_t k = 0;
+
+			while (k < n_u && !same_trials(u[k], &ms[i].m[j]))
+				k++;
+			if (k < n_u)
+				continue;
+			if (n_u == cap) {
+				void *q;
+
+				cap = cap ? 2 * cap : 16;
+				if (!(q = cfl_realloc(u, cap * sizeof(*u), err)))
+					goto out;
+				u = q;
+			}
+			u[n_u++] = &ms[i].m[j];
+		}
+	}
+	TRY(n_u ? cfl_buf_printf(b, "<details open class=\"members\"><summary>"
+				    "Members: %zu</summary>\n", n_u)
+		: cfl_buf_puts(b, "<details open class=\"members\"><summary>"
+				  "Members</summary>\n"));
+	if (n_parsed) {
+		TRY(cfl_buf_puts(b, "<table class=\"members\">\n<tr><th>#</th>"
+				    "<th>model</th><th>repeat</th><th>folds</th>"
+				    "<th>seed</th><th>trials</th>"));
+		for (size_t i = 0; i < n_e; i++) {
+			if (!parsed[i])
+				continue;
+			TRY(cfl_buf_puts(b, "<th>"));
+			TRY(svg_escape(b, e[i].name));
+			if (e[i].repeat >= 0)
+				TRY(cfl_buf_printf(b, " (repeat %d)", e[i].repeat));
+			TRY(cfl_buf_puts(b, ms[i].has_coefs ? "<br>coefficients"
+					    : ms[i].has_weights ? "<br>weight" : ""));
+			TRY(cfl_buf_puts(b, "</th>"));
+		}
+		TRY(cfl_buf_puts(b, "</tr>\n"));
+		for (size_t k = 0; k < n_u; k++) {
+			TRY(cfl_buf_printf(b, "<tr><td class=\"num\">%zu</td>", k + 1));
+			TRY(member_cells(b, u[k], tr, n_tr, c, n_c));
+			for (size_t i = 0; i < n_e; i++) {
+				const struct report_member *m = NULL;
+
+				if (!parsed[i])
+					continue;
+				for (size_t j = 0; !m && j < ms[i].n; j++)
+					if (same_trials(u[k], &ms[i].m[j]))
+						m = &ms[i].m[j];
+				TRY(member_value(b, &ms[i], m));
+			}
+			TRY(cfl_buf_puts(b, "</tr>\n"));
+		}
+		TRY(cfl_buf_puts(b, "</table>\n"));
+	}
+	TRY(cfl_buf_puts(b, "<dl class=\"about\">\n"));
+	for (size_t i = 0; i < n_e; i++) {
+		const char *meaning = member_value_meaning(e[i].method);
+
+		TRY(cfl_buf_puts(b, "<dt>"));
+		TRY(svg_escape(b, e[i].name));
+		TRY(cfl_buf_puts(b, "</dt><dd>"));
+		if (!parsed[i]) {
+			TRY(cfl_buf_puts(b, "members as stored: "));
+			TRY(svg_escape(b, e[i].members[0] ? e[i].members : "-"));
+		} else {
+			TRY(cfl_buf_printf(b, "%zu members", ms[i].n));
+			if (ms[i].about[0]) {
+				TRY(cfl_buf_puts(b, "; "));
+				TRY(svg_escape(b, ms[i].about));
+			}
+			if (meaning[0] && (ms[i].has_weights || ms[i].has_coefs ||
+					   strcmp(e[i].method, "vote") == 0))
+				TRY(cfl_buf_printf(b, "; %s", meaning));
+		}
+		TRY(cfl_buf_puts(b, "</dd>\n"));
+	}
+	TRY(cfl_buf_puts(b, "</dl>\n</details>\n"));
+	rc = 0;
+	goto out;
+nomem:
+	cfl_err_set(err, "out of memory");
+out:
+	for (size_t i = 0; ms && i < n_e; i++)
+		report_members_release(&ms[i]);
+	free(ms);
+	free(parsed);
+	free(u);
+	cfl_trials_free(tr, n_tr);
+	cfl_candidates_free(c, n_c);
+	cfl_ensemble_rows_free(e, n_e);
+	return rc;
 }
 
 /* ---- html: a search's candidates ---- */
@@ -565,6 +809,8 @@ int cfl_report_html(struct cfl_store *st, const struct cfl_run_info *run,
 	if (n_ens) {
 		TRY(cfl_buf_puts(out, "<h2>Ensembles</h2>\n"));
 		TRY(ensembles_table(out, &t, ens, n_ens, valid, n_valid, test, n_test));
+		if (members_section(out, st, run->id, err))
+			goto out;
 	}
 	if (tune) {
 		TRY(cfl_buf_puts(out, "<h2>Candidates</h2>\n"));

@@ -6,11 +6,44 @@
 #define CFL_REPORT_INTERNAL_H
 
 #include <stddef.h>
+#include <stdint.h>
+
+#include "cfl/core.h"
 
 /* The value of "key=" in a run's stored config (key=value lines) copied
  * into out, cut to cap - 1 bytes; "" when the key is absent or config is
  * NULL. */
 void report_config_get(const char *config, const char *key, char *out,
 		       size_t cap);
+
+/* ---- an ensemble's stored members text (members.c) ---- */
+
+struct report_member {
+	int64_t *trials;	/* (n_trials): its trial, or the trials of its folds */
+	size_t n_trials;
+	double weight;		/* NaN without a "weights" section */
+	double *coefs;		/* (n_rows, n_cols) stacking's meta-learner
+				 * coefficients on this member's inputs, or NULL */
+	size_t n_rows, n_cols;	/* a row per class score (one for a
+				 * regression or two classes), a column per
+				 * input of the member */
+};
+
+struct report_members {
+	size_t n;
+	struct report_member *m;	/* (n) */
+	int has_weights, has_coefs;
+	char *about;		/* the other sections ("meta linear l2=1 on
+				 * oof"), "; "-joined, malloc'd; "" when none */
+};
+
+void report_members_init(struct report_members *ms);
+void report_members_release(struct report_members *ms);
+/* Parses an ensemble's members text ("trials 1+2,3+4; weights 0.5,0.5",
+ * format in members.c) into ms (initialised here; release it).  0 when
+ * parsed; 1 when text is NULL or not in that format (ms left empty: show
+ * the text as it is); -1 with err on allocation failure. */
+int report_members_parse(const char *text, struct report_members *ms /* OUT */,
+			 struct cfl_err *err);
 
 #endif

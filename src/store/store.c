@@ -1739,3 +1739,58 @@ int cfl_store_ensemble_predictions(struct cfl_store *st, int64_t ens_id,
 			 "ensemble_predictions WHERE ensemble = ? AND split = ?",
 			 "ensemble", ens_id, split, out, err);
 }
+
+void cfl_ensemble_rows_free(struct cfl_ensemble_row *ens, size_t n_ens)
+{
+	for (size_t i = 0; ens && i < n_ens; i++)
+		free(ens[i].members);
+	free(ens);
+}
+
+int cfl_store_ensembles(struct cfl_store *st, int64_t run_id,
+			struct cfl_ensemble_row **ens, size_t *n_ens,
+			struct cfl_err *err)
+{
+	sqlite3_stmt *s = prep(st, "SELECT id, name, method, repeat, members "
+			       "FROM ensembles WHERE run = ? ORDER BY id", err);
+	struct cfl_ensemble_row *v = NULL, *nv;
+	size_t n = 0, cap = 0;
+	int rc;
+
+	*ens = NULL;
+	*n_ens = 0;
+	if (!s)
+		return -1;
+	sqlite3_bind_int64(s, 1, run_id);
+	while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
+		struct cfl_ensemble_row *e;
+
+		if (n == cap) {
+			cap = cap ? 2 * cap : 8;
+			if (!(nv = cfl_realloc(v, cap * sizeof(*v), err)))
+				goto fail;
+			v = nv;
+		}
+		e = &v[n];
+		memset(e, 0, sizeof(*e));
+		e->id = sqlite3_column_int64(s, 0);
+		col_copy(s, 1, e->name, sizeof(e->name));
+		col_copy(s, 2, e->method, sizeof(e->method));
+		e->repeat = sqlite3_column_int(s, 3);
+		n++;
+		if (!(e->members = col_strdup(s, 4, err)))
+			goto fail;
+	}
+	if (rc != SQLITE_DONE) {
+		db_fail(st, err);
+		goto fail;
+	}
+	sqlite3_reset(s);
+	*ens = v;
+	*n_ens = n;
+	return 0;
+fail:
+	sqlite3_reset(s);
+	cfl_ensemble_rows_free(v, n);
+	return -1;
+}

@@ -1,9 +1,12 @@
 /* Unit tests of the HTML report (src/report/html.c, svg.c): quartiles and
  * axis ranges against hand-computed values, escaping, charts without
- * values, and a page built from a stored run whose names try to inject
- * markup. */
+ * values, a page built from a stored run whose names try to inject
+ * markup, and the ensembles' members: their stored text parsed (today's
+ * format, the one before stacking coefficients, malformed ones) and the
+ * page's members table. */
 #include "runner.h"
 
+#include "../../src/report/internal.h"
 #include "../../src/report/svg.h"
 #include "cfl/report.h"
 #include "cfl/store.h"
@@ -152,11 +155,228 @@ static void t_page_escapes_stored_names(void)
 	CHECK(system(cmd) == 0);
 }
 
+/* ---- the members text of an ensemble ---- */
+
+static void t_members_parse(void)
+{
+	struct report_members ms;
+	struct cfl_err err;
+
+	/* folds of a member joined by "+", weights one per member */
+	CHECK_INT(report_members_parse("trials 1+2+3,4+5+6; weights 0.75,0.25",
+				       &ms, &err), 0);
+	CHECK_INT(ms.n, 2);
+	CHECK_INT(ms.m[0].n_trials, 3);
+	CHECK(ms.m[0].trials[0] == 1 && ms.m[0].trials[2] == 3);
+	CHECK(ms.m[1].trials[0] == 4 && ms.m[1].trials[2] == 6);
+	CHECK(ms.has_weights && !ms.has_coefs);
+	CHECK(ms.m[0].weight == 0.75 && ms.m[1].weight == 0.25);
+	CHECK_STR(ms.about, "");
+	report_members_release(&ms);
+
+	/* stacking with two classes: one coefficient per member */
+	CHECK_INT(report_members_parse("trials 7,9; meta linear l2=1 on oof; "
+				       "coefs 2.5,-1e-07", &ms, &err), 0);
+	CHECK_INT(ms.n, 2);
+	CHECK(ms.has_coefs && !ms.has_weights);
+	CHECK(ms.m[0].n_rows == 1 && ms.m[0].n_cols == 1);
+	CHECK(ms.m[0].coefs[0] == 2.5 && ms.m[1].coefs[0] == -1e-07);
+	CHECK(ms.m[0].weight != ms.m[0].weight);	/* NaN: no weights */
+	CHECK_STR(ms.about, "meta linear l2=1 on oof");
+	report_members_release(&ms);
+
+	/* three classes: a row per class score, a column per input */
+	CHECK_INT(report_members_parse("trials 1,2; meta linear l2=1 on valid; "
+				       "coefs 1 2/3 4/5 6,7 8/9 10/11 12", &ms,
+				       &err), 0);
+	CHECK(ms.m[1].n_rows == 3 && ms.m[1].n_cols == 2);
+	CHECK(ms.m[1].coefs[0] == 7 && ms.m[1].coefs[5] == 12);
+	report_members_release(&ms);
+
+	/* the text before coefficients were stored (old databases) */
+	CHECK_INT(report_members_parse("trials 1,2; meta linear l2=1 on valid",
+				       &ms, &err), 0);
+	CHECK(ms.n == 2 && !ms.has_coefs && !ms.has_weights);
+	report_members_release(&ms);
+	CHECK_INT(report_members_parse("trials 3,4; majority vote", &ms, &err), 0);
+	CHECK_STR(ms.about, "majority vote");
+	report_members_release(&ms);
+	CHECK_INT(report_members_parse("trials 5,6; ", &ms, &err), 0);
+	CHECK_INT(ms.n, 2);
+	report_members_release(&ms);
+
+	/* not this format: shown as stored, never half read */
+	static const char *const bad[] = {
+		"", "weights 0.2,0.2", "trials ", "trials 1,,2", "trials 1+",
+		"trials 0", "trials -1", "trials 1x", "trials 99999999999999999999",
+		"trials 1,2; weights 0.5", "trials 1,2; weights 0.5,0.5,0",
+		"trials 1,2; weights 0.5,abc", "trials 1; weights 1; weights 1",
+		"trials 1,2; coefs 1,2 3", "trials 1; coefs 1 2/3",
+		"trials 1; coefs 1//2", "trials 1; coefs ",
+	};
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		int rc = report_members_parse(bad[i], &ms, &err);
+
+		CHECK_MSG(rc == 1, "'%s' gave %d", bad[i], rc);
+		CHECK(ms.n == 0 && ms.m == NULL && ms.about == NULL);
+	}
+	CHECK_INT(report_members_parse(NULL, &ms, &err), 1);
+}
+
+/* A hostile text with a huge claimed shape is refused, not allocated. */
+static void t_members_parse_shape_bound(void)
+{
+	struct report_members ms;
+	struct cfl_err err;
+	char text[8192];
+	size_t n = 0;
+
+	n += (size_t)snprintf(text, sizeof(text), "trials 1; coefs 1");
+	while (n < 4000)
+		text[n++] = ' ';
+	while (n < 8000)
+		text[n++] = '/';
+	text[n] = '\0';
+	CHECK_INT(report_members_parse(text, &ms, &err), 1);
+}
+
+/* Adds a done trial with one test metric; returns its id. */
+static int64_t done_trial(struct cfl_store *st, int64_t run, int64_t cand,
+			  int repeat, int fold, uint64_t seed)
+{
+	struct cfl_metric_value m[1] = { { "acc", 0.9 } };
+	struct cfl_trial_result res;
+	struct cfl_trial_state ts;
+	struct cfl_err err;
+
+	CHECK(cfl_store_trial_ensure(st, run, cand, repeat, fold, seed, &ts,
+				     &err) == 0);
+	memset(&res, 0, sizeof(res));
+	res.split[CFL_SPLIT_TEST].n_metrics = 1;
+	res.split[CFL_SPLIT_TEST].metrics = m;
+	CHECK(cfl_store_trial_done(st, ts.id, 1, &res, &err) == 0);
+	return ts.id;
+}
+
+static void add_ensemble(struct cfl_store *st, int64_t run, const char *name,
+			 const char *members)
+{
+	struct cfl_metric_value m[1] = { { "acc", 0.95 } };
+	struct cfl_ensemble_info ei = { name, name, members, -1 };
+	struct cfl_trial_result res;
+	struct cfl_err err;
+
+	memset(&res, 0, sizeof(res));
+	res.split[CFL_SPLIT_TEST].n_metrics = 1;
+	res.split[CFL_SPLIT_TEST].metrics = m;
+	CHECK_MSG(cfl_store_ensemble_add(st, run, &ei, &res, NULL, &err) == 0,
+		  "%s", err.msg);
+}
+
+/* The page lists each member once, resolved to its model, repeat, folds
+ * and seed, with each ensemble's weight or coefficients; names and texts
+ * from the store are escaped; a text that does not parse is shown as
+ * stored. */
+static void t_page_lists_members(void)
+{
+	char dir[] = "/tmp/cfl-html-XXXXXX", path[64], cmd[96], text[512];
+	struct cfl_store *st;
+	struct cfl_err err;
+	struct cfl_run_info info = { 0 }, got;
+	struct cfl_ensemble_row *e;
+	struct cfl_buf b;
+	int64_t run, cand[2], t[4];
+	size_t n_e;
+	const char *sec;
+
+	CHECK(mkdtemp(dir) != NULL);
+	snprintf(path, sizeof(path), "%s/cfl.db", dir);
+	st = cfl_store_open(path, CFL_STORE_CREATE, &err);
+	CHECK_MSG(st, "%s", err.msg);
+	info.name = "members";
+	info.kind = CFL_RUN_REPEAT;
+	CHECK(cfl_store_run_create(st, &info, &run, &err) == 0);
+	CHECK(cfl_store_candidate_get_or_add(st, run, "<img src=x>", NULL,
+					     &cand[0], NULL, &err) == 0);
+	CHECK(cfl_store_candidate_get_or_add(st, run, "linear", NULL, &cand[1],
+					     NULL, &err) == 0);
+	/* member 1: two folds of repeat 0; member 2: linear's repeat 3 */
+	t[0] = done_trial(st, run, cand[0], 0, 0, 41);
+	t[1] = done_trial(st, run, cand[0], 0, 1, 41);
+	t[2] = done_trial(st, run, cand[1], 3, -1, 77);
+	t[3] = done_trial(st, run, cand[1], 4, -1, 78);
+	snprintf(text, sizeof(text), "trials %lld+%lld,%lld; weights 0.625,0.375",
+		 (long long)t[0], (long long)t[1], (long long)t[2]);
+	add_ensemble(st, run, "weighted", text);
+	snprintf(text, sizeof(text), "trials %lld+%lld,%lld,%lld; meta linear "
+		 "l2=1 on oof; coefs 1.5,-2.25,0.5", (long long)t[0],
+		 (long long)t[1], (long long)t[2], (long long)t[3]);
+	add_ensemble(st, run, "stacking", text);
+	/* the text of an older cfl: members without weights */
+	snprintf(text, sizeof(text), "trials %lld,%lld; majority vote",
+		 (long long)t[2], (long long)t[3]);
+	add_ensemble(st, run, "vote", text);
+	add_ensemble(st, run, "odd", "<script>x</script> & more");
+
+	/* the store gives them back in order */
+	CHECK(cfl_store_ensembles(st, run, &e, &n_e, &err) == 0);
+	CHECK_INT(n_e, 4);
+	CHECK_STR(e[0].name, "weighted");
+	CHECK_STR(e[1].method, "stacking");
+	CHECK_INT(e[1].repeat, -1);
+	CHECK_STR(e[3].members, "<script>x</script> & more");
+	cfl_ensemble_rows_free(e, n_e);
+
+	CHECK(cfl_store_run_find(st, "members", &got, &err) == 0);
+	cfl_buf_init(&b);
+	CHECK_MSG(cfl_report_html(st, &got, &b, &err) == 0, "%s", err.msg);
+	CHECK(strstr(b.data, "<img") == NULL);
+	CHECK(strstr(b.data, "<script") == NULL);
+	sec = strstr(b.data, "<table class=\"members\">");
+	CHECK(sec != NULL);
+	if (!sec)
+		goto out;
+	/* three distinct members across the ensembles */
+	CHECK_CONTAINS(b.data, "<summary>Members: 3</summary>");
+	CHECK_CONTAINS(sec, "<th>weighted<br>weight</th><th>stacking<br>"
+			    "coefficients</th><th>vote</th></tr>");
+	/* member 1: the escaped model, repeat 0, folds 0 and 1, seed 41, its
+	 * weight and coefficient, not in the vote */
+	snprintf(text, sizeof(text), "<tr><td class=\"num\">1</td><td>&lt;img "
+		 "src=x&gt;</td><td class=\"num\">0</td><td>0, 1</td><td "
+		 "class=\"num\">41</td><td>%lld, %lld</td><td class=\"num\">0.625"
+		 "</td><td class=\"num\">1.5</td><td class=\"no\">&ndash;</td></tr>",
+		 (long long)t[0], (long long)t[1]);
+	CHECK_CONTAINS(sec, text);
+	snprintf(text, sizeof(text), "<tr><td class=\"num\">2</td><td>linear"
+		 "</td><td class=\"num\">3</td><td>-</td><td class=\"num\">77"
+		 "</td><td>%lld</td><td class=\"num\">0.375</td><td class=\"num\">"
+		 "-2.25</td><td class=\"in\">&#10003;</td></tr>", (long long)t[2]);
+	CHECK_CONTAINS(sec, text);
+	/* member 3 is in stacking and vote only */
+	snprintf(text, sizeof(text), "<td>%lld</td><td class=\"no\">&ndash;</td>"
+		 "<td class=\"num\">0.5</td><td class=\"in\">&#10003;</td></tr>",
+		 (long long)t[3]);
+	CHECK_CONTAINS(sec, text);
+	CHECK_CONTAINS(sec, "<dt>stacking</dt><dd>3 members; meta linear l2=1 on oof;");
+	CHECK_CONTAINS(sec, "<dt>odd</dt><dd>members as stored: &lt;script&gt;x"
+			    "&lt;/script&gt; &amp; more</dd>");
+out:
+	cfl_buf_release(&b);
+	cfl_run_info_release(&got);
+	cfl_store_close(st);
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+	CHECK(system(cmd) == 0);
+}
+
 const struct cfl_test cfl_tests[] = {
 	TEST(t_quartiles),
 	TEST(t_nice_range),
 	TEST(t_escape_and_empty_charts),
 	TEST(t_box_strip_shapes),
 	TEST(t_page_escapes_stored_names),
+	TEST(t_members_parse),
+	TEST(t_members_parse_shape_bound),
+	TEST(t_page_lists_members),
 	{ 0 }
 };
