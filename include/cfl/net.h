@@ -256,8 +256,10 @@ struct cfl_tcp_opts {
 	double dead_after;		/* drop a peer silent this long [5 x heartbeat] */
 	double handshake_timeout;	/* seconds [5] */
 	size_t max_pending;		/* connections in their handshake [32] */
-	const char *data_path;		/* the dataset file workers fetch */
-	const unsigned char *data_sha256;	/* its expected SHA-256 (32 bytes) */
+	const void *data;		/* the bytes workers fetch: the encoded
+					 * parts (cfl_data_pack_parts); copied */
+	size_t data_len;
+	const unsigned char *data_sha256;	/* their SHA-256 (32 bytes), checked */
 	const char *config;		/* WELCOME's config text (key=value lines) */
 	/* where events go ("worker 'h:12' joined ...", refusals); may be NULL */
 	void (*log)(void *ctx, const char *msg);
@@ -269,7 +271,7 @@ void cfl_tcp_opts_init(struct cfl_tcp_opts *o);
 struct cfl_tcp;
 
 /* Listens on o->addr and joins the pool as a source.  Refuses a non-loopback
- * address without a token.  Reads the dataset file and checks it against
+ * address without a token.  Keeps a copy of the data bytes, checked against
  * data_sha256.  Returns the listener, or NULL with err ("cannot listen on
  * 'H:P': Address already in use", ...).  Free it after cfl_pool_close. */
 struct cfl_tcp *cfl_tcp_listen(struct cfl_pool *pool,

@@ -129,7 +129,11 @@ static void pump_and_exit(struct cli_cluster *c, const char *cmd, pid_t child)
 	code = WIFEXITED(status) ? WEXITSTATUS(status)
 	       : WIFSIGNALED(status) ? 128 + WTERMSIG(status) : CLI_FAIL;
 	if (r == 2) {
-		/* the run is over and stored; only the job's end is left */
+		/* the run is over and stored; only the job's end is left.  Never
+		 * MPI_Abort(0): Open MPI 4.1's mpirun then fails to print its
+		 * banner and can hang; the job did not end cleanly anyway */
+		if (code == 0)
+			code = CLI_FAIL;
 		fprintf(stderr, "cfl %s: %s; every result is stored; ending the "
 			"MPI job with MPI_Abort (exit code %d)\n", cmd, err.msg,
 			code);

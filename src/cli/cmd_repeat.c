@@ -281,7 +281,7 @@ static int parse_args(struct plan *pl, int argc, char **argv)
 	pl->data.path = argv[optind];
 	if (!pl->pool.num_jobs && !pl->remote.listen)
 		return cli_usage_error("repeat", "--num-jobs 0 needs --listen (remote workers)");
-	if ((r = cli_remote_check(&pl->remote, "repeat", &pl->data)))
+	if ((r = cli_remote_check(&pl->remote, "repeat")))
 		return r;
 	if (pl->pool.name && pl->pool.resume && strcmp(pl->pool.name, pl->pool.resume))
 		return cli_usage_error("repeat", "--name '%s' and --resume '%s' disagree",

@@ -278,7 +278,7 @@ static int parse_args(struct plan *pl, int argc, char **argv)
 	if (pl->command && pl->remote.listen)
 		return cli_usage_error("tune", "--listen does not run --command trials "
 				       "(a worker never receives a command)");
-	if ((r = cli_remote_check(&pl->remote, "tune", &pl->data)))
+	if ((r = cli_remote_check(&pl->remote, "tune")))
 		return r;
 	if (!pl->num_parallel)
 		pl->num_parallel = pl->pool.num_jobs ? pl->pool.num_jobs : (cores > 0 ? cores : 1);

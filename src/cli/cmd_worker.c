@@ -306,10 +306,33 @@ fail:
 	return NULL;
 }
 
+/* Reads the coordinator's encoded parts (cfl_data_pack_parts) from path
+ * into d, with the SHA-256 of the bytes read in sha: when it is not the
+ * announced one the parts are not unpacked (d stays empty) and 0 is
+ * returned, for the caller to compare.  -1 with err when the file cannot be
+ * read or its parts are malformed. */
+static int load_parts(struct cfl_data *d, const char *path,
+		      unsigned char sha[32], const unsigned char want[32],
+		      struct cfl_err *err)
+{
+	struct cfl_buf b;
+	int r = 0;
+
+	memset(d, 0, sizeof(*d));
+	cfl_buf_init(&b);
+	if (cfl_buf_read_file(&b, path, err))
+		return -1;
+	cfl_net_sha256(b.data, b.len, sha);
+	if (!memcmp(sha, want, 32))
+		r = cfl_data_unpack_parts(d, b.data, b.len, err);
+	cfl_buf_release(&b);
+	return r;
+}
+
 /* Finds the dataset in the cache or fetches it, and loads it into w->data.
- * A cached entry is not hashed before the load: cfl_data_load hashes every
- * byte it reads, so comparing that hash with the announced one checks the
- * entry in the same pass.  When the check or the load fails on an entry
+ * A cached entry is not hashed before the load: the load hashes every byte
+ * it reads, so comparing that hash with the announced one checks the entry
+ * in the same pass.  When the check or the load fails on an entry
  * found in the cache, the cache checks the entry itself (removing it when
  * it is damaged) and the dataset is fetched or loaded again; a few rounds,
  * in case another worker on this host is replacing the entry meanwhile.
@@ -325,6 +348,7 @@ static int load_data(struct worker *w, uint64_t size, struct cfl_err *err)
 	for (int round = 1;; round++) {
 		struct cfl_err lerr;
 		char *path, *checked = NULL;
+		unsigned char got[32];
 		int verified, r, intact;
 
 		path = fetch_data(w, &cache, size, &verified, err);
@@ -332,10 +356,8 @@ static int load_data(struct worker *w, uint64_t size, struct cfl_err *err)
 			rc = -1;
 			break;
 		}
-		w->cfg.data.path = path;
-		r = cfl_data_load(&w->data, &w->cfg.data, &lerr);
-		w->cfg.data.path = NULL;
-		if (!r && !memcmp(w->data.sha256, w->data_sha, 32)) {
+		r = load_parts(&w->data, path, got, w->data_sha, &lerr);
+		if (!r && !memcmp(got, w->data_sha, 32)) {
 			free(path);
 			rc = 0;
 			break;

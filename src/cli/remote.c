@@ -49,8 +49,7 @@ int cli_remote_option(struct cli_remote *r, const char *cmd, int c,
 	return 0;
 }
 
-int cli_remote_check(struct cli_remote *r, const char *cmd,
-		     const struct cfl_data_opts *d)
+int cli_remote_check(struct cli_remote *r, const char *cmd)
 {
 	struct cfl_err err;
 	char host[256];
@@ -67,9 +66,6 @@ int cli_remote_check(struct cli_remote *r, const char *cmd,
 		return cli_usage_error(cmd, "--listen %s: a non-loopback address "
 				       "needs --token-file (or listen on 127.0.0.1 "
 				       "and use an SSH tunnel)", r->listen);
-	if (d->test_path || d->valid_path)
-		return cli_usage_error(cmd, "--listen does not support --test or "
-				       "--valid files yet");
 	if (r->token_file && cfl_token_load(&r->token, r->token_file, &err))
 		return cli_fail(&err);
 	return 0;
@@ -87,8 +83,9 @@ int cli_remote_start(struct cli_remote *r, const char *cmd,
 		     int quiet)
 {
 	struct cfl_tcp_opts o;
-	struct cfl_buf config;
+	struct cfl_buf config, parts;
 	struct cfl_err err;
+	unsigned char sha[32];
 	char host[256];
 	int port;
 
@@ -96,21 +93,28 @@ int cli_remote_start(struct cli_remote *r, const char *cmd,
 	if (!r->listen)
 		return 0;
 	cfl_buf_init(&config);
-	if (cli_remote_config_format(&config, run_key, d, po, &err)) {
+	cfl_buf_init(&parts);
+	/* workers get the encoded parts, not the file: they parse nothing */
+	if (cli_remote_config_format(&config, run_key, d, po, &err) ||
+	    cfl_data_pack_parts(data, &parts, &err)) {
 		cfl_buf_release(&config);
+		cfl_buf_release(&parts);
 		return cli_fail(&err);
 	}
+	cfl_net_sha256(parts.data, parts.len, sha);
 	cfl_tcp_opts_init(&o);
 	o.addr = r->listen;
 	o.token = r->token_file ? &r->token : NULL;
 	o.heartbeat = r->heartbeat;
-	o.data_path = d->path;
-	o.data_sha256 = data->sha256;
+	o.data = parts.data;
+	o.data_len = parts.len;
+	o.data_sha256 = sha;
 	o.config = config.data;
 	o.log = log_line;
 	o.log_ctx = (void *)cmd;
 	r->tcp = cfl_tcp_listen(pool, &o, &err);
 	cfl_buf_release(&config);
+	cfl_buf_release(&parts);
 	if (!r->tcp)
 		return cli_fail(&err);
 	cfl_net_parse_hostport(r->listen, host, sizeof(host), &port, &err);

@@ -41,10 +41,9 @@ void cli_remote_init(struct cli_remote *r);
 int cli_remote_option(struct cli_remote *r, const char *cmd, int c,
 		      const char *arg);
 /* Checks the options before any work (a token file for a non-loopback
- * address, the token file's mode, no --test/--valid files): 0, or the exit
- * code after printing why. */
-int cli_remote_check(struct cli_remote *r, const char *cmd,
-		     const struct cfl_data_opts *d);
+ * address, the token file's mode): 0, or the exit code after printing
+ * why. */
+int cli_remote_check(struct cli_remote *r, const char *cmd);
 /* Starts listening on the pool (after cfl_pool_new) and prints the exact
  * `cfl worker` line on stderr.  Returns 0, or 1 after printing why. */
 int cli_remote_start(struct cli_remote *r, const char *cmd,

@@ -824,7 +824,7 @@ struct cfl_tcp *cfl_tcp_listen(struct cfl_pool *pool,
 			    "loopback addresses may go without)", o->addr);
 		return NULL;
 	}
-	if (!o->data_path || !o->data_sha256) {
+	if (!o->data || !o->data_sha256) {
 		cfl_err_set(err, "no dataset to serve to workers");
 		return NULL;
 	}
@@ -848,13 +848,16 @@ struct cfl_tcp *cfl_tcp_listen(struct cfl_pool *pool,
 	t->config = cfl_strdup(o->config ? o->config : "", err);
 	if (!t->config)
 		goto fail;
-	/* the exact bytes the coordinator loaded, or workers would train on
-	 * other data than the table claims */
-	if (cfl_buf_read_file(&t->data, o->data_path, err))
+	/* the parts the coordinator loaded, so workers train on the data
+	 * the table claims */
+	if (cfl_buf_append(&t->data, o->data, o->data_len)) {
+		cfl_err_set(err, "out of memory (%zu bytes of data to serve)",
+			    o->data_len);
 		goto fail;
+	}
 	cfl_net_sha256(t->data.data, t->data.len, t->sha);
 	if (memcmp(t->sha, o->data_sha256, 32)) {
-		cfl_err_set(err, "'%s' changed since it was loaded", o->data_path);
+		cfl_err_set(err, "the data to serve does not match its SHA-256");
 		goto fail;
 	}
 	if (listen_on(t, host, port, err))

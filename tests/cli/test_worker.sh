@@ -402,40 +402,47 @@ test_worker_another_run_refused() {
 # removed and fetched again, and the run completes with the right data;
 # an intact entry is used as it is.
 test_worker_damaged_cache_refetched() {
-	local data="$ROOT/datasets/iris.csv" entry garbage
-	entry="cache/$(sha256sum "$data" | cut -d' ' -f1).data"
-	mkdir cache
-	# the same size, another digit: parses fine, another SHA-256
-	sed '2s/5\.1/5.2/' "$data" >"$entry"
-	[ "$(stat -c %s "$entry")" = "$(stat -c %s "$data")" ] || fail "sizes differ"
-	! cmp -s "$entry" "$data" || fail "the damage did nothing"
-	# the same size, bytes that are no CSV at all
-	garbage=$(mktemp)
-	head -c "$(stat -c %s "$data")" /dev/zero | tr '\0' '"' >"$garbage"
-	for damaged in digit garbage intact; do
-		case $damaged in
-		garbage) cp "$garbage" "$entry" ;;
-		intact) cp "$data" "$entry" ;;
-		esac
+	local data="$ROOT/datasets/iris.csv" entry good garbage
+	w_cache_run() {	# one run with one worker on the shared cache
 		rm -f r.db* workers.err
 		w_coord "$data" --models baseline --num-repeat 2 -q --num-jobs 0 \
 			--listen 127.0.0.1:0 --db r.db
 		w_worker --jobs 1 --name w; local a=$!
-		w_wait $a; [ "$w_rc" = 0 ] || fail "$damaged: worker exit $w_rc: $(cat workers.err)"
-		w_wait $COORD_PID; [ "$w_rc" = 0 ] || fail "$damaged: coordinator exit $w_rc: $(cat coord.err)"
+		w_wait $a; [ "$w_rc" = 0 ] || fail "$1: worker exit $w_rc: $(cat workers.err)"
+		w_wait $COORD_PID; [ "$w_rc" = 0 ] || fail "$1: coordinator exit $w_rc: $(cat coord.err)"
 		[ "$(sqlite3 r.db "select count(*) from trials where status='done'")" = 2 ] ||
-			fail "$damaged: trials: $(sqlite3 r.db 'select * from trials')"
-		cmp -s "$entry" "$data" || fail "$damaged: the cache entry is not the dataset"
+			fail "$1: trials: $(sqlite3 r.db 'select * from trials')"
+		grep -q "dataset [0-9a-f]*\.\.\. (.* bytes) ready" workers.err ||
+			fail "$1: no dataset: $(cat workers.err)"
+	}
+	# a first run fills the cache with the coordinator's encoded parts
+	w_cache_run first
+	entry=$(ls cache/*.data)
+	[ "$(wc -w <<<"$entry")" = 1 ] || fail "cache: $(ls cache)"
+	good=$(mktemp)
+	cp "$entry" "$good"
+	garbage=$(mktemp)
+	head -c "$(stat -c %s "$good")" /dev/zero | tr '\0' '"' >"$garbage"
+	for damaged in byte garbage intact; do
+		case $damaged in
+		byte)	# the same size, one byte of a value changed
+			cp "$good" "$entry"
+			printf '\x7f' | dd of="$entry" bs=1 seek=$(($(stat -c %s "$good") - 9)) \
+				conv=notrunc 2>/dev/null
+			! cmp -s "$entry" "$good" || fail "the damage did nothing" ;;
+		garbage) cp "$garbage" "$entry" ;;
+		intact) cp "$good" "$entry" ;;
+		esac
+		w_cache_run "$damaged"
+		cmp -s "$entry" "$good" || fail "$damaged: the cache entry is not the dataset"
 		if [ $damaged = intact ]; then
 			! grep -q "damaged" workers.err || fail "intact entry refused: $(cat workers.err)"
 		else
 			grep -q "cached dataset '.*' was damaged (removed); fetching it again" workers.err ||
 				fail "$damaged: not refused: $(cat workers.err)"
 		fi
-		grep -q "dataset [0-9a-f]*\.\.\. (.* bytes) ready" workers.err ||
-			fail "$damaged: no dataset: $(cat workers.err)"
 	done
-	rm -f "$garbage"
+	rm -f "$garbage" "$good"
 	[ "$(ls cache | grep -c tmp)" = 0 ] || fail "temporary files left: $(ls cache)"
 }
 
@@ -470,4 +477,30 @@ test_worker_cancel_kills_hung_trial() {
 	[ "$(sqlite3 r.db "select group_concat(t.repeat || ':' || a.reason, ',') from trial_attempts a
 		join trials t on t.id = a.trial")" = "1:timeout after 1 s,1:timeout after 1 s" ] ||
 		fail "failed attempts: $(sqlite3 r.db 'select * from trial_attempts')"
+}
+
+# --test / --valid files with --listen: the worker gets the coordinator's
+# encoded parts (it parses nothing and needs none of the files, here run
+# from a folder without them), and the table equals the local run's.
+test_worker_test_valid_files() {
+	awk 'NR == 1 || NR % 5 >= 2' "$ROOT/datasets/iris.csv" >train.csv
+	awk 'NR == 1 || NR % 5 == 0' "$ROOT/datasets/iris.csv" >test.csv
+	awk 'NR == 1 || NR % 5 == 1' "$ROOT/datasets/iris.csv" >valid.csv
+	local args=(train.csv --test test.csv --valid valid.csv --models linear,baseline
+		    --num-repeat 2 --seed 2 --metrics acc,logloss -q)
+	run "$CFL" repeat "${args[@]}" --num-jobs 2 --db local.db
+	expect_rc 0
+	w_table <(echo "$out") >local.table
+	w_coord "${args[@]}" --num-jobs 0 --listen 127.0.0.1:0 --db remote.db
+	mkdir elsewhere
+	cd elsewhere
+	w_worker --jobs 2 --name w -q; local a=$!
+	cd ..
+	w_wait $a; [ "$w_rc" = 0 ] || fail "worker exit $w_rc: $(cat elsewhere/workers.err)"
+	w_wait $COORD_PID; [ "$w_rc" = 0 ] || fail "coordinator exit $w_rc: $(cat coord.err)"
+	w_table coord.out >remote.table
+	[ -s remote.table ] || fail "no table: $(cat coord.err)"
+	diff local.table remote.table >&2 || fail "tables differ"
+	[ "$(sqlite3 remote.db "select count(*) from trials where status='done' and worker = 'w'")" = 4 ] ||
+		fail "not all done by the worker: $(sqlite3 remote.db 'select status, worker from trials')"
 }

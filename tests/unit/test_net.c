@@ -692,6 +692,7 @@ static void t_cache_two_writers(void)
 static void coordinator(int port_fd, const char *csv,
 			const unsigned char sha[32])
 {
+	struct cfl_buf bytes;
 	struct cfl_pool_opts o;
 	struct cfl_tcp_opts to;
 	struct cfl_pool *p;
@@ -721,7 +722,12 @@ static void coordinator(int port_fd, const char *csv,
 	}
 	cfl_tcp_opts_init(&to);
 	to.addr = "127.0.0.1:0";
-	to.data_path = csv;
+	/* opaque bytes to the transport (cfl serves encoded parts) */
+	cfl_buf_init(&bytes);
+	if (cfl_buf_read_file(&bytes, csv, &err))
+		_exit(16);
+	to.data = bytes.data;
+	to.data_len = bytes.len;
 	to.data_sha256 = sha;
 	to.config = "run=test\n";
 	to.handshake_timeout = 2;
