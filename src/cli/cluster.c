@@ -837,6 +837,20 @@ int cli_cluster_attach(struct cli_cluster *c, struct cfl_pool *pool,
 	return 0;
 }
 
+const char *cli_cluster_resume_prefix(const struct cli_cluster *c, char *buf,
+				      size_t cap)
+{
+	struct cfl_launch l;
+
+	buf[0] = '\0';
+	if (c->backend != CFL_BACKEND_MPI || !c->mpi.initialized)
+		return buf;
+	cfl_launch_detect(&l, env_get);
+	snprintf(buf, cap, "%s -n %d ", l.launcher ? l.launcher : "mpirun",
+		 c->mpi.size);
+	return buf;
+}
+
 void cli_cluster_stop(struct cli_cluster *c)
 {
 	if (c->fds) {

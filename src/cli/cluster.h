@@ -90,6 +90,12 @@ int cli_cluster_attach(struct cli_cluster *c, struct cfl_pool *pool,
 		       const struct cfl_pool_opts *po, const char *run_key,
 		       double heartbeat);
 
+/* The launcher to name in a "finish it with" hint: "mpirun -n 3 " (or
+ * "srun -n 3 ") when the run is rank 0 of an MPI job, else "".  Writes at
+ * most cap bytes into buf and returns buf. */
+const char *cli_cluster_resume_prefix(const struct cli_cluster *c, char *buf,
+				      size_t cap);
+
 /* After cfl_pool_close: frees what start and attach kept. */
 void cli_cluster_stop(struct cli_cluster *c);
 

@@ -448,7 +448,7 @@ int cmd_repeat(int argc, char **argv)
 	struct trial_ref *refs = NULL;
 	struct progress pr;
 	struct sigaction sa, old_int, old_term;
-	char run_name[128];
+	char run_name[128], launcher[64];
 	int64_t run_id = 0;
 	size_t n_trials, n_submit = 0, n_done_before = 0;
 	int rc = CLI_FAIL, r, loaded = 0, resumed = 0;
@@ -787,7 +787,8 @@ interrupted:
 	cfl_pool_close(pool, NULL);
 	pool = NULL;
 	fprintf(stderr, "cfl repeat: interrupted; run '%s' kept in '%s'; finish it with:\n"
-		"  cfl repeat --resume %s%s%s\n", run_name, pl.pool.db, run_name,
+		"  %scfl repeat --resume %s%s%s\n", run_name, pl.pool.db,
+		cli_cluster_resume_prefix(&pl.cluster, launcher, sizeof(launcher)), run_name,
 		strcmp(pl.pool.db, CFL_STORE_DEFAULT_PATH) ? " --db " : "",
 		strcmp(pl.pool.db, CFL_STORE_DEFAULT_PATH) ? pl.pool.db : "");
 	rc = CLI_INTERRUPTED;

@@ -705,7 +705,7 @@ int cmd_tune(int argc, char **argv)
 	struct sigaction sa, old_int, old_term;
 	const struct cfl_model_ops *ops = NULL;
 	enum cfl_metric_id metric_id = 0;
-	char run_name[128], metric_name[32];
+	char run_name[128], metric_name[32], launcher[64];
 	int rc = CLI_FAIL, r, loaded = 0, resumed = 0;
 	char **rv = NULL, **rv_words = NULL;
 	size_t n_stored_cands = 0;
@@ -1127,7 +1127,8 @@ interrupted:
 		cfl_store_mark_interrupted(tu.st, tu.run_id, NULL);
 	tu.pool = NULL;
 	fprintf(stderr, "cfl tune: interrupted; run '%s' kept in '%s'; continue it with:\n"
-		"  cfl tune --resume %s%s%s\n", run_name, pl.pool.db, run_name,
+		"  %scfl tune --resume %s%s%s\n", run_name, pl.pool.db,
+		cli_cluster_resume_prefix(&pl.cluster, launcher, sizeof(launcher)), run_name,
 		strcmp(pl.pool.db, CFL_STORE_DEFAULT_PATH) ? " --db " : "",
 		strcmp(pl.pool.db, CFL_STORE_DEFAULT_PATH) ? pl.pool.db : "");
 	rc = CLI_INTERRUPTED;

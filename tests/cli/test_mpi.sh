@@ -369,6 +369,8 @@ test_mpi_every_worker_rank_stopped_then_resume() {
 	rc=$?
 	[ "$rc" = 130 ] || fail "exit $rc, expected 130: $(grep -v 'done in' s.err)"
 	grep -q "every worker rank stopped answering" s.err || fail "no word: $(grep -v 'done in' s.err)"
+	grep -qF "mpirun -n 3 cfl repeat --resume s --db s.db" s.err ||
+		fail "no launcher in the hint: $(grep -v 'done in' s.err)"
 	grep -q "worker ranks 1, 2 did not finish" s.err || fail "no word of the end: $(grep -v 'done in' s.err)"
 	[ "$(sqlite3 s.db "select status from runs")" = interrupted ] || fail "run not marked interrupted"
 	run mpi_run -n 3 "$CFL" repeat --db s.db --resume s
