@@ -259,7 +259,6 @@ struct cfl_tcp_opts {
 	const void *data;		/* the bytes workers fetch: the encoded
 					 * parts (cfl_data_pack_parts); copied */
 	size_t data_len;
-	const unsigned char *data_sha256;	/* their SHA-256 (32 bytes), checked */
 	const char *config;		/* WELCOME's config text (key=value lines) */
 	/* where events go ("worker 'h:12' joined ...", refusals); may be NULL */
 	void (*log)(void *ctx, const char *msg);
@@ -271,8 +270,8 @@ void cfl_tcp_opts_init(struct cfl_tcp_opts *o);
 struct cfl_tcp;
 
 /* Listens on o->addr and joins the pool as a source.  Refuses a non-loopback
- * address without a token.  Keeps a copy of the data bytes, checked against
- * data_sha256.  Returns the listener, or NULL with err ("cannot listen on
+ * address without a token.  Keeps a copy of the data bytes and serves them
+ * by their SHA-256.  Returns the listener, or NULL with err ("cannot listen on
  * 'H:P': Address already in use", ...).  Free it after cfl_pool_close. */
 struct cfl_tcp *cfl_tcp_listen(struct cfl_pool *pool,
 			       const struct cfl_tcp_opts *o,

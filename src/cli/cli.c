@@ -6,6 +6,7 @@
 
 #include <errno.h>
 #include <math.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -141,4 +142,17 @@ int cli_data_option(const char *cmd, int c, const char *arg,
 int cli_stderr_is_tty(void)
 {
 	return isatty(STDERR_FILENO);
+}
+
+void cli_catch_stop(void (*handler)(int), int flags, struct sigaction *old_int,
+		    struct sigaction *old_term)
+{
+	struct sigaction sa;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = handler;
+	sa.sa_flags = flags;
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGINT, &sa, old_int);
+	sigaction(SIGTERM, &sa, old_term);
 }

@@ -101,4 +101,11 @@ char **cli_resume_argv(const char *cmd, const char *db, const char *name,
 /* True when stderr is a terminal (progress lines are redrawn in place). */
 int cli_stderr_is_tty(void);
 
+struct sigaction;
+/* Installs handler for SIGINT and SIGTERM with sa_flags flags (SA_RESTART
+ * or 0); the previous actions go to *old_int / *old_term unless NULL. */
+void cli_catch_stop(void (*handler)(int), int flags,
+		    struct sigaction *old_int /* OUT */,
+		    struct sigaction *old_term /* OUT */);
+
 #endif

@@ -103,7 +103,6 @@ static void on_pump_signal(int sig)
 
 static void pump_and_exit(struct cli_cluster *c, const char *cmd, pid_t child)
 {
-	struct sigaction sa;
 	struct cfl_err err;
 	int status = 0, code, r;
 
@@ -113,12 +112,7 @@ static void pump_and_exit(struct cli_cluster *c, const char *cmd, pid_t child)
 			 "ending (a rank was lost, or the job was stopped); every "
 			 "result so far is stored: run the same command with "
 			 "--resume NAME to finish it\n", cmd);
-	memset(&sa, 0, sizeof(sa));
-	sa.sa_handler = on_pump_signal;
-	sigemptyset(&sa.sa_mask);
-	sa.sa_flags = SA_RESTART;
-	sigaction(SIGINT, &sa, NULL);
-	sigaction(SIGTERM, &sa, NULL);
+	cli_catch_stop(on_pump_signal, SA_RESTART, NULL, NULL);
 	signal(SIGPIPE, SIG_IGN);
 	r = cfl_mpi_bridge(&c->mpi, c->fds, child, 10, &g_stop, &status, &err);
 	if (r < 0) {
@@ -426,7 +420,6 @@ static int run_worker(struct cli_cluster *c, const char *cmd, long jobs,
 	struct cfl_wire_msg m, welcome;
 	struct cfl_pool_opts po;
 	struct cfl_err err;
-	struct sigaction sa;
 	char host[64];
 	int rc = CLI_FAIL;
 
@@ -439,12 +432,7 @@ static int run_worker(struct cli_cluster *c, const char *cmd, long jobs,
 	snprintf(w.name, sizeof(w.name), "rank %d (%.40s)", c->mpi.rank, host);
 	g_mw = &w;
 	pthread_atfork(NULL, NULL, atfork_child);
-	memset(&sa, 0, sizeof(sa));
-	sa.sa_handler = on_worker_signal;
-	sigemptyset(&sa.sa_mask);
-	sa.sa_flags = SA_RESTART;
-	sigaction(SIGINT, &sa, NULL);
-	sigaction(SIGTERM, &sa, NULL);
+	cli_catch_stop(on_worker_signal, SA_RESTART, NULL, NULL);
 	signal(SIGPIPE, SIG_IGN);
 
 	/* the parts rank 0 loaded and broadcast: nothing to parse here */
@@ -571,6 +559,18 @@ static void *load_thread(void *arg)
 	return NULL;
 }
 
+/* The load is not wanted after all: waits for it and frees what it read;
+ * *threaded is cleared. */
+static void load_abandon(pthread_t *th, struct load_job *j, int *threaded)
+{
+	if (!*threaded)
+		return;
+	pthread_join(*th, NULL);
+	if (!j->rc)
+		cfl_data_release(j->data);
+	*threaded = 0;
+}
+
 /* Rank 0: loads the data (or takes the thread's load), packs its parts
  * into blob for the broadcast (a command without data sends empty parts)
  * and their SHA-256 into blob_sha.  On failure prints why and marks the
@@ -644,11 +644,7 @@ int cli_cluster_start(struct cli_cluster *c, const char *cmd,
 		threaded = pthread_create(&th, NULL, load_thread, &job) == 0;
 	if (cfl_mpi_init(&c->mpi, &err)) {
 		fprintf(stderr, "cfl %s: %s\n", cmd, err.msg);
-		if (threaded) {
-			pthread_join(th, NULL);
-			if (!job.rc)
-				cfl_data_release(data);
-		}
+		load_abandon(&th, &job, &threaded);
 		return CLI_FAIL;
 	}
 	quiet = c->mpi.rank != 0;
@@ -657,22 +653,14 @@ int cli_cluster_start(struct cli_cluster *c, const char *cmd,
 			"backend (rank 0 coordinates; --backend local to run "
 			"each rank alone)\n", cmd, l.launcher, c->mpi.size);
 	/* a rank numbered differently by MPI than by its environment */
-	if (threaded && c->mpi.rank != 0) {
-		pthread_join(th, NULL);
-		if (!job.rc)
-			cfl_data_release(data);
-		threaded = 0;
-	}
+	if (c->mpi.rank != 0)
+		load_abandon(&th, &job, &threaded);
 	if (c->mpi.size < 2) {
 		if (c->mpi.rank == 0)
 			fprintf(stderr, "cfl %s: the mpi backend needs 2 ranks or more "
 				"(a coordinator and workers), this job has %d; start "
 				"it with e.g. mpirun -n 3\n", cmd, c->mpi.size);
-		if (threaded) {
-			pthread_join(th, NULL);
-			if (!job.rc)
-				cfl_data_release(data);
-		}
+		load_abandon(&th, &job, &threaded);
 		cfl_mpi_finalize(&c->mpi, NULL);
 		return CLI_USAGE;
 	}

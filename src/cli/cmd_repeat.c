@@ -447,7 +447,7 @@ int cmd_repeat(int argc, char **argv)
 	struct cfl_run_info info;
 	struct trial_ref *refs = NULL;
 	struct progress pr;
-	struct sigaction sa, old_int, old_term;
+	struct sigaction old_int, old_term;
 	char run_name[128], launcher[64];
 	int64_t run_id = 0;
 	size_t n_trials, n_submit = 0, n_done_before = 0;
@@ -491,14 +491,9 @@ int cmd_repeat(int argc, char **argv)
 		return r;
 	}
 
-	/* Ctrl-C: before the pool exists, just note it */
-	memset(&sa, 0, sizeof(sa));
-	sa.sa_handler = on_signal;
-	/* restart reads (the data load): the pool's poll() still wakes up */
-	sa.sa_flags = SA_RESTART;
-	sigemptyset(&sa.sa_mask);
-	sigaction(SIGINT, &sa, &old_int);
-	sigaction(SIGTERM, &sa, &old_term);
+	/* Ctrl-C: before the pool exists, just note it; restart reads (the
+	 * data load): the pool's poll() still wakes up */
+	cli_catch_stop(on_signal, SA_RESTART, &old_int, &old_term);
 
 	/* under mpi rank 0 loaded it while MPI started */
 	if (!pl.cluster.data_loaded && cfl_data_load(&data, &pl.data, &err)) {

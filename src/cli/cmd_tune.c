@@ -702,7 +702,7 @@ int cmd_tune(int argc, char **argv)
 	struct cfl_pool_opts po;
 	struct cfl_search_opts so;
 	struct cfl_buf config, cmdline, out;
-	struct sigaction sa, old_int, old_term;
+	struct sigaction old_int, old_term;
 	const struct cfl_model_ops *ops = NULL;
 	enum cfl_metric_id metric_id = 0;
 	char run_name[128], metric_name[32], launcher[64];
@@ -797,12 +797,7 @@ int cmd_tune(int argc, char **argv)
 		}
 	}
 
-	memset(&sa, 0, sizeof(sa));
-	sa.sa_handler = on_signal;
-	sa.sa_flags = SA_RESTART;
-	sigemptyset(&sa.sa_mask);
-	sigaction(SIGINT, &sa, &old_int);
-	sigaction(SIGTERM, &sa, &old_term);
+	cli_catch_stop(on_signal, SA_RESTART, &old_int, &old_term);
 
 	/* the data and the metric */
 	if (!pl.command) {

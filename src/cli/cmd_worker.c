@@ -847,7 +847,6 @@ static int parse_args(struct worker *w, int argc, char **argv)
 int cmd_worker(int argc, char **argv)
 {
 	static struct worker w;
-	struct sigaction sa;
 	int rc = CLI_FAIL, r;
 
 	memset(&w, 0, sizeof(w));
@@ -863,11 +862,7 @@ int cmd_worker(int argc, char **argv)
 	}
 	g_w = &w;
 	pthread_atfork(NULL, NULL, atfork_child);
-	memset(&sa, 0, sizeof(sa));
-	sa.sa_handler = on_signal;
-	sigemptyset(&sa.sa_mask);
-	sigaction(SIGINT, &sa, NULL);
-	sigaction(SIGTERM, &sa, NULL);
+	cli_catch_stop(on_signal, 0, NULL, NULL);
 	signal(SIGPIPE, SIG_IGN);
 
 	w.last_contact = cfl_now();

@@ -85,7 +85,6 @@ int cli_remote_start(struct cli_remote *r, const char *cmd,
 	struct cfl_tcp_opts o;
 	struct cfl_buf config, parts;
 	struct cfl_err err;
-	unsigned char sha[32];
 	char host[256];
 	int port;
 
@@ -101,14 +100,12 @@ int cli_remote_start(struct cli_remote *r, const char *cmd,
 		cfl_buf_release(&parts);
 		return cli_fail(&err);
 	}
-	cfl_net_sha256(parts.data, parts.len, sha);
 	cfl_tcp_opts_init(&o);
 	o.addr = r->listen;
 	o.token = r->token_file ? &r->token : NULL;
 	o.heartbeat = r->heartbeat;
 	o.data = parts.data;
 	o.data_len = parts.len;
-	o.data_sha256 = sha;
 	o.config = config.data;
 	o.log = log_line;
 	o.log_ctx = (void *)cmd;

@@ -824,7 +824,7 @@ struct cfl_tcp *cfl_tcp_listen(struct cfl_pool *pool,
 			    "loopback addresses may go without)", o->addr);
 		return NULL;
 	}
-	if (!o->data || !o->data_sha256) {
+	if (!o->data) {
 		cfl_err_set(err, "no dataset to serve to workers");
 		return NULL;
 	}
@@ -855,11 +855,8 @@ struct cfl_tcp *cfl_tcp_listen(struct cfl_pool *pool,
 			    o->data_len);
 		goto fail;
 	}
+	/* workers fetch and check it by this digest */
 	cfl_net_sha256(t->data.data, t->data.len, t->sha);
-	if (memcmp(t->sha, o->data_sha256, 32)) {
-		cfl_err_set(err, "the data to serve does not match its SHA-256");
-		goto fail;
-	}
 	if (listen_on(t, host, port, err))
 		goto fail;
 	t->efd = epoll_create1(EPOLL_CLOEXEC);

@@ -73,7 +73,6 @@ int main(int argc, char **argv)
 	if (tcp) {
 		struct cfl_tcp_opts to;
 		struct cfl_buf parts;
-		unsigned char parts_sha[32];
 		struct cfl_pool_stats st;
 		char port[16];
 
@@ -82,10 +81,8 @@ int main(int argc, char **argv)
 		cfl_buf_init(&parts);
 		if (cfl_data_pack_parts(&d, &parts, &err))
 			goto fail;
-		cfl_net_sha256(parts.data, parts.len, parts_sha);
 		to.data = parts.data;
 		to.data_len = parts.len;
-		to.data_sha256 = parts_sha;
 		to.config = "run=bench\nthreads=1\n";
 		t = cfl_tcp_listen(p, &to, &err);
 		cfl_buf_release(&parts);

@@ -689,8 +689,7 @@ static void t_cache_two_writers(void)
 
 #define N_TRIALS 3
 
-static void coordinator(int port_fd, const char *csv,
-			const unsigned char sha[32])
+static void coordinator(int port_fd, const char *csv)
 {
 	struct cfl_buf bytes;
 	struct cfl_pool_opts o;
@@ -728,7 +727,6 @@ static void coordinator(int port_fd, const char *csv,
 		_exit(16);
 	to.data = bytes.data;
 	to.data_len = bytes.len;
-	to.data_sha256 = sha;
 	to.config = "run=test\n";
 	to.handshake_timeout = 2;
 	t = cfl_tcp_listen(p, &to, &err);
@@ -834,7 +832,7 @@ static void t_tcp_protocol(void)
 	pid = fork();
 	CHECK(pid >= 0);
 	if (pid == 0)
-		coordinator(pfd[1], csv, sha);
+		coordinator(pfd[1], csv);
 	CHECK(read(pfd[0], &port, sizeof(port)) == sizeof(port));
 
 	/* a worker of another protocol version is told so */
@@ -948,7 +946,7 @@ static void t_tcp_garbage_then_honest(void)
 	pid = fork();
 	CHECK(pid >= 0);
 	if (pid == 0)
-		coordinator(pfd[1], csv, sha);
+		coordinator(pfd[1], csv);
 	CHECK(read(pfd[0], &port, sizeof(port)) == sizeof(port));
 	fd = socket(AF_INET, SOCK_STREAM, 0);
 	memset(&a, 0, sizeof(a));
