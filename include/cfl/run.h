@@ -93,10 +93,12 @@ void cfl_trial_result_release(struct cfl_wire_result *res);
 
 /* Serves one coordinator over fd (blocking): sends HELLO (name, 1 slot),
  * then answers each LEASE with a RESULT until SHUTDOWN, EOF, or max_trials
- * trials (0: no limit).  Returns 0 on a clean end, -1 with err on an I/O or
- * protocol error.  Used by forked children and by TCP workers' slots. */
+ * trials (0: no limit).  A CFL_LEASE_COMMAND lease runs its command only
+ * when allow_commands is set; otherwise its RESULT is a model error
+ * ("refused: ...") and nothing runs.  Returns 0 on a clean end, -1 with err
+ * on an I/O or protocol error.  Used by forked children. */
 int cfl_worker_serve(int fd, const struct cfl_data *data, const char *name,
-		     size_t max_trials, struct cfl_err *err);
+		     size_t max_trials, int allow_commands, struct cfl_err *err);
 
 /* Limits BLAS to n threads in this process (OPENBLAS_NUM_THREADS and, when
  * OpenBLAS is linked, openblas_set_num_threads).  Call in each child before
@@ -124,6 +126,12 @@ struct cfl_pool_opts {
 					 * at least this often (s); 0: never */
 	size_t n_metrics;
 	enum cfl_metric_id metrics[CFL_WIRE_MAX_METRICS];
+	/* Whether CFL_LEASE_COMMAND trials may be submitted and run by the
+	 * forked children [0].  Only a pool whose trials come from this user's
+	 * own command line sets it (a local or MPI `cfl tune --command`); a
+	 * remote worker's pool never does, since its leases come from a
+	 * network peer. */
+	int allow_commands;
 };
 
 /* Fills o with the defaults above (no data, no store, J = online cores). */
@@ -138,8 +146,10 @@ struct cfl_pool;
 struct cfl_pool *cfl_pool_new(const struct cfl_pool_opts *o,
 			      struct cfl_err *err);
 
-/* Queues a trial (FIFO).  It will be leased when a slot is free.  Returns
- * 0, or -1 with err (duplicate trial_id, out of memory). */
+/* Queues a trial (FIFO).  It will be leased when a slot is free (a
+ * CFL_LEASE_COMMAND trial only to a peer whose ops have runs_commands).
+ * Returns 0, or -1 with err (duplicate trial_id, out of memory, a command
+ * trial in a pool without opts.allow_commands). */
 int cfl_pool_submit(struct cfl_pool *p, const struct cfl_trial_spec *t,
 		    struct cfl_err *err);
 
@@ -251,6 +261,11 @@ struct cfl_peer_ops {
 	 * child running one trial); 0 sends CANCEL and keeps it (a multi-slot
 	 * remote worker). */
 	int kill_on_timeout;
+	/* 1: the peer may be leased CFL_LEASE_COMMAND trials (a forked child;
+	 * an MPI rank, the user's own process started by the user's
+	 * launcher).  0: never (a TCP worker: a network peer must not be
+	 * asked to run a shell command, and refuses one). */
+	int runs_commands;
 };
 
 /* Public fields of a peer (the pool keeps more behind it). */

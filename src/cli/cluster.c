@@ -478,6 +478,9 @@ static int run_worker(struct cli_cluster *c, const char *cmd, long jobs,
 	po.n_local = (size_t)jobs;
 	po.threads_per_trial = w.cfg.threads;
 	po.max_retries = 0;	/* rank 0 decides on retries */
+	/* rank 0 is the user's own process, started with this rank by the
+	 * user's launcher: its --command trials may run here */
+	po.allow_commands = 1;
 	/* a hung trial is failed and CANCELled by rank 0 at its
 	 * --trial-timeout, which kills its process here at once; this later
 	 * timeout is only a safety net */
@@ -780,6 +783,7 @@ static const struct cfl_peer_ops mpi_ops = {
 	.kill = mpi_kill,
 	.reap = mpi_reap,
 	.kill_on_timeout = 0,
+	.runs_commands = 1,	/* ranks are the user's own processes */
 };
 
 int cli_cluster_attach(struct cli_cluster *c, struct cfl_pool *pool,

@@ -911,6 +911,9 @@ int cmd_tune(int argc, char **argv)
 	po.store = tu.st;
 	po.run_id = tu.run_id;
 	cli_pool_opts_apply(&pl.pool, &po);
+	/* the user's own --command, run by this user's processes (and under
+	 * mpi by the ranks of this user's launcher), never by TCP workers */
+	po.allow_commands = pl.command != NULL;
 	if (!pl.command) {
 		po.n_metrics = cfl_metric_defaults(data.train.n_classes, po.metrics,
 						   CFL_WIRE_MAX_METRICS);

@@ -218,6 +218,32 @@ static void default_cache_dir(char *out, size_t cap)
 		snprintf(out, cap, "%s/.cache/cfl", h && *h ? h : "/tmp");
 }
 
+/* A lease whose model is a shell command: a TCP worker never runs one.
+ * Its coordinator is a network peer (anyone on the machine when no token
+ * is used, any token holder otherwise), and a command would hand it a
+ * shell here; only the MPI path, whose ranks the user's own launcher
+ * started, runs commands.  The lease fails with the reason, and the
+ * worker stops (w->fatal): a coordinator that sends commands is not one to
+ * serve again.  Returns 1 when l was refused, 0 for any other lease. */
+static int refuse_command(struct worker *w, const struct cfl_wire_lease *l)
+{
+	struct cfl_wire_msg m;
+
+	if (!(l->flags & CFL_LEASE_COMMAND))
+		return 0;
+	fprintf(stderr, "cfl worker: refused trial %lld: the coordinator sent a "
+		"shell command to run, and a TCP worker never runs one; "
+		"disconnecting\n", (long long)l->trial_id);
+	cfl_wire_msg_init(&m, CFL_WIRE_RESULT);
+	m.u.result.trial_id = l->trial_id;
+	m.u.result.attempt = l->attempt;
+	m.u.result.status = CFL_RESULT_MODEL_ERROR;
+	m.u.result.error = (char *)"refused: a TCP worker never runs a shell command";
+	send_msg(w, &m);	/* borrowed strings: not released */
+	w->fatal = 1;
+	return 1;
+}
+
 /* Keeps a LEASE that arrived while the dataset was still coming. */
 static int keep_early(struct worker *w, struct cfl_wire_msg *m)
 {
@@ -273,6 +299,11 @@ static char *fetch_data(struct worker *w, struct cfl_cache *cache,
 			if (m.type == CFL_WIRE_CHUNK)
 				break;
 			if (m.type == CFL_WIRE_LEASE) {
+				if (refuse_command(w, &m.u.lease)) {
+					cfl_wire_msg_release(&m);
+					cfl_err_set(err, "refused a shell command");
+					goto fail;
+				}
 				if (keep_early(w, &m)) {
 					cfl_wire_msg_release(&m);
 					cfl_err_set(err, "out of memory");
@@ -453,6 +484,8 @@ static void handle_msg(struct worker *w, struct cfl_wire_msg *m)
 {
 	switch (m->type) {
 	case CFL_WIRE_LEASE:
+		if (refuse_command(w, &m->u.lease))
+			break;	/* w->fatal: the loop ends, the link is closed */
 		if (submit_lease(w, &m->u.lease))
 			w->fatal = 1;
 		break;
@@ -492,7 +525,7 @@ static void drain(struct worker *w)
 	struct cfl_err err;
 	int r;
 
-	while (w->connected && !w->shutdown &&
+	while (w->connected && !w->shutdown && !w->fatal &&
 	       (r = cfl_link_next(&w->link, &m, &err)) != 0) {
 		if (r < 0) {
 			disconnect(w, err.msg);

@@ -72,6 +72,7 @@ static const struct cfl_peer_ops fork_ops = {
 	.kill = fork_kill,
 	.reap = fork_reap,
 	.kill_on_timeout = 1,
+	.runs_commands = 1,	/* the child refuses them unless allow_commands */
 };
 
 struct close_ctx {
@@ -109,7 +110,8 @@ static void child_main(struct cfl_pool *p, int fd, const char *name)
 	 * results would depend on the thread count.  Set before the first
 	 * BLAS call of this process. */
 	cfl_worker_set_threads(o->threads_per_trial);
-	rc = cfl_worker_serve(fd, o->data, name, o->trials_per_worker, &err);
+	rc = cfl_worker_serve(fd, o->data, name, o->trials_per_worker,
+			      o->allow_commands, &err);
 	/* _exit, not exit: no atexit handlers or stdio buffers inherited from
 	 * the coordinator (they would flush its output twice or touch its
 	 * SQLite handle) */

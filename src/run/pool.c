@@ -676,6 +676,11 @@ static int assign(struct cfl_pool *p, struct cfl_err *err)
 
 		if (pe->dead)
 			continue;
+		/* a command trial goes only to a peer that may run one (the
+		 * queue is FIFO: the head waits for such a peer) */
+		if (!pe->pub.ops->runs_commands && p->s.q_len &&
+		    (p->s.t[p->s.q[p->s.q_head]].flags & CFL_LEASE_COMMAND))
+			continue;
 		for (size_t k = 0; k < pe->pub.n_slots && p->s.q_len; k++) {
 			if (pe->pub.max_leases && pe->n_leased >= pe->pub.max_leases)
 				break;	/* it will leave: no lease would run */
@@ -850,6 +855,9 @@ int cfl_pool_submit(struct cfl_pool *p, const struct cfl_trial_spec *t,
 {
 	if (p->stopped)
 		return cfl_err_set(err, "the pool was interrupted");
+	if ((t->flags & CFL_LEASE_COMMAND) && !p->o.allow_commands)
+		return cfl_err_set(err, "trial %lld is a shell command, and this "
+				   "pool runs none", (long long)t->trial_id);
 	return sched_add(&p->s, t, err) < 0 ? -1 : 0;
 }
 

@@ -748,6 +748,7 @@ static const struct cfl_peer_ops tcp_ops = {
 	.kill = tcp_kill,
 	.reap = tcp_reap,
 	.kill_on_timeout = 0,
+	.runs_commands = 0,	/* a network peer is never sent a command */
 };
 
 /* ---- coordinator: listening ---- */

@@ -541,7 +541,7 @@ static int send_msg(int fd, uint64_t *seq, const struct cfl_wire_msg *m,
 }
 
 int cfl_worker_serve(int fd, const struct cfl_data *data, const char *name,
-		     size_t max_trials, struct cfl_err *err)
+		     size_t max_trials, int allow_commands, struct cfl_err *err)
 {
 	struct cfl_buf in, out;
 	struct cfl_wire_msg m;
@@ -604,8 +604,16 @@ int cfl_worker_serve(int fd, const struct cfl_data *data, const char *name,
 			}
 
 			cfl_wire_msg_init(&res, CFL_WIRE_RESULT);
-			if (cfl_trial_execute(data, &msg.u.lease, &res.u.result,
-					      &terr)) {
+			if ((msg.u.lease.flags & CFL_LEASE_COMMAND) && !allow_commands) {
+				/* a pool that was not told its trials are the
+				 * user's own commands runs none: the lease may
+				 * come from a network peer */
+				res.u.result.trial_id = msg.u.lease.trial_id;
+				res.u.result.attempt = msg.u.lease.attempt;
+				set_model_error(&res.u.result, "refused: this worker "
+						"runs no shell commands");
+			} else if (cfl_trial_execute(data, &msg.u.lease, &res.u.result,
+						     &terr)) {
 				res.u.result.trial_id = msg.u.lease.trial_id;
 				res.u.result.attempt = msg.u.lease.attempt;
 				res.u.result.status = CFL_RESULT_MODEL_ERROR;

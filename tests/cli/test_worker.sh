@@ -504,3 +504,37 @@ test_worker_test_valid_files() {
 	[ "$(sqlite3 remote.db "select count(*) from trials where status='done' and worker = 'w'")" = 4 ] ||
 		fail "not all done by the worker: $(sqlite3 remote.db 'select status, worker from trials')"
 }
+
+# A fake coordinator that completes the handshake and sends a LEASE whose
+# model is a shell command: the worker refuses it (a failed RESULT naming
+# why, logged), drops the connection and stops; the command never runs.
+# "late" first has the worker run an ordinary trial, so the fake is a
+# coordinator the worker does serve.
+w_fake_command() {
+	"$ROOT/${CFL_BUILD:-build}/tests/fixture_fakecoord" "$ROOT/datasets/iris.csv" "$TMP/ran" "$1" >fake.out 2>fake.err &
+	local fake=$! port=
+	for _ in $(seq 100); do
+		port=$(sed -n 's/^port //p' fake.out)
+		[ -n "$port" ] && break
+		sleep 0.1
+	done
+	[ -n "$port" ] || fail "the fake coordinator did not start: $(cat fake.err)"
+	CFL_CACHE_DIR="$TMP/cache" timeout -k 5 60 "$CFL" worker --connect "127.0.0.1:$port" \
+		--retry-for 5 >worker.out 2>worker.err
+	local worker_rc=$?
+	w_wait $fake 30
+	[ "$worker_rc" = 1 ] || fail "worker exit $worker_rc, expected 1: $(cat worker.err)"
+	[ -e "$TMP/ran" ] && fail "the worker ran the command it was sent"
+	grep -q "refused trial .*shell command" worker.err || fail "no refusal logged: $(cat worker.err)"
+	grep -q "status 1: refused: a TCP worker never runs a shell command" fake.out ||
+		fail "no failed RESULT for the command: $(cat fake.out) $(cat fake.err)"
+}
+
+test_worker_refuses_command_lease_during_fetch() {
+	w_fake_command early
+}
+
+test_worker_refuses_command_lease_after_running_trials() {
+	w_fake_command late
+	grep -q "^result 1 status 0: ok" fake.out || fail "the ordinary trial did not run: $(cat fake.out)"
+}

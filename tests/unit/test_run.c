@@ -3,6 +3,8 @@
  * pool's ask-tell loop with forked workers, a hostile peer and the store. */
 #include "runner.h"
 
+#include <errno.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <stdint.h>
 #include <sys/socket.h>
@@ -440,6 +442,7 @@ static void t_pool_threads(void)
 	o.data = &d;
 	o.n_local = 1;
 	o.threads_per_trial = 3;
+	o.allow_commands = 1;
 	p = cfl_pool_new(&o, &err);
 	CHECK(p != NULL);
 	s.model = "echo $OPENBLAS_NUM_THREADS";
@@ -454,6 +457,106 @@ static void t_pool_threads(void)
 }
 
 static const struct cfl_peer_ops fake_ops = { .kind = "fake" };
+
+/* Shell commands run only where the pool was told its trials are the
+ * user's own: a pool without allow_commands refuses to queue one, its
+ * children refuse a command lease that reaches them anyway, and a peer
+ * whose ops do not run commands (a TCP worker) is never leased one. */
+static void t_pool_commands_contained(void)
+{
+	struct cfl_data d;
+	struct cfl_pool_opts o;
+	struct cfl_pool *p;
+	struct cfl_pool_event ev;
+	struct cfl_trial_spec s = spec(1);
+	struct cfl_wire_msg m;
+	struct cfl_wire_frame f;
+	struct cfl_buf b;
+	struct cfl_err err;
+	char marker[64], cmd[128];
+	int sv[2], r;
+
+	load_iris(&d);
+	snprintf(marker, sizeof(marker), "/tmp/cfl-test-cmd-%d", (int)getpid());
+	snprintf(cmd, sizeof(cmd), "touch %s; echo 1", marker);
+	unlink(marker);
+	s.model = cmd;
+	s.flags = CFL_LEASE_COMMAND;
+
+	/* a pool that does not allow commands queues none */
+	p = new_pool(&d, 0, NULL, 0);
+	CHECK(cfl_pool_submit(p, &s, &err) == -1);
+	CHECK_CONTAINS(err.msg, "is a shell command");
+	CHECK(cfl_pool_close(p, &err) == 0);
+
+	/* a worker not allowed to run commands answers with a refusal */
+	CHECK(socketpair(AF_UNIX, SOCK_STREAM, 0, sv) == 0);
+	cfl_buf_init(&b);
+	cfl_wire_msg_init(&m, CFL_WIRE_LEASE);
+	m.u.lease.trial_id = 5;
+	m.u.lease.attempt = 1;
+	m.u.lease.model = cmd;
+	m.u.lease.flags = CFL_LEASE_COMMAND;
+	CHECK(cfl_wire_encode(&b, 1, 0, &m, &err) == 0);
+	cfl_wire_msg_init(&m, CFL_WIRE_SHUTDOWN);
+	CHECK(cfl_wire_encode(&b, 2, 0, &m, &err) == 0);
+	CHECK(write(sv[1], b.data, b.len) == (ssize_t)b.len);
+	CHECK(cfl_worker_serve(sv[0], &d, "w", 0, 0, &err) == 0);
+	b.len = 0;
+	for (;;) {	/* HELLO, then the RESULT */
+		ssize_t k;
+
+		CHECK(cfl_buf_reserve(&b, 4096) == 0);
+		k = read(sv[1], b.data + b.len, 4096);
+		if (k <= 0)
+			break;
+		b.len += (size_t)k;
+		if (b.len > 0 && cfl_wire_decode(b.data, b.len, &f, &m, &err) == 0) {
+			size_t used = f.size;
+
+			cfl_wire_msg_release(&m);
+			if (cfl_wire_decode(b.data + used, b.len - used, &f, &m, &err) == 0)
+				break;
+		}
+	}
+	CHECK_INT(m.type, CFL_WIRE_RESULT);
+	CHECK_INT(m.u.result.status, CFL_RESULT_MODEL_ERROR);
+	CHECK_CONTAINS(m.u.result.error, "runs no shell commands");
+	cfl_wire_msg_release(&m);
+	CHECK(access(marker, F_OK) != 0);
+	close(sv[0]);
+	close(sv[1]);
+
+	/* a peer without runs_commands is never leased a command trial, even
+	 * in a pool that allows them */
+	CHECK(socketpair(AF_UNIX, SOCK_STREAM, 0, sv) == 0);
+	cfl_pool_opts_init(&o);
+	o.data = &d;
+	o.n_local = 0;
+	o.allow_commands = 1;
+	o.tick = 0.05;
+	p = cfl_pool_new(&o, &err);
+	CHECK(p != NULL);
+	CHECK(cfl_pool_add_peer(p, sv[0], &fake_ops, NULL, 1, "fake:1", &err) != NULL);
+	CHECK(cfl_pool_submit(p, &s, &err) == 0);
+	for (int i = 0; i < 4; i++) {
+		r = cfl_pool_wait(p, &ev, &err);
+		CHECK_INT(r, CFL_POOL_TICK);
+	}
+	{
+		char c;
+		ssize_t k;
+
+		CHECK(fcntl(sv[1], F_SETFL, O_NONBLOCK) == 0);
+		k = read(sv[1], &c, 1);
+		CHECK_MSG(k < 0 && errno == EAGAIN, "the peer was sent %zd bytes", k);
+	}
+	CHECK(cfl_pool_close(p, NULL) == 0);
+	close(sv[1]);
+	CHECK(access(marker, F_OK) != 0);
+	cfl_buf_release(&b);
+	cfl_data_release(&d);
+}
 
 /* A peer that sends garbage is dropped, its lease is retried elsewhere and
  * the run completes; a result for an unknown trial is acked as a duplicate. */
@@ -805,6 +908,7 @@ const struct cfl_test cfl_tests[] = {
 	TEST(t_pool_threads),
 	TEST_T(t_pool_model_error, 20),
 	TEST(t_pool_hostile_peer),
+	TEST(t_pool_commands_contained),
 	TEST(t_pool_silent_peer),
 	TEST(t_pool_store_and_interrupt),
 	TEST_T(t_pool_cancel, 20),
