@@ -110,6 +110,10 @@ $(BUILD)/tests/fixture_%: tests/cli/fixture_%.c $(BUILD)/libcfl.a
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) -o $@ $< $(LINK_LIB) $(LIBS)
 
+$(BUILD)/tests/gen_models_md: tests/docs/gen_models_md.c $(BUILD)/libcfl.a
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) -o $@ $< $(LINK_LIB) $(LIBS)
+
 $(BUILD)/tests/replay_%: tests/fuzz/%.c tests/fuzz/replay.c $(BUILD)/libcfl.a
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) -o $@ $< tests/fuzz/replay.c $(LINK_LIB) $(LIBS)
@@ -161,6 +165,9 @@ fuzz-replay: $(REPLAY_BIN)
 	  $$t tests/fuzz/corpus/$$name || fail=1; done; exit $$fail
 
 CLI_HELPERS := $(patsubst tests/cli/%.c,$(BUILD)/tests/%,$(wildcard tests/cli/fixture_*.c))
+# docs/models.md's parameter tables come from the models' schemas (make docs);
+# tests/cli/test_docs.sh checks the page is up to date.
+CLI_HELPERS += $(BUILD)/tests/gen_models_md
 cli-tests: $(BIN) $(CLI_HELPERS) $(BUILD)/tests/mpi_selftest
 	@CFL=./$(BIN) CFL_BUILD=$(BUILD) bash tests/cli/run.sh
 
@@ -210,6 +217,14 @@ bench:
 	@$(MAKE) --no-print-directory bench-deps
 	@$(MAKE) --no-print-directory all
 	bash tests/bench/run.sh
+
+# ---- docs ----
+
+.PHONY: docs
+# Rewrites the parameter tables of docs/models.md from the models' own schemas.
+docs: $(BUILD)/tests/gen_models_md
+	$(BUILD)/tests/gen_models_md docs/models.md >docs/models.md.tmp && mv docs/models.md.tmp docs/models.md || \
+	  { rm -f docs/models.md.tmp; exit 1; }
 
 # ---- install ----
 

@@ -79,7 +79,7 @@ void cfl_trial_spec_from_lease(struct cfl_trial_spec *spec /* OUT */,
  * it returns 0 with res->status CFL_RESULT_MODEL_ERROR and res->error set.
  * Returns -1 (err) only when the lease itself is invalid (unknown model,
  * fold out of range; bad params are a model error) -- also reported as a
- * model error by cfl_worker_serve.  Honours CFL_TEST_FAULT (see README: tests only).
+ * model error by cfl_worker_serve.  Honours CFL_TEST_FAULT (see docs/repeat.md: tests only).
  * With CFL_LEASE_COMMAND, lease->model is a shell command run by /bin/sh -c
  * (CFL_TRIAL_SEED and CFL_TRIAL_REPEAT in its environment): the number on
  * the last non-empty line of its stdout is metric "value" of split valid;

@@ -1,6 +1,6 @@
 /*
  * cfl store: the SQLite database of runs, candidates, trials, metrics,
- * predictions and ensembles (default reports/cfl.db; schema in README.md).
+ * predictions and ensembles (default reports/cfl.db; schema in docs/database.md).
  *
  * src/store is the only code that includes sqlite3.h.  The coordinator alone
  * writes; workers never open the database.  Every state change is one

@@ -1,5 +1,5 @@
 /*
- * The trial store: cfl's SQLite database (schema: SCHEMA below and README.md).
+ * The trial store: cfl's SQLite database (schema: SCHEMA below and docs/database.md).
  *
  * This file is the only user of sqlite3.h.  Invariant: every public writing
  * function runs in one transaction (a savepoint when nested inside
