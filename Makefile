@@ -50,7 +50,8 @@ LIBS    = $(PC_LIBS) $(MPI_LIBS) -lm -lpthread
 LINK_LIB = -Wl,--whole-archive $(BUILD)/libcfl.a -Wl,--no-whole-archive
 
 LIB_SRC := $(sort $(wildcard src/core/*.c src/data/*.c src/models/*.c src/metrics/*.c \
-             src/hpo/*.c src/run/*.c src/store/*.c src/ensemble/*.c src/report/*.c))
+             src/hpo/*.c src/run/*.c src/store/*.c src/ensemble/*.c src/report/*.c \
+             src/study/*.c))
 CLI_SRC := $(sort $(wildcard src/cli/*.c))
 LIB_OBJ := $(LIB_SRC:%.c=$(BUILD)/%.o)
 CLI_OBJ := $(CLI_SRC:%.c=$(BUILD)/%.o)

@@ -76,4 +76,29 @@ int cfl_metric_eval(enum cfl_metric_id id, const double *y, const double *out,
 		    size_t n, int n_classes, double *value /* OUT */,
 		    struct cfl_err *err);
 
+/* ---- scores: one metric over the repeats of a model or candidate ----
+ * carefree-learn's rule, the one the tables, tune's selection and `cfl runs`
+ * share: score = sign * mean - std, std the population one (divided by n). */
+
+struct cfl_metric_stats {
+	size_t n;		/* values summarised */
+	double mean, std, score;	/* NaN when n is 0 or a value is NaN */
+};
+
+/* The score of a mean and a std under direction sign (+1 or -1). */
+double cfl_metric_score(int sign, double mean, double std);
+/* Mean, population std and score (cfl_metric_score) of the n values, in
+ * order.  Never fails: with n 0, or a NaN among the values, all three are
+ * NaN. */
+void cfl_metric_stats(const double *values, size_t n, int sign,
+		      struct cfl_metric_stats *out /* OUT */);
+/* A tune candidate's score: cfl_metric_stats over the values of its
+ * repeats that are not NaN (a NaN is a failed repeat and is left out).
+ * NaN when no repeat succeeded or the score is not finite. */
+double cfl_metric_candidate_score(const double *values, size_t n, int sign);
+/* The candidate tune refits: the first of the n scores with the highest
+ * value (NaN scores are never chosen).  Its index, or -1 when every score
+ * is NaN (or n is 0). */
+long cfl_metric_best_score(const double *scores, size_t n);
+
 #endif

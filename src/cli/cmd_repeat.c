@@ -23,21 +23,7 @@
 #include "cfl/report.h"
 #include "cfl/run.h"
 #include "cfl/store.h"
-
-/* Provided by src/ensemble (issue 7), when it is built in: builds the
- * ensembles named in methods (NULL: its defaults) from the stored
- * predictions of the run and stores each as a row of the table.  Returns 0
- * or -1 with err.  A weak reference: without src/ensemble, no ensembles. */
-int cfl_ensemble_for_run(struct cfl_store *st, int64_t run_id,
-			 const struct cfl_data *data, const char *methods,
-			 struct cfl_err *err) __attribute__((weak));
-
-/* Also from src/ensemble (issue 7), weak: --ensemble is checked before any
- * trial runs (an unknown method, vote on a regression: usage errors). */
-int cfl_ensemble_parse_list(const char *list, unsigned *mask,
-			    struct cfl_err *err) __attribute__((weak));
-int repeat_ensemble_check(unsigned methods, int n_classes,
-			  struct cfl_err *err) __attribute__((weak));
+#include "cfl/study.h"
 
 #define MAX_MODELS 16
 
@@ -414,6 +400,14 @@ static void progress_event(struct progress *pr, struct cfl_pool *pool,
 	}
 }
 
+/* A study's remark ("ensemble ...; skipped"): shown even with -q. */
+static void on_note(const struct cfl_study_event *ev, void *ctx)
+{
+	(void)ctx;
+	if (ev->kind == CFL_STUDY_NOTE)
+		fprintf(stderr, "cfl: %s\n", ev->text);
+}
+
 /* ---- signals ---- */
 
 static struct cfl_pool *volatile g_pool;
@@ -514,12 +508,11 @@ int cmd_repeat(int argc, char **argv)
 		pl.n_metrics = cfl_metric_defaults(data.train.n_classes, pl.metrics,
 						   CFL_WIRE_MAX_METRICS);
 	}
-	if (pl.ensemble && cfl_ensemble_parse_list) {
+	if (pl.ensemble) {
 		unsigned mask = 0;
 
 		if (cfl_ensemble_parse_list(pl.ensemble, &mask, &err) ||
-		    (repeat_ensemble_check &&
-		     repeat_ensemble_check(mask, data.train.n_classes, &err))) {
+		    cfl_study_check_ensembles(mask, data.train.n_classes, &err)) {
 			rc = cli_usage_error("repeat", "--ensemble: %s", err.msg);
 			goto done;
 		}
@@ -726,9 +719,10 @@ int cmd_repeat(int argc, char **argv)
 	pool = NULL;
 	cli_remote_stop(&pl.remote);
 
-	/* ensembles (issue 7) are built from the stored predictions */
-	if (cfl_ensemble_for_run &&
-	    cfl_ensemble_for_run(st, run_id, &data, pl.ensemble, &err)) {
+	/* ensembles are built from the stored predictions */
+	if (cfl_study_ensembles_for_run(st, run_id, &data, pl.ensemble,
+					&(struct cfl_study_listener){ on_note, NULL },
+					&err)) {
 		cli_fail(&err);
 		goto done;
 	}

@@ -382,6 +382,7 @@ struct cand {
 	struct cfl_params params;
 	size_t n_pending;	/* trials not final yet */
 	double *vals;		/* (R) --metric on valid; NaN: failed or not done */
+	double score;		/* once told: cfl_metric_candidate_score */
 	int told;
 };
 
@@ -552,26 +553,11 @@ static int ask_one(struct tune *tu, struct cfl_err *err)
 static int tell_one(struct tune *tu, size_t k, struct cfl_err *err)
 {
 	struct cand *c = &tu->cands[k];
-	double sum = 0, ss = 0, score;
-	size_t n = 0;
+	double score = cfl_metric_candidate_score(c->vals,
+						  (size_t)tu->pl->num_repeat,
+						  tu->sign);
 
-	for (long i = 0; i < tu->pl->num_repeat; i++)
-		if (!isnan(c->vals[i])) {
-			sum += c->vals[i];
-			n++;
-		}
-	if (n) {
-		double mean = sum / (double)n;
-
-		for (long i = 0; i < tu->pl->num_repeat; i++)
-			if (!isnan(c->vals[i]))
-				ss += (c->vals[i] - mean) * (c->vals[i] - mean);
-		score = tu->sign * mean - sqrt(ss / (double)n);
-		if (!isfinite(score))
-			score = NAN;
-	} else {
-		score = NAN;
-	}
+	c->score = score;
 	if (cfl_store_candidate_set_score(tu->st, c->id, score, err) ||
 	    cfl_search_tell(tu->search, k, score, err))
 		return -1;
@@ -1028,25 +1014,17 @@ int cmd_tune(int argc, char **argv)
 		char path[1024];
 
 		/* the first candidate reaching the best score */
-		best = -1;
-		for (size_t i = 0; i < tu.n_cands && best < 0; i++) {
-			struct cand *c = &tu.cands[i];
-			double sum = 0, ss = 0;
-			size_t n = 0;
+		{
+			double *scores = calloc(tu.n_cands + 1, sizeof(double));
 
-			for (long j = 0; j < pl.num_repeat; j++)
-				if (!isnan(c->vals[j])) {
-					sum += c->vals[j];
-					n++;
-				}
-			if (!n)
-				continue;
-			for (long j = 0; j < pl.num_repeat; j++)
-				if (!isnan(c->vals[j]))
-					ss += (c->vals[j] - sum / (double)n) *
-					      (c->vals[j] - sum / (double)n);
-			if (tu.sign * sum / (double)n - sqrt(ss / (double)n) == tu.best_score)
-				best = (int)i;
+			if (!scores) {
+				cli_failf("out of memory");
+				goto done_sig;
+			}
+			for (size_t i = 0; i < tu.n_cands; i++)
+				scores[i] = tu.cands[i].score;
+			best = (int)cfl_metric_best_score(scores, tu.n_cands);
+			free(scores);
 		}
 		if (best >= 0 && !pl.command) {
 			if (submit_trials(&tu, (size_t)best, (int)pl.num_repeat,

@@ -426,3 +426,60 @@ int cfl_metric_eval(enum cfl_metric_id id, const double *y, const double *out,
 	}
 	return cfl_err_set(err, "unknown metric id %d", (int)id);
 }
+
+/* ---- scores ---- */
+
+double cfl_metric_score(int sign, double mean, double std)
+{
+	return sign * mean - std;
+}
+
+/* The stats of the values, those that are NaN left out when skip_nan. */
+static void summarise(const double *values, size_t n, int sign, int skip_nan,
+		      struct cfl_metric_stats *out)
+{
+	double sum = 0, ss = 0;
+	size_t k = 0;
+
+	for (size_t i = 0; i < n; i++)
+		if (!skip_nan || !isnan(values[i])) {
+			sum += values[i];
+			k++;
+		}
+	out->n = k;
+	if (!k) {
+		out->mean = out->std = out->score = NAN;
+		return;
+	}
+	out->mean = sum / (double)k;
+	for (size_t i = 0; i < n; i++)
+		if (!skip_nan || !isnan(values[i]))
+			ss += (values[i] - out->mean) * (values[i] - out->mean);
+	/* population std, as carefree-learn (np.std) */
+	out->std = sqrt(ss / (double)k);
+	out->score = cfl_metric_score(sign, out->mean, out->std);
+}
+
+void cfl_metric_stats(const double *values, size_t n, int sign,
+		      struct cfl_metric_stats *out)
+{
+	summarise(values, n, sign, 0, out);
+}
+
+double cfl_metric_candidate_score(const double *values, size_t n, int sign)
+{
+	struct cfl_metric_stats st;
+
+	summarise(values, n, sign, 1, &st);
+	return isfinite(st.score) ? st.score : NAN;
+}
+
+long cfl_metric_best_score(const double *scores, size_t n)
+{
+	long best = -1;
+
+	for (size_t i = 0; i < n; i++)
+		if (!isnan(scores[i]) && (best < 0 || scores[i] > scores[best]))
+			best = (long)i;
+	return best;
+}

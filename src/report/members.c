@@ -1,6 +1,6 @@
 /*
  * An ensemble's stored "members" text, parsed for the reports.  The text
- * is written by src/cli/repeat_ensemble.c:
+ * is written by src/study/ensembles.c:
  *
  *     trials 1+2+3,4+5+6; weights 0.5,0.5
  *     trials 1,2; meta linear l2=1 on oof; coefs 0.8,-0.1

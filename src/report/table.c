@@ -4,10 +4,12 @@
  * std, rendered as a boxed text table, Markdown, CSV or JSON.
  *
  * Invariant: every rendering marks the same best cells (cfl_table_is_best),
- * so the terminal, `cfl report` and the files never disagree.  Depends on
- * core only: signs come from the caller, not from the metrics module.
+ * so the terminal, `cfl report` and the files never disagree.  The
+ * statistics are cfl_metric_stats' (the one score rule); signs come from
+ * the caller.
  */
 #include "cfl/report.h"
+#include "cfl/metrics.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -160,23 +162,12 @@ void cfl_table_compute(struct cfl_table *t)
 		struct cfl_table_row *r = &t->rows[i];
 
 		for (size_t m = 0; m < t->n_metrics; m++) {
-			size_t n = r->n_values[m];
-			double sum = 0, ss = 0, mean;
+			struct cfl_metric_stats st;
 
-			if (!n) {
-				r->mean[m] = r->std[m] = r->score[m] = NAN;
-				continue;
-			}
-			for (size_t k = 0; k < n; k++)
-				sum += r->values[m][k];
-			mean = sum / (double)n;
-			for (size_t k = 0; k < n; k++)
-				ss += (r->values[m][k] - mean) *
-				      (r->values[m][k] - mean);
-			r->mean[m] = mean;
-			/* population std, as carefree-learn (np.std) */
-			r->std[m] = sqrt(ss / (double)n);
-			r->score[m] = t->signs[m] * mean - r->std[m];
+			cfl_metric_stats(r->values[m], r->n_values[m], t->signs[m], &st);
+			r->mean[m] = st.mean;
+			r->std[m] = st.std;
+			r->score[m] = st.score;
 		}
 	}
 }

@@ -1,6 +1,8 @@
 /* Unit tests of src/metrics: every metric against scikit-learn's value on
  * the fixtures of metrics_fixtures.h (to 1e-9), errors where sklearn fails,
- * and bad inputs (no rows, NaN, labels out of range) failing cleanly. */
+ * and bad inputs (no rows, NaN, labels out of range) failing cleanly; the
+ * one score rule (sign * mean - std) and tune's choice of the best
+ * candidate. */
 #include "runner.h"
 
 #include "cfl/metrics.h"
@@ -194,6 +196,69 @@ static void t_auc_pairs(void)
 	CHECK(v > 0.5 && v < 1);
 }
 
+/* score = sign * mean - std, std the population one; a NaN value or no
+ * value makes the whole cell NaN (the tables show "nan"). */
+static void t_score_rule(void)
+{
+	const double v[4] = { 1, 2, 3, 4 }, w[3] = { 0.5, NAN, 0.5 };
+	struct cfl_metric_stats st;
+
+	CHECK(cfl_metric_score(1, 0.9, 0.05) == 0.9 - 0.05);
+	CHECK(cfl_metric_score(-1, 0.2, 0.1) == -0.2 - 0.1);
+	cfl_metric_stats(v, 4, -1, &st);
+	CHECK_INT(st.n, 4);
+	CHECK(st.mean == 2.5);
+	CHECK(st.std == sqrt(1.25));	/* divided by n, not n - 1 */
+	CHECK(st.score == -2.5 - sqrt(1.25));
+	cfl_metric_stats(v, 1, 1, &st);
+	CHECK(st.mean == 1 && st.std == 0 && st.score == 1);
+	cfl_metric_stats(w, 3, 1, &st);
+	CHECK(isnan(st.mean) && isnan(st.std) && isnan(st.score));
+	cfl_metric_stats(v, 0, 1, &st);
+	CHECK(st.n == 0 && isnan(st.mean) && isnan(st.score));
+}
+
+/* Tune's rule: a candidate scores sign * mean - std over its repeats that
+ * did not fail (NaN), NaN when none did; the refit is of the first
+ * candidate with the highest score. */
+static void t_tune_selection(void)
+{
+	/* acc on validation, two repeats per candidate */
+	const double vals[6][2] = {
+		{ 0.90, 0.70 },	/* mean 0.80, std 0.10: 0.70 */
+		{ 0.78, 0.78 },	/* 0.78 */
+		{ 0.80, NAN },	/* one repeat failed: 0.80 over the other */
+		{ NAN, NAN },	/* every repeat failed: never chosen */
+		{ 0.80, 0.80 },	/* ties 0.80: the earlier one wins */
+		{ 0.99, INFINITY },	/* not finite: NaN, never chosen */
+	};
+	double scores[6];
+
+	for (size_t i = 0; i < 6; i++)
+		scores[i] = cfl_metric_candidate_score(vals[i], 2, 1);
+	CHECK_NEAR(scores[0], 0.70, 1e-12);
+	CHECK(scores[1] == 0.78);
+	CHECK(scores[2] == 0.80);
+	CHECK(isnan(scores[3]));
+	CHECK(scores[4] == 0.80);
+	CHECK(isnan(scores[5]));
+	/* the highest mean (candidate 0) loses to a steadier one */
+	CHECK_INT(cfl_metric_best_score(scores, 6), 2);
+	CHECK_INT(cfl_metric_best_score(scores, 2), 1);
+	CHECK_INT(cfl_metric_best_score(scores + 3, 1), -1);
+	CHECK_INT(cfl_metric_best_score(scores, 0), -1);
+	/* lower is better (mse): -(mean + std) */
+	{
+		const double mse[2][3] = { { 1.0, 3.0, NAN }, { 2.5, 2.5, 2.5 } };
+		double sc[2];
+
+		sc[0] = cfl_metric_candidate_score(mse[0], 3, -1);	/* -3 */
+		sc[1] = cfl_metric_candidate_score(mse[1], 3, -1);	/* -2.5 */
+		CHECK(sc[0] == -3.0 && sc[1] == -2.5);
+		CHECK_INT(cfl_metric_best_score(sc, 2), 1);
+	}
+}
+
 const struct cfl_test cfl_tests[] = {
 	TEST(t_fixtures),
 	TEST(t_info),
@@ -201,5 +266,7 @@ const struct cfl_test cfl_tests[] = {
 	TEST(t_bad_inputs),
 	TEST(t_undefined_messages),
 	TEST(t_auc_pairs),
+	TEST(t_score_rule),
+	TEST(t_tune_selection),
 	{ 0 },
 };

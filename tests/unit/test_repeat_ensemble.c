@@ -1,5 +1,5 @@
-/* Unit tests of the ensembles step of `cfl repeat` (src/cli/repeat_ensemble.c,
- * compiled in here): trials of real models on a small dataset are stored as
+/* Unit tests of the ensembles step of `cfl repeat` (cfl/study.h, ensembles
+ * from the store): trials of real models on a small dataset are stored as
  * cmd_repeat stores them, then the step builds, stores and shows the
  * ensembles.  Checked: one row per ensemble with std 0, folds grouped into
  * members with out-of-fold stacking, a resumed step keeps what exists, vote
@@ -7,7 +7,7 @@
  * leaves every stored ensemble prediction unchanged. */
 #include "runner.h"
 
-#include "../../src/cli/repeat_ensemble.c"
+#include "cfl/study.h"
 
 #include "cfl/model.h"
 #include "cfl/report.h"
@@ -161,8 +161,15 @@ static void step(struct sim *s, const char *list)
 	unsigned mask;
 
 	CHECK(cfl_ensemble_parse_list(list, &mask, &err) == 0);
-	CHECK_MSG(repeat_ensembles(s->st, s->run, &s->d, s->metrics, s->n_metrics,
-				   mask, 1, &err) == 0, "%s", err.msg);
+	CHECK_MSG(cfl_study_ensembles(s->st, s->run, &s->d, s->metrics, s->n_metrics,
+				   mask, NULL, &err) == 0, "%s", err.msg);
+}
+
+/* A listener that keeps the NOTE texts, one a line. */
+static void keep_notes(const struct cfl_study_event *ev, void *ctx)
+{
+	if (ev->kind == CFL_STUDY_NOTE)
+		cfl_buf_printf(ctx, "%s\n", ev->text);
 }
 
 /* The ensemble named name's id, from the run's test metrics (0: none). */
@@ -337,22 +344,36 @@ static void t_regression_and_errors(void)
 
 	sim_run(&s, "datasets/diabetes.csv", 2, 0, 0);
 	CHECK(cfl_ensemble_parse_list("vote,mean", &mask, &err) == 0);
-	CHECK(repeat_ensemble_check(mask, 0, &err) == -1);
+	CHECK(cfl_study_check_ensembles(mask, 0, &err) == -1);
 	CHECK_CONTAINS(err.msg, "needs classification");
-	CHECK(repeat_ensemble_check(mask, 3, &err) == 0);
-	/* asked anyway: vote is skipped, mean stored */
-	step(&s, "vote,mean,stacking");
+	CHECK(cfl_study_check_ensembles(mask, 3, &err) == 0);
+	/* asked anyway: vote is skipped (the listener is told why), mean
+	 * stored */
+	{
+		struct cfl_buf notes;
+		struct cfl_study_listener ls = { keep_notes, &notes };
+
+		cfl_buf_init(&notes);
+		CHECK(cfl_ensemble_parse_list("vote,mean,stacking", &mask, &err) == 0);
+		CHECK_MSG(cfl_study_ensembles(s.st, s.run, &s.d, s.metrics, s.n_metrics,
+					      mask, &ls, &err) == 0, "%s", err.msg);
+		CHECK_MSG(notes.data && strstr(notes.data, "vote") &&
+			  strstr(notes.data, "; skipped\n") &&
+			  !strchr(strchr(notes.data, '\n') + 1, '\n'),
+			  "notes: %s", notes.data ? notes.data : "(none)");
+		cfl_buf_release(&notes);
+	}
 	CHECK(ens_id(&s, "vote") == 0);
 	CHECK(ens_id(&s, "mean") > 0);
 	CHECK(ens_id(&s, "stacking") > 0);
 	/* data that does not match the stored predictions is an error */
 	s.d.valid.n -= 1;
-	CHECK(repeat_ensembles(s.st, s.run, &s.d, s.metrics, s.n_metrics,
-			       1u << CFL_ENS_WEIGHTED, 1, &err) == -1);
+	CHECK(cfl_study_ensembles(s.st, s.run, &s.d, s.metrics, s.n_metrics,
+			       1u << CFL_ENS_WEIGHTED, NULL, &err) == -1);
 	CHECK_CONTAINS(err.msg, "predictions on valid");
 	s.d.valid.n += 1;
 	/* no method: nothing to do */
-	CHECK(repeat_ensembles(s.st, s.run, &s.d, s.metrics, s.n_metrics, 0, 1,
+	CHECK(cfl_study_ensembles(s.st, s.run, &s.d, s.metrics, s.n_metrics, 0, NULL,
 			       &err) == 0);
 	sim_end(&s);
 }
@@ -364,11 +385,11 @@ static void t_for_run_defaults(void)
 	struct cfl_err err = { "" };
 
 	sim_run(&s, "datasets/iris.csv", 2, 0, 0);
-	CHECK(cfl_ensemble_for_run(s.st, s.run, &s.d, "bogus", &err) == -1);
+	CHECK(cfl_study_ensembles_for_run(s.st, s.run, &s.d, "bogus", NULL, &err) == -1);
 	CHECK_CONTAINS(err.msg, "unknown ensemble 'bogus'");
-	CHECK(cfl_ensemble_for_run(s.st, s.run, &s.d, "none", &err) == 0);
+	CHECK(cfl_study_ensembles_for_run(s.st, s.run, &s.d, "none", NULL, &err) == 0);
 	CHECK(ens_id(&s, "mean") == 0);
-	CHECK_MSG(cfl_ensemble_for_run(s.st, s.run, &s.d, NULL, &err) == 0, "%s",
+	CHECK_MSG(cfl_study_ensembles_for_run(s.st, s.run, &s.d, NULL, NULL, &err) == 0, "%s",
 		  err.msg);
 	CHECK(ens_id(&s, "mean") > 0);
 	CHECK(ens_id(&s, "stacking") > 0);
@@ -376,7 +397,7 @@ static void t_for_run_defaults(void)
 	sim_end(&s);
 	/* regression: vote refused before anything is built */
 	sim_run(&s, "datasets/diabetes.csv", 1, 0, 0);
-	CHECK(cfl_ensemble_for_run(s.st, s.run, &s.d, "vote", &err) == -1);
+	CHECK(cfl_study_ensembles_for_run(s.st, s.run, &s.d, "vote", NULL, &err) == -1);
 	CHECK_CONTAINS(err.msg, "needs classification");
 	sim_end(&s);
 }

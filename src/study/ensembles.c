@@ -1,18 +1,19 @@
 /*
- * The ensembles step of `cfl repeat` (repeat_ensemble.h): reads the done
- * trials' predictions from the store, groups the folds of one (model,
- * repeat) into one member, hands the arrays to src/ensemble (pure
- * arithmetic) and stores what comes back.  Test labels go in only to score
- * the finished ensembles.
+ * Ensembles from the store (cfl/study.h): reads the done trials'
+ * predictions, groups the folds of one (model, repeat) into one member,
+ * hands the arrays to src/ensemble (pure arithmetic) and stores what comes
+ * back.  Test labels go in only to score the finished ensembles.  Prints
+ * nothing: an ensemble skipped is a NOTE event for the caller.
  */
-#include "repeat_ensemble.h"
+#include "cfl/study.h"
 
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-int repeat_ensemble_check(unsigned methods, int n_classes, struct cfl_err *err)
+int cfl_study_check_ensembles(unsigned methods, int n_classes,
+			      struct cfl_err *err)
 {
 	if ((methods & (1u << CFL_ENS_VOTE)) && n_classes == 0)
 		return cfl_err_set(err, "ensemble 'vote' needs classification; "
@@ -266,12 +267,27 @@ out:
 	return rc;
 }
 
-/* repeat_ensembles; with min_members 2 (the default list) nothing is built
- * for a single member. */
+/* Tells the listener, if any, that an ensemble was skipped and why. */
+static void note_skipped(const struct cfl_study_listener *ls, const char *why)
+{
+	struct cfl_study_event ev;
+	char text[sizeof(((struct cfl_err *)0)->msg) + 16];
+
+	if (!ls || !ls->fn)
+		return;
+	snprintf(text, sizeof(text), "%s; skipped", why);
+	memset(&ev, 0, sizeof(ev));
+	ev.kind = CFL_STUDY_NOTE;
+	ev.text = text;
+	ls->fn(&ev, ls->ctx);
+}
+
+/* cfl_study_ensembles; with min_members 2 (the default list) nothing is
+ * built for a single member. */
 static int build_all(struct cfl_store *st, int64_t run_id,
 		     const struct cfl_data *d, const enum cfl_metric_id *metrics,
 		     size_t n_metrics, unsigned methods, size_t min_members,
-		     int quiet, struct cfl_err *err)
+		     const struct cfl_study_listener *ls, struct cfl_err *err)
 {
 	int n_classes = d->valid.n_classes;
 	size_t n_out = n_classes > 0 ? (size_t)n_classes : 1;
@@ -316,8 +332,7 @@ static int build_all(struct cfl_store *st, int64_t run_id,
 		if (!(methods & (1u << m)))
 			continue;
 		if (cfl_ensemble_build(m, &in, &o, &why)) {
-			if (!quiet)
-				fprintf(stderr, "cfl: %s; skipped\n", why.msg);
+			note_skipped(ls, why.msg);
 			continue;
 		}
 		if (store(st, run_id, m, &ms, &in, &o, cfl_now() - t0, err)) {
@@ -333,13 +348,13 @@ out:
 	return rc;
 }
 
-int repeat_ensembles(struct cfl_store *st, int64_t run_id,
-		     const struct cfl_data *d, const enum cfl_metric_id *metrics,
-		     size_t n_metrics, unsigned methods, int quiet,
-		     struct cfl_err *err)
+int cfl_study_ensembles(struct cfl_store *st, int64_t run_id,
+			const struct cfl_data *d,
+			const enum cfl_metric_id *metrics, size_t n_metrics,
+			unsigned methods, const struct cfl_study_listener *ls,
+			struct cfl_err *err)
 {
-	return build_all(st, run_id, d, metrics, n_metrics, methods, 1, quiet,
-			 err);
+	return build_all(st, run_id, d, metrics, n_metrics, methods, 1, ls, err);
 }
 
 /* The metrics of the run's trials on test, in the order results listed
@@ -369,17 +384,18 @@ static long run_metrics(struct cfl_store *st, int64_t run_id,
 	return (long)n;
 }
 
-int cfl_ensemble_for_run(struct cfl_store *st, int64_t run_id,
-			 const struct cfl_data *data, const char *methods,
-			 struct cfl_err *err)
+int cfl_study_ensembles_for_run(struct cfl_store *st, int64_t run_id,
+				const struct cfl_data *data, const char *methods,
+				const struct cfl_study_listener *ls,
+				struct cfl_err *err)
 {
 	enum cfl_metric_id metrics[CFL_M_COUNT];
 	unsigned mask;
 	long n_metrics;
 
-	if (cfl_ensemble_parse_list(methods ? methods : REPEAT_ENSEMBLE_DEFAULT,
+	if (cfl_ensemble_parse_list(methods ? methods : CFL_STUDY_ENSEMBLE_DEFAULT,
 				    &mask, err) ||
-	    repeat_ensemble_check(mask, data->valid.n_classes, err))
+	    cfl_study_check_ensembles(mask, data->valid.n_classes, err))
 		return -1;
 	if (!mask)
 		return 0;
@@ -389,5 +405,5 @@ int cfl_ensemble_for_run(struct cfl_store *st, int64_t run_id,
 	if (n_metrics == 0)	/* no trial finished: nothing to combine */
 		return 0;
 	return build_all(st, run_id, data, metrics, (size_t)n_metrics, mask,
-			 methods ? 1 : 2, 0, err);
+			 methods ? 1 : 2, ls, err);
 }
