@@ -118,18 +118,20 @@ struct cfl_run_info {
 
 void cfl_run_info_release(struct cfl_run_info *r);
 
-/* A default run name "KIND-YYYYMMDD-HHMMSS" (UTC, now) that is not yet in
- * the database: "-2", "-3", ... is appended when it is.  out gets at most
- * cap-1 bytes (64 is plenty). */
-int cfl_store_run_default_name(struct cfl_store *st, enum cfl_run_kind kind,
-			       char *out /* OUT */, size_t cap,
-			       struct cfl_err *err);
-
 /* Records a new run with status running and created = now.  Fails ("run
  * 'x' already exists in 'db'; use --resume x or another --name") when the
  * name is taken, or when name is empty. */
 int cfl_store_run_create(struct cfl_store *st, const struct cfl_run_info *info,
 			 int64_t *run_id /* OUT */, struct cfl_err *err);
+/* cfl_store_run_create under a default name "KIND-YYYYMMDD-HHMMSS" (UTC,
+ * now), with "-2", "-3", ... appended when that is taken; info->name is
+ * ignored.  The name is picked in the transaction that inserts the run, so
+ * runs started at the same moment on one database get different names.
+ * name gets it (at most cap-1 bytes; 64 is plenty). */
+int cfl_store_run_create_default(struct cfl_store *st,
+				 const struct cfl_run_info *info,
+				 char *name /* OUT */, size_t cap,
+				 int64_t *run_id /* OUT */, struct cfl_err *err);
 
 /* Looks a run up by name (cfl_store_run_find) or id (cfl_store_run_get), or
  * the most recently created run (cfl_store_run_latest).  Returns 0 and fills

@@ -570,11 +570,6 @@ int cmd_repeat(int argc, char **argv)
 
 		if (pl.pool.name)
 			snprintf(run_name, sizeof(run_name), "%s", pl.pool.name);
-		else if (cfl_store_run_default_name(st, CFL_RUN_REPEAT, run_name,
-						    sizeof(run_name), &err)) {
-			cli_fail(&err);
-			goto done;
-		}
 		memset(&ri, 0, sizeof(ri));
 		ri.name = run_name;
 		ri.kind = CFL_RUN_REPEAT;
@@ -583,7 +578,11 @@ int cmd_repeat(int argc, char **argv)
 		ri.dataset = (char *)pl.data.path;
 		snprintf(ri.dataset_sha256, sizeof(ri.dataset_sha256), "%s", data.sha256_hex);
 		ri.seed = pl.data.seed;
-		if (cfl_store_run_create(st, &ri, &run_id, &err)) {
+		/* no --name: the store picks the default name as it inserts
+		 * the run, so two runs started at once get two names */
+		if (pl.pool.name ? cfl_store_run_create(st, &ri, &run_id, &err)
+		    : cfl_store_run_create_default(st, &ri, run_name,
+						   sizeof(run_name), &run_id, &err)) {
 			cli_fail(&err);
 			goto done;
 		}

@@ -870,11 +870,6 @@ int cmd_tune(int argc, char **argv)
 
 		if (pl.pool.name)
 			snprintf(run_name, sizeof(run_name), "%s", pl.pool.name);
-		else if (cfl_store_run_default_name(tu.st, CFL_RUN_TUNE, run_name,
-						    sizeof(run_name), &err)) {
-			cli_fail(&err);
-			goto done_sig;
-		}
 		memset(&ri, 0, sizeof(ri));
 		ri.name = run_name;
 		ri.kind = CFL_RUN_TUNE;
@@ -885,7 +880,11 @@ int cmd_tune(int argc, char **argv)
 			snprintf(ri.dataset_sha256, sizeof(ri.dataset_sha256), "%s",
 				 data.sha256_hex);
 		ri.seed = pl.data.seed;
-		if (cfl_store_run_create(tu.st, &ri, &tu.run_id, &err)) {
+		/* no --name: the store picks the default name as it inserts
+		 * the run, so two runs started at once get two names */
+		if (pl.pool.name ? cfl_store_run_create(tu.st, &ri, &tu.run_id, &err)
+		    : cfl_store_run_create_default(tu.st, &ri, run_name,
+						   sizeof(run_name), &tu.run_id, &err)) {
 			cli_fail(&err);
 			goto done_sig;
 		}

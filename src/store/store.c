@@ -404,8 +404,9 @@ static int create_schema(struct cfl_store *st, struct cfl_err *err)
 }
 
 /* Creates the schema in an empty database, or checks an existing one is
- * cfl's and not newer than this code. */
-static int check_schema(struct cfl_store *st, struct cfl_err *err)
+ * cfl's and not newer than this code.  Runs inside check_schema's
+ * transaction. */
+static int check_schema_tx(struct cfl_store *st, struct cfl_err *err)
 {
 	long long version, n_tables, has_meta;
 
@@ -433,6 +434,29 @@ static int check_schema(struct cfl_store *st, struct cfl_err *err)
 				   st->path, version, CFL_STORE_SCHEMA_VERSION);
 	/* Older versions: none exist yet; migrations go here. */
 	return 0;
+}
+
+/* The checks and the creation see one state of the file: two cfl started
+ * at once on a new file would otherwise both find it empty and both create
+ * the schema ("table meta already exists"), or one would read the version
+ * before the other's commit and the tables after it ("not a cfl one").
+ * Read-write opens take the write lock first (BEGIN IMMEDIATE: the second
+ * waits, busy timeout, then finds the schema whole); read-only ones read
+ * one snapshot. */
+static int check_schema(struct cfl_store *st, struct cfl_err *err)
+{
+	if (exec(st, st->readonly ? "BEGIN" : "BEGIN IMMEDIATE", err)) {
+		if ((sqlite3_errcode(st->db) & 0xff) == SQLITE_NOTADB)
+			cfl_err_set(err, "'%s' is not a cfl database (%s)",
+				    st->path, sqlite3_errmsg(st->db));
+		return -1;
+	}
+	st->depth = 1;
+	if (check_schema_tx(st, err)) {
+		tx_rollback(st);
+		return -1;
+	}
+	return tx_commit(st, err);
 }
 
 struct cfl_store *cfl_store_open(const char *path, enum cfl_store_mode mode,
@@ -557,8 +581,10 @@ static int run_name_taken(struct cfl_store *st, const char *name, int *taken,
 	return 0;
 }
 
-int cfl_store_run_default_name(struct cfl_store *st, enum cfl_run_kind kind,
-			       char *out, size_t cap, struct cfl_err *err)
+/* The first "KIND-YYYYMMDD-HHMMSS[-n]" not in the database; called inside
+ * the transaction that inserts the run, so no other run can take it. */
+static int default_name(struct cfl_store *st, enum cfl_run_kind kind,
+			char *out, size_t cap, struct cfl_err *err)
 {
 	char base[48];
 	time_t now = time(NULL);
@@ -582,8 +608,11 @@ int cfl_store_run_default_name(struct cfl_store *st, enum cfl_run_kind kind,
 	return cfl_err_set(err, "cannot find a free run name for '%s'", base);
 }
 
-int cfl_store_run_create(struct cfl_store *st, const struct cfl_run_info *info,
-			 int64_t *run_id, struct cfl_err *err)
+/* Inserts the run named name (default_name's pick when name is NULL, then
+ * written to out) in one transaction. */
+static int run_insert(struct cfl_store *st, const struct cfl_run_info *info,
+		      const char *name, char *out, size_t cap,
+		      int64_t *run_id, struct cfl_err *err)
 {
 	static const char sql[] =
 		"INSERT INTO runs (name, kind, command, config, dataset, "
@@ -592,21 +621,24 @@ int cfl_store_run_create(struct cfl_store *st, const struct cfl_run_info *info,
 	sqlite3_stmt *s;
 	int taken;
 
-	if (!info->name || !*info->name)
-		return cfl_err_set(err, "a run needs a name");
 	if (tx_begin(st, err))
 		return -1;
-	if (run_name_taken(st, info->name, &taken, err))
+	if (!name) {
+		if (default_name(st, info->kind, out, cap, err))
+			goto fail;
+		name = out;
+	}
+	if (run_name_taken(st, name, &taken, err))
 		goto fail;
 	if (taken) {
 		cfl_err_set(err, "run '%s' already exists in '%s'; use "
-			    "--resume %s or another --name", info->name,
-			    st->path, info->name);
+			    "--resume %s or another --name", name,
+			    st->path, name);
 		goto fail;
 	}
 	if (!(s = prep(st, sql, err)))
 		goto fail;
-	bind_text(s, 1, info->name);
+	bind_text(s, 1, name);
 	bind_text(s, 2, cfl_run_kind_name(info->kind));
 	bind_text(s, 3, info->command ? info->command : "");
 	bind_text(s, 4, info->config ? info->config : "");
@@ -622,6 +654,22 @@ int cfl_store_run_create(struct cfl_store *st, const struct cfl_run_info *info,
 fail:
 	tx_rollback(st);
 	return -1;
+}
+
+int cfl_store_run_create(struct cfl_store *st, const struct cfl_run_info *info,
+			 int64_t *run_id, struct cfl_err *err)
+{
+	if (!info->name || !*info->name)
+		return cfl_err_set(err, "a run needs a name");
+	return run_insert(st, info, info->name, NULL, 0, run_id, err);
+}
+
+int cfl_store_run_create_default(struct cfl_store *st,
+				 const struct cfl_run_info *info, char *name,
+				 size_t cap, int64_t *run_id,
+				 struct cfl_err *err)
+{
+	return run_insert(st, info, NULL, name, cap, run_id, err);
 }
 
 #define RUN_COLS "id, name, kind, command, config, dataset, dataset_sha256, " \

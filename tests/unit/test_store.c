@@ -154,18 +154,28 @@ static void t_create_run_and_find(void)
 	CHECK_INT(cfl_store_run_set_status(st, 999, CFL_RUN_DONE, &err), -1);
 	CHECK_CONTAINS(err.msg, "no run 999");
 
-	/* default names are unique */
-	CHECK_INT(cfl_store_run_default_name(st, CFL_RUN_REPEAT, name,
-					     sizeof(name), &err), 0);
+	/* default names are unique, and the name given is ignored */
+	info.name = "r1";
+	info.kind = CFL_RUN_REPEAT;
+	CHECK_INT(cfl_store_run_create_default(st, &info, name, sizeof(name),
+					       &id2, &err), 0);
 	CHECK(strncmp(name, "repeat-20", 9) == 0);
 	CHECK_INT(strlen(name), strlen("repeat-20261123-010203"));
-	new_run(st, name);
+	CHECK_INT(cfl_store_run_get(st, id2, &r, &err), 0);
+	CHECK_STR(r.name, name);
+	cfl_run_info_release(&r);
 	{
 		char name2[64];
+		int64_t id3;
 
-		CHECK_INT(cfl_store_run_default_name(st, CFL_RUN_REPEAT, name2,
-						     sizeof(name2), &err), 0);
+		CHECK_INT(cfl_store_run_create_default(st, &info, name2,
+						       sizeof(name2), &id3,
+						       &err), 0);
 		CHECK(strcmp(name, name2) != 0);
+		CHECK(id3 != id2);
+		/* the same second: the suffix "-2" */
+		if (strncmp(name2, name, strlen(name)) == 0)
+			CHECK_STR(name2 + strlen(name), "-2");
 	}
 	CHECK_INT(cfl_store_run_latest(st, &r, &err), 0);
 	CHECK(r.id != id);
