@@ -100,9 +100,8 @@ void cfl_trial_result_release(struct cfl_wire_result *res);
 int cfl_worker_serve(int fd, const struct cfl_data *data, const char *name,
 		     size_t max_trials, int allow_commands, struct cfl_err *err);
 
-/* Limits BLAS to n threads in this process (OPENBLAS_NUM_THREADS and, when
- * OpenBLAS is linked, openblas_set_num_threads).  Call in each child before
- * it runs a model. */
+/* Limits BLAS to n threads in this process (OPENBLAS_NUM_THREADS and
+ * cfl_model_set_threads).  Call in each child before it runs a model. */
 void cfl_worker_set_threads(int n);
 
 /* ---- pool: the coordinator's API (ask-tell) ---- */
