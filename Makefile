@@ -188,7 +188,7 @@ fuzz:
 # The C drivers of the benchmarks, linked like cfl itself (libcfl.a,
 # every library libcfl.a needs, MPI when built in), so no bench script keeps
 # its own link line.  sgemm_w1 (plain OpenBLAS) and mpi_bench have their own.
-BENCH_DRIVERS := pool_bench store_bench tcp_bench w3_bench w4_driver sha256_bench
+BENCH_DRIVERS := pool_bench store_bench tcp_bench w3_bench w4_driver
 $(BUILD)/bench-bin/%: tests/bench/%.c $(BUILD)/libcfl.a
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) -o $@ $< $(LINK_LIB) $(LIBS)

@@ -926,13 +926,17 @@ static int params_text(const struct cfl_params *params, struct cfl_buf *b,
 	return 0;
 }
 
+/* Out of memory: "00000000", an id nobody else gets, never garbage. */
 static void hex_of(const char *model, const char *ptext, char hex[9])
 {
 	struct cfl_sha256 h;
 	unsigned char d[32];
 	char full[65];
 
-	cfl_sha256_init(&h);
+	if (cfl_sha256_init(&h, NULL)) {
+		snprintf(hex, 9, "00000000");
+		return;
+	}
 	cfl_sha256_update(&h, model, strlen(model));
 	cfl_sha256_update(&h, "|", 1);
 	cfl_sha256_update(&h, ptext, strlen(ptext));
@@ -949,8 +953,7 @@ void cfl_candidate_hex(const char *model, const struct cfl_params *params,
 
 	cfl_buf_init(&b);
 	if (params_text(params, &b, NULL)) {
-		/* Out of memory: an id nobody else gets, never garbage. */
-		snprintf(hex, 9, "00000000");
+		snprintf(hex, 9, "00000000");	/* out of memory, as hex_of */
 	} else {
 		hex_of(model ? model : "", b.data ? b.data : "", hex);
 	}
