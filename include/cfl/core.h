@@ -154,6 +154,35 @@ int cfl_sha256(const void *data, size_t len, unsigned char out[32],
 /* Lowercase hex of 32 bytes into hex[65]. */
 void cfl_sha256_hex(const unsigned char digest[32], char hex[65]);
 
+/* ---- regular expressions ---- */
+
+/* A compiled regular expression (PCRE2 syntax) with the state of its last
+ * match: for one thread at a time. */
+struct cfl_regex;
+
+enum {
+	CFL_REGEX_UTF = 1,	/* pattern and subjects are UTF-8 */
+	CFL_REGEX_DOTALL = 2,	/* '.' matches a newline too */
+};
+
+/* Compiles pattern with flags (CFL_REGEX_*).  Returns the regex (free with
+ * cfl_regex_free), or NULL with err ("bad regular expression at offset 3:
+ * missing closing parenthesis", or out of memory). */
+struct cfl_regex *cfl_regex_new(const char *pattern, unsigned flags,
+				struct cfl_err *err);
+/* NULL is a no-op. */
+void cfl_regex_free(struct cfl_regex *re);
+/* Searches s[0..n) (unanchored unless the pattern anchors).  Returns 1 on a
+ * match (its groups then readable with cfl_regex_group), 0 on none, -1 with
+ * err ("pcre2 error -47") when PCRE2 gives up (a match limit). */
+int cfl_regex_match(struct cfl_regex *re, const char *s, size_t n,
+		    struct cfl_err *err);
+/* Group g (0: the whole match) of the last successful match: returns 1
+ * with its offset in s and length; 0 with both 0 when the group did not
+ * take part, g is past the pattern's groups, or the last match failed. */
+int cfl_regex_group(const struct cfl_regex *re, unsigned g,
+		    size_t *start /* OUT */, size_t *len /* OUT */);
+
 /* ---- key=value parameter lists ---- */
 
 /* An ordered list of string key/value pairs: the parameters of a model as

@@ -118,6 +118,47 @@ static void t_sha256_pieces_and_release(void)
 	cfl_sha256_release(&s);
 }
 
+/* Regular expressions: groups of a match, an optional group left out, a
+ * failed match clearing the groups, UTF-8 and compile errors. */
+static void t_regex(void)
+{
+	struct cfl_err err;
+	struct cfl_regex *re = cfl_regex_new("^ *([a-z]+)(=([0-9]+))?", 0, &err);
+	size_t start, len;
+
+	CHECK_MSG(re != NULL, "%s", err.msg);
+	CHECK_INT(cfl_regex_match(re, "  ab=12 x", 9, &err), 1);
+	CHECK_INT(cfl_regex_group(re, 0, &start, &len), 1);
+	CHECK(start == 0 && len == 7);
+	CHECK_INT(cfl_regex_group(re, 1, &start, &len), 1);
+	CHECK(start == 2 && len == 2);
+	CHECK_INT(cfl_regex_group(re, 3, &start, &len), 1);
+	CHECK(start == 5 && len == 2);
+	/* the subject is s[0..n), not up to a NUL */
+	CHECK_INT(cfl_regex_match(re, "cd=34", 3, &err), 1);
+	CHECK_INT(cfl_regex_group(re, 2, &start, &len), 0);
+	CHECK(start == 0 && len == 0);
+	CHECK_INT(cfl_regex_group(re, 9, &start, &len), 0);
+	CHECK_INT(cfl_regex_match(re, "12", 2, &err), 0);
+	CHECK_INT(cfl_regex_group(re, 0, &start, &len), 0);
+	cfl_regex_free(re);
+
+	re = cfl_regex_new("^caf.$", CFL_REGEX_UTF, &err);
+	CHECK(re != NULL);
+	CHECK_INT(cfl_regex_match(re, "caf\xc3\xa9", 5, &err), 1);
+	cfl_regex_free(re);
+	re = cfl_regex_new("a.b", 0, &err);
+	CHECK_INT(cfl_regex_match(re, "a\nb", 3, &err), 0);
+	cfl_regex_free(re);
+	re = cfl_regex_new("a.b", CFL_REGEX_DOTALL, &err);
+	CHECK_INT(cfl_regex_match(re, "a\nb", 3, &err), 1);
+	cfl_regex_free(re);
+
+	CHECK(cfl_regex_new("ab(", 0, &err) == NULL);
+	CHECK_CONTAINS(err.msg, "bad regular expression at offset 3");
+	cfl_regex_free(NULL);
+}
+
 static void t_rng_deterministic(void)
 {
 	struct cfl_rng a, b;
@@ -216,6 +257,7 @@ static void t_params(void)
 const struct cfl_test cfl_tests[] = {
 	TEST(t_sha256_vectors),
 	TEST(t_sha256_pieces_and_release),
+	TEST(t_regex),
 	TEST(t_rng_deterministic),
 	TEST(t_buf_and_doubles_round_trip),
 	TEST(t_reader_errors_name_line),
