@@ -302,6 +302,11 @@ int cfl_pool_add_source(struct cfl_pool *p, int fd,
 const struct cfl_pool_opts *cfl_pool_opts(const struct cfl_pool *p);
 /* Whether trials are queued (a transport may stop accepting otherwise). */
 size_t cfl_pool_n_queued(const struct cfl_pool *p);
+/* Calls fn(fd, ctx) for every descriptor the pool owns (peer sockets,
+ * sources, its wake-up pipe): a forked child closes them all so that only
+ * the coordinator holds the other ends (EOF then means death). */
+void cfl_pool_each_fd(struct cfl_pool *p, void (*fn)(int fd, void *ctx),
+		      void *ctx);
 
 /* The fork transport: starts one local worker child as a peer (kind
  * "fork").  The pool calls it to keep opts.n_local children alive while

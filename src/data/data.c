@@ -69,10 +69,10 @@ static int parse_and_hash(struct cfl_data *d, const char *path, char *buf,
 			free(buf);
 			return cfl_err_set(err, "%s", job.err.msg);
 		}
-		return csv_parse_owned(&d->csv, path, buf, len, err);
+		return cfl_csv_parse_owned(&d->csv, path, buf, len, err);
 	}
 	memcpy(copy, buf, len + 1);
-	rc = csv_parse_owned(&d->csv, path, copy, len, err);
+	rc = cfl_csv_parse_owned(&d->csv, path, copy, len, err);
 	pthread_join(th, NULL);
 	free(buf);
 	if (!rc && job.rc)
@@ -95,7 +95,7 @@ int cfl_data_load(struct cfl_data *d, const struct cfl_data_opts *o,
 	cfl_xy_init(&all);
 	if (!o->path)
 		return cfl_err_set(err, "no data file given");
-	buf = csv_slurp(o->path, &len, err);
+	buf = cfl_csv_slurp(o->path, &len, err);
 	if (!buf)
 		return -1;
 	if (parse_and_hash(d, o->path, buf, len, err))

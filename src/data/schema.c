@@ -68,17 +68,17 @@ static void count_distinct(struct cfl_column *c, const struct cfl_csv *csv,
 	size_t n = csv->n_rows, m = csv->n_cols;
 
 	if (c->n_text) {
-		dset_clear(strs);
+		cfl_dset_clear(strs);
 		for (size_t i = 0; i < n; i++)
 			if (csv->cells[i * m + j])
-				dset_add_str(strs, csv->cells[i * m + j]);
+				cfl_dset_add_str(strs, csv->cells[i * m + j]);
 		c->n_distinct = strs->n;
 		return;
 	}
-	dset_clear(nums);
+	cfl_dset_clear(nums);
 	for (size_t i = 0; i < n; i++)
 		if (!isnan(colbuf[i]))
-			dset_add_num(nums, colbuf[i]);
+			cfl_dset_add_num(nums, colbuf[i]);
 	c->n_distinct = nums->n;
 }
 
@@ -194,7 +194,7 @@ static int infer_target(struct cfl_schema *s, const struct cfl_csv *csv,
 			if (nums->used[h]) {
 				memcpy(&s->class_values[i++], &nums->keys[h], sizeof(double));
 			}
-		qsort(s->class_values, k, sizeof(double), cmp_double);
+		qsort(s->class_values, k, sizeof(double), cfl_cmp_double);
 		for (i = 0; i < k; i++) {
 			char buf[40];
 
@@ -212,7 +212,7 @@ static int infer_target(struct cfl_schema *s, const struct cfl_csv *csv,
 				if (!s->class_names[i++])
 					return -1;
 			}
-		qsort(s->class_names, k, sizeof(char *), cmp_str);
+		qsort(s->class_names, k, sizeof(char *), cfl_cmp_str);
 	}
 	{
 		double *y = cfl_malloc(n * sizeof(double), err);
@@ -332,8 +332,8 @@ int cfl_schema_infer(struct cfl_schema *s, const struct cfl_csv *csv,
 	first_text = cfl_calloc(csv->n_cols, sizeof(size_t), err);
 	colbuf = cfl_malloc(GATHER * csv->n_rows * sizeof(double), err);
 	if (!s->cols || !first_text || !colbuf ||
-	    dset_init(&nums, csv->n_rows, 0, err) ||
-	    dset_init(&strs, csv->n_rows, 1, err))
+	    cfl_dset_init(&nums, csv->n_rows, 0, err) ||
+	    cfl_dset_init(&strs, csv->n_rows, 1, err))
 		goto fail;
 	sweep_stats(s, csv, first_text);
 	for (size_t j = 0; j < csv->n_cols; j++) {
@@ -431,16 +431,16 @@ int cfl_schema_infer(struct cfl_schema *s, const struct cfl_csv *csv,
 	}
 	free(first_text);
 	free(colbuf);
-	dset_release(&nums);
-	dset_release(&strs);
+	cfl_dset_release(&nums);
+	cfl_dset_release(&strs);
 	cfl_regex_free(drop);
 	cfl_regex_free(only);
 	return 0;
 fail:
 	free(first_text);
 	free(colbuf);
-	dset_release(&nums);
-	dset_release(&strs);
+	cfl_dset_release(&nums);
+	cfl_dset_release(&strs);
 	cfl_regex_free(drop);
 	cfl_regex_free(only);
 	cfl_schema_release(s);

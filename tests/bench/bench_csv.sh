@@ -3,8 +3,6 @@
 # reports itself, so process start-up is left out) on the 100k x 20
 # synthetic classification set, beside pandas.read_csv when /usr/bin/python3
 # has pandas, else numpy.loadtxt (parse only).  Median of 5 runs each.
-# Then the MB/s of core's SHA-256 (which every load runs) on that file
-# beside `openssl speed -evp sha256`.
 set -u
 : "${ROOT:?}" "${CFL:?}" "${BENCH_DIR:?}" "${PY:=/usr/bin/python3}"
 DATA="$BENCH_DIR/synth_clf_100k.csv"
@@ -43,7 +41,6 @@ peer_name=${peer_out% *}
 peer_med=${peer_out##* }
 ratio=$(awk -v a="$peer_med" -v b="$cfl_med" 'BEGIN { printf "%.1f", a / b }')
 size=$(du -m "$DATA" | cut -f1)
-
 
 echo "csv load, synth_clf_100k (100000 x 21, ${size} MB): cfl ${cfl_med} s, $peer_name ${peer_med} s, cfl is ${ratio}x faster"
 {
