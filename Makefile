@@ -45,9 +45,7 @@ CFLAGS  ?= -g
 ALL_CFLAGS  = -std=c11 -D_GNU_SOURCE $(OPT) $(CFLAGS) -Wall -Wextra -Iinclude $(PC_CFLAGS) -MMD -MP
 ALL_LDFLAGS = $(OPT) $(LDFLAGS)
 LIBS    = $(PC_LIBS) $(MPI_LIBS) -lm -lpthread
-# Models and commands register through weak symbols (see model.c, main.c), and
-# a weak reference does not pull a member out of an archive: link all of it.
-LINK_LIB = -Wl,--whole-archive $(BUILD)/libcfl.a -Wl,--no-whole-archive
+LINK_LIB = $(BUILD)/libcfl.a
 
 LIB_SRC := $(sort $(wildcard src/core/*.c src/data/*.c src/models/*.c src/metrics/*.c \
              src/hpo/*.c src/run/*.c src/store/*.c src/ensemble/*.c src/report/*.c \
@@ -187,10 +185,10 @@ fuzz:
 
 # ---- benchmarks ----
 
-# The C drivers of the benchmarks, linked like cfl itself (whole archive,
+# The C drivers of the benchmarks, linked like cfl itself (libcfl.a,
 # every library libcfl.a needs, MPI when built in), so no bench script keeps
 # its own link line.  sgemm_w1 (plain OpenBLAS) and mpi_bench have their own.
-BENCH_DRIVERS := pool_bench store_bench tcp_bench w3_bench w4_driver sha256_bench
+BENCH_DRIVERS := pool_bench store_bench tcp_bench w3_bench w4_driver
 $(BUILD)/bench-bin/%: tests/bench/%.c $(BUILD)/libcfl.a
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) -o $@ $< $(LINK_LIB) $(LIBS)

@@ -133,33 +133,55 @@ uint64_t cfl_seed_derive(uint64_t base, const char *tag, uint64_t index);
 
 /* ---- SHA-256 ---- */
 
+/* libcrypto's SHA-256 (FIPS 180-4), the program's only one. */
 struct cfl_sha256 {
-	uint32_t h[8];
-	uint64_t n_bytes;
-	unsigned char block[64];
-	size_t n_block;
+	struct evp_md_ctx_st *ctx;	/* libcrypto's EVP_MD_CTX */
 };
 
-/* Streaming SHA-256 (FIPS 180-4): init, update any number of times with
- * pieces of any size, final writes the 32-byte digest (s must be
- * initialised again before reuse).  Cannot fail.  Uses the x86-64 SHA
- * extensions when the CPU has them, plain C otherwise; both give the same
- * digest. */
-void cfl_sha256_init(struct cfl_sha256 *s);
+/* Streaming: init, update any number of times with pieces of any size,
+ * final writes the 32-byte digest and frees s (init it again to reuse).
+ * cfl_sha256_init returns 0, or -1 with err when libcrypto cannot allocate
+ * its context (then s needs no release).  cfl_sha256_release abandons a
+ * hash never finalised; on a released or failed s it is a no-op. */
+int cfl_sha256_init(struct cfl_sha256 *s, struct cfl_err *err);
 void cfl_sha256_update(struct cfl_sha256 *s, const void *data, size_t len);
 void cfl_sha256_final(struct cfl_sha256 *s, unsigned char out[32]);
-/* For tests and benchmarks: which block function every cfl_sha256_update
- * in the process uses from now on.  AUTO (the default) is the fastest this
- * CPU runs.  Returns 0, or -1 (and changes nothing) when this CPU or build
- * cannot run impl.  Not thread-safe: call it while no hash is running. */
-enum cfl_sha256_impl {
-	CFL_SHA256_AUTO,
-	CFL_SHA256_PORTABLE,	/* plain C, any CPU */
-	CFL_SHA256_SHANI,	/* x86-64 SHA extensions (SHA-NI) */
-};
-int cfl_sha256_select(enum cfl_sha256_impl impl);
+void cfl_sha256_release(struct cfl_sha256 *s);
+/* The SHA-256 of len bytes into out.  Returns 0, or -1 with err (out of
+ * memory; out is then zeroed). */
+int cfl_sha256(const void *data, size_t len, unsigned char out[32],
+	       struct cfl_err *err);
 /* Lowercase hex of 32 bytes into hex[65]. */
 void cfl_sha256_hex(const unsigned char digest[32], char hex[65]);
+
+/* ---- regular expressions ---- */
+
+/* A compiled regular expression (PCRE2 syntax) with the state of its last
+ * match: for one thread at a time. */
+struct cfl_regex;
+
+enum {
+	CFL_REGEX_UTF = 1,	/* pattern and subjects are UTF-8 */
+	CFL_REGEX_DOTALL = 2,	/* '.' matches a newline too */
+};
+
+/* Compiles pattern with flags (CFL_REGEX_*).  Returns the regex (free with
+ * cfl_regex_free), or NULL with err ("bad regular expression at offset 3:
+ * missing closing parenthesis", or out of memory). */
+struct cfl_regex *cfl_regex_new(const char *pattern, unsigned flags,
+				struct cfl_err *err);
+/* NULL is a no-op. */
+void cfl_regex_free(struct cfl_regex *re);
+/* Searches s[0..n) (unanchored unless the pattern anchors).  Returns 1 on a
+ * match (its groups then readable with cfl_regex_group), 0 on none, -1 with
+ * err ("pcre2 error -47") when PCRE2 gives up (a match limit). */
+int cfl_regex_match(struct cfl_regex *re, const char *s, size_t n,
+		    struct cfl_err *err);
+/* Group g (0: the whole match) of the last successful match: returns 1
+ * with its offset in s and length; 0 with both 0 when the group did not
+ * take part, g is past the pattern's groups, or the last match failed. */
+int cfl_regex_group(const struct cfl_regex *re, unsigned g,
+		    size_t *start /* OUT */, size_t *len /* OUT */);
 
 /* ---- key=value parameter lists ---- */
 

@@ -7,7 +7,7 @@
  * ask / tell calls: the same calls give the same proposals on every machine,
  * so a run that applies results in trial order reproduces its history and
  * --resume replays it.  src/hpo is the only code that includes GSL headers
- * (never together with cblas.h) and, with src/data, PCRE2.
+ * (never together with cblas.h).
  */
 #ifndef CFL_HPO_H
 #define CFL_HPO_H

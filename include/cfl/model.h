@@ -70,6 +70,10 @@ const struct cfl_model_ops *cfl_model_find(const char *name);
 /* The i-th registered model (NULL past the end), for listings. */
 const struct cfl_model_ops *cfl_model_at(size_t i);
 
+/* Limits the BLAS the models call to n threads (n >= 1) in this process;
+ * BLAS itself stays behind the models (OpenBLAS's setter, in linear.c). */
+void cfl_model_set_threads(int n);
+
 /* ---- parameters ---- */
 
 /* Checks every key of params is one of the model's and every value is of

@@ -194,8 +194,7 @@ struct cfl_cache_fill {
 	int fd;
 	unsigned char sha256[32];
 	uint64_t size, offset;	/* expected total; bytes written so far */
-	void *hash;		/* libcrypto's SHA-256 state (as fast as core's
-				 * with SHA-NI, faster without) */
+	struct cfl_sha256 hash;	/* of the bytes written so far */
 };
 
 /* Opens a private temporary file for an entry of size bytes, named
@@ -244,8 +243,6 @@ struct cfl_wire_msg;
  * (0..65535).  Returns 0, or -1 with err naming the argument. */
 int cfl_net_parse_hostport(const char *s, char *host, size_t cap, int *port,
 			   struct cfl_err *err);
-/* SHA-256 of len bytes with libcrypto (fast; same digest as core's). */
-void cfl_net_sha256(const void *data, size_t len, unsigned char out[32]);
 /* Whether host is a loopback address or "localhost". */
 int cfl_net_is_loopback(const char *host);
 

@@ -100,9 +100,8 @@ void cfl_trial_result_release(struct cfl_wire_result *res);
 int cfl_worker_serve(int fd, const struct cfl_data *data, const char *name,
 		     size_t max_trials, int allow_commands, struct cfl_err *err);
 
-/* Limits BLAS to n threads in this process (OPENBLAS_NUM_THREADS and, when
- * OpenBLAS is linked, openblas_set_num_threads).  Call in each child before
- * it runs a model. */
+/* Limits BLAS to n threads in this process (OPENBLAS_NUM_THREADS and
+ * cfl_model_set_threads).  Call in each child before it runs a model. */
 void cfl_worker_set_threads(int n);
 
 /* ---- pool: the coordinator's API (ask-tell) ---- */
@@ -303,6 +302,11 @@ int cfl_pool_add_source(struct cfl_pool *p, int fd,
 const struct cfl_pool_opts *cfl_pool_opts(const struct cfl_pool *p);
 /* Whether trials are queued (a transport may stop accepting otherwise). */
 size_t cfl_pool_n_queued(const struct cfl_pool *p);
+/* Calls fn(fd, ctx) for every descriptor the pool owns (peer sockets,
+ * sources, its wake-up pipe): a forked child closes them all so that only
+ * the coordinator holds the other ends (EOF then means death). */
+void cfl_pool_each_fd(struct cfl_pool *p, void (*fn)(int fd, void *ctx),
+		      void *ctx);
 
 /* The fork transport: starts one local worker child as a peer (kind
  * "fork").  The pool calls it to keep opts.n_local children alive while

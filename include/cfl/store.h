@@ -355,7 +355,7 @@ int cfl_store_predictions(struct cfl_store *st, int64_t trial_id,
 			  enum cfl_store_split split, struct cfl_pred *out /* OUT */,
 			  struct cfl_err *err);
 
-/* ---- ensembles (issue 7): stored like trial results ---- */
+/* ---- ensembles: stored like trial results ---- */
 
 struct cfl_ensemble_info {
 	const char *name;	/* table row name, e.g. "mean", "stacking" */

@@ -606,7 +606,10 @@ static void rank0_blob(struct cli_cluster *c, const struct cfl_data_opts *d,
 		return;
 	}
 	memcpy(c->sha256, data ? data->sha256 : none.sha256, 32);
-	cfl_net_sha256(blob->data, blob->len, blob_sha);
+	if (cfl_sha256(blob->data, blob->len, blob_sha, &err)) {
+		cli_fail(&err);
+		blob->len = CFL_MPI_MAX_BLOB + 1;
+	}
 }
 
 int cli_cluster_start(struct cli_cluster *c, const char *cmd,

@@ -353,8 +353,9 @@ static int load_parts(struct cfl_data *d, const char *path,
 	cfl_buf_init(&b);
 	if (cfl_buf_read_file(&b, path, err))
 		return -1;
-	cfl_net_sha256(b.data, b.len, sha);
-	if (!memcmp(sha, want, 32))
+	if (cfl_sha256(b.data, b.len, sha, err))
+		r = -1;
+	else if (!memcmp(sha, want, 32))
 		r = cfl_data_unpack_parts(d, b.data, b.len, err);
 	cfl_buf_release(&b);
 	return r;

@@ -1,7 +1,6 @@
 /*
  * cfl's entry point: the command table and the top-level options.  Each
- * command lives in its own cmd_<name>.c; a command whose file is not built
- * in (a weak symbol left NULL) is not listed.
+ * command lives in its own cmd_<name>.c, listed in the table below.
  */
 #include "cli.h"
 
@@ -10,15 +9,6 @@
 
 #include "cfl/backend.h"
 #include "cfl/model.h"
-
-#pragma weak cmd_data
-#pragma weak cmd_train
-#pragma weak cmd_predict
-#pragma weak cmd_repeat
-#pragma weak cmd_tune
-#pragma weak cmd_runs
-#pragma weak cmd_report
-#pragma weak cmd_worker
 
 static const struct cli_command commands[] = {
 	{ "data", cmd_data, "describe a CSV file: column types, target, task, classes" },
@@ -39,9 +29,7 @@ static void usage(FILE *f)
 		   "Runs ensembles and hyper-parameter searches over small tabular models.\n\n"
 		   "Commands:\n");
 	for (size_t i = 0; i < N_COMMANDS; i++)
-		if (commands[i].fn)
-			fprintf(f, "  %-9s %s\n", commands[i].name,
-				commands[i].summary);
+		fprintf(f, "  %-9s %s\n", commands[i].name, commands[i].summary);
 	fprintf(f, "\nOptions:\n"
 		   "  -h, --help      this help\n"
 		   "  --version       the version, models and backends built in\n\n"
@@ -77,7 +65,7 @@ int main(int argc, char **argv)
 		return CLI_OK;
 	}
 	for (size_t i = 0; i < N_COMMANDS; i++)
-		if (commands[i].fn && strcmp(argv[1], commands[i].name) == 0)
+		if (strcmp(argv[1], commands[i].name) == 0)
 			return commands[i].fn(argc - 1, argv + 1);
 	fprintf(stderr, "cfl: '%s' is not a cfl command\n\n", argv[1]);
 	usage(stderr);

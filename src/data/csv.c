@@ -400,8 +400,8 @@ static int fix_header(struct cfl_csv *csv, struct cfl_err *err)
 }
 
 
-int csv_parse_owned(struct cfl_csv *csv, const char *name, char *buf,
-		    size_t len, struct cfl_err *err)
+int cfl_csv_parse_owned(struct cfl_csv *csv, const char *name, char *buf,
+			size_t len, struct cfl_err *err)
 {
 	memset(csv, 0, sizeof(*csv));
 	csv->store = buf;
@@ -429,11 +429,11 @@ int cfl_csv_parse(struct cfl_csv *csv, const char *name, const char *text,
 		return -1;
 	memcpy(buf, text, len);
 	buf[len] = '\0';
-	return csv_parse_owned(csv, name, buf, len, err);
+	return cfl_csv_parse_owned(csv, name, buf, len, err);
 }
 
 /* Reads a whole file with one read of its size (no growing buffer). */
-char *csv_slurp(const char *path, size_t *len /* OUT */, struct cfl_err *err)
+char *cfl_csv_slurp(const char *path, size_t *len /* OUT */, struct cfl_err *err)
 {
 	FILE *f = fopen(path, "rb");
 	struct stat st;
@@ -486,10 +486,10 @@ int cfl_csv_read(struct cfl_csv *csv, const char *path, struct cfl_err *err)
 	char *buf;
 
 	memset(csv, 0, sizeof(*csv));
-	buf = csv_slurp(path, &len, err);
+	buf = cfl_csv_slurp(path, &len, err);
 	if (!buf)
 		return -1;
-	return csv_parse_owned(csv, path, buf, len, err);
+	return cfl_csv_parse_owned(csv, path, buf, len, err);
 }
 
 void cfl_csv_release(struct cfl_csv *csv)

@@ -40,16 +40,15 @@ struct hash_job {
 	const char *buf;
 	size_t len;
 	unsigned char *out;
+	int rc;
+	struct cfl_err err;
 };
 
 static void *hash_thread(void *arg)
 {
 	struct hash_job *job = arg;
-	struct cfl_sha256 sha;
 
-	cfl_sha256_init(&sha);
-	cfl_sha256_update(&sha, job->buf, job->len);
-	cfl_sha256_final(&sha, job->out);
+	job->rc = cfl_sha256(job->buf, job->len, job->out, &job->err);
 	return NULL;
 }
 
@@ -58,7 +57,7 @@ static void *hash_thread(void *arg)
 static int parse_and_hash(struct cfl_data *d, const char *path, char *buf,
 			  size_t len, struct cfl_err *err)
 {
-	struct hash_job job = { buf, len, d->sha256 };
+	struct hash_job job = { buf, len, d->sha256, 0, { "" } };
 	pthread_t th;
 	char *copy = len >= (1u << 20) ? malloc(len + 1) : NULL;
 	int rc;
@@ -66,12 +65,18 @@ static int parse_and_hash(struct cfl_data *d, const char *path, char *buf,
 	if (!copy || pthread_create(&th, NULL, hash_thread, &job) != 0) {
 		free(copy);
 		hash_thread(&job);
-		return csv_parse_owned(&d->csv, path, buf, len, err);
+		if (job.rc) {
+			free(buf);
+			return cfl_err_set(err, "%s", job.err.msg);
+		}
+		return cfl_csv_parse_owned(&d->csv, path, buf, len, err);
 	}
 	memcpy(copy, buf, len + 1);
-	rc = csv_parse_owned(&d->csv, path, copy, len, err);
+	rc = cfl_csv_parse_owned(&d->csv, path, copy, len, err);
 	pthread_join(th, NULL);
 	free(buf);
+	if (!rc && job.rc)
+		return cfl_err_set(err, "%s", job.err.msg);
 	return rc;
 }
 
@@ -90,7 +95,7 @@ int cfl_data_load(struct cfl_data *d, const struct cfl_data_opts *o,
 	cfl_xy_init(&all);
 	if (!o->path)
 		return cfl_err_set(err, "no data file given");
-	buf = csv_slurp(o->path, &len, err);
+	buf = cfl_csv_slurp(o->path, &len, err);
 	if (!buf)
 		return -1;
 	if (parse_and_hash(d, o->path, buf, len, err))

@@ -9,8 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-int dset_init(struct dset *s, size_t n_expected, int strings,
-	      struct cfl_err *err)
+int cfl_dset_init(struct dset *s, size_t n_expected, int strings,
+		  struct cfl_err *err)
 {
 	size_t cap = 16;
 
@@ -25,19 +25,19 @@ int dset_init(struct dset *s, size_t n_expected, int strings,
 	else
 		s->keys = cfl_calloc(cap, sizeof(*s->keys), err);
 	if (!s->used || (strings ? !s->strs : !s->keys)) {
-		dset_release(s);
+		cfl_dset_release(s);
 		return -1;
 	}
 	return 0;
 }
 
-void dset_clear(struct dset *s)
+void cfl_dset_clear(struct dset *s)
 {
 	memset(s->used, 0, s->cap);
 	s->n = 0;
 }
 
-void dset_release(struct dset *s)
+void cfl_dset_release(struct dset *s)
 {
 	free(s->keys);
 	free(s->strs);
@@ -55,7 +55,7 @@ static uint64_t mix(uint64_t x)
 	return x;
 }
 
-int dset_add_num(struct dset *s, double v)
+int cfl_dset_add_num(struct dset *s, double v)
 {
 	uint64_t bits, h;
 
@@ -76,7 +76,7 @@ int dset_add_num(struct dset *s, double v)
 	return 1;
 }
 
-int dset_add_str(struct dset *s, const char *v)
+int cfl_dset_add_str(struct dset *s, const char *v)
 {
 	uint64_t h = 1469598103934665603ULL;
 
@@ -96,14 +96,14 @@ int dset_add_str(struct dset *s, const char *v)
 	return 1;
 }
 
-int cmp_double(const void *a, const void *b)
+int cfl_cmp_double(const void *a, const void *b)
 {
 	double x = *(const double *)a, y = *(const double *)b;
 
 	return (x > y) - (x < y);
 }
 
-int cmp_str(const void *a, const void *b)
+int cfl_cmp_str(const void *a, const void *b)
 {
 	return strcmp(*(const char *const *)a, *(const char *const *)b);
 }

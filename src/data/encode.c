@@ -176,7 +176,7 @@ static int fit_categorical(struct cfl_enc_col *c, const struct cfl_csv *csv,
 	size_t m = csv->n_cols, k = 0;
 
 	c->numeric_levels = numeric_levels;
-	if (dset_init(&set, n_idx, !numeric_levels, err))
+	if (cfl_dset_init(&set, n_idx, !numeric_levels, err))
 		return -1;
 	for (size_t i = 0; i < n_idx; i++) {
 		const char *cell = csv->cells[idx[i] * m + j];
@@ -184,9 +184,9 @@ static int fit_categorical(struct cfl_enc_col *c, const struct cfl_csv *csv,
 		if (!cell)
 			continue;
 		if (numeric_levels)
-			dset_add_num(&set, csv->num[idx[i] * m + j]);
+			cfl_dset_add_num(&set, csv->num[idx[i] * m + j]);
 		else
-			dset_add_str(&set, cell);
+			cfl_dset_add_str(&set, cell);
 	}
 	c->n_levels = set.n;
 	c->levels = cfl_calloc(set.n + 1, sizeof(char *), err);
@@ -199,7 +199,7 @@ static int fit_categorical(struct cfl_enc_col *c, const struct cfl_csv *csv,
 		for (size_t h = 0; h < set.cap; h++)
 			if (set.used[h])
 				memcpy(&c->values[k++], &set.keys[h], sizeof(double));
-		qsort(c->values, k, sizeof(double), cmp_double);
+		qsort(c->values, k, sizeof(double), cfl_cmp_double);
 		for (size_t i = 0; i < k; i++) {
 			char b[40];
 
@@ -211,12 +211,12 @@ static int fit_categorical(struct cfl_enc_col *c, const struct cfl_csv *csv,
 		for (size_t h = 0; h < set.cap; h++)
 			if (set.used[h] && !(c->levels[k++] = cfl_strdup(set.strs[h], err)))
 				goto fail;
-		qsort(c->levels, k, sizeof(char *), cmp_str);
+		qsort(c->levels, k, sizeof(char *), cfl_cmp_str);
 	}
-	dset_release(&set);
+	cfl_dset_release(&set);
 	return 0;
 fail:
-	dset_release(&set);
+	cfl_dset_release(&set);
 	return -1;
 }
 

@@ -16,26 +16,26 @@ struct dset {
 	unsigned char *used;
 };
 
-int dset_init(struct dset *s, size_t n_expected, int strings,
-	      struct cfl_err *err);
-void dset_clear(struct dset *s);
-void dset_release(struct dset *s);
+int cfl_dset_init(struct dset *s, size_t n_expected, int strings,
+		  struct cfl_err *err);
+void cfl_dset_clear(struct dset *s);
+void cfl_dset_release(struct dset *s);
 /* Adds a value; returns 1 when it was new, 0 when already there. */
-int dset_add_num(struct dset *s, double v);
-int dset_add_str(struct dset *s, const char *v);
+int cfl_dset_add_num(struct dset *s, double v);
+int cfl_dset_add_str(struct dset *s, const char *v);
 
 /* Parses buf[0..len) in place and takes it (buf[len] must be writable;
  * freed on failure too). */
-int csv_parse_owned(struct cfl_csv *csv, const char *name, char *buf,
-		    size_t len, struct cfl_err *err);
+int cfl_csv_parse_owned(struct cfl_csv *csv, const char *name, char *buf,
+			size_t len, struct cfl_err *err);
 
 /* Reads a whole file into a new NUL-terminated buffer; NULL with
  * "cannot open 'path': ..." in err. */
-char *csv_slurp(const char *path, size_t *len /* OUT */, struct cfl_err *err);
+char *cfl_csv_slurp(const char *path, size_t *len /* OUT */, struct cfl_err *err);
 
 /* qsort comparators */
-int cmp_double(const void *a, const void *b);
-int cmp_str(const void *a, const void *b);
+int cfl_cmp_double(const void *a, const void *b);
+int cfl_cmp_str(const void *a, const void *b);
 
 /* Class index of a target cell among sorted classes (by value when values
  * is not NULL, else by text), or -1 when it is not a known class. */

@@ -2,12 +2,9 @@
  * Column typing in carefree-learn's spirit: what each CSV column is
  * (numeric, categorical, dropped with a reason, the target), the task and
  * the classes.  Typing looks at the whole file, never at a split, so every
- * split of one file sees the same columns.  The only file of cfl that
- * includes PCRE2 (for --drop / --only).
+ * split of one file sees the same columns.  --drop / --only match column
+ * names through core's regular expressions.
  */
-#define PCRE2_CODE_UNIT_WIDTH 8
-#include <pcre2.h>
-
 #include "internal.h"
 
 #include <math.h>
@@ -71,17 +68,17 @@ static void count_distinct(struct cfl_column *c, const struct cfl_csv *csv,
 	size_t n = csv->n_rows, m = csv->n_cols;
 
 	if (c->n_text) {
-		dset_clear(strs);
+		cfl_dset_clear(strs);
 		for (size_t i = 0; i < n; i++)
 			if (csv->cells[i * m + j])
-				dset_add_str(strs, csv->cells[i * m + j]);
+				cfl_dset_add_str(strs, csv->cells[i * m + j]);
 		c->n_distinct = strs->n;
 		return;
 	}
-	dset_clear(nums);
+	cfl_dset_clear(nums);
 	for (size_t i = 0; i < n; i++)
 		if (!isnan(colbuf[i]))
-			dset_add_num(nums, colbuf[i]);
+			cfl_dset_add_num(nums, colbuf[i]);
 	c->n_distinct = nums->n;
 }
 
@@ -115,41 +112,27 @@ static int check_stray_text(const struct cfl_column *c,
 
 /* ---- schema: --drop / --only ---- */
 
-static pcre2_code *compile_re(const char *opt, const char *pattern,
-			      struct cfl_err *err)
+static struct cfl_regex *compile_re(const char *opt, const char *pattern,
+				    struct cfl_err *err)
 {
-	int code;
-	PCRE2_SIZE off;
-	pcre2_code *re = pcre2_compile((PCRE2_SPTR)pattern, PCRE2_ZERO_TERMINATED,
-				       PCRE2_UTF, &code, &off, NULL);
+	struct cfl_regex *re = cfl_regex_new(pattern, CFL_REGEX_UTF, err);
 
-	if (!re) {
-		PCRE2_UCHAR msg[256];
-
-		pcre2_get_error_message(code, msg, sizeof(msg));
-		cfl_err_set(err, "%s '%s': bad regular expression at offset %zu: %s",
-			    opt, pattern, (size_t)off, (char *)msg);
-	}
+	if (!re)
+		cfl_err_prefix(err, "%s '%s'", opt, pattern);
 	return re;
 }
 
 /* 1 when name matches re, 0 when not, -1 on a matching error. */
-static int re_match(pcre2_code *re, const char *opt, const char *name,
+static int re_match(struct cfl_regex *re, const char *opt, const char *name,
 		    struct cfl_err *err)
 {
-	pcre2_match_data *md = pcre2_match_data_create_from_pattern(re, NULL);
-	int rc;
+	struct cfl_err why;
+	int rc = cfl_regex_match(re, name, strlen(name), &why);
 
-	if (!md)
-		return cfl_err_set(err, "out of memory");
-	rc = pcre2_match(re, (PCRE2_SPTR)name, strlen(name), 0, 0, md, NULL);
-	pcre2_match_data_free(md);
-	if (rc >= 0)
-		return 1;
-	if (rc == PCRE2_ERROR_NOMATCH)
-		return 0;
-	return cfl_err_set(err, "%s: cannot match column '%s' (pcre2 error %d)",
-			   opt, name, rc);
+	if (rc < 0)
+		return cfl_err_set(err, "%s: cannot match column '%s' (%s)", opt,
+				   name, why.msg);
+	return rc;
 }
 
 /* ---- schema: target and classes ---- */
@@ -211,7 +194,7 @@ static int infer_target(struct cfl_schema *s, const struct cfl_csv *csv,
 			if (nums->used[h]) {
 				memcpy(&s->class_values[i++], &nums->keys[h], sizeof(double));
 			}
-		qsort(s->class_values, k, sizeof(double), cmp_double);
+		qsort(s->class_values, k, sizeof(double), cfl_cmp_double);
 		for (i = 0; i < k; i++) {
 			char buf[40];
 
@@ -229,7 +212,7 @@ static int infer_target(struct cfl_schema *s, const struct cfl_csv *csv,
 				if (!s->class_names[i++])
 					return -1;
 			}
-		qsort(s->class_names, k, sizeof(char *), cmp_str);
+		qsort(s->class_names, k, sizeof(char *), cfl_cmp_str);
 	}
 	{
 		double *y = cfl_malloc(n * sizeof(double), err);
@@ -318,7 +301,7 @@ int cfl_schema_infer(struct cfl_schema *s, const struct cfl_csv *csv,
 {
 	struct cfl_schema_opts none = { 0 };
 	struct dset nums, strs;
-	pcre2_code *drop = NULL, *only = NULL;
+	struct cfl_regex *drop = NULL, *only = NULL;
 	size_t *first_text = NULL, n_int = 0, n_int_many = 0;
 	double *colbuf = NULL;
 	long t;
@@ -349,8 +332,8 @@ int cfl_schema_infer(struct cfl_schema *s, const struct cfl_csv *csv,
 	first_text = cfl_calloc(csv->n_cols, sizeof(size_t), err);
 	colbuf = cfl_malloc(GATHER * csv->n_rows * sizeof(double), err);
 	if (!s->cols || !first_text || !colbuf ||
-	    dset_init(&nums, csv->n_rows, 0, err) ||
-	    dset_init(&strs, csv->n_rows, 1, err))
+	    cfl_dset_init(&nums, csv->n_rows, 0, err) ||
+	    cfl_dset_init(&strs, csv->n_rows, 1, err))
 		goto fail;
 	sweep_stats(s, csv, first_text);
 	for (size_t j = 0; j < csv->n_cols; j++) {
@@ -448,18 +431,18 @@ int cfl_schema_infer(struct cfl_schema *s, const struct cfl_csv *csv,
 	}
 	free(first_text);
 	free(colbuf);
-	dset_release(&nums);
-	dset_release(&strs);
-	pcre2_code_free(drop);
-	pcre2_code_free(only);
+	cfl_dset_release(&nums);
+	cfl_dset_release(&strs);
+	cfl_regex_free(drop);
+	cfl_regex_free(only);
 	return 0;
 fail:
 	free(first_text);
 	free(colbuf);
-	dset_release(&nums);
-	dset_release(&strs);
-	pcre2_code_free(drop);
-	pcre2_code_free(only);
+	cfl_dset_release(&nums);
+	cfl_dset_release(&strs);
+	cfl_regex_free(drop);
+	cfl_regex_free(only);
 	cfl_schema_release(s);
 	return -1;
 }

@@ -1,14 +1,13 @@
 /*
  * The params language: one parameter per line, `name = choice(a, b) |
  * uniform(lo, hi) | loguniform(lo, hi) | int(lo, hi) | value`, '#'
- * comments and blank lines.  Lines are split by PCRE2 patterns; every error
- * is "file:line:col: what" followed by the line and a caret.
+ * comments and blank lines.  Lines are split by regular expressions
+ * (core's, PCRE2 syntax); every error is "file:line:col: what" followed by
+ * the line and a caret.
  *
  * Invariant: a space that parsed is valid (ranges ordered, log ranges
  * positive, values accepted by the model's schema when one was given).
- * This file and src/data/schema.c are the only users of PCRE2.
  */
-#define PCRE2_CODE_UNIT_WIDTH 8
 #include "cfl/hpo.h"
 
 #include <ctype.h>
@@ -18,8 +17,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-#include <pcre2.h>
 
 #define MAX_TEXT 256		/* longest name or value */
 #define MAX_CHOICES 4096
@@ -104,14 +101,14 @@ static int perr(const struct ctx *c, size_t col, const char *fmt, ...)
 			   c->line_no, col + 1, msg, shown, (int)col, "");
 }
 
-/* ---- PCRE2 patterns ---- */
+/* ---- patterns ---- */
 
 struct patterns {
-	pcre2_code *assign;	/* name = rhs */
-	pcre2_code *call;	/* fn(args) */
-	pcre2_code *bare;	/* an unquoted value */
-	pcre2_code *lead;	/* a name at the start of a line */
-	pcre2_match_data *md;
+	struct cfl_regex *assign;	/* name = rhs */
+	struct cfl_regex *call;		/* fn(args) */
+	struct cfl_regex *bare;		/* an unquoted value */
+	struct cfl_regex *lead;		/* a name at the start of a line */
+	struct cfl_regex *last;		/* the last one matched */
 };
 
 static const char RE_ASSIGN[] =
@@ -122,54 +119,39 @@ static const char RE_LEAD[] = "^[ \\t]*([A-Za-z_][A-Za-z0-9_.]*)?[ \\t]*";
 
 static void patterns_free(struct patterns *p)
 {
-	pcre2_code_free(p->assign);
-	pcre2_code_free(p->call);
-	pcre2_code_free(p->bare);
-	pcre2_code_free(p->lead);
-	pcre2_match_data_free(p->md);
-}
-
-static pcre2_code *compile(const char *re)
-{
-	int code;
-	PCRE2_SIZE off;
-
-	return pcre2_compile((PCRE2_SPTR)re, PCRE2_ZERO_TERMINATED,
-			     PCRE2_DOTALL, &code, &off, NULL);
+	cfl_regex_free(p->assign);
+	cfl_regex_free(p->call);
+	cfl_regex_free(p->bare);
+	cfl_regex_free(p->lead);
 }
 
 static int patterns_init(struct patterns *p, struct cfl_err *err)
 {
 	memset(p, 0, sizeof(*p));
-	p->assign = compile(RE_ASSIGN);
-	p->call = compile(RE_CALL);
-	p->bare = compile(RE_BARE);
-	p->lead = compile(RE_LEAD);
-	p->md = pcre2_match_data_create(8, NULL);
-	if (!p->assign || !p->call || !p->bare || !p->lead || !p->md) {
+	p->assign = cfl_regex_new(RE_ASSIGN, CFL_REGEX_DOTALL, NULL);
+	p->call = cfl_regex_new(RE_CALL, CFL_REGEX_DOTALL, NULL);
+	p->bare = cfl_regex_new(RE_BARE, CFL_REGEX_DOTALL, NULL);
+	p->lead = cfl_regex_new(RE_LEAD, CFL_REGEX_DOTALL, NULL);
+	if (!p->assign || !p->call || !p->bare || !p->lead) {
 		patterns_free(p);
 		return cfl_err_set(err, "cannot compile the params patterns");
 	}
 	return 0;
 }
 
-/* Matches s[0..n); returns 1 with the offsets in p->md, 0 on no match. */
-static int match(struct patterns *p, pcre2_code *re, const char *s, size_t n)
+/* Matches s[0..n); returns 1 with the groups kept for group(), 0 on no
+ * match. */
+static int match(struct patterns *p, struct cfl_regex *re, const char *s,
+		 size_t n)
 {
-	return pcre2_match(re, (PCRE2_SPTR)s, n, 0, 0, p->md, NULL) >= 0;
+	p->last = re;
+	return cfl_regex_match(re, s, n, NULL) == 1;
 }
 
+/* Group g of the last match (0, 0 when it did not take part). */
 static void group(struct patterns *p, int g, size_t *start, size_t *len)
 {
-	PCRE2_SIZE *ov = pcre2_get_ovector_pointer(p->md);
-
-	if (ov[2 * g] == PCRE2_UNSET) {
-		*start = 0;
-		*len = 0;
-		return;
-	}
-	*start = ov[2 * g];
-	*len = ov[2 * g + 1] - ov[2 * g];
+	cfl_regex_group(p->last, (unsigned)g, start, len);
 }
 
 /* ---- values ---- */
@@ -409,9 +391,12 @@ static int parse_line(struct ctx *c, struct patterns *p, struct cfl_space *s)
 	if (!match(p, p->assign, c->line, c->line_len)) {
 		size_t i;
 
+		size_t start, len;
+
 		match(p, p->lead, c->line, c->line_len);
 		group(p, 1, &name_col, &name_len);
-		i = pcre2_get_ovector_pointer(p->md)[1];
+		group(p, 0, &start, &len);
+		i = start + len;
 		if (!name_len)
 			return perr(c, i, "expected a parameter name");
 		return perr(c, i, "expected '=' after '%.*s'", (int)name_len,

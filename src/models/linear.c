@@ -16,6 +16,12 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* Here because this file includes cblas.h (declared in include/cfl/model.h). */
+void cfl_model_set_threads(int n)
+{
+	openblas_set_num_threads(n);
+}
+
 void cfl_linear_opts_default(struct cfl_linear_opts *o)
 {
 	o->l2 = 1;

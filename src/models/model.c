@@ -14,26 +14,26 @@
 
 /* ---- registry ---- */
 
-/* Each model defines one ops value in its own file. */
+/* Each model defines one ops value in its own file; this table is the
+ * list of models, in the order listings show them.  A model missing from
+ * the build is a link error, never a model silently left out. */
+extern const struct cfl_model_ops cfl_fcnn_ops;
+extern const struct cfl_model_ops cfl_linear_ops;
+extern const struct cfl_model_ops cfl_tree_ops;
+extern const struct cfl_model_ops cfl_forest_ops;
+extern const struct cfl_model_ops cfl_gbdt_ops;
 extern const struct cfl_model_ops cfl_baseline_ops;
-extern const struct cfl_model_ops cfl_linear_ops __attribute__((weak));
-extern const struct cfl_model_ops cfl_fcnn_ops __attribute__((weak));
-extern const struct cfl_model_ops cfl_tree_ops __attribute__((weak));
-extern const struct cfl_model_ops cfl_forest_ops __attribute__((weak));
-extern const struct cfl_model_ops cfl_gbdt_ops __attribute__((weak));
+
+static const struct cfl_model_ops *const models[] = {
+	&cfl_fcnn_ops, &cfl_linear_ops, &cfl_tree_ops,
+	&cfl_forest_ops, &cfl_gbdt_ops, &cfl_baseline_ops,
+};
+
+#define N_MODELS (sizeof(models) / sizeof(models[0]))
 
 static const struct cfl_model_ops *registry(size_t i)
 {
-	const struct cfl_model_ops *all[] = {
-		&cfl_fcnn_ops, &cfl_linear_ops, &cfl_tree_ops,
-		&cfl_forest_ops, &cfl_gbdt_ops, &cfl_baseline_ops,
-	};
-	size_t k = 0;
-
-	for (size_t j = 0; j < sizeof(all) / sizeof(all[0]); j++)
-		if (all[j] && k++ == i)
-			return all[j];
-	return NULL;
+	return i < N_MODELS ? models[i] : NULL;
 }
 
 const struct cfl_model_ops *cfl_model_at(size_t i)

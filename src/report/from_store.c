@@ -65,8 +65,8 @@ out:
 
 /* ---- a stored run's config (internal.h) ---- */
 
-void report_config_get(const char *config, const char *key, char *out,
-		       size_t cap)
+void cfl_report_config_get(const char *config, const char *key, char *out,
+			   size_t cap)
 {
 	size_t kl = strlen(key);
 

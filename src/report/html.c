@@ -59,7 +59,7 @@ static int put_date(struct cfl_buf *b, double when)
 static int fact(struct cfl_buf *b, const char *key, const char *value)
 {
 	return cfl_buf_printf(b, "<dt>%s</dt><dd>", key) ||
-	       svg_escape(b, value && value[0] ? value : "-") ||
+	       cfl_svg_escape(b, value && value[0] ? value : "-") ||
 	       cfl_buf_puts(b, "</dd>\n");
 }
 
@@ -164,7 +164,7 @@ static int html_table(struct cfl_buf *b, struct cfl_table *t, char *const *ens,
 
 		if (cfl_buf_printf(b, "<tr%s><td>",
 				   is_ensemble(ens, n_ens, row->name) ? " class=\"ens\"" : "") ||
-		    svg_escape(b, row->name) || cfl_buf_puts(b, "</td>"))
+		    cfl_svg_escape(b, row->name) || cfl_buf_puts(b, "</td>"))
 			return -1;
 		for (size_t m = 0; m < t->n_metrics; m++) {
 			const double v[3] = { row->mean[m], row->std[m], row->score[m] };
@@ -209,7 +209,7 @@ static int distributions(struct cfl_buf *b, const struct cfl_table *t,
 			 t->metric_names[m], split);
 		snprintf(xl, sizeof(xl), "%s (%s)", t->metric_names[m],
 			 t->signs[m] > 0 ? "higher is better" : "lower is better");
-		if (svg_box_strip(b, title, xl, t->n_rows, names, nv, vals, hl))
+		if (cfl_svg_box_strip(b, title, xl, t->n_rows, names, nv, vals, hl))
 			goto out;
 	}
 	rc = 0;
@@ -275,7 +275,7 @@ static int ensembles_table(struct cfl_buf *b, const struct cfl_table *t,
 		return -1;
 	for (size_t e = 0; e < n_ens; e++) {
 		if (cfl_buf_puts(b, "<tr class=\"ens\"><td>") ||
-		    svg_escape(b, ens[e]) || cfl_buf_puts(b, "</td>"))
+		    cfl_svg_escape(b, ens[e]) || cfl_buf_puts(b, "</td>"))
 			return -1;
 		for (size_t m = 0; m < t->n_metrics; m++)
 			if (cfl_buf_puts(b, "<td class=\"num\">") ||
@@ -360,9 +360,9 @@ static int member_cells(struct cfl_buf *b, const struct report_member *m,
 				      "<td class=\"num\">-</td><td>%lld (not a trial "
 				      "of this run)</td>",
 				      (long long)m->trials[0]);
-	if (svg_escape(b, cand->model) ||
+	if (cfl_svg_escape(b, cand->model) ||
 	    (cand->params[0] && (cfl_buf_puts(b, " <span class=\"note\">") ||
-				 svg_escape(b, cand->params) ||
+				 cfl_svg_escape(b, cand->params) ||
 				 cfl_buf_puts(b, "</span>"))) ||
 	    cfl_buf_printf(b, "</td><td class=\"num\">%d</td><td>", t0->repeat))
 		return -1;
@@ -437,7 +437,7 @@ static int members_section(struct cfl_buf *b, struct cfl_store *st,
 	    !(parsed = cfl_calloc(n_e, sizeof(int), err)))
 		goto out;
 	for (size_t i = 0; i < n_e; i++) {
-		int p = report_members_parse(e[i].members, &ms[i], err);
+		int p = cfl_report_members_parse(e[i].members, &ms[i], err);
 
 		if (p < 0)
 			goto out;
@@ -473,7 +473,7 @@ static int members_section(struct cfl_buf *b, struct cfl_store *st,
 			if (!parsed[i])
 				continue;
 			TRY(cfl_buf_puts(b, "<th>"));
-			TRY(svg_escape(b, e[i].name));
+			TRY(cfl_svg_escape(b, e[i].name));
 			if (e[i].repeat >= 0)
 				TRY(cfl_buf_printf(b, " (repeat %d)", e[i].repeat));
 			TRY(cfl_buf_puts(b, ms[i].has_coefs ? "<br>coefficients"
@@ -503,16 +503,16 @@ static int members_section(struct cfl_buf *b, struct cfl_store *st,
 		const char *meaning = member_value_meaning(e[i].method);
 
 		TRY(cfl_buf_puts(b, "<dt>"));
-		TRY(svg_escape(b, e[i].name));
+		TRY(cfl_svg_escape(b, e[i].name));
 		TRY(cfl_buf_puts(b, "</dt><dd>"));
 		if (!parsed[i]) {
 			TRY(cfl_buf_puts(b, "members as stored: "));
-			TRY(svg_escape(b, e[i].members[0] ? e[i].members : "-"));
+			TRY(cfl_svg_escape(b, e[i].members[0] ? e[i].members : "-"));
 		} else {
 			TRY(cfl_buf_printf(b, "%zu members", ms[i].n));
 			if (ms[i].about[0]) {
 				TRY(cfl_buf_puts(b, "; "));
-				TRY(svg_escape(b, ms[i].about));
+				TRY(cfl_svg_escape(b, ms[i].about));
 			}
 			if (meaning[0] && (ms[i].has_weights || ms[i].has_coefs ||
 					   strcmp(e[i].method, "vote") == 0))
@@ -527,7 +527,7 @@ nomem:
 	cfl_err_set(err, "out of memory");
 out:
 	for (size_t i = 0; ms && i < n_e; i++)
-		report_members_release(&ms[i]);
+		cfl_report_members_release(&ms[i]);
 	free(ms);
 	free(parsed);
 	free(u);
@@ -637,8 +637,8 @@ static int param_chart(struct cfl_buf *b, const struct cfl_candidate_info *c,
 		}
 	}
 	snprintf(title, sizeof(title), "score against %s", key);
-	rc = svg_scatter(b, title, key, "score", n, x, score, numeric ? NULL : cats,
-			 n_cats, numeric && lo > 0 && hi / lo >= 20, 0);
+	rc = cfl_svg_scatter(b, title, key, "score", n, x, score, numeric ? NULL : cats,
+			     n_cats, numeric && lo > 0 && hi / lo >= 20, 0);
 out:
 	free(x);
 	free(cats);
@@ -680,9 +680,9 @@ static int candidates(struct cfl_buf *b, struct cfl_store *st,
 				score[i] = t->rows[r].score[0];
 		TRY(cfl_buf_printf(b, "<tr><td class=\"num\">%zu</td><td>%s</td><td>",
 				   c[i].seq, c[i].hex));
-		TRY(svg_escape(b, c[i].model));
+		TRY(cfl_svg_escape(b, c[i].model));
 		TRY(cfl_buf_puts(b, "</td><td>"));
-		TRY(svg_escape(b, c[i].params));
+		TRY(cfl_svg_escape(b, c[i].params));
 		TRY(cfl_buf_puts(b, "</td><td class=\"num\">"));
 		TRY(put_num(b, score[i]));
 		TRY(cfl_buf_printf(b, "</td><td class=\"num\">%zu</td>"
@@ -711,7 +711,7 @@ static int candidates(struct cfl_buf *b, struct cfl_store *st,
 		}
 	}
 	TRY(cfl_buf_puts(b, "</table>\n"));
-	TRY(svg_scatter(b, "candidate scores in the order the search proposed them",
+	TRY(cfl_svg_scatter(b, "candidate scores in the order the search proposed them",
 			"candidate #", "score", n, seq, score, NULL, 0, 0, 1));
 	for (size_t k = 0; k < n_keys; k++)
 		TRY(param_chart(b, c, n, score, keys[k]));
@@ -749,9 +749,9 @@ int cfl_report_html(struct cfl_store *st, const struct cfl_run_info *run,
 	cfl_table_init(&t);
 	cfl_table_init(&tt);
 	if (tune) {
-		report_config_get(run->config, "num_repeat", buf, sizeof(buf));
+		cfl_report_config_get(run->config, "num_repeat", buf, sizeof(buf));
 		spec.hi = atoi(buf) > 0 ? atoi(buf) : INT_MAX;
-		report_config_get(run->config, "sign", buf, sizeof(buf));
+		cfl_report_config_get(run->config, "sign", buf, sizeof(buf));
 		spec.value_sign = atoi(buf) < 0 ? -1 : 1;
 	}
 	refit = (struct table_spec){ CFL_SPLIT_TEST, 0, spec.hi, INT_MAX, 0,
@@ -772,10 +772,10 @@ int cfl_report_html(struct cfl_store *st, const struct cfl_run_info *run,
 
 	TRY(cfl_buf_puts(out, "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n"
 			      "<meta charset=\"utf-8\">\n<title>cfl report: "));
-	TRY(svg_escape(out, run->name));
+	TRY(cfl_svg_escape(out, run->name));
 	TRY(cfl_buf_printf(out, "</title>\n<style>%s</style>\n</head>\n<body>\n"
 				"<h1>cfl report: ", style));
-	TRY(svg_escape(out, run->name));
+	TRY(cfl_svg_escape(out, run->name));
 	TRY(cfl_buf_puts(out, "</h1>\n<dl>\n"));
 	TRY(fact(out, "kind", cfl_run_kind_name(run->kind)));
 	TRY(fact(out, "status", cfl_run_status_name(run->status)));
@@ -826,7 +826,7 @@ int cfl_report_html(struct cfl_store *st, const struct cfl_run_info *run,
 	}
 	TRY(cfl_buf_printf(out, "<p class=\"note\">Written by cfl %s from '",
 			   CFL_VERSION));
-	TRY(svg_escape(out, cfl_store_path(st)));
+	TRY(cfl_svg_escape(out, cfl_store_path(st)));
 	TRY(cfl_buf_puts(out, "'.</p>\n</body>\n</html>\n"));
 	rc = 0;
 	goto out;

@@ -13,8 +13,8 @@
 /* The value of "key=" in a run's stored config (key=value lines) copied
  * into out, cut to cap - 1 bytes; "" when the key is absent or config is
  * NULL. */
-void report_config_get(const char *config, const char *key, char *out,
-		       size_t cap);
+void cfl_report_config_get(const char *config, const char *key, char *out,
+			   size_t cap);
 
 /* ---- an ensemble's stored members text (members.c) ---- */
 
@@ -37,13 +37,13 @@ struct report_members {
 				 * oof"), "; "-joined, malloc'd; "" when none */
 };
 
-void report_members_init(struct report_members *ms);
-void report_members_release(struct report_members *ms);
+void cfl_report_members_init(struct report_members *ms);
+void cfl_report_members_release(struct report_members *ms);
 /* Parses an ensemble's members text ("trials 1+2,3+4; weights 0.5,0.5",
  * format in members.c) into ms (initialised here; release it).  0 when
  * parsed; 1 when text is NULL or not in that format (ms left empty: show
  * the text as it is); -1 with err on allocation failure. */
-int report_members_parse(const char *text, struct report_members *ms /* OUT */,
-			 struct cfl_err *err);
+int cfl_report_members_parse(const char *text, struct report_members *ms /* OUT */,
+			     struct cfl_err *err);
 
 #endif

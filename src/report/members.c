@@ -21,12 +21,12 @@
 
 #include "internal.h"
 
-void report_members_init(struct report_members *ms)
+void cfl_report_members_init(struct report_members *ms)
 {
 	memset(ms, 0, sizeof(*ms));
 }
 
-void report_members_release(struct report_members *ms)
+void cfl_report_members_release(struct report_members *ms)
 {
 	for (size_t j = 0; ms->m && j < ms->n; j++) {
 		free(ms->m[j].trials);
@@ -34,7 +34,7 @@ void report_members_release(struct report_members *ms)
 	}
 	free(ms->m);
 	free(ms->about);
-	report_members_init(ms);
+	cfl_report_members_init(ms);
 }
 
 /* The number in [p, end) into *v: the whole span must be one number. */
@@ -200,13 +200,13 @@ static int starts(const char *p, const char *end, const char *word)
 	return (size_t)(end - p) >= n && memcmp(p, word, n) == 0;
 }
 
-int report_members_parse(const char *text, struct report_members *ms,
-			 struct cfl_err *err)
+int cfl_report_members_parse(const char *text, struct report_members *ms,
+			     struct cfl_err *err)
 {
 	const char *p = text, *end;
 	int rc;
 
-	report_members_init(ms);
+	cfl_report_members_init(ms);
 	if (!text || !starts(p, p + strlen(p), "trials "))
 		return 1;
 	end = strstr(p, "; ");
@@ -235,6 +235,6 @@ int report_members_parse(const char *text, struct report_members *ms,
 	}
 	return 0;
 fail:
-	report_members_release(ms);
+	cfl_report_members_release(ms);
 	return rc;
 }

@@ -15,7 +15,7 @@
 #define C_GRID "#e3e3e3"
 #define C_AXIS "#555"
 
-int svg_escape(struct cfl_buf *b, const char *s)
+int cfl_svg_escape(struct cfl_buf *b, const char *s)
 {
 	for (; *s; s++) {
 		const char *e = NULL;
@@ -40,7 +40,7 @@ static int cmp_double(const void *a, const void *b)
 	return (x > y) - (x < y);
 }
 
-void svg_quartiles(const double *v, size_t n, double q[5])
+void cfl_svg_quartiles(const double *v, size_t n, double q[5])
 {
 	double *s = malloc(n * sizeof(double));
 	static const double at[5] = { 0, 0.25, 0.5, 0.75, 1 };
@@ -62,8 +62,8 @@ void svg_quartiles(const double *v, size_t n, double q[5])
 	free(s);
 }
 
-void svg_nice_range(double lo, double hi, int n_ticks, double *nlo,
-		    double *nhi, double *step)
+void cfl_svg_nice_range(double lo, double hi, int n_ticks, double *nlo,
+			double *nhi, double *step)
 {
 	double raw, mag, norm, st;
 
@@ -97,7 +97,7 @@ static int text(struct cfl_buf *b, double x, double y, const char *anchor,
 {
 	return cfl_buf_printf(b, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"%s\"%s>",
 			      x, y, anchor, extra ? extra : "") ||
-	       svg_escape(b, s) || cfl_buf_puts(b, "</text>\n");
+	       cfl_svg_escape(b, s) || cfl_buf_puts(b, "</text>\n");
 }
 
 static int begin(struct cfl_buf *b, int w, int h, const char *title)
@@ -105,7 +105,7 @@ static int begin(struct cfl_buf *b, int w, int h, const char *title)
 	return cfl_buf_printf(b, "<svg class=\"%s\" width=\"%d\" height=\"%d\" "
 				 "viewBox=\"0 0 %d %d\" role=\"img\" aria-label=\"",
 			      w < 600 ? "chart small" : "chart", w, h, w, h) ||
-	       svg_escape(b, title) ||
+	       cfl_svg_escape(b, title) ||
 	       cfl_buf_puts(b, "\" font-family=\"sans-serif\" font-size=\"12\">\n"
 			       "<rect width=\"100%\" height=\"100%\" fill=\"#fff\"/>\n") ||
 	       text(b, 8, 18, "start", " font-weight=\"bold\" font-size=\"13\"", title);
@@ -120,10 +120,10 @@ static int empty_chart(struct cfl_buf *b, const char *title)
 
 /* ---- svg: box and strip plots ---- */
 
-int svg_box_strip(struct cfl_buf *b, const char *title, const char *xlabel,
-		  size_t n_series, const char *const *names,
-		  const size_t *n_values, const double *const *values,
-		  const int *highlight)
+int cfl_svg_box_strip(struct cfl_buf *b, const char *title, const char *xlabel,
+		      size_t n_series, const char *const *names,
+		      const size_t *n_values, const double *const *values,
+		      const int *highlight)
 {
 	const double left = 140, right = 30, top = 34, row_h = 30, bottom = 46;
 	const double w = 760, plot_w = w - left - right;
@@ -139,7 +139,7 @@ int svg_box_strip(struct cfl_buf *b, const char *title, const char *xlabel,
 			}
 	if (!n_finite)
 		return empty_chart(b, title);
-	svg_nice_range(lo, hi, 6, &nlo, &nhi, &step);
+	cfl_svg_nice_range(lo, hi, 6, &nlo, &nhi, &step);
 	h = top + (double)n_series * row_h + bottom;
 	base = top + (double)n_series * row_h;
 #define X(v) (left + ((v) - nlo) / (nhi - nlo) * plot_w)
@@ -179,7 +179,7 @@ int svg_box_strip(struct cfl_buf *b, const char *title, const char *xlabel,
 			return -1;
 		}
 		if (nf >= 2) {
-			svg_quartiles(fin, nf, q);
+			cfl_svg_quartiles(fin, nf, q);
 			if (cfl_buf_printf(b, "<g stroke=\"%s\" fill=\"none\">"
 					      "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\"/>"
 					      "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\"/>"
@@ -234,9 +234,9 @@ static int cmp_by_x(const void *a, const void *b, void *ctx)
 	return x[i] < x[j] ? -1 : x[i] > x[j] ? 1 : (i > j) - (i < j);
 }
 
-int svg_scatter(struct cfl_buf *b, const char *title, const char *xlabel,
-		const char *ylabel, size_t n, const double *x, const double *y,
-		const char *const *cats, size_t n_cats, int xlog, int best_line)
+int cfl_svg_scatter(struct cfl_buf *b, const char *title, const char *xlabel,
+		    const char *ylabel, size_t n, const double *x, const double *y,
+		    const char *const *cats, size_t n_cats, int xlog, int best_line)
 {
 	const double w = 480, h = 320, left = 70, right = 24, top = 34,
 		     bottom = 52;
@@ -264,7 +264,7 @@ int svg_scatter(struct cfl_buf *b, const char *title, const char *xlabel,
 	}
 	if (!n_ok)
 		return empty_chart(b, title);
-	svg_nice_range(ylo, yhi, 5, &nylo, &nyhi, &ystep);
+	cfl_svg_nice_range(ylo, yhi, 5, &nylo, &nyhi, &ystep);
 	if (xlog) {
 		nxlo = floor(xlo);
 		nxhi = ceil(xhi);
@@ -276,7 +276,7 @@ int svg_scatter(struct cfl_buf *b, const char *title, const char *xlabel,
 
 		for (size_t i = 0; i < n && whole; i++)
 			whole = !isfinite(x[i]) || x[i] == floor(x[i]);
-		svg_nice_range(xlo, xhi, 6, &nxlo, &nxhi, &xstep);
+		cfl_svg_nice_range(xlo, xhi, 6, &nxlo, &nxhi, &xstep);
 		if (whole && xstep < 1) {	/* counts: no half ticks */
 			xstep = 1;
 			nxlo = floor(xlo);
@@ -323,7 +323,7 @@ int svg_scatter(struct cfl_buf *b, const char *title, const char *xlabel,
 	    text(b, left + pw / 2, h - 12, "middle", NULL, xlabel) ||
 	    cfl_buf_printf(b, "<text transform=\"translate(16 %.1f) rotate(-90)\" "
 			      "text-anchor=\"middle\">", top + ph / 2) ||
-	    svg_escape(b, ylabel) || cfl_buf_puts(b, "</text>\n"))
+	    cfl_svg_escape(b, ylabel) || cfl_buf_puts(b, "</text>\n"))
 		return -1;
 	if (best_line && !cats) {
 		struct cfl_err ignored;

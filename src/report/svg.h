@@ -14,34 +14,34 @@
 #include "cfl/core.h"
 
 /* Appends s with & < > " ' escaped for HTML text and attributes. */
-int svg_escape(struct cfl_buf *b, const char *s);
+int cfl_svg_escape(struct cfl_buf *b, const char *s);
 
 /* Quartiles of v (n > 0, finite values, any order) with linear
  * interpolation between order statistics (numpy's default):
  * q[0] min, q[1] Q1, q[2] median, q[3] Q3, q[4] max. */
-void svg_quartiles(const double *v, size_t n, double q[5]);
+void cfl_svg_quartiles(const double *v, size_t n, double q[5]);
 
 /* Round axis limits and a tick step covering [lo, hi] with about n_ticks
  * ticks (1, 2 or 5 times a power of ten). */
-void svg_nice_range(double lo, double hi, int n_ticks, double *nlo,
-		    double *nhi, double *step);
+void cfl_svg_nice_range(double lo, double hi, int n_ticks, double *nlo,
+			double *nhi, double *step);
 
 /* One row per series: its values over repeats as a box (quartiles, median,
  * whiskers to min and max) with the values drawn over it as points (a
  * strip plot).  Series with one value (ensembles) are a diamond.
  * highlight[i] (may be NULL) colours series i as an ensemble. */
-int svg_box_strip(struct cfl_buf *b, const char *title, const char *xlabel,
-		  size_t n_series, const char *const *names,
-		  const size_t *n_values, const double *const *values,
-		  const int *highlight);
+int cfl_svg_box_strip(struct cfl_buf *b, const char *title, const char *xlabel,
+		      size_t n_series, const char *const *names,
+		      const size_t *n_values, const double *const *values,
+		      const int *highlight);
 
 /* A scatter of (x[i], y[i]).  With cats (n_cats names) x holds category
  * indices, drawn evenly spaced and labelled; else x is numeric, on a log
  * scale when xlog.  With best_line the running maximum of y in order of x
  * is drawn as a step line (a search's best so far).  The point with the
  * highest y is ringed. */
-int svg_scatter(struct cfl_buf *b, const char *title, const char *xlabel,
-		const char *ylabel, size_t n, const double *x, const double *y,
-		const char *const *cats, size_t n_cats, int xlog, int best_line);
+int cfl_svg_scatter(struct cfl_buf *b, const char *title, const char *xlabel,
+		    const char *ylabel, size_t n, const double *x, const double *y,
+		    const char *const *cats, size_t n_cats, int xlog, int best_line);
 
 #endif

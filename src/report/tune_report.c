@@ -78,11 +78,11 @@ int cfl_report_tune(struct cfl_store *st, const struct cfl_run_info *info,
 
 	cfl_table_init(&t);
 	cfl_table_init(&refit);
-	report_config_get(config, "sign", buf, sizeof(buf));
+	cfl_report_config_get(config, "sign", buf, sizeof(buf));
 	value_sign = atoi(buf) < 0 ? -1 : 1;	/* --command: --direction */
-	report_config_get(config, "num_repeat", buf, sizeof(buf));
+	cfl_report_config_get(config, "num_repeat", buf, sizeof(buf));
 	R = atol(buf);
-	report_config_get(config, "metric", metric, sizeof(metric));
+	cfl_report_config_get(config, "metric", metric, sizeof(metric));
 	if (R < 1)
 		R = 1;
 	if (cfl_store_candidates(st, info->id, &cands, &n_cands, err) ||

@@ -148,14 +148,6 @@ static int hmac3(const unsigned char *key, size_t key_len, const char *label,
 	return ok && out_len == 32 ? 0 : -1;
 }
 
-void cfl_net_sha256(const void *data, size_t len, unsigned char out[32])
-{
-	static const unsigned char empty[1];
-
-	if (!EVP_Digest(len ? data : empty, len, out, NULL, EVP_sha256(), NULL))
-		memset(out, 0, 32);	/* never a real digest of these bytes */
-}
-
 /* ---- per-frame MACs ---- */
 
 uint64_t cfl_mac_next_seq(struct cfl_mac *m)

@@ -11,10 +11,8 @@
  * each writes its own O_EXCL temporary file, and either rename wins with the
  * same bytes.  A temporary file is named after its writer (host, pid), so
  * one that a killed worker left behind is removed later (cfl_cache_init)
- * and one a live worker is writing never is.  Depends on core (errors) and
- * libcrypto (SHA-256: hashing dominates a cache fill; libcrypto's matches
- * core's where the CPU has the SHA extensions and is faster where it does
- * not).
+ * and one a live worker is writing never is.  Depends on core only
+ * (errors, SHA-256).
  */
 #include "cfl/net.h"
 
@@ -29,8 +27,6 @@
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
-
-#include <openssl/evp.h>
 
 /* mkdir -p with mode 0700 for what it creates. */
 static int make_dirs(const char *dir, struct cfl_err *err)
@@ -186,15 +182,12 @@ static int64_t hash_fd(int fd, const char *path, unsigned char out[32],
 		       struct cfl_err *err)
 {
 	static __thread unsigned char buf[1 << 16];
-	EVP_MD_CTX *s = EVP_MD_CTX_new();
+	struct cfl_sha256 s;
 	int64_t total = 0;
 	ssize_t n;
 
-	if (!s || !EVP_DigestInit_ex(s, EVP_sha256(), NULL)) {
-		EVP_MD_CTX_free(s);
-		cfl_err_set(err, "cannot start a SHA-256");
+	if (cfl_sha256_init(&s, err))
 		return -1;
-	}
 	for (;;) {
 		n = read(fd, buf, sizeof(buf));
 		if (n < 0 && errno == EINTR)
@@ -202,16 +195,15 @@ static int64_t hash_fd(int fd, const char *path, unsigned char out[32],
 		if (n < 0) {
 			cfl_err_set(err, "cannot read '%s': %s", path,
 				    strerror(errno));
-			EVP_MD_CTX_free(s);
+			cfl_sha256_release(&s);
 			return -1;
 		}
 		if (n == 0)
 			break;
-		EVP_DigestUpdate(s, buf, (size_t)n);
+		cfl_sha256_update(&s, buf, (size_t)n);
 		total += n;
 	}
-	EVP_DigestFinal_ex(s, out, NULL);
-	EVP_MD_CTX_free(s);
+	cfl_sha256_final(&s, out);
 	return total;
 }
 
@@ -332,10 +324,9 @@ int cfl_cache_fill_begin(struct cfl_cache_fill *f, const struct cfl_cache *c,
 	f->tmp_path = b.data;
 	memcpy(f->sha256, sha256, 32);
 	f->size = size;
-	f->hash = EVP_MD_CTX_new();
-	if (!f->hash || !EVP_DigestInit_ex(f->hash, EVP_sha256(), NULL)) {
+	if (cfl_sha256_init(&f->hash, err)) {
 		cfl_cache_fill_abort(f);
-		return cfl_err_set(err, "cannot start a SHA-256");
+		return -1;
 	}
 	return 0;
 }
@@ -354,7 +345,7 @@ int cfl_cache_fill_add(struct cfl_cache_fill *f, uint64_t offset,
 	if (n > f->size - f->offset)
 		return cfl_err_set(err, "dataset chunk runs past its size (%llu "
 				   "bytes)", (unsigned long long)f->size);
-	EVP_DigestUpdate(f->hash, data, n);
+	cfl_sha256_update(&f->hash, data, n);
 	while (n) {
 		ssize_t w = write(f->fd, p, n);
 
@@ -388,7 +379,7 @@ int cfl_cache_fill_finish(struct cfl_cache_fill *f, char **path,
 		cfl_cache_fill_abort(f);
 		return -1;
 	}
-	EVP_DigestFinal_ex(f->hash, got, NULL);
+	cfl_sha256_final(&f->hash, got);
 	if (memcmp(got, f->sha256, 32) != 0) {
 		cfl_sha256_hex(f->sha256, hex);
 		cfl_err_set(err, "dataset bytes do not match their SHA-256 %.16s...",
@@ -416,8 +407,7 @@ int cfl_cache_fill_finish(struct cfl_cache_fill *f, char **path,
 	f->final_path = NULL;
 	free(f->tmp_path);
 	f->tmp_path = NULL;
-	EVP_MD_CTX_free(f->hash);
-	f->hash = NULL;
+	cfl_sha256_release(&f->hash);
 	return 0;
 }
 
@@ -431,6 +421,5 @@ void cfl_cache_fill_abort(struct cfl_cache_fill *f)
 	free(f->tmp_path);
 	free(f->final_path);
 	f->tmp_path = f->final_path = NULL;
-	EVP_MD_CTX_free(f->hash);
-	f->hash = NULL;
+	cfl_sha256_release(&f->hash);
 }

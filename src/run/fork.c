@@ -5,7 +5,7 @@
  * store, and leaves with _exit().  A child's death is seen as EOF on its
  * socket and explained by waitpid (signal name or exit code).
  */
-#include "internal.h"
+#include "cfl/run.h"
 
 #include <errno.h>
 #include <signal.h>
@@ -103,7 +103,7 @@ static void child_main(struct cfl_pool *p, int fd, const char *name)
 	signal(SIGPIPE, SIG_DFL);
 	/* Only the coordinator may hold the other ends of the sockets, or a
 	 * sibling's death would never show as EOF. */
-	pool_each_fd(p, close_fd, &cc);
+	cfl_pool_each_fd(p, close_fd, &cc);
 	/* One BLAS thread per trial (or --threads-per-trial): J workers each
 	 * running a multi-threaded BLAS would oversubscribe the cores, and a
 	 * threaded BLAS may sum in a different order from run to run, so

@@ -1,8 +1,7 @@
 /*
- * Internal interfaces of src/run: the scheduler (sched.c) that the pool
- * (pool.c) drives, and the pool's peer table that transports (fork.c, and
- * later tcp.c / mpi.c) need when they fork or close descriptors.  Not part
- * of the library API (see include/cfl/run.h).
+ * Internal interface of src/run: the scheduler (sched.c) that the pool
+ * (pool.c) drives.  Not part of the library API (see include/cfl/run.h);
+ * transports use the pool through run.h only.
  */
 #ifndef CFL_RUN_INTERNAL_H
 #define CFL_RUN_INTERNAL_H
@@ -45,19 +44,19 @@ struct sched {
 	size_t n_running, n_done, n_failed, n_attempts_failed;
 };
 
-void sched_init(struct sched *s, int max_retries);
-void sched_release(struct sched *s);
+void cfl_sched_init(struct sched *s, int max_retries);
+void cfl_sched_release(struct sched *s);
 /* Adds a queued trial; returns its index, or -1 (err: duplicate id, memory). */
-long sched_add(struct sched *s, const struct cfl_trial_spec *spec,
-	       struct cfl_err *err);
+long cfl_sched_add(struct sched *s, const struct cfl_trial_spec *spec,
+		   struct cfl_err *err);
 /* Index of trial id, or -1. */
-long sched_find(const struct sched *s, int64_t id);
+long cfl_sched_find(const struct sched *s, int64_t id);
 /* Pops the next queued trial, marks it running with attempt + 1; -1 when
  * none is queued. */
-long sched_take(struct sched *s);
+long cfl_sched_take(struct sched *s);
 /* A result of (idx, attempt): 0 when it is the first (now done), 1 when the
  * trial was already done (duplicate). */
-int sched_done(struct sched *s, long idx, int attempt);
+int cfl_sched_done(struct sched *s, long idx, int attempt);
 /* How an attempt failed. */
 enum sched_fail {
 	SCHED_MODEL_ERROR = 0,	/* the model failed: retried, then FAILED */
@@ -68,18 +67,9 @@ enum sched_fail {
 };
 /* A failed attempt (how: enum sched_fail).  Returns the trial's new status
  * (QUEUED when retried), or -1 when the failure is stale (ignored). */
-int sched_failed(struct sched *s, long idx, int attempt, int how,
-		 const char *reason);
+int cfl_sched_failed(struct sched *s, long idx, int attempt, int how,
+		     const char *reason);
 /* Running trials become interrupted; returns how many. */
-size_t sched_interrupt(struct sched *s);
-
-/* ---- the pool's peers, for transports ---- */
-
-/* Calls fn(fd, ctx) for every descriptor the pool owns (peer sockets,
- * sources, its wake-up pipe): a forked child closes them all so that only
- * the coordinator holds the other ends (EOF then means death). */
-void pool_each_fd(struct cfl_pool *p, void (*fn)(int fd, void *ctx), void *ctx);
-/* How many local (fork) workers the pool wants alive. */
-size_t pool_n_local(const struct cfl_pool *p);
+size_t cfl_sched_interrupt(struct sched *s);
 
 #endif

@@ -477,8 +477,9 @@ int cfl_mpi_bcast_blob(struct cfl_mpi *m, struct cfl_buf *blob,
 
 		blob->len = (size_t)h.len;
 		blob->data[blob->len] = '\0';
-		cfl_net_sha256(blob->data, blob->len, got);
-		if (memcmp(got, h.sha256, 32) != 0) {
+		if (cfl_sha256(blob->data, blob->len, got, &mine)) {
+			ok = 0;
+		} else if (memcmp(got, h.sha256, 32) != 0) {
 			char want_hex[65], got_hex[65];
 
 			ok = 0;

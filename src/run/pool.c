@@ -4,7 +4,8 @@
  * reads RESULT frames, turns a dead peer or an expired lease into a failed
  * attempt, writes every state change to the store (commits grouped for at
  * most commit_interval / commit_max) and gives the caller one finished
- * trial at a time.  It knows no transport: each peer's ops do the rest.
+ * trial at a time.  Besides keeping its forked children (fork.c) alive it
+ * knows no transport: each peer's ops do the rest.
  * Invariant: a slot holds a lease exactly while the scheduler thinks the
  * attempt runs; every event given out is in the store's open or committed
  * transaction.
@@ -103,12 +104,7 @@ size_t cfl_pool_n_queued(const struct cfl_pool *p)
 	return p->s.q_len;
 }
 
-size_t pool_n_local(const struct cfl_pool *p)
-{
-	return p->o.n_local;
-}
-
-void pool_each_fd(struct cfl_pool *p, void (*fn)(int fd, void *ctx), void *ctx)
+void cfl_pool_each_fd(struct cfl_pool *p, void (*fn)(int fd, void *ctx), void *ctx)
 {
 	for (size_t i = 0; i < p->n_peers; i++)
 		if (p->peers[i]->pub.fd >= 0)
@@ -357,7 +353,7 @@ static int attempt_failed(struct cfl_pool *p, struct peer *pe, long idx,
 			  int attempt, int how, const char *reason,
 			  struct cfl_err *err)
 {
-	int st = sched_failed(&p->s, idx, attempt, how, reason);
+	int st = cfl_sched_failed(&p->s, idx, attempt, how, reason);
 
 	if (st < 0)
 		return 0;
@@ -456,7 +452,7 @@ static int handle_result(struct cfl_pool *p, struct peer *pe,
 {
 	struct cfl_wire_result *r = &msg->u.result;
 	struct cfl_wire_msg ack;
-	long idx = sched_find(&p->s, r->trial_id);
+	long idx = cfl_sched_find(&p->s, r->trial_id);
 	size_t k;
 	int dup;
 
@@ -494,7 +490,7 @@ static int handle_result(struct cfl_pool *p, struct peer *pe,
 			return 0;	/* a late error of a cancelled lease */
 		return attempt_failed(p, pe, idx, attempt, how, reason, err);
 	}
-	dup = sched_done(&p->s, idx, (int)r->attempt);
+	dup = cfl_sched_done(&p->s, idx, (int)r->attempt);
 	if (!dup) {
 		int rc = store_done(p, &p->s.t[idx], r, err);
 
@@ -690,7 +686,7 @@ static int assign(struct cfl_pool *p, struct cfl_err *err)
 
 			if (pe->slots[k].idx >= 0)
 				continue;
-			idx = sched_take(&p->s);
+			idx = cfl_sched_take(&p->s);
 			t = &p->s.t[idx];
 			cfl_wire_msg_init(&m, CFL_WIRE_LEASE);
 			m.u.lease.trial_id = t->id;
@@ -832,7 +828,7 @@ struct cfl_pool *cfl_pool_new(const struct cfl_pool_opts *o, struct cfl_err *err
 		p->o.commit_max = 1;
 	if (p->o.n_metrics > CFL_WIRE_MAX_METRICS)
 		p->o.n_metrics = CFL_WIRE_MAX_METRICS;
-	sched_init(&p->s, o->max_retries);
+	cfl_sched_init(&p->s, o->max_retries);
 	p->wake[0] = p->wake[1] = -1;
 	p->last_tick = cfl_now();
 	if (pipe(p->wake) || set_nonblock(p->wake[0]) || set_nonblock(p->wake[1])) {
@@ -858,13 +854,13 @@ int cfl_pool_submit(struct cfl_pool *p, const struct cfl_trial_spec *t,
 	if ((t->flags & CFL_LEASE_COMMAND) && !p->o.allow_commands)
 		return cfl_err_set(err, "trial %lld is a shell command, and this "
 				   "pool runs none", (long long)t->trial_id);
-	return sched_add(&p->s, t, err) < 0 ? -1 : 0;
+	return cfl_sched_add(&p->s, t, err) < 0 ? -1 : 0;
 }
 
 int cfl_pool_cancel(struct cfl_pool *p, int64_t trial_id,
 		    struct cfl_err *err)
 {
-	long idx = sched_find(&p->s, trial_id);
+	long idx = cfl_sched_find(&p->s, trial_id);
 
 	if (idx < 0 || p->s.t[idx].status != CFL_TRIAL_RUNNING)
 		return 0;
@@ -921,7 +917,7 @@ static int stop(struct cfl_pool *p, struct cfl_err *err)
 			pe->pub.ops->reap(&pe->pub, reason, sizeof(reason));
 		peer_free(pe);
 	}
-	sched_interrupt(&p->s);
+	cfl_sched_interrupt(&p->s);
 	if (cfl_pool_flush(p, err))
 		rc = -1;
 	if (p->o.store && cfl_store_mark_interrupted(p->o.store, p->o.run_id,
@@ -1083,7 +1079,7 @@ int cfl_pool_close(struct cfl_pool *p, struct cfl_err *err)
 	free(p->peers);
 	free(p->sources);
 	free(p->evq);
-	sched_release(&p->s);
+	cfl_sched_release(&p->s);
 	if (p->wake[0] >= 0)
 		close(p->wake[0]);
 	if (p->wake[1] >= 0)

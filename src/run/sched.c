@@ -11,13 +11,13 @@
 #include <stdlib.h>
 #include <string.h>
 
-void sched_init(struct sched *s, int max_retries)
+void cfl_sched_init(struct sched *s, int max_retries)
 {
 	memset(s, 0, sizeof(*s));
 	s->max_retries = max_retries < 0 ? 0 : max_retries;
 }
 
-void sched_release(struct sched *s)
+void cfl_sched_release(struct sched *s)
 {
 	for (size_t i = 0; i < s->n; i++) {
 		free(s->t[i].model);
@@ -68,7 +68,7 @@ static int map_grow(struct sched *s, struct cfl_err *err)
 	return 0;
 }
 
-long sched_find(const struct sched *s, int64_t id)
+long cfl_sched_find(const struct sched *s, int64_t id)
 {
 	if (!s->h_cap || id <= 0)
 		return -1;
@@ -99,8 +99,8 @@ static int queue_push(struct sched *s, size_t idx, struct cfl_err *err)
 	return 0;
 }
 
-long sched_add(struct sched *s, const struct cfl_trial_spec *spec,
-	       struct cfl_err *err)
+long cfl_sched_add(struct sched *s, const struct cfl_trial_spec *spec,
+		   struct cfl_err *err)
 {
 	struct sched_trial *t;
 	size_t j;
@@ -111,7 +111,7 @@ long sched_add(struct sched *s, const struct cfl_trial_spec *spec,
 	if (!spec->model || !spec->model[0])
 		return cfl_err_set(err, "trial %lld has no model",
 				   (long long)spec->trial_id);
-	if (sched_find(s, spec->trial_id) >= 0)
+	if (cfl_sched_find(s, spec->trial_id) >= 0)
 		return cfl_err_set(err, "trial %lld submitted twice",
 				   (long long)spec->trial_id);
 	if ((s->n + 1) * 2 > s->h_cap && map_grow(s, err))
@@ -158,7 +158,7 @@ long sched_add(struct sched *s, const struct cfl_trial_spec *spec,
 	return (long)s->n++;
 }
 
-long sched_take(struct sched *s)
+long cfl_sched_take(struct sched *s)
 {
 	size_t idx;
 
@@ -173,7 +173,7 @@ long sched_take(struct sched *s)
 	return (long)idx;
 }
 
-int sched_done(struct sched *s, long idx, int attempt)
+int cfl_sched_done(struct sched *s, long idx, int attempt)
 {
 	struct sched_trial *t = &s->t[idx];
 
@@ -203,8 +203,8 @@ int sched_done(struct sched *s, long idx, int attempt)
 	return 0;
 }
 
-int sched_failed(struct sched *s, long idx, int attempt, int how,
-		 const char *reason)
+int cfl_sched_failed(struct sched *s, long idx, int attempt, int how,
+		     const char *reason)
 {
 	struct sched_trial *t = &s->t[idx];
 
@@ -225,7 +225,7 @@ int sched_failed(struct sched *s, long idx, int attempt, int how,
 	return t->status;
 }
 
-size_t sched_interrupt(struct sched *s)
+size_t cfl_sched_interrupt(struct sched *s)
 {
 	size_t n = 0;
 

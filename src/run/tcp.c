@@ -857,8 +857,8 @@ struct cfl_tcp *cfl_tcp_listen(struct cfl_pool *pool,
 		goto fail;
 	}
 	/* workers fetch and check it by this digest */
-	cfl_net_sha256(t->data.data, t->data.len, t->sha);
-	if (listen_on(t, host, port, err))
+	if (cfl_sha256(t->data.data, t->data.len, t->sha, err) ||
+	    listen_on(t, host, port, err))
 		goto fail;
 	t->efd = epoll_create1(EPOLL_CLOEXEC);
 	t->tfd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);

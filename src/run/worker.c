@@ -48,10 +48,6 @@ void cfl_trial_spec_from_lease(struct cfl_trial_spec *spec,
 	spec->prev_attempts = (int)l->attempt - 1;
 }
 
-/* OpenBLAS's own setter, declared here rather than through cblas.h (only
- * the BLAS models include it); weak, so a build without OpenBLAS links. */
-extern void openblas_set_num_threads(int n) __attribute__((weak));
-
 void cfl_worker_set_threads(int n)
 {
 	char v[16];
@@ -61,8 +57,7 @@ void cfl_worker_set_threads(int n)
 	snprintf(v, sizeof(v), "%d", n);
 	setenv("OPENBLAS_NUM_THREADS", v, 1);
 	setenv("OMP_NUM_THREADS", v, 1);
-	if (openblas_set_num_threads)
-		openblas_set_num_threads(n);
+	cfl_model_set_threads(n);
 }
 
 /* ---- worker: fault injection (tests only) ---- */

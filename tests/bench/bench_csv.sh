@@ -3,8 +3,6 @@
 # reports itself, so process start-up is left out) on the 100k x 20
 # synthetic classification set, beside pandas.read_csv when /usr/bin/python3
 # has pandas, else numpy.loadtxt (parse only).  Median of 5 runs each.
-# Then the MB/s of core's SHA-256 (which every load runs) on that file
-# beside `openssl speed -evp sha256`.
 set -u
 : "${ROOT:?}" "${CFL:?}" "${BENCH_DIR:?}" "${PY:=/usr/bin/python3}"
 DATA="$BENCH_DIR/synth_clf_100k.csv"
@@ -44,16 +42,7 @@ peer_med=${peer_out##* }
 ratio=$(awk -v a="$peer_med" -v b="$cfl_med" 'BEGIN { printf "%.1f", a / b }')
 size=$(du -m "$DATA" | cut -f1)
 
-# Every load hashes the whole file: core's SHA-256 on it (each block
-# function this CPU runs) beside libcrypto's, `openssl speed` on 16 KB.
-make -s --no-print-directory -C "$ROOT" "build/bench-bin/sha256_bench" >/dev/null || exit 1
-sha_out=$("$ROOT/build/bench-bin/sha256_bench" "$DATA") || { echo "bench_csv: sha256_bench failed"; exit 1; }
-ossl_mbps=$(openssl speed -evp sha256 -seconds 1 -bytes 16384 2>/dev/null |
-	awk '$1 == "sha256" { sub(/k$/, "", $2); printf "%.0f", $2 / 1000 }')
-sha_line=$(awk '{ printf "%s%s %s MB/s", (NR > 1 ? ", " : ""), $2, $3 }' <<<"$sha_out")
-
 echo "csv load, synth_clf_100k (100000 x 21, ${size} MB): cfl ${cfl_med} s, $peer_name ${peer_med} s, cfl is ${ratio}x faster"
-echo "sha256 of it: cfl core ${sha_line}; openssl speed -evp sha256 ${ossl_mbps:-?} MB/s"
 {
 	echo "### CSV loading (synth_clf_100k: 100000 rows x 21 columns, ${size} MB)"
 	echo
@@ -62,10 +51,5 @@ echo "sha256 of it: cfl core ${sha_line}; openssl speed -evp sha256 ${ossl_mbps:
 	echo "| cfl data load (read + type + split + encode) | $cfl_med |"
 	echo "| $peer_name (parse only) | $peer_med |"
 	echo "| ratio (peer / cfl) | $ratio |"
-	echo
-	echo "| SHA-256 of the file (in memory, median of 5) | MB/s |"
-	echo "|---|---|"
-	awk '{ printf "| cfl core, %s | %s |\n", $2, $3 }' <<<"$sha_out"
-	echo "| openssl speed -evp sha256 (16 KB blocks) | ${ossl_mbps:-?} |"
 	echo
 } >> "$BENCH_DIR/results.md"

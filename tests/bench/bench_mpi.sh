@@ -1,4 +1,4 @@
-# The MPI backend (issue 10): W1 on synth_clf_100k under `mpirun -n 3`
+# The MPI backend: W1 on synth_clf_100k under `mpirun -n 3`
 # (rank 0 coordinates, two worker ranks with one trial slot each) against
 # the local pool with two slots, wall time of the whole command; and no-op
 # trial throughput through MPI against the local pool (tests/bench/mpi_bench.c).

@@ -1,4 +1,4 @@
-# The pool (issue 6): overhead per no-op trial with and without the store,
+# The pool: overhead per no-op trial with and without the store,
 # fork-per-trial cost, parallel efficiency on synth_clf_100k, and W1
 # end to end against PyTorch (tests/bench/w1_e2e_torch.py) when fcnn is built in.
 # Medians of 3 runs; ratios are taken in the same run.

@@ -1,4 +1,4 @@
-# Remote workers (issue 9): no-op trials per second through 2 loopback
+# Remote workers: no-op trials per second through 2 loopback
 # `cfl worker` processes against the local pool's 2 forked workers, and W1
 # (fcnn when built in, else linear; 3 seeds) on synth_clf_100k through 2
 # loopback workers against the local pool, wall time of the whole command

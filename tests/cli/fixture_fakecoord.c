@@ -210,9 +210,9 @@ int main(int argc, char **argv)
 	cfl_buf_init(&parts);
 	cfl_buf_init(&cmd);
 	cfl_buf_init(&in);
-	if (cfl_data_load(&d, &o, &err) || cfl_data_pack_parts(&d, &parts, &err))
+	if (cfl_data_load(&d, &o, &err) || cfl_data_pack_parts(&d, &parts, &err) ||
+	    cfl_sha256(parts.data, parts.len, sha, &err))
 		die(argv[1]);
-	cfl_net_sha256(parts.data, parts.len, sha);
 	cfl_buf_printf(&cmd, "touch '%s'", argv[2]);
 
 	sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);

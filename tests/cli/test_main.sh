@@ -17,8 +17,21 @@ test_main_version_lists_models() {
 	run "$CFL" --version
 	expect_rc 0
 	expect_out "cfl 0."
-	expect_out "baseline"
+	expect_out "models: fcnn linear tree forest gbdt baseline"
 	expect_out "backends: local tcp"
+}
+
+# The model table in src/models/model.c lists every model file's ops: a
+# model defined but left out of the table would be missing here.
+test_main_version_lists_every_model_defined() {
+	local defined listed
+	defined=$(sed -n 's/^const struct cfl_model_ops cfl_\([a-z0-9_]*\)_ops = {$/\1/p' \
+		"$ROOT"/src/models/*.c | sort | tr '\n' ' ')
+	[ -n "$defined" ] || fail "no model ops found in src/models"
+	run "$CFL" --version
+	expect_rc 0
+	listed=$(sed -n 's/^models: //p' <<<"$out" | tr ' ' '\n' | sort | tr '\n' ' ')
+	[ "$listed" = "$defined" ] || fail "cfl --version lists '$listed', src/models defines '$defined'"
 }
 
 test_main_unknown_command() {

@@ -103,10 +103,12 @@ mpi_rank_pid() {
 }
 
 # Waits up to 15 s for N trials done in DB; fails saying so otherwise.
+# (-readonly: querying a file cfl has not created yet must not create an
+# empty one)
 mpi_wait_done() {
 	local db=$1 n=$2 err=$3 k
 	for _ in $(seq 150); do
-		k=$(sqlite3 "$db" "select count(*) from trials where status='done'" 2>/dev/null)
+		k=$(sqlite3 -readonly "$db" "select count(*) from trials where status='done'" 2>/dev/null)
 		[ "${k:-0}" -ge "$n" ] && return 0
 		sleep 0.1
 	done

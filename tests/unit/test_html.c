@@ -19,13 +19,13 @@ static void t_quartiles(void)
 	static const double one[] = { 7 };
 	double q[5];
 
-	svg_quartiles(v, 4, q);
+	cfl_svg_quartiles(v, 4, q);
 	CHECK_NEAR(q[0], 1, 1e-15);
 	CHECK_NEAR(q[1], 1.75, 1e-15);
 	CHECK_NEAR(q[2], 2.5, 1e-15);
 	CHECK_NEAR(q[3], 3.25, 1e-15);
 	CHECK_NEAR(q[4], 4, 1e-15);
-	svg_quartiles(one, 1, q);
+	cfl_svg_quartiles(one, 1, q);
 	CHECK(q[0] == 7 && q[2] == 7 && q[4] == 7);
 }
 
@@ -34,20 +34,20 @@ static void t_nice_range(void)
 	double lo, hi, step;
 
 	/* span 0.0667 / 6 ticks = 0.0111 -> step 0.01 */
-	svg_nice_range(0.9, 0.966667, 6, &lo, &hi, &step);
+	cfl_svg_nice_range(0.9, 0.966667, 6, &lo, &hi, &step);
 	CHECK_NEAR(step, 0.01, 1e-15);
 	CHECK_NEAR(lo, 0.9, 1e-12);
 	CHECK_NEAR(hi, 0.97, 1e-12);
 	/* 0..37, 5 ticks: 7.4 -> 10 (1, 2, 5 or 10 x 10^k: 7.4 rounds up) */
-	svg_nice_range(0, 37, 5, &lo, &hi, &step);
+	cfl_svg_nice_range(0, 37, 5, &lo, &hi, &step);
 	CHECK(step == 10 && lo == 0 && hi == 40);
 	/* 0..33: 6.6 -> 5, up to 35 */
-	svg_nice_range(0, 33, 5, &lo, &hi, &step);
+	cfl_svg_nice_range(0, 33, 5, &lo, &hi, &step);
 	CHECK(step == 5 && lo == 0 && hi == 35);
 	/* one value: a range around it */
-	svg_nice_range(2, 2, 5, &lo, &hi, &step);
+	cfl_svg_nice_range(2, 2, 5, &lo, &hi, &step);
 	CHECK(lo < 2 && hi > 2 && step > 0);
-	svg_nice_range(0, 0, 5, &lo, &hi, &step);
+	cfl_svg_nice_range(0, 0, 5, &lo, &hi, &step);
 	CHECK(lo < 0 && hi > 0);
 }
 
@@ -60,20 +60,20 @@ static void t_escape_and_empty_charts(void)
 	const double x[] = { 1 }, y[] = { NAN };
 
 	cfl_buf_init(&b);
-	CHECK(svg_escape(&b, "a<b & \"c\" 'd'>") == 0);
+	CHECK(cfl_svg_escape(&b, "a<b & \"c\" 'd'>") == 0);
 	CHECK_STR(b.data, "a&lt;b &amp; &quot;c&quot; &#39;d&#39;&gt;");
 	b.len = 0;
-	CHECK(svg_box_strip(&b, "t", "x", 1, names, nv, vals, NULL) == 0);
+	CHECK(cfl_svg_box_strip(&b, "t", "x", 1, names, nv, vals, NULL) == 0);
 	CHECK_CONTAINS(b.data, "no values to plot");
 	b.len = 0;
-	CHECK(svg_scatter(&b, "t", "x", "y", 1, x, y, NULL, 0, 0, 1) == 0);
+	CHECK(cfl_svg_scatter(&b, "t", "x", "y", 1, x, y, NULL, 0, 0, 1) == 0);
 	CHECK_CONTAINS(b.data, "no values to plot");
 	/* log x needs positive values */
 	{
 		const double xs[] = { -1, 0 }, ys[] = { 1, 2 };
 
 		b.len = 0;
-		CHECK(svg_scatter(&b, "t", "x", "y", 2, xs, ys, NULL, 0, 1, 0) == 0);
+		CHECK(cfl_svg_scatter(&b, "t", "x", "y", 2, xs, ys, NULL, 0, 1, 0) == 0);
 		CHECK_CONTAINS(b.data, "no values to plot");
 	}
 	cfl_buf_release(&b);
@@ -91,7 +91,7 @@ static void t_box_strip_shapes(void)
 	size_t circles = 0;
 
 	cfl_buf_init(&b);
-	CHECK(svg_box_strip(&b, "acc", "acc", 2, names, nv, vals, hl) == 0);
+	CHECK(cfl_svg_box_strip(&b, "acc", "acc", 2, names, nv, vals, hl) == 0);
 	for (const char *p = b.data; (p = strstr(p, "<circle")); p++)
 		circles++;
 	CHECK_INT(circles, 3);
@@ -163,7 +163,7 @@ static void t_members_parse(void)
 	struct cfl_err err;
 
 	/* folds of a member joined by "+", weights one per member */
-	CHECK_INT(report_members_parse("trials 1+2+3,4+5+6; weights 0.75,0.25",
+	CHECK_INT(cfl_report_members_parse("trials 1+2+3,4+5+6; weights 0.75,0.25",
 				       &ms, &err), 0);
 	CHECK_INT(ms.n, 2);
 	CHECK_INT(ms.m[0].n_trials, 3);
@@ -172,10 +172,10 @@ static void t_members_parse(void)
 	CHECK(ms.has_weights && !ms.has_coefs);
 	CHECK(ms.m[0].weight == 0.75 && ms.m[1].weight == 0.25);
 	CHECK_STR(ms.about, "");
-	report_members_release(&ms);
+	cfl_report_members_release(&ms);
 
 	/* stacking with two classes: one coefficient per member */
-	CHECK_INT(report_members_parse("trials 7,9; meta linear l2=1 on oof; "
+	CHECK_INT(cfl_report_members_parse("trials 7,9; meta linear l2=1 on oof; "
 				       "coefs 2.5,-1e-07", &ms, &err), 0);
 	CHECK_INT(ms.n, 2);
 	CHECK(ms.has_coefs && !ms.has_weights);
@@ -183,27 +183,27 @@ static void t_members_parse(void)
 	CHECK(ms.m[0].coefs[0] == 2.5 && ms.m[1].coefs[0] == -1e-07);
 	CHECK(ms.m[0].weight != ms.m[0].weight);	/* NaN: no weights */
 	CHECK_STR(ms.about, "meta linear l2=1 on oof");
-	report_members_release(&ms);
+	cfl_report_members_release(&ms);
 
 	/* three classes: a row per class score, a column per input */
-	CHECK_INT(report_members_parse("trials 1,2; meta linear l2=1 on valid; "
+	CHECK_INT(cfl_report_members_parse("trials 1,2; meta linear l2=1 on valid; "
 				       "coefs 1 2/3 4/5 6,7 8/9 10/11 12", &ms,
 				       &err), 0);
 	CHECK(ms.m[1].n_rows == 3 && ms.m[1].n_cols == 2);
 	CHECK(ms.m[1].coefs[0] == 7 && ms.m[1].coefs[5] == 12);
-	report_members_release(&ms);
+	cfl_report_members_release(&ms);
 
 	/* the text before coefficients were stored (old databases) */
-	CHECK_INT(report_members_parse("trials 1,2; meta linear l2=1 on valid",
+	CHECK_INT(cfl_report_members_parse("trials 1,2; meta linear l2=1 on valid",
 				       &ms, &err), 0);
 	CHECK(ms.n == 2 && !ms.has_coefs && !ms.has_weights);
-	report_members_release(&ms);
-	CHECK_INT(report_members_parse("trials 3,4; majority vote", &ms, &err), 0);
+	cfl_report_members_release(&ms);
+	CHECK_INT(cfl_report_members_parse("trials 3,4; majority vote", &ms, &err), 0);
 	CHECK_STR(ms.about, "majority vote");
-	report_members_release(&ms);
-	CHECK_INT(report_members_parse("trials 5,6; ", &ms, &err), 0);
+	cfl_report_members_release(&ms);
+	CHECK_INT(cfl_report_members_parse("trials 5,6; ", &ms, &err), 0);
 	CHECK_INT(ms.n, 2);
-	report_members_release(&ms);
+	cfl_report_members_release(&ms);
 
 	/* not this format: shown as stored, never half read */
 	static const char *const bad[] = {
@@ -215,12 +215,12 @@ static void t_members_parse(void)
 		"trials 1; coefs 1//2", "trials 1; coefs ",
 	};
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
-		int rc = report_members_parse(bad[i], &ms, &err);
+		int rc = cfl_report_members_parse(bad[i], &ms, &err);
 
 		CHECK_MSG(rc == 1, "'%s' gave %d", bad[i], rc);
 		CHECK(ms.n == 0 && ms.m == NULL && ms.about == NULL);
 	}
-	CHECK_INT(report_members_parse(NULL, &ms, &err), 1);
+	CHECK_INT(cfl_report_members_parse(NULL, &ms, &err), 1);
 }
 
 /* A hostile text with a huge claimed shape is refused, not allocated. */
@@ -237,7 +237,7 @@ static void t_members_parse_shape_bound(void)
 	while (n < 8000)
 		text[n++] = '/';
 	text[n] = '\0';
-	CHECK_INT(report_members_parse(text, &ms, &err), 1);
+	CHECK_INT(cfl_report_members_parse(text, &ms, &err), 1);
 }
 
 /* Adds a done trial with one test metric; returns its id. */

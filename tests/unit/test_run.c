@@ -32,46 +32,46 @@ static void t_sched_lifecycle(void)
 	struct cfl_trial_spec a = spec(10), b = spec(20), c = spec(30);
 	long i, j;
 
-	sched_init(&s, 1);
-	CHECK_INT(sched_add(&s, &a, &err), 0);
-	CHECK_INT(sched_add(&s, &b, &err), 1);
-	CHECK_INT(sched_add(&s, &c, &err), 2);
-	CHECK_INT(sched_add(&s, &a, &err), -1);
+	cfl_sched_init(&s, 1);
+	CHECK_INT(cfl_sched_add(&s, &a, &err), 0);
+	CHECK_INT(cfl_sched_add(&s, &b, &err), 1);
+	CHECK_INT(cfl_sched_add(&s, &c, &err), 2);
+	CHECK_INT(cfl_sched_add(&s, &a, &err), -1);
 	CHECK_CONTAINS(err.msg, "submitted twice");
-	CHECK_INT(sched_find(&s, 20), 1);
-	CHECK_INT(sched_find(&s, 99), -1);
+	CHECK_INT(cfl_sched_find(&s, 20), 1);
+	CHECK_INT(cfl_sched_find(&s, 99), -1);
 
 	/* FIFO; attempts count from 1 */
-	i = sched_take(&s);
+	i = cfl_sched_take(&s);
 	CHECK_INT(i, 0);
 	CHECK_INT(s.t[i].attempt, 1);
 	CHECK_INT(s.n_running, 1);
 	/* a crash: retried once, then poison */
-	CHECK_INT(sched_failed(&s, i, 1, 1, "signal SIGSEGV"), CFL_TRIAL_QUEUED);
-	CHECK_INT(sched_failed(&s, i, 1, 1, "again"), -1);	/* stale */
-	j = sched_take(&s);
+	CHECK_INT(cfl_sched_failed(&s, i, 1, 1, "signal SIGSEGV"), CFL_TRIAL_QUEUED);
+	CHECK_INT(cfl_sched_failed(&s, i, 1, 1, "again"), -1);	/* stale */
+	j = cfl_sched_take(&s);
 	CHECK_INT(j, 1);	/* requeued behind the others */
-	CHECK_INT(sched_take(&s), 2);
-	CHECK_INT(sched_take(&s), 0);
+	CHECK_INT(cfl_sched_take(&s), 2);
+	CHECK_INT(cfl_sched_take(&s), 0);
 	CHECK_INT(s.t[0].attempt, 2);
-	CHECK_INT(sched_failed(&s, 0, 2, 1, "signal SIGSEGV"), CFL_TRIAL_POISON);
+	CHECK_INT(cfl_sched_failed(&s, 0, 2, 1, "signal SIGSEGV"), CFL_TRIAL_POISON);
 	CHECK_STR(s.t[0].reason, "signal SIGSEGV");
 	/* a model error that keeps failing ends failed, not poison */
-	CHECK_INT(sched_failed(&s, 1, 1, 0, "bad"), CFL_TRIAL_QUEUED);
-	CHECK_INT(sched_take(&s), 1);
-	CHECK_INT(sched_failed(&s, 1, 2, 0, "bad"), CFL_TRIAL_FAILED);
+	CHECK_INT(cfl_sched_failed(&s, 1, 1, 0, "bad"), CFL_TRIAL_QUEUED);
+	CHECK_INT(cfl_sched_take(&s), 1);
+	CHECK_INT(cfl_sched_failed(&s, 1, 2, 0, "bad"), CFL_TRIAL_FAILED);
 	/* first result wins; a second is a duplicate; a failure after done
 	 * is stale */
-	CHECK_INT(sched_done(&s, 2, 1), 0);
-	CHECK_INT(sched_done(&s, 2, 1), 1);
-	CHECK_INT(sched_failed(&s, 2, 1, 1, "late"), -1);
+	CHECK_INT(cfl_sched_done(&s, 2, 1), 0);
+	CHECK_INT(cfl_sched_done(&s, 2, 1), 1);
+	CHECK_INT(cfl_sched_failed(&s, 2, 1, 1, "late"), -1);
 	CHECK_INT(s.t[2].status, CFL_TRIAL_DONE);
 	CHECK_INT(s.n_running, 0);
 	CHECK_INT(s.n_done, 1);
 	CHECK_INT(s.n_failed, 2);
 	CHECK_INT(s.q_len, 0);
-	CHECK_INT(sched_take(&s), -1);
-	sched_release(&s);
+	CHECK_INT(cfl_sched_take(&s), -1);
+	cfl_sched_release(&s);
 }
 
 /* A late result of an attempt that was requeued (a TCP lease that expired)
@@ -82,34 +82,34 @@ static void t_sched_late_result(void)
 	struct cfl_err err;
 	struct cfl_trial_spec a = spec(1), b = spec(2);
 
-	sched_init(&s, 3);
-	CHECK(sched_add(&s, &a, &err) == 0);
-	CHECK(sched_add(&s, &b, &err) == 1);
-	CHECK_INT(sched_take(&s), 0);
-	CHECK_INT(sched_failed(&s, 0, 1, 1, "timeout after 1 s"), CFL_TRIAL_QUEUED);
+	cfl_sched_init(&s, 3);
+	CHECK(cfl_sched_add(&s, &a, &err) == 0);
+	CHECK(cfl_sched_add(&s, &b, &err) == 1);
+	CHECK_INT(cfl_sched_take(&s), 0);
+	CHECK_INT(cfl_sched_failed(&s, 0, 1, 1, "timeout after 1 s"), CFL_TRIAL_QUEUED);
 	CHECK_INT(s.q_len, 2);
-	CHECK_INT(sched_done(&s, 0, 1), 0);
+	CHECK_INT(cfl_sched_done(&s, 0, 1), 0);
 	CHECK_INT(s.q_len, 1);
-	CHECK_INT(sched_take(&s), 1);
-	CHECK_INT(sched_take(&s), -1);
+	CHECK_INT(cfl_sched_take(&s), 1);
+	CHECK_INT(cfl_sched_take(&s), -1);
 	/* --resume: attempts continue from the stored count */
 	{
 		struct cfl_trial_spec c = spec(3);
 
 		c.prev_attempts = 4;
-		CHECK(sched_add(&s, &c, &err) == 2);
-		CHECK_INT(sched_take(&s), 2);
+		CHECK(cfl_sched_add(&s, &c, &err) == 2);
+		CHECK_INT(cfl_sched_take(&s), 2);
 		CHECK_INT(s.t[2].attempt, 5);
 	}
 	/* many trials: the id map grows */
 	for (int k = 0; k < 1000; k++) {
 		struct cfl_trial_spec d = spec(100 + k);
 
-		CHECK(sched_add(&s, &d, &err) == 3 + k);
+		CHECK(cfl_sched_add(&s, &d, &err) == 3 + k);
 	}
 	for (int k = 0; k < 1000; k++)
-		CHECK_INT(sched_find(&s, 100 + k), 3 + k);
-	sched_release(&s);
+		CHECK_INT(cfl_sched_find(&s, 100 + k), 3 + k);
+	cfl_sched_release(&s);
 }
 
 static void t_seeds(void)

@@ -1,0 +1,511 @@
+/*
+ * Reading the store back: runs, candidates, trials, metrics, predictions
+ * and ensembles, for the tables, reports, --resume and ensembles.  Lists
+ * are read by cfl_store_read_rows with one row decoder each.
+ */
+#include "internal.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- store: runs ---- */
+
+/* ---- store: runs ---- */
+
+void cfl_run_info_release(struct cfl_run_info *r)
+{
+	if (!r)
+		return;
+	free(r->name);
+	free(r->command);
+	free(r->config);
+	free(r->dataset);
+	memset(r, 0, sizeof(*r));
+}
+
+#define RUN_COLS "id, name, kind, command, config, dataset, dataset_sha256, " \
+		 "seed, cfl_version, status, created, finished"
+
+static int read_run(sqlite3_stmt *s, int c, struct cfl_run_info *r,
+		    struct cfl_err *err)
+{
+	memset(r, 0, sizeof(*r));
+	r->id = sqlite3_column_int64(s, c);
+	r->kind = lookup(run_kinds, N_OF(run_kinds),
+			 (const char *)sqlite3_column_text(s, c + 2));
+	if ((int)r->kind < 0)
+		r->kind = CFL_RUN_REPEAT;
+	col_copy(s, c + 6, r->dataset_sha256, sizeof(r->dataset_sha256));
+	r->seed = (uint64_t)sqlite3_column_int64(s, c + 7);
+	col_copy(s, c + 8, r->version, sizeof(r->version));
+	r->status = lookup(run_statuses, N_OF(run_statuses),
+			   (const char *)sqlite3_column_text(s, c + 9));
+	if ((int)r->status < 0)
+		r->status = CFL_RUN_FAILED;
+	r->created = col_double(s, c + 10, 0);
+	r->finished = col_double(s, c + 11, 0);
+	if (!(r->name = col_strdup(s, c + 1, err)) ||
+	    !(r->command = col_strdup(s, c + 3, err)) ||
+	    !(r->config = col_strdup(s, c + 4, err)) ||
+	    !(r->dataset = col_strdup(s, c + 5, err))) {
+		cfl_run_info_release(r);
+		return -1;
+	}
+	return 0;
+}
+
+/* One run from a query binding at most one parameter (text or id). */
+static int run_query(struct cfl_store *st, const char *sql, const char *text,
+		     int64_t id, struct cfl_run_info *out, struct cfl_err *err)
+{
+	sqlite3_stmt *s = cfl_store_prep(st, sql, err);
+	int rc, ret;
+
+	memset(out, 0, sizeof(*out));
+	if (!s)
+		return -1;
+	if (text)
+		bind_text(s, 1, text);
+	else if (id)
+		sqlite3_bind_int64(s, 1, id);
+	rc = sqlite3_step(s);
+	if (rc == SQLITE_ROW)
+		ret = read_run(s, 0, out, err);
+	else if (rc == SQLITE_DONE)
+		ret = 1;
+	else
+		ret = cfl_store_fail(st, err);
+	sqlite3_reset(s);
+	return ret;
+}
+
+int cfl_store_run_find(struct cfl_store *st, const char *name,
+		       struct cfl_run_info *out, struct cfl_err *err)
+{
+	int rc = run_query(st, "SELECT " RUN_COLS " FROM runs WHERE name = ?",
+			   name ? name : "", 0, out, err);
+
+	if (rc == 1)
+		cfl_err_set(err, "no run '%s' in '%s'", name ? name : "",
+			    st->path);
+	return rc;
+}
+
+int cfl_store_run_get(struct cfl_store *st, int64_t run_id,
+		      struct cfl_run_info *out, struct cfl_err *err)
+{
+	int rc = run_query(st, "SELECT " RUN_COLS " FROM runs WHERE id = ?",
+			   NULL, run_id, out, err);
+
+	if (rc == 1)
+		cfl_err_set(err, "no run %lld in '%s'", (long long)run_id,
+			    st->path);
+	return rc;
+}
+
+int cfl_store_run_latest(struct cfl_store *st, struct cfl_run_info *out,
+			 struct cfl_err *err)
+{
+	int rc = run_query(st, "SELECT " RUN_COLS " FROM runs "
+			   "ORDER BY created DESC, id DESC LIMIT 1",
+			   NULL, 0, out, err);
+
+	if (rc == 1)
+		cfl_err_set(err, "no runs in '%s'", st->path);
+	return rc;
+}
+
+void cfl_run_summaries_free(struct cfl_run_summary *runs, size_t n_runs)
+{
+	for (size_t i = 0; runs && i < n_runs; i++)
+		cfl_run_info_release(&runs[i].info);
+	free(runs);
+}
+
+static int read_run_summary(sqlite3_stmt *s, void *row, struct cfl_err *err)
+{
+	struct cfl_run_summary *r = row;
+
+	if (read_run(s, 0, &r->info, err))
+		return -1;
+	r->n_trials = (size_t)sqlite3_column_int64(s, 12);
+	r->n_done = (size_t)sqlite3_column_int64(s, 13);
+	r->n_failed = (size_t)sqlite3_column_int64(s, 14);
+	return 0;
+}
+
+int cfl_store_runs_list(struct cfl_store *st, struct cfl_run_summary **runs,
+			size_t *n_runs, struct cfl_err *err)
+{
+	sqlite3_stmt *s = cfl_store_prep(st,
+		"SELECT " RUN_COLS ", (SELECT count(*) FROM trials t "
+		"WHERE t.run = runs.id), (SELECT count(*) FROM trials t "
+		"WHERE t.run = runs.id AND t.status = 'done'), "
+		"(SELECT count(*) FROM trials t WHERE t.run = runs.id AND "
+		"t.status IN ('failed', 'poison')) FROM runs "
+		"ORDER BY created, id", err);
+	struct cfl_store_rows rows = { NULL, 0, 0, sizeof(**runs) };
+
+	*runs = NULL;
+	*n_runs = 0;
+	if (!s)
+		return -1;
+	if (cfl_store_read_rows(st, s, &rows, read_run_summary, err)) {
+		cfl_run_summaries_free(rows.v, rows.n);
+		return -1;
+	}
+	*runs = rows.v;
+	*n_runs = rows.n;
+	return 0;
+}
+
+/* ---- store: candidates ---- */
+
+void cfl_candidates_free(struct cfl_candidate_info *cands, size_t n_cands)
+{
+	for (size_t i = 0; cands && i < n_cands; i++)
+		free(cands[i].params);
+	free(cands);
+}
+
+static int read_candidate(sqlite3_stmt *s, void *row, struct cfl_err *err)
+{
+	struct cfl_candidate_info *c = row;
+
+	c->id = sqlite3_column_int64(s, 0);
+	c->seq = (size_t)sqlite3_column_int64(s, 1);
+	col_copy(s, 2, c->model, sizeof(c->model));
+	col_copy(s, 3, c->hex, sizeof(c->hex));
+	c->has_score = sqlite3_column_type(s, 5) != SQLITE_NULL;
+	c->score = col_double(s, 5, NAN);
+	c->n_trials = (size_t)sqlite3_column_int64(s, 6);
+	c->n_done = (size_t)sqlite3_column_int64(s, 7);
+	c->n_failed = (size_t)sqlite3_column_int64(s, 8);
+	return (c->params = col_strdup(s, 4, err)) ? 0 : -1;
+}
+
+int cfl_store_candidates(struct cfl_store *st, int64_t run_id,
+			 struct cfl_candidate_info **cands, size_t *n_cands,
+			 struct cfl_err *err)
+{
+	sqlite3_stmt *s = cfl_store_prep(st,
+		"SELECT c.id, c.seq, c.model, c.hex, c.params, c.score, "
+		"count(t.id), coalesce(sum(t.status = 'done'), 0), "
+		"coalesce(sum(t.status IN ('failed', 'poison')), 0) "
+		"FROM candidates c LEFT JOIN trials t ON t.candidate = c.id "
+		"WHERE c.run = ? GROUP BY c.id ORDER BY c.seq, c.id", err);
+	struct cfl_store_rows rows = { NULL, 0, 0, sizeof(**cands) };
+
+	*cands = NULL;
+	*n_cands = 0;
+	if (!s)
+		return -1;
+	sqlite3_bind_int64(s, 1, run_id);
+	if (cfl_store_read_rows(st, s, &rows, read_candidate, err)) {
+		cfl_candidates_free(rows.v, rows.n);
+		return -1;
+	}
+	*cands = rows.v;
+	*n_cands = rows.n;
+	return 0;
+}
+
+/* ---- store: trials ---- */
+
+int cfl_store_trial_counts(struct cfl_store *st, int64_t run_id,
+			   struct cfl_trial_counts *out, struct cfl_err *err)
+{
+	sqlite3_stmt *s = cfl_store_prep(st, "SELECT status, count(*) FROM trials "
+			       "WHERE run = ? GROUP BY status", err);
+	int rc;
+
+	memset(out, 0, sizeof(*out));
+	if (!s)
+		return -1;
+	sqlite3_bind_int64(s, 1, run_id);
+	while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
+		size_t n = (size_t)sqlite3_column_int64(s, 1);
+
+		out->total += n;
+		switch (lookup(trial_statuses, N_OF(trial_statuses),
+			       (const char *)sqlite3_column_text(s, 0))) {
+		case CFL_TRIAL_QUEUED: out->queued += n; break;
+		case CFL_TRIAL_RUNNING: out->running += n; break;
+		case CFL_TRIAL_DONE: out->done += n; break;
+		case CFL_TRIAL_FAILED: out->failed += n; break;
+		case CFL_TRIAL_POISON: out->poison += n; break;
+		case CFL_TRIAL_INTERRUPTED: out->interrupted += n; break;
+		default: break;
+		}
+	}
+	sqlite3_reset(s);
+	if (rc != SQLITE_DONE)
+		return cfl_store_fail(st, err);
+	return 0;
+}
+
+void cfl_trials_free(struct cfl_trial_info *trials, size_t n_trials)
+{
+	for (size_t i = 0; trials && i < n_trials; i++)
+		free(trials[i].error);
+	free(trials);
+}
+
+static int read_trial(sqlite3_stmt *s, void *row, struct cfl_err *err)
+{
+	struct cfl_trial_info *t = row;
+	int status;
+
+	t->id = sqlite3_column_int64(s, 0);
+	t->cand_id = sqlite3_column_int64(s, 1);
+	t->repeat = sqlite3_column_int(s, 2);
+	t->fold = sqlite3_column_int(s, 3);
+	t->attempt = sqlite3_column_int(s, 4);
+	t->seed = (uint64_t)sqlite3_column_int64(s, 5);
+	status = lookup(trial_statuses, N_OF(trial_statuses),
+			(const char *)sqlite3_column_text(s, 6));
+	t->status = status < 0 ? CFL_TRIAL_FAILED : status;
+	col_copy(s, 7, t->worker, sizeof(t->worker));
+	t->started = col_double(s, 8, 0);
+	t->finished = col_double(s, 9, 0);
+	t->duration = col_double(s, 10, NAN);
+	t->peak_rss_kb = (long)sqlite3_column_int64(s, 11);
+	if (sqlite3_column_type(s, 12) != SQLITE_NULL &&
+	    !(t->error = col_strdup(s, 12, err)))
+		return -1;
+	return 0;
+}
+
+int cfl_store_trials(struct cfl_store *st, int64_t run_id,
+		     struct cfl_trial_info **trials, size_t *n_trials,
+		     struct cfl_err *err)
+{
+	sqlite3_stmt *s = cfl_store_prep(st,
+		"SELECT t.id, t.candidate, t.repeat, t.fold, t.attempt, t.seed, "
+		"t.status, t.worker, t.started, t.finished, t.duration, "
+		"t.peak_rss_kb, t.error FROM trials t JOIN candidates c ON "
+		"c.id = t.candidate WHERE t.run = ? "
+		"ORDER BY c.seq, t.repeat, t.fold", err);
+	struct cfl_store_rows rows = { NULL, 0, 0, sizeof(**trials) };
+
+	*trials = NULL;
+	*n_trials = 0;
+	if (!s)
+		return -1;
+	sqlite3_bind_int64(s, 1, run_id);
+	if (cfl_store_read_rows(st, s, &rows, read_trial, err)) {
+		cfl_trials_free(rows.v, rows.n);
+		return -1;
+	}
+	*trials = rows.v;
+	*n_trials = rows.n;
+	return 0;
+}
+
+/* ---- store: reading metrics and predictions ---- */
+
+static int read_trial_metric(sqlite3_stmt *s, void *row, struct cfl_err *err)
+{
+	struct cfl_metric_row *r = row;
+
+	(void)err;
+	r->cand_id = sqlite3_column_int64(s, 0);
+	r->trial_id = sqlite3_column_int64(s, 1);
+	col_copy(s, 2, r->model, sizeof(r->model));
+	col_copy(s, 3, r->hex, sizeof(r->hex));
+	r->repeat = sqlite3_column_int(s, 4);
+	r->fold = sqlite3_column_int(s, 5);
+	col_copy(s, 6, r->metric, sizeof(r->metric));
+	r->value = col_double(s, 7, NAN);
+	return 0;
+}
+
+static int read_ensemble_metric(sqlite3_stmt *s, void *row,
+				struct cfl_err *err)
+{
+	struct cfl_metric_row *r = row;
+
+	(void)err;
+	r->ensemble_id = sqlite3_column_int64(s, 0);
+	col_copy(s, 1, r->model, sizeof(r->model));
+	r->repeat = sqlite3_column_int(s, 2);
+	r->fold = -1;
+	col_copy(s, 3, r->metric, sizeof(r->metric));
+	r->value = col_double(s, 4, NAN);
+	return 0;
+}
+
+int cfl_store_run_metrics(struct cfl_store *st, int64_t run_id,
+			  enum cfl_store_split split, struct cfl_metric_row **rows,
+			  size_t *n_rows, struct cfl_err *err)
+{
+	static const struct {
+		const char *sql;
+		int (*read_row)(sqlite3_stmt *s, void *row, struct cfl_err *err);
+	} q[2] = {
+		{ "SELECT t.candidate, t.id, c.model, c.hex, t.repeat, t.fold, "
+		  "m.metric, m.value FROM metrics m JOIN trials t ON t.id = m.trial "
+		  "JOIN candidates c ON c.id = t.candidate WHERE t.run = ? AND "
+		  "m.split = ? AND t.status = 'done' "
+		  "ORDER BY c.seq, t.repeat, t.fold, m.rowid", read_trial_metric },
+		{ "SELECT e.id, e.name, e.repeat, m.metric, m.value FROM "
+		  "ensemble_metrics m JOIN ensembles e ON e.id = m.ensemble "
+		  "WHERE e.run = ? AND m.split = ? ORDER BY e.id, m.rowid",
+		  read_ensemble_metric },
+	};
+	struct cfl_store_rows all = { NULL, 0, 0, sizeof(**rows) };
+
+	*rows = NULL;
+	*n_rows = 0;
+	/* trials' rows first, then the ensembles', in one array */
+	for (int i = 0; i < 2; i++) {
+		sqlite3_stmt *s = cfl_store_prep(st, q[i].sql, err);
+
+		if (!s)
+			goto fail;
+		sqlite3_bind_int64(s, 1, run_id);
+		bind_text(s, 2, cfl_store_split_name(split));
+		if (cfl_store_read_rows(st, s, &all, q[i].read_row, err))
+			goto fail;
+	}
+	*rows = all.v;
+	*n_rows = all.n;
+	return 0;
+fail:
+	free(all.v);
+	return -1;
+}
+
+void cfl_pred_release(struct cfl_pred *p)
+{
+	if (!p)
+		return;
+	free(p->values);
+	free(p->rows);
+	memset(p, 0, sizeof(*p));
+}
+
+static int read_pred(struct cfl_store *st, const char *sql, const char *what,
+		     int64_t id, enum cfl_store_split split, struct cfl_pred *out,
+		     struct cfl_err *err)
+{
+	sqlite3_stmt *s = cfl_store_prep(st, sql, err);
+	const unsigned char *data, *rows;
+	sqlite3_int64 n, n_out;
+	int rc;
+
+	memset(out, 0, sizeof(*out));
+	if (!s)
+		return -1;
+	sqlite3_bind_int64(s, 1, id);
+	bind_text(s, 2, cfl_store_split_name(split));
+	rc = sqlite3_step(s);
+	if (rc == SQLITE_DONE) {
+		sqlite3_reset(s);
+		return 1;
+	}
+	if (rc != SQLITE_ROW) {
+		cfl_store_fail(st, err);
+		sqlite3_reset(s);
+		return -1;
+	}
+	n = sqlite3_column_int64(s, 0);
+	n_out = sqlite3_column_int64(s, 1);
+	data = sqlite3_column_blob(s, 2);
+	rows = sqlite3_column_blob(s, 3);
+	if (n <= 0 || n_out <= 0 || (size_t)n > MAX_PRED_BYTES / 8 / (size_t)n_out ||
+	    !data || (size_t)sqlite3_column_bytes(s, 2) != (size_t)(n * n_out * 8) ||
+	    (rows && (size_t)sqlite3_column_bytes(s, 3) != (size_t)n * 4)) {
+		sqlite3_reset(s);
+		return cfl_err_set(err, "corrupt %s predictions of %s %lld in '%s'",
+				   cfl_store_split_name(split), what, (long long)id,
+				   st->path);
+	}
+	out->n = (size_t)n;
+	out->n_out = (size_t)n_out;
+	out->values = cfl_malloc(out->n * out->n_out * sizeof(double), err);
+	if (rows)
+		out->rows = cfl_malloc(out->n * sizeof(uint32_t), err);
+	if (!out->values || (rows && !out->rows)) {
+		sqlite3_reset(s);
+		cfl_pred_release(out);
+		return -1;
+	}
+	for (size_t i = 0; i < out->n * out->n_out; i++) {
+		uint64_t u = 0;
+
+		for (int k = 0; k < 8; k++)
+			u |= (uint64_t)data[8 * i + k] << (8 * k);
+		memcpy(&out->values[i], &u, 8);
+	}
+	for (size_t i = 0; rows && i < out->n; i++)
+		out->rows[i] = (uint32_t)rows[4 * i] |
+			       (uint32_t)rows[4 * i + 1] << 8 |
+			       (uint32_t)rows[4 * i + 2] << 16 |
+			       (uint32_t)rows[4 * i + 3] << 24;
+	sqlite3_reset(s);
+	return 0;
+}
+
+int cfl_store_predictions(struct cfl_store *st, int64_t trial_id,
+			  enum cfl_store_split split, struct cfl_pred *out,
+			  struct cfl_err *err)
+{
+	return read_pred(st, "SELECT n, n_out, data, rows FROM predictions "
+			 "WHERE trial = ? AND split = ?", "trial", trial_id,
+			 split, out, err);
+}
+
+/* ---- store: ensembles ---- */
+
+int cfl_store_ensemble_predictions(struct cfl_store *st, int64_t ens_id,
+				   enum cfl_store_split split, struct cfl_pred *out,
+				   struct cfl_err *err)
+{
+	return read_pred(st, "SELECT n, n_out, data, rows FROM "
+			 "ensemble_predictions WHERE ensemble = ? AND split = ?",
+			 "ensemble", ens_id, split, out, err);
+}
+
+void cfl_ensemble_rows_free(struct cfl_ensemble_row *ens, size_t n_ens)
+{
+	for (size_t i = 0; ens && i < n_ens; i++)
+		free(ens[i].members);
+	free(ens);
+}
+
+static int read_ensemble(sqlite3_stmt *s, void *row, struct cfl_err *err)
+{
+	struct cfl_ensemble_row *e = row;
+
+	e->id = sqlite3_column_int64(s, 0);
+	col_copy(s, 1, e->name, sizeof(e->name));
+	col_copy(s, 2, e->method, sizeof(e->method));
+	e->repeat = sqlite3_column_int(s, 3);
+	return (e->members = col_strdup(s, 4, err)) ? 0 : -1;
+}
+
+int cfl_store_ensembles(struct cfl_store *st, int64_t run_id,
+			struct cfl_ensemble_row **ens, size_t *n_ens,
+			struct cfl_err *err)
+{
+	sqlite3_stmt *s = cfl_store_prep(st, "SELECT id, name, method, repeat, "
+					 "members FROM ensembles WHERE run = ? "
+					 "ORDER BY id", err);
+	struct cfl_store_rows rows = { NULL, 0, 0, sizeof(**ens) };
+
+	*ens = NULL;
+	*n_ens = 0;
+	if (!s)
+		return -1;
+	sqlite3_bind_int64(s, 1, run_id);
+	if (cfl_store_read_rows(st, s, &rows, read_ensemble, err)) {
+		cfl_ensemble_rows_free(rows.v, rows.n);
+		return -1;
+	}
+	*ens = rows.v;
+	*n_ens = rows.n;
+	return 0;
+}
