@@ -14,7 +14,9 @@
  * and print from the store.  The study tells its caller what happens through
  * events (progress is the caller's code, never the study's); it never prints
  * and never exits.  Seeds come from (run seed, trial identity) only, so a
- * run's store contents do not depend on --num-jobs or on timing.
+ * run's store contents do not depend on --num-jobs or on timing, and a
+ * finished run holds what it takes to rebuild any of its models: each
+ * trial's model, params, seed, repeat and fold, and each ensemble's members.
  *
  * Depends on core, data, metrics, models, hpo, ensemble, store and run.
  */
@@ -92,9 +94,13 @@ int cfl_study_plan_config(const struct cfl_study_plan *p, struct cfl_buf *out);
 /* What the plan needs of the data beyond train and test. */
 enum {
 	CFL_STUDY_NEEDS_VALID = 1u << 0,	/* a validation part: tune scores
-						 * candidates on it, ensembles
-						 * other than mean / vote without
-						 * folds are fitted on it */
+						 * candidates on it, a model
+						 * stops early on it (fcnn's
+						 * patience, gbdt's
+						 * early_stopping_rounds not 0),
+						 * ensembles other than mean and
+						 * vote are fitted on it (stacking
+						 * with folds: on OOF) */
 };
 /* The CFL_STUDY_NEEDS_* bits of the plan.  The data module carves a
  * validation part whatever this says; the bits are for the caller that

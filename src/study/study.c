@@ -99,12 +99,38 @@ int cfl_study_plan_config(const struct cfl_study_plan *p, struct cfl_buf *out)
 	return 0;
 }
 
+/* Whether a model with these params stops early on the validation part:
+ * the schema's early-stopping knob (fcnn's patience, gbdt's
+ * early_stopping_rounds), given or by default, is not 0. */
+static int stops_early(const char *model, const struct cfl_params *params)
+{
+	static const char *const knobs[] = { "patience", "early_stopping_rounds" };
+	const struct cfl_model_ops *ops = cfl_model_find(model);
+
+	for (size_t i = 0; ops && i < ops->n_params; i++)
+		for (size_t k = 0; k < sizeof(knobs) / sizeof(knobs[0]); k++) {
+			const char *v;
+
+			if (strcmp(ops->params[i].name, knobs[k]))
+				continue;
+			v = params ? cfl_params_get(params, knobs[k]) : NULL;
+			if (!v)
+				v = ops->params[i].def;
+			if (v && strtol(v, NULL, 10) != 0)
+				return 1;
+		}
+	return 0;
+}
+
 unsigned cfl_study_plan_needs(const struct cfl_study_plan *p)
 {
 	unsigned methods = 0;
 
 	if (p->kind == CFL_RUN_TUNE)
 		return p->tune.command ? 0 : CFL_STUDY_NEEDS_VALID;
+	for (size_t i = 0; i < p->repeat.n_models; i++)
+		if (stops_early(p->repeat.models[i], &p->repeat.params[i]))
+			return CFL_STUDY_NEEDS_VALID;
 	if (cfl_ensemble_parse_list(p->repeat.ensembles ? p->repeat.ensembles
 				    : CFL_STUDY_ENSEMBLE_DEFAULT, &methods, NULL))
 		return CFL_STUDY_NEEDS_VALID;	/* unknown: cfl_study_check says */

@@ -120,6 +120,15 @@ static void t_plan_needs_and_checks(void)
 	CHECK(cfl_study_plan_needs(&p) == 0);
 	p.repeat.ensembles = "greedy";
 	CHECK(cfl_study_plan_needs(&p) == CFL_STUDY_NEEDS_VALID);
+	/* a model that stops early watches the validation part */
+	p.repeat.ensembles = "mean";
+	p.repeat.models[1] = "fcnn";	/* patience 10 by default */
+	CHECK(cfl_study_plan_needs(&p) == CFL_STUDY_NEEDS_VALID);
+	CHECK(cfl_params_set_arg(&p.repeat.params[1], "patience=0", &err) == 0);
+	CHECK(cfl_study_plan_needs(&p) == 0);
+	cfl_params_release(&p.repeat.params[1]);
+	cfl_params_init(&p.repeat.params[1]);
+	p.repeat.models[1] = "baseline";
 	p.kind = CFL_RUN_TUNE;
 	CHECK(cfl_study_plan_needs(&p) == CFL_STUDY_NEEDS_VALID);
 	p.tune.command = "echo {x}";
