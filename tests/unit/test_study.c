@@ -266,7 +266,8 @@ static void t_repeat_then_resume(void)
 	tmpdb_end(&t);
 }
 
-/* A stop before the pool started marks the run interrupted. */
+/* A run without a name gets the default one; a stop before the pool
+ * started marks the run interrupted. */
 static void t_stop_before_start(void)
 {
 	struct tmpdb t;
@@ -278,9 +279,12 @@ static void t_stop_before_start(void)
 
 	tmpdb_new(&t);
 	repeat_plan(&p, t.path);
+	p.name = NULL;	/* the store picks repeat-YYYYMMDD-HHMMSS */
 	CHECK_MSG(cfl_data_load(&d, &p.data, &err) == 0, "%s", err.msg);
 	s = cfl_study_open(&p, &d, &err);
 	CHECK_MSG(s, "%s", err.msg);
+	CHECK_MSG(!strncmp(cfl_study_name(s), "repeat-", 7) &&
+		  strlen(cfl_study_name(s)) >= 22, "%s", cfl_study_name(s));
 	CHECK(cfl_study_repeat(s, NULL, &err) == -1);	/* no pool yet */
 	CHECK(cfl_study_stop(s, &err) == 0);
 	CHECK(cfl_store_run_get(cfl_study_store(s), cfl_study_run_id(s), &info, &err) == 0);
