@@ -1,11 +1,24 @@
 /*
  * cfl study: a run's life as a library, below the commands.  `cfl repeat`
- * and `cfl tune` parse options into a plan, call the study and print; the
- * study checks the plan, builds ensembles from the store and tells its
- * caller what happens through events (progress is the caller's code, never
- * the study's).  It never prints and never exits.
+ * and `cfl tune` parse options into a plan (struct cfl_study_plan), then:
  *
- * Depends on core, data, metrics, ensemble, store and run.
+ *     cfl_study_check     the plan against the loaded data (usage errors)
+ *     cfl_study_open      the store: a new run, or the one to resume (its
+ *                         kind, plan and dataset SHA-256 must match)
+ *     cfl_study_start     the pool forks (after the data load, before BLAS);
+ *                         the caller may join remote peers to it
+ *     cfl_study_repeat    model x params x repeat [x fold] trials, drained
+ *     cfl_study_tune      or tune's ask/tell loop, then the refit of the best
+ *     cfl_study_finish    every result durable, ensembles, the run's status
+ *
+ * and print from the store.  The study tells its caller what happens through
+ * events (progress is the caller's code, never the study's); it never prints
+ * and never exits.  Seeds come from (run seed, trial identity) only, so a
+ * run's store contents do not depend on --num-jobs or on timing, and a
+ * finished run holds what it takes to rebuild any of its models: each
+ * trial's model, params, seed, repeat and fold, and each ensemble's members.
+ *
+ * Depends on core, data, metrics, models, hpo, ensemble, store and run.
  */
 #ifndef CFL_STUDY_H
 #define CFL_STUDY_H
@@ -16,18 +29,129 @@
 #include "cfl/core.h"
 #include "cfl/data.h"
 #include "cfl/ensemble.h"
+#include "cfl/hpo.h"
 #include "cfl/metrics.h"
+#include "cfl/run.h"
 #include "cfl/store.h"
+
+/* ---- the plan: what a run is, stored with it ---- */
+
+#define CFL_STUDY_MAX_MODELS 16
+
+/* What `cfl repeat` trains: each model num_repeat times [x folds]. */
+struct cfl_study_repeat_plan {
+	size_t n_models;
+	const char *models[CFL_STUDY_MAX_MODELS];	/* registered names */
+	struct cfl_params params[CFL_STUDY_MAX_MODELS];	/* checked, sorted;
+							 * the caller's */
+	int folds;		/* 0: no folds; else K >= 2 trials per repeat */
+	int bootstrap;		/* fit each trial on a bootstrap sample */
+	const char *ensembles;	/* --ensemble list; NULL: the default */
+};
+
+/* What `cfl tune` searches: a model's space, or a command's. */
+struct cfl_study_tune_plan {
+	const char *model;	/* NULL with command */
+	const char *command;	/* "CMD {name} ...", or NULL */
+	const struct cfl_space *space;	/* loaded and fixed; the caller's */
+	long num_search;
+	long num_parallel;	/* candidates in flight */
+	int num_parallel_set;	/* given: else a resumed run keeps its own */
+	enum cfl_metric_id metric;	/* scored on validation (not command) */
+	int maximize;		/* command: which values are better */
+	enum cfl_search_method method;
+	long grid_points;
+	enum cfl_liar liar;
+	double timeout;		/* ask no new candidate after this (s); 0: none */
+};
+
+struct cfl_study_plan {
+	enum cfl_run_kind kind;		/* CFL_RUN_REPEAT or CFL_RUN_TUNE */
+	struct cfl_data_opts data;	/* DATA and the data options; the run
+					 * seed is data.seed */
+	long num_repeat;		/* seeds per model or candidate */
+	size_t n_metrics;		/* repeat: the metrics of every trial */
+	enum cfl_metric_id metrics[CFL_WIRE_MAX_METRICS];
+	struct cfl_study_repeat_plan repeat;
+	struct cfl_study_tune_plan tune;
+	/* where it is stored; none of these is part of the stored plan */
+	const char *db;			/* the database; its folder must exist */
+	const char *name;		/* NULL: the store picks KIND-YYYYMMDD-HHMMSS */
+	const char *resume;		/* the run to finish, or NULL: a new one */
+	const char *command_line;	/* stored with a new run ("cfl repeat ...") */
+};
+
+/* Zeroes p and sets the defaults: repeat, 5 repeats, tune's 10 candidates
+ * by bo with the kriging liar, the default database. */
+void cfl_study_plan_init(struct cfl_study_plan *p);
+
+/* The plan as "key=value" lines, appended to out: stored with the run and
+ * compared on resume.  Execution options (workers, timeouts, retries,
+ * threads) are not part of it; tune's num_parallel is, since it shapes the
+ * search history.  0, or -1 on allocation failure. */
+int cfl_study_plan_config(const struct cfl_study_plan *p, struct cfl_buf *out);
+
+/* What the plan needs of the data beyond train and test. */
+enum {
+	CFL_STUDY_NEEDS_VALID = 1u << 0,	/* a validation part: tune scores
+						 * candidates on it, a model
+						 * stops early on it (fcnn's
+						 * patience, gbdt's
+						 * early_stopping_rounds not 0),
+						 * ensembles other than mean and
+						 * vote are fitted on it (stacking
+						 * with folds: on OOF) */
+};
+/* The CFL_STUDY_NEEDS_* bits of the plan.  The data module carves a
+ * validation part whatever this says; the bits are for the caller that
+ * will carve it only when needed. */
+unsigned cfl_study_plan_needs(const struct cfl_study_plan *p);
+
+/* Checks the plan against the loaded data before any work starts (data
+ * NULL: tune of a command): --folds no more than the training rows,
+ * ensembles that apply to the task, a grid that fits, every {name} of a
+ * command in the space.  0, or -1 with err: the caller's usage error. */
+int cfl_study_check(const struct cfl_study_plan *p, const struct cfl_data *data,
+		    struct cfl_err *err);
+
+/* The shell command of a tune candidate: tmpl with each {name} replaced by
+ * the shell-quoted value of parameter name in params, "{{" and "}}" by a
+ * brace.  Appends to out; 0, or -1 with err on an unclosed brace or a name
+ * that params lacks. */
+int cfl_study_substitute(const char *tmpl, const struct cfl_params *params,
+			 struct cfl_buf *out, struct cfl_err *err);
 
 /* ---- events: what a study tells its caller ---- */
 
 enum cfl_study_event_kind {
 	CFL_STUDY_NOTE,		/* a remark for the user: text */
+	CFL_STUDY_START,	/* the trials are queued: n_done, n_todo */
+	CFL_STUDY_TRIAL,	/* a trial reached a final state: trial, what */
+	CFL_STUDY_TICK,		/* the pool's tick (redraw progress) */
+	CFL_STUDY_CANDIDATE,	/* tune: candidate cand was scored */
+	CFL_STUDY_TIMEOUT,	/* tune: --timeout ended the search after
+				 * n_done candidates */
 };
 
 struct cfl_study_event {
 	enum cfl_study_event_kind kind;
+	struct cfl_pool *pool;		/* for cfl_pool_get_stats; NULL
+					 * outside the pool's life */
 	const char *text;	/* NOTE: "ensemble 'vote' ...; skipped" */
+	size_t n_done;		/* START: trials done before (repeat) or
+				 * candidates stored (tune), on --resume;
+				 * TIMEOUT: candidates asked */
+	size_t n_todo;		/* START: trials queued (repeat) */
+	/* TRIAL: */
+	const struct cfl_pool_event *trial;
+	const char *what;	/* the model, or tune's candidate hex id */
+	int repeat, fold;	/* fold -1: no folds */
+	/* CANDIDATE: */
+	size_t cand;		/* 0-based, in asking order */
+	const char *hex;	/* its 8-hex id */
+	const struct cfl_params *params;
+	double score;		/* NaN: every repeat failed */
+	double best;		/* the best score so far */
 };
 
 /* Who hears the events: fn(ev, ctx), called from the study's own thread;
@@ -37,6 +161,97 @@ struct cfl_study_listener {
 	void (*fn)(const struct cfl_study_event *ev, void *ctx);
 	void *ctx;
 };
+
+/* ---- a run ---- */
+
+struct cfl_study;
+
+/* Results of cfl_study_repeat / cfl_study_tune besides 0 and -1. */
+#define CFL_STUDY_INTERRUPTED 1
+
+/* Opens p->db (created when missing) and records a new run (kind, the
+ * plan's config, command_line, the dataset's path and SHA-256, the seed),
+ * or finds p->resume: it must be of p's kind with the same config and
+ * dataset SHA-256 ("cannot resume run 'x': it was started with another
+ * plan; use the options it was started with:\n  cfl ..."), and is set
+ * running again.  data is the loaded dataset (NULL: tune of a command);
+ * it and p must outlive the study.  Returns the study (free it), or NULL
+ * with err. */
+struct cfl_study *cfl_study_open(const struct cfl_study_plan *p,
+				 const struct cfl_data *data,
+				 struct cfl_err *err);
+/* Closes the pool if it is still open (dropping pending work: use
+ * cfl_study_finish first), the store, and frees s.  NULL is a no-op. */
+void cfl_study_free(struct cfl_study *s);
+
+const char *cfl_study_name(const struct cfl_study *s);	/* the run's name */
+int64_t cfl_study_run_id(const struct cfl_study *s);
+int cfl_study_resumed(const struct cfl_study *s);	/* 1 on --resume */
+struct cfl_store *cfl_study_store(struct cfl_study *s);
+/* The pool once started, else NULL: join peers to it (remote workers, MPI
+ * ranks), interrupt it from a signal handler (cfl_pool_interrupt). */
+struct cfl_pool *cfl_study_pool(struct cfl_study *s);
+
+/* Forks the pool.  exec holds the execution options (n_local,
+ * threads_per_trial, trial_timeout, max_retries, trials_per_worker, tick);
+ * the study sets data, store, run, metrics (tune: the defaults of the
+ * task with the scored metric first) and allow_commands (tune of a
+ * command only).  0, or -1 with err. */
+int cfl_study_start(struct cfl_study *s, const struct cfl_pool_opts *exec,
+		    struct cfl_err *err);
+
+/* `cfl repeat`'s trials: model x repeat [x fold], created (or found) in
+ * the store in one transaction, done ones kept (--resume), the others
+ * submitted, then the pool drained.  Tells START once queued, TRIAL for
+ * each finished trial (what: the model), TICK as the pool ticks.  Returns
+ * 0 when the pool is idle, CFL_STUDY_INTERRUPTED after cfl_pool_interrupt
+ * (the run is marked interrupted), or -1 with err. */
+int cfl_study_repeat(struct cfl_study *s, const struct cfl_study_listener *ls,
+		     struct cfl_err *err);
+
+/* `cfl tune`'s search: asks num_parallel candidates, then one more each
+ * time the oldest in flight is told, so the history depends on (seed,
+ * num_parallel) only; on --resume the stored trials replay it.  A
+ * candidate's score is cfl_metric_candidate_score of its repeats on
+ * validation (--command: its values), stored and told to the search.  Then
+ * the best (cfl_metric_best_score, the first of the highest) is refitted
+ * with num_repeat fresh seeds on the test part (not for a command).  Tells
+ * START, TRIAL (what: the candidate's hex id), CANDIDATE and TIMEOUT.
+ * Returns 0, CFL_STUDY_INTERRUPTED or -1 with err. */
+int cfl_study_tune(struct cfl_study *s, const struct cfl_study_listener *ls,
+		   struct cfl_err *err);
+/* After cfl_study_tune: the index of the candidate refitted, or -1 when
+ * every candidate failed. */
+long cfl_study_tune_best(const struct cfl_study *s);
+/* Fits the best candidate in this process with the seed of its first refit
+ * repeat and saves it to path (a model file for cfl predict).  0, or -1
+ * with err (no best candidate, a tune of a command, a fit or write
+ * error). */
+int cfl_study_tune_save_best(struct cfl_study *s, const char *path,
+			     struct cfl_err *err);
+/* The model file of a run: "NAME.cfl" in the database's folder.  Writes at
+ * most cap bytes. */
+void cfl_study_model_path(const char *db, const char *name, char *out,
+			  size_t cap);
+
+/* Commits every result and closes the pool (its peers shut down): after
+ * it, the results are durable.  0, or -1 with err.  A no-op when the pool
+ * is closed already. */
+int cfl_study_close_pool(struct cfl_study *s, struct cfl_err *err);
+
+/* Ends the run after cfl_study_repeat or cfl_study_tune returned 0: closes
+ * the pool, builds the ensembles (repeat; NOTE events for those skipped),
+ * and sets the run done (some trial done; tune: some candidate scored) or
+ * failed.  counts (may be NULL) gets the run's trial counts.  0, or -1
+ * with err. */
+int cfl_study_finish(struct cfl_study *s, const struct cfl_study_listener *ls,
+		     struct cfl_trial_counts *counts /* OUT */,
+		     struct cfl_err *err);
+
+/* After an interruption (or a stop before the pool started): closes the
+ * pool without waiting for its work, or, when none was started, marks the
+ * run interrupted in the store.  0, or -1 with err (the marking failed). */
+int cfl_study_stop(struct cfl_study *s, struct cfl_err *err);
 
 /* ---- ensembles from the store ----
  * A run's done trials become members (one trial, or with folds the folds of

@@ -3,8 +3,9 @@
  * stores every trial, and prints carefree-learn's mean / std / score table
  * from the store.  The plan (models, params, repeats, folds, metrics, data
  * options, seed) is stored with the run, so --resume can check it and run
- * only the unfinished trials.  All the work is in src/run and src/store;
- * this file parses, shows progress and prints.
+ * only the unfinished trials.  A thin driver over the study (cfl/study.h):
+ * this file parses options into a plan, shows progress from the study's
+ * events and prints the table from the store.
  */
 #include "cli.h"
 #include "remote.h"
@@ -24,8 +25,6 @@
 #include "cfl/run.h"
 #include "cfl/store.h"
 #include "cfl/study.h"
-
-#define MAX_MODELS 16
 
 enum {
 	OPT_MODELS = CLI_OPT_FIRST_FREE,
@@ -92,17 +91,9 @@ static void usage(FILE *f)
 /* ---- options ---- */
 
 struct plan {
-	struct cfl_data_opts data;
-	char *models[MAX_MODELS];
-	size_t n_models;
-	struct cfl_params params[MAX_MODELS];
-	long num_repeat;
+	struct cfl_study_plan sp;	/* data options, models, params, repeats,
+					 * folds, metrics, ensembles */
 	const char *metrics_arg;
-	enum cfl_metric_id metrics[CFL_WIRE_MAX_METRICS];
-	size_t n_metrics;
-	long folds;
-	int bootstrap;
-	const char *ensemble;
 	struct cli_pool_opts pool;	/* --num-jobs, --db, --resume, -q, ... */
 	struct cli_remote remote;	/* --listen: remote workers */
 	struct cli_cluster cluster;	/* --backend; the mpi backend */
@@ -113,14 +104,15 @@ struct plan {
 
 static void plan_release(struct plan *pl)
 {
-	for (size_t i = 0; i < pl->n_models; i++)
-		cfl_params_release(&pl->params[i]);
+	for (size_t i = 0; i < pl->sp.repeat.n_models; i++)
+		cfl_params_release(&pl->sp.repeat.params[i]);
 	free(pl->models_buf);
 }
 
 /* Splits --models into names, checking each is registered. */
 static int parse_models(struct plan *pl, const char *arg)
 {
+	struct cfl_study_repeat_plan *r = &pl->sp.repeat;
 	char *save = NULL, *tok;
 
 	pl->models_buf = strdup(arg);
@@ -140,15 +132,15 @@ static int parse_models(struct plan *pl, const char *arg)
 			cfl_buf_release(&known);
 			return CLI_USAGE;
 		}
-		for (size_t i = 0; i < pl->n_models; i++)
-			if (!strcmp(pl->models[i], tok))
+		for (size_t i = 0; i < r->n_models; i++)
+			if (!strcmp(r->models[i], tok))
 				return cli_usage_error("repeat", "model '%s' listed twice", tok);
-		if (pl->n_models == MAX_MODELS)
-			return cli_usage_error("repeat", "at most %d models", MAX_MODELS);
-		cfl_params_init(&pl->params[pl->n_models]);
-		pl->models[pl->n_models++] = tok;
+		if (r->n_models == CFL_STUDY_MAX_MODELS)
+			return cli_usage_error("repeat", "at most %d models", CFL_STUDY_MAX_MODELS);
+		cfl_params_init(&r->params[r->n_models]);
+		r->models[r->n_models++] = tok;
 	}
-	if (!pl->n_models)
+	if (!r->n_models)
 		return cli_usage_error("repeat", "--models is empty");
 	return 0;
 }
@@ -157,33 +149,34 @@ static int parse_models(struct plan *pl, const char *arg)
  * the model's schema. */
 static int apply_sets(struct plan *pl)
 {
+	struct cfl_study_repeat_plan *r = &pl->sp.repeat;
 	struct cfl_err err;
 
 	for (size_t s = 0; s < pl->n_sets; s++) {
 		const char *arg = pl->sets[s], *eq = strchr(arg, '='), *dot;
-		size_t m = pl->n_models;
+		size_t m = r->n_models;
 
 		if (!eq)
 			return cli_usage_error("repeat", "--set wants MODEL.KEY=VALUE, got '%s'", arg);
 		dot = memchr(arg, '.', (size_t)(eq - arg));
 		if (dot)
-			for (m = 0; m < pl->n_models; m++)
-				if (strlen(pl->models[m]) == (size_t)(dot - arg) &&
-				    !strncmp(pl->models[m], arg, (size_t)(dot - arg)))
+			for (m = 0; m < r->n_models; m++)
+				if (strlen(r->models[m]) == (size_t)(dot - arg) &&
+				    !strncmp(r->models[m], arg, (size_t)(dot - arg)))
 					break;
-		if (m < pl->n_models)
+		if (m < r->n_models)
 			arg = dot + 1;
-		else if (pl->n_models == 1)
+		else if (r->n_models == 1)
 			m = 0;
 		else
 			return cli_usage_error("repeat", "--set '%s': say which model (MODEL.KEY=VALUE)", arg);
-		if (cfl_params_set_arg(&pl->params[m], arg, &err))
+		if (cfl_params_set_arg(&r->params[m], arg, &err))
 			return cli_usage_error("repeat", "--set: %s", err.msg);
 	}
-	for (size_t m = 0; m < pl->n_models; m++) {
-		cfl_params_sort(&pl->params[m]);
-		if (cfl_model_check_params(cfl_model_find(pl->models[m]),
-					   &pl->params[m], &err))
+	for (size_t m = 0; m < r->n_models; m++) {
+		cfl_params_sort(&r->params[m]);
+		if (cfl_model_check_params(cfl_model_find(r->models[m]),
+					   &r->params[m], &err))
 			return cli_usage_error("repeat", "%s", err.msg);
 	}
 	return 0;
@@ -210,16 +203,16 @@ static int parse_args(struct plan *pl, int argc, char **argv)
 		{ 0, 0, 0, 0 },
 	};
 	const char *models = NULL;
+	long folds = 0;
 	int c, r;
 
-	cfl_data_opts_init(&pl->data);
+	cfl_study_plan_init(&pl->sp);
 	cli_pool_opts_init(&pl->pool);
 	cli_remote_init(&pl->remote);
 	cli_cluster_init(&pl->cluster);
-	pl->num_repeat = 5;
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "qh", opts, NULL)) != -1) {
-		r = cli_pool_shared_option("repeat", c, optarg, &pl->data, &pl->pool,
+		r = cli_pool_shared_option("repeat", c, optarg, &pl->sp.data, &pl->pool,
 					   &pl->remote, &pl->cluster);
 		if (r < 0)
 			return CLI_USAGE;
@@ -230,7 +223,7 @@ static int parse_args(struct plan *pl, int argc, char **argv)
 			models = optarg;
 			break;
 		case OPT_NUM_REPEAT:
-			if (cli_parse_long(optarg, 1, 100000, &pl->num_repeat))
+			if (cli_parse_long(optarg, 1, 100000, &pl->sp.num_repeat))
 				return cli_usage_error("repeat", "--num-repeat must be an integer in [1, 100000], got '%s'", optarg);
 			break;
 		case OPT_METRICS:
@@ -242,14 +235,15 @@ static int parse_args(struct plan *pl, int argc, char **argv)
 			pl->sets[pl->n_sets++] = optarg;
 			break;
 		case OPT_FOLDS:
-			if (cli_parse_long(optarg, 0, 100, &pl->folds) || pl->folds == 1)
+			if (cli_parse_long(optarg, 0, 100, &folds) || folds == 1)
 				return cli_usage_error("repeat", "--folds must be 0 or an integer in [2, 100], got '%s'", optarg);
+			pl->sp.repeat.folds = (int)folds;
 			break;
 		case OPT_BOOTSTRAP:
-			pl->bootstrap = 1;
+			pl->sp.repeat.bootstrap = 1;
 			break;
 		case OPT_ENSEMBLE:
-			pl->ensemble = optarg;
+			pl->sp.repeat.ensembles = optarg;
 			break;
 		case 'h':
 			usage(stdout);
@@ -264,7 +258,7 @@ static int parse_args(struct plan *pl, int argc, char **argv)
 		return cli_usage_error("repeat", "missing DATA (a CSV file)");
 	if (optind + 1 < argc)
 		return cli_usage_error("repeat", "unexpected argument '%s'", argv[optind + 1]);
-	pl->data.path = argv[optind];
+	pl->sp.data.path = argv[optind];
 	if (!pl->pool.num_jobs && !pl->remote.listen)
 		return cli_usage_error("repeat", "--num-jobs 0 needs --listen (remote workers)");
 	if ((r = cli_remote_check(&pl->remote, "repeat")))
@@ -278,39 +272,11 @@ static int parse_args(struct plan *pl, int argc, char **argv)
 	return apply_sets(pl);
 }
 
-/* The plan as "key=value" lines: stored with the run, compared on resume.
- * Execution options (jobs, timeouts, retries, threads) are not part of it. */
-static void plan_config(const struct plan *pl, struct cfl_buf *b)
-{
-	const struct cfl_data_opts *d = &pl->data;
-
-	cfl_buf_printf(b, "models=");
-	for (size_t i = 0; i < pl->n_models; i++)
-		cfl_buf_printf(b, "%s%s", i ? "," : "", pl->models[i]);
-	cfl_buf_printf(b, "\n");
-	for (size_t i = 0; i < pl->n_models; i++) {
-		cfl_buf_printf(b, "params.%s=", pl->models[i]);
-		cfl_params_format(&pl->params[i], b);
-		cfl_buf_printf(b, "\n");
-	}
-	cfl_buf_printf(b, "num_repeat=%ld\nfolds=%ld\nbootstrap=%d\nmetrics=",
-		       pl->num_repeat, pl->folds, pl->bootstrap);
-	for (size_t i = 0; i < pl->n_metrics; i++)
-		cfl_buf_printf(b, "%s%s", i ? "," : "", cfl_metric_info(pl->metrics[i])->name);
-	cfl_buf_printf(b, "\nseed=%llu\ntarget=%s\ntask=%d\ndrop=%s\nonly=%s\n"
-		       "test=%s\nvalid=%s\ntest_frac=%.17g\nvalid_frac=%.17g\n",
-		       (unsigned long long)d->seed,
-		       d->schema.target ? d->schema.target : "", (int)d->schema.task,
-		       d->schema.drop_re ? d->schema.drop_re : "",
-		       d->schema.only_re ? d->schema.only_re : "",
-		       d->test_path ? d->test_path : "",
-		       d->valid_path ? d->valid_path : "", d->test_frac, d->valid_frac);
-}
-
 /* ---- progress ---- */
 
 struct progress {
-	int quiet, tty;
+	int quiet, tty, resumed;
+	const char *run_name;
 	double t0;
 	size_t total, done, failed;
 	int have_best;
@@ -400,14 +366,6 @@ static void progress_event(struct progress *pr, struct cfl_pool *pool,
 	}
 }
 
-/* A study's remark ("ensemble ...; skipped"): shown even with -q. */
-static void on_note(const struct cfl_study_event *ev, void *ctx)
-{
-	(void)ctx;
-	if (ev->kind == CFL_STUDY_NOTE)
-		fprintf(stderr, "cfl: %s\n", ev->text);
-}
-
 /* ---- signals ---- */
 
 static struct cfl_pool *volatile g_pool;
@@ -421,37 +379,54 @@ static void on_signal(int sig)
 		cfl_pool_interrupt(g_pool);
 }
 
-/* ---- the command ---- */
+/* The study's events: progress on stderr (none with -q, but notes). */
+static void on_study_event(const struct cfl_study_event *ev, void *ctx)
+{
+	struct progress *pr = ctx;
 
-/* What the events point back to. */
-struct trial_ref {
-	size_t model;
-	int repeat, fold;
-};
+	switch (ev->kind) {
+	case CFL_STUDY_NOTE:	/* "ensemble ...; skipped": shown even with -q */
+		fprintf(stderr, "cfl: %s\n", ev->text);
+		break;
+	case CFL_STUDY_START:
+		pr->t0 = cfl_now();
+		pr->total = ev->n_todo;
+		if (pr->resumed && !pr->quiet)
+			fprintf(stderr, "resuming run '%s': %zu trials done, %zu to run\n",
+				pr->run_name, ev->n_done, ev->n_todo);
+		break;
+	case CFL_STUDY_TRIAL:
+		progress_event(pr, ev->pool, ev->trial, ev->what, ev->repeat, ev->fold);
+		break;
+	case CFL_STUDY_TICK:
+		progress_line(pr, ev->pool);
+		break;
+	default:
+		break;
+	}
+}
+
+/* ---- the command ---- */
 
 int cmd_repeat(int argc, char **argv)
 {
 	struct plan pl;
 	struct cfl_data data;
 	struct cfl_err err;
-	struct cfl_store *st = NULL;
-	struct cfl_pool *pool = NULL;
+	struct cfl_study *study = NULL;
+	struct cfl_pool *pool;
 	struct cfl_pool_opts po;
-	struct cfl_buf config, cmdline, out;
-	struct cfl_run_info info;
-	struct trial_ref *refs = NULL;
+	struct cfl_buf cmdline, out;
 	struct progress pr;
+	struct cfl_study_listener ls = { on_study_event, &pr };
 	struct sigaction old_int, old_term;
-	char run_name[128], launcher[64];
-	int64_t run_id = 0;
-	size_t n_trials, n_submit = 0, n_done_before = 0;
-	int rc = CLI_FAIL, r, loaded = 0, resumed = 0;
-	long n_folds;
+	char launcher[64];
+	const char *run_name = "";
+	int rc = CLI_FAIL, r, loaded = 0;
 	char **rv = NULL, **rv_words = NULL;
 
 	memset(&pl, 0, sizeof(pl));
 	memset(&pr, 0, sizeof(pr));
-	cfl_buf_init(&config);
 	cfl_buf_init(&cmdline);
 	cfl_buf_init(&out);
 	r = parse_args(&pl, argc, argv);
@@ -476,7 +451,7 @@ int cmd_repeat(int argc, char **argv)
 	}
 	/* under mpi, only rank 0's coordinator goes on from here */
 	memset(&data, 0, sizeof(data));
-	r = cli_cluster_start(&pl.cluster, "repeat", &pl.data, &data,
+	r = cli_cluster_start(&pl.cluster, "repeat", &pl.sp.data, &data,
 			      pl.remote.listen != NULL, &pl.pool.num_jobs, pl.pool.num_jobs_set);
 	if (r >= 0) {
 		plan_release(&pl);
@@ -490,37 +465,26 @@ int cmd_repeat(int argc, char **argv)
 	cli_catch_stop(on_signal, SA_RESTART, &old_int, &old_term);
 
 	/* under mpi rank 0 loaded it while MPI started */
-	if (!pl.cluster.data_loaded && cfl_data_load(&data, &pl.data, &err)) {
+	if (!pl.cluster.data_loaded && cfl_data_load(&data, &pl.sp.data, &err)) {
 		cli_fail(&err);
 		goto done;
 	}
 	loaded = 1;
 	if (pl.metrics_arg) {
 		long n = cfl_metric_parse_list(pl.metrics_arg, data.train.n_classes,
-					       pl.metrics, CFL_WIRE_MAX_METRICS, &err);
+					       pl.sp.metrics, CFL_WIRE_MAX_METRICS, &err);
 
 		if (n < 0) {
 			rc = cli_usage_error("repeat", "--metrics: %s", err.msg);
 			goto done;
 		}
-		pl.n_metrics = (size_t)n;
+		pl.sp.n_metrics = (size_t)n;
 	} else {
-		pl.n_metrics = cfl_metric_defaults(data.train.n_classes, pl.metrics,
-						   CFL_WIRE_MAX_METRICS);
+		pl.sp.n_metrics = cfl_metric_defaults(data.train.n_classes, pl.sp.metrics,
+						      CFL_WIRE_MAX_METRICS);
 	}
-	if (pl.ensemble) {
-		unsigned mask = 0;
-
-		if (cfl_ensemble_parse_list(pl.ensemble, &mask, &err) ||
-		    cfl_study_check_ensembles(mask, data.train.n_classes, &err)) {
-			rc = cli_usage_error("repeat", "--ensemble: %s", err.msg);
-			goto done;
-		}
-	}
-	n_folds = pl.folds;
-	if (n_folds && (size_t)n_folds > data.train.n) {
-		rc = cli_usage_error("repeat", "--folds %ld: the training part has only %zu rows",
-				     n_folds, data.train.n);
+	if (cfl_study_check(&pl.sp, &data, &err)) {
+		rc = cli_usage_error("repeat", "%s", err.msg);
 		goto done;
 	}
 	if (pl.pool.num_jobs * pl.pool.threads_per_trial > sysconf(_SC_NPROCESSORS_ONLN))
@@ -532,212 +496,82 @@ int cmd_repeat(int argc, char **argv)
 	/* the store: a new run, or the one to resume */
 	if (cli_pool_mkdir_db(pl.pool.db))
 		goto done;
-	st = cfl_store_open(pl.pool.db, CFL_STORE_CREATE, &err);
-	if (!st) {
+	cli_command_line(argc, argv, &cmdline);
+	pl.sp.command_line = cmdline.data;
+	pl.sp.db = pl.pool.db;
+	pl.sp.name = pl.pool.name;
+	pl.sp.resume = pl.pool.resume;
+	study = cfl_study_open(&pl.sp, &data, &err);
+	if (!study) {
 		cli_fail(&err);
 		goto done;
 	}
-	plan_config(&pl, &config);
-	cli_command_line(argc, argv, &cmdline);
-	if (pl.pool.resume) {
-		r = cfl_store_run_find(st, pl.pool.resume, &info, &err);
-		if (r) {
-			cli_fail(&err);
-			goto done;
-		}
-		run_id = info.id;
-		resumed = 1;
-		if (info.kind != CFL_RUN_REPEAT ||
-		    strcmp(info.config ? info.config : "", config.data) ||
-		    strcmp(info.dataset_sha256, data.sha256_hex)) {
-			fprintf(stderr, "cfl: cannot resume run '%s': it was started with %s;"
-				" use the options it was started with:\n  %s\n",
-				pl.pool.resume,
-				info.kind != CFL_RUN_REPEAT ? "another command"
-				: strcmp(info.dataset_sha256, data.sha256_hex) ? "another dataset (SHA-256 differs)"
-				: "another plan", info.command ? info.command : "");
-			cfl_run_info_release(&info);
-			goto done;
-		}
-		snprintf(run_name, sizeof(run_name), "%s", info.name);
-		cfl_run_info_release(&info);
-		if (cfl_store_run_set_status(st, run_id, CFL_RUN_RUNNING, &err)) {
-			cli_fail(&err);
-			goto done;
-		}
-	} else {
-		struct cfl_run_info ri;
-
-		if (pl.pool.name)
-			snprintf(run_name, sizeof(run_name), "%s", pl.pool.name);
-		memset(&ri, 0, sizeof(ri));
-		ri.name = run_name;
-		ri.kind = CFL_RUN_REPEAT;
-		ri.command = cmdline.data;
-		ri.config = config.data;
-		ri.dataset = (char *)pl.data.path;
-		snprintf(ri.dataset_sha256, sizeof(ri.dataset_sha256), "%s", data.sha256_hex);
-		ri.seed = pl.data.seed;
-		/* no --name: the store picks the default name as it inserts
-		 * the run, so two runs started at once get two names */
-		if (pl.pool.name ? cfl_store_run_create(st, &ri, &run_id, &err)
-		    : cfl_store_run_create_default(st, &ri, run_name,
-						   sizeof(run_name), &run_id, &err)) {
-			cli_fail(&err);
-			goto done;
-		}
-	}
+	run_name = cfl_study_name(study);
 
 	/* the pool forks now: after the data load, before any BLAS call */
 	cfl_pool_opts_init(&po);
-	po.data = &data;
-	po.store = st;
-	po.run_id = run_id;
 	cli_pool_opts_apply(&pl.pool, &po);
-	po.n_metrics = pl.n_metrics;
-	memcpy(po.metrics, pl.metrics, sizeof(po.metrics));
 	pr.tty = cli_stderr_is_tty();
 	pr.quiet = pl.pool.quiet;
+	pr.resumed = cfl_study_resumed(study);
+	pr.run_name = run_name;
+	pr.metric = cfl_metric_info(pl.sp.metrics[0])->name;
+	pr.sign = cfl_metric_info(pl.sp.metrics[0])->sign;
 	po.tick = pr.tty && !pr.quiet ? 0.5 : 0;
 	if (g_interrupted)
 		goto interrupted_early;
-	pool = cfl_pool_new(&po, &err);
-	if (!pool) {
+	if (cfl_study_start(study, &po, &err)) {
 		cli_fail(&err);
 		goto done;
 	}
+	pool = cfl_study_pool(study);
 	g_pool = pool;
 	if (g_interrupted)
 		cfl_pool_interrupt(pool);
 	{
 		char key[256];
 
-		snprintf(key, sizeof(key), "%.200s#%lld", pl.pool.db, (long long)run_id);
-		if (cli_remote_start(&pl.remote, "repeat", pool, &pl.data, &data, &po,
-				     key, pl.pool.quiet) ||
-		    cli_cluster_attach(&pl.cluster, pool, &pl.data, &po, key,
-				       pl.remote.heartbeat))
+		snprintf(key, sizeof(key), "%.200s#%lld", pl.pool.db,
+			 (long long)cfl_study_run_id(study));
+		if (cli_remote_start(&pl.remote, "repeat", pool, &pl.sp.data, &data,
+				     cfl_pool_opts(pool), key, pl.pool.quiet) ||
+		    cli_cluster_attach(&pl.cluster, pool, &pl.sp.data, cfl_pool_opts(pool),
+				       key, pl.remote.heartbeat))
 			goto done;
 	}
 
-	/* the trials: model x repeat [x fold], created (or found) in one
-	 * transaction; done ones (on --resume) are kept */
-	n_trials = pl.n_models * (size_t)pl.num_repeat * (size_t)(n_folds ? n_folds : 1);
-	refs = calloc(n_trials, sizeof(*refs));
-	if (!refs || cfl_store_begin(st, &err)) {
-		if (!refs)
-			cfl_err_set(&err, "out of memory");
+	/* the trials: model x repeat [x fold]; done ones (on --resume) kept */
+	r = cfl_study_repeat(study, &ls, &err);
+	if (r < 0) {
+		if (pr.tty && !pr.quiet)
+			fprintf(stderr, "\n");
 		cli_fail(&err);
 		goto done;
 	}
-	for (size_t m = 0, k = 0; m < pl.n_models; m++) {
-		int64_t cand;
-
-		if (cfl_store_candidate_get_or_add(st, run_id, pl.models[m],
-						   &pl.params[m], &cand, NULL, &err))
-			goto store_fail;
-		for (long rep = 0; rep < pl.num_repeat; rep++)
-			for (long f = n_folds ? 0 : -1; f < (n_folds ? n_folds : 0); f++, k++) {
-				struct cfl_trial_state ts;
-				struct cfl_trial_spec spec;
-				uint64_t seed = cfl_trial_seed(pl.data.seed, pl.models[m], (int)rep);
-
-				if (cfl_store_trial_ensure(st, run_id, cand, (int)rep, (int)f,
-							   seed, &ts, &err))
-					goto store_fail;
-				refs[k] = (struct trial_ref){ m, (int)rep, (int)f };
-				if (ts.status == CFL_TRIAL_DONE) {
-					n_done_before++;
-					continue;
-				}
-				memset(&spec, 0, sizeof(spec));
-				spec.trial_id = ts.id;
-				spec.model = pl.models[m];
-				spec.params = &pl.params[m];
-				spec.seed = seed;
-				spec.fold_seed = cfl_fold_seed(pl.data.seed, (int)rep);
-				spec.repeat = (int)rep;
-				spec.fold = (int)f;
-				spec.n_folds = (int)n_folds;
-				spec.flags = CFL_LEASE_KEEP_VALID | CFL_LEASE_KEEP_TEST |
-					     (n_folds ? CFL_LEASE_KEEP_OOF : 0) |
-					     (pl.bootstrap ? CFL_LEASE_BOOTSTRAP : 0);
-				spec.prev_attempts = ts.attempt;
-				spec.user = &refs[k];
-				if (cfl_pool_submit(pool, &spec, &err))
-					goto store_fail;
-				n_submit++;
-			}
-	}
-	if (cfl_store_commit(st, &err))
-		goto store_fail;
-
-	/* run them */
-	pr.t0 = cfl_now();
-	pr.total = n_submit;
-	pr.metric = cfl_metric_info(pl.metrics[0])->name;
-	pr.sign = cfl_metric_info(pl.metrics[0])->sign;
-	if (resumed && !pl.pool.quiet)
-		fprintf(stderr, "resuming run '%s': %zu trials done, %zu to run\n",
-			run_name, n_done_before, n_submit);
-	for (;;) {
-		struct cfl_pool_event ev;
-
-		r = cfl_pool_wait(pool, &ev, &err);
-		if (r < 0) {
-			if (pr.tty && !pr.quiet)
-				fprintf(stderr, "\n");
-			cli_fail(&err);
-			goto done;
-		}
-		if (r == CFL_POOL_IDLE)
-			break;
-		if (r == CFL_POOL_INTERRUPTED)
-			goto interrupted;
-		if (r == CFL_POOL_TICK) {
-			progress_line(&pr, pool);
-			continue;
-		}
-		{
-			const struct trial_ref *ref = ev.user;
-
-			progress_event(&pr, pool, &ev, pl.models[ref->model],
-				       ref->repeat, ref->fold);
-		}
-	}
+	if (r == CFL_STUDY_INTERRUPTED)
+		goto interrupted;
 	if (pr.tty && !pr.quiet)
 		fprintf(stderr, "\n");
 	/* every result is durable before the table is printed */
-	if (cfl_pool_close(pool, &err)) {
-		pool = NULL;
-		g_pool = NULL;
-		cli_fail(&err);
-		goto done;
-	}
 	g_pool = NULL;
-	pool = NULL;
-	cli_remote_stop(&pl.remote);
-
-	/* ensembles are built from the stored predictions */
-	if (cfl_study_ensembles_for_run(st, run_id, &data, pl.ensemble,
-					&(struct cfl_study_listener){ on_note, NULL },
-					&err)) {
+	if (cfl_study_close_pool(study, &err)) {
 		cli_fail(&err);
 		goto done;
 	}
+	cli_remote_stop(&pl.remote);
 
 	{
 		struct cfl_trial_counts tc;
 		struct cfl_table t;
 
-		if (cfl_store_trial_counts(st, run_id, &tc, &err) ||
-		    cfl_store_run_finish(st, run_id, tc.done ? CFL_RUN_DONE : CFL_RUN_FAILED,
-					 &err)) {
+		/* the ensembles, from the stored predictions; the run's status */
+		if (cfl_study_finish(study, &ls, &tc, &err)) {
 			cli_fail(&err);
 			goto done;
 		}
 		cfl_table_init(&t);
-		if (cfl_table_from_run(&t, st, run_id, CFL_SPLIT_TEST, CFL_ROWS_BY_MODEL, &err) ||
+		if (cfl_table_from_run(&t, cfl_study_store(study), cfl_study_run_id(study),
+				       CFL_SPLIT_TEST, CFL_ROWS_BY_MODEL, &err) ||
 		    cfl_table_render(&t, CFL_TABLE_TEXT, &out, &err)) {
 			cfl_table_release(&t);
 			cli_fail(&err);
@@ -764,16 +598,11 @@ int cmd_repeat(int argc, char **argv)
 	}
 	goto done;
 
-store_fail:
-	cfl_store_rollback(st);
-	cli_fail(&err);
-	goto done;
 interrupted:
 	if (pr.tty && !pr.quiet)
 		fprintf(stderr, "\n");
 	g_pool = NULL;
-	cfl_pool_close(pool, NULL);
-	pool = NULL;
+	cfl_study_stop(study, NULL);
 	fprintf(stderr, "cfl repeat: interrupted; run '%s' kept in '%s'; finish it with:\n"
 		"  %scfl repeat --resume %s%s%s\n", run_name, pl.pool.db,
 		cli_cluster_resume_prefix(&pl.cluster, launcher, sizeof(launcher)), run_name,
@@ -782,23 +611,21 @@ interrupted:
 	rc = CLI_INTERRUPTED;
 	goto done;
 interrupted_early:
-	if (st && run_id && cfl_store_mark_interrupted(st, run_id, &err))
+	if (cfl_study_stop(study, &err))
 		cli_fail(&err);
 	fprintf(stderr, "cfl repeat: interrupted\n");
 	rc = CLI_INTERRUPTED;
 done:
 	g_pool = NULL;
-	if (pool)
-		cfl_pool_close(pool, NULL);
+	if (study)
+		cfl_study_close_pool(study, NULL);
 	cli_remote_stop(&pl.remote);
 	cli_cluster_stop(&pl.cluster);
 	sigaction(SIGINT, &old_int, NULL);
 	sigaction(SIGTERM, &old_term, NULL);
-	cfl_store_close(st);
+	cfl_study_free(study);
 	if (loaded)
 		cfl_data_release(&data);
-	free(refs);
-	cfl_buf_release(&config);
 	cfl_buf_release(&cmdline);
 	cfl_buf_release(&out);
 	plan_release(&pl);

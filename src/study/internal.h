@@ -1,0 +1,71 @@
+/*
+ * What the files of src/study share: the study itself (the run, its pool,
+ * and tune's search state) and the helpers of the drain loop.  Not a public
+ * header: only src/study includes it.
+ */
+#ifndef CFL_STUDY_INTERNAL_H
+#define CFL_STUDY_INTERNAL_H
+
+#include "cfl/study.h"
+
+/* What a repeat trial's events point back to. */
+struct study_ref {
+	size_t model;
+	int repeat, fold;
+};
+
+/* One tune candidate. */
+struct study_cand {
+	int64_t id;
+	char hex[9];
+	struct cfl_params params;
+	size_t n_pending;	/* trials not final yet */
+	double *vals;		/* (R) the metric on valid; NaN: failed or not done */
+	double score;		/* once told: cfl_metric_candidate_score */
+	int told;
+};
+
+/* What a tune trial's events point back to. */
+struct study_tref {
+	size_t cand;
+	int repeat;
+};
+
+struct cfl_study {
+	const struct cfl_study_plan *plan;
+	const struct cfl_data *data;	/* NULL: tune of a command */
+	struct cfl_store *st;
+	struct cfl_pool *pool;
+	int64_t run_id;
+	char name[128];
+	int resumed;
+	struct study_ref *refs;		/* repeat: (n_trials) */
+	/* tune */
+	long num_parallel;		/* the plan's, or the resumed run's */
+	struct cfl_search *search;
+	struct study_cand *cands;	/* (num_search) */
+	size_t n_cands;
+	struct study_tref *trefs;	/* ((num_search + 1) * R) */
+	size_t n_trefs;
+	struct cfl_metric_row *stored;	/* valid metrics stored (resume) */
+	size_t n_stored, n_stored_cands;
+	double best_score;
+	int has_best;
+	long best;			/* the candidate refitted, or -1 */
+};
+
+/* tune's metric name ("value" for a command) and its sign. */
+const char *cfl_study_metric_name(const struct cfl_study_plan *p);
+int cfl_study_sign(const struct cfl_study_plan *p);
+
+/* Calls the listener, if any. */
+void cfl_study_emit(const struct cfl_study_listener *ls,
+		    struct cfl_study_event *ev);
+/* Waits for the pool's next finished trial: 0 with *ev, 1 when idle, 2
+ * when interrupted, -1 with err.  Ticks go to the listener. */
+int cfl_study_wait(struct cfl_study *s, const struct cfl_study_listener *ls,
+		   struct cfl_pool_event *ev /* OUT */, struct cfl_err *err);
+/* Frees tune's search state (a no-op for repeat). */
+void cfl_study_tune_release(struct cfl_study *s);
+
+#endif

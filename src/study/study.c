@@ -1,0 +1,610 @@
+/*
+ * A run's life (cfl/study.h): the plan and its checks, the run in the store
+ * (created, or found and compared on --resume), the pool, `cfl repeat`'s
+ * trials drained with events, and the end of the run.  tune.c holds the
+ * search loop on the same struct.  Prints nothing, exits never: the caller
+ * hears events and reads the store.
+ */
+#include "internal.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cfl/model.h"
+
+/* ---- the plan ---- */
+
+void cfl_study_plan_init(struct cfl_study_plan *p)
+{
+	memset(p, 0, sizeof(*p));
+	p->kind = CFL_RUN_REPEAT;
+	cfl_data_opts_init(&p->data);
+	p->num_repeat = 5;
+	p->tune.num_search = 10;
+	p->tune.method = CFL_SEARCH_BO;
+	p->tune.liar = CFL_LIAR_KRIGING;
+	p->db = CFL_STORE_DEFAULT_PATH;
+}
+
+/* The data options' lines, shared by both kinds (the same text as ever:
+ * stored runs are compared with it). */
+static int data_config(const struct cfl_data_opts *d, struct cfl_buf *b)
+{
+	return cfl_buf_printf(b, "seed=%llu\ntarget=%s\ntask=%d\ndrop=%s\nonly=%s\n"
+			      "test=%s\nvalid=%s\ntest_frac=%.17g\nvalid_frac=%.17g\n",
+			      (unsigned long long)d->seed,
+			      d->schema.target ? d->schema.target : "", (int)d->schema.task,
+			      d->schema.drop_re ? d->schema.drop_re : "",
+			      d->schema.only_re ? d->schema.only_re : "",
+			      d->test_path ? d->test_path : "",
+			      d->valid_path ? d->valid_path : "", d->test_frac,
+			      d->valid_frac);
+}
+
+static int repeat_config(const struct cfl_study_plan *p, struct cfl_buf *b)
+{
+	const struct cfl_study_repeat_plan *r = &p->repeat;
+	int rc = 0;
+
+	rc |= cfl_buf_printf(b, "models=");
+	for (size_t i = 0; i < r->n_models; i++)
+		rc |= cfl_buf_printf(b, "%s%s", i ? "," : "", r->models[i]);
+	rc |= cfl_buf_printf(b, "\n");
+	for (size_t i = 0; i < r->n_models; i++) {
+		rc |= cfl_buf_printf(b, "params.%s=", r->models[i]);
+		rc |= cfl_params_format(&r->params[i], b);
+		rc |= cfl_buf_printf(b, "\n");
+	}
+	rc |= cfl_buf_printf(b, "num_repeat=%ld\nfolds=%ld\nbootstrap=%d\nmetrics=",
+			     p->num_repeat, (long)r->folds, r->bootstrap);
+	for (size_t i = 0; i < p->n_metrics; i++)
+		rc |= cfl_buf_printf(b, "%s%s", i ? "," : "",
+				     cfl_metric_info(p->metrics[i])->name);
+	rc |= cfl_buf_printf(b, "\n");
+	return rc ? -1 : 0;
+}
+
+static int tune_config(const struct cfl_study_plan *p, struct cfl_buf *b)
+{
+	const struct cfl_study_tune_plan *t = &p->tune;
+	struct cfl_buf space;
+	int rc;
+
+	cfl_buf_init(&space);
+	if (t->space && cfl_space_format(t->space, &space)) {
+		cfl_buf_release(&space);
+		return -1;
+	}
+	for (char *c = space.data; c && *c; c++)
+		if (*c == '\n')
+			*c = ';';
+	rc = cfl_buf_printf(b, "model=%s\ncommand=%s\nspace=%s\nnum_search=%ld\n"
+			    "num_repeat=%ld\nnum_parallel=%ld\nmetric=%s\nsign=%d\n"
+			    "method=%s\ngrid_points=%ld\nliar=%d\n",
+			    t->model ? t->model : "", t->command ? t->command : "",
+			    space.data ? space.data : "", t->num_search, p->num_repeat,
+			    t->num_parallel, cfl_study_metric_name(p),
+			    cfl_study_sign(p), cfl_search_method_name(t->method),
+			    t->grid_points, (int)t->liar);
+	cfl_buf_release(&space);
+	return rc;
+}
+
+int cfl_study_plan_config(const struct cfl_study_plan *p, struct cfl_buf *out)
+{
+	if ((p->kind == CFL_RUN_TUNE ? tune_config(p, out) : repeat_config(p, out)) ||
+	    data_config(&p->data, out))
+		return -1;
+	return 0;
+}
+
+/* Whether a model with these params stops early on the validation part:
+ * the schema's early-stopping knob (fcnn's patience, gbdt's
+ * early_stopping_rounds), given or by default, is not 0. */
+static int stops_early(const char *model, const struct cfl_params *params)
+{
+	static const char *const knobs[] = { "patience", "early_stopping_rounds" };
+	const struct cfl_model_ops *ops = cfl_model_find(model);
+
+	for (size_t i = 0; ops && i < ops->n_params; i++)
+		for (size_t k = 0; k < sizeof(knobs) / sizeof(knobs[0]); k++) {
+			const char *v;
+
+			if (strcmp(ops->params[i].name, knobs[k]))
+				continue;
+			v = params ? cfl_params_get(params, knobs[k]) : NULL;
+			if (!v)
+				v = ops->params[i].def;
+			if (v && strtol(v, NULL, 10) != 0)
+				return 1;
+		}
+	return 0;
+}
+
+unsigned cfl_study_plan_needs(const struct cfl_study_plan *p)
+{
+	unsigned methods = 0;
+
+	if (p->kind == CFL_RUN_TUNE)
+		return p->tune.command ? 0 : CFL_STUDY_NEEDS_VALID;
+	for (size_t i = 0; i < p->repeat.n_models; i++)
+		if (stops_early(p->repeat.models[i], &p->repeat.params[i]))
+			return CFL_STUDY_NEEDS_VALID;
+	if (cfl_ensemble_parse_list(p->repeat.ensembles ? p->repeat.ensembles
+				    : CFL_STUDY_ENSEMBLE_DEFAULT, &methods, NULL))
+		return CFL_STUDY_NEEDS_VALID;	/* unknown: cfl_study_check says */
+	methods &= ~((1u << CFL_ENS_MEAN) | (1u << CFL_ENS_VOTE));
+	if (p->repeat.folds)
+		methods &= ~(1u << CFL_ENS_STACKING);	/* stacks on OOF */
+	return methods ? CFL_STUDY_NEEDS_VALID : 0;
+}
+
+const char *cfl_study_metric_name(const struct cfl_study_plan *p)
+{
+	return p->tune.command ? "value" : cfl_metric_info(p->tune.metric)->name;
+}
+
+int cfl_study_sign(const struct cfl_study_plan *p)
+{
+	if (p->tune.command)
+		return p->tune.maximize ? 1 : -1;
+	return cfl_metric_info(p->tune.metric)->sign;
+}
+
+int cfl_study_check(const struct cfl_study_plan *p, const struct cfl_data *data,
+		    struct cfl_err *err)
+{
+	if (p->kind == CFL_RUN_REPEAT) {
+		if (p->repeat.ensembles) {
+			unsigned mask = 0;
+
+			if (cfl_ensemble_parse_list(p->repeat.ensembles, &mask, err) ||
+			    (data && cfl_study_check_ensembles(mask, data->train.n_classes,
+							       err)))
+				return cfl_err_prefix(err, "--ensemble");
+		}
+		if (data && p->repeat.folds && (size_t)p->repeat.folds > data->train.n)
+			return cfl_err_set(err, "--folds %ld: the training part has only %zu rows",
+					   (long)p->repeat.folds, data->train.n);
+		return 0;
+	}
+	if (p->tune.method == CFL_SEARCH_GRID && p->tune.space) {
+		struct cfl_search_opts o;
+		struct cfl_search *s;
+
+		cfl_search_opts_init(&o);
+		o.method = CFL_SEARCH_GRID;
+		o.grid_points = (size_t)p->tune.grid_points;
+		s = cfl_search_new(p->tune.space, &o, err);
+		if (!s)
+			return -1;
+		cfl_search_free(s);
+	}
+	if (p->tune.command) {
+		struct cfl_params probe;
+		struct cfl_buf b;
+		int rc;
+
+		/* every {name} must be a parameter of the space */
+		cfl_params_init(&probe);
+		cfl_buf_init(&b);
+		for (size_t i = 0; p->tune.space && i < p->tune.space->n_params; i++)
+			cfl_params_set(&probe, p->tune.space->params[i].name, "x", NULL);
+		rc = cfl_study_substitute(p->tune.command, &probe, &b, err);
+		cfl_params_release(&probe);
+		cfl_buf_release(&b);
+		if (rc)
+			return -1;
+	}
+	return 0;
+}
+
+int cfl_study_substitute(const char *tmpl, const struct cfl_params *p,
+			 struct cfl_buf *out, struct cfl_err *err)
+{
+	for (const char *s = tmpl; *s; s++) {
+		if (s[0] == '{' && s[1] == '{') {
+			cfl_buf_puts(out, "{");
+			s++;
+			continue;
+		}
+		if (s[0] == '}' && s[1] == '}') {
+			cfl_buf_puts(out, "}");
+			s++;
+			continue;
+		}
+		if (*s != '{') {
+			cfl_buf_append(out, s, 1);
+			continue;
+		}
+		const char *e = strchr(s, '}');
+		char name[128];
+		const char *v;
+
+		if (!e || (size_t)(e - s - 1) >= sizeof(name))
+			return cfl_err_set(err, "--command: unclosed '{' in '%s'", tmpl);
+		memcpy(name, s + 1, (size_t)(e - s - 1));
+		name[e - s - 1] = '\0';
+		v = cfl_params_get(p, name);
+		if (!v)
+			return cfl_err_set(err, "--command: '{%s}' is not a parameter of the search space", name);
+		cfl_buf_puts(out, "'");
+		for (; *v; v++)
+			cfl_buf_puts(out, *v == '\'' ? "'\\''" : (char[]){ *v, 0 });
+		cfl_buf_puts(out, "'");
+		s = e;
+	}
+	if (!out->data)
+		cfl_buf_puts(out, "");
+	return 0;
+}
+
+/* ---- the run in the store ---- */
+
+/* The num_parallel line of a stored config: 1 with *out set, or 0. */
+static int stored_num_parallel(const char *config, long *out)
+{
+	const char *p = config;
+
+	while (p && *p) {
+		if (!strncmp(p, "num_parallel=", 13)) {
+			char *end;
+			long v = strtol(p + 13, &end, 10);
+
+			if (v < 1 || v > 1024 || (*end && *end != '\n'))
+				return 0;
+			*out = v;
+			return 1;
+		}
+		p = strchr(p, '\n');
+		if (p)
+			p++;
+	}
+	return 0;
+}
+
+/* --resume: finds the run, checks it is this plan's, sets it running. */
+static int resume(struct cfl_study *s, struct cfl_buf *config,
+		  struct cfl_err *err)
+{
+	const struct cfl_study_plan *p = s->plan;
+	struct cfl_run_info info;
+	const char *why = NULL;
+	int tune = p->kind == CFL_RUN_TUNE;
+
+	if (cfl_store_run_find(s->st, p->resume, &info, err))
+		return -1;
+	s->run_id = info.id;
+	s->resumed = 1;
+	/* tune without --num-parallel: the run's own, not one derived from
+	 * this command's --num-jobs (resuming with more jobs is fine) */
+	if (tune && !p->tune.num_parallel_set &&
+	    stored_num_parallel(info.config, &s->num_parallel)) {
+		struct cfl_study_plan q = *p;
+
+		q.tune.num_parallel = s->num_parallel;
+		config->len = 0;
+		if (cfl_study_plan_config(&q, config)) {
+			cfl_run_info_release(&info);
+			return cfl_err_set(err, "out of memory");
+		}
+	}
+	if (info.kind != p->kind)
+		why = "another command";
+	else if (tune ? strcmp(info.config ? info.config : "", config->data)
+		      : strcmp(info.dataset_sha256, s->data->sha256_hex))
+		why = tune ? "another plan" : "another dataset (SHA-256 differs)";
+	else if (tune ? s->data && strcmp(info.dataset_sha256, s->data->sha256_hex)
+		      : strcmp(info.config ? info.config : "", config->data))
+		why = tune ? "another dataset (SHA-256 differs)" : "another plan";
+	if (why) {
+		cfl_err_set(err, "cannot resume run '%s': it was started with %s;"
+			    " use the options it was started with:\n  %s",
+			    p->resume, why, info.command ? info.command : "");
+		cfl_run_info_release(&info);
+		return -1;
+	}
+	snprintf(s->name, sizeof(s->name), "%s", info.name);
+	cfl_run_info_release(&info);
+	return cfl_store_run_set_status(s->st, s->run_id, CFL_RUN_RUNNING, err);
+}
+
+static int create(struct cfl_study *s, struct cfl_buf *config,
+		  struct cfl_err *err)
+{
+	const struct cfl_study_plan *p = s->plan;
+	struct cfl_run_info ri;
+
+	if (p->name)
+		snprintf(s->name, sizeof(s->name), "%s", p->name);
+	memset(&ri, 0, sizeof(ri));
+	ri.name = s->name;
+	ri.kind = p->kind;
+	ri.command = (char *)(p->command_line ? p->command_line : "");
+	ri.config = config->data;
+	ri.dataset = (char *)(p->data.path ? p->data.path : "");
+	if (s->data)
+		snprintf(ri.dataset_sha256, sizeof(ri.dataset_sha256), "%s",
+			 s->data->sha256_hex);
+	ri.seed = p->data.seed;
+	/* no name: the store picks the default name as it inserts the run,
+	 * so two runs started at once get two names */
+	return p->name ? cfl_store_run_create(s->st, &ri, &s->run_id, err)
+		       : cfl_store_run_create_default(s->st, &ri, s->name, sizeof(s->name),
+						      &s->run_id, err);
+}
+
+struct cfl_study *cfl_study_open(const struct cfl_study_plan *p,
+				 const struct cfl_data *data,
+				 struct cfl_err *err)
+{
+	struct cfl_study *s;
+	struct cfl_buf config;
+	int rc;
+
+	if (!data && !(p->kind == CFL_RUN_TUNE && p->tune.command)) {
+		cfl_err_set(err, "a run needs its dataset loaded");
+		return NULL;
+	}
+	s = cfl_calloc(1, sizeof(*s), err);
+	if (!s)
+		return NULL;
+	s->plan = p;
+	s->data = data;
+	s->num_parallel = p->tune.num_parallel;
+	s->best = -1;
+	s->st = cfl_store_open(p->db, CFL_STORE_CREATE, err);
+	if (!s->st) {
+		free(s);
+		return NULL;
+	}
+	cfl_buf_init(&config);
+	if (cfl_study_plan_config(p, &config))
+		rc = cfl_err_set(err, "out of memory");
+	else
+		rc = p->resume ? resume(s, &config, err) : create(s, &config, err);
+	cfl_buf_release(&config);
+	if (rc) {
+		cfl_study_free(s);
+		return NULL;
+	}
+	return s;
+}
+
+void cfl_study_free(struct cfl_study *s)
+{
+	if (!s)
+		return;
+	cfl_pool_close(s->pool, NULL);
+	cfl_study_tune_release(s);
+	free(s->refs);
+	cfl_store_close(s->st);
+	free(s);
+}
+
+const char *cfl_study_name(const struct cfl_study *s) { return s->name; }
+int64_t cfl_study_run_id(const struct cfl_study *s) { return s->run_id; }
+int cfl_study_resumed(const struct cfl_study *s) { return s->resumed; }
+struct cfl_store *cfl_study_store(struct cfl_study *s) { return s->st; }
+struct cfl_pool *cfl_study_pool(struct cfl_study *s) { return s->pool; }
+
+/* ---- the pool ---- */
+
+int cfl_study_start(struct cfl_study *s, const struct cfl_pool_opts *exec,
+		    struct cfl_err *err)
+{
+	const struct cfl_study_plan *p = s->plan;
+	struct cfl_pool_opts po = *exec;
+
+	if (s->pool)
+		return cfl_err_set(err, "the pool is started already");
+	po.data = s->data;
+	po.store = s->st;
+	po.run_id = s->run_id;
+	/* the user's own --command, run by this user's processes (and under
+	 * mpi by the ranks of this user's launcher), never by TCP workers */
+	po.allow_commands = p->kind == CFL_RUN_TUNE && p->tune.command != NULL;
+	if (p->kind == CFL_RUN_REPEAT) {
+		po.n_metrics = p->n_metrics;
+		memcpy(po.metrics, p->metrics, sizeof(po.metrics));
+	} else if (!p->tune.command) {
+		int have = 0;
+
+		/* the task's defaults, with the scored metric first if missing */
+		po.n_metrics = cfl_metric_defaults(s->data->train.n_classes, po.metrics,
+						   CFL_WIRE_MAX_METRICS);
+		for (size_t i = 0; i < po.n_metrics; i++)
+			have |= po.metrics[i] == p->tune.metric;
+		if (!have) {
+			memmove(po.metrics + 1, po.metrics,
+				(CFL_WIRE_MAX_METRICS - 1) * sizeof(po.metrics[0]));
+			po.metrics[0] = p->tune.metric;
+			if (po.n_metrics < CFL_WIRE_MAX_METRICS)
+				po.n_metrics++;
+		}
+	}
+	s->pool = cfl_pool_new(&po, err);
+	return s->pool ? 0 : -1;
+}
+
+int cfl_study_close_pool(struct cfl_study *s, struct cfl_err *err)
+{
+	int rc = cfl_pool_close(s->pool, err);
+
+	s->pool = NULL;
+	return rc;
+}
+
+int cfl_study_stop(struct cfl_study *s, struct cfl_err *err)
+{
+	if (s->pool) {
+		cfl_pool_close(s->pool, NULL);
+		s->pool = NULL;
+		return 0;
+	}
+	return cfl_store_mark_interrupted(s->st, s->run_id, err);
+}
+
+void cfl_study_emit(const struct cfl_study_listener *ls, struct cfl_study_event *ev)
+{
+	if (ls && ls->fn)
+		ls->fn(ev, ls->ctx);
+}
+
+/* Waits for the pool's next event: 0 a trial finished (*ev), 1 idle,
+ * CFL_STUDY_INTERRUPTED + 1, -1 error.  Ticks go to the listener. */
+int cfl_study_wait(struct cfl_study *s, const struct cfl_study_listener *ls,
+	       struct cfl_pool_event *ev, struct cfl_err *err)
+{
+	for (;;) {
+		int r = cfl_pool_wait(s->pool, ev, err);
+
+		if (r < 0)
+			return -1;
+		if (r == CFL_POOL_IDLE)
+			return 1;
+		if (r == CFL_POOL_INTERRUPTED)
+			return 2;
+		if (r == CFL_POOL_TICK) {
+			struct cfl_study_event se;
+
+			memset(&se, 0, sizeof(se));
+			se.kind = CFL_STUDY_TICK;
+			se.pool = s->pool;
+			cfl_study_emit(ls, &se);
+			continue;
+		}
+		return 0;
+	}
+}
+
+/* ---- repeat: model x repeat [x fold] ---- */
+
+/* The trials of the plan, created or found in one transaction; those not
+ * done are submitted.  *n_done: done before (--resume). */
+static int repeat_submit(struct cfl_study *s, size_t *n_done, size_t *n_submit,
+			 struct cfl_err *err)
+{
+	const struct cfl_study_plan *p = s->plan;
+	const struct cfl_study_repeat_plan *r = &p->repeat;
+	long n_folds = r->folds;
+	size_t n_trials = r->n_models * (size_t)p->num_repeat *
+			  (size_t)(n_folds ? n_folds : 1);
+
+	s->refs = calloc(n_trials + 1, sizeof(*s->refs));
+	if (!s->refs)
+		return cfl_err_set(err, "out of memory");
+	if (cfl_store_begin(s->st, err))
+		return -1;
+	for (size_t m = 0, k = 0; m < r->n_models; m++) {
+		int64_t cand;
+
+		if (cfl_store_candidate_get_or_add(s->st, s->run_id, r->models[m],
+						   &r->params[m], &cand, NULL, err))
+			goto fail;
+		for (long rep = 0; rep < p->num_repeat; rep++)
+			for (long f = n_folds ? 0 : -1; f < (n_folds ? n_folds : 0); f++, k++) {
+				struct cfl_trial_state ts;
+				struct cfl_trial_spec spec;
+				uint64_t seed = cfl_trial_seed(p->data.seed, r->models[m], (int)rep);
+
+				if (cfl_store_trial_ensure(s->st, s->run_id, cand, (int)rep,
+							   (int)f, seed, &ts, err))
+					goto fail;
+				s->refs[k] = (struct study_ref){ m, (int)rep, (int)f };
+				if (ts.status == CFL_TRIAL_DONE) {
+					(*n_done)++;
+					continue;
+				}
+				memset(&spec, 0, sizeof(spec));
+				spec.trial_id = ts.id;
+				spec.model = r->models[m];
+				spec.params = &r->params[m];
+				spec.seed = seed;
+				spec.fold_seed = cfl_fold_seed(p->data.seed, (int)rep);
+				spec.repeat = (int)rep;
+				spec.fold = (int)f;
+				spec.n_folds = (int)n_folds;
+				spec.flags = CFL_LEASE_KEEP_VALID | CFL_LEASE_KEEP_TEST |
+					     (n_folds ? CFL_LEASE_KEEP_OOF : 0) |
+					     (r->bootstrap ? CFL_LEASE_BOOTSTRAP : 0);
+				spec.prev_attempts = ts.attempt;
+				spec.user = &s->refs[k];
+				if (cfl_pool_submit(s->pool, &spec, err))
+					goto fail;
+				(*n_submit)++;
+			}
+	}
+	if (cfl_store_commit(s->st, err))
+		goto fail;
+	return 0;
+fail:
+	cfl_store_rollback(s->st);
+	return -1;
+}
+
+int cfl_study_repeat(struct cfl_study *s, const struct cfl_study_listener *ls,
+		     struct cfl_err *err)
+{
+	struct cfl_study_event se;
+	size_t n_done = 0, n_submit = 0;
+
+	if (!s->pool || s->plan->kind != CFL_RUN_REPEAT)
+		return cfl_err_set(err, "cfl_study_repeat: %s",
+				   s->pool ? "not a repeat plan" : "the pool is not started");
+	if (repeat_submit(s, &n_done, &n_submit, err))
+		return -1;
+	memset(&se, 0, sizeof(se));
+	se.kind = CFL_STUDY_START;
+	se.pool = s->pool;
+	se.n_done = n_done;
+	se.n_todo = n_submit;
+	cfl_study_emit(ls, &se);
+	for (;;) {
+		struct cfl_pool_event ev;
+		const struct study_ref *ref;
+		int r = cfl_study_wait(s, ls, &ev, err);
+
+		if (r < 0)
+			return -1;
+		if (r == 1)
+			return 0;
+		if (r == 2)
+			return CFL_STUDY_INTERRUPTED;
+		ref = ev.user;
+		memset(&se, 0, sizeof(se));
+		se.kind = CFL_STUDY_TRIAL;
+		se.pool = s->pool;
+		se.trial = &ev;
+		se.what = s->plan->repeat.models[ref->model];
+		se.repeat = ref->repeat;
+		se.fold = ref->fold;
+		cfl_study_emit(ls, &se);
+	}
+}
+
+/* ---- the end ---- */
+
+int cfl_study_finish(struct cfl_study *s, const struct cfl_study_listener *ls,
+		     struct cfl_trial_counts *counts, struct cfl_err *err)
+{
+	struct cfl_trial_counts tc;
+	int ok;
+
+	if (cfl_study_close_pool(s, err))
+		return -1;
+	if (s->plan->kind == CFL_RUN_REPEAT &&
+	    cfl_study_ensembles_for_run(s->st, s->run_id, s->data,
+					s->plan->repeat.ensembles, ls, err))
+		return -1;
+	if (cfl_store_trial_counts(s->st, s->run_id, &tc, err))
+		return -1;
+	ok = s->plan->kind == CFL_RUN_REPEAT ? tc.done > 0 : s->best >= 0;
+	if (cfl_store_run_finish(s->st, s->run_id, ok ? CFL_RUN_DONE : CFL_RUN_FAILED,
+				 err))
+		return -1;
+	if (counts)
+		*counts = tc;
+	return 0;
+}

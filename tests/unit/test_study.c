@@ -1,0 +1,367 @@
+/* Unit tests of the study layer (cfl/study.h) in-process: the stored plan
+ * text (resume compares it with what older runs stored), the plan checks,
+ * a repeat run drained with events then resumed with nothing left to run,
+ * a resume refused for another plan or dataset, and a tune run whose
+ * refitted candidate is the one cfl_metric_best_score picks from the
+ * stored scores. */
+#include "runner.h"
+
+#include "cfl/model.h"
+#include "cfl/study.h"
+
+struct tmpdb {
+	char dir[64], path[96];
+};
+
+static void tmpdb_new(struct tmpdb *t)
+{
+	strcpy(t->dir, "/tmp/cfl-study-XXXXXX");
+	CHECK(mkdtemp(t->dir) != NULL);
+	snprintf(t->path, sizeof(t->path), "%s/cfl.db", t->dir);
+}
+
+static void tmpdb_end(struct tmpdb *t)
+{
+	char cmd[128];
+
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", t->dir);
+	CHECK(system(cmd) == 0);
+}
+
+/* What the listener heard. */
+struct heard {
+	size_t n_start, n_trial, n_done_trials, n_tick, n_cand, n_note;
+	size_t start_done, start_todo;
+	int folds_seen;		/* a TRIAL with fold >= 0 */
+};
+
+static void listen(const struct cfl_study_event *ev, void *ctx)
+{
+	struct heard *h = ctx;
+
+	switch (ev->kind) {
+	case CFL_STUDY_START:
+		h->n_start++;
+		h->start_done = ev->n_done;
+		h->start_todo = ev->n_todo;
+		break;
+	case CFL_STUDY_TRIAL:
+		h->n_trial++;
+		h->n_done_trials += ev->trial->status == CFL_TRIAL_DONE;
+		h->folds_seen |= ev->fold >= 0;
+		CHECK(ev->what && (!strcmp(ev->what, "linear") ||
+				   !strcmp(ev->what, "baseline") || strlen(ev->what) == 8));
+		break;
+	case CFL_STUDY_TICK:
+		h->n_tick++;
+		break;
+	case CFL_STUDY_CANDIDATE:
+		h->n_cand++;
+		break;
+	case CFL_STUDY_NOTE:
+		h->n_note++;
+		break;
+	default:
+		break;
+	}
+}
+
+static void repeat_plan(struct cfl_study_plan *p, const char *db)
+{
+	cfl_study_plan_init(p);
+	p->data.path = "datasets/iris.csv";
+	p->data.seed = 3;
+	p->num_repeat = 2;
+	p->n_metrics = cfl_metric_defaults(3, p->metrics, CFL_WIRE_MAX_METRICS);
+	p->repeat.n_models = 2;
+	p->repeat.models[0] = "linear";
+	p->repeat.models[1] = "baseline";
+	cfl_params_init(&p->repeat.params[0]);
+	cfl_params_init(&p->repeat.params[1]);
+	p->db = db;
+	p->name = "r";
+	p->command_line = "cfl repeat datasets/iris.csv";
+}
+
+/* The stored plan is the text runs have always stored: --resume of a run
+ * made by an older cfl compares against it. */
+static void t_plan_config_text(void)
+{
+	struct cfl_study_plan p;
+	struct cfl_buf b;
+
+	repeat_plan(&p, "x.db");
+	p.repeat.folds = 3;
+	cfl_buf_init(&b);
+	CHECK(cfl_study_plan_config(&p, &b) == 0);
+	CHECK_MSG(!strcmp(b.data, "models=linear,baseline\nparams.linear=\n"
+			  "params.baseline=\nnum_repeat=2\nfolds=3\nbootstrap=0\n"
+			  "metrics=acc,auc\nseed=3\ntarget=\ntask=0\ndrop=\nonly=\n"
+			  "test=\nvalid=\ntest_frac=0.20000000000000001\n"
+			  "valid_frac=0.10000000000000001\n"), "%s", b.data);
+	cfl_buf_release(&b);
+}
+
+/* What a plan needs of the data, and the checks before any work. */
+static void t_plan_needs_and_checks(void)
+{
+	struct cfl_study_plan p;
+	struct cfl_data d;
+	struct cfl_data_opts o;
+	struct cfl_err err = { "" };
+
+	repeat_plan(&p, "x.db");
+	/* the default ensembles: stacking without folds fits on validation */
+	CHECK(cfl_study_plan_needs(&p) == CFL_STUDY_NEEDS_VALID);
+	p.repeat.ensembles = "mean,vote";
+	CHECK(cfl_study_plan_needs(&p) == 0);
+	p.repeat.ensembles = "stacking";
+	p.repeat.folds = 5;	/* stacking on out-of-fold predictions */
+	CHECK(cfl_study_plan_needs(&p) == 0);
+	p.repeat.ensembles = "greedy";
+	CHECK(cfl_study_plan_needs(&p) == CFL_STUDY_NEEDS_VALID);
+	/* a model that stops early watches the validation part */
+	p.repeat.ensembles = "mean";
+	p.repeat.models[1] = "fcnn";	/* patience 10 by default */
+	CHECK(cfl_study_plan_needs(&p) == CFL_STUDY_NEEDS_VALID);
+	CHECK(cfl_params_set_arg(&p.repeat.params[1], "patience=0", &err) == 0);
+	CHECK(cfl_study_plan_needs(&p) == 0);
+	cfl_params_release(&p.repeat.params[1]);
+	cfl_params_init(&p.repeat.params[1]);
+	p.repeat.models[1] = "baseline";
+	p.kind = CFL_RUN_TUNE;
+	CHECK(cfl_study_plan_needs(&p) == CFL_STUDY_NEEDS_VALID);
+	p.tune.command = "echo {x}";
+	CHECK(cfl_study_plan_needs(&p) == 0);
+
+	cfl_data_opts_init(&o);
+	o.path = "datasets/diabetes.csv";
+	CHECK_MSG(cfl_data_load(&d, &o, &err) == 0, "%s", err.msg);
+	repeat_plan(&p, "x.db");
+	p.repeat.ensembles = "mean,vote";
+	CHECK(cfl_study_check(&p, &d, &err) == -1);
+	CHECK_MSG(strstr(err.msg, "--ensemble: ") == err.msg &&
+		  strstr(err.msg, "needs classification"), "%s", err.msg);
+	p.repeat.ensembles = "bogus";
+	CHECK(cfl_study_check(&p, &d, &err) == -1);
+	CHECK_CONTAINS(err.msg, "unknown ensemble 'bogus'");
+	p.repeat.ensembles = NULL;
+	p.repeat.folds = (int)d.train.n + 1;
+	CHECK(cfl_study_check(&p, &d, &err) == -1);
+	CHECK_CONTAINS(err.msg, "the training part has only");
+	p.repeat.folds = 5;
+	CHECK(cfl_study_check(&p, &d, &err) == 0);
+	cfl_data_release(&d);
+	/* a command's {name} must be in the space */
+	{
+		struct cfl_space sp;
+
+		cfl_study_plan_init(&p);
+		p.kind = CFL_RUN_TUNE;
+		CHECK(cfl_space_parse(&sp, "t", "x = uniform(0, 1)\n", 18, NULL, &err) == 0);
+		p.tune.space = &sp;
+		p.tune.command = "echo {x} {y}";
+		CHECK(cfl_study_check(&p, NULL, &err) == -1);
+		CHECK_CONTAINS(err.msg, "'{y}' is not a parameter");
+		p.tune.command = "echo {x} {{y}}";
+		CHECK_MSG(cfl_study_check(&p, NULL, &err) == 0, "%s", err.msg);
+		cfl_space_release(&sp);
+	}
+}
+
+/* Runs a plan start to finish; returns the trial counts. */
+static struct cfl_trial_counts run_repeat(const struct cfl_study_plan *p,
+					  const struct cfl_data *d,
+					  struct heard *h)
+{
+	struct cfl_study_listener ls = { listen, h };
+	struct cfl_pool_opts exec;
+	struct cfl_trial_counts tc;
+	struct cfl_err err = { "" };
+	struct cfl_study *s = cfl_study_open(p, d, &err);
+
+	CHECK_MSG(s, "%s", err.msg);
+	CHECK(!strcmp(cfl_study_name(s), "r"));
+	cfl_pool_opts_init(&exec);
+	exec.n_local = 2;
+	CHECK_MSG(cfl_study_start(s, &exec, &err) == 0, "%s", err.msg);
+	CHECK(cfl_study_pool(s) != NULL);
+	CHECK_MSG(cfl_study_repeat(s, &ls, &err) == 0, "%s", err.msg);
+	CHECK_MSG(cfl_study_finish(s, &ls, &tc, &err) == 0, "%s", err.msg);
+	CHECK(cfl_study_pool(s) == NULL);
+	cfl_study_free(s);
+	return tc;
+}
+
+static void t_repeat_then_resume(void)
+{
+	struct tmpdb t;
+	struct cfl_study_plan p;
+	struct cfl_data d;
+	struct cfl_err err = { "" };
+	struct cfl_trial_counts tc;
+	struct heard h;
+	struct cfl_study *s;
+
+	tmpdb_new(&t);
+	repeat_plan(&p, t.path);
+	p.repeat.folds = 2;
+	p.repeat.ensembles = "mean";
+	CHECK_MSG(cfl_data_load(&d, &p.data, &err) == 0, "%s", err.msg);
+	memset(&h, 0, sizeof(h));
+	tc = run_repeat(&p, &d, &h);
+	/* 2 models x 2 repeats x 2 folds */
+	CHECK_INT(tc.total, 8);
+	CHECK_INT(tc.done, 8);
+	CHECK_INT(h.n_start, 1);
+	CHECK_INT(h.start_todo, 8);
+	CHECK_INT(h.start_done, 0);
+	CHECK_INT(h.n_trial, 8);
+	CHECK_INT(h.n_done_trials, 8);
+	CHECK(h.folds_seen);
+	{
+		struct cfl_store *st = cfl_store_open(t.path, CFL_STORE_READONLY, &err);
+		struct cfl_run_info info;
+		struct cfl_ensemble_row *ens;
+		size_t n_ens;
+
+		CHECK_MSG(st, "%s", err.msg);
+		CHECK(cfl_store_run_find(st, "r", &info, &err) == 0);
+		CHECK(info.status == CFL_RUN_DONE);
+		CHECK(!strcmp(info.dataset_sha256, d.sha256_hex));
+		CHECK(!strcmp(info.command, "cfl repeat datasets/iris.csv"));
+		CHECK(cfl_store_ensembles(st, info.id, &ens, &n_ens, &err) == 0);
+		CHECK_INT(n_ens, 1);
+		cfl_ensemble_rows_free(ens, n_ens);
+		cfl_run_info_release(&info);
+		cfl_store_close(st);
+	}
+
+	/* the same plan again under its name: nothing left to run */
+	p.name = NULL;
+	p.resume = "r";
+	memset(&h, 0, sizeof(h));
+	tc = run_repeat(&p, &d, &h);
+	CHECK_INT(tc.done, 8);
+	CHECK_INT(h.start_done, 8);
+	CHECK_INT(h.start_todo, 0);
+	CHECK_INT(h.n_trial, 0);
+
+	/* another plan, another dataset: refused, saying which */
+	p.num_repeat = 3;
+	s = cfl_study_open(&p, &d, &err);
+	CHECK(s == NULL);
+	CHECK_CONTAINS(err.msg, "cannot resume run 'r': it was started with another plan");
+	CHECK_CONTAINS(err.msg, "\n  cfl repeat datasets/iris.csv");
+	p.num_repeat = 2;
+	d.sha256_hex[0] = d.sha256_hex[0] == '0' ? '1' : '0';
+	s = cfl_study_open(&p, &d, &err);
+	CHECK(s == NULL);
+	CHECK_CONTAINS(err.msg, "another dataset (SHA-256 differs)");
+	p.resume = "nope";
+	s = cfl_study_open(&p, &d, &err);
+	CHECK(s == NULL);
+	CHECK_CONTAINS(err.msg, "no run 'nope'");
+	cfl_data_release(&d);
+	tmpdb_end(&t);
+}
+
+/* A run without a name gets the default one; a stop before the pool
+ * started marks the run interrupted. */
+static void t_stop_before_start(void)
+{
+	struct tmpdb t;
+	struct cfl_study_plan p;
+	struct cfl_data d;
+	struct cfl_err err = { "" };
+	struct cfl_study *s;
+	struct cfl_run_info info;
+
+	tmpdb_new(&t);
+	repeat_plan(&p, t.path);
+	p.name = NULL;	/* the store picks repeat-YYYYMMDD-HHMMSS */
+	CHECK_MSG(cfl_data_load(&d, &p.data, &err) == 0, "%s", err.msg);
+	s = cfl_study_open(&p, &d, &err);
+	CHECK_MSG(s, "%s", err.msg);
+	CHECK_MSG(!strncmp(cfl_study_name(s), "repeat-", 7) &&
+		  strlen(cfl_study_name(s)) >= 22, "%s", cfl_study_name(s));
+	CHECK(cfl_study_repeat(s, NULL, &err) == -1);	/* no pool yet */
+	CHECK(cfl_study_stop(s, &err) == 0);
+	CHECK(cfl_store_run_get(cfl_study_store(s), cfl_study_run_id(s), &info, &err) == 0);
+	CHECK(info.status == CFL_RUN_INTERRUPTED);
+	cfl_run_info_release(&info);
+	cfl_study_free(s);
+	cfl_data_release(&d);
+	tmpdb_end(&t);
+}
+
+static void t_tune_refits_the_best(void)
+{
+	struct tmpdb t;
+	struct cfl_study_plan p;
+	struct cfl_data d;
+	struct cfl_space sp;
+	struct cfl_err err = { "" };
+	struct cfl_pool_opts exec;
+	struct heard h;
+	struct cfl_study_listener ls = { listen, &h };
+	struct cfl_study *s;
+	struct cfl_candidate_info *ci;
+	size_t n_ci;
+	double scores[8];
+	char path[160];
+
+	tmpdb_new(&t);
+	cfl_study_plan_init(&p);
+	p.kind = CFL_RUN_TUNE;
+	p.data.path = "datasets/iris.csv";
+	p.num_repeat = 2;
+	p.db = t.path;
+	p.name = "t";
+	p.tune.model = "linear";
+	p.tune.metric = CFL_M_ACC;
+	p.tune.method = CFL_SEARCH_RANDOM;
+	p.tune.num_search = 4;
+	p.tune.num_parallel = 2;
+	CHECK(cfl_space_parse(&sp, "linear", "l2 = loguniform(1e-4, 100)\n", 27,
+			      cfl_model_find("linear"), &err) == 0);
+	p.tune.space = &sp;
+	CHECK_MSG(cfl_data_load(&d, &p.data, &err) == 0, "%s", err.msg);
+	s = cfl_study_open(&p, &d, &err);
+	CHECK_MSG(s, "%s", err.msg);
+	cfl_pool_opts_init(&exec);
+	exec.n_local = 2;
+	CHECK_MSG(cfl_study_start(s, &exec, &err) == 0, "%s", err.msg);
+	memset(&h, 0, sizeof(h));
+	CHECK_MSG(cfl_study_tune(s, &ls, &err) == 0, "%s", err.msg);
+	CHECK_INT(h.n_cand, 4);
+	/* 4 candidates x 2 repeats, then the best's 2 refit repeats */
+	CHECK_INT(h.n_trial, 10);
+	CHECK(cfl_study_close_pool(s, &err) == 0);
+	CHECK(cfl_store_candidates(cfl_study_store(s), cfl_study_run_id(s), &ci, &n_ci,
+				   &err) == 0);
+	CHECK_INT(n_ci, 4);
+	for (size_t i = 0; i < n_ci; i++)
+		scores[i] = ci[i].has_score ? ci[i].score : NAN;
+	cfl_candidates_free(ci, n_ci);
+	CHECK(cfl_study_tune_best(s) >= 0);
+	CHECK_INT(cfl_study_tune_best(s), cfl_metric_best_score(scores, n_ci));
+	cfl_study_model_path(t.path, "t", path, sizeof(path));
+	CHECK(strstr(path, "/t.cfl") && !strncmp(path, t.dir, strlen(t.dir)));
+	CHECK_MSG(cfl_study_tune_save_best(s, path, &err) == 0, "%s", err.msg);
+	CHECK(access(path, R_OK) == 0);
+	CHECK_MSG(cfl_study_finish(s, &ls, NULL, &err) == 0, "%s", err.msg);
+	cfl_study_free(s);
+	cfl_space_release(&sp);
+	cfl_data_release(&d);
+	tmpdb_end(&t);
+}
+
+const struct cfl_test cfl_tests[] = {
+	TEST(t_plan_config_text),
+	TEST(t_plan_needs_and_checks),
+	TEST(t_repeat_then_resume),
+	TEST(t_stop_before_start),
+	TEST(t_tune_refits_the_best),
+	{ 0 }
+};
