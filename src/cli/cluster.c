@@ -23,6 +23,7 @@
 #include <sys/wait.h>
 
 #include "cfl/net.h"
+#include "cfl/relay.h"
 #include "cfl/wire.h"
 
 const char cli_cluster_help[] =
@@ -150,7 +151,7 @@ struct mworker {
 	struct cfl_buf in;
 	struct cfl_pool *pool;
 	struct cfl_data data;
-	struct cli_remote_config cfg;
+	struct cfl_run_config cfg;
 	int have_data, have_cfg;
 	struct { int64_t local, trial; uint32_t attempt; } *map;
 	size_t n_map, cap_map;
@@ -469,7 +470,7 @@ static int run_worker(struct cli_cluster *c, const char *cmd, long jobs,
 		goto fail;
 	}
 	w.have_cfg = 1;
-	if (cli_remote_config_parse(&w.cfg, welcome.u.welcome.config, &err))
+	if (cfl_run_config_parse(&w.cfg, welcome.u.welcome.config, &err))
 		goto fail;
 	widen_affinity(jobs);
 
@@ -537,7 +538,7 @@ out:
 	if (w.have_data)
 		cfl_data_release(&w.data);
 	if (w.have_cfg)
-		cli_remote_config_release(&w.cfg);
+		cfl_run_config_release(&w.cfg);
 	cfl_buf_release(&w.in);
 	free(w.map);
 	return rc;
@@ -798,7 +799,7 @@ int cli_cluster_attach(struct cli_cluster *c, struct cfl_pool *pool,
 	if (c->backend != CFL_BACKEND_MPI || !c->fds)
 		return 0;
 	cfl_buf_init(&config);
-	if (cli_remote_config_format(&config, run_key, d, po, &err)) {
+	if (cfl_run_config_format(&config, run_key, d, po, &err)) {
 		cfl_buf_release(&config);
 		return cli_fail(&err);
 	}
