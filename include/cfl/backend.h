@@ -160,4 +160,46 @@ int cfl_mpi_bridge(struct cfl_mpi *m, int *fds, pid_t child, double grace,
 		   const volatile sig_atomic_t *stop, int *status /* OUT */,
 		   struct cfl_err *err);
 
+/* ---- the MPI peers (src/run/mpi_peer.c): what runs in the children ----
+ *
+ * Rank 0's coordinator sees each worker rank as a pool peer on its socket
+ * (kind "mpi": multi-slot, sent CANCEL at --trial-timeout, may run command
+ * trials: ranks are the user's own processes); a worker rank serves rank 0
+ * with the relay (relay.h) over its socket, as `cfl worker` does over TCP
+ * but without reconnecting (a lost rank ends an MPI job; --resume
+ * finishes the run). */
+
+struct cfl_pool;
+
+/* Rank 0's view of the worker ranks. */
+struct cfl_mpi_coord {
+	/* set by the caller */
+	unsigned char sha256[32];	/* the dataset's (its parts were
+					 * broadcast): WELCOME names it */
+	uint64_t data_size;		/* the broadcast blob's size */
+	const char *config;		/* WELCOME's config text (relay.h) */
+	double heartbeat;		/* s between HEARTBEATs to each rank; a
+					 * rank silent for 5 of them is dropped */
+	/* what a person should read ("worker rank 2 stopped answering"); may
+	 * be NULL */
+	void (*log)(void *ctx, const char *msg);
+	void *log_ctx;
+	/* state */
+	struct cfl_pool *pool;
+	size_t n_alive;			/* worker ranks still connected */
+};
+
+/* Joins worker ranks 1..n_ranks-1 to pool as peers on fds[r] (the pool
+ * owns them then: fds[r] becomes -1).  Each rank's HELLO gives its slots
+ * and is answered with a WELCOME from c.  When every rank was dropped for
+ * silence mid-run, the pool is interrupted (no one is left to run the
+ * rest).  Returns 0, or -1 with err. */
+int cfl_mpi_attach(struct cfl_mpi_coord *c, struct cfl_pool *pool, int *fds,
+		   int n_ranks, struct cfl_err *err);
+
+/* A worker rank bound to fewer cores than its jobs workers (mpirun binds
+ * ranks when it does not oversubscribe) is let onto every core, so its
+ * workers do not share those few. */
+void cfl_mpi_widen_affinity(long jobs);
+
 #endif

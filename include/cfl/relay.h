@@ -154,6 +154,13 @@ void cfl_relay_free(struct cfl_relay *r);
 int cfl_hello_check(const struct cfl_wire_hello *h, uint32_t *code /* OUT */,
 		    struct cfl_err *err);
 
+/* The WELCOME a coordinator answers a good HELLO with: heartbeats every
+ * heartbeat seconds, the dataset the leases refer to (its SHA-256 and
+ * size) and the config text (borrowed: m must not be released). */
+void cfl_welcome_init(struct cfl_wire_msg *m /* OUT */, double heartbeat,
+		      const unsigned char data_sha256[32], uint64_t data_size,
+		      const char *config);
+
 /* What a worker needs besides the dataset bytes: WELCOME's config, plain
  * "key=value" lines so a worker of the same protocol version reads exactly
  * the data options the coordinator loaded with. */

@@ -1,11 +1,10 @@
 /*
  * The backend of repeat and tune (see cluster.h): --backend, detection of
- * mpirun and srun, and the MPI backend's two ends.  Rank 0's coordinator
- * sees each worker rank as a pool peer on a socket; a worker rank's child
- * serves that socket with a local fork pool, as `cfl worker` does over TCP
- * but without reconnecting (a lost rank ends an MPI job; --resume finishes
- * the run).  No trial ever runs in a process that called MPI, and nothing
- * here includes mpi.h.
+ * mpirun and srun, and the start of the MPI backend.  Rank 0's coordinator
+ * sees each worker rank as a pool peer (cfl_mpi_attach); a worker rank's
+ * child serves rank 0 with the relay (relay.h), as `cfl worker` does over
+ * TCP but without reconnecting.  No trial ever runs in a process that
+ * called MPI, and nothing here includes mpi.h.
  */
 #include "cluster.h"
 #include "remote.h"
@@ -143,405 +142,78 @@ static void pump_and_exit(struct cli_cluster *c, const char *cmd, pid_t child)
 	_exit(code);
 }
 
-/* ---- a worker rank's child: serves rank 0 with a local pool ---- */
+/* ---- a worker rank's child: serves rank 0 with the relay ---- */
 
-struct mworker {
-	int fd;
-	char name[64];
-	struct cfl_buf in;
-	struct cfl_pool *pool;
-	struct cfl_data data;
-	struct cfl_run_config cfg;
-	int have_data, have_cfg;
-	struct { int64_t local, trial; uint32_t attempt; } *map;
-	size_t n_map, cap_map;
-	int64_t next_local;
-	int shutdown, gone, fatal;
-	size_t n_done;
-};
-
-static struct mworker *g_mw;
-
-/* Children of the local pool must not hold rank 0's socket.  Forgotten
- * once closed: the handler runs again in every fork below (a --command
- * trial forks its program), where the number may be another file's. */
-static void atfork_child(void)
-{
-	if (g_mw && g_mw->fd >= 0) {
-		close(g_mw->fd);
-		g_mw->fd = -1;
-	}
-}
+static struct cfl_relay *g_relay;
 
 static void on_worker_signal(int sig)
 {
 	(void)sig;
-	if (g_mw && g_mw->pool)
-		cfl_pool_interrupt(g_mw->pool);
-	if (g_mw)
-		g_mw->gone = 1;
+	cfl_relay_interrupt(g_relay);
 }
 
-/* Writes a whole message, waiting for the socket as needed. */
-static int mw_send(struct mworker *w, const struct cfl_wire_msg *m,
-		   struct cfl_err *err)
+/* Worker ranks are quiet: only what went wrong is printed. */
+static void worker_log(void *ctx, int important, const char *msg)
 {
-	struct cfl_buf b;
-	size_t off = 0;
-	int rc = 0;
-
-	cfl_buf_init(&b);
-	if (cfl_wire_encode(&b, 0, 0, m, err))
-		return -1;
-	while (off < b.len) {
-		ssize_t n = send(w->fd, b.data + off, b.len - off, MSG_NOSIGNAL);
-
-		if (n > 0) {
-			off += (size_t)n;
-		} else if (n < 0 && (errno == EAGAIN || errno == EINTR)) {
-			struct pollfd p = { w->fd, POLLOUT, 0 };
-
-			poll(&p, 1, 1000);
-		} else {
-			rc = cfl_err_set(err, "lost rank 0: %s",
-					 n < 0 ? strerror(errno) : "closed");
-			w->gone = 1;
-			break;
-		}
-	}
-	cfl_buf_release(&b);
-	return rc;
-}
-
-static int mw_submit(struct mworker *w, const struct cfl_wire_lease *l,
-		     struct cfl_err *err)
-{
-	struct cfl_trial_spec spec;
-
-	if (w->n_map == w->cap_map) {
-		size_t cap = w->cap_map ? 2 * w->cap_map : 64;
-		void *p = cfl_realloc(w->map, cap * sizeof(*w->map), err);
-
-		if (!p)
-			return -1;
-		w->map = p;
-		w->cap_map = cap;
-	}
-	cfl_trial_spec_from_lease(&spec, l, ++w->next_local);
-	if (cfl_pool_submit(w->pool, &spec, err))
-		return -1;
-	w->map[w->n_map].local = spec.trial_id;
-	w->map[w->n_map].trial = l->trial_id;
-	w->map[w->n_map].attempt = l->attempt;
-	w->n_map++;
-	return 0;
-}
-
-/* Rank 0 failed lease (trial, attempt) at its --trial-timeout: stop the
- * local trial now, so its slot serves the next lease, and forget it, so no
- * RESULT goes for it.  A lease not running here (done, unknown, another
- * attempt) is left as it is. */
-static int mw_cancel(struct mworker *w, int64_t trial, uint32_t attempt,
-		     struct cfl_err *err)
-{
-	for (size_t i = 0; i < w->n_map; i++) {
-		int r;
-
-		if (w->map[i].trial != trial || w->map[i].attempt != attempt)
-			continue;
-		r = cfl_pool_cancel(w->pool, w->map[i].local, err);
-		if (r == 1)
-			w->map[i] = w->map[--w->n_map];
-		return r < 0 ? -1 : 0;
-	}
-	return 0;
-}
-
-/* Decodes and handles every whole frame in w->in.  Before the pool exists
- * only WELCOME (or ERROR) is expected; *welcome receives it. */
-static int mw_frames(struct mworker *w, struct cfl_wire_msg *welcome,
-		     struct cfl_err *err)
-{
-	size_t pos = 0;
-	int rc = 0;
-
-	while (pos < w->in.len && !rc) {
-		struct cfl_wire_frame f;
-		struct cfl_wire_msg m;
-		int r = cfl_wire_decode(w->in.data + pos, w->in.len - pos, &f, &m, err);
-
-		if (r == 1)
-			break;
-		if (r < 0) {
-			rc = cfl_err_prefix(err, "a bad frame from rank 0");
-			break;
-		}
-		pos += f.size;
-		switch (m.type) {
-		case CFL_WIRE_WELCOME:
-			if (welcome && !welcome->type) {
-				*welcome = m;	/* the caller owns it now */
-				memset(&m, 0, sizeof(m));
-				rc = 1;	/* leases after it wait for the pool */
-			} else {
-				rc = cfl_err_set(err, "a second WELCOME from rank 0");
-			}
-			break;
-		case CFL_WIRE_LEASE:
-			if (!w->pool)
-				rc = cfl_err_set(err, "a LEASE before WELCOME");
-			else
-				rc = mw_submit(w, &m.u.lease, err);
-			break;
-		case CFL_WIRE_SHUTDOWN:
-			w->shutdown = 1;
-			break;
-		case CFL_WIRE_ERROR:
-			rc = cfl_err_set(err, "rank 0 refused this worker: %s",
-					 m.u.error.message);
-			break;
-		case CFL_WIRE_HEARTBEAT:
-			/* rank 0 drops a rank that stops answering */
-			rc = mw_send(w, &m, err);
-			break;
-		case CFL_WIRE_CANCEL:
-			if (w->pool)
-				rc = mw_cancel(w, m.u.cancel.trial_id,
-					       m.u.cancel.attempt, err);
-			break;
-		case CFL_WIRE_RESULT_ACK:
-			break;
-		default:
-			rc = cfl_err_set(err, "an unexpected %s from rank 0",
-					 cfl_wire_type_name(m.type));
-			break;
-		}
-		cfl_wire_msg_release(&m);
-	}
-	if (pos) {
-		memmove(w->in.data, w->in.data + pos, w->in.len - pos);
-		w->in.len -= pos;
-	}
-	return rc < 0 ? -1 : 0;
-}
-
-/* Reads what rank 0 sent without blocking (EOF: w->gone). */
-static int mw_read(struct mworker *w, struct cfl_err *err)
-{
-	for (;;) {
-		ssize_t n;
-
-		if (cfl_buf_reserve(&w->in, 65536))
-			return cfl_err_set(err, "out of memory");
-		n = recv(w->fd, w->in.data + w->in.len, 65536, MSG_DONTWAIT);
-		if (n > 0) {
-			w->in.len += (size_t)n;
-			continue;
-		}
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
-			return 0;
-		w->gone = 1;
-		return 0;
-	}
-}
-
-static int mw_on_ready(struct cfl_pool *p, void *ctx, struct cfl_err *err)
-{
-	struct mworker *w = ctx;
-	struct cfl_err e;
-
-	(void)p;
-	(void)err;
-	if (mw_read(w, &e) || mw_frames(w, NULL, &e)) {
-		fprintf(stderr, "cfl: %s: %s\n", w->name, e.msg);
-		w->fatal = 1;
-		cfl_pool_interrupt(w->pool);
-	}
-	if (w->gone || w->shutdown)
-		cfl_pool_interrupt(w->pool);
-	return 0;
-}
-
-/* A finished local trial: its RESULT for rank 0. */
-static int mw_event(struct mworker *w, const struct cfl_pool_event *ev,
-		    struct cfl_err *err)
-{
-	struct cfl_wire_msg m;
-	int64_t trial = 0;
-	uint32_t attempt = 0;
-
-	for (size_t i = 0; i < w->n_map; i++)
-		if (w->map[i].local == ev->trial_id) {
-			trial = w->map[i].trial;
-			attempt = w->map[i].attempt;
-			w->map[i] = w->map[--w->n_map];
-			break;
-		}
-	if (!trial)
-		return 0;
-	w->n_done++;
-	cfl_wire_msg_init(&m, CFL_WIRE_RESULT);
-	if (ev->status == CFL_TRIAL_DONE && ev->result) {
-		m.u.result = *ev->result;	/* borrowed: not released */
-	} else {
-		/* the local pool makes a crashed trial process POISON (no local
-		 * retries) and a model error FAILED: rank 0 retries the first
-		 * and counts it toward poison, as for its own workers */
-		m.u.result.status = ev->status == CFL_TRIAL_POISON ? CFL_RESULT_CRASHED
-								   : CFL_RESULT_MODEL_ERROR;
-		m.u.result.error = (char *)(ev->reason ? ev->reason
-					    : "failed on the worker");
-	}
-	m.u.result.trial_id = trial;
-	m.u.result.attempt = attempt;
-	return mw_send(w, &m, err);
-}
-
-/* A rank bound to fewer cores than its workers (mpirun binds ranks when
- * it does not oversubscribe) would run them all on those cores. */
-static void widen_affinity(long jobs)
-{
-	cpu_set_t set;
-	long n = sysconf(_SC_NPROCESSORS_ONLN);
-
-	if (sched_getaffinity(0, sizeof(set), &set) || CPU_COUNT(&set) >= jobs)
-		return;
-	CPU_ZERO(&set);
-	for (long i = 0; i < n && i < CPU_SETSIZE; i++)
-		CPU_SET((int)i, &set);
-	sched_setaffinity(0, sizeof(set), &set);
+	if (important)
+		fprintf(stderr, "%s: %s\n", (const char *)ctx, msg);
 }
 
 static int run_worker(struct cli_cluster *c, const char *cmd, long jobs,
-		      const struct cfl_buf *blob, int quiet)
+		      const struct cfl_buf *blob)
 {
-	static struct mworker w;
-	struct cfl_wire_msg m, welcome;
-	struct cfl_pool_opts po;
+	struct cfl_relay_opts o;
+	struct cfl_fd_link link;
+	struct cfl_data data;
 	struct cfl_err err;
-	char host[64];
-	int rc = CLI_FAIL;
+	char host[64], name[64], prefix[160];
+	int r;
 
-	memset(&w, 0, sizeof(w));
-	memset(&welcome, 0, sizeof(welcome));
-	cfl_buf_init(&w.in);
-	w.fd = c->fds[0];
 	gethostname(host, sizeof(host));
 	host[sizeof(host) - 1] = 0;
-	snprintf(w.name, sizeof(w.name), "rank %d (%.40s)", c->mpi.rank, host);
-	g_mw = &w;
-	pthread_atfork(NULL, NULL, atfork_child);
-	cli_catch_stop(on_worker_signal, SA_RESTART, NULL, NULL);
-	signal(SIGPIPE, SIG_IGN);
-
+	snprintf(name, sizeof(name), "rank %d (%.40s)", c->mpi.rank, host);
+	snprintf(prefix, sizeof(prefix), "cfl %s: %s", cmd, name);
+	cfl_fd_link_init(&link, c->fds[0]);
 	/* the parts rank 0 loaded and broadcast: nothing to parse here */
-	if (cfl_data_unpack_parts(&w.data, blob->data, blob->len, &err))
-		goto fail;
-	w.have_data = 1;
-	/* HELLO, then wait for WELCOME */
-	cfl_wire_msg_init(&m, CFL_WIRE_HELLO);
-	m.u.hello.proto = CFL_WIRE_VERSION;
-	m.u.hello.n_slots = (uint32_t)jobs;
-	m.u.hello.name = w.name;
-	if (mw_send(&w, &m, &err))
-		goto fail;
-	while (!welcome.type) {
-		struct pollfd p = { w.fd, POLLIN, 0 };
+	if (cfl_data_unpack_parts(&data, blob->data, blob->len, &err)) {
+		struct cfl_wire_msg m;
 
-		if (poll(&p, 1, 1000) < 0 && errno != EINTR) {
-			cfl_err_set(&err, "poll: %s", strerror(errno));
-			goto fail;
-		}
-		if (mw_read(&w, &err) || mw_frames(&w, &welcome, &err))
-			goto fail;
-		if (w.shutdown && !welcome.type) {
-			rc = CLI_OK;	/* the run ended before we joined */
-			goto out;
-		}
-		if (w.gone && !welcome.type)
-			goto out;	/* rank 0 stopped early and said why */
+		fprintf(stderr, "%s: %s\n", prefix, err.msg);
+		/* tell rank 0, so the run does not wait for this rank's slots */
+		cfl_wire_msg_init(&m, CFL_WIRE_ERROR);
+		m.u.error.code = CFL_WIRE_E_DATA;
+		m.u.error.message = err.msg;
+		cfl_fd_link_relay(&link).ops->send(&link, &m, 2, &err);
+		return CLI_FAIL;
 	}
-	if (memcmp(welcome.u.welcome.data_sha256, w.data.sha256, 32) ||
-	    welcome.u.welcome.data_size != blob->len) {
-		cfl_err_set(&err, "rank 0 serves another dataset than it broadcast "
-			    "(the file changed?)");
-		goto fail;
-	}
-	w.have_cfg = 1;
-	if (cfl_run_config_parse(&w.cfg, welcome.u.welcome.config, &err))
-		goto fail;
-	widen_affinity(jobs);
-
-	cfl_pool_opts_init(&po);
-	po.data = &w.data;
-	po.n_local = (size_t)jobs;
-	po.threads_per_trial = w.cfg.threads;
-	po.max_retries = 0;	/* rank 0 decides on retries */
+	cfl_mpi_widen_affinity(jobs);
+	cfl_relay_opts_init(&o);
+	o.name = name;
+	o.peer = "rank 0";
+	o.n_slots = (size_t)jobs;
 	/* rank 0 is the user's own process, started with this rank by the
 	 * user's launcher: its --command trials may run here */
-	po.allow_commands = 1;
-	/* a hung trial is failed and CANCELled by rank 0 at its
-	 * --trial-timeout, which kills its process here at once; this later
-	 * timeout is only a safety net */
-	if (w.cfg.trial_timeout > 0)
-		po.trial_timeout = w.cfg.trial_timeout * 1.1 + 1;
-	po.commit_interval = 0;
-	po.tick = 0;
-	po.n_metrics = w.cfg.n_metrics;
-	memcpy(po.metrics, w.cfg.metrics, sizeof(po.metrics));
-	w.pool = cfl_pool_new(&po, &err);
-	if (!w.pool || cfl_pool_add_source(w.pool, w.fd, mw_on_ready, &w, &err))
-		goto fail;
-	if (!quiet)
-		fprintf(stderr, "cfl %s: %s: %ld local workers\n", cmd, w.name, jobs);
-	/* leases that came with WELCOME */
-	if (mw_frames(&w, NULL, &err))
-		goto fail;
-	while (!w.shutdown && !w.gone && !w.fatal) {
-		struct cfl_pool_event ev;
-		int r = cfl_pool_wait(w.pool, &ev, &err);
-
-		if (r < 0)
-			goto fail;
-		if (r == CFL_POOL_INTERRUPTED)
-			break;
-		if (r == CFL_POOL_EVENT && mw_event(&w, &ev, &err))
-			goto fail;
-		if (r == CFL_POOL_IDLE) {
-			/* nothing to run: wait for rank 0 */
-			struct pollfd p = { w.fd, POLLIN, 0 };
-
-			if (poll(&p, 1, 200) > 0)
-				mw_on_ready(w.pool, &w, &err);
-		}
+	o.allow_commands = 1;
+	o.data = &data;
+	o.data_size = blob->len;
+	o.log = worker_log;
+	o.log_ctx = prefix;
+	g_relay = cfl_relay_new(&o, &err);
+	if (!g_relay) {
+		fprintf(stderr, "%s: %s\n", prefix, err.msg);
+		cfl_data_release(&data);
+		return CLI_FAIL;
 	}
-	if (w.fatal)
-		goto out;
-	rc = w.shutdown ? CLI_OK : CLI_FAIL;
-	if (!w.shutdown && !quiet)
-		fprintf(stderr, "cfl %s: %s: rank 0 is gone\n", cmd, w.name);
-	goto out;
-fail:
-	fprintf(stderr, "cfl %s: %s: %s\n", cmd, w.name, err.msg);
-	/* tell rank 0, so the run does not wait for this rank's slots */
-	cfl_wire_msg_init(&m, CFL_WIRE_ERROR);
-	m.u.error.code = CFL_WIRE_E_DATA;
-	m.u.error.message = err.msg;
-	if (!w.gone)
-		mw_send(&w, &m, NULL);
-out:
-	g_mw = NULL;
-	cfl_pool_close(w.pool, NULL);
-	cfl_wire_msg_release(&welcome);
-	if (w.have_data)
-		cfl_data_release(&w.data);
-	if (w.have_cfg)
-		cfl_run_config_release(&w.cfg);
-	cfl_buf_release(&w.in);
-	free(w.map);
-	return rc;
+	cli_catch_stop(on_worker_signal, SA_RESTART, NULL, NULL);
+	signal(SIGPIPE, SIG_IGN);
+	r = cfl_relay_serve(g_relay, cfl_fd_link_relay(&link), &err);
+	/* a lost rank 0 said why itself */
+	if (r < 0)
+		fprintf(stderr, "%s: %s\n", prefix, err.msg);
+	cfl_relay_free(g_relay);
+	g_relay = NULL;
+	cfl_data_release(&data);
+	return r == CFL_RELAY_OVER ? CLI_OK : CLI_FAIL;
 }
 
 /* ---- start ---- */
@@ -606,7 +278,7 @@ static void rank0_blob(struct cli_cluster *c, const struct cfl_data_opts *d,
 		blob->len = CFL_MPI_MAX_BLOB + 1;
 		return;
 	}
-	memcpy(c->sha256, data ? data->sha256 : none.sha256, 32);
+	memcpy(c->coord.sha256, data ? data->sha256 : none.sha256, 32);
 	cfl_net_sha256(blob->data, blob->len, blob_sha);
 }
 
@@ -620,7 +292,7 @@ int cli_cluster_start(struct cli_cluster *c, const char *cmd,
 	struct load_job job;
 	unsigned char blob_sha[32] = { 0 };
 	pthread_t th;
-	int detected = 0, quiet, threaded = 0;
+	int detected = 0, threaded = 0;
 	long jobs;
 	pid_t pid;
 
@@ -651,7 +323,6 @@ int cli_cluster_start(struct cli_cluster *c, const char *cmd,
 		load_abandon(&th, &job, &threaded);
 		return CLI_FAIL;
 	}
-	quiet = c->mpi.rank != 0;
 	if (detected && c->mpi.rank == 0)
 		fprintf(stderr, "cfl %s: started by %s with %d ranks: using the mpi "
 			"backend (rank 0 coordinates; --backend local to run "
@@ -685,7 +356,7 @@ int cli_cluster_start(struct cli_cluster *c, const char *cmd,
 		cfl_mpi_finalize(&c->mpi, NULL);
 		return CLI_FAIL;
 	}
-	c->data_size = blob.len;
+	c->coord.data_size = blob.len;
 	jobs = num_jobs_set ? *num_jobs
 	       : cfl_backend_default_jobs(sysconf(_SC_NPROCESSORS_ONLN),
 					  c->mpi.local_size);
@@ -709,7 +380,7 @@ int cli_cluster_start(struct cli_cluster *c, const char *cmd,
 		return -1;
 	}
 	{
-		int rc = run_worker(c, cmd, jobs, &blob, quiet);
+		int rc = run_worker(c, cmd, jobs, &blob);
 
 		cfl_buf_release(&blob);
 		fflush(NULL);
@@ -719,80 +390,16 @@ int cli_cluster_start(struct cli_cluster *c, const char *cmd,
 
 /* ---- rank 0: worker ranks as pool peers ---- */
 
-struct mpeer {
-	struct cli_cluster *c;
-	int rank;
-	int hello;
-};
-
-static int mpi_on_frame(struct cfl_peer *peer, const struct cfl_wire_frame *f,
-			struct cfl_err *err)
+static void coord_log(void *ctx, const char *msg)
 {
-	struct mpeer *mp = peer->impl;
-	struct cfl_wire_msg w;
-
-	if (!mp || f->type != CFL_WIRE_HELLO)
-		return 0;
-	if (mp->hello)
-		return cfl_err_set(err, "a second HELLO from rank %d", mp->rank);
-	mp->hello = 1;
-	cfl_wire_msg_init(&w, CFL_WIRE_WELCOME);
-	w.u.welcome.proto = CFL_WIRE_VERSION;
-	/* HEARTBEATs come every heartbeat_ms; the worker echoes them */
-	w.u.welcome.heartbeat_ms = (uint32_t)(mp->c->heartbeat * 1000);
-	memcpy(w.u.welcome.data_sha256, mp->c->sha256, 32);
-	w.u.welcome.data_size = mp->c->data_size;
-	w.u.welcome.config = mp->c->config;
-	if (cfl_peer_send(peer, &w, err))
-		return -1;
-	return 0;	/* the pool takes the slots from HELLO */
+	fprintf(stderr, "cfl %s: %s\n", (const char *)ctx, msg);
 }
-
-static void mpi_kill(struct cfl_peer *peer)
-{
-	shutdown(peer->fd, SHUT_RDWR);
-}
-
-static void mpi_reap(struct cfl_peer *peer, char *reason, size_t cap)
-{
-	struct mpeer *mp = peer->impl;
-	int mid_run = reason[0] != '\0';	/* "" when the pool closes */
-
-	if (!mp)
-		return;
-	if (!strncmp(reason, "no word", 7))
-		fprintf(stderr, "cfl %s: worker rank %d stopped answering (%s); its "
-			"trials go to the other ranks\n", mp->c->cmd, mp->rank,
-			reason);
-	snprintf(reason, cap, "MPI rank %d lost", mp->rank);
-	if (mp->c->n_alive)
-		mp->c->n_alive--;
-	if (!mp->c->n_alive && mid_run && mp->c->pool) {
-		/* no one is left to run the rest (the ranks were dropped for
-		 * silence: a lost rank would have ended the job) */
-		fprintf(stderr, "cfl %s: every worker rank stopped answering\n",
-			mp->c->cmd);
-		cfl_pool_interrupt(mp->c->pool);
-	}
-	free(mp);
-	peer->impl = NULL;
-}
-
-static const struct cfl_peer_ops mpi_ops = {
-	.kind = "mpi",
-	.on_frame = mpi_on_frame,
-	.kill = mpi_kill,
-	.reap = mpi_reap,
-	.kill_on_timeout = 0,
-	.runs_commands = 1,	/* ranks are the user's own processes */
-};
 
 int cli_cluster_attach(struct cli_cluster *c, struct cfl_pool *pool,
 		       const struct cfl_data_opts *d,
 		       const struct cfl_pool_opts *po, const char *run_key,
 		       double heartbeat)
 {
-	struct cfl_peer *peer;
 	struct cfl_buf config;
 	struct cfl_err err;
 
@@ -804,29 +411,12 @@ int cli_cluster_attach(struct cli_cluster *c, struct cfl_pool *pool,
 		return cli_fail(&err);
 	}
 	c->config = config.data;	/* owned now */
-	c->pool = pool;
-	c->heartbeat = heartbeat;
-	for (int r = 1; r < c->mpi.size; r++) {
-		struct mpeer *mp = cfl_calloc(1, sizeof(*mp), &err);
-		char name[64];
-
-		if (!mp)
-			return cli_fail(&err);
-		mp->c = c;
-		mp->rank = r;
-		snprintf(name, sizeof(name), "rank:%d", r);
-		peer = cfl_pool_add_peer(pool, c->fds[r], &mpi_ops, mp, 0, name, &err);
-		if (!peer) {
-			free(mp);
-			return cli_fail(&err);
-		}
-		/* a stopped or hung rank is dropped and its trials requeued,
-		 * as a silent TCP worker is */
-		peer->heartbeat = heartbeat;
-		peer->silence = 5 * heartbeat;
-		c->fds[r] = -1;	/* the pool closes it */
-		c->n_alive++;
-	}
+	c->coord.config = c->config;
+	c->coord.heartbeat = heartbeat;
+	c->coord.log = coord_log;
+	c->coord.log_ctx = (void *)c->cmd;
+	if (cfl_mpi_attach(&c->coord, pool, c->fds, c->mpi.size, &err))
+		return cli_fail(&err);
 	return 0;
 }
 
@@ -855,5 +445,5 @@ void cli_cluster_stop(struct cli_cluster *c)
 	}
 	free(c->config);
 	c->config = NULL;
-	c->pool = NULL;
+	c->coord.pool = NULL;
 }

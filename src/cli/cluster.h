@@ -32,15 +32,10 @@ struct cli_cluster {
 	enum cfl_backend backend;	/* the one in use, after start */
 	struct cfl_mpi mpi;
 	int *fds;		/* rank 0's coordinator: fds[r] to worker rank r */
-	unsigned char sha256[32];	/* of the dataset file (its parts are
-					 * broadcast) */
-	size_t data_size;		/* of the broadcast blob */
+	struct cfl_mpi_coord coord;	/* rank 0: the worker ranks as peers */
 	int data_loaded;		/* rank 0 loaded the caller's data */
 	char *config;		/* the WELCOME config text (rank 0) */
-	size_t n_alive;		/* worker ranks still connected */
-	double heartbeat;	/* s between HEARTBEATs to each worker rank */
 	const char *cmd;	/* "repeat", "tune": for messages */
-	struct cfl_pool *pool;
 };
 
 void cli_cluster_init(struct cli_cluster *c);

@@ -31,6 +31,18 @@ int cfl_hello_check(const struct cfl_wire_hello *h, uint32_t *code,
 	return 0;
 }
 
+void cfl_welcome_init(struct cfl_wire_msg *m, double heartbeat,
+		      const unsigned char data_sha256[32], uint64_t data_size,
+		      const char *config)
+{
+	cfl_wire_msg_init(m, CFL_WIRE_WELCOME);
+	m->u.welcome.proto = CFL_WIRE_VERSION;
+	m->u.welcome.heartbeat_ms = (uint32_t)(heartbeat * 1000);
+	memcpy(m->u.welcome.data_sha256, data_sha256, 32);
+	m->u.welcome.data_size = data_size;
+	m->u.welcome.config = (char *)config;
+}
+
 /* ---- WELCOME's config ---- */
 
 static int put_str(struct cfl_buf *b, const char *key, const char *v,

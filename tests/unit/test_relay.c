@@ -12,6 +12,7 @@
 #include <sys/stat.h>
 #include <sys/wait.h>
 
+#include "cfl/backend.h"
 #include "cfl/data.h"
 #include "cfl/net.h"
 #include "cfl/relay.h"
@@ -545,6 +546,136 @@ static void t_relay_tcp(void)
 	cfl_data_release(&d);
 }
 
+/* ---- the relay against the MPI peers, over socketpairs ---- */
+
+/* Two "worker ranks" (relays over socketpairs, as behind the pump) serve a
+ * pool whose peers cfl_mpi_attach made: every trial is done, a command
+ * trial among them (ranks may run commands), and the relays end when the
+ * pool closes. */
+static void t_relay_mpi_peers(void)
+{
+	const char *ran = tmp_path("ran-mpi");
+	char cmd[600];
+	struct cfl_mpi_coord c;
+	struct cfl_pool_opts po;
+	struct cfl_data_opts dopts;
+	struct cfl_pool *p;
+	struct cfl_data d;
+	struct cfl_buf cfg;
+	struct cfl_err err;
+	int fds[3] = { -1, -1, -1 }, sv[3][2];
+	pid_t pid[3];
+	size_t n_done = 0;
+	int r;
+
+	load_iris(&d);
+	cfl_pool_opts_init(&po);
+	po.data = &d;
+	po.n_local = 0;
+	po.allow_commands = 1;
+	po.n_metrics = 1;
+	po.metrics[0] = CFL_M_ACC;
+	p = cfl_pool_new(&po, &err);
+	CHECK_MSG(p != NULL, "%s", err.msg);
+	snprintf(cmd, sizeof(cmd), "touch '%s'; echo 0.25", ran);
+	for (int i = 1; i <= N_TCP_TRIALS; i++) {
+		struct cfl_trial_spec sp;
+
+		memset(&sp, 0, sizeof(sp));
+		sp.trial_id = i;
+		sp.model = i == 5 ? cmd : "baseline";
+		sp.flags = i == 5 ? CFL_LEASE_COMMAND : 0;
+		sp.seed = (uint64_t)i;
+		sp.fold = -1;
+		CHECK_MSG(cfl_pool_submit(p, &sp, &err) == 0, "%s", err.msg);
+	}
+	for (int k = 1; k <= 2; k++) {
+		CHECK(socketpair(AF_UNIX, SOCK_STREAM, 0, sv[k]) == 0);
+		pid[k] = relay_child(sv[k][1], sv[k][0], &d, 1, 1);
+		fds[k] = sv[k][0];
+	}
+	memset(&c, 0, sizeof(c));
+	memcpy(c.sha256, d.sha256, 32);
+	c.data_size = 1234;	/* what relay_child announces */
+	c.heartbeat = 0.2;
+	cfl_buf_init(&cfg);
+	cfl_data_opts_init(&dopts);
+	CHECK(cfl_run_config_format(&cfg, "mpi#1", &dopts, &po, &err) == 0);
+	c.config = cfg.data;
+	CHECK_MSG(cfl_mpi_attach(&c, p, fds, 3, &err) == 0, "%s", err.msg);
+	CHECK_INT(c.n_alive, 2);
+	CHECK(fds[1] == -1 && fds[2] == -1);
+	for (;;) {
+		struct cfl_pool_event ev;
+
+		r = cfl_pool_wait(p, &ev, &err);
+		CHECK_MSG(r >= 0, "%s", err.msg);
+		if (r == CFL_POOL_IDLE)
+			break;
+		if (r != CFL_POOL_EVENT)
+			continue;
+		CHECK_MSG(ev.status == CFL_TRIAL_DONE, "trial %lld: %s",
+			  (long long)ev.trial_id, ev.reason ? ev.reason : "");
+		CHECK(!strncmp(ev.worker, "rank:", 5));
+		n_done++;
+	}
+	CHECK_INT(n_done, N_TCP_TRIALS);
+	CHECK(access(ran, F_OK) == 0);
+	CHECK(cfl_pool_close(p, &err) == 0);	/* SHUTDOWN */
+	CHECK_INT(wait_child(pid[1]), 10 + CFL_RELAY_OVER);
+	CHECK_INT(wait_child(pid[2]), 10 + CFL_RELAY_OVER);
+	CHECK_INT(c.n_alive, 0);
+	cfl_buf_release(&cfg);
+	cfl_data_release(&d);
+}
+
+/* A rank whose HELLO speaks another protocol is dropped, never
+ * welcomed. */
+static void t_mpi_peer_checks_hello(void)
+{
+	struct cfl_mpi_coord c;
+	struct cfl_pool_opts po;
+	struct cfl_pool *p;
+	struct cfl_fd_link l;
+	struct cfl_wire_msg m;
+	struct cfl_err err;
+	struct cfl_data d;
+	int fds[2] = { -1, -1 }, sv[2], r;
+
+	load_iris(&d);
+	cfl_pool_opts_init(&po);
+	po.data = &d;
+	po.n_local = 0;
+	p = cfl_pool_new(&po, &err);
+	CHECK(p != NULL);
+	CHECK(cfl_pool_submit(p, &(struct cfl_trial_spec){ .trial_id = 1,
+		.model = "baseline", .fold = -1 }, &err) == 0);
+	CHECK(socketpair(AF_UNIX, SOCK_STREAM, 0, sv) == 0);
+	fds[1] = sv[0];
+	memset(&c, 0, sizeof(c));
+	c.heartbeat = 1;
+	c.config = "";
+	CHECK(cfl_mpi_attach(&c, p, fds, 2, &err) == 0);
+	cfl_fd_link_init(&l, sv[1]);
+	cfl_wire_msg_init(&m, CFL_WIRE_HELLO);
+	m.u.hello.proto = CFL_WIRE_VERSION + 1;
+	m.u.hello.n_slots = 2;
+	m.u.hello.name = "old";
+	send_msg(&l, &m);
+	/* the pool drops the peer: the worker's end sees EOF, no WELCOME */
+	for (int i = 0; i < 20 && c.n_alive; i++) {
+		r = cfl_pool_wait(p, &(struct cfl_pool_event){ 0 }, &err);
+		CHECK(r >= 0);
+	}
+	CHECK_INT(c.n_alive, 0);
+	r = cfl_fd_link_relay(&l).ops->recv(&l, &m, 2, &err);
+	CHECK_MSG(r == -1, "got %d", r);
+	cfl_pool_close(p, NULL);
+	close(sv[1]);
+	cfl_buf_release(&l.in);
+	cfl_data_release(&d);
+}
+
 const struct cfl_test cfl_tests[] = {
 	TEST(t_hello_check),
 	TEST(t_config_round_trip),
@@ -554,5 +685,7 @@ const struct cfl_test cfl_tests[] = {
 	TEST(t_relay_command_leases),
 	TEST(t_relay_wrong_dataset_and_eof),
 	TEST(t_relay_tcp),
+	TEST(t_relay_mpi_peers),
+	TEST(t_mpi_peer_checks_hello),
 	{ 0 },
 };
