@@ -486,8 +486,8 @@ static void on_event(struct cfl_relay *r, const struct cfl_pool_event *ev)
  * dropped, an ERROR ends the wait.  Returns 1 with m the message of type
  * want, 0 when the wait failed (err; worth another connection, or r->fatal
  * set). */
-static int await(struct cfl_relay *r, enum cfl_wire_type want, struct cfl_wire_msg *m,
-		 struct cfl_err *err)
+static int await(struct cfl_relay *r, enum cfl_wire_type want,
+		 struct cfl_wire_msg *m, struct cfl_err *err)
 {
 	for (;;) {
 		int k = r->link.ops->recv(r->link.ctx, m, r->dead_after, err);
@@ -844,8 +844,9 @@ lost:
 	return -1;
 }
 
-/* Connects (again) when it is time.  Returns 0, or -1 when the relay ends
- * (r->fatal). */
+/* Connects (again) when it is time, backing off after each failure; sets
+ * r->fatal when the coordinator stayed unreachable for retry_for seconds or
+ * trying again cannot help. */
 static void try_connect(struct cfl_relay *r)
 {
 	struct cfl_err err;
