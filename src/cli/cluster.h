@@ -5,8 +5,7 @@
  * command line: rank 0's child is the coordinator (the only process that
  * opens the store and prints), each other rank's child is a worker with its
  * own fork pool, and each rank's MPI process only pumps frames
- * (src/run/mpi.c).  Built on the pool's peers and the remote config of
- * remote.h.
+ * (src/run/mpi.c).  Built on the MPI job of backend.h (src/run/mpi_job.c).
  */
 #ifndef CFL_CLI_CLUSTER_H
 #define CFL_CLI_CLUSTER_H
@@ -30,11 +29,8 @@ extern const char cli_cluster_help[];
 struct cli_cluster {
 	enum cfl_backend requested;	/* --backend, AUTO when not given */
 	enum cfl_backend backend;	/* the one in use, after start */
-	struct cfl_mpi mpi;
-	int *fds;		/* rank 0's coordinator: fds[r] to worker rank r */
-	struct cfl_mpi_coord coord;	/* rank 0: the worker ranks as peers */
+	struct cfl_mpi_job job;	/* the MPI job (src/run/mpi_job.c) */
 	int data_loaded;		/* rank 0 loaded the caller's data */
-	char *config;		/* the WELCOME config text (rank 0) */
 	const char *cmd;	/* "repeat", "tune": for messages */
 };
 

@@ -321,6 +321,16 @@ static int wait_child(pid_t pid)
 	return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
 }
 
+/* Ends the run: SHUTDOWN, and the relay ends with CFL_RELAY_OVER. */
+static void shutdown_relay(struct cfl_fd_link *l, pid_t pid)
+{
+	struct cfl_wire_msg m;
+
+	cfl_wire_msg_init(&m, CFL_WIRE_SHUTDOWN);
+	send_msg(l, &m);
+	CHECK_INT(wait_child(pid), 10 + CFL_RELAY_OVER);
+}
+
 /* A lease becomes a local trial and its RESULT comes back under the
  * coordinator's trial id and attempt; CANCEL stops a hung trial at once
  * (its slot serves the next lease; no RESULT for it); SHUTDOWN ends the
@@ -360,9 +370,7 @@ static void t_relay_socketpair(void)
 	CHECK_INT(m.u.result.trial_id, 43);
 	CHECK_INT(m.u.result.status, CFL_RESULT_OK);
 	cfl_wire_msg_release(&m);
-	cfl_wire_msg_init(&m, CFL_WIRE_SHUTDOWN);
-	send_msg(&l, &m);
-	CHECK_INT(wait_child(pid), 10 + CFL_RELAY_OVER);
+	shutdown_relay(&l, pid);
 	close(sv[0]);
 	cfl_buf_release(&l.in);
 	cfl_data_release(&d);
@@ -410,9 +418,7 @@ static void t_relay_command_leases(void)
 				  m.u.result.error ? m.u.result.error : "");
 			cfl_wire_msg_release(&m);
 			CHECK(stat(ran, &st) == 0);
-			cfl_wire_msg_init(&m, CFL_WIRE_SHUTDOWN);
-			send_msg(&l, &m);
-			CHECK_INT(wait_child(pid), 10 + CFL_RELAY_OVER);
+			shutdown_relay(&l, pid);
 		}
 		close(sv[0]);
 		cfl_buf_release(&l.in);
