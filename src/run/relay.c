@@ -674,14 +674,20 @@ static int start_pool(struct cfl_relay *r)
 	po.tick = 0.2;		/* heartbeats and silence between events */
 	po.n_metrics = r->cfg.n_metrics;
 	memcpy(po.metrics, r->cfg.metrics, sizeof(po.metrics));
+	r->pool = cfl_pool_new(&po, &err);
+	if (!r->pool) {
+		fail(r, "%s", err.msg);
+		return -1;
+	}
+	/* after the fork of the first children (the link's own descriptor
+	 * is closed in them by atfork_child); later ones close the pool's
+	 * sources themselves */
 	r->src_fd = dup(r->link_fd);
 	if (r->src_fd < 0) {
 		fail(r, "dup: %s", strerror(errno));
 		return -1;
 	}
-	r->pool = cfl_pool_new(&po, &err);
-	if (!r->pool ||
-	    cfl_pool_add_source(r->pool, r->src_fd, on_link_ready, r, &err)) {
+	if (cfl_pool_add_source(r->pool, r->src_fd, on_link_ready, r, &err)) {
 		fail(r, "%s", err.msg);
 		return -1;
 	}
