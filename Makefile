@@ -100,9 +100,9 @@ $(BUILD)/tests/mpi_selftest: tests/mpi/mpi_selftest.c $(BUILD)/libcfl.a
 	$(CC) $(ALL_CFLAGS) -o $@ $< $(LINK_LIB) $(LIBS)
 
 # No-op trial throughput through the MPI backend (tests/bench/bench_mpi.sh).
-$(BUILD)/tests/mpi_bench: tests/bench/mpi_bench.c $(BUILD)/libcfl.a $(CLI_OBJ)
+$(BUILD)/tests/mpi_bench: tests/bench/mpi_bench.c $(BUILD)/libcfl.a
 	@mkdir -p $(dir $@)
-	$(CC) $(ALL_CFLAGS) -Isrc/cli -o $@ $< $(filter-out $(BUILD)/src/cli/main.o,$(CLI_OBJ)) $(LINK_LIB) $(LIBS)
+	$(CC) $(ALL_CFLAGS) -o $@ $< $(LINK_LIB) $(LIBS)
 
 # CLI test helpers (tests/cli/fixture_*.c): small programs on libcfl.a.
 $(BUILD)/tests/fixture_%: tests/cli/fixture_%.c $(BUILD)/libcfl.a

@@ -23,6 +23,7 @@
 #include <sys/types.h>
 
 #include "cfl/core.h"
+#include "cfl/run.h"
 
 /* ---- choosing the backend ---- */
 
@@ -159,5 +160,132 @@ int cfl_mpi_fork_role(struct cfl_mpi *m, int **fds /* OUT */,
 int cfl_mpi_bridge(struct cfl_mpi *m, int *fds, pid_t child, double grace,
 		   const volatile sig_atomic_t *stop, int *status /* OUT */,
 		   struct cfl_err *err);
+
+/* ---- the MPI peers (src/run/mpi_peer.c): what runs in the children ----
+ *
+ * Rank 0's coordinator sees each worker rank as a pool peer on its socket
+ * (kind "mpi": multi-slot, sent CANCEL at --trial-timeout, may run command
+ * trials: ranks are the user's own processes); a worker rank serves rank 0
+ * with the relay (relay.h) over its socket, as `cfl worker` does over TCP
+ * but without reconnecting (a lost rank ends an MPI job; --resume
+ * finishes the run). */
+
+struct cfl_pool;
+
+/* Rank 0's view of the worker ranks. */
+struct cfl_mpi_coord {
+	/* set by the caller */
+	unsigned char sha256[32];	/* the dataset's (its parts were
+					 * broadcast): WELCOME names it */
+	uint64_t data_size;		/* the broadcast blob's size */
+	const char *config;		/* WELCOME's config text (relay.h) */
+	double heartbeat;		/* s between HEARTBEATs to each rank; a
+					 * rank silent for 5 of them is dropped */
+	/* what a person should read ("worker rank 2 stopped answering"); may
+	 * be NULL */
+	void (*log)(void *ctx, const char *msg);
+	void *log_ctx;
+	/* state */
+	struct cfl_pool *pool;
+	size_t n_alive;			/* worker ranks still connected */
+};
+
+/* Joins worker ranks 1..n_ranks-1 to pool as peers on fds[r] (the pool
+ * owns them then: fds[r] becomes -1).  Each rank's HELLO gives its slots
+ * and is answered with a WELCOME from c.  When every rank was dropped for
+ * silence mid-run, the pool is interrupted (no one is left to run the
+ * rest).  Returns 0, or -1 with err. */
+int cfl_mpi_attach(struct cfl_mpi_coord *c, struct cfl_pool *pool, int *fds,
+		   int n_ranks, struct cfl_err *err);
+
+/* A worker rank bound to fewer cores than its jobs workers (mpirun binds
+ * ranks when it does not oversubscribe) is let onto every core, so its
+ * workers do not share those few. */
+void cfl_mpi_widen_affinity(long jobs);
+
+/* ---- an MPI job's start (src/run/mpi_job.c) ----
+ *
+ * Every rank runs the same command line.  cfl_mpi_job_start initialises
+ * MPI while rank 0 loads the dataset in a thread, broadcasts its encoded
+ * parts (no other rank reads DATA) and forks each rank's child: the
+ * caller's process becomes the rank's pump (cfl_mpi_bridge), rank 0's
+ * child the coordinator, a worker rank's child serves rank 0
+ * (cfl_mpi_serve). */
+
+struct cfl_data;
+struct cfl_data_opts;
+struct cfl_relay;
+
+/* How a start failed: what the caller says, on which rank. */
+enum cfl_mpi_fail {
+	CFL_MPI_FAIL_NONE = 0,
+	CFL_MPI_FAIL_SAY,	/* err, on this rank */
+	CFL_MPI_FAIL_RANK,	/* err, naming this rank */
+	CFL_MPI_FAIL_DATA,	/* rank 0 could not load the data: err, as a
+				 * local run says it */
+	CFL_MPI_FAIL_QUIET,	/* another rank says why */
+	CFL_MPI_FAIL_SIZE,	/* fewer than 2 ranks: err (a usage error), on
+				 * rank 0 only */
+	CFL_MPI_FAIL_ABORT,	/* after the broadcast: err naming this rank,
+				 * then cfl_mpi_abort (the others wait) */
+};
+
+struct cfl_mpi_job {
+	struct cfl_mpi mpi;
+	int *fds;		/* see cfl_mpi_fork_role */
+	pid_t child;		/* in the pump: the rank's child; 0 in it */
+	struct cfl_mpi_coord coord;	/* rank 0: the worker ranks as peers */
+	int data_loaded;	/* rank 0 loaded the caller's data */
+	struct cfl_buf blob;	/* a worker rank's copy of the parts */
+	long jobs;		/* a worker rank's local workers */
+	char *config;		/* rank 0: WELCOME's config (owned) */
+	enum cfl_mpi_fail fail;	/* why the start failed */
+};
+
+enum cfl_mpi_role {
+	CFL_MPI_PUMP = 0,	/* the rank's MPI process: run cfl_mpi_bridge
+				 * for j->child, then exit */
+	CFL_MPI_COORDINATOR,	/* rank 0's child: the command goes on, with
+				 * no local workers; cfl_mpi_job_attach after
+				 * cfl_pool_new */
+	CFL_MPI_WORKER,		/* a worker rank's child: cfl_mpi_serve, then
+				 * exit */
+};
+
+/* Starts the job of launch l (cfl_launch_detect's; the environment tells
+ * which rank loads early) for data options d: rank 0 loads *data (NULL:
+ * the command has no dataset, e.g. tune --command; empty parts go out).
+ * jobs: a worker rank's local workers (0: its node's cores divided by the
+ * ranks on the node).  Returns the role (above; j->data_loaded says rank
+ * 0's *data is loaded: the caller releases it), or -1 with err and
+ * j->fail (MPI is finalised unless j->fail is CFL_MPI_FAIL_ABORT). */
+int cfl_mpi_job_start(struct cfl_mpi_job *j, const struct cfl_launch *l,
+		      const struct cfl_data_opts *d, struct cfl_data *data,
+		      long jobs, struct cfl_err *err);
+
+/* Rank 0, after cfl_pool_new: joins every worker rank to pool as a peer
+ * (cfl_mpi_attach), welcomed with the config of run run_key (data options
+ * d, pool options po), heartbeats every heartbeat seconds; log as in
+ * struct cfl_mpi_coord.  Returns 0, or -1 with err. */
+int cfl_mpi_job_attach(struct cfl_mpi_job *j, struct cfl_pool *pool,
+		       const struct cfl_data_opts *d,
+		       const struct cfl_pool_opts *po, const char *run_key,
+		       double heartbeat, void (*log)(void *ctx, const char *msg),
+		       void *log_ctx, struct cfl_err *err);
+
+/* A worker rank's child: serves rank 0 with a relay (relay.h) of j->jobs
+ * local workers on the broadcast data, command trials allowed (rank 0 is
+ * the user's own process), named name; *running holds the relay while it
+ * serves (for a signal handler's cfl_relay_interrupt).  When the parts do
+ * not unpack, rank 0 is sent an ERROR.  Returns what cfl_relay_serve
+ * returns, or -1 with err. */
+int cfl_mpi_serve(struct cfl_mpi_job *j, const char *name,
+		  void (*log)(void *ctx, int important, const char *msg),
+		  void *log_ctx, struct cfl_relay *volatile *running,
+		  struct cfl_err *err);
+
+/* Frees what the job holds (fds, blob, config); the caller's data is its
+ * own. */
+void cfl_mpi_job_release(struct cfl_mpi_job *j);
 
 #endif

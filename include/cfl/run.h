@@ -14,7 +14,9 @@
  *              serves leases over a file descriptor (cfl_worker_serve).
  *
  * Transports add peers: fork.c (socketpairs) is built in; a TCP or MPI
- * transport is one more file using the "transports" section below.  The
+ * transport is one more file using the "transports" section below (tcp.c,
+ * mpi_peer.c), and on the worker's side a link for the relay (relay.h), the
+ * one worker that serves a coordinator with its own pool.  The
  * coordinator alone writes the store; workers never open it.
  */
 #ifndef CFL_RUN_H

@@ -5,8 +5,7 @@
  * command line: rank 0's child is the coordinator (the only process that
  * opens the store and prints), each other rank's child is a worker with its
  * own fork pool, and each rank's MPI process only pumps frames
- * (src/run/mpi.c).  Built on the pool's peers and the remote config of
- * remote.h.
+ * (src/run/mpi.c).  Built on the MPI job of backend.h (src/run/mpi_job.c).
  */
 #ifndef CFL_CLI_CLUSTER_H
 #define CFL_CLI_CLUSTER_H
@@ -30,17 +29,9 @@ extern const char cli_cluster_help[];
 struct cli_cluster {
 	enum cfl_backend requested;	/* --backend, AUTO when not given */
 	enum cfl_backend backend;	/* the one in use, after start */
-	struct cfl_mpi mpi;
-	int *fds;		/* rank 0's coordinator: fds[r] to worker rank r */
-	unsigned char sha256[32];	/* of the dataset file (its parts are
-					 * broadcast) */
-	size_t data_size;		/* of the broadcast blob */
+	struct cfl_mpi_job job;	/* the MPI job (src/run/mpi_job.c) */
 	int data_loaded;		/* rank 0 loaded the caller's data */
-	char *config;		/* the WELCOME config text (rank 0) */
-	size_t n_alive;		/* worker ranks still connected */
-	double heartbeat;	/* s between HEARTBEATs to each worker rank */
 	const char *cmd;	/* "repeat", "tune": for messages */
-	struct cfl_pool *pool;
 };
 
 void cli_cluster_init(struct cli_cluster *c);

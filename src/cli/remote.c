@@ -1,10 +1,11 @@
 /*
  * Remote workers from the command line (see remote.h): the --listen
- * options of repeat and tune, and the config text of WELCOME.  The config
- * is plain "key=value" lines so a worker of the same protocol version reads
- * exactly the data options the coordinator loaded with.
+ * options of repeat and tune.  WELCOME's config text is the run module's
+ * (cfl_run_config_format in relay.h).
  */
 #include "remote.h"
+
+#include "cfl/relay.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -94,7 +95,7 @@ int cli_remote_start(struct cli_remote *r, const char *cmd,
 	cfl_buf_init(&config);
 	cfl_buf_init(&parts);
 	/* workers get the encoded parts, not the file: they parse nothing */
-	if (cli_remote_config_format(&config, run_key, d, po, &err) ||
+	if (cfl_run_config_format(&config, run_key, d, po, &err) ||
 	    cfl_data_pack_parts(data, &parts, &err)) {
 		cfl_buf_release(&config);
 		cfl_buf_release(&parts);
@@ -130,135 +131,4 @@ void cli_remote_stop(struct cli_remote *r)
 	cfl_tcp_free(r->tcp);
 	r->tcp = NULL;
 	cfl_token_clear(&r->token);
-}
-
-/* ---- the WELCOME config ---- */
-
-static int put_str(struct cfl_buf *b, const char *key, const char *v,
-		   struct cfl_err *err)
-{
-	if (!v)
-		return 0;
-	if (strchr(v, '\n') || strchr(v, '\r'))
-		return cfl_err_set(err, "--%s cannot be sent to workers: it holds a "
-				   "line break", key);
-	return cfl_buf_printf(b, "%s=%s\n", key, v) ? cfl_err_set(err, "out of memory") : 0;
-}
-
-int cli_remote_config_format(struct cfl_buf *b, const char *run_key,
-			     const struct cfl_data_opts *d,
-			     const struct cfl_pool_opts *po,
-			     struct cfl_err *err)
-{
-	if (put_str(b, "run", run_key, err) ||
-	    put_str(b, "target", d->schema.target, err) ||
-	    put_str(b, "drop", d->schema.drop_re, err) ||
-	    put_str(b, "only", d->schema.only_re, err))
-		return -1;
-	cfl_buf_printf(b, "task=%d\ntest_frac=%.17g\nvalid_frac=%.17g\n"
-		       "seed=%llu\nthreads=%d\ntrial_timeout=%.17g\nmetrics=",
-		       (int)d->schema.task, d->test_frac, d->valid_frac,
-		       (unsigned long long)d->seed, po->threads_per_trial,
-		       po->trial_timeout);
-	for (size_t i = 0; i < po->n_metrics; i++)
-		cfl_buf_printf(b, "%s%d", i ? "," : "", (int)po->metrics[i]);
-	if (cfl_buf_puts(b, "\n"))
-		return cfl_err_set(err, "out of memory");
-	return 0;
-}
-
-static int parse_num(const char *v, double lo, double hi, double *out)
-{
-	char *end;
-
-	errno = 0;
-	*out = strtod(v, &end);
-	return !*v || *end || errno || !(*out >= lo && *out <= hi) ? -1 : 0;
-}
-
-int cli_remote_config_parse(struct cli_remote_config *c, const char *text,
-			    struct cfl_err *err)
-{
-	const char *p = text ? text : "";
-
-	memset(c, 0, sizeof(*c));
-	cfl_data_opts_init(&c->data);
-	c->threads = 1;
-	while (*p) {
-		const char *nl = strchr(p, '\n'), *eq;
-		size_t n = nl ? (size_t)(nl - p) : strlen(p);
-		char line[4096], *v;
-		double x;
-
-		if (n >= sizeof(line))
-			return cfl_err_set(err, "config line too long");
-		memcpy(line, p, n);
-		line[n] = 0;
-		p += n + (nl ? 1 : 0);
-		if (!n)
-			continue;
-		eq = strchr(line, '=');
-		if (!eq)
-			return cfl_err_set(err, "config line without '=': '%.60s'", line);
-		line[eq - line] = 0;
-		v = line + (eq - line) + 1;
-		if (!strcmp(line, "run")) {
-			snprintf(c->run, sizeof(c->run), "%s", v);
-		} else if (!strcmp(line, "target") || !strcmp(line, "drop") ||
-			   !strcmp(line, "only")) {
-			char **slot = line[0] == 't' ? &c->target
-				      : line[0] == 'd' ? &c->drop : &c->only;
-
-			free(*slot);
-			*slot = cfl_strdup(v, err);
-			if (!*slot)
-				return -1;
-		} else if (!strcmp(line, "task")) {
-			if (parse_num(v, 0, 2, &x))
-				return cfl_err_set(err, "bad task '%s'", v);
-			c->data.schema.task = (enum cfl_task)(int)x;
-		} else if (!strcmp(line, "test_frac")) {
-			if (parse_num(v, 0, 1, &c->data.test_frac))
-				return cfl_err_set(err, "bad test_frac '%s'", v);
-		} else if (!strcmp(line, "valid_frac")) {
-			if (parse_num(v, 0, 1, &c->data.valid_frac))
-				return cfl_err_set(err, "bad valid_frac '%s'", v);
-		} else if (!strcmp(line, "seed")) {
-			if (cli_parse_u64(v, &c->data.seed))
-				return cfl_err_set(err, "bad seed '%s'", v);
-		} else if (!strcmp(line, "threads")) {
-			if (parse_num(v, 1, 256, &x))
-				return cfl_err_set(err, "bad threads '%s'", v);
-			c->threads = (int)x;
-		} else if (!strcmp(line, "trial_timeout")) {
-			if (parse_num(v, 0, 1e9, &c->trial_timeout))
-				return cfl_err_set(err, "bad trial_timeout '%s'", v);
-		} else if (!strcmp(line, "metrics")) {
-			char *save = NULL, *tok;
-
-			c->n_metrics = 0;
-			for (tok = strtok_r(v, ",", &save); tok;
-			     tok = strtok_r(NULL, ",", &save)) {
-				if (c->n_metrics == CFL_WIRE_MAX_METRICS ||
-				    parse_num(tok, 0, CFL_M_COUNT - 1, &x))
-					return cfl_err_set(err, "bad metrics '%s'", tok);
-				c->metrics[c->n_metrics++] = (enum cfl_metric_id)(int)x;
-			}
-		} else {
-			return cfl_err_set(err, "unknown config key '%.60s' (a newer "
-					   "coordinator?)", line);
-		}
-	}
-	c->data.schema.target = c->target;
-	c->data.schema.drop_re = c->drop;
-	c->data.schema.only_re = c->only;
-	return 0;
-}
-
-void cli_remote_config_release(struct cli_remote_config *c)
-{
-	free(c->target);
-	free(c->drop);
-	free(c->only);
-	c->target = c->drop = c->only = NULL;
 }

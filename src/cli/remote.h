@@ -1,8 +1,7 @@
 /*
  * Remote workers from the command line: the --listen / --token-file /
- * --heartbeat options a command that runs a pool (repeat, tune) shares, and
- * the WELCOME config text both ends agree on (the data options, metrics,
- * threads and a run key).  Built on src/run/tcp.c; see `cfl worker`.
+ * --heartbeat options a command that runs a pool (repeat, tune) shares.
+ * Built on src/run/tcp.c; see `cfl worker`.
  */
 #ifndef CFL_CLI_REMOTE_H
 #define CFL_CLI_REMOTE_H
@@ -53,30 +52,5 @@ int cli_remote_start(struct cli_remote *r, const char *cmd,
 		     int quiet);
 /* Closes the listener: after cfl_pool_close.  Safe when never started. */
 void cli_remote_stop(struct cli_remote *r);
-
-/* ---- the WELCOME config ---- */
-
-/* What a worker needs besides the dataset bytes. */
-struct cli_remote_config {
-	char run[256];		/* run key: a new key means another run */
-	struct cfl_data_opts data;	/* path left NULL */
-	char *target, *drop, *only;	/* owned strings of data.schema */
-	int threads;
-	double trial_timeout;	/* the coordinator's --trial-timeout (0: none) */
-	size_t n_metrics;
-	enum cfl_metric_id metrics[CFL_WIRE_MAX_METRICS];
-};
-
-/* Appends the config lines to b.  Returns 0, or -1 with err when a value
- * cannot travel (a newline in a regex). */
-int cli_remote_config_format(struct cfl_buf *b, const char *run_key,
-			     const struct cfl_data_opts *d,
-			     const struct cfl_pool_opts *po,
-			     struct cfl_err *err);
-/* Parses a config received from a coordinator.  Returns 0, or -1 with err
- * on an unknown key or a bad value (release c either way). */
-int cli_remote_config_parse(struct cli_remote_config *c, const char *text,
-			    struct cfl_err *err);
-void cli_remote_config_release(struct cli_remote_config *c);
 
 #endif

@@ -11,6 +11,7 @@
  * transaction.
  */
 #include "internal.h"
+#include "cfl/relay.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -546,10 +547,11 @@ static int handle_frame(struct cfl_pool *p, struct peer *pe,
 	if (cfl_wire_payload_decode(f->type, f->payload, f->length, &msg, err))
 		return -1;
 	switch (msg.type) {
-	case CFL_WIRE_HELLO:
-		if (msg.u.hello.proto != CFL_WIRE_VERSION) {
-			cfl_err_set(err, "peer '%s' speaks protocol %u, not %u",
-				    pe->pub.name, msg.u.hello.proto, CFL_WIRE_VERSION);
+	case CFL_WIRE_HELLO: {
+		uint32_t code;
+
+		if (cfl_hello_check(&msg.u.hello, &code, err)) {
+			cfl_err_prefix(err, "peer '%s'", pe->pub.name);
 			cfl_wire_msg_release(&msg);
 			return -1;
 		}
@@ -560,6 +562,7 @@ static int handle_frame(struct cfl_pool *p, struct peer *pe,
 		}
 		pe->hello = 1;
 		break;
+	}
 	case CFL_WIRE_RESULT: {
 		int r = handle_result(p, pe, &msg, err);
 

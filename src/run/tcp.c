@@ -13,6 +13,7 @@
  * leases.  Knows the wire layout only through wire.h.
  */
 #include "cfl/net.h"
+#include "cfl/relay.h"
 #include "internal.h"
 
 #include <errno.h>
@@ -559,6 +560,7 @@ static int on_hello(struct tpeer *tp, const struct cfl_wire_frame *f,
 	struct cfl_tcp *t = tp->t;
 	struct cfl_wire_msg m, w;
 	char name[56], msg[200];
+	uint32_t code;
 	int rc = 0;
 
 	if (cfl_wire_payload_decode(f->type, f->payload, f->length, &m, err))
@@ -566,17 +568,9 @@ static int on_hello(struct tpeer *tp, const struct cfl_wire_frame *f,
 	clean_name(m.u.hello.name, name, sizeof(name));
 	if (!name[0])
 		snprintf(name, sizeof(name), "%.48s", tp->addr);
-	if (m.u.hello.proto != CFL_WIRE_VERSION) {
-		snprintf(msg, sizeof(msg), "version mismatch: the coordinator "
-			 "speaks protocol %d, the worker %u", CFL_WIRE_VERSION,
-			 m.u.hello.proto);
-		refuse_peer(tp, CFL_WIRE_E_VERSION, msg);
-		rc = cfl_err_set(err, "%s", msg);
-	} else if (m.u.hello.n_slots < 1 || m.u.hello.n_slots > 1024) {
-		snprintf(msg, sizeof(msg), "a worker has 1..1024 slots, not %u",
-			 m.u.hello.n_slots);
-		refuse_peer(tp, CFL_WIRE_E_PROTOCOL, msg);
-		rc = cfl_err_set(err, "%s", msg);
+	if (cfl_hello_check(&m.u.hello, &code, err)) {
+		refuse_peer(tp, code, err->msg);
+		rc = -1;
 	} else {
 		for (struct tpeer *o = t->peers; o; o = o->next)
 			if (o != tp && o->hello && !o->shut &&
@@ -601,12 +595,7 @@ static int on_hello(struct tpeer *tp, const struct cfl_wire_frame *f,
 	logf_(t, "worker '%s' joined from %s with %u slots", name, tp->addr,
 	      m.u.hello.n_slots);
 	cfl_wire_msg_release(&m);
-	cfl_wire_msg_init(&w, CFL_WIRE_WELCOME);
-	w.u.welcome.proto = CFL_WIRE_VERSION;
-	w.u.welcome.heartbeat_ms = (uint32_t)(t->o.heartbeat * 1000);
-	memcpy(w.u.welcome.data_sha256, t->sha, 32);
-	w.u.welcome.data_size = t->data.len;
-	w.u.welcome.config = t->config;
+	cfl_welcome_init(&w, t->o.heartbeat, t->sha, t->data.len, t->config);
 	return cfl_peer_send(tp->peer, &w, err);
 }
 
@@ -615,29 +604,14 @@ static int on_fetch(struct tpeer *tp, const struct cfl_wire_frame *f,
 {
 	struct cfl_tcp *t = tp->t;
 	struct cfl_wire_msg m, c;
-	uint64_t off;
-	uint32_t n;
+	int rc;
 
 	if (cfl_wire_payload_decode(f->type, f->payload, f->length, &m, err))
 		return -1;
-	off = m.u.fetch.offset;
-	n = m.u.fetch.max_len;
-	if (memcmp(m.u.fetch.sha256, t->sha, 32) || off > t->data.len) {
-		cfl_wire_msg_release(&m);
-		return cfl_err_set(err, "FETCH of unknown data or past its end");
-	}
+	rc = cfl_fetch_answer(&m.u.fetch, t->sha, t->data.data, t->data.len,
+			      &c, err);
 	cfl_wire_msg_release(&m);
-	if (n > CFL_TCP_CHUNK)
-		n = CFL_TCP_CHUNK;
-	if (n > t->data.len - off)
-		n = (uint32_t)(t->data.len - off);
-	cfl_wire_msg_init(&c, CFL_WIRE_CHUNK);
-	memcpy(c.u.chunk.sha256, t->sha, 32);
-	c.u.chunk.offset = off;
-	c.u.chunk.total = t->data.len;
-	c.u.chunk.n = n;
-	c.u.chunk.data = (uint8_t *)t->data.data + off;
-	return cfl_peer_send(tp->peer, &c, err);
+	return rc ? -1 : cfl_peer_send(tp->peer, &c, err);
 }
 
 static int tcp_on_frame(struct cfl_peer *peer, const struct cfl_wire_frame *f,
