@@ -10,6 +10,7 @@
 #include "remote.h"
 #include "cluster.h"
 #include "pool_opts.h"
+#include "progress.h"
 
 #include <math.h>
 #include <signal.h>
@@ -318,37 +319,29 @@ struct progress {
 	char best_model[64];
 	const char *metric;
 	int sign;
+	size_t n_models;	/* trials done per model, for the line */
+	const char *const *models;
+	size_t model_done[MAX_MODELS];
 };
-
-static void fmt_time(double s, char *out, size_t cap)
-{
-	long t = s < 0 ? 0 : (long)(s + 0.5);
-
-	if (t >= 3600)
-		snprintf(out, cap, "%ld:%02ld:%02ld", t / 3600, t / 60 % 60, t % 60);
-	else
-		snprintf(out, cap, "%02ld:%02ld", t / 60, t % 60);
-}
 
 static void progress_line(struct progress *pr, struct cfl_pool *pool)
 {
 	struct cfl_pool_stats st;
-	char el[32], eta[32] = "--:--", best[128] = "";
-	double elapsed = cfl_now() - pr->t0;
-	size_t finished = pr->done + pr->failed;
+	struct cli_progress_counts c = {
+		.done = pr->done, .failed = pr->failed, .total = pr->total,
+		.elapsed = cfl_now() - pr->t0, .have_best = pr->have_best,
+		.best_metric = pr->metric, .best_value = pr->sign * pr->best,
+		.best_model = pr->best_model, .n_models = pr->n_models,
+		.models = pr->models, .model_done = pr->model_done,
+	};
+	char line[1024];
 
 	if (pr->quiet || !pr->tty)
 		return;
 	cfl_pool_get_stats(pool, &st);
-	fmt_time(elapsed, el, sizeof(el));
-	if (finished && finished < pr->total)
-		fmt_time(elapsed / (double)finished * (double)(pr->total - finished),
-			 eta, sizeof(eta));
-	if (pr->have_best)
-		snprintf(best, sizeof(best), ", best %s %.4f (%s)", pr->metric,
-			 pr->sign * pr->best, pr->best_model);
-	fprintf(stderr, "\r\033[K%zu/%zu done, %zu running, %zu failed, %s elapsed, ETA %s%s",
-		pr->done, pr->total, st.running, pr->failed, el, eta, best);
+	c.running = st.running;
+	cli_progress_format(&c, cli_term_width(STDERR_FILENO), line, sizeof(line));
+	fprintf(stderr, "\r\033[K%s", line);
 	fflush(stderr);
 }
 
@@ -362,6 +355,9 @@ static void progress_event(struct progress *pr, struct cfl_pool *pool,
 		const struct cfl_wire_split *t = &ev->result->split[1];
 
 		pr->done++;
+		for (size_t i = 0; i < pr->n_models; i++)
+			if (!strcmp(pr->models[i], model))
+				pr->model_done[i]++;
 		if (t->n_metrics && !isnan(t->metrics[0].value) &&
 		    (!pr->have_best || pr->sign * t->metrics[0].value > pr->best)) {
 			pr->have_best = 1;
@@ -677,6 +673,8 @@ int cmd_repeat(int argc, char **argv)
 	pr.total = n_submit;
 	pr.metric = cfl_metric_info(pl.metrics[0])->name;
 	pr.sign = cfl_metric_info(pl.metrics[0])->sign;
+	pr.n_models = pl.n_models;
+	pr.models = (const char *const *)pl.models;
 	if (resumed && !pl.pool.quiet)
 		fprintf(stderr, "resuming run '%s': %zu trials done, %zu to run\n",
 			run_name, n_done_before, n_submit);
@@ -729,7 +727,9 @@ int cmd_repeat(int argc, char **argv)
 	{
 		struct cfl_trial_counts tc;
 		struct cfl_table t;
+		struct cfl_table_style style;
 
+		cli_table_style(&pl.pool.table, 0, &style);
 		if (cfl_store_trial_counts(st, run_id, &tc, &err) ||
 		    cfl_store_run_finish(st, run_id, tc.done ? CFL_RUN_DONE : CFL_RUN_FAILED,
 					 &err)) {
@@ -738,7 +738,7 @@ int cmd_repeat(int argc, char **argv)
 		}
 		cfl_table_init(&t);
 		if (cfl_table_from_run(&t, st, run_id, CFL_SPLIT_TEST, CFL_ROWS_BY_MODEL, &err) ||
-		    cfl_table_render(&t, CFL_TABLE_TEXT, &out, &err)) {
+		    cfl_table_render_styled(&t, CFL_TABLE_TEXT, &style, &out, &err)) {
 			cfl_table_release(&t);
 			cli_fail(&err);
 			goto done;

@@ -1065,9 +1065,12 @@ int cmd_tune(int argc, char **argv)
 		}
 		{
 			struct cfl_run_info info;
+			struct cfl_table_style style;
 
+			cli_table_style(&pl.pool.table, 0, &style);
 			if (cfl_store_run_get(tu.st, tu.run_id, &info, &err) ||
-			    cfl_report_run(tu.st, &info, CFL_TABLE_TEXT, &out, &err)) {
+			    cfl_report_run_styled(tu.st, &info, CFL_TABLE_TEXT, &style,
+						  &out, &err)) {
 				cli_fail(&err);
 				goto done_sig;
 			}
