@@ -256,7 +256,7 @@ static int parse_args(struct plan *pl, int argc, char **argv)
 			usage(stdout);
 			return -1;
 		default:
-			return cli_usage_error("repeat", "unknown option");
+			return cli_bad_option("repeat", argc, argv, "qh", opts);
 		}
 	}
 	if (optind >= argc && pl->pool.resume)

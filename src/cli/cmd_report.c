@@ -140,7 +140,7 @@ int cmd_report(int argc, char **argv)
 			usage(stdout);
 			return CLI_OK;
 		default:
-			return cli_usage_error("report", "unknown option");
+			return cli_bad_option("report", argc, argv, "h", opts);
 		}
 	}
 	if (optind < argc)

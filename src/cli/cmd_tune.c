@@ -238,7 +238,7 @@ static int parse_args(struct plan *pl, int argc, char **argv)
 			usage(stdout);
 			return -1;
 		default:
-			return cli_usage_error("tune", "unknown option");
+			return cli_bad_option("tune", argc, argv, "qh", opts);
 		}
 	}
 	if (optind < argc)
