@@ -754,7 +754,7 @@ int cmd_repeat(int argc, char **argv)
 				fprintf(stderr, "%zu of %zu trials failed (cfl report %s%s%s shows why)\n",
 					tc.failed + tc.poison, tc.total, run_name,
 					dflt ? "" : " --db ", dflt ? "" : pl.pool.db);
-			fprintf(stderr, "run '%s' stored in '%s'; see it again with: cfl report %s%s%s\n",
+			fprintf(stderr, "run '%s' stored in '%s'; see it again with:\n  cfl report %s%s%s\n",
 				run_name, pl.pool.db, run_name, dflt ? "" : " --db ",
 				dflt ? "" : pl.pool.db);
 		}

@@ -1084,7 +1084,7 @@ int cmd_tune(int argc, char **argv)
 		{
 			int dflt = !strcmp(pl.pool.db, CFL_STORE_DEFAULT_PATH);
 
-			fprintf(stderr, "run '%s' stored in '%s'; see it again with: cfl report %s%s%s\n",
+			fprintf(stderr, "run '%s' stored in '%s'; see it again with:\n  cfl report %s%s%s\n",
 				run_name, pl.pool.db, run_name, dflt ? "" : " --db ",
 				dflt ? "" : pl.pool.db);
 		}
