@@ -165,3 +165,65 @@ test_terminal_train_help_of_unknown_model_is_an_error() {
 	expect_rc 0
 	expect_out "linear"
 }
+
+# ---- the front door: man page, bash completion, install ----
+
+test_terminal_man_and_completion_match_the_binary() {
+	local b="$ROOT/${CFL_BUILD:-build}" c o opts
+	sh "$ROOT/tools/gen-man.sh" "$CFL" > cfl.1 || fail "gen-man.sh failed"
+	sh "$ROOT/tools/gen-completion.sh" "$CFL" > cfl.bash || fail "gen-completion.sh failed"
+	# the built files are the ones this binary gives (make regenerates
+	# them when the binary changes)
+	[ -e "$b/cfl.1" ] && [ -e "$b/cfl.bash" ] || fail "no $b/cfl.1 or $b/cfl.bash: run make"
+	diff -u "$b/cfl.1" cfl.1 >&2 || fail "$b/cfl.1 is stale"
+	diff -u "$b/cfl.bash" cfl.bash >&2 || fail "$b/cfl.bash is stale"
+	# every command and every option of its --help is in both
+	run "$CFL" --help
+	cmds=$(sed -n '/^Commands:/,/^$/p' <<<"$out" | awk 'NF > 1 && $1 != "Commands:" { print $1 }')
+	[ -n "$cmds" ] || fail "no commands"
+	for c in $cmds; do
+		grep -qF ".SH \"cfl $c\"" cfl.1 || fail "no section for $c in the man page"
+		opts=$(grep -oE '^  --[a-z][a-z0-9-]*' <<<"$("$CFL" "$c" --help)" | sed 's/^ *//')
+		[ -n "$opts" ] || fail "no options in cfl $c --help"
+		line=$(grep -E "^	$c\) " cfl.bash) || fail "no completion for $c"
+		for o in $opts; do
+			grep -qF -- "${o//-/\\-}" cfl.1 || fail "$c $o is not in the man page"
+			grep -qE -- " $o( |')" <<<" ${line#*echo \'}" || fail "$c $o is not completed: $line"
+		done
+	done
+	run "$CFL" --version
+	for m in $(sed -n 's/^models: *//p' <<<"$out"); do
+		grep -q "^_cfl_models=.*\b$m\b" cfl.bash || fail "model $m is not completed"
+	done
+	# the page reads without groff warnings
+	if command -v groff >/dev/null; then
+		w=$(groff -man -Tutf8 -ww -z cfl.1 2>&1)
+		[ -z "$w" ] || fail "groff warns: $w"
+	fi
+	# and the completion completes
+	comp() { bash -c 'source ./cfl.bash; COMP_WORDS=("$@"); COMP_CWORD=$(($# - 1)); _cfl; echo "${COMPREPLY[*]}"' _ "$@"; }
+	[ "$(comp cfl rep)" = "repeat report" ] || fail "cfl rep -> '$(comp cfl rep)'"
+	[ "$(comp cfl repeat --num-rep)" = --num-repeat ] || fail "--num-rep -> '$(comp cfl repeat --num-rep)'"
+	[ "$(comp cfl train --model lin)" = linear ] || fail "--model lin -> '$(comp cfl train --model lin)'"
+	[ "$(comp cfl repeat x.csv --models linear,tr)" = linear,tree ] ||
+		fail "--models linear,tr -> '$(comp cfl repeat x.csv --models linear,tr)'"
+	[ "$(comp cfl report --format c)" = "compact csv" ] || fail "--format c -> '$(comp cfl report --format c)'"
+}
+
+test_terminal_make_install_and_uninstall() {
+	# only with the plain build up to date (make would build otherwise)
+	[ "$CFL" = "$ROOT/cfl" ] || skip "runs with the plain build's ./cfl only"
+	make -s -q -C "$ROOT" cfl build/cfl.1 build/cfl.bash 2>/dev/null || skip "the plain build is not up to date"
+	make -s -C "$ROOT" install PREFIX="$TMP/pfx" >/dev/null || fail "make install failed"
+	[ -x pfx/bin/cfl ] || fail "no pfx/bin/cfl"
+	[ -s pfx/share/bash-completion/completions/cfl ] || fail "no completion installed"
+	if command -v man >/dev/null; then
+		page=$(MANPATH="$TMP/pfx/share/man" MANWIDTH=80 man cfl 2>&1) || fail "man cfl: $page"
+		grep -q "cfl repeat" <<<"$page" || fail "man cfl lacks repeat: ${page:0:300}"
+	else
+		[ -s pfx/share/man/man1/cfl.1 ] || fail "no man page installed"
+	fi
+	make -s -C "$ROOT" uninstall PREFIX="$TMP/pfx" >/dev/null || fail "make uninstall failed"
+	left=$(find pfx -type f)
+	[ -z "$left" ] || fail "left after uninstall: $left"
+}
