@@ -4,7 +4,8 @@
  * shows mean, std (population: divided by n) and score = sign * mean - std.
  * The best cell of each column (highest sign * mean, lowest std, highest
  * score; ties all marked) is marked `-- x --` when there are two rows or
- * more.  Rendered as text (the terminal table), Markdown, CSV and JSON.
+ * more.  Rendered as text (the terminal table, full or compact), Markdown,
+ * CSV and JSON.
  *
  * table.c depends on core only: metric signs are given by the caller, so it
  * does not need the metrics module.  cfl_table_from_run (from_store.c)
@@ -136,8 +137,7 @@ int cfl_report_run(struct cfl_store *st, const struct cfl_run_info *run,
 		   enum cfl_table_format fmt, struct cfl_buf *out,
 		   struct cfl_err *err);
 /* cfl_report_run with every table of the report rendered in style (NULL:
- * the plain one); the text tables of a tune run then also show the
- * parameters that vary between candidates.  0, or -1 with err. */
+ * the plain one, as cfl_report_run).  0, or -1 with err. */
 int cfl_report_run_styled(struct cfl_store *st, const struct cfl_run_info *run,
 			  enum cfl_table_format fmt,
 			  const struct cfl_table_style *style,
@@ -145,10 +145,12 @@ int cfl_report_run_styled(struct cfl_store *st, const struct cfl_run_info *run,
 
 /* The report of a tune run (tune_report.c): the validation table of the
  * candidates (repeats below the run's num_repeat; the refit's seeds are
- * left out) in fmt; in text format then the Best Parameters blocks per
- * metric and overall and the test table of the best candidate's refit
- * (repeats num_repeat..2*num_repeat-1).  cfl_report_run gives it for tune
- * runs.  Appends to out.  0, or -1 with err. */
+ * left out) in fmt; in the text formats (text, compact) then each
+ * candidate's parameters that vary between candidates, the Best Parameters
+ * blocks per metric and overall and the test table of the best candidate's
+ * refit (repeats num_repeat..2*num_repeat-1).  Tables in style (NULL: the
+ * plain one).  cfl_report_run gives it for tune runs.  Appends to out.  0,
+ * or -1 with err. */
 int cfl_report_tune(struct cfl_store *st, const struct cfl_run_info *run,
 		    enum cfl_table_format fmt, const struct cfl_table_style *style,
 		    struct cfl_buf *out, struct cfl_err *err);

@@ -30,6 +30,13 @@ size_t cli_term_width(int fd)
 	return 80;
 }
 
+int cli_is_terminal(int fd)
+{
+	struct winsize ws;
+
+	return isatty(fd) && ioctl(fd, TIOCGWINSZ, &ws) == 0 && ws.ws_col > 0;
+}
+
 void cli_format_duration(double s, char *out, size_t cap)
 {
 	long t = s < 0 ? 0 : (long)(s + 0.5);

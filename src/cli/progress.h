@@ -15,6 +15,12 @@
  * (TIOCGWINSZ), else 80.  Never 0. */
 size_t cli_term_width(int fd);
 
+/* True when fd is a terminal a person looks at: a tty with a size.  The
+ * pty Open MPI's mpirun gives its ranks for stdout is a tty of 0 columns:
+ * what goes through it lands in mpirun's own stdout, often a pipe, so it
+ * is not taken for a terminal. */
+int cli_is_terminal(int fd);
+
 /* The counts a progress line shows. */
 struct cli_progress_counts {
 	size_t done, failed, running, total;	/* trials */

@@ -52,6 +52,8 @@ const char *cli_closest(const char *word, const char *const *names, size_t n)
 
 		if (!names[i])
 			continue;
+		if (!strcmp(word, names[i]))
+			continue;	/* the word itself is not a suggestion */
 		d = distance(word, names[i]);
 		/* a known name that starts with the word, or the other way
 		 * round ("--model" for "--models") is close too */
@@ -76,8 +78,14 @@ int cli_bad_option(const char *cmd, int argc, char **argv,
 	size_t n = 0, len;
 	const char *eq, *close;
 
-	/* a short option: optopt names it, unless it was a long one */
-	if (strncmp(arg, "--", 2) && optopt > 0 && optopt < 128) {
+	/* a short option: optopt names it.  getopt moves optind past a
+	 * cluster ("-qz") only after its last letter, so the bad letter is in
+	 * argv[optind] when it was not the last one. */
+	int in_cluster = optind < argc && argv[optind][0] == '-' &&
+			 argv[optind][1] && argv[optind][1] != '-' &&
+			 optopt > 0 && optopt < 128 && strchr(argv[optind] + 1, optopt);
+
+	if (optopt > 0 && optopt < 128 && (strncmp(arg, "--", 2) || in_cluster)) {
 		const char *p = strchr(shortopts, optopt);
 
 		if (p && optopt != ':' && p[1] == ':')

@@ -32,7 +32,7 @@ void cli_table_style(const struct cli_table_opts *o, int full_asked,
 		     struct cfl_table_style *style)
 {
 	const char *no_color = getenv("NO_COLOR"), *term = getenv("TERM");
-	int tty = isatty(STDOUT_FILENO);
+	int tty = cli_is_terminal(STDOUT_FILENO);
 
 	memset(style, 0, sizeof(*style));
 	style->sort_score = o->sort_score;

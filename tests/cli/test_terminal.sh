@@ -155,6 +155,16 @@ test_terminal_unknown_option_one_message() {
 	expect_rc 2
 	expect_err "unknown option '-z'"
 	[ "$(wc -l <<<"$err")" = 2 ] || fail "not one message: $err"
+	# a bad letter inside a cluster, after a good long option
+	run "$CFL" repeat "$ROOT/datasets/iris.csv" --quiet -zq
+	expect_rc 2
+	expect_err "unknown option '-z'"
+	run "$CFL" repeat "$ROOT/datasets/iris.csv" --quiet=1
+	expect_rc 2
+	expect_err "option '--quiet' takes no value"
+	run "$CFL" repeat "$ROOT/datasets/iris.csv" --t 1
+	expect_rc 2
+	expect_err "option '--t' is ambiguous"
 }
 
 test_terminal_train_help_of_unknown_model_is_an_error() {
