@@ -78,6 +78,14 @@ static void per_model(const struct cli_progress_counts *c, char *out, size_t cap
 		out[0] = 0;
 }
 
+/* The forms of the line, richest first: long or short words, with the
+ * per-model counts or not, with the best or not.  Per-model counts come
+ * before the long words: they say more than "elapsed". */
+static const struct { int long_words, models, best; } forms[] = {
+	{ 1, 1, 1 }, { 1, 0, 1 }, { 0, 1, 1 }, { 1, 1, 0 },
+	{ 0, 0, 1 }, { 0, 1, 0 }, { 1, 0, 0 }, { 0, 0, 0 },
+};
+
 size_t cli_progress_format(const struct cli_progress_counts *c, size_t width,
 			   char *out, size_t cap)
 {
@@ -95,31 +103,23 @@ size_t cli_progress_format(const struct cli_progress_counts *c, size_t width,
 		snprintf(best, sizeof(best), ", best %s %.4f (%s)", c->best_metric,
 			 c->best_value, c->best_model);
 	per_model(c, models, sizeof(models));
-	for (int form = 0; form < 5; form++) {
-		switch (form) {
-		case 0:
-		case 1:
-		case 2:
+	for (size_t f = 0; f < sizeof(forms) / sizeof(forms[0]); f++) {
+		const char *m = forms[f].models ? models : "";
+		const char *b = forms[f].best ? best : "";
+
+		if ((forms[f].models && !models[0]) || (forms[f].best && !best[0]))
+			continue;
+		if (forms[f].long_words)
 			snprintf(out, cap, "%zu/%zu done%s, %zu running, %zu failed, "
-				 "%s elapsed, ETA %s%s", c->done, c->total,
-				 form == 0 ? models : "", c->running, c->failed, el,
-				 eta, form < 2 ? best : "");
-			break;
-		case 3:
-			snprintf(out, cap, "%zu/%zu done, %zu run, %zu fail, ETA %s",
-				 c->done, c->total, c->running, c->failed, eta);
-			break;
-		default:
-			snprintf(out, cap, "%zu/%zu ETA %s", c->done, c->total, eta);
-			break;
-		}
-		if (form == 0 && !models[0])
-			continue;
-		if (form == 1 && !best[0])
-			continue;
+				 "%s elapsed, ETA %s%s", c->done, c->total, m,
+				 c->running, c->failed, el, eta, b);
+		else
+			snprintf(out, cap, "%zu/%zu done%s, %zu run, %zu fail, ETA %s%s",
+				 c->done, c->total, m, c->running, c->failed, eta, b);
 		if (columns(out) <= room)
 			return strlen(out);
 	}
+	snprintf(out, cap, "%zu/%zu ETA %s", c->done, c->total, eta);
 	/* the shortest form is still too wide: cut it (ASCII only) */
 	len = strlen(out);
 	if (len > room)

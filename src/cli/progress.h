@@ -35,14 +35,16 @@ struct cli_progress_counts {
 };
 
 /* Writes into out (cap bytes, NUL-terminated) the progress line for a
- * terminal of width columns: the longest of these forms that fits in
+ * terminal of width columns: the first of these forms that fits in
  * width - 1 columns (the last column is left free, so the line never wraps
  * on a terminal that wraps at the margin):
  *   "7/30 done (fcnn 3, tree 4), 2 running, 0 failed, 00:03 elapsed, ETA 00:10, best acc 0.9667 (tree)"
- *   the same without the per-model counts, then without the best,
- *   "7/30 done, 2 run, 0 fail, ETA 00:10", "7/30 ETA 00:10",
- * and at last the short form cut to width - 1.  Returns the line's length
- * in bytes (ASCII only when the model names are). */
+ *   the same without the per-model counts; with short words
+ *   ("7/30 done (fcnn 3, tree 4), 2 run, 0 fail, ETA 00:10, best ...");
+ *   long words without the best; short words without the models, then
+ *   without the best; long, then short words alone; "7/30 ETA 00:10", and
+ *   at last that cut to width - 1.  Returns the line's length in bytes
+ *   (ASCII only when the model names are). */
 size_t cli_progress_format(const struct cli_progress_counts *c, size_t width,
 			   char *out, size_t cap);
 
