@@ -59,9 +59,9 @@ UNIT_BIN   := $(UNIT_SRC:tests/unit/%.c=$(BUILD)/tests/%)
 FUZZ_SRC   := $(sort $(wildcard tests/fuzz/fuzz_*.c))
 REPLAY_BIN := $(FUZZ_SRC:tests/fuzz/%.c=$(BUILD)/tests/replay_%)
 
-.PHONY: all deps demo test unit-tests cli-tests fuzz-replay fuzz bench bench-build bench-deps install clean
+.PHONY: all deps demo test unit-tests cli-tests fuzz-replay fuzz bench bench-build bench-deps install uninstall clean
 
-all: $(BIN)
+all: $(BIN) $(BUILD)/cfl.1 $(BUILD)/cfl.bash
 
 $(BUILD)/libcfl.a: $(LIB_OBJ)
 	@rm -f $@
@@ -88,6 +88,11 @@ $(MPI_STAMP):
 $(BUILD)/tests/test_%: tests/unit/test_%.c $(BUILD)/tests/runner.o $(BUILD)/libcfl.a
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) -Itests/unit -o $@ $< $(BUILD)/tests/runner.o $(LINK_LIB) $(LIBS)
+
+# The progress line is the CLI's (src/cli/progress.c), tested on its own.
+$(BUILD)/tests/test_progress: tests/unit/test_progress.c $(BUILD)/tests/runner.o $(BUILD)/src/cli/progress.o $(BUILD)/libcfl.a
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) -Itests/unit -Isrc/cli -o $@ $< $(BUILD)/tests/runner.o $(BUILD)/src/cli/progress.o $(LINK_LIB) $(LIBS)
 
 $(BUILD)/tests/runner.o: tests/unit/runner.c tests/unit/runner.h
 	@mkdir -p $(dir $@)
@@ -167,7 +172,7 @@ CLI_HELPERS := $(patsubst tests/cli/%.c,$(BUILD)/tests/%,$(wildcard tests/cli/fi
 # docs/models.md's parameter tables come from the models' schemas (make docs);
 # tests/cli/test_docs.sh checks the page is up to date.
 CLI_HELPERS += $(BUILD)/tests/gen_models_md
-cli-tests: $(BIN) $(CLI_HELPERS) $(BUILD)/tests/mpi_selftest
+cli-tests: $(BIN) $(BUILD)/cfl.1 $(BUILD)/cfl.bash $(CLI_HELPERS) $(BUILD)/tests/mpi_selftest
 	@CFL=./$(BIN) CFL_BUILD=$(BUILD) bash tests/cli/run.sh
 
 # Real fuzzing with libFuzzer (clang and Debian's libclang-rt-14-dev):
@@ -227,10 +232,28 @@ docs: $(BUILD)/tests/gen_models_md
 
 # ---- install ----
 
-install: cfl
-	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/cfl/params
+# The man page and the bash completion are generated from the binary's own
+# --help and --version, so they cannot drift from it.
+$(BUILD)/cfl.1: $(BIN) tools/gen-man.sh
+	@mkdir -p $(dir $@)
+	sh tools/gen-man.sh ./$(BIN) > $@.tmp && mv $@.tmp $@
+$(BUILD)/cfl.bash: $(BIN) tools/gen-completion.sh
+	@mkdir -p $(dir $@)
+	sh tools/gen-completion.sh ./$(BIN) > $@.tmp && mv $@.tmp $@
+
+MAN_DIR  = $(DESTDIR)$(PREFIX)/share/man/man1
+COMP_DIR = $(DESTDIR)$(PREFIX)/share/bash-completion/completions
+
+install: cfl build/cfl.1 build/cfl.bash
+	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/cfl/params $(MAN_DIR) $(COMP_DIR)
 	install -m 0755 cfl $(DESTDIR)$(PREFIX)/bin/cfl
 	cp -r params/. $(DESTDIR)$(PREFIX)/share/cfl/params/
+	install -m 0644 build/cfl.1 $(MAN_DIR)/cfl.1
+	install -m 0644 build/cfl.bash $(COMP_DIR)/cfl
+
+uninstall:
+	rm -f $(DESTDIR)$(PREFIX)/bin/cfl $(MAN_DIR)/cfl.1 $(COMP_DIR)/cfl
+	rm -rf $(DESTDIR)$(PREFIX)/share/cfl
 
 clean:
 	rm -rf build build-san build-fuzz cfl cfl-san

@@ -4,7 +4,8 @@
  * shows mean, std (population: divided by n) and score = sign * mean - std.
  * The best cell of each column (highest sign * mean, lowest std, highest
  * score; ties all marked) is marked `-- x --` when there are two rows or
- * more.  Rendered as text (the terminal table), Markdown, CSV and JSON.
+ * more.  Rendered as text (the terminal table, full or compact), Markdown,
+ * CSV and JSON.
  *
  * table.c depends on core only: metric signs are given by the caller, so it
  * does not need the metrics module.  cfl_table_from_run (from_store.c)
@@ -70,10 +71,32 @@ enum cfl_table_format {
 	CFL_TABLE_MD,	/* GitHub Markdown table, best cells in bold */
 	CFL_TABLE_CSV,	/* row,failed,n,<metric>_mean,<metric>_std,<metric>_score,... %.17g */
 	CFL_TABLE_JSON,	/* {"metrics":[...],"rows":[...]} with values; NaN as null */
+	CFL_TABLE_COMPACT,	/* text, one column per metric: "mean ± std score" */
 };
 
-/* The format named "table"/"text", "md", "csv" or "json", or -1. */
+/* The format named "table"/"text", "md", "csv", "json" or "compact", or -1. */
 int cfl_table_format_lookup(const char *name);
+
+/* How a table meets its reader.  All zero: the plain full table. */
+struct cfl_table_style {
+	/* The columns of the terminal, 0: no limit.  With a limit the text
+	 * format prints the full table when it fits and the compact form
+	 * when not; the compact form (either way) splits its metrics into
+	 * blocks of columns that fit, one metric at least per block. */
+	size_t width;
+	/* Best cells in bold green (ANSI escapes) instead of the plain marks
+	 * ("-- x --" in the full table, "*" in the compact one); text and
+	 * compact formats only. */
+	int color;
+	/* Rows in leaderboard order (cfl_table_sort_by_score) in every
+	 * format. */
+	int sort_score;
+};
+
+/* Orders the rows by the score of the first metric, best first; rows
+ * without a score (NaN) last; equal scores keep their order.  Computes the
+ * table first.  No-op without metrics. */
+void cfl_table_sort_by_score(struct cfl_table *t);
 
 /* Computes the table and appends it in format fmt to out (ending with a
  * newline).  The text and Markdown tables get a "failed" column only when
@@ -81,6 +104,12 @@ int cfl_table_format_lookup(const char *name);
  * err on allocation failure. */
 int cfl_table_render(struct cfl_table *t, enum cfl_table_format fmt,
 		     struct cfl_buf *out, struct cfl_err *err);
+/* cfl_table_render with a style (NULL: the plain one, as above); with
+ * style->sort_score the rows of t are reordered in place.  The numbers are
+ * the same (%.6f) in the full and the compact form.  0 or -1 with err. */
+int cfl_table_render_styled(struct cfl_table *t, enum cfl_table_format fmt,
+			    const struct cfl_table_style *style,
+			    struct cfl_buf *out, struct cfl_err *err);
 
 /* How cfl_table_from_run names rows. */
 enum cfl_table_rows {
@@ -107,16 +136,24 @@ int cfl_table_from_run(struct cfl_table *t, struct cfl_store *st,
 int cfl_report_run(struct cfl_store *st, const struct cfl_run_info *run,
 		   enum cfl_table_format fmt, struct cfl_buf *out,
 		   struct cfl_err *err);
+/* cfl_report_run with every table of the report rendered in style (NULL:
+ * the plain one, as cfl_report_run).  0, or -1 with err. */
+int cfl_report_run_styled(struct cfl_store *st, const struct cfl_run_info *run,
+			  enum cfl_table_format fmt,
+			  const struct cfl_table_style *style,
+			  struct cfl_buf *out, struct cfl_err *err);
 
 /* The report of a tune run (tune_report.c): the validation table of the
  * candidates (repeats below the run's num_repeat; the refit's seeds are
- * left out) in fmt; in text format then the Best Parameters blocks per
- * metric and overall and the test table of the best candidate's refit
- * (repeats num_repeat..2*num_repeat-1).  cfl_report_run gives it for tune
- * runs.  Appends to out.  0, or -1 with err. */
+ * left out) in fmt; in the text formats (text, compact) then each
+ * candidate's parameters that vary between candidates, the Best Parameters
+ * blocks per metric and overall and the test table of the best candidate's
+ * refit (repeats num_repeat..2*num_repeat-1).  Tables in style (NULL: the
+ * plain one).  cfl_report_run gives it for tune runs.  Appends to out.  0,
+ * or -1 with err. */
 int cfl_report_tune(struct cfl_store *st, const struct cfl_run_info *run,
-		    enum cfl_table_format fmt, struct cfl_buf *out,
-		    struct cfl_err *err);
+		    enum cfl_table_format fmt, const struct cfl_table_style *style,
+		    struct cfl_buf *out, struct cfl_err *err);
 
 /* The HTML report of a run: one self-contained page (no script, no link,
  * nothing fetched) with the run's facts, its results table, per row and

@@ -40,6 +40,19 @@ int cli_usage_error(const char *cmd, const char *fmt, ...)
 int cli_fail(const struct cfl_err *err);
 int cli_failf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
+/* ---- unknown words (suggest.c) ---- */
+
+/* The name among names[0..n) closest to word (edit distance at most a
+ * third of the word, one at least; a name that starts with the word counts
+ * as close), or NULL when none is close.  NULL entries are skipped. */
+const char *cli_closest(const char *word, const char *const *names, size_t n);
+/* After getopt_long returned '?' or ':' (with opterr = 0): prints one usage
+ * error for cmd about argv's bad option (unknown, with the closest known
+ * one; ambiguous; a value missing or not taken) and returns 2.  argc, argv,
+ * shortopts and longopts are what getopt_long was given. */
+int cli_bad_option(const char *cmd, int argc, char **argv,
+		   const char *shortopts, const struct option *longopts);
+
 /* Strict number parsing for option values; -1 when malformed or out of
  * range (the caller reports with cli_usage_error). */
 int cli_parse_long(const char *s, long lo, long hi, long *out);

@@ -143,10 +143,8 @@ int cmd_data(int argc, char **argv)
 			usage(stdout);
 			return CLI_OK;
 		}
-		if (c == '?')
-			return cli_usage_error(cmd, "unknown option '%s'", argv[optind]);
-		if (c == ':')
-			return cli_usage_error(cmd, "option '%s' needs a value", argv[optind]);
+		if (c == '?' || c == ':')
+			return cli_bad_option(cmd, argc - 1, argv + 1, ":h", longopts);
 		r = cli_data_option(cmd, c, optarg, &o);
 		if (r < 0)
 			return CLI_USAGE;

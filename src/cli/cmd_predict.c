@@ -133,12 +133,8 @@ int cmd_predict(int argc, char **argv)
 		case OPT_METRICS:
 			metrics = optarg;
 			break;
-		case ':':
-			return cli_usage_error("predict", "option '%s' needs a value",
-					       argv[optind - 1]);
 		default:
-			return cli_usage_error("predict", "unknown option '%s'",
-					       argv[optind - 1]);
+			return cli_bad_option("predict", argc, argv, ":ho:", longopts);
 		}
 	}
 	if (argc - optind != 2)

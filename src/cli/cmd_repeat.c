@@ -11,6 +11,7 @@
 #include "remote.h"
 #include "cluster.h"
 #include "pool_opts.h"
+#include "progress.h"
 
 #include <math.h>
 #include <signal.h>
@@ -249,7 +250,7 @@ static int parse_args(struct plan *pl, int argc, char **argv)
 			usage(stdout);
 			return -1;
 		default:
-			return cli_usage_error("repeat", "unknown option");
+			return cli_bad_option("repeat", argc, argv, "qh", opts);
 		}
 	}
 	if (optind >= argc && pl->pool.resume)
@@ -284,37 +285,29 @@ struct progress {
 	char best_model[64];
 	const char *metric;
 	int sign;
+	size_t n_models;	/* trials done per model, for the line */
+	const char *const *models;
+	size_t model_done[CFL_STUDY_MAX_MODELS];
 };
-
-static void fmt_time(double s, char *out, size_t cap)
-{
-	long t = s < 0 ? 0 : (long)(s + 0.5);
-
-	if (t >= 3600)
-		snprintf(out, cap, "%ld:%02ld:%02ld", t / 3600, t / 60 % 60, t % 60);
-	else
-		snprintf(out, cap, "%02ld:%02ld", t / 60, t % 60);
-}
 
 static void progress_line(struct progress *pr, struct cfl_pool *pool)
 {
 	struct cfl_pool_stats st;
-	char el[32], eta[32] = "--:--", best[128] = "";
-	double elapsed = cfl_now() - pr->t0;
-	size_t finished = pr->done + pr->failed;
+	struct cli_progress_counts c = {
+		.done = pr->done, .failed = pr->failed, .total = pr->total,
+		.elapsed = cfl_now() - pr->t0, .have_best = pr->have_best,
+		.best_metric = pr->metric, .best_value = pr->sign * pr->best,
+		.best_model = pr->best_model, .n_models = pr->n_models,
+		.models = pr->models, .model_done = pr->model_done,
+	};
+	char line[1024];
 
 	if (pr->quiet || !pr->tty)
 		return;
 	cfl_pool_get_stats(pool, &st);
-	fmt_time(elapsed, el, sizeof(el));
-	if (finished && finished < pr->total)
-		fmt_time(elapsed / (double)finished * (double)(pr->total - finished),
-			 eta, sizeof(eta));
-	if (pr->have_best)
-		snprintf(best, sizeof(best), ", best %s %.4f (%s)", pr->metric,
-			 pr->sign * pr->best, pr->best_model);
-	fprintf(stderr, "\r\033[K%zu/%zu done, %zu running, %zu failed, %s elapsed, ETA %s%s",
-		pr->done, pr->total, st.running, pr->failed, el, eta, best);
+	c.running = st.running;
+	cli_progress_format(&c, cli_term_width(STDERR_FILENO), line, sizeof(line));
+	fprintf(stderr, "\r\033[K%s", line);
 	fflush(stderr);
 }
 
@@ -328,6 +321,9 @@ static void progress_event(struct progress *pr, struct cfl_pool *pool,
 		const struct cfl_wire_split *t = &ev->result->split[1];
 
 		pr->done++;
+		for (size_t i = 0; i < pr->n_models; i++)
+			if (!strcmp(pr->models[i], model))
+				pr->model_done[i]++;
 		if (t->n_metrics && !isnan(t->metrics[0].value) &&
 		    (!pr->have_best || pr->sign * t->metrics[0].value > pr->best)) {
 			pr->have_best = 1;
@@ -517,6 +513,8 @@ int cmd_repeat(int argc, char **argv)
 	pr.run_name = run_name;
 	pr.metric = cfl_metric_info(pl.sp.metrics[0])->name;
 	pr.sign = cfl_metric_info(pl.sp.metrics[0])->sign;
+	pr.n_models = pl.sp.repeat.n_models;
+	pr.models = (const char *const *)pl.sp.repeat.models;
 	po.tick = pr.tty && !pr.quiet ? 0.5 : 0;
 	if (g_interrupted)
 		goto interrupted_early;
@@ -563,7 +561,9 @@ int cmd_repeat(int argc, char **argv)
 	{
 		struct cfl_trial_counts tc;
 		struct cfl_table t;
+		struct cfl_table_style style;
 
+		cli_table_style(&pl.pool.table, 0, &style);
 		/* the ensembles, from the stored predictions; the run's status */
 		if (cfl_study_finish(study, &ls, &tc, &err)) {
 			cli_fail(&err);
@@ -572,7 +572,7 @@ int cmd_repeat(int argc, char **argv)
 		cfl_table_init(&t);
 		if (cfl_table_from_run(&t, cfl_study_store(study), cfl_study_run_id(study),
 				       CFL_SPLIT_TEST, CFL_ROWS_BY_MODEL, &err) ||
-		    cfl_table_render(&t, CFL_TABLE_TEXT, &out, &err)) {
+		    cfl_table_render_styled(&t, CFL_TABLE_TEXT, &style, &out, &err)) {
 			cfl_table_release(&t);
 			cli_fail(&err);
 			goto done;
@@ -588,7 +588,7 @@ int cmd_repeat(int argc, char **argv)
 				fprintf(stderr, "%zu of %zu trials failed (cfl report %s%s%s shows why)\n",
 					tc.failed + tc.poison, tc.total, run_name,
 					dflt ? "" : " --db ", dflt ? "" : pl.pool.db);
-			fprintf(stderr, "run '%s' stored in '%s'; see it again with: cfl report %s%s%s\n",
+			fprintf(stderr, "run '%s' stored in '%s'; see it again with:\n  cfl report %s%s%s\n",
 				run_name, pl.pool.db, run_name, dflt ? "" : " --db ",
 				dflt ? "" : pl.pool.db);
 		}

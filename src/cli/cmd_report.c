@@ -15,13 +15,15 @@
 
 #include "cfl/report.h"
 #include "cfl/store.h"
+#include "table_opts.h"
 
 #define DEFAULT_OUT "reports"
 
 static void usage(FILE *f)
 {
 	fprintf(f,
-		"usage: cfl report [RUN] [--db FILE] [--format FMT] [--out DIR]\n\n"
+		"usage: cfl report [RUN] [--db FILE] [--format FMT] [--out DIR]\n"
+		"                  [--width N] [--sort score]\n\n"
 		"Prints the results table of a stored run again, exactly as the run\n"
 		"printed it (a repeat run: models and ensembles on the test part; a tune\n"
 		"run: candidates on the validation part), or writes its HTML report: one\n"
@@ -31,13 +33,19 @@ static void usage(FILE *f)
 		"Options:\n"
 		"  RUN            the run to report [the latest run]\n"
 		"  --db FILE      the database [" CFL_STORE_DEFAULT_PATH "]\n"
-		"  --format FMT   table, md, csv, json or html [table]\n"
+		"  --format FMT   table, compact, md, csv, json or html [table; on a\n"
+		"                 terminal the compact form when the table is wider]\n"
 		"  --out DIR      write the report into DIR/RUN.EXT instead of stdout\n"
 		"                 (html always goes to a file) [" DEFAULT_OUT " for html]\n"
+		"  --width N      fit the tables in N columns: the compact form when the\n"
+		"                 full one is wider [the terminal's; no limit into a pipe]\n"
+		"  --sort score   rows best first by the first metric's score\n"
+		"                 [the order of the run]\n"
 		"  -h, --help     this help\n\n"
 		"Examples:\n"
 		"  cfl report\n"
 		"  cfl report repeat-20261123-101500 --format md\n"
+		"  cfl report --sort score --width 80\n"
 		"  cfl report --db reports/iris.db --format html --out reports/\n");
 }
 
@@ -95,20 +103,29 @@ int cmd_report(int argc, char **argv)
 		{ "db", required_argument, 0, 'd' },
 		{ "format", required_argument, 0, 'f' },
 		{ "out", required_argument, 0, 'o' },
+		CLI_TABLE_LONGOPTS,
 		{ "help", no_argument, 0, 'h' },
 		{ 0, 0, 0, 0 },
 	};
-	static const char *const exts[] = { "txt", "md", "csv", "json" };
-	const char *db = CFL_STORE_DEFAULT_PATH, *format = "table", *out = NULL;
+	static const char *const exts[] = { "txt", "md", "csv", "json", "txt" };
+	const char *db = CFL_STORE_DEFAULT_PATH, *format = NULL, *out = NULL;
 	const char *name = NULL;
 	struct cfl_run_info run;
 	struct cfl_store *st;
 	struct cfl_err err = { "" };
 	struct cfl_buf b;
+	struct cli_table_opts topts = { 0 };
+	struct cfl_table_style style;
 	int c, html, fmt = CFL_TABLE_TEXT, found, rc = CLI_FAIL;
 
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+		int r = cli_table_option("report", c, optarg, &topts);
+
+		if (r < 0)
+			return CLI_USAGE;
+		if (r > 0)
+			continue;
 		switch (c) {
 		case 'd':
 			db = optarg;
@@ -123,7 +140,7 @@ int cmd_report(int argc, char **argv)
 			usage(stdout);
 			return CLI_OK;
 		default:
-			return cli_usage_error("report", "unknown option");
+			return cli_bad_option("report", argc, argv, "h", opts);
 		}
 	}
 	if (optind < argc)
@@ -131,11 +148,19 @@ int cmd_report(int argc, char **argv)
 	if (optind < argc)
 		return cli_usage_error("report", "unexpected argument '%s'",
 				       argv[optind]);
-	html = strcmp(format, "html") == 0;
-	if (!html && (fmt = cfl_table_format_lookup(format)) < 0)
+	html = format && strcmp(format, "html") == 0;
+	if (!html && format && (fmt = cfl_table_format_lookup(format)) < 0)
 		return cli_usage_error("report",
-				       "unknown format '%s' (known: table, md, csv, json, html)",
+				       "unknown format '%s' (known: table, compact, md, csv, json, html)",
 				       format);
+	/* a file gets the table as asked; stdout fits the terminal unless
+	 * the full table was asked for by name */
+	cli_table_style(&topts, format && fmt == CFL_TABLE_TEXT, &style);
+	if (out) {
+		style.color = 0;
+		if (!topts.width)
+			style.width = 0;
+	}
 	if (out && !out[0])
 		return cli_usage_error("report", "empty --out folder");
 	if (html && !out)
@@ -157,7 +182,7 @@ int cmd_report(int argc, char **argv)
 
 	cfl_buf_init(&b);
 	if ((html ? cfl_report_html(st, &run, &b, &err)
-		  : cfl_report_run(st, &run, fmt, &b, &err)) ||
+		  : cfl_report_run_styled(st, &run, fmt, &style, &b, &err)) ||
 	    !b.data) {
 		if (!b.data && !err.msg[0])
 			cfl_err_set(&err, "out of memory");

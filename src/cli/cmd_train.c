@@ -153,7 +153,7 @@ int cmd_train(int argc, char **argv)
 	long n_ids;
 	char *out_path = NULL;
 	double *pred = NULL, t0, fit_secs;
-	int c, help = 0, rc = CLI_FAIL;
+	int c, help = 0, model_set = 0, rc = CLI_FAIL;
 
 	cfl_data_opts_init(&o);
 	cfl_params_init(&params);
@@ -168,6 +168,7 @@ int cmd_train(int argc, char **argv)
 			continue;
 		case 'm':
 			model_name = optarg;
+			model_set = 1;
 			continue;
 		case 'o':
 			output = optarg;
@@ -182,13 +183,9 @@ int cmd_train(int argc, char **argv)
 			}
 			continue;
 		case '?':
-			cfl_params_release(&params);
-			return cli_usage_error("train", "unknown option '%s'",
-					       argv[optind - 1]);
 		case ':':
 			cfl_params_release(&params);
-			return cli_usage_error("train", "option '%s' needs a value",
-					       argv[optind - 1]);
+			return cli_bad_option("train", argc, argv, ":hm:o:", longopts);
 		}
 		r = cli_data_option("train", c, optarg, &o);
 		if (r <= 0) {
@@ -198,6 +195,21 @@ int cmd_train(int argc, char **argv)
 		}
 	}
 	ops = cfl_model_find(model_name);
+	/* --help about a model that is not there is an error, not the
+	 * help of none */
+	if (!ops && (!help || model_set)) {
+		struct cfl_buf names;
+		const struct cfl_model_ops *k;
+
+		cfl_buf_init(&names);
+		for (size_t i = 0; (k = cfl_model_at(i)); i++)
+			cfl_buf_printf(&names, "%s%s", i ? ", " : "", k->name);
+		rc = cli_usage_error("train", "unknown model '%s' (known: %s)",
+				     model_name, names.data ? names.data : "none");
+		cfl_buf_release(&names);
+		cfl_params_release(&params);
+		return rc;
+	}
 	if (help) {
 		usage(stdout);
 		if (ops)
@@ -213,19 +225,6 @@ int cmd_train(int argc, char **argv)
 		cfl_params_release(&params);
 		return cli_usage_error("train", "expected one DATA file, got '%s' too",
 				       argv[optind + 1]);
-	}
-	if (!ops) {
-		struct cfl_buf names;
-		const struct cfl_model_ops *k;
-
-		cfl_buf_init(&names);
-		for (size_t i = 0; (k = cfl_model_at(i)); i++)
-			cfl_buf_printf(&names, "%s%s", i ? ", " : "", k->name);
-		rc = cli_usage_error("train", "unknown model '%s' (known: %s)",
-				     model_name, names.data ? names.data : "none");
-		cfl_buf_release(&names);
-		cfl_params_release(&params);
-		return rc;
 	}
 	if (cfl_model_check_params(ops, &params, &err)) {
 		cfl_params_release(&params);

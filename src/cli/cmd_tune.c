@@ -227,7 +227,7 @@ static int parse_args(struct plan *pl, int argc, char **argv)
 			usage(stdout);
 			return -1;
 		default:
-			return cli_usage_error("tune", "unknown option");
+			return cli_bad_option("tune", argc, argv, "qh", opts);
 		}
 	}
 	if (optind < argc)
@@ -554,11 +554,13 @@ int cmd_tune(int argc, char **argv)
 		}
 		{
 			struct cfl_run_info info;
+			struct cfl_table_style style;
 
+			cli_table_style(&pl.pool.table, 0, &style);
 			if (cfl_store_run_get(cfl_study_store(study), cfl_study_run_id(study),
 					      &info, &err) ||
-			    cfl_report_run(cfl_study_store(study), &info, CFL_TABLE_TEXT, &out,
-					   &err)) {
+			    cfl_report_run_styled(cfl_study_store(study), &info, CFL_TABLE_TEXT,
+						  &style, &out, &err)) {
 				cli_fail(&err);
 				goto done_sig;
 			}
@@ -572,7 +574,7 @@ int cmd_tune(int argc, char **argv)
 		{
 			int dflt = !strcmp(pl.pool.db, CFL_STORE_DEFAULT_PATH);
 
-			fprintf(stderr, "run '%s' stored in '%s'; see it again with: cfl report %s%s%s\n",
+			fprintf(stderr, "run '%s' stored in '%s'; see it again with:\n  cfl report %s%s%s\n",
 				run_name, pl.pool.db, run_name, dflt ? "" : " --db ",
 				dflt ? "" : pl.pool.db);
 		}

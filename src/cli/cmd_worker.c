@@ -163,7 +163,7 @@ static int parse_args(struct worker *w, int argc, char **argv)
 			usage(stdout);
 			return -1;
 		default:
-			return cli_usage_error("worker", "unknown option");
+			return cli_bad_option("worker", argc, argv, "qh", opts);
 		}
 	}
 	if (optind < argc)

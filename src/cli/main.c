@@ -64,10 +64,24 @@ int main(int argc, char **argv)
 		version();
 		return CLI_OK;
 	}
+	/* the commands say what is wrong with an option (cli_bad_option),
+	 * getopt says nothing */
+	opterr = 0;
 	for (size_t i = 0; i < N_COMMANDS; i++)
 		if (strcmp(argv[1], commands[i].name) == 0)
 			return commands[i].fn(argc - 1, argv + 1);
-	fprintf(stderr, "cfl: '%s' is not a cfl command\n\n", argv[1]);
-	usage(stderr);
+	{
+		const char *names[N_COMMANDS], *close;
+
+		for (size_t i = 0; i < N_COMMANDS; i++)
+			names[i] = commands[i].fn ? commands[i].name : NULL;
+		close = cli_closest(argv[1], names, N_COMMANDS);
+		if (close)
+			fprintf(stderr, "cfl: '%s' is not a cfl command; did you mean '%s'?\n",
+				argv[1], close);
+		else
+			fprintf(stderr, "cfl: '%s' is not a cfl command\n", argv[1]);
+		fprintf(stderr, "Try 'cfl --help'.\n");
+	}
 	return CLI_USAGE;
 }

@@ -25,6 +25,10 @@ void cli_pool_opts_init(struct cli_pool_opts *o)
 int cli_pool_option(const char *cmd, int c, const char *arg,
 		    struct cli_pool_opts *o)
 {
+	int r = cli_table_option(cmd, c, arg, &o->table);
+
+	if (r)
+		return r;
 	switch (c) {
 	case CLI_OPT_NUM_JOBS:
 		/* 0 is allowed here: with --listen remote workers do the work,

@@ -16,6 +16,7 @@
 #include "cli.h"
 #include "cluster.h"
 #include "remote.h"
+#include "table_opts.h"
 
 #include "cfl/run.h"
 #include "cfl/store.h"
@@ -32,8 +33,9 @@ enum {
 	CLI_OPT_TRIALS_PER_WORKER,
 };
 
-/* --num-jobs, --trial-timeout, --max-retries, --db, --name, --resume and
- * -q/--quiet ("q" must also be in the command's short options). */
+/* --num-jobs, --trial-timeout, --max-retries, --db, --name, --resume,
+ * -q/--quiet ("q" must also be in the command's short options) and the
+ * table options --width and --sort (table_opts.h). */
 #define CLI_POOL_LONGOPTS                                                    \
 	{ "num-jobs", required_argument, 0, CLI_OPT_NUM_JOBS },             \
 	{ "db", required_argument, 0, CLI_OPT_DB },                         \
@@ -41,7 +43,8 @@ enum {
 	{ "resume", required_argument, 0, CLI_OPT_RESUME },                 \
 	{ "trial-timeout", required_argument, 0, CLI_OPT_TRIAL_TIMEOUT },   \
 	{ "max-retries", required_argument, 0, CLI_OPT_MAX_RETRIES },       \
-	{ "quiet", no_argument, 0, 'q' }
+	{ "quiet", no_argument, 0, 'q' },                                   \
+	CLI_TABLE_LONGOPTS
 
 /* --threads-per-trial and --trials-per-worker: only repeat takes them (a
  * tune trial keeps the pool's defaults, 1 thread and no limit). */
@@ -68,7 +71,8 @@ enum {
 	"  --trials-per-worker N    a worker runs N trials then is replaced\n"   \
 	"                           [0: no limit; 1: a fresh process per trial]\n"
 #define CLI_POOL_HELP_QUIET                                                  \
-	"  -q, --quiet              no progress on stderr\n"
+	"  -q, --quiet              no progress on stderr\n"                     \
+	CLI_TABLE_HELP
 
 struct cli_pool_opts {
 	long num_jobs;		/* local worker processes [the online cores];
@@ -83,6 +87,7 @@ struct cli_pool_opts {
 	const char *name;	/* NULL: the store picks CMD-YYYYMMDD-HHMMSS */
 	const char *resume;	/* NULL: a new run */
 	int quiet;		/* no progress on stderr */
+	struct cli_table_opts table;	/* --width, --sort: the table shown */
 };
 
 /* Fills o with the defaults above. */

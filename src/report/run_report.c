@@ -10,6 +10,14 @@ int cfl_report_run(struct cfl_store *st, const struct cfl_run_info *run,
 		   enum cfl_table_format fmt, struct cfl_buf *out,
 		   struct cfl_err *err)
 {
+	return cfl_report_run_styled(st, run, fmt, NULL, out, err);
+}
+
+int cfl_report_run_styled(struct cfl_store *st, const struct cfl_run_info *run,
+			  enum cfl_table_format fmt,
+			  const struct cfl_table_style *style,
+			  struct cfl_buf *out, struct cfl_err *err)
+{
 	struct cfl_table t;
 	int rc;
 
@@ -17,12 +25,12 @@ int cfl_report_run(struct cfl_store *st, const struct cfl_run_info *run,
 	 * refits its best (tune_report.c); a repeat reports its models on
 	 * test. */
 	if (run->kind == CFL_RUN_TUNE)
-		return cfl_report_tune(st, run, fmt, out, err);
+		return cfl_report_tune(st, run, fmt, style, out, err);
 	cfl_table_init(&t);
 	rc = cfl_table_from_run(&t, st, run->id, CFL_SPLIT_TEST,
 				CFL_ROWS_BY_MODEL, err);
 	if (!rc)
-		rc = cfl_table_render(&t, fmt, out, err);
+		rc = cfl_table_render_styled(&t, fmt, style, out, err);
 	cfl_table_release(&t);
 	return rc;
 }

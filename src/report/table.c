@@ -227,26 +227,34 @@ static int any_failed(const struct cfl_table *t)
 	return 0;
 }
 
-/* The text of a cell: "%.6f", "nan", marked "-- x --" when best. */
-static void cell_text(const struct cfl_table *t, size_t row, size_t m, int s,
-		      char *out, size_t cap)
+/* The best cells on a colour terminal: bold green, then back to plain. */
+#define HL_ON "\033[1;32m"
+#define HL_OFF "\033[0m"
+
+/* The text of a cell: "%.6f", "nan", marked "-- x --" when best (left
+ * unmarked with color: the caller highlights it).  Returns whether the cell
+ * is best. */
+static int cell_text(const struct cfl_table *t, size_t row, size_t m, int s,
+		     char *out, size_t cap, int color)
 {
 	double v = stat_value(&t->rows[row], m, s);
+	int best = cfl_table_is_best(t, row, m, (enum cfl_table_stat)s);
 	char num[64];
 
 	if (isnan(v))
 		snprintf(num, sizeof(num), "nan");
 	else
 		snprintf(num, sizeof(num), "%.6f", v);
-	if (cfl_table_is_best(t, row, m, (enum cfl_table_stat)s))
+	if (best && !color)
 		snprintf(out, cap, "-- %s --", num);
 	else
 		snprintf(out, cap, "%s", num);
+	return best;
 }
 
 /* Appends "|" + text centred in w columns (extra space on the right, as
- * Python's "^" does). */
-static int put_centred(struct cfl_buf *b, const char *text, size_t w)
+ * Python's "^" does), highlighted when hl. */
+static int put_centred_hl(struct cfl_buf *b, const char *text, size_t w, int hl)
 {
 	size_t len = strlen(text), left, right;
 
@@ -254,8 +262,13 @@ static int put_centred(struct cfl_buf *b, const char *text, size_t w)
 		w = len;
 	left = (w - len) / 2;
 	right = w - len - left;
-	return cfl_buf_printf(b, "|%*s%s%*s", (int)left, "", text, (int)right,
-			      "");
+	return cfl_buf_printf(b, "|%*s%s%s%s%*s", (int)left, "", hl ? HL_ON : "",
+			      text, hl ? HL_OFF : "", (int)right, "");
+}
+
+static int put_centred(struct cfl_buf *b, const char *text, size_t w)
+{
+	return put_centred_hl(b, text, w, 0);
 }
 
 static int put_rule(struct cfl_buf *b, char c, size_t width)
@@ -268,7 +281,7 @@ static int put_rule(struct cfl_buf *b, char c, size_t width)
 	return cfl_buf_puts(b, "\n");
 }
 
-static int render_text(struct cfl_table *t, struct cfl_buf *b)
+static int render_text(struct cfl_table *t, struct cfl_buf *b, int color)
 {
 	size_t n_cols = 3 * t->n_metrics, w0, wf = 0, total;
 	size_t *w = calloc(n_cols ? n_cols : 1, sizeof(size_t));
@@ -291,7 +304,7 @@ static int render_text(struct cfl_table *t, struct cfl_buf *b)
 
 			w[c] = strlen(stat_names[s]);
 			for (size_t i = 0; i < t->n_rows; i++) {
-				cell_text(t, i, m, s, cell, sizeof(cell));
+				cell_text(t, i, m, s, cell, sizeof(cell), color);
 				if (strlen(cell) > w[c])
 					w[c] = strlen(cell);
 			}
@@ -328,8 +341,10 @@ static int render_text(struct cfl_table *t, struct cfl_buf *b)
 		if (put_rule(b, '-', total) || put_centred(b, t->rows[i].name, w0))
 			goto out;
 		for (size_t c = 0; c < n_cols; c++) {
-			cell_text(t, i, c / 3, (int)(c % 3), cell, sizeof(cell));
-			if (put_centred(b, cell, w[c]))
+			int hl = cell_text(t, i, c / 3, (int)(c % 3), cell,
+					   sizeof(cell), color) && color;
+
+			if (put_centred_hl(b, cell, w[c], hl))
 				goto out;
 		}
 		if (failed) {
@@ -344,6 +359,244 @@ static int render_text(struct cfl_table *t, struct cfl_buf *b)
 out:
 	free(w);
 	return rc;
+}
+
+/* ---- table: the compact text form ---- */
+
+/* A number of the compact form: "%.6f" or "nan". */
+static void num_text(double v, char *out, size_t cap)
+{
+	if (isnan(v))
+		snprintf(out, cap, "nan");
+	else
+		snprintf(out, cap, "%.6f", v);
+}
+
+/* Appends text right-aligned in w columns, then its mark: "*" when best
+ * (plain), bold green when best and color, else a space. */
+static int put_num(struct cfl_buf *b, const char *text, size_t w, int best,
+		   int color)
+{
+	size_t len = strlen(text);
+	int pad = len < w ? (int)(w - len) : 0;
+
+	if (color && best)
+		return cfl_buf_printf(b, "%*s" HL_ON "%s" HL_OFF " ", pad, "", text);
+	return cfl_buf_printf(b, "%*s%s%s", pad, "", text, best ? "*" : " ");
+}
+
+/* Appends text centred in w columns. */
+static int put_mid(struct cfl_buf *b, const char *text, size_t w)
+{
+	size_t len = strlen(text), left;
+
+	if (len > w)
+		w = len;
+	left = (w - len) / 2;
+	return cfl_buf_printf(b, "%*s%s%*s", (int)left, "", text,
+			      (int)(w - len - left), "");
+}
+
+/* One metric's column: "MEAN ± STD SCORE", each number with its mark. */
+struct compact_col {
+	size_t wm, ws, wc;	/* widths of the numbers, marks not counted */
+	size_t width;		/* of the whole column */
+};
+
+static void compact_widths(const struct cfl_table *t, size_t m,
+			   struct compact_col *c)
+{
+	char num[64];
+
+	c->wm = strlen("mean");
+	c->ws = strlen("std");
+	c->wc = strlen("score");
+	for (size_t i = 0; i < t->n_rows; i++) {
+		num_text(stat_value(&t->rows[i], m, 0), num, sizeof(num));
+		c->wm = strlen(num) > c->wm ? strlen(num) : c->wm;
+		num_text(stat_value(&t->rows[i], m, 1), num, sizeof(num));
+		c->ws = strlen(num) > c->ws ? strlen(num) : c->ws;
+		num_text(stat_value(&t->rows[i], m, 2), num, sizeof(num));
+		c->wc = strlen(num) > c->wc ? strlen(num) : c->wc;
+	}
+	/* "M* ± S* C*" */
+	c->width = c->wm + 1 + 3 + c->ws + 1 + 1 + c->wc + 1;
+	if (strlen(t->metric_names[m]) > c->width)
+		c->width = strlen(t->metric_names[m]);
+}
+
+/* One block of the compact table: metrics [m0, m1). */
+static int compact_block(struct cfl_table *t, struct cfl_buf *b, size_t w0,
+			 const struct compact_col *cols, size_t m0, size_t m1,
+			 int failed, int color)
+{
+	size_t total = w0;
+	char num[64];
+
+	for (size_t m = m0; m < m1; m++)
+		total += 3 + cols[m].width;
+	if (failed)
+		total += 3 + strlen("failed");
+	if (put_rule(b, '=', total) || cfl_buf_printf(b, "%-*s", (int)w0, " metrics"))
+		return -1;
+	for (size_t m = m0; m < m1; m++)
+		if (cfl_buf_puts(b, " | ") || put_mid(b, t->metric_names[m], cols[m].width))
+			return -1;
+	if ((failed && cfl_buf_puts(b, " | failed")) || cfl_buf_puts(b, "\n") ||
+	    cfl_buf_printf(b, "%*s", (int)w0, ""))
+		return -1;
+	for (size_t m = m0; m < m1; m++) {
+		const struct compact_col *c = &cols[m];
+		size_t used = c->wm + 1 + 3 + c->ws + 1 + 1 + c->wc + 1;
+
+		if (cfl_buf_printf(b, " | %*s  ± %*s  %*s %*s", (int)c->wm, "mean",
+				   (int)c->ws, "std", (int)c->wc, "score",
+				   (int)(c->width - used), ""))
+			return -1;
+	}
+	if ((failed && cfl_buf_puts(b, " |       ")) || cfl_buf_puts(b, "\n") ||
+	    put_rule(b, '-', total))
+		return -1;
+	for (size_t i = 0; i < t->n_rows; i++) {
+		if (cfl_buf_printf(b, " %-*s", (int)(w0 - 1), t->rows[i].name))
+			return -1;
+		for (size_t m = m0; m < m1; m++) {
+			const struct compact_col *c = &cols[m];
+			size_t used = c->wm + 1 + 3 + c->ws + 1 + 1 + c->wc + 1;
+			const size_t widths[3] = { c->wm, c->ws, c->wc };
+
+			if (cfl_buf_puts(b, " | "))
+				return -1;
+			for (int s = 0; s < 3; s++) {
+				num_text(stat_value(&t->rows[i], m, s), num, sizeof(num));
+				if ((s == 1 && cfl_buf_puts(b, " ± ")) ||
+				    (s == 2 && cfl_buf_puts(b, " ")) ||
+				    put_num(b, num, widths[s],
+					    cfl_table_is_best(t, i, m, (enum cfl_table_stat)s),
+					    color))
+					return -1;
+			}
+			if (cfl_buf_printf(b, "%*s", (int)(c->width - used), ""))
+				return -1;
+		}
+		if ((failed && cfl_buf_printf(b, " | %6zu", t->rows[i].n_failed)) ||
+		    cfl_buf_puts(b, "\n"))
+			return -1;
+	}
+	return put_rule(b, '=', total);
+}
+
+/* The compact form: a name column, then per metric "mean ± std score";
+ * with a width limit, the metrics split into blocks that fit. */
+static int render_compact(struct cfl_table *t, struct cfl_buf *b, size_t width,
+			  int color)
+{
+	struct compact_col *cols = calloc(t->n_metrics ? t->n_metrics : 1,
+					  sizeof(*cols));
+	int failed = any_failed(t), rc = -1;
+	size_t w0 = strlen(" metrics"), m0 = 0;
+
+	if (!cols)
+		return -1;
+	for (size_t i = 0; i < t->n_rows; i++)
+		if (strlen(t->rows[i].name) + 1 > w0)
+			w0 = strlen(t->rows[i].name) + 1;
+	for (size_t m = 0; m < t->n_metrics; m++)
+		compact_widths(t, m, &cols[m]);
+	do {
+		size_t m1 = m0, used = w0 + (failed ? 3 + strlen("failed") : 0);
+
+		/* as many metrics as fit, one at least */
+		while (m1 < t->n_metrics &&
+		       (m1 == m0 || !width || used + 3 + cols[m1].width <= width))
+			used += 3 + cols[m1++].width;
+		if ((m0 && cfl_buf_puts(b, "\n")) ||
+		    compact_block(t, b, w0, cols, m0, m1, failed, color))
+			goto out;
+		m0 = m1;
+	} while (m0 < t->n_metrics);
+	/* marks need two rows (cfl_table_is_best) */
+	rc = color || t->n_rows < 2 ? 0 : cfl_buf_puts(b, "* the best of its column\n");
+out:
+	free(cols);
+	return rc;
+}
+
+/* The widest line of text in columns (escape sequences and UTF-8
+ * continuation bytes take none). */
+static size_t text_width(const char *s, size_t len)
+{
+	size_t best = 0, cur = 0;
+
+	for (size_t i = 0; i < len; i++) {
+		unsigned char c = (unsigned char)s[i];
+
+		if (c == '\n') {
+			best = cur > best ? cur : best;
+			cur = 0;
+		} else if (c == 0x1b) {
+			while (i < len && !((s[i] >= 'A' && s[i] <= 'Z') ||
+					    (s[i] >= 'a' && s[i] <= 'z')))
+				i++;
+		} else if ((c & 0xC0) != 0x80) {
+			cur++;
+		}
+	}
+	return cur > best ? cur : best;
+}
+
+/* The full text table when it fits width (or there is no limit), else the
+ * compact form. */
+static int render_fitted(struct cfl_table *t, struct cfl_buf *b, size_t width,
+			 int color)
+{
+	struct cfl_buf full;
+	int rc;
+
+	cfl_buf_init(&full);
+	if (render_text(t, &full, color)) {
+		cfl_buf_release(&full);
+		return -1;
+	}
+	if (!width || text_width(full.data, full.len) <= width)
+		rc = cfl_buf_append(b, full.data, full.len);
+	else
+		rc = render_compact(t, b, width, color);
+	cfl_buf_release(&full);
+	return rc;
+}
+
+/* ---- table: leaderboard order ---- */
+
+static int by_score(const void *a, const void *b)
+{
+	const struct cfl_table_row *x = a, *y = b;
+	double sx = x->score[0], sy = y->score[0];
+
+	if (isnan(sx) != isnan(sy))
+		return isnan(sx) ? 1 : -1;
+	/* scores equal but for rounding noise are ties, as in is_best */
+	if (!isnan(sx) && fabs(sx - sy) > 1e-12 * fmax(1.0, fmax(fabs(sx), fabs(sy))))
+		return sx > sy ? -1 : 1;
+	return 0;
+}
+
+void cfl_table_sort_by_score(struct cfl_table *t)
+{
+	cfl_table_compute(t);
+	if (!t->n_metrics || t->n_rows < 2)
+		return;
+	/* insertion sort: stable, and tables are small */
+	for (size_t i = 1; i < t->n_rows; i++) {
+		struct cfl_table_row r = t->rows[i];
+		size_t j = i;
+
+		while (j > 0 && by_score(&t->rows[j - 1], &r) > 0) {
+			t->rows[j] = t->rows[j - 1];
+			j--;
+		}
+		t->rows[j] = r;
+	}
 }
 
 /* ---- table: Markdown, CSV, JSON ---- */
@@ -538,17 +791,36 @@ int cfl_table_format_lookup(const char *name)
 		return CFL_TABLE_CSV;
 	if (strcmp(name, "json") == 0)
 		return CFL_TABLE_JSON;
+	if (strcmp(name, "compact") == 0)
+		return CFL_TABLE_COMPACT;
 	return -1;
 }
 
 int cfl_table_render(struct cfl_table *t, enum cfl_table_format fmt,
 		     struct cfl_buf *out, struct cfl_err *err)
 {
+	return cfl_table_render_styled(t, fmt, NULL, out, err);
+}
+
+int cfl_table_render_styled(struct cfl_table *t, enum cfl_table_format fmt,
+			    const struct cfl_table_style *style,
+			    struct cfl_buf *out, struct cfl_err *err)
+{
+	static const struct cfl_table_style plain;
 	int rc;
 
+	if (!style)
+		style = &plain;
 	cfl_table_compute(t);
+	if (style->sort_score)
+		cfl_table_sort_by_score(t);
 	switch (fmt) {
-	case CFL_TABLE_TEXT: rc = render_text(t, out); break;
+	case CFL_TABLE_TEXT:
+		rc = render_fitted(t, out, style->width, style->color);
+		break;
+	case CFL_TABLE_COMPACT:
+		rc = render_compact(t, out, style->width, style->color);
+		break;
 	case CFL_TABLE_MD: rc = render_md(t, out); break;
 	case CFL_TABLE_CSV: rc = render_csv(t, out); break;
 	case CFL_TABLE_JSON: rc = render_json(t, out); break;

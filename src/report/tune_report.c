@@ -63,9 +63,104 @@ static void dict_of(const char *params, struct cfl_buf *out)
 	cfl_buf_puts(out, "}");
 }
 
+/* The end of the value that starts at v in a stored "k=v,k=v" string: the
+ * next comma followed by "name=", or the end ("hidden=64,64" stays whole). */
+static const char *value_end(const char *v)
+{
+	for (; *v; v++)
+		if (*v == ',') {
+			const char *r = v + 1;
+
+			while (*r && (isalnum((unsigned char)*r) || *r == '_' || *r == '.'))
+				r++;
+			if (r > v + 1 && *r == '=')
+				break;
+		}
+	return v;
+}
+
+/* The value of key (n bytes) in a stored params string: its start, and its
+ * length in *len; NULL when the key is not there. */
+static const char *param_value(const char *params, const char *key, size_t n,
+			       size_t *len)
+{
+	for (const char *p = params; p && *p;) {
+		const char *eq = strchr(p, '='), *end;
+
+		if (!eq)
+			break;
+		end = value_end(eq + 1);
+		if ((size_t)(eq - p) == n && !strncmp(p, key, n)) {
+			*len = (size_t)(end - eq - 1);
+			return eq + 1;
+		}
+		p = *end ? end + 1 : end;
+	}
+	return NULL;
+}
+
+/* True when key (n bytes) has another value (or none) in some candidate. */
+static int param_varies(const struct cfl_candidate_info *cands, size_t n_cands,
+			const char *key, size_t n)
+{
+	size_t l0 = 0, l;
+	const char *v0 = param_value(cands[0].params, key, n, &l0), *v;
+
+	for (size_t i = 1; i < n_cands; i++) {
+		v = param_value(cands[i].params, key, n, &l);
+		if (!v != !v0 || (v && (l != l0 || strncmp(v, v0, l))))
+			return 1;
+	}
+	return 0;
+}
+
+/* Under the candidates' text table: per row of t (in its order), the
+ * candidate's parameters that vary between candidates (all of them when
+ * none varies), so a row's 8-hex id reads as a setting. */
+static void params_block(const struct cfl_table *t,
+			 const struct cfl_candidate_info *cands, size_t n_cands,
+			 struct cfl_buf *out)
+{
+	int any = 0;
+
+	for (size_t i = 0; i < n_cands && !any; i++)
+		for (const char *p = cands[i].params; p && *p && !any;) {
+			const char *eq = strchr(p, '='), *end;
+
+			if (!eq)
+				break;
+			any = param_varies(cands, n_cands, p, (size_t)(eq - p));
+			end = value_end(eq + 1);
+			p = *end ? end + 1 : end;
+		}
+	cfl_buf_puts(out, any ? "Parameters that vary between the candidates:\n"
+			      : "Parameters of the candidates:\n");
+	for (size_t r = 0; r < t->n_rows; r++) {
+		const struct cfl_candidate_info *c = NULL;
+
+		for (size_t i = 0; i < n_cands && !c; i++)
+			if (!strcmp(cands[i].hex, t->rows[r].name))
+				c = &cands[i];
+		if (!c)
+			continue;
+		cfl_buf_printf(out, "  %s", c->hex);
+		for (const char *p = c->params; p && *p;) {
+			const char *eq = strchr(p, '='), *end;
+
+			if (!eq)
+				break;
+			end = value_end(eq + 1);
+			if (!any || param_varies(cands, n_cands, p, (size_t)(eq - p)))
+				cfl_buf_printf(out, "  %.*s", (int)(end - p), p);
+			p = *end ? end + 1 : end;
+		}
+		cfl_buf_puts(out, "\n");
+	}
+}
+
 int cfl_report_tune(struct cfl_store *st, const struct cfl_run_info *info,
-		    enum cfl_table_format fmt, struct cfl_buf *out,
-		    struct cfl_err *err)
+		    enum cfl_table_format fmt, const struct cfl_table_style *style,
+		    struct cfl_buf *out, struct cfl_err *err)
 {
 	struct cfl_candidate_info *cands = NULL;
 	struct cfl_metric_row *rows = NULL;
@@ -113,15 +208,17 @@ int cfl_report_tune(struct cfl_store *st, const struct cfl_run_info *info,
 		if (m < 0 || r < 0 || cfl_table_add(&t, r, m, rows[i].value, err))
 			goto out;
 	}
-	if (fmt != CFL_TABLE_TEXT) {
+	if (fmt != CFL_TABLE_TEXT && fmt != CFL_TABLE_COMPACT) {
 		/* the other formats carry the candidates' table alone */
-		rc = cfl_table_render(&t, fmt, out, err);
+		rc = cfl_table_render_styled(&t, fmt, style, out, err);
 		goto out;
 	}
 	cfl_buf_printf(out, "Candidates of run '%s' on the validation part (%ld seed%s each):\n",
 		       info->name, R, R == 1 ? "" : "s");
-	if (cfl_table_render(&t, CFL_TABLE_TEXT, out, err))
+	if (cfl_table_render_styled(&t, fmt, style, out, err))
 		goto out;
+	if (n_cands)
+		params_block(&t, cands, n_cands, out);
 
 	/* Best Parameters: per metric, the candidate with the best score */
 	cfl_buf_puts(out, "\n~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~\n"
@@ -183,7 +280,7 @@ int cfl_report_tune(struct cfl_store *st, const struct cfl_run_info *info,
 		if (n_vals) {
 			cfl_buf_printf(out, "\nThe best candidate refit with %ld fresh seed%s, on the test part:\n",
 				       R, R == 1 ? "" : "s");
-			if (cfl_table_render(&refit, CFL_TABLE_TEXT, out, err))
+			if (cfl_table_render_styled(&refit, fmt, style, out, err))
 				goto out;
 		}
 	} else if (best >= 0) {

@@ -4,25 +4,27 @@
 # under a time limit.  Ends with "N passed, N failed".
 #
 # Helpers for tests: run CMD... (captures $out, $err, $rc), expect_rc N,
-# expect_out TEXT, expect_err TEXT, fail MSG.  $CFL is the binary, $ROOT the
-# repository.
+# expect_out TEXT, expect_err TEXT, fail MSG, skip WHY (a test that cannot
+# run here: counted as skipped, never as passed).  $CFL is the binary, $ROOT
+# the repository.
 set -u
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 CFL=${CFL:-./cfl}
 case "$CFL" in /*) ;; *) CFL="$ROOT/${CFL#./}" ;; esac
 export ROOT CFL
 FILTER=${1:-}
-passed=0 failed=0
+passed=0 failed=0 skipped=0
 
 run() {
 	out=$("$@" 2>"$TMP/.err"); rc=$?
 	err=$(cat "$TMP/.err")
 }
 fail() { echo "    $*" >&2; exit 1; }
+skip() { echo "    skipped: $*" >&2; exit 77; }
 expect_rc() { [ "$rc" = "$1" ] || fail "exit $rc, expected $1; stderr: ${err:0:400}"; }
 expect_out() { grep -qF -- "$1" <<<"$out" || fail "stdout lacks '$1': ${out:0:400}"; }
 expect_err() { grep -qF -- "$1" <<<"$err" || fail "stderr lacks '$1': ${err:0:400}"; }
-export -f run fail expect_rc expect_out expect_err
+export -f run fail skip expect_rc expect_out expect_err
 
 for f in "$ROOT"/tests/cli/test_*.sh; do
 	[ -e "$f" ] || continue
@@ -35,10 +37,12 @@ for t in $(declare -F | awk '{print $3}' | grep '^test_' | sort); do
 	TMP=$(mktemp -d)
 	if (cd "$TMP" && export TMP && timeout -k 5 300 bash -c "$(declare -f); $t" ) ; then
 		passed=$((passed + 1)); echo "  ok   $t"
+	elif [ $? = 77 ]; then
+		skipped=$((skipped + 1)); echo "  skip $t"
 	else
 		failed=$((failed + 1)); echo "  FAIL $t"
 	fi
 	rm -rf "$TMP"
 done
-echo "$passed passed, $failed failed"
+echo "$passed passed, $failed failed$([ "$skipped" = 0 ] || echo ", $skipped skipped")"
 [ "$failed" = 0 ]

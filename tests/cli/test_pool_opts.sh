@@ -40,10 +40,10 @@ test_pool_opts_values() {
 	# tune runs every trial with one BLAS thread in long-lived workers
 	run "$CFL" tune "$data" --threads-per-trial 2 --db x.db
 	expect_rc 2
-	expect_err "unrecognized option '--threads-per-trial"
+	expect_err "unknown option '--threads-per-trial'"
 	run "$CFL" tune "$data" --trials-per-worker 1 --db x.db
 	expect_rc 2
-	expect_err "unrecognized option '--trials-per-worker"
+	expect_err "unknown option '--trials-per-worker'"
 }
 
 # The pool options are taken: a run with every one of them stores under

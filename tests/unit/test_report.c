@@ -194,7 +194,7 @@ static void t_nan_and_failed_rows(void)
 
 	/* an empty table renders too */
 	cfl_table_init(&t);
-	for (int f = CFL_TABLE_TEXT; f <= CFL_TABLE_JSON; f++)
+	for (int f = CFL_TABLE_TEXT; f <= CFL_TABLE_COMPACT; f++)
 		free(render(&t, f));
 	cfl_table_release(&t);
 }
@@ -230,6 +230,211 @@ static void t_golden_mixed(void)
 	free(s);
 	check_golden(s = render(&t, CFL_TABLE_JSON), "table_mixed.json");
 	free(s);
+	cfl_table_release(&t);
+}
+
+/* ---- the terminal: compact form, width, colour, leaderboard order ---- */
+
+static char *render_styled(struct cfl_table *t, enum cfl_table_format fmt,
+			   size_t width, int color, int sort)
+{
+	struct cfl_table_style style = { width, color, sort };
+	struct cfl_buf b;
+	struct cfl_err err;
+
+	cfl_buf_init(&b);
+	CHECK_MSG(cfl_table_render_styled(t, fmt, &style, &b, &err) == 0, "%s",
+		  err.msg);
+	CHECK(b.data != NULL);
+	return b.data;
+}
+
+/* The widest line in columns: escapes and UTF-8 continuation bytes count
+ * nothing. */
+static size_t widest(const char *s)
+{
+	size_t best = 0, cur = 0;
+
+	for (; *s; s++) {
+		if (*s == '\n') {
+			cur = 0;
+			continue;
+		}
+		if (*s == '\033') {
+			while (*s && *s != 'm')
+				s++;
+			continue;
+		}
+		if (((unsigned char)*s & 0xC0) != 0x80 && ++cur > best)
+			best = cur;
+	}
+	return best;
+}
+
+static size_t count(const char *s, const char *what)
+{
+	size_t n = 0;
+
+	for (const char *p = s; (p = strstr(p, what)); p += strlen(what))
+		n++;
+	return n;
+}
+
+/* Four metrics: the full table is far wider than 80 columns. */
+static void wide_table(struct cfl_table *t)
+{
+	static const double a[] = { 0.9, 0.8 }, b[] = { 0.7, 0.75 };
+
+	basic_table(t);
+	add_values(t, "fcnn", "f1", 1, a, 2);
+	add_values(t, "tree", "f1", 1, b, 2);
+	add_values(t, "linear", "f1", 1, a, 1);
+	add_values(t, "fcnn", "logloss", -1, b, 2);
+	add_values(t, "tree", "logloss", -1, a, 2);
+	add_values(t, "linear", "logloss", -1, b, 1);
+}
+
+static void t_compact_same_numbers_and_marks(void)
+{
+	struct cfl_table t;
+	char *full, *compact, num[64];
+
+	wide_table(&t);
+	full = render(&t, CFL_TABLE_TEXT);
+	compact = render_styled(&t, CFL_TABLE_TEXT, 80, 0, 0);
+	CHECK_MSG(widest(full) > 80, "the full table fits: %zu", widest(full));
+	CHECK_MSG(widest(compact) <= 80, "%zu columns:\n%s", widest(compact), compact);
+	CHECK(strstr(compact, "±") != NULL);
+	/* every number of the full table is in the compact one, and as
+	 * many best cells are marked */
+	cfl_table_compute(&t);
+	for (size_t r = 0; r < t.n_rows; r++)
+		for (size_t m = 0; m < t.n_metrics; m++) {
+			double v[3] = { t.rows[r].mean[m], t.rows[r].std[m], t.rows[r].score[m] };
+
+			for (int s = 0; s < 3; s++) {
+				snprintf(num, sizeof(num), " %.6f", v[s] == 0 ? 0.0 : v[s]);
+				CHECK_MSG(strstr(full, num + 1) && strstr(compact, num + 1),
+					  "%s missing", num);
+			}
+		}
+	/* "-- x --" in full (two "-- " each: a cell has a space either
+	 * side); "x*" in compact, plus the legend's "*" */
+	CHECK_INT(count(full, "-- ") / 2, count(compact, "*") - 1);
+	CHECK(count(full, "-- ") > 0);
+	CHECK(strstr(compact, "-- ") == NULL);
+	free(full);
+	free(compact);
+	cfl_table_release(&t);
+}
+
+static void t_width_choice(void)
+{
+	struct cfl_table t;
+	char *plain, *s;
+
+	basic_table(&t);
+	plain = render(&t, CFL_TABLE_TEXT);
+	/* no limit, or a limit the full table fits: the full table, byte
+	 * for byte */
+	s = render_styled(&t, CFL_TABLE_TEXT, 0, 0, 0);
+	CHECK(strcmp(s, plain) == 0);
+	free(s);
+	s = render_styled(&t, CFL_TABLE_TEXT, widest(plain), 0, 0);
+	CHECK(strcmp(s, plain) == 0);
+	free(s);
+	/* one column less: compact */
+	s = render_styled(&t, CFL_TABLE_TEXT, widest(plain) - 1, 0, 0);
+	CHECK(strcmp(s, plain) != 0);
+	CHECK(strstr(s, "±") != NULL);
+	CHECK(widest(s) < widest(plain));
+	free(s);
+	free(plain);
+	cfl_table_release(&t);
+}
+
+static void t_compact_blocks_fit(void)
+{
+	struct cfl_table t;
+	char *s;
+
+	wide_table(&t);
+	/* 45 columns hold one metric per block: four blocks */
+	s = render_styled(&t, CFL_TABLE_COMPACT, 45, 0, 0);
+	CHECK_MSG(widest(s) <= 45, "%zu:\n%s", widest(s), s);
+	CHECK_INT(count(s, " metrics"), 4);
+	free(s);
+	/* no limit: one block */
+	s = render_styled(&t, CFL_TABLE_COMPACT, 0, 0, 0);
+	CHECK_INT(count(s, " metrics"), 1);
+	CHECK(widest(s) > 80);
+	free(s);
+	/* narrower than one metric: one metric per block still, never none */
+	s = render_styled(&t, CFL_TABLE_COMPACT, 20, 0, 0);
+	CHECK_INT(count(s, " metrics"), 4);
+	free(s);
+	cfl_table_release(&t);
+}
+
+static void t_compact_golden(void)
+{
+	struct cfl_table t;
+	char *s;
+
+	mixed_table(&t);
+	check_golden(s = render(&t, CFL_TABLE_COMPACT), "table_mixed_compact.txt");
+	free(s);
+	cfl_table_release(&t);
+}
+
+static void t_color_marks(void)
+{
+	struct cfl_table t;
+	char *plain, *s;
+	size_t marks;
+
+	basic_table(&t);
+	plain = render(&t, CFL_TABLE_TEXT);
+	marks = count(plain, "-- ") / 2;	/* "-- x --", a space either side */
+	CHECK(marks > 0);
+	s = render_styled(&t, CFL_TABLE_TEXT, 0, 1, 0);
+	CHECK(strstr(s, "-- ") == NULL);
+	CHECK_INT(count(s, "\033[1;32m"), marks);
+	CHECK_INT(count(s, "\033[0m"), marks);
+	free(s);
+	s = render_styled(&t, CFL_TABLE_COMPACT, 0, 1, 0);
+	CHECK(strchr(s, '*') == NULL);
+	CHECK_INT(count(s, "\033[1;32m"), marks);
+	free(s);
+	/* Markdown keeps its bold, no escapes */
+	s = render_styled(&t, CFL_TABLE_MD, 0, 1, 0);
+	CHECK(strchr(s, '\033') == NULL);
+	free(s);
+	free(plain);
+	cfl_table_release(&t);
+}
+
+static void t_sort_score(void)
+{
+	struct cfl_table t;
+	char *s;
+
+	/* acc scores: fcnn 0.946667 - 0.009428, tree 0.96, linear 0.923 - ... */
+	basic_table(&t);
+	s = render_styled(&t, CFL_TABLE_CSV, 0, 0, 1);
+	CHECK_MSG(strstr(s, "\ntree,") && strstr(s, "\nfcnn,") && strstr(s, "\nlinear,") &&
+		  strstr(s, "\ntree,") < strstr(s, "\nfcnn,") &&
+		  strstr(s, "\nfcnn,") < strstr(s, "\nlinear,"), "%s", s);
+	free(s);
+	for (size_t r = 1; r < t.n_rows; r++)
+		CHECK(t.rows[r - 1].score[0] >= t.rows[r].score[0]);
+	cfl_table_release(&t);
+	/* rows without a score go last, equal ones keep their order */
+	mixed_table(&t);
+	cfl_table_sort_by_score(&t);
+	CHECK(strcmp(t.rows[0].name, "forest") == 0);
+	CHECK(strcmp(t.rows[1].name, "gbdt") == 0);
+	CHECK(strcmp(t.rows[2].name, "fcnn") == 0);
 	cfl_table_release(&t);
 }
 
@@ -348,6 +553,12 @@ const struct cfl_test cfl_tests[] = {
 	TEST(t_nan_and_failed_rows),
 	TEST(t_golden_basic),
 	TEST(t_golden_mixed),
+	TEST(t_compact_same_numbers_and_marks),
+	TEST(t_width_choice),
+	TEST(t_compact_blocks_fit),
+	TEST(t_compact_golden),
+	TEST(t_color_marks),
+	TEST(t_sort_score),
 	TEST(t_bad_input),
 	TEST(t_from_run),
 	{ 0 }
