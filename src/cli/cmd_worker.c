@@ -584,7 +584,7 @@ static int on_event(struct worker *w, const struct cfl_pool_event *ev)
 		k->trial_id = r.trial_id;
 		k->attempt = r.attempt;
 		cfl_buf_init(&k->frame);
-		if (cfl_wire_encode(&k->frame, 0, CFL_WIRE_F_MAC, &m, &err)) {
+		if (cfl_wire_encode(&k->frame, 0, 0, &m, &err)) {
 			fprintf(stderr, "cfl worker: %s\n", err.msg);
 			return -1;
 		}

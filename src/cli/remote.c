@@ -20,12 +20,15 @@ const char cli_remote_help[] =
 	"                           hold; required unless ADDR is loopback [none]\n"
 	"  --heartbeat SEC          heartbeat interval; a worker (or an MPI worker\n"
 	"                           rank) silent for 5 of them is dropped and its\n"
-	"                           trials requeued [1]\n";
+	"                           trials requeued [1]\n"
+	"  --max-workers N          remote workers connected at once; more are\n"
+	"                           refused [256]\n";
 
 void cli_remote_init(struct cli_remote *r)
 {
 	memset(r, 0, sizeof(*r));
 	r->heartbeat = 1;
+	r->max_workers = 256;
 }
 
 int cli_remote_option(struct cli_remote *r, const char *cmd, int c,
@@ -42,6 +45,13 @@ int cli_remote_option(struct cli_remote *r, const char *cmd, int c,
 		if (cli_parse_double(arg, 0.05, 3600, &r->heartbeat)) {
 			cli_usage_error(cmd, "--heartbeat must be a number of seconds "
 					"in [0.05, 3600], got '%s'", arg);
+			return -1;
+		}
+		return 1;
+	case CLI_OPT_MAX_WORKERS:
+		if (cli_parse_long(arg, 1, 100000, &r->max_workers)) {
+			cli_usage_error(cmd, "--max-workers must be an integer in "
+					"[1, 100000], got '%s'", arg);
 			return -1;
 		}
 		return 1;
@@ -104,6 +114,7 @@ int cli_remote_start(struct cli_remote *r, const char *cmd,
 	o.addr = r->listen;
 	o.token = r->token_file ? &r->token : NULL;
 	o.heartbeat = r->heartbeat;
+	o.max_workers = (size_t)r->max_workers;
 	o.data = parts.data;
 	o.data_len = parts.len;
 	o.config = config.data;

@@ -588,18 +588,69 @@ static int handle_frame(struct cfl_pool *p, struct peer *pe,
 	return 0;
 }
 
-/* Reads what the peer sent and handles every whole frame.  Returns 0, 1
+/* Handles every whole frame buffered from pe.  Returns 0, 1 when the
+ * peer is to be dropped (a protocol error), -1 on a store error.  A peer
+ * that waits for its HELLO (no slots yet) may send nothing else first, so
+ * before it is accepted it can make us hold CFL_WIRE_HELLO_MAX bytes at
+ * most (the codec bounds each frame type's payload). */
+static int peer_frames(struct cfl_pool *p, struct peer *pe, struct cfl_err *err)
+{
+	size_t pos = 0;
+	int rc = 0;
+
+	while (pos < pe->in.len) {
+		struct cfl_wire_frame f;
+		struct cfl_err ferr;
+		int fatal = 0;
+		int r = cfl_wire_frame_split(pe->in.data + pos, pe->in.len - pos,
+					     &f, &ferr);
+
+		if (r >= 0 && !pe->hello && !pe->pub.n_slots &&
+		    pe->in.len - pos >= 6 &&
+		    (uint8_t)pe->in.data[pos + 5] != CFL_WIRE_HELLO) {
+			cfl_err_set(&ferr, "%s frame before HELLO",
+				    cfl_wire_type_name((uint8_t)pe->in.data[pos + 5]));
+			r = -1;
+		}
+		if (r == 1)
+			break;
+		if (r < 0 || handle_frame(p, pe, &f, &fatal, &ferr)) {
+			if (fatal) {
+				*err = ferr;
+				rc = -1;
+				break;
+			}
+			/* a hostile or broken peer: drop it, the run goes on */
+			snprintf(pe->why, sizeof(pe->why), "%.255s", ferr.msg);
+			pe->dead = 1;
+			if (pe->pub.ops->kill)
+				pe->pub.ops->kill(&pe->pub);
+			rc = 1;
+			break;
+		}
+		pos += f.size;
+	}
+	if (pos) {
+		memmove(pe->in.data, pe->in.data + pos, pe->in.len - pos);
+		pe->in.len -= pos;
+	}
+	return rc;
+}
+
+/* Reads what the peer sent and handles every whole frame as it comes (so
+ * the buffer holds one partial frame and one read at most).  Returns 0, 1
  * when the peer is gone (EOF, I/O or protocol error), -1 on a store error. */
 static int peer_read(struct cfl_pool *p, struct peer *pe, struct cfl_err *err)
 {
-	size_t pos = 0;
-
 	for (;;) {
 		ssize_t k;
+		int r;
 
 		if (cfl_buf_reserve(&pe->in, 65536))
 			return cfl_err_set(err, "out of memory");
-		k = read(pe->pub.fd, pe->in.data + pe->in.len, 65536);
+		k = pe->pub.ops->read
+			    ? pe->pub.ops->read(&pe->pub, pe->in.data + pe->in.len, 65536)
+			    : read(pe->pub.fd, pe->in.data + pe->in.len, 65536);
 		if (k < 0 && errno == EINTR)
 			continue;
 		if (k < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
@@ -610,35 +661,11 @@ static int peer_read(struct cfl_pool *p, struct peer *pe, struct cfl_err *err)
 		}
 		pe->in.len += (size_t)k;
 		pe->last_heard = cfl_now();
-		if ((size_t)k < 65536)
-			break;
-	}
-	while (pos < pe->in.len) {
-		struct cfl_wire_frame f;
-		struct cfl_err ferr;
-		int fatal = 0;
-		int r = cfl_wire_frame_split(pe->in.data + pos, pe->in.len - pos,
-					     &f, &ferr);
-
-		if (r == 1)
-			break;
-		if (r < 0 || handle_frame(p, pe, &f, &fatal, &ferr)) {
-			if (fatal) {
-				*err = ferr;
-				return -1;
-			}
-			/* a hostile or broken peer: drop it, the run goes on */
-			snprintf(pe->why, sizeof(pe->why), "%.255s", ferr.msg);
-			pe->dead = 1;
-			if (pe->pub.ops->kill)
-				pe->pub.ops->kill(&pe->pub);
-			break;
-		}
-		pos += f.size;
-	}
-	if (pos) {
-		memmove(pe->in.data, pe->in.data + pos, pe->in.len - pos);
-		pe->in.len -= pos;
+		r = peer_frames(p, pe, err);
+		if (r)
+			return r;
+		if ((size_t)k < 65536 && !pe->pub.ops->read)
+			break;	/* a read hook is read until EAGAIN */
 	}
 	return pe->dead ? 1 : 0;
 }
@@ -648,10 +675,11 @@ static void peer_write(struct peer *pe)
 	while (pe->out.len) {
 		/* MSG_NOSIGNAL: a dead peer is an EPIPE here, not a SIGPIPE
 		 * that kills the coordinator */
-		ssize_t k = send(pe->pub.fd, pe->out.data, pe->out.len,
-				 MSG_NOSIGNAL);
+		ssize_t k = pe->pub.ops->write
+			    ? pe->pub.ops->write(&pe->pub, pe->out.data, pe->out.len)
+			    : send(pe->pub.fd, pe->out.data, pe->out.len, MSG_NOSIGNAL);
 
-		if (k < 0 && errno == ENOTSOCK)
+		if (k < 0 && errno == ENOTSOCK && !pe->pub.ops->write)
 			k = write(pe->pub.fd, pe->out.data, pe->out.len);
 
 		if (k < 0 && errno == EINTR)
