@@ -308,6 +308,11 @@ int cfl_pool_add_source(struct cfl_pool *p, int fd,
 			int (*on_ready)(struct cfl_pool *p, void *ctx,
 					struct cfl_err *err),
 			void *ctx, struct cfl_err *err);
+/* Where the pool says what it drops (a RESULT for a lease the peer does not
+ * hold, a result with a non-finite prediction or metric); log NULL: say
+ * nothing (the default). */
+void cfl_pool_set_log(struct cfl_pool *p,
+		      void (*log)(void *ctx, const char *msg), void *ctx);
 /* The options the pool was made with (data, store, threads, ...). */
 const struct cfl_pool_opts *cfl_pool_opts(const struct cfl_pool *p);
 /* Whether trials are queued (a transport may stop accepting otherwise). */

@@ -121,6 +121,7 @@ int cli_remote_start(struct cli_remote *r, const char *cmd,
 	o.log = log_line;
 	o.log_ctx = (void *)cmd;
 	r->tcp = cfl_tcp_listen(pool, &o, &err);
+	cfl_pool_set_log(pool, log_line, (void *)cmd);
 	cfl_buf_release(&config);
 	cfl_buf_release(&parts);
 	if (!r->tcp)

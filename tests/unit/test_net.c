@@ -686,6 +686,9 @@ static void t_cache_two_writers(void)
 /* The token of the coordinator and workers of the TCP tests (NULL: none,
  * plain TCP on loopback). */
 static const struct cfl_token *g_tok;
+/* The coordinator's trials and retries (N_TRIALS and 5 unless a test says
+ * otherwise); it exits 0 when every trial is done. */
+static int g_n_trials = N_TRIALS, g_max_retries = 5;
 
 static void coordinator(int port_fd, const char *csv)
 {
@@ -695,6 +698,7 @@ static void coordinator(int port_fd, const char *csv)
 	struct cfl_pool *p;
 	struct cfl_tcp *t;
 	struct cfl_err err;
+	struct cfl_pool_event ev;
 	int port, r, n_done = 0;
 
 	/* never outlive the test case, whatever happens */
@@ -702,11 +706,11 @@ static void coordinator(int port_fd, const char *csv)
 	alarm(30);
 	cfl_pool_opts_init(&o);
 	o.n_local = 0;
-	o.max_retries = 5;
+	o.max_retries = g_max_retries;
 	p = cfl_pool_new(&o, &err);
 	if (!p)
 		_exit(10);
-	for (int i = 1; i <= N_TRIALS; i++) {
+	for (int i = 1; i <= g_n_trials; i++) {
 		struct cfl_trial_spec sp;
 
 		memset(&sp, 0, sizeof(sp));
@@ -734,15 +738,15 @@ static void coordinator(int port_fd, const char *csv)
 	port = cfl_tcp_port(t);
 	if (write(port_fd, &port, sizeof(port)) != sizeof(port))
 		_exit(13);
-	while ((r = cfl_pool_wait(p, &(struct cfl_pool_event){ 0 }, &err)) != CFL_POOL_IDLE) {
+	while ((r = cfl_pool_wait(p, &ev, &err)) != CFL_POOL_IDLE) {
 		if (r < 0)
 			_exit(14);
-		if (r == CFL_POOL_EVENT)
+		if (r == CFL_POOL_EVENT && ev.status == CFL_TRIAL_DONE)
 			n_done++;
 	}
 	cfl_pool_close(p, NULL);
 	cfl_tcp_free(t);
-	_exit(n_done == N_TRIALS ? 0 : 15);
+	_exit(n_done == g_n_trials ? 0 : 15);
 }
 
 /* The next message that is not a heartbeat (within 5 s). */
@@ -779,16 +783,25 @@ static void join(struct cfl_link *l, int port, const char *name,
 	CHECK(next_msg(l, reply) == 0);
 }
 
-static void send_result(struct cfl_link *l, int64_t trial, uint32_t attempt,
-			struct cfl_buf *frame /* OUT: the sealed bytes, or NULL */)
+/* Sends a RESULT with one test prediction pred (NAN: none kept). */
+static void send_result_pred(struct cfl_link *l, int64_t trial, uint32_t attempt,
+			     double pred, struct cfl_buf *frame /* OUT, or NULL */)
 {
 	struct cfl_wire_msg m;
 	struct cfl_buf b;
 	struct cfl_err err;
+	uint32_t row = 0;
 
 	cfl_wire_msg_init(&m, CFL_WIRE_RESULT);
 	m.u.result.trial_id = trial;
 	m.u.result.attempt = attempt;
+	if (!isnan(pred) || signbit(pred)) {
+		/* -NAN: a NaN prediction */
+		m.u.result.split[1].n = 1;
+		m.u.result.split[1].n_out = 1;
+		m.u.result.split[1].pred = &pred;
+		m.u.result.split[1].rows = &row;
+	}
 	cfl_buf_init(&b);
 	CHECK(cfl_wire_encode(&b, 0, 0, &m, &err) == 0);
 	CHECK(cfl_link_send_frame(l, b.data, b.len, 5, &err) == 0);
@@ -796,6 +809,12 @@ static void send_result(struct cfl_link *l, int64_t trial, uint32_t attempt,
 		*frame = b;
 	else
 		cfl_buf_release(&b);
+}
+
+static void send_result(struct cfl_link *l, int64_t trial, uint32_t attempt,
+			struct cfl_buf *frame /* OUT: the sent bytes, or NULL */)
+{
+	send_result_pred(l, trial, attempt, NAN, frame);
 }
 
 static void expect_ack(struct cfl_link *l, int64_t trial, uint32_t attempt,
@@ -881,14 +900,14 @@ static void tcp_protocol(void)
 	CHECK_STR(cfl_wire_type_name(m.type), "LEASE");
 	CHECK_INT(m.u.lease.trial_id, 2);
 	cfl_wire_msg_release(&m);
-	/* w1's late result of t1 (kept and sent again by w1 after a
-	 * reconnect) is accepted although w2 does not hold it: first wins,
-	 * and t1 leaves the queue */
+	/* a result of t1 from w2, which does not hold it (w1's copy sent
+	 * again, or a forgery): dropped, acked as a duplicate, and t1 stays
+	 * queued */
 	send_result(&l2, t1, 1, NULL);
-	expect_ack(&l2, t1, 1, 0);
+	expect_ack(&l2, t1, 1, 1);
 	send_result(&l2, 2, 1, &sealed);
 	expect_ack(&l2, 2, 1, 0);
-	/* the slot is free again: the last trial */
+	/* the slot is free again: the next trial */
 	CHECK(next_msg(&l2, &m) == 0);
 	CHECK_STR(cfl_wire_type_name(m.type), "LEASE");
 	CHECK_INT(m.u.lease.trial_id, 3);
@@ -900,8 +919,8 @@ static void tcp_protocol(void)
 	send_result(&l2, 999, 1, NULL);
 	expect_ack(&l2, 999, 1, 1);
 	/* with TLS, a frame written around the session (bytes that are no
-	 * record of it) ends the connection; trial 3 goes to the next worker
-	 * as attempt 2.  Without a token, the worker just leaves. */
+	 * record of it) ends the connection; trial 3 is queued again behind
+	 * trial 1.  Without a token, the worker just leaves. */
 	if (g_tok) {
 		CHECK(send_all_raw(l2.fd, sealed.data, sealed.len) == 0);
 		CHECK(next_msg(&l2, &m) < 0);
@@ -912,17 +931,95 @@ static void tcp_protocol(void)
 	cfl_wire_msg_release(&m);
 	CHECK(next_msg(&l3, &m) == 0);
 	CHECK_STR(cfl_wire_type_name(m.type), "LEASE");
+	CHECK_INT(m.u.lease.trial_id, t1);
+	CHECK_INT(m.u.lease.attempt, 2);
+	cfl_wire_msg_release(&m);
+	/* a NaN prediction: a failed attempt (acked as not stored), t1 is
+	 * queued again behind trial 3 */
+	send_result_pred(&l3, t1, 2, -NAN, NULL);
+	expect_ack(&l3, t1, 2, 1);
+	CHECK(next_msg(&l3, &m) == 0);
+	CHECK_STR(cfl_wire_type_name(m.type), "LEASE");
 	CHECK_INT(m.u.lease.trial_id, 3);
 	CHECK_INT(m.u.lease.attempt, 2);
 	cfl_wire_msg_release(&m);
-	send_result(&l3, 3, 2, NULL);
+	send_result_pred(&l3, 3, 2, 0.5, NULL);
 	expect_ack(&l3, 3, 2, 0);
+	CHECK(next_msg(&l3, &m) == 0);
+	CHECK_STR(cfl_wire_type_name(m.type), "LEASE");
+	CHECK_INT(m.u.lease.trial_id, t1);
+	CHECK_INT(m.u.lease.attempt, 3);
+	cfl_wire_msg_release(&m);
+	send_result(&l3, t1, 3, NULL);
+	expect_ack(&l3, t1, 3, 0);
 	/* all done: SHUTDOWN, and the coordinator saw each trial once */
 	CHECK(next_msg(&l3, &m) == 0);
 	CHECK_STR(cfl_wire_type_name(m.type), "SHUTDOWN");
 	cfl_wire_msg_release(&m);
 	cfl_link_close(&l3);
 	cfl_buf_release(&sealed);
+	CHECK(waitpid(pid, &st, 0) == pid);
+	CHECK_MSG(WIFEXITED(st) && WEXITSTATUS(st) == 0, "coordinator status %d", st);
+	cleanup();
+}
+
+/* 22 connections that each join, take a lease and vanish without a word
+ * do not turn 12 trials into poison (max_retries 1: before, each lost
+ * lease counted as an attempt that killed its worker); an honest worker
+ * then runs every trial. */
+static void t_tcp_vanishing_peers_do_not_poison(void)
+{
+	const char *csv = tmp_path("d.csv");
+	const char data[] = "a,y\n1,0\n2,1\n3,0\n4,1\n";
+	struct cfl_link l;
+	struct cfl_wire_msg m;
+	int pfd[2], port, st, n_done = 0;
+	pid_t pid;
+
+	g_tok = NULL;
+	g_n_trials = 12;
+	g_max_retries = 1;
+	write_file(csv, data, 0600);
+	CHECK(pipe(pfd) == 0);
+	pid = fork();
+	CHECK(pid >= 0);
+	if (pid == 0)
+		coordinator(pfd[1], csv);
+	CHECK(read(pfd[0], &port, sizeof(port)) == sizeof(port));
+	for (int i = 0; i < 22; i++) {
+		char name[32];
+
+		snprintf(name, sizeof(name), "ghost%d", i);
+		join(&l, port, name, CFL_WIRE_VERSION, &m);
+		CHECK_STR(cfl_wire_type_name(m.type), "WELCOME");
+		cfl_wire_msg_release(&m);
+		CHECK(next_msg(&l, &m) == 0);
+		CHECK_STR(cfl_wire_type_name(m.type), "LEASE");
+		cfl_wire_msg_release(&m);
+		cfl_link_close(&l);
+	}
+	join(&l, port, "honest", CFL_WIRE_VERSION, &m);
+	CHECK_STR(cfl_wire_type_name(m.type), "WELCOME");
+	cfl_wire_msg_release(&m);
+	for (;;) {
+		int64_t id;
+		uint32_t at;
+
+		CHECK(next_msg(&l, &m) == 0);
+		if (m.type != CFL_WIRE_LEASE) {
+			CHECK_STR(cfl_wire_type_name(m.type), "SHUTDOWN");
+			cfl_wire_msg_release(&m);
+			break;
+		}
+		id = m.u.lease.trial_id;
+		at = m.u.lease.attempt;
+		cfl_wire_msg_release(&m);
+		send_result(&l, id, at, NULL);
+		expect_ack(&l, id, at, 0);
+		n_done++;
+	}
+	CHECK_INT(n_done, 12);
+	cfl_link_close(&l);
 	CHECK(waitpid(pid, &st, 0) == pid);
 	CHECK_MSG(WIFEXITED(st) && WEXITSTATUS(st) == 0, "coordinator status %d", st);
 	cleanup();
@@ -1036,6 +1133,7 @@ const struct cfl_test cfl_tests[] = {
 	TEST(t_cache_stale_tmp_removed),
 	TEST(t_tcp_protocol_plain),
 	TEST(t_tcp_protocol_tls),
+	TEST(t_tcp_vanishing_peers_do_not_poison),
 	TEST(t_tcp_garbage_then_honest),
 	{ 0 }
 };
