@@ -80,6 +80,7 @@ struct cfl_pool {
 	size_t n_local_alive;
 	void (*log)(void *ctx, const char *msg);	/* may be NULL */
 	void *log_ctx;
+	uint32_t result_max;	/* the largest RESULT this run's data allows */
 };
 
 /* ---- pool: options ---- */
@@ -698,6 +699,14 @@ static int peer_frames(struct cfl_pool *p, struct peer *pe, struct cfl_err *err)
 		int r = cfl_wire_frame_split(pe->in.data + pos, pe->in.len - pos,
 					     &f, &ferr);
 
+		/* a RESULT cannot be larger than this run's data makes one:
+		 * refused from its header, before we hold its bytes */
+		if (r >= 0 && pe->in.len - pos >= CFL_WIRE_HEADER_SIZE &&
+		    f.type == CFL_WIRE_RESULT && f.length > p->result_max) {
+			cfl_err_set(&ferr, "a RESULT of %u bytes, more than this run's "
+				    "results can be (%u)", f.length, p->result_max);
+			r = -1;
+		}
 		if (r >= 0 && !pe->hello && !pe->pub.n_slots &&
 		    pe->in.len - pos >= 6 &&
 		    (uint8_t)pe->in.data[pos + 5] != CFL_WIRE_HELLO) {
@@ -940,6 +949,22 @@ static size_t count_local(const struct cfl_pool *p)
 	return n;
 }
 
+/* The largest RESULT payload a trial on d can produce: predictions (at most
+ * one double per class, or one, and a row index) for every row in each of
+ * the three splits, doubled for slack, plus 64 KiB for metrics, timings and
+ * an error text.  Without data: the codec's limit. */
+static uint32_t result_limit(const struct cfl_data *d)
+{
+	uint64_t rows, n_out, lim;
+
+	if (!d)
+		return CFL_WIRE_MAX_PAYLOAD;
+	rows = (uint64_t)d->train.n + d->valid.n + d->test.n;
+	n_out = d->train.n_classes > 0 ? (uint64_t)d->train.n_classes : 1;
+	lim = (64u << 10) + 2 * CFL_WIRE_N_SPLITS * rows * (8 * n_out + 4);
+	return lim < CFL_WIRE_MAX_PAYLOAD ? (uint32_t)lim : CFL_WIRE_MAX_PAYLOAD;
+}
+
 struct cfl_pool *cfl_pool_new(const struct cfl_pool_opts *o, struct cfl_err *err)
 {
 	struct cfl_pool *p = cfl_calloc(1, sizeof(*p), err);
@@ -954,6 +979,7 @@ struct cfl_pool *cfl_pool_new(const struct cfl_pool_opts *o, struct cfl_err *err
 	if (p->o.n_metrics > CFL_WIRE_MAX_METRICS)
 		p->o.n_metrics = CFL_WIRE_MAX_METRICS;
 	sched_init(&p->s, o->max_retries);
+	p->result_max = result_limit(o->data);
 	p->wake[0] = p->wake[1] = -1;
 	p->last_tick = cfl_now();
 	if (pipe(p->wake) || set_nonblock(p->wake[0]) || set_nonblock(p->wake[1])) {

@@ -808,17 +808,30 @@ static void tcp_kill(struct cfl_peer *peer)
 static void tcp_reap(struct cfl_peer *peer, char *reason, size_t cap)
 {
 	struct tpeer *tp = peer->impl;
+	char entry[256];
+	int closing = !reason[0];
 
-	if (tp && !tp->hello && !tp->why[0] && reason[0] && tp->t)
-		refused_(tp->t, "refused connection from %s: %s", tp->addr,
-			 strcmp(reason, "worker lost") ? reason
-						       : "closed before its HELLO");
+	/* why the pool dropped it ("worker lost": it went by itself; "": the
+	 * pool is closing) */
+	snprintf(entry, sizeof(entry), "%s", reason);
+	if (!strcmp(entry, "worker lost"))
+		entry[0] = 0;
 	snprintf(reason, cap, "connection to worker '%s' lost", peer->name);
 	if (!tp)
 		return;
-	if (!tp->why[0] && tp->tls && tp->hello &&
+	if (!tp->why[0] && !entry[0] && tp->tls &&
 	    strcmp(cfl_tls_error(tp->tls), "connection lost"))
-		snprintf(tp->why, sizeof(tp->why), "%.190s", cfl_tls_error(tp->tls));
+		snprintf(entry, sizeof(entry), "%s", cfl_tls_error(tp->tls));
+	if (closing)
+		;	/* the run is over: nothing to report */
+	else if (tp->t && !tp->hello && !tp->why[0])
+		refused_(tp->t, "refused connection from %s: %s", tp->addr,
+			 entry[0] ? entry : "closed before its HELLO");
+	else if (tp->t && !tp->why[0] && entry[0])
+		logf_(tp->t, "dropped worker '%s' (%s): %s", peer->name, tp->addr,
+		      entry);
+	if (!tp->why[0] && entry[0])
+		snprintf(tp->why, sizeof(tp->why), "%.190s", entry);
 	if (tp->why[0])
 		snprintf(reason, cap, "worker '%s': %s", peer->name, tp->why);
 	else if (tp->hello)

@@ -549,3 +549,62 @@ test_worker_refuses_command_lease_after_running_trials() {
 	w_fake_command late
 	grep -q "^result 1 status 0: ok" fake.out || fail "the ordinary trial did not run: $(cat fake.out)"
 }
+
+# --max-workers 1: a second worker is refused with the reason while the
+# first runs the whole run.
+test_worker_max_workers() {
+	w_coord "$ROOT/datasets/iris.csv" --models baseline --num-repeat 6 -q \
+		--num-jobs 0 --listen 127.0.0.1:0 --max-workers 1 --db r.db
+	CFL_TEST_FAULT=slow w_worker --jobs 1 --name w1 -q; local a=$!
+	for _ in $(seq 200); do
+		grep -q "worker 'w1' joined" coord.err && break
+		sleep 0.05
+	done
+	run timeout 30 env CFL_CACHE_DIR="$TMP/cache" "$CFL" worker --connect "127.0.0.1:$PORT" \
+		--name w2 --retry-for 5
+	expect_rc 1
+	expect_err "maximum of 1 workers (--max-workers)"
+	w_wait $a; [ "$w_rc" = 0 ] || fail "worker exit $w_rc: $(cat workers.err)"
+	w_wait $COORD_PID; [ "$w_rc" = 0 ] || fail "coordinator exit $w_rc: $(cat coord.err)"
+	grep -q "refused worker 'w2'.*maximum of 1 workers" coord.err || fail "not logged: $(cat coord.err)"
+	[ "$(sqlite3 r.db "select count(*) from trials where status='done' and worker='w1'")" = 6 ] ||
+		fail "trials: $(sqlite3 r.db 'select status, worker from trials')"
+}
+
+# 22 connections that each join, take a lease and vanish without a word
+# do not poison 12 trials (--max-retries 1): an honest worker runs them
+# all.  Before, 22 such connections poisoned 11 of 12.
+test_worker_vanishing_workers_do_not_poison() {
+	w_coord "$ROOT/datasets/iris.csv" --models baseline --num-repeat 12 -q \
+		--num-jobs 0 --max-retries 1 --listen 127.0.0.1:0 --db r.db
+	"$ROOT/${CFL_BUILD:-build}/tests/fixture_ghost" "$PORT" 22 ghost >ghost.out 2>ghost.err ||
+		fail "ghosts: $(cat ghost.err)"
+	grep -q "^leases 22$" ghost.out || fail "the ghosts took no leases: $(cat ghost.out)"
+	w_worker --jobs 2 --name honest -q; local a=$!
+	w_wait $a; [ "$w_rc" = 0 ] || fail "worker exit $w_rc: $(cat workers.err)"
+	w_wait $COORD_PID; [ "$w_rc" = 0 ] || fail "coordinator exit $w_rc: $(cat coord.err)"
+	[ "$(sqlite3 r.db "select count(*) from trials where status='done'")" = 12 ] ||
+		fail "trials: $(sqlite3 r.db 'select status, worker from trials')"
+}
+
+# A worker that announces a RESULT larger than this run's data can make
+# (iris: about 90 KB) is dropped from the frame's header, before the
+# coordinator holds its bytes; an honest worker then runs the trials.
+test_worker_oversized_result_dropped() {
+	w_coord "$ROOT/datasets/iris.csv" --models baseline --num-repeat 4 -q \
+		--num-jobs 0 --listen 127.0.0.1:0 --db r.db
+	"$ROOT/${CFL_BUILD:-build}/tests/fixture_ghost" "$PORT" 2 big >ghost.out 2>ghost.err &
+	local g=$!
+	for _ in $(seq 200); do
+		[ "$(grep -c 'more than this run' coord.err)" = 2 ] && break
+		sleep 0.05
+	done
+	kill $(pgrep -P $g) $g 2>/dev/null
+	grep -q "dropped worker 'ghost[01]' .*a RESULT of 67108864 bytes, more than this run's results can be" \
+		coord.err || fail "not dropped: $(cat coord.err)"
+	w_worker --jobs 1 --name honest -q; local a=$!
+	w_wait $a; [ "$w_rc" = 0 ] || fail "worker exit $w_rc: $(cat workers.err)"
+	w_wait $COORD_PID; [ "$w_rc" = 0 ] || fail "coordinator exit $w_rc: $(cat coord.err)"
+	[ "$(sqlite3 r.db "select count(*) from trials where status='done' and worker='honest'")" = 4 ] ||
+		fail "trials: $(sqlite3 r.db 'select status, worker from trials')"
+}
