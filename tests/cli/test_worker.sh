@@ -267,8 +267,8 @@ test_worker_hostile_connections() {
 	exec 3<>"/dev/tcp/127.0.0.1/$PORT"
 	printf 'GET / HTTP/1.0\r\n\r\n' >&3
 	exec 4<>"/dev/tcp/127.0.0.1/$PORT"
-	# a RESULT header announcing 64 MiB before any HELLO
-	printf 'CFLW\001\004\000\000\000\000\000\000\000\000\000\000\000\000\000\004' >&4
+	# a HEARTBEAT before any HELLO
+	printf 'CFLW\001\006\000\000\000\000\000\000\000\000\000\000\014\000\000\000' >&4
 	exec 5<>"/dev/tcp/127.0.0.1/$PORT"
 	# a HELLO of 1025 bytes
 	printf 'CFLW\001\001\000\000\000\000\000\000\000\000\000\000\001\004\000\000' >&5
@@ -283,7 +283,7 @@ test_worker_hostile_connections() {
 	for fd in "${fds[@]}"; do exec {fd}>&-; done
 	exec 3>&- 4>&- 5>&-
 	grep -q "refused connection from .*bad magic" coord.err || fail "garbage not logged: $(cat coord.err)"
-	grep -q "refused connection from .*RESULT frame before HELLO" coord.err ||
+	grep -q "refused connection from .*HEARTBEAT frame before HELLO" coord.err ||
 		fail "a frame before HELLO not logged: $(cat coord.err)"
 	grep -q "refused connection from .*HELLO payload of 1025 bytes exceeds the limit of 1024" coord.err ||
 		fail "a long HELLO not logged: $(cat coord.err)"
