@@ -8,7 +8,7 @@ SANITIZE ?=
 DEB_PKGS := pkg-config libopenblas-dev libpcre2-dev libsqlite3-dev libgsl-dev libssl-dev \
             libopenmpi-dev openmpi-bin sqlite3
 # (sqlite3, the shell, is for the CLI tests that look into the database.)
-PC_PKGS  := openblas libpcre2-8 sqlite3 gsl libcrypto
+PC_PKGS  := openblas libpcre2-8 sqlite3 gsl libssl libcrypto
 
 ifeq ($(SANITIZE),)
 BUILD    := build

@@ -1,27 +1,27 @@
 /*
  * cfl net: what remote workers need beyond the wire codec -- the shared
- * token, the mutual HMAC-SHA256 handshake, the MAC and sequence number on
- * every frame after it, and the worker's dataset cache.
+ * token, the TLS 1.3 channel keyed by it, the TCP transport and the
+ * worker's dataset cache.
  *
  * Security model: both ends hold the same secret token (a file of mode
- * 0600).  The handshake proves to each side that the other holds it without
- * sending it, and derives one key per direction from it and two fresh
- * nonces; every later frame carries a MAC under that key over its bytes,
- * sequence number included, and sequence numbers must grow by exactly one,
- * so a tampered, replayed, reordered or dropped frame ends the connection.
- * Frames are authenticated, not encrypted: use an SSH tunnel on networks
- * you do not trust.  Without a token (loopback only) the key is empty: the
- * MACs still catch corruption but prove nothing.
+ * 0600).  With a token every connection is TLS 1.3 (OpenSSL's libssl) with
+ * an external pre-shared key derived from the token, in the mode that adds
+ * a fresh ECDHE exchange (forward secrecy); no certificates.  Completing the
+ * handshake proves to each side that the other holds the token; TLS then
+ * encrypts every frame and rejects a tampered, replayed, reordered or
+ * dropped record by ending the connection.  Without a token (loopback
+ * addresses only) connections are plain TCP: anyone on the machine may
+ * connect.
  *
- * The crypto is OpenSSL's libcrypto (HMAC, RAND_bytes, CRYPTO_memcmp), which
- * only src/run/auth.c includes.  Nothing here knows the wire layout: the
- * transport passes the bytes a MAC covers.  Depends on core only.
+ * Only src/run/tls.c includes OpenSSL's TLS headers; nothing here knows the
+ * wire layout except the TCP transport (through wire.h).  Depends on core.
  */
 #ifndef CFL_NET_H
 #define CFL_NET_H
 
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #include "cfl/core.h"
 
@@ -45,101 +45,50 @@ int cfl_token_load(struct cfl_token *t /* OUT */, const char *path,
 /* Wipes the key (memory that held a secret is cleansed, not just freed). */
 void cfl_token_clear(struct cfl_token *t);
 
-/* ---- per-frame MACs ---- */
-
-#define CFL_MAC_SIZE 32
-
-/* The keys and sequence numbers of one authenticated connection. */
-struct cfl_mac {
-	unsigned char send_key[32], recv_key[32];
-	uint64_t send_seq;	/* last sequence number sent (0: none yet) */
-	uint64_t recv_seq;	/* last sequence number accepted */
-};
-
-/* The sequence number the next sent frame must carry (1, 2, ...). */
-uint64_t cfl_mac_next_seq(struct cfl_mac *m);
-/* HMAC-SHA256 of data under the send key into out. */
-void cfl_mac_sign(const struct cfl_mac *m, const void *data, size_t len,
-		  unsigned char out[CFL_MAC_SIZE]);
-/* Checks a received frame: data (which must contain seq) against mac under
- * the receive key, then seq against the last accepted one plus one.
- * Returns 0 and accepts seq, or -1 with err: "frame MAC mismatch (tampered
- * frame or wrong key)" or "replayed or reordered frame (sequence 3,
- * expected 5)"; m is unchanged on failure. */
-int cfl_mac_check(struct cfl_mac *m, uint64_t seq, const void *data,
-		  size_t len, const unsigned char mac[CFL_MAC_SIZE],
-		  struct cfl_err *err);
-void cfl_mac_clear(struct cfl_mac *m);
-
-/* ---- handshake ----
+/* ---- TLS (src/run/tls.c) ----
  *
- * Four small frames before any wire frame, each "CFLA" (4), version (1),
- * type (1), body length (2, little-endian), body:
- *
- *   worker -> coordinator  CHALLENGE  nonce_w (32)
- *   coordinator -> worker  PROOF      nonce_c (32), HMAC(token, "cfl-auth-1
- *                                     coordinator" | nonce_w | nonce_c)
- *   worker -> coordinator  PROOF      HMAC(token, "cfl-auth-1 worker" |
- *                                     nonce_w | nonce_c)
- *   coordinator -> worker  OK         (empty)
- *
- * or, from either side at any step, FAIL: a code (1) and a short printable
- * message, after which the sender closes.  The worker checks the
- * coordinator's proof before it proves anything itself, so a fake
- * coordinator learns nothing; distinct labels stop a proof being reflected.
- * Keys per direction: HMAC(token, "cfl-auth-1 key w2c" | nonce_w | nonce_c)
- * and "... key c2w".
+ * One end of a TLS 1.3 session on a non-blocking socket.  The PSK is
+ * HMAC-SHA256(token, "cfl-tls-psk-1") under the identity "cfl-1"; the
+ * suites are TLS_AES_128_GCM_SHA256 and TLS_CHACHA20_POLY1305_SHA256; no
+ * session tickets, no early data.  A reader must call cfl_tls_read until it
+ * fails with EAGAIN before polling the socket again (decrypted bytes may
+ * wait inside the session, where poll cannot see them).
  */
 
-#define CFL_AUTH_VERSION 1
-#define CFL_AUTH_MAX_FRAME 264	/* largest handshake frame: 8 + 256 */
+struct cfl_tls;
 
-enum cfl_auth_role { CFL_AUTH_WORKER, CFL_AUTH_COORDINATOR };
+enum cfl_tls_role { CFL_TLS_CLIENT = 0, CFL_TLS_SERVER = 1 };
 
-/* FAIL codes. */
-#define CFL_AUTH_E_PROTOCOL 1	/* malformed or unexpected frame */
-#define CFL_AUTH_E_VERSION 2	/* the peer speaks another handshake version */
-#define CFL_AUTH_E_AUTH 3	/* wrong proof: the tokens differ */
-#define CFL_AUTH_E_REFUSED 4	/* refused for another reason (the message says) */
-
-struct cfl_auth {
-	enum cfl_auth_role role;
-	int state;		/* internal: which frame comes next */
-	struct cfl_token token;
-	unsigned char nonce_w[32], nonce_c[32];
-	int peer_failed;	/* the peer sent FAIL (its message is in err) */
-	int fail_code;		/* on failure: a CFL_AUTH_E_* code */
-};
-
-/* Starts a handshake for role with token (NULL: the empty token).  A worker
- * appends its CHALLENGE to out.  Returns 0, or -1 with err when no random
- * nonce can be drawn or out cannot grow. */
-int cfl_auth_init(struct cfl_auth *a, enum cfl_auth_role role,
-		  const struct cfl_token *token, struct cfl_buf *out,
-		  struct cfl_err *err);
-
-/* Feeds received bytes in[0..len).  Consumes at most one handshake frame
- * and sets *used to the bytes consumed (0 when the frame is incomplete);
- * appends what to send to out.  Returns:
- *    0  continue (send out, call again with more or the rest of the input);
- *    1  done: mac holds the connection's keys (sequence numbers at 0), and
- *       bytes after *used are the first wire frames;
- *   -1  failed: err says why (for logs), a->fail_code classifies it, and
- *       out may end with a FAIL frame to send before closing.
- * Malformed input (bad magic, version, type, length, a frame out of turn,
- * a wrong proof) fails; it never reads past len or allocates per frame. */
-int cfl_auth_step(struct cfl_auth *a, const void *in, size_t len,
-		  size_t *used /* OUT */, struct cfl_buf *out,
-		  struct cfl_mac *mac /* OUT */, struct cfl_err *err);
-
-/* Appends a FAIL frame with code and message (cut to fit; bytes that are
- * not printable ASCII become '?') to out, so a coordinator can refuse a
- * peer after the handshake's own checks (too many connections, ...).
- * Returns 0, or -1 when out cannot grow. */
-int cfl_auth_fail_frame(struct cfl_buf *out, int code, const char *msg);
-
-/* Wipes the token and nonces. */
-void cfl_auth_release(struct cfl_auth *a);
+/* Starts a session for role on the connected socket fd (it stays the
+ * caller's to close; the session never closes it) keyed by token, which
+ * must not be empty.  Returns it (free with cfl_tls_free), or NULL with err
+ * ("TLS needs a token", "cannot start a TLS session: ..."). */
+struct cfl_tls *cfl_tls_new(int fd, enum cfl_tls_role role,
+			    const struct cfl_token *token, struct cfl_err *err);
+/* Advances the handshake without blocking.  Returns 1 when it is done; 0
+ * when it must be called again once fd is ready for *want (POLLIN or
+ * POLLOUT); -1 with err when it failed ("TLS handshake failed: ...",
+ * "connection closed during the TLS handshake").  *fatal (may be NULL) is
+ * set on -1 when the peer spoke and refused (another token: "tlsv1 alert
+ * decrypt error" or "binder does not verify"), or spoke no TLS at all --
+ * retrying cannot help; it is clear when the connection just closed or
+ * failed. */
+int cfl_tls_handshake(struct cfl_tls *s, short *want /* OUT */,
+		      int *fatal /* OUT */, struct cfl_err *err);
+/* Like recv(2) / send(2) on the session: > 0 bytes; 0 (read) at the
+ * peer's end of the connection; -1 with errno EAGAIN when the socket must
+ * become ready for cfl_tls_want(s) first, or another errno (EPROTO for a
+ * TLS error such as a record that fails its check, EPIPE, ECONNRESET) with
+ * cfl_tls_error(s) saying why.  A write may be partial; one that failed
+ * with EAGAIN must be repeated with at least the same bytes (more may
+ * follow them; the buffer may move). */
+ssize_t cfl_tls_read(struct cfl_tls *s, void *buf, size_t n);
+ssize_t cfl_tls_write(struct cfl_tls *s, const void *buf, size_t n);
+short cfl_tls_want(const struct cfl_tls *s);
+/* Why the last call failed ("TLS read failed: bad record mac"). */
+const char *cfl_tls_error(const struct cfl_tls *s);
+/* Frees the session (and wipes its key); NULL is a no-op.  Sends nothing. */
+void cfl_tls_free(struct cfl_tls *s);
 
 /* ---- dataset cache ----
  *
@@ -220,18 +169,23 @@ void cfl_cache_fill_abort(struct cfl_cache_fill *f);
 /* ---- TCP transport (src/run/tcp.c) ----
  *
  * Coordinator: cfl_tcp_listen adds one poll source to a pool (an epoll set
- * holding the listening socket, the connections still in their handshake
- * and a timer).  A connection that passes the handshake becomes a pool
- * peer whose frames carry a MAC and sequence number (checked before the
- * pool sees them); its HELLO gives its slots, the coordinator answers with
+ * holding the listening socket, the connections still in their TLS
+ * handshake and a timer).  A connection that completes the handshake (at
+ * once without a token) becomes a pool peer whose bytes go through its TLS
+ * session; its HELLO gives its slots, the coordinator answers with
  * WELCOME (the dataset's SHA-256 and size, the data options) and serves
  * FETCH requests with CHUNKs of the dataset.  Heartbeats go both ways; a
  * peer silent for dead_after seconds is dropped and its leases requeued by
- * the pool.  Limits: max_pending connections in their handshake (more are
- * refused), handshake_timeout seconds each, CFL_WIRE_MAX_PAYLOAD per frame.
+ * the pool.  Limits: before its HELLO a connection may send a HELLO of
+ * CFL_WIRE_HELLO_MAX bytes and nothing else, within handshake_timeout
+ * seconds (TLS handshake included); max_pending such connections at once,
+ * max_pending_per_host from one host (the oldest gives way);
+ * max_workers accepted workers; per frame type the payload limits of
+ * cfl_wire_max_payload.
  *
- * Worker: struct cfl_link is one authenticated connection to a coordinator
- * with blocking (deadline-bounded) sends and buffered receives.
+ * Worker: struct cfl_link is one connection to a coordinator (TLS with a
+ * token, plain without) with blocking (deadline-bounded) sends and
+ * buffered receives.
  */
 
 struct cfl_pool;
@@ -252,7 +206,13 @@ struct cfl_tcp_opts {
 	double heartbeat;		/* seconds between heartbeats [1] */
 	double dead_after;		/* drop a peer silent this long [5 x heartbeat] */
 	double handshake_timeout;	/* seconds [5] */
-	size_t max_pending;		/* connections in their handshake [32] */
+	size_t max_pending;		/* connections before their HELLO (in
+					 * the TLS handshake, or plain and
+					 * silent): more are refused [32] */
+	size_t max_pending_per_host;	/* ... from one host: a new one makes
+					 * the oldest give way [8] */
+	size_t max_workers;		/* workers (HELLO accepted) at once;
+					 * more are refused with ERROR [256] */
 	const void *data;		/* the bytes workers fetch: the encoded
 					 * parts (cfl_data_pack_parts); copied */
 	size_t data_len;
@@ -280,35 +240,36 @@ int cfl_tcp_port(const struct cfl_tcp *t);
  * first. */
 void cfl_tcp_free(struct cfl_tcp *t);
 
-/* One authenticated connection, seen from the worker. */
+/* One connection to a coordinator, seen from the worker.  Poll fd for
+ * input, then call cfl_link_read (which drains the TLS session). */
 struct cfl_link {
 	int fd;			/* -1: not connected */
-	struct cfl_mac mac;
+	struct cfl_tls *tls;	/* NULL: plain TCP (no token) */
 	struct cfl_buf in;	/* received bytes not yet decoded */
 	double last_recv, last_send;	/* cfl_now() of the last frame */
 };
 
 void cfl_link_init(struct cfl_link *l);
-/* Connects to host:port and runs the handshake, within timeout seconds.
- * Returns 0, or -1 with err; *fatal is set when trying again cannot help
- * (wrong token, another handshake version), clear when it may (refused,
- * unreachable, the coordinator busy). */
+/* Connects to host:port and, with a token (NULL or empty: none, plain
+ * TCP), runs the TLS handshake, within timeout seconds.  Returns 0, or -1
+ * with err; *fatal is set when trying again cannot help ("authentication
+ * failed (wrong token?): ..."; a coordinator that speaks no TLS), clear
+ * when it may (refused, unreachable, closed: the coordinator busy). */
 int cfl_link_connect(struct cfl_link *l, const char *host, int port,
 		     const struct cfl_token *token, double timeout,
 		     int *fatal /* OUT */, struct cfl_err *err);
-/* Encodes m, signs it and sends it, waiting at most timeout seconds for
+/* Encodes m and sends it, waiting at most timeout seconds for
  * the socket.  Returns 0, or -1 with err (the link is then unusable). */
 int cfl_link_send(struct cfl_link *l, const struct cfl_wire_msg *m,
 		  double timeout, struct cfl_err *err);
-/* Sends an already encoded frame (encoded with CFL_WIRE_F_MAC) after
- * giving it this link's next sequence number and MAC (frame is modified).
- * Used to send a kept result again on a new connection. */
-int cfl_link_send_frame(struct cfl_link *l, void *frame, size_t len,
+/* Sends an already encoded frame as it is (a kept result sent again on a
+ * new connection).  Returns 0, or -1 with err. */
+int cfl_link_send_frame(struct cfl_link *l, const void *frame, size_t len,
 			double timeout, struct cfl_err *err);
 /* Reads what has arrived without blocking.  Returns 0, or -1 with err on
  * EOF or an error. */
 int cfl_link_read(struct cfl_link *l, struct cfl_err *err);
-/* Decodes the next buffered frame into m (checking its MAC and sequence).
+/* Decodes the next buffered frame into m.
  * Returns 1 with m filled (release it), 0 when no whole frame is buffered,
  * -1 with err on a bad frame (the link is then unusable). */
 int cfl_link_next(struct cfl_link *l, struct cfl_wire_msg *m /* OUT */,

@@ -24,6 +24,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #include "cfl/core.h"
 #include "cfl/data.h"
@@ -245,10 +246,18 @@ struct cfl_peer_ops {
 	 * 1: consumed; -1: drop the peer (err says why). */
 	int (*on_frame)(struct cfl_peer *peer, const struct cfl_wire_frame *f,
 			struct cfl_err *err);
-	/* Optional: the pool appended one frame at offset off of out (sign
-	 * it: flags passed to cfl_wire_encode come from send_flags). */
+	/* Optional: the pool appended one frame at offset off of out (flags
+	 * passed to cfl_wire_encode come from send_flags). */
 	int (*on_send)(struct cfl_peer *peer, struct cfl_buf *out, size_t off,
 		       struct cfl_err *err);
+	/* Optional: reads / writes the peer's bytes instead of read(2) /
+	 * send(2) on fd (a TLS session).  Contract of recv / send: > 0 bytes,
+	 * 0 at EOF (read), -1 with errno (EAGAIN: again once fd is ready).
+	 * A read hook is called until EAGAIN each time fd is readable; a
+	 * write that failed with EAGAIN is repeated with the same bytes
+	 * first (perhaps more after them, perhaps moved). */
+	ssize_t (*read)(struct cfl_peer *peer, void *buf, size_t n);
+	ssize_t (*write)(struct cfl_peer *peer, const void *buf, size_t n);
 	/* Stops the peer now (fork: SIGKILL the child). */
 	void (*kill)(struct cfl_peer *peer);
 	/* The peer's fd reached EOF or failed, or it was killed: write why its
@@ -300,6 +309,11 @@ int cfl_pool_add_source(struct cfl_pool *p, int fd,
 			int (*on_ready)(struct cfl_pool *p, void *ctx,
 					struct cfl_err *err),
 			void *ctx, struct cfl_err *err);
+/* Where the pool says what it drops (a RESULT for a lease the peer does not
+ * hold, a result with a non-finite prediction or metric); log NULL: say
+ * nothing (the default). */
+void cfl_pool_set_log(struct cfl_pool *p,
+		      void (*log)(void *ctx, const char *msg), void *ctx);
 /* The options the pool was made with (data, store, threads, ...). */
 const struct cfl_pool_opts *cfl_pool_opts(const struct cfl_pool *p);
 /* Whether trials are queued (a transport may stop accepting otherwise). */

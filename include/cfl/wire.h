@@ -16,7 +16,7 @@
  *   6      2     flags   CFL_WIRE_F_*
  *   8      8     seq     sender's sequence number (per connection, per
  *                        direction; the transport may require it to grow)
- *   16     4     length  payload bytes, at most CFL_WIRE_MAX_PAYLOAD
+ *   16     4     length  payload bytes, at most cfl_wire_max_payload(type)
  *
  * Payload fields: u8/u32/u64/i32/i64, f64, bytes32 (fixed 32 bytes), str
  * (u32 length + bytes, no NUL inside), arrays (u32 count + items).  The
@@ -42,6 +42,8 @@
 /* Largest payload a decoder accepts (a RESULT with out-of-fold predictions
  * of 100k rows is about 2 MB; a CHUNK of the dataset at most this). */
 #define CFL_WIRE_MAX_PAYLOAD (64u << 20)
+/* Largest HELLO payload: all a peer may send before it is accepted. */
+#define CFL_WIRE_HELLO_MAX 1024u
 /* Bounds on lists inside a payload. */
 #define CFL_WIRE_MAX_METRICS 32
 #define CFL_WIRE_MAX_PARAMS 256
@@ -70,6 +72,13 @@ enum cfl_wire_type {
 
 /* "HELLO", "LEASE", ...; "?" for an unknown value. */
 const char *cfl_wire_type_name(int type);
+/* The largest payload a frame of this type may carry (0: unknown type).
+ * Only RESULT (predictions) and CHUNK (the dataset) may be large
+ * (CFL_WIRE_MAX_PAYLOAD); HELLO CFL_WIRE_HELLO_MAX; WELCOME and LEASE
+ * 1 MiB; ERROR 64 KiB; RESULT_ACK, HEARTBEAT, CANCEL, FETCH and SHUTDOWN
+ * 256 bytes.  The decoder refuses a header over it before any payload
+ * arrives; the encoder refuses to build such a frame. */
+uint32_t cfl_wire_max_payload(int type);
 
 /* ---- messages ---- */
 

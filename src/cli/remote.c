@@ -17,16 +17,20 @@ const char cli_remote_help[] =
 	"  --listen ADDR:PORT       also accept remote workers (`cfl worker`) on\n"
 	"                           ADDR:PORT (port 0: any free port) [off];\n"
 	"                           --num-jobs 0 leaves the work to them\n"
-	"  --token-file FILE        shared secret (mode 0600) both ends prove they\n"
-	"                           hold; required unless ADDR is loopback [none]\n"
+	"  --token-file FILE        shared secret (mode 0600): connections are TLS\n"
+	"                           1.3 keyed by it; required unless ADDR is\n"
+	"                           loopback (then plain TCP) [none]\n"
 	"  --heartbeat SEC          heartbeat interval; a worker (or an MPI worker\n"
 	"                           rank) silent for 5 of them is dropped and its\n"
-	"                           trials requeued [1]\n";
+	"                           trials requeued [1]\n"
+	"  --max-workers N          remote workers connected at once; more are\n"
+	"                           refused [256]\n";
 
 void cli_remote_init(struct cli_remote *r)
 {
 	memset(r, 0, sizeof(*r));
 	r->heartbeat = 1;
+	r->max_workers = 256;
 }
 
 int cli_remote_option(struct cli_remote *r, const char *cmd, int c,
@@ -43,6 +47,13 @@ int cli_remote_option(struct cli_remote *r, const char *cmd, int c,
 		if (cli_parse_double(arg, 0.05, 3600, &r->heartbeat)) {
 			cli_usage_error(cmd, "--heartbeat must be a number of seconds "
 					"in [0.05, 3600], got '%s'", arg);
+			return -1;
+		}
+		return 1;
+	case CLI_OPT_MAX_WORKERS:
+		if (cli_parse_long(arg, 1, 100000, &r->max_workers)) {
+			cli_usage_error(cmd, "--max-workers must be an integer in "
+					"[1, 100000], got '%s'", arg);
 			return -1;
 		}
 		return 1;
@@ -105,12 +116,14 @@ int cli_remote_start(struct cli_remote *r, const char *cmd,
 	o.addr = r->listen;
 	o.token = r->token_file ? &r->token : NULL;
 	o.heartbeat = r->heartbeat;
+	o.max_workers = (size_t)r->max_workers;
 	o.data = parts.data;
 	o.data_len = parts.len;
 	o.config = config.data;
 	o.log = log_line;
 	o.log_ctx = (void *)cmd;
 	r->tcp = cfl_tcp_listen(pool, &o, &err);
+	cfl_pool_set_log(pool, log_line, (void *)cmd);
 	cfl_buf_release(&config);
 	cfl_buf_release(&parts);
 	if (!r->tcp)

@@ -16,12 +16,14 @@ enum {
 	CLI_OPT_LISTEN = 1050,
 	CLI_OPT_TOKEN_FILE,
 	CLI_OPT_HEARTBEAT,
+	CLI_OPT_MAX_WORKERS,
 };
 
 #define CLI_REMOTE_LONGOPTS                                                  \
 	{ "listen", required_argument, 0, CLI_OPT_LISTEN },                 \
 	{ "token-file", required_argument, 0, CLI_OPT_TOKEN_FILE },         \
-	{ "heartbeat", required_argument, 0, CLI_OPT_HEARTBEAT }
+	{ "heartbeat", required_argument, 0, CLI_OPT_HEARTBEAT },           \
+	{ "max-workers", required_argument, 0, CLI_OPT_MAX_WORKERS }
 
 /* The --help lines of the options above. */
 extern const char cli_remote_help[];
@@ -30,6 +32,7 @@ struct cli_remote {
 	const char *listen;	/* NULL: no remote workers */
 	const char *token_file;
 	double heartbeat;
+	long max_workers;	/* remote workers connected at once */
 	struct cfl_token token;
 	struct cfl_tcp *tcp;
 };

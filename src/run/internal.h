@@ -30,6 +30,8 @@ struct sched_trial {
 	int attempt;		/* last attempt leased (starts at prev_attempts) */
 	int first_attempt;	/* attempt number of this session's first lease */
 	int n_failed;		/* failed attempts in this session */
+	int n_lost;		/* attempts lost with a vanished peer, not
+				 * counted in n_failed (SCHED_LOST) */
 	char reason[256];	/* last failure */
 };
 
@@ -64,7 +66,13 @@ enum sched_fail {
 				 * POISON */
 	SCHED_CANCELLED = 2,	/* the caller stopped it (cfl_pool_cancel):
 				 * FAILED at once, never retried */
+	SCHED_LOST = 3,		/* a remote peer holding it vanished before it
+				 * said a word after the lease: requeued
+				 * without counting toward poison, up to
+				 * SCHED_MAX_LOST times a trial; after that as
+				 * SCHED_KILLED */
 };
+#define SCHED_MAX_LOST 20
 /* A failed attempt (how: enum sched_fail).  Returns the trial's new status
  * (QUEUED when retried), or -1 when the failure is stale (ignored). */
 int cfl_sched_failed(struct sched *s, long idx, int attempt, int how,

@@ -18,6 +18,7 @@
 #include <math.h>
 #include <poll.h>
 #include <signal.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -29,6 +30,7 @@ struct slot {
 	int attempt;
 	double deadline;	/* 0: none */
 	int cancelled;		/* timed out, CANCEL sent (kept peers) */
+	double leased_at;	/* cfl_now() when the LEASE was queued */
 };
 
 struct peer {
@@ -78,6 +80,9 @@ struct cfl_pool {
 	size_t batch_n;
 	double last_tick;
 	size_t n_local_alive;
+	void (*log)(void *ctx, const char *msg);	/* may be NULL */
+	void *log_ctx;
+	uint32_t result_max;	/* the largest RESULT this run's data allows */
 };
 
 /* ---- pool: options ---- */
@@ -98,6 +103,29 @@ void cfl_pool_opts_init(struct cfl_pool_opts *o)
 const struct cfl_pool_opts *cfl_pool_opts(const struct cfl_pool *p)
 {
 	return &p->o;
+}
+
+void cfl_pool_set_log(struct cfl_pool *p, void (*log)(void *ctx, const char *msg),
+		      void *ctx)
+{
+	p->log = log;
+	p->log_ctx = ctx;
+}
+
+static void plog(struct cfl_pool *p, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+static void plog(struct cfl_pool *p, const char *fmt, ...)
+{
+	char msg[512];
+	va_list ap;
+
+	if (!p->log)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	p->log(p->log_ctx, msg);
 }
 
 size_t cfl_pool_n_queued(const struct cfl_pool *p)
@@ -270,7 +298,7 @@ static int peer_set_slots(struct peer *pe, size_t n, struct cfl_err *err)
 	if (!s)
 		return -1;
 	for (size_t i = pe->pub.n_slots; i < n; i++)
-		s[i] = (struct slot){ -1, 0, 0, 0 };
+		s[i] = (struct slot){ -1, 0, 0, 0, 0 };
 	pe->slots = s;
 	pe->pub.n_slots = n;
 	return 0;
@@ -437,17 +465,56 @@ static int peer_dead(struct cfl_pool *p, size_t i, struct cfl_err *err)
 		snprintf(reason, sizeof(reason), "worker exited without a result");
 	if (pe->why[0])
 		snprintf(reason, sizeof(reason), "%s", pe->why);
-	for (size_t k = 0; k < pe->pub.n_slots; k++)
+	for (size_t k = 0; k < pe->pub.n_slots; k++) {
+		/* a remote peer (its trials run in processes of its own, so its
+		 * connection's end is not a trial's doing) that said nothing
+		 * after the lease never started it, as far as we know */
+		int how = !pe->pub.ops->kill_on_timeout &&
+				  pe->last_heard <= pe->slots[k].leased_at
+				  ? SCHED_LOST : SCHED_KILLED;
+
 		if (pe->slots[k].idx >= 0 &&
-		    lease_failed(p, pe, k, SCHED_KILLED, reason, err))
+		    lease_failed(p, pe, k, how, reason, err))
 			return -1;
+	}
 	p->peers[i] = p->peers[--p->n_peers];
 	peer_free(pe);
 	return 0;
 }
 
-/* A RESULT from pe.  Returns 0, or -1 on a store error (fatal); a
- * result for a trial this pool does not know is acked as a duplicate. */
+/* Whether every prediction and metric of r is a number a run may store:
+ * a prediction must be finite; a metric finite or NaN (NaN: undefined on
+ * this data, such as auc with a class missing; stored as NULL).  When not,
+ * why says where. */
+static int result_finite(const struct cfl_wire_result *r, char *why, size_t cap)
+{
+	static const char *const split[CFL_WIRE_N_SPLITS] = { "valid", "test", "oof" };
+
+	for (int s = 0; s < CFL_WIRE_N_SPLITS; s++) {
+		const struct cfl_wire_split *ws = &r->split[s];
+		size_t n = (size_t)ws->n * ws->n_out;
+
+		for (uint32_t i = 0; i < ws->n_metrics; i++)
+			if (isinf(ws->metrics[i].value)) {
+				snprintf(why, cap, "metric %.31s on %s is %g",
+					 ws->metrics[i].name, split[s],
+					 ws->metrics[i].value);
+				return 0;
+			}
+		for (size_t i = 0; ws->pred && i < n; i++)
+			if (!isfinite(ws->pred[i])) {
+				snprintf(why, cap, "prediction %zu of row %zu on %s is %g",
+					 i % ws->n_out, i / ws->n_out, split[s],
+					 ws->pred[i]);
+				return 0;
+			}
+	}
+	return 1;
+}
+
+/* A RESULT from pe.  Returns 0, or -1 on a store error (fatal).  Only a
+ * result of a (trial, attempt) that pe holds counts; one with a non-finite
+ * number is a failed attempt. */
 static int handle_result(struct cfl_pool *p, struct peer *pe,
 			 struct cfl_wire_msg *msg, struct cfl_err *err)
 {
@@ -462,21 +529,50 @@ static int handle_result(struct cfl_pool *p, struct peer *pe,
 		if (pe->slots[k].idx >= 0 && pe->slots[k].idx == idx &&
 		    pe->slots[k].attempt == (int)r->attempt)
 			break;
-	if (idx < 0) {
-		/* a remote worker's kept result for a trial this session did not
-		 * queue (done before a --resume): acknowledge it as a duplicate
-		 * so the worker drops it */
+	if (idx < 0 || k == pe->pub.n_slots) {
+		/* not a lease this peer holds: a forged or stale result, a kept
+		 * copy a worker sends again after a reconnect (the lease was
+		 * requeued when its connection ended), a trial done before a
+		 * --resume, the late error of a cancelled lease.  Dropped; an
+		 * OK one is acknowledged as a duplicate so a worker forgets its
+		 * copy */
+		int ok = r->status == CFL_RESULT_OK;
+
+		plog(p, "dropped a result from worker '%s' for trial %lld attempt "
+		     "%u: not a lease it holds", pe->pub.name,
+		     (long long)r->trial_id, r->attempt);
 		cfl_wire_msg_init(&ack, CFL_WIRE_RESULT_ACK);
 		ack.u.ack.trial_id = r->trial_id;
 		ack.u.ack.attempt = r->attempt;
 		ack.u.ack.duplicate = 1;
 		cfl_wire_msg_release(msg);
-		return cfl_peer_send(&pe->pub, &ack, err);
+		return ok ? cfl_peer_send(&pe->pub, &ack, err) : 0;
 	}
-	if (k < pe->pub.n_slots) {
-		pe->slots[k].idx = -1;
-		pe->n_busy--;
+	if (r->status == CFL_RESULT_OK) {
+		char why[200], reason[256];
+
+		if (!result_finite(r, why, sizeof(why))) {
+			int attempt = (int)r->attempt;
+
+			snprintf(reason, sizeof(reason), "non-finite result: %s", why);
+			plog(p, "worker '%s', trial %lld attempt %d: %s: a failed "
+			     "attempt", pe->pub.name, (long long)r->trial_id,
+			     attempt, reason);
+			cfl_wire_msg_init(&ack, CFL_WIRE_RESULT_ACK);
+			ack.u.ack.trial_id = r->trial_id;
+			ack.u.ack.attempt = r->attempt;
+			ack.u.ack.duplicate = 1;
+			cfl_wire_msg_release(msg);
+			pe->slots[k].idx = -1;
+			pe->n_busy--;
+			if (cfl_peer_send(&pe->pub, &ack, err))
+				return -1;
+			return attempt_failed(p, pe, idx, attempt, SCHED_MODEL_ERROR,
+					      reason, err);
+		}
 	}
+	pe->slots[k].idx = -1;
+	pe->n_busy--;
 	if (r->status != CFL_RESULT_OK) {
 		/* a model error: a failed attempt that did not kill the worker;
 		 * CRASHED: a remote worker's process died running it */
@@ -487,8 +583,6 @@ static int handle_result(struct cfl_pool *p, struct peer *pe,
 
 		snprintf(reason, sizeof(reason), "%s", r->error ? r->error : "model error");
 		cfl_wire_msg_release(msg);	/* r is zeroed from here on */
-		if (k == pe->pub.n_slots)
-			return 0;	/* a late error of a cancelled lease */
 		return attempt_failed(p, pe, idx, attempt, how, reason, err);
 	}
 	dup = cfl_sched_done(&p->s, idx, (int)r->attempt);
@@ -587,18 +681,77 @@ static int handle_frame(struct cfl_pool *p, struct peer *pe,
 	return 0;
 }
 
-/* Reads what the peer sent and handles every whole frame.  Returns 0, 1
+/* Handles every whole frame buffered from pe.  Returns 0, 1 when the
+ * peer is to be dropped (a protocol error), -1 on a store error.  A peer
+ * that waits for its HELLO (no slots yet) may send nothing else first, so
+ * before it is accepted it can make us hold CFL_WIRE_HELLO_MAX bytes at
+ * most (the codec bounds each frame type's payload). */
+static int peer_frames(struct cfl_pool *p, struct peer *pe, struct cfl_err *err)
+{
+	size_t pos = 0;
+	int rc = 0;
+
+	while (pos < pe->in.len) {
+		struct cfl_wire_frame f;
+		struct cfl_err ferr;
+		int fatal = 0;
+		int r = cfl_wire_frame_split(pe->in.data + pos, pe->in.len - pos,
+					     &f, &ferr);
+
+		/* a RESULT cannot be larger than this run's data makes one:
+		 * refused from its header, before we hold its bytes */
+		if (r >= 0 && pe->in.len - pos >= CFL_WIRE_HEADER_SIZE &&
+		    f.type == CFL_WIRE_RESULT && f.length > p->result_max) {
+			cfl_err_set(&ferr, "a RESULT of %u bytes, more than this run's "
+				    "results can be (%u)", f.length, p->result_max);
+			r = -1;
+		}
+		if (r >= 0 && !pe->hello && !pe->pub.n_slots &&
+		    pe->in.len - pos >= 6 &&
+		    (uint8_t)pe->in.data[pos + 5] != CFL_WIRE_HELLO) {
+			cfl_err_set(&ferr, "%s frame before HELLO",
+				    cfl_wire_type_name((uint8_t)pe->in.data[pos + 5]));
+			r = -1;
+		}
+		if (r == 1)
+			break;
+		if (r < 0 || handle_frame(p, pe, &f, &fatal, &ferr)) {
+			if (fatal) {
+				*err = ferr;
+				rc = -1;
+				break;
+			}
+			/* a hostile or broken peer: drop it, the run goes on */
+			snprintf(pe->why, sizeof(pe->why), "%.255s", ferr.msg);
+			pe->dead = 1;
+			if (pe->pub.ops->kill)
+				pe->pub.ops->kill(&pe->pub);
+			rc = 1;
+			break;
+		}
+		pos += f.size;
+	}
+	if (pos) {
+		memmove(pe->in.data, pe->in.data + pos, pe->in.len - pos);
+		pe->in.len -= pos;
+	}
+	return rc;
+}
+
+/* Reads what the peer sent and handles every whole frame as it comes (so
+ * the buffer holds one partial frame and one read at most).  Returns 0, 1
  * when the peer is gone (EOF, I/O or protocol error), -1 on a store error. */
 static int peer_read(struct cfl_pool *p, struct peer *pe, struct cfl_err *err)
 {
-	size_t pos = 0;
-
 	for (;;) {
 		ssize_t k;
+		int r;
 
 		if (cfl_buf_reserve(&pe->in, 65536))
 			return cfl_err_set(err, "out of memory");
-		k = read(pe->pub.fd, pe->in.data + pe->in.len, 65536);
+		k = pe->pub.ops->read
+			    ? pe->pub.ops->read(&pe->pub, pe->in.data + pe->in.len, 65536)
+			    : read(pe->pub.fd, pe->in.data + pe->in.len, 65536);
 		if (k < 0 && errno == EINTR)
 			continue;
 		if (k < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
@@ -609,35 +762,11 @@ static int peer_read(struct cfl_pool *p, struct peer *pe, struct cfl_err *err)
 		}
 		pe->in.len += (size_t)k;
 		pe->last_heard = cfl_now();
-		if ((size_t)k < 65536)
-			break;
-	}
-	while (pos < pe->in.len) {
-		struct cfl_wire_frame f;
-		struct cfl_err ferr;
-		int fatal = 0;
-		int r = cfl_wire_frame_split(pe->in.data + pos, pe->in.len - pos,
-					     &f, &ferr);
-
-		if (r == 1)
-			break;
-		if (r < 0 || handle_frame(p, pe, &f, &fatal, &ferr)) {
-			if (fatal) {
-				*err = ferr;
-				return -1;
-			}
-			/* a hostile or broken peer: drop it, the run goes on */
-			snprintf(pe->why, sizeof(pe->why), "%.255s", ferr.msg);
-			pe->dead = 1;
-			if (pe->pub.ops->kill)
-				pe->pub.ops->kill(&pe->pub);
-			break;
-		}
-		pos += f.size;
-	}
-	if (pos) {
-		memmove(pe->in.data, pe->in.data + pos, pe->in.len - pos);
-		pe->in.len -= pos;
+		r = peer_frames(p, pe, err);
+		if (r)
+			return r;
+		if ((size_t)k < 65536 && !pe->pub.ops->read)
+			break;	/* a read hook is read until EAGAIN */
 	}
 	return pe->dead ? 1 : 0;
 }
@@ -647,10 +776,11 @@ static void peer_write(struct peer *pe)
 	while (pe->out.len) {
 		/* MSG_NOSIGNAL: a dead peer is an EPIPE here, not a SIGPIPE
 		 * that kills the coordinator */
-		ssize_t k = send(pe->pub.fd, pe->out.data, pe->out.len,
-				 MSG_NOSIGNAL);
+		ssize_t k = pe->pub.ops->write
+			    ? pe->pub.ops->write(&pe->pub, pe->out.data, pe->out.len)
+			    : send(pe->pub.fd, pe->out.data, pe->out.len, MSG_NOSIGNAL);
 
-		if (k < 0 && errno == ENOTSOCK)
+		if (k < 0 && errno == ENOTSOCK && !pe->pub.ops->write)
 			k = write(pe->pub.fd, pe->out.data, pe->out.len);
 
 		if (k < 0 && errno == EINTR)
@@ -712,7 +842,7 @@ static int assign(struct cfl_pool *p, struct cfl_err *err)
 			pe->slots[k] = (struct slot){
 				idx, t->attempt,
 				p->o.trial_timeout > 0 ? cfl_now() + p->o.trial_timeout : 0,
-				0 };
+				0, cfl_now() };
 			pe->n_busy++;
 			pe->n_leased++;
 		}
@@ -818,6 +948,22 @@ static size_t count_local(const struct cfl_pool *p)
 	return n;
 }
 
+/* The largest RESULT payload a trial on d can produce: predictions (at most
+ * one double per class, or one, and a row index) for every row in each of
+ * the three splits, doubled for slack, plus 64 KiB for metrics, timings and
+ * an error text.  Without data: the codec's limit. */
+static uint32_t result_limit(const struct cfl_data *d)
+{
+	uint64_t rows, n_out, lim;
+
+	if (!d)
+		return CFL_WIRE_MAX_PAYLOAD;
+	rows = (uint64_t)d->train.n + d->valid.n + d->test.n;
+	n_out = d->train.n_classes > 0 ? (uint64_t)d->train.n_classes : 1;
+	lim = (64u << 10) + 2 * CFL_WIRE_N_SPLITS * rows * (8 * n_out + 4);
+	return lim < CFL_WIRE_MAX_PAYLOAD ? (uint32_t)lim : CFL_WIRE_MAX_PAYLOAD;
+}
+
 struct cfl_pool *cfl_pool_new(const struct cfl_pool_opts *o, struct cfl_err *err)
 {
 	struct cfl_pool *p = cfl_calloc(1, sizeof(*p), err);
@@ -832,6 +978,7 @@ struct cfl_pool *cfl_pool_new(const struct cfl_pool_opts *o, struct cfl_err *err
 	if (p->o.n_metrics > CFL_WIRE_MAX_METRICS)
 		p->o.n_metrics = CFL_WIRE_MAX_METRICS;
 	cfl_sched_init(&p->s, o->max_retries);
+	p->result_max = result_limit(o->data);
 	p->wake[0] = p->wake[1] = -1;
 	p->last_tick = cfl_now();
 	if (pipe(p->wake) || set_nonblock(p->wake[0]) || set_nonblock(p->wake[1])) {

@@ -1,14 +1,14 @@
 /*
  * The TCP transport: remote workers (`cfl worker --connect`) as pool peers.
  * The coordinator side is one pool source (an epoll set of the listening
- * socket, connections in their handshake and a heartbeat timer); a
- * connection that passes the handshake (auth.c) becomes a peer whose every
- * frame is MAC-checked here before the pool sees it and signed here after
- * the pool encodes it.  The worker side is struct cfl_link.
+ * socket, connections in their TLS handshake and a heartbeat timer); a
+ * connection that completes the handshake (tls.c; at once without a token)
+ * becomes a peer whose bytes the pool reads and writes through its TLS
+ * session (tcp_read / tcp_write).  The worker side is struct cfl_link.
  *
- * Invariants: an unauthenticated connection costs a fixed few hundred bytes
- * and lives at most handshake_timeout seconds, and at most max_pending of
- * them exist; nothing is decoded from a peer before its handshake; a peer
+ * Invariants: a connection in its handshake lives at most
+ * handshake_timeout seconds, and at most max_pending of them exist; nothing
+ * is decoded from a peer before its handshake; a peer
  * silent for dead_after seconds is shut down, so the pool requeues its
  * leases.  Knows the wire layout only through wire.h.
  */
@@ -95,58 +95,15 @@ static void set_nodelay(int fd)
 	setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
 }
 
-static void put_le64(unsigned char *p, uint64_t v)
-{
-	for (int i = 0; i < 8; i++)
-		p[i] = (unsigned char)(v >> (8 * i));
-}
-
-static uint32_t get_le32(const unsigned char *p)
-{
-	return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 |
-	       (uint32_t)p[3] << 24;
-}
-
-/* Gives an encoded frame (header, payload, MAC space) its sequence number
- * and MAC.  Returns 0, or -1 when it was not encoded with the MAC flag. */
-static int seal_frame(struct cfl_mac *mac, unsigned char *frame, size_t len)
-{
-	uint32_t n;
-
-	if (len < CFL_WIRE_HEADER_SIZE + CFL_WIRE_MAC_SIZE ||
-	    !((frame[6] | frame[7] << 8) & CFL_WIRE_F_MAC))
-		return -1;
-	n = get_le32(frame + 16);
-	if ((size_t)n + CFL_WIRE_HEADER_SIZE + CFL_WIRE_MAC_SIZE != len)
-		return -1;
-	put_le64(frame + 8, cfl_mac_next_seq(mac));
-	cfl_mac_sign(mac, frame, CFL_WIRE_HEADER_SIZE + n,
-		     frame + CFL_WIRE_HEADER_SIZE + n);
-	return 0;
-}
-
-/* Checks a received frame's MAC and sequence number. */
-static int open_frame(struct cfl_mac *mac, const struct cfl_wire_frame *f,
-		      struct cfl_err *err)
-{
-	if (!(f->flags & CFL_WIRE_F_MAC) || !f->mac)
-		return cfl_err_set(err, "%s frame without a MAC",
-				   cfl_wire_type_name(f->type));
-	return cfl_mac_check(mac, f->seq, f->payload - CFL_WIRE_HEADER_SIZE,
-			     CFL_WIRE_HEADER_SIZE + (size_t)f->length, f->mac,
-			     err);
-}
-
 /* ---- coordinator: state ---- */
 
-/* A connection still in its handshake. */
+/* A connection still in its TLS handshake. */
 struct pending {
 	int fd;
-	char addr[64];
-	double deadline;
-	struct cfl_auth auth;
-	unsigned char in[CFL_AUTH_MAX_FRAME];
-	size_t n_in;
+	char addr[64], host[64];
+	double since, deadline;
+	struct cfl_tls *tls;
+	int started;		/* the handshake has read from the socket */
 	struct pending *next;
 };
 
@@ -154,8 +111,9 @@ struct pending {
 struct tpeer {
 	struct cfl_tcp *t;
 	struct cfl_peer *peer;
-	struct cfl_mac mac;
-	char addr[64];
+	struct cfl_tls *tls;	/* NULL: plain (no token) */
+	char addr[64], host[64];
+	double since;		/* connected at (cfl_now) */
 	double last_recv, last_hb;
 	int hello;
 	int shut;		/* shut down by us; the pool reaps it next */
@@ -219,6 +177,43 @@ static void logf_(struct cfl_tcp *t, const char *fmt, ...)
 	t->o.log(t->o.log_ctx, msg);
 }
 
+/* A refusal before HELLO: logged, but a flood must not flood the log too
+ * (the first 10, then every 100th). */
+static void refused_(struct cfl_tcp *t, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+static void refused_(struct cfl_tcp *t, const char *fmt, ...)
+{
+	char msg[512];
+	va_list ap;
+
+	if (!t || !t->o.log)
+		return;
+	if (++t->n_refused > 10 && t->n_refused % 100)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	if (t->n_refused > 10)
+		logf_(t, "%s (%lu refused so far)", msg, t->n_refused);
+	else
+		logf_(t, "%s", msg);
+}
+
+/* The host part of a peer address (for per-host limits). */
+static void host_name(const struct sockaddr_storage *ss, char *out, size_t cap)
+{
+	char h[INET6_ADDRSTRLEN] = "?";
+
+	if (ss->ss_family == AF_INET)
+		inet_ntop(AF_INET, &((const struct sockaddr_in *)(const void *)ss)->sin_addr,
+			  h, sizeof(h));
+	else if (ss->ss_family == AF_INET6)
+		inet_ntop(AF_INET6, &((const struct sockaddr_in6 *)(const void *)ss)->sin6_addr,
+			  h, sizeof(h));
+	snprintf(out, cap, "%s", h);
+}
+
 static void addr_name(const struct sockaddr_storage *ss, char *out, size_t cap)
 {
 	char h[INET6_ADDRSTRLEN] = "?";
@@ -265,109 +260,150 @@ static void pending_drop(struct cfl_tcp *t, struct pending *p)
 	t->n_pend--;
 	epoll_ctl(t->efd, EPOLL_CTL_DEL, p->fd, NULL);
 	close(p->fd);
-	cfl_auth_release(&p->auth);
+	cfl_tls_free(p->tls);
 	free(p);
 }
 
-static const struct cfl_peer_ops tcp_ops;
+static const struct cfl_peer_ops tcp_ops, tcp_tls_ops;
 
-/* The handshake succeeded: the connection becomes a pool peer. */
-static void pending_promote(struct cfl_tcp *t, struct pending *p,
-			    const struct cfl_mac *mac)
+/* A connection ready for frames (its handshake done, or none without a
+ * token) becomes a pool peer; tls (may be NULL) is taken over. */
+static void promote(struct cfl_tcp *t, int fd, const char *addr,
+		    const char *host, double since, struct cfl_tls *tls)
 {
 	struct tpeer *tp = calloc(1, sizeof(*tp));
 	struct cfl_err err;
+
+	if (!tp) {
+		logf_(t, "refused worker %s: out of memory", addr);
+		close(fd);
+		cfl_tls_free(tls);
+		return;
+	}
+	tp->t = t;
+	tp->tls = tls;
+	snprintf(tp->addr, sizeof(tp->addr), "%s", addr);
+	snprintf(tp->host, sizeof(tp->host), "%s", host);
+	tp->since = since;
+	tp->last_recv = tp->last_hb = cfl_now();
+	tp->peer = cfl_pool_add_peer(t->pool, fd, tls ? &tcp_tls_ops : &tcp_ops,
+				     tp, 0, addr, &err);
+	if (!tp->peer) {
+		logf_(t, "refused worker %s: %s", addr, err.msg);
+		close(fd);
+		cfl_tls_free(tls);
+		free(tp);
+		return;
+	}
+	tp->next = t->peers;
+	if (t->peers)
+		t->peers->pprev = &tp->next;
+	tp->pprev = &t->peers;
+	t->peers = tp;
+}
+
+/* The handshake succeeded: the pending connection becomes a pool peer. */
+static void pending_promote(struct cfl_tcp *t, struct pending *p)
+{
 	struct pending **pp = &t->pend;
-	int fd = p->fd;
 
 	while (*pp && *pp != p)
 		pp = &(*pp)->next;
 	if (*pp)
 		*pp = p->next;
 	t->n_pend--;
-	epoll_ctl(t->efd, EPOLL_CTL_DEL, fd, NULL);
-	if (!tp) {
-		logf_(t, "refused worker %s: out of memory", p->addr);
-		close(fd);
-		goto out;
-	}
-	tp->t = t;
-	tp->mac = *mac;
-	snprintf(tp->addr, sizeof(tp->addr), "%s", p->addr);
-	tp->last_recv = tp->last_hb = cfl_now();
-	tp->peer = cfl_pool_add_peer(t->pool, fd, &tcp_ops, tp, 0, p->addr, &err);
-	if (!tp->peer) {
-		logf_(t, "refused worker %s: %s", p->addr, err.msg);
-		close(fd);
-		cfl_mac_clear(&tp->mac);
-		free(tp);
-		goto out;
-	}
-	tp->peer->send_flags = CFL_WIRE_F_MAC;
-	tp->next = t->peers;
-	if (t->peers)
-		t->peers->pprev = &tp->next;
-	tp->pprev = &t->peers;
-	t->peers = tp;
-out:
-	cfl_auth_release(&p->auth);
+	epoll_ctl(t->efd, EPOLL_CTL_DEL, p->fd, NULL);
+	promote(t, p->fd, p->addr, p->host, p->since, p->tls);
 	free(p);
+}
+
+/* A worker without a token speaks wire frames at once: tell it why it is
+ * refused, in a frame it can read, instead of a TLS alert it cannot. */
+static int plain_worker(struct cfl_tcp *t, struct pending *p)
+{
+	char head[4];
+	ssize_t k = recv(p->fd, head, sizeof(head), MSG_PEEK | MSG_DONTWAIT);
+	struct cfl_wire_msg m;
+	struct cfl_buf b;
+
+	if (k != (ssize_t)sizeof(head) || memcmp(head, CFL_WIRE_MAGIC, 4))
+		return 0;
+	cfl_wire_msg_init(&m, CFL_WIRE_ERROR);
+	m.u.error.code = CFL_WIRE_E_PROTOCOL;
+	m.u.error.message = "authentication failed: this coordinator speaks TLS "
+			    "with a token (give the worker --token-file)";
+	cfl_buf_init(&b);
+	if (cfl_wire_encode(&b, 0, 0, &m, NULL) == 0)
+		send_now(p->fd, b.data, b.len);
+	cfl_buf_release(&b);
+	logf_(t, "refused connection from %s: authentication failed (a worker "
+	      "without a token)", p->addr);
+	pending_drop(t, p);
+	return 1;
 }
 
 static void pending_ready(struct cfl_tcp *t, struct pending *p)
 {
-	for (;;) {
-		struct cfl_buf out;
-		struct cfl_mac mac;
-		struct cfl_err err;
-		size_t used = 0;
-		ssize_t k;
-		int rc;
+	struct epoll_event ev;
+	struct cfl_err err;
+	short want = POLLIN;
+	int fatal, rc;
 
-		if (p->n_in < sizeof(p->in)) {
-			k = recv(p->fd, p->in + p->n_in, sizeof(p->in) - p->n_in, 0);
-			if (k < 0 && errno == EINTR)
-				continue;
-			if (k == 0 || (k < 0 && errno != EAGAIN && errno != EWOULDBLOCK)) {
-				logf_(t, "connection from %s closed during the handshake",
-				      p->addr);
-				pending_drop(t, p);
-				return;
-			}
-			if (k > 0)
-				p->n_in += (size_t)k;
-		}
-		if (!p->n_in)
+	if (!p->started) {
+		if (plain_worker(t, p))
 			return;
-		cfl_buf_init(&out);
-		rc = cfl_auth_step(&p->auth, p->in, p->n_in, &used, &out, &mac, &err);
-		if (out.len)
-			send_now(p->fd, out.data, out.len);
-		cfl_buf_release(&out);
-		memmove(p->in, p->in + used, p->n_in - used);
-		p->n_in -= used;
-		if (rc < 0) {
-			logf_(t, "refused connection from %s: %s", p->addr, err.msg);
-			pending_drop(t, p);
-			return;
-		}
-		if (rc == 1) {
-			/* the worker speaks only after our OK: bytes already
-			 * here are not from an honest worker */
-			if (p->n_in) {
-				logf_(t, "refused connection from %s: data before "
-				      "the handshake ended", p->addr);
-				cfl_mac_clear(&mac);
-				pending_drop(t, p);
-				return;
-			}
-			pending_promote(t, p, &mac);
-			cfl_mac_clear(&mac);
-			return;
-		}
-		if (!used)
-			return;	/* wait for the rest of the frame */
+		p->started = 1;
 	}
+	rc = cfl_tls_handshake(p->tls, &want, &fatal, &err);
+	if (rc < 0) {
+		refused_(t, "refused connection from %s: %s%s", p->addr, err.msg,
+			 fatal ? " (a worker with another token?)" : "");
+		pending_drop(t, p);
+		return;
+	}
+	if (rc == 1) {
+		pending_promote(t, p);
+		return;
+	}
+	ev.events = want == POLLOUT ? EPOLLOUT : EPOLLIN;
+	ev.data.ptr = p;
+	epoll_ctl(t->efd, EPOLL_CTL_MOD, p->fd, &ev);
+}
+
+static void tpeer_quiet_shut(struct tpeer *tp, const char *why);
+
+/* The oldest connection before its HELLO. */
+struct oldest {
+	struct pending *p;
+	struct tpeer *tp;
+};
+
+/* How many connections from host (NULL: any) are still before their
+ * HELLO: in the TLS handshake, or plain and silent so far; *o gets the
+ * oldest of them. */
+static size_t unwelcomed(struct cfl_tcp *t, const char *host, struct oldest *o)
+{
+	double since = 0;
+	size_t n = 0;
+
+	o->p = NULL;
+	o->tp = NULL;
+	for (struct pending *p = t->pend; p; p = p->next)
+		if (!host || !strcmp(p->host, host)) {
+			if (!n++ || p->since < since) {
+				since = p->since;
+				o->p = p;
+			}
+		}
+	for (struct tpeer *tp = t->peers; tp; tp = tp->next)
+		if (!tp->hello && !tp->shut && (!host || !strcmp(tp->host, host))) {
+			if (!n++ || tp->since < since) {
+				since = tp->since;
+				o->p = NULL;
+				o->tp = tp;
+			}
+		}
+	return n;
 }
 
 static void accept_all(struct cfl_tcp *t)
@@ -377,9 +413,12 @@ static void accept_all(struct cfl_tcp *t)
 		socklen_t sl = sizeof(ss);
 		struct pending *p;
 		struct epoll_event ev;
+		struct cfl_err err;
+		struct oldest oldest;
+		size_t n;
 		int fd = accept4(t->lfd, (struct sockaddr *)&ss, &sl,
 				 SOCK_NONBLOCK | SOCK_CLOEXEC);
-		char addr[64];
+		char addr[64], host[64];
 
 		if (fd < 0) {
 			if (errno == EINTR || errno == ECONNABORTED)
@@ -390,21 +429,31 @@ static void accept_all(struct cfl_tcp *t)
 			return;
 		}
 		addr_name(&ss, addr, sizeof(addr));
-		if (t->n_pend >= t->o.max_pending) {
-			struct cfl_buf out;
-
-			cfl_buf_init(&out);
-			cfl_auth_fail_frame(&out, CFL_AUTH_E_REFUSED,
-					    "too many connections in their handshake; "
-					    "try again later");
-			send_now(fd, out.data, out.len);
-			cfl_buf_release(&out);
+		host_name(&ss, host, sizeof(host));
+		set_nodelay(fd);
+		n = unwelcomed(t, host, &oldest);
+		if (n >= t->o.max_pending_per_host) {
+			/* idle sockets from one host must not lock out a
+			 * worker from there: the oldest gives way */
+			refused_(t, "dropped a connection from %s: %zu connections "
+				 "from '%s' already in their handshake (the oldest "
+				 "gives way to a new one)", oldest.p ? oldest.p->addr
+				 : oldest.tp->addr, n, host);
+			if (oldest.p)
+				pending_drop(t, oldest.p);
+			else
+				tpeer_quiet_shut(oldest.tp, "too many connections in their "
+						 "handshake from its host");
+		} else if ((n = unwelcomed(t, NULL, &oldest)) >= t->o.max_pending) {
+			/* closed unanswered: the worker tries again later */
 			close(fd);
-			/* a flood must not flood the log too */
-			if (++t->n_refused <= 10 || t->n_refused % 100 == 0)
-				logf_(t, "refused connection from %s: %zu connections "
-				      "already in their handshake (%lu refused so far)",
-				      addr, t->n_pend, t->n_refused);
+			refused_(t, "refused connection from %s: %zu connections "
+				 "already in their handshake", addr, n);
+			continue;
+		}
+		if (!t->token.len) {
+			/* no token (loopback): plain frames from the start */
+			promote(t, fd, addr, host, cfl_now(), NULL);
 			continue;
 		}
 		p = calloc(1, sizeof(*p));
@@ -414,13 +463,20 @@ static void accept_all(struct cfl_tcp *t)
 		}
 		p->fd = fd;
 		snprintf(p->addr, sizeof(p->addr), "%s", addr);
-		p->deadline = cfl_now() + t->o.handshake_timeout;
-		cfl_auth_init(&p->auth, CFL_AUTH_COORDINATOR, &t->token, NULL, NULL);
-		set_nodelay(fd);
+		snprintf(p->host, sizeof(p->host), "%s", host);
+		p->since = cfl_now();
+		p->deadline = p->since + t->o.handshake_timeout;
+		p->tls = cfl_tls_new(fd, CFL_TLS_SERVER, &t->token, &err);
+		if (!p->tls) {
+			logf_(t, "refused connection from %s: %s", addr, err.msg);
+			free(p);
+			close(fd);
+			continue;
+		}
 		ev.events = EPOLLIN;
 		ev.data.ptr = p;
 		if (epoll_ctl(t->efd, EPOLL_CTL_ADD, fd, &ev)) {
-			cfl_auth_release(&p->auth);
+			cfl_tls_free(p->tls);
 			free(p);
 			close(fd);
 			continue;
@@ -446,6 +502,17 @@ static void tpeer_shut(struct tpeer *tp, const char *why)
 	shutdown(tp->peer->fd, SHUT_RDWR);
 }
 
+/* tpeer_shut for a connection before its HELLO: the caller logs (rate
+ * limited). */
+static void tpeer_quiet_shut(struct tpeer *tp, const char *why)
+{
+	if (tp->shut)
+		return;
+	tp->shut = 1;
+	snprintf(tp->why, sizeof(tp->why), "%.190s", why);
+	shutdown(tp->peer->fd, SHUT_RDWR);
+}
+
 static void on_timer(struct cfl_tcp *t)
 {
 	uint64_t n;
@@ -456,21 +523,20 @@ static void on_timer(struct cfl_tcp *t)
 	for (struct pending *p = t->pend, *next; p; p = next) {
 		next = p->next;
 		if (now >= p->deadline) {
-			struct cfl_buf out;
-
-			cfl_buf_init(&out);
-			cfl_auth_fail_frame(&out, CFL_AUTH_E_REFUSED,
-					    "handshake timeout");
-			send_now(p->fd, out.data, out.len);
-			cfl_buf_release(&out);
-			logf_(t, "refused connection from %s: no handshake within "
-			      "%g s", p->addr, t->o.handshake_timeout);
+			refused_(t, "refused connection from %s: no handshake within "
+				 "%g s", p->addr, t->o.handshake_timeout);
 			pending_drop(t, p);
 		}
 	}
 	for (struct tpeer *tp = t->peers; tp; tp = tp->next) {
 		if (tp->shut)
 			continue;
+		if (!tp->hello && now - tp->since > t->o.handshake_timeout) {
+			refused_(t, "refused connection from %s: no handshake within "
+				 "%g s (no HELLO)", tp->addr, t->o.handshake_timeout);
+			tpeer_quiet_shut(tp, "no HELLO");
+			continue;
+		}
 		if (now - tp->last_recv > t->o.dead_after) {
 			char why[128];
 
@@ -527,8 +593,7 @@ static int hub_ready(struct cfl_pool *pool, void *ctx, struct cfl_err *err)
 
 /* Sends an ERROR to a peer that is about to be dropped: written at once,
  * since the pool writes nothing more to a dropped peer.  Only used while
- * the peer's output is empty (on its HELLO), so sequence numbers stay in
- * order. */
+ * the peer's output is empty (on its HELLO), so frames stay whole. */
 static void refuse_peer(struct tpeer *tp, uint32_t code, const char *msg)
 {
 	struct cfl_wire_msg m;
@@ -538,9 +603,12 @@ static void refuse_peer(struct tpeer *tp, uint32_t code, const char *msg)
 	m.u.error.code = code;
 	m.u.error.message = (char *)msg;
 	cfl_buf_init(&b);
-	if (cfl_wire_encode(&b, 0, CFL_WIRE_F_MAC, &m, NULL) == 0 &&
-	    seal_frame(&tp->mac, (unsigned char *)b.data, b.len) == 0)
-		send_now(tp->peer->fd, b.data, b.len);
+	if (cfl_wire_encode(&b, 0, 0, &m, NULL) == 0) {
+		if (tp->tls)
+			cfl_tls_write(tp->tls, b.data, b.len);
+		else
+			send_now(tp->peer->fd, b.data, b.len);
+	}
 	cfl_buf_release(&b);
 }
 
@@ -572,7 +640,17 @@ static int on_hello(struct tpeer *tp, const struct cfl_wire_frame *f,
 		refuse_peer(tp, code, err->msg);
 		rc = -1;
 	} else {
+		size_t n_workers = 0;
+
 		for (struct tpeer *o = t->peers; o; o = o->next)
+			n_workers += o != tp && o->hello && !o->shut;
+		if (n_workers >= t->o.max_workers) {
+			snprintf(msg, sizeof(msg), "the coordinator has its maximum "
+				 "of %zu workers (--max-workers)", t->o.max_workers);
+			refuse_peer(tp, CFL_WIRE_E_PROTOCOL, msg);
+			rc = cfl_err_set(err, "%s", msg);
+		}
+		for (struct tpeer *o = t->peers; o && !rc; o = o->next)
 			if (o != tp && o->hello && !o->shut &&
 			    !strcmp(o->peer->name, name)) {
 				snprintf(msg, sizeof(msg), "a worker named '%s' is "
@@ -621,13 +699,6 @@ static int tcp_on_frame(struct cfl_peer *peer, const struct cfl_wire_frame *f,
 
 	if (!tp || tp->shut)
 		return 1;	/* being dropped: ignore what is still buffered */
-	if (open_frame(&tp->mac, f, err)) {
-		logf_(tp->t, "dropped worker '%s' (%s): %s", peer->name, tp->addr,
-		      err->msg);
-		tp->shut = 1;
-		snprintf(tp->why, sizeof(tp->why), "%.190s", err->msg);
-		return -1;
-	}
 	tp->last_recv = cfl_now();
 	if (!tp->hello) {
 		if (f->type != CFL_WIRE_HELLO) {
@@ -676,15 +747,27 @@ static int tcp_on_frame(struct cfl_peer *peer, const struct cfl_wire_frame *f,
 	}
 }
 
-static int tcp_on_send(struct cfl_peer *peer, struct cfl_buf *out, size_t off,
-		       struct cfl_err *err)
+/* The pool's reads and writes of a TLS peer. */
+static ssize_t tcp_read(struct cfl_peer *peer, void *buf, size_t n)
 {
 	struct tpeer *tp = peer->impl;
 
-	if (!tp || seal_frame(&tp->mac, (unsigned char *)out->data + off,
-			      out->len - off))
-		return cfl_err_set(err, "cannot sign a frame for '%s'", peer->name);
-	return 0;
+	if (!tp) {
+		errno = ECONNRESET;
+		return -1;
+	}
+	return cfl_tls_read(tp->tls, buf, n);
+}
+
+static ssize_t tcp_write(struct cfl_peer *peer, const void *buf, size_t n)
+{
+	struct tpeer *tp = peer->impl;
+
+	if (!tp) {
+		errno = EPIPE;
+		return -1;
+	}
+	return cfl_tls_write(tp->tls, buf, n);
 }
 
 static void tcp_kill(struct cfl_peer *peer)
@@ -699,10 +782,30 @@ static void tcp_kill(struct cfl_peer *peer)
 static void tcp_reap(struct cfl_peer *peer, char *reason, size_t cap)
 {
 	struct tpeer *tp = peer->impl;
+	char entry[256];
+	int closing = !reason[0];
 
+	/* why the pool dropped it ("worker lost": it went by itself; "": the
+	 * pool is closing) */
+	snprintf(entry, sizeof(entry), "%s", reason);
+	if (!strcmp(entry, "worker lost"))
+		entry[0] = 0;
 	snprintf(reason, cap, "connection to worker '%s' lost", peer->name);
 	if (!tp)
 		return;
+	if (!tp->why[0] && !entry[0] && tp->tls &&
+	    strcmp(cfl_tls_error(tp->tls), "connection lost"))
+		snprintf(entry, sizeof(entry), "%s", cfl_tls_error(tp->tls));
+	if (closing)
+		;	/* the run is over: nothing to report */
+	else if (tp->t && !tp->hello && !tp->why[0])
+		refused_(tp->t, "refused connection from %s: %s", tp->addr,
+			 entry[0] ? entry : "closed before its HELLO");
+	else if (tp->t && !tp->why[0] && entry[0])
+		logf_(tp->t, "dropped worker '%s' (%s): %s", peer->name, tp->addr,
+		      entry);
+	if (!tp->why[0] && entry[0])
+		snprintf(tp->why, sizeof(tp->why), "%.190s", entry);
 	if (tp->why[0])
 		snprintf(reason, cap, "worker '%s': %s", peer->name, tp->why);
 	else if (tp->hello)
@@ -710,7 +813,7 @@ static void tcp_reap(struct cfl_peer *peer, char *reason, size_t cap)
 	*tp->pprev = tp->next;
 	if (tp->next)
 		tp->next->pprev = tp->pprev;
-	cfl_mac_clear(&tp->mac);
+	cfl_tls_free(tp->tls);
 	free(tp);
 	peer->impl = NULL;
 }
@@ -718,11 +821,21 @@ static void tcp_reap(struct cfl_peer *peer, char *reason, size_t cap)
 static const struct cfl_peer_ops tcp_ops = {
 	.kind = "tcp",
 	.on_frame = tcp_on_frame,
-	.on_send = tcp_on_send,
 	.kill = tcp_kill,
 	.reap = tcp_reap,
 	.kill_on_timeout = 0,
 	.runs_commands = 0,	/* a network peer is never sent a command */
+};
+
+static const struct cfl_peer_ops tcp_tls_ops = {
+	.kind = "tcp",
+	.on_frame = tcp_on_frame,
+	.read = tcp_read,
+	.write = tcp_write,
+	.kill = tcp_kill,
+	.reap = tcp_reap,
+	.kill_on_timeout = 0,
+	.runs_commands = 0,
 };
 
 /* ---- coordinator: listening ---- */
@@ -733,6 +846,8 @@ void cfl_tcp_opts_init(struct cfl_tcp_opts *o)
 	o->heartbeat = 1;
 	o->handshake_timeout = 5;
 	o->max_pending = 32;
+	o->max_pending_per_host = 8;
+	o->max_workers = 256;
 }
 
 static int listen_on(struct cfl_tcp *t, const char *host, int port,
@@ -816,6 +931,10 @@ struct cfl_tcp *cfl_tcp_listen(struct cfl_pool *pool,
 		t->o.handshake_timeout = 5;
 	if (!t->o.max_pending)
 		t->o.max_pending = 32;
+	if (!t->o.max_pending_per_host)
+		t->o.max_pending_per_host = 8;
+	if (!t->o.max_workers)
+		t->o.max_workers = 256;
 	if (o->token)
 		t->token = *o->token;
 	t->lfd = t->efd = t->tfd = -1;
@@ -905,7 +1024,8 @@ void cfl_link_close(struct cfl_link *l)
 	if (l->fd >= 0)
 		close(l->fd);
 	l->fd = -1;
-	cfl_mac_clear(&l->mac);
+	cfl_tls_free(l->tls);
+	l->tls = NULL;
 	cfl_buf_release(&l->in);
 	cfl_buf_init(&l->in);
 }
@@ -927,24 +1047,27 @@ static int wait_fd(int fd, short events, double deadline)
 	}
 }
 
-static int send_all(int fd, const void *data, size_t len, double deadline,
-		    struct cfl_err *err)
+static int send_all(struct cfl_link *l, const void *data, size_t len,
+		    double deadline, struct cfl_err *err)
 {
 	const char *p = data;
 
 	while (len) {
-		ssize_t k = send(fd, p, len, MSG_NOSIGNAL | MSG_DONTWAIT);
+		ssize_t k = l->tls ? cfl_tls_write(l->tls, p, len)
+				   : send(l->fd, p, len, MSG_NOSIGNAL | MSG_DONTWAIT);
 
 		if (k < 0 && errno == EINTR)
 			continue;
 		if (k < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
-			if (!wait_fd(fd, POLLOUT, deadline))
+			if (!wait_fd(l->fd, l->tls ? cfl_tls_want(l->tls) : POLLOUT,
+				     deadline))
 				return cfl_err_set(err, "send timed out (the "
 						   "coordinator does not read)");
 			continue;
 		}
 		if (k < 0)
-			return cfl_err_set(err, "send: %s", strerror(errno));
+			return cfl_err_set(err, "send: %s", l->tls ? cfl_tls_error(l->tls)
+							: strerror(errno));
 		p += k;
 		len -= (size_t)k;
 	}
@@ -1009,84 +1132,48 @@ int cfl_link_connect(struct cfl_link *l, const char *host, int port,
 		     struct cfl_err *err)
 {
 	double deadline = cfl_now() + timeout;
-	struct cfl_auth a;
-	struct cfl_buf out;
-	unsigned char in[CFL_AUTH_MAX_FRAME];
-	size_t n_in = 0;
-	int fd = -1, rc = 0;
+	int fd = -1;
 
 	*fatal = 0;
 	cfl_link_close(l);
 	if (connect_to(host, port, deadline, &fd, err))
 		return -1;
-	cfl_buf_init(&out);
-	if (cfl_auth_init(&a, CFL_AUTH_WORKER, token, &out, err)) {
-		close(fd);
-		cfl_buf_release(&out);
-		return -1;
-	}
-	while (rc == 0) {
-		size_t used = 0;
-		ssize_t k;
+	if (token && token->len) {
+		struct cfl_tls *s = cfl_tls_new(fd, CFL_TLS_CLIENT, token, err);
+		int rc = s ? 0 : -1;
 
-		if (out.len && send_all(fd, out.data, out.len, deadline, err)) {
-			rc = -1;
-			break;
+		while (rc == 0) {
+			short want = POLLIN;
+			struct cfl_err e;
+
+			rc = cfl_tls_handshake(s, &want, fatal, &e);
+			if (rc < 0 && *fatal)
+				cfl_err_set(err, "authentication failed (wrong token, or "
+					    "a coordinator without one?): %s", e.msg);
+			else if (rc < 0)
+				cfl_err_set(err, "'%s:%d': %s", host, port, e.msg);
+			else if (rc == 0 && !wait_fd(fd, want, deadline))
+				rc = cfl_err_set(err, "no TLS handshake from '%s:%d' "
+						 "within %g s", host, port, timeout);
 		}
-		out.len = 0;
-		if (n_in) {
-			rc = cfl_auth_step(&a, in, n_in, &used, &out, &l->mac, err);
-			memmove(in, in + used, n_in - used);
-			n_in -= used;
-			if (rc)
-				break;
-			if (used)
-				continue;
+		if (rc < 0) {
+			cfl_tls_free(s);
+			close(fd);
+			return -1;
 		}
-		if (!wait_fd(fd, POLLIN, deadline)) {
-			rc = cfl_err_set(err, "no handshake from '%s:%d' within "
-					 "%g s", host, port, timeout);
-			break;
-		}
-		k = recv(fd, in + n_in, sizeof(in) - n_in, 0);
-		if (k < 0 && (errno == EINTR || errno == EAGAIN))
-			continue;
-		if (k <= 0) {
-			rc = cfl_err_set(err, "'%s:%d' closed the connection "
-					 "during the handshake", host, port);
-			break;
-		}
-		n_in += (size_t)k;
+		l->tls = s;
 	}
-	if (rc < 0) {
-		/* tell the coordinator why, when it was our check that failed */
-		if (out.len && !a.peer_failed)
-			send_now(fd, out.data, out.len);
-		*fatal = a.fail_code == CFL_AUTH_E_AUTH ||
-			 a.fail_code == CFL_AUTH_E_VERSION;
-		close(fd);
-		cfl_auth_release(&a);
-		cfl_buf_release(&out);
-		return -1;
-	}
-	cfl_auth_release(&a);
-	cfl_buf_release(&out);
 	l->fd = fd;
 	l->last_recv = l->last_send = cfl_now();
-	/* bytes after OK (none from an honest coordinator) are wire frames */
-	if (n_in)
-		cfl_buf_append(&l->in, in, n_in);
 	return 0;
 }
 
-int cfl_link_send_frame(struct cfl_link *l, void *frame, size_t len,
+int cfl_link_send_frame(struct cfl_link *l, const void *frame, size_t len,
 			double timeout, struct cfl_err *err)
 {
 	if (l->fd < 0)
 		return cfl_err_set(err, "not connected");
-	if (seal_frame(&l->mac, frame, len))
-		return cfl_err_set(err, "frame was not encoded for a MAC");
-	if (send_all(l->fd, frame, len, cfl_now() + timeout, err))
+	if (send_all(l, frame, len, cfl_now() + timeout, err))
 		return -1;
 	l->last_send = cfl_now();
 	return 0;
@@ -1099,7 +1186,7 @@ int cfl_link_send(struct cfl_link *l, const struct cfl_wire_msg *m,
 	int rc;
 
 	cfl_buf_init(&b);
-	if (cfl_wire_encode(&b, 0, CFL_WIRE_F_MAC, m, err))
+	if (cfl_wire_encode(&b, 0, 0, m, err))
 		return -1;
 	rc = cfl_link_send_frame(l, b.data, b.len, timeout, err);
 	cfl_buf_release(&b);
@@ -1108,6 +1195,8 @@ int cfl_link_send(struct cfl_link *l, const struct cfl_wire_msg *m,
 
 int cfl_link_read(struct cfl_link *l, struct cfl_err *err)
 {
+	size_t got = 0;
+
 	if (l->fd < 0)
 		return cfl_err_set(err, "not connected");
 	for (;;) {
@@ -1115,18 +1204,27 @@ int cfl_link_read(struct cfl_link *l, struct cfl_err *err)
 
 		if (cfl_buf_reserve(&l->in, 65536))
 			return cfl_err_set(err, "out of memory");
-		k = recv(l->fd, l->in.data + l->in.len, 65536, MSG_DONTWAIT);
+		k = l->tls ? cfl_tls_read(l->tls, l->in.data + l->in.len, 65536)
+			   : recv(l->fd, l->in.data + l->in.len, 65536, MSG_DONTWAIT);
 		if (k < 0 && errno == EINTR)
 			continue;
 		if (k < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+			return 0;
+		/* what came before the end is read first; the next call
+		 * reports the end */
+		if (k <= 0 && got)
 			return 0;
 		if (k == 0)
 			return cfl_err_set(err, "the coordinator closed the "
 					   "connection");
 		if (k < 0)
-			return cfl_err_set(err, "recv: %s", strerror(errno));
+			return cfl_err_set(err, "recv: %s", l->tls ? cfl_tls_error(l->tls)
+							: strerror(errno));
 		l->in.len += (size_t)k;
-		if (k < 65536)
+		got += (size_t)k;
+		/* a TLS session is read until it wants the socket: it may
+		 * hold decrypted bytes that poll cannot see */
+		if (!l->tls && k < 65536)
 			return 0;
 	}
 }
@@ -1142,7 +1240,7 @@ int cfl_link_next(struct cfl_link *l, struct cfl_wire_msg *m,
 	r = cfl_wire_frame_split(l->in.data, l->in.len, &f, err);
 	if (r == 1)
 		return 0;
-	if (r < 0 || open_frame(&l->mac, &f, err))
+	if (r < 0)
 		return -1;
 	if (cfl_wire_payload_decode(f.type, f.payload, f.length, m, err))
 		return -1;

@@ -277,6 +277,30 @@ static void enc_payload(struct enc *e, const struct cfl_wire_msg *m)
 	}
 }
 
+uint32_t cfl_wire_max_payload(int type)
+{
+	switch (type) {
+	case CFL_WIRE_HELLO:
+		return CFL_WIRE_HELLO_MAX;
+	case CFL_WIRE_RESULT:	/* predictions of every row kept */
+	case CFL_WIRE_CHUNK:	/* the dataset's bytes */
+		return CFL_WIRE_MAX_PAYLOAD;
+	case CFL_WIRE_WELCOME:	/* the config text */
+	case CFL_WIRE_LEASE:	/* up to CFL_WIRE_MAX_PARAMS params */
+		return 1u << 20;
+	case CFL_WIRE_ERROR:	/* a message */
+		return 64u << 10;
+	case CFL_WIRE_RESULT_ACK:
+	case CFL_WIRE_HEARTBEAT:
+	case CFL_WIRE_CANCEL:
+	case CFL_WIRE_FETCH:
+	case CFL_WIRE_SHUTDOWN:
+		return 256;
+	default:
+		return 0;
+	}
+}
+
 int cfl_wire_encode(struct cfl_buf *out, uint64_t seq, uint16_t flags,
 		    const struct cfl_wire_msg *m, struct cfl_err *err)
 {
@@ -289,7 +313,8 @@ int cfl_wire_encode(struct cfl_buf *out, uint64_t seq, uint16_t flags,
 		return cfl_err_set(err, "wire: unknown flags 0x%x", flags);
 	put(&e, hdr, sizeof(hdr));	/* filled once the length is known */
 	enc_payload(&e, m);
-	if (!e.bad && out->len - start - CFL_WIRE_HEADER_SIZE > CFL_WIRE_MAX_PAYLOAD)
+	if (!e.bad && out->len - start - CFL_WIRE_HEADER_SIZE >
+			      cfl_wire_max_payload(m->type))
 		fail_enc(&e, "payload too large");
 	if (e.bad) {
 		out->len = start;
@@ -364,10 +389,10 @@ int cfl_wire_frame_split(const void *buf, size_t len,
 	if (f->flags & ~CFL_WIRE_F_KNOWN)
 		return cfl_err_set(err, "wire: unknown flags 0x%x in %s frame",
 				   f->flags, cfl_wire_type_name(f->type));
-	if (f->length > CFL_WIRE_MAX_PAYLOAD)
+	if (f->length > cfl_wire_max_payload(f->type))
 		return cfl_err_set(err, "wire: %s payload of %u bytes exceeds the limit of %u",
 				   cfl_wire_type_name(f->type), f->length,
-				   CFL_WIRE_MAX_PAYLOAD);
+				   cfl_wire_max_payload(f->type));
 	need = CFL_WIRE_HEADER_SIZE + (size_t)f->length +
 	       ((f->flags & CFL_WIRE_F_MAC) ? CFL_WIRE_MAC_SIZE : 0);
 	if (len < need)

@@ -3,7 +3,7 @@
  * processes (1 slot each), or through the local pool's 2 forked workers
  * for comparison; prints trials per second from the first submit to the
  * last result (workers already connected, no store).
- * Usage: tcp_bench CFL DATA.csv N tcp|local
+ * Usage: tcp_bench CFL DATA.csv N tcp|local [TOKEN_FILE] (a token: TLS)
  */
 #include <signal.h>
 #include <stdio.h>
@@ -49,14 +49,17 @@ int main(int argc, char **argv)
 	struct cfl_tcp *t = NULL;
 	struct cfl_err err;
 	pid_t kids[2] = { 0, 0 };
+	struct cfl_token tok = { 0 };
 	long n, next = 1;
 	int tcp;
 	double t0;
 
-	if (argc != 5) {
-		fprintf(stderr, "usage: tcp_bench CFL DATA N tcp|local\n");
+	if (argc != 5 && argc != 6) {
+		fprintf(stderr, "usage: tcp_bench CFL DATA N tcp|local [TOKEN_FILE]\n");
 		return 2;
 	}
+	if (argc == 6 && cfl_token_load(&tok, argv[5], &err))
+		goto fail;
 	n = atol(argv[3]);
 	tcp = !strcmp(argv[4], "tcp");
 	cfl_data_opts_init(&o);
@@ -84,6 +87,7 @@ int main(int argc, char **argv)
 		to.data = parts.data;
 		to.data_len = parts.len;
 		to.config = "run=bench\nthreads=1\n";
+		to.token = tok.len ? &tok : NULL;	/* TLS with a token */
 		t = cfl_tcp_listen(p, &to, &err);
 		cfl_buf_release(&parts);
 		if (!t)
@@ -92,8 +96,13 @@ int main(int argc, char **argv)
 		for (int k = 0; k < 2; k++) {
 			kids[k] = fork();
 			if (kids[k] == 0) {
-				execl(argv[1], argv[1], "worker", "--connect", port,
-				      "--jobs", "1", "-q", (char *)NULL);
+				if (tok.len)
+					execl(argv[1], argv[1], "worker", "--connect", port,
+					      "--jobs", "1", "-q", "--token-file", argv[5],
+					      (char *)NULL);
+				else
+					execl(argv[1], argv[1], "worker", "--connect", port,
+					      "--jobs", "1", "-q", (char *)NULL);
 				_exit(127);
 			}
 		}

@@ -3,10 +3,11 @@
  * that a TCP worker never runs a shell command it is sent
  * (tests/cli/test_worker.sh).
  *
- *   fixture_fakecoord DATA.csv MARKER early|late
+ *   fixture_fakecoord DATA.csv MARKER early|late TOKEN_FILE
  *
  * Listens on 127.0.0.1 (any port, printed as "port N" on stdout), accepts
- * one worker, completes the handshake without a token, answers HELLO with
+ * one worker, completes the TLS handshake with the token (the library's
+ * cfl_tls, as the real coordinator does), answers HELLO with
  * a WELCOME for DATA's encoded parts, then:
  *   early  answers the first FETCH with a command LEASE instead of a chunk;
  *   late   serves the dataset, leases one ordinary trial (linear) and waits
@@ -17,7 +18,9 @@
  * exits 0 then, 1 on any error of its own, after 60 s at most.
  */
 #include <arpa/inet.h>
+#include <errno.h>
 #include <netinet/in.h>
+#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -31,7 +34,7 @@
 
 static struct cfl_err err;
 static int fd = -1;
-static struct cfl_mac mac;
+static struct cfl_tls *tls;
 static struct cfl_buf in;
 
 static void die(const char *what)
@@ -40,13 +43,25 @@ static void die(const char *what)
 	exit(1);
 }
 
+static void wait_for(short events)
+{
+	struct pollfd p = { fd, events, 0 };
+
+	poll(&p, 1, 60000);
+}
+
 static void send_all(const void *p, size_t n)
 {
 	while (n) {
-		ssize_t k = write(fd, p, n);
+		ssize_t k = cfl_tls_write(tls, p, n);
 
+		if (k < 0 && errno == EAGAIN) {
+			wait_for(cfl_tls_want(tls));
+			continue;
+		}
 		if (k <= 0) {
-			fprintf(stderr, "fixture_fakecoord: write failed\n");
+			fprintf(stderr, "fixture_fakecoord: write failed: %s\n",
+				cfl_tls_error(tls));
 			exit(1);
 		}
 		p = (const char *)p + k;
@@ -61,15 +76,15 @@ static int read_more(void)
 
 	if (cfl_buf_reserve(&in, 65536))
 		exit(1);
-	k = read(fd, in.data + in.len, 65536);
+	while ((k = cfl_tls_read(tls, in.data + in.len, 65536)) < 0 && errno == EAGAIN)
+		wait_for(cfl_tls_want(tls));
 	if (k <= 0)
 		return 0;
 	in.len += (size_t)k;
 	return 1;
 }
 
-/* The next frame from the worker (its MAC is not checked: only the
- * worker's checks of ours matter here); 0 at EOF. */
+/* The next frame from the worker; 0 at EOF. */
 static int recv_msg(struct cfl_wire_msg *m)
 {
 	for (;;) {
@@ -88,57 +103,33 @@ static int recv_msg(struct cfl_wire_msg *m)
 	}
 }
 
-static void put_le64(unsigned char *p, uint64_t v)
-{
-	for (int i = 0; i < 8; i++)
-		p[i] = (unsigned char)(v >> (8 * i));
-}
-
-/* Encodes m with the MAC flag, then numbers and signs it as the real
- * coordinator does. */
 static void send_msg(const struct cfl_wire_msg *m)
 {
 	struct cfl_buf b;
-	unsigned char *fr;
-	size_t n;
 
 	cfl_buf_init(&b);
-	if (cfl_wire_encode(&b, 0, CFL_WIRE_F_MAC, m, &err))
+	if (cfl_wire_encode(&b, 0, 0, m, &err))
 		die("encode");
-	fr = (unsigned char *)b.data;
-	n = b.len - CFL_WIRE_HEADER_SIZE - CFL_WIRE_MAC_SIZE;
-	put_le64(fr + 8, cfl_mac_next_seq(&mac));
-	cfl_mac_sign(&mac, fr, CFL_WIRE_HEADER_SIZE + n, fr + CFL_WIRE_HEADER_SIZE + n);
 	send_all(b.data, b.len);
 	cfl_buf_release(&b);
 }
 
-static void handshake(void)
+static void handshake(const struct cfl_token *token)
 {
-	struct cfl_auth a;
-	struct cfl_buf out;
 	int r = 0;
 
-	cfl_buf_init(&out);
-	if (cfl_auth_init(&a, CFL_AUTH_COORDINATOR, NULL, &out, &err))
-		die("auth init");
-	while (r != 1) {
-		size_t used = 0;
+	tls = cfl_tls_new(fd, CFL_TLS_SERVER, token, &err);
+	if (!tls)
+		die("tls");
+	while (r == 0) {
+		short want = POLLIN;
 
-		r = cfl_auth_step(&a, in.data, in.len, &used, &out, &mac, &err);
+		r = cfl_tls_handshake(tls, &want, NULL, &err);
 		if (r < 0)
 			die("handshake");
-		memmove(in.data, in.data + used, in.len - used);
-		in.len -= used;
-		send_all(out.data, out.len);
-		out.len = 0;
-		if (r != 1 && !used && !read_more()) {
-			fprintf(stderr, "fixture_fakecoord: eof in the handshake\n");
-			exit(1);
-		}
+		if (r == 0)
+			wait_for(want);
 	}
-	cfl_buf_release(&out);
-	cfl_auth_release(&a);
 }
 
 static void lease(int64_t id, const char *model, unsigned flags)
@@ -197,12 +188,16 @@ int main(int argc, char **argv)
 	socklen_t sl = sizeof(sa);
 	struct cfl_wire_msg m;
 	unsigned char sha[32];
+	struct cfl_token token;
 	int ls, late;
 
-	if (argc != 4 || (strcmp(argv[3], "early") && strcmp(argv[3], "late"))) {
-		fprintf(stderr, "usage: fixture_fakecoord DATA.csv MARKER early|late\n");
+	if (argc != 5 || (strcmp(argv[3], "early") && strcmp(argv[3], "late"))) {
+		fprintf(stderr, "usage: fixture_fakecoord DATA.csv MARKER early|late "
+			"TOKEN_FILE\n");
 		return 2;
 	}
+	if (cfl_token_load(&token, argv[4], &err))
+		die("token");
 	late = !strcmp(argv[3], "late");
 	alarm(60);
 	cfl_data_opts_init(&o);
@@ -224,12 +219,12 @@ int main(int argc, char **argv)
 	}
 	printf("port %d\n", ntohs(sa.sin_port));
 	fflush(stdout);
-	fd = accept(ls, NULL, NULL);
+	fd = accept4(ls, NULL, NULL, SOCK_NONBLOCK);
 	if (fd < 0) {
 		perror("fixture_fakecoord: accept");
 		return 1;
 	}
-	handshake();
+	handshake(&token);
 
 	if (!recv_msg(&m) || m.type != CFL_WIRE_HELLO) {
 		fprintf(stderr, "fixture_fakecoord: expected HELLO\n");

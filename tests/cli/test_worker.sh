@@ -252,19 +252,26 @@ test_worker_wrong_token_refused() {
 	w_worker --token-file good.tok -q; local a=$!
 	w_wait $a; [ "$w_rc" = 0 ] || fail "worker exit $w_rc: $(cat workers.err) / $(cat coord.err)"
 	w_wait $COORD_PID; [ "$w_rc" = 0 ] || fail "coordinator exit $w_rc"
-	grep -q "refused connection from 127.0.0.1:[0-9]*: the worker refused: authentication failed" coord.err ||
+	grep -q "refused connection from 127.0.0.1:[0-9]*: TLS handshake failed: .*(a worker with another token?)" coord.err ||
 		fail "coordinator did not log the refusal: $(cat coord.err)"
+	grep -q "refused connection from 127.0.0.1:[0-9]*: authentication failed (a worker without a token)" coord.err ||
+		fail "coordinator did not log the refusal of a worker without a token: $(cat coord.err)"
 }
 
-# Garbage, a huge length, and 200 idle connections are refused and logged;
-# an honest worker still gets in and finishes the run.
+# Garbage, a frame other than HELLO first, a HELLO over its 1 KiB limit,
+# and 200 idle connections are refused and logged; an honest worker still
+# gets in and finishes the run.
 test_worker_hostile_connections() {
 	w_coord "$ROOT/datasets/iris.csv" --models baseline --num-repeat 2 -q \
 		--num-jobs 0 --listen 127.0.0.1:0 --db r.db
 	exec 3<>"/dev/tcp/127.0.0.1/$PORT"
 	printf 'GET / HTTP/1.0\r\n\r\n' >&3
 	exec 4<>"/dev/tcp/127.0.0.1/$PORT"
-	printf 'CFLA\001\001\377\377' >&4
+	# a HEARTBEAT before any HELLO
+	printf 'CFLW\001\006\000\000\000\000\000\000\000\000\000\000\014\000\000\000' >&4
+	exec 5<>"/dev/tcp/127.0.0.1/$PORT"
+	# a HELLO of 1025 bytes
+	printf 'CFLW\001\001\000\000\000\000\000\000\000\000\000\000\001\004\000\000' >&5
 	local fds=() i fd
 	for i in $(seq 200); do
 		exec {fd}<>"/dev/tcp/127.0.0.1/$PORT" || break
@@ -274,12 +281,14 @@ test_worker_hostile_connections() {
 	w_wait $a 60; [ "$w_rc" = 0 ] || fail "worker exit $w_rc: $(cat coord.err)"
 	w_wait $COORD_PID; [ "$w_rc" = 0 ] || fail "coordinator exit $w_rc"
 	for fd in "${fds[@]}"; do exec {fd}>&-; done
-	exec 3>&- 4>&-
-	grep -q "not a cfl handshake" coord.err || fail "garbage not logged"
-	grep -q "handshake frame too long" coord.err || fail "huge length not logged"
-	grep -q "already in their handshake" coord.err || fail "cap not logged"
-	grep -q "no handshake within" coord.err || fail "timeouts not logged"
-	[ "$(grep -c 'refused connection' coord.err)" -lt 100 ] || fail "the log was flooded"
+	exec 3>&- 4>&- 5>&-
+	grep -q "refused connection from .*bad magic" coord.err || fail "garbage not logged: $(cat coord.err)"
+	grep -q "refused connection from .*HEARTBEAT frame before HELLO" coord.err ||
+		fail "a frame before HELLO not logged: $(cat coord.err)"
+	grep -q "refused connection from .*HELLO payload of 1025 bytes exceeds the limit of 1024" coord.err ||
+		fail "a long HELLO not logged: $(cat coord.err)"
+	grep -q "already in their handshake (the oldest gives way" coord.err || fail "cap not logged"
+	[ "$(grep -c 'refused connection\|dropped a connection' coord.err)" -lt 100 ] || fail "the log was flooded"
 }
 
 # The coordinator killed and restarted with --resume: the worker reconnects
@@ -505,13 +514,15 @@ test_worker_test_valid_files() {
 		fail "not all done by the worker: $(sqlite3 remote.db 'select status, worker from trials')"
 }
 
-# A fake coordinator that completes the handshake and sends a LEASE whose
+# A fake coordinator that completes the TLS handshake and sends a LEASE whose
 # model is a shell command: the worker refuses it (a failed RESULT naming
 # why, logged), drops the connection and stops; the command never runs.
 # "late" first has the worker run an ordinary trial, so the fake is a
 # coordinator the worker does serve.
 w_fake_command() {
-	"$ROOT/${CFL_BUILD:-build}/tests/fixture_fakecoord" "$ROOT/datasets/iris.csv" "$TMP/ran" "$1" >fake.out 2>fake.err &
+	(umask 077; head -c 32 /dev/urandom | base64 >fake.tok)
+	"$ROOT/${CFL_BUILD:-build}/tests/fixture_fakecoord" "$ROOT/datasets/iris.csv" "$TMP/ran" "$1" \
+		fake.tok >fake.out 2>fake.err &
 	local fake=$! port=
 	for _ in $(seq 100); do
 		port=$(sed -n 's/^port //p' fake.out)
@@ -520,7 +531,7 @@ w_fake_command() {
 	done
 	[ -n "$port" ] || fail "the fake coordinator did not start: $(cat fake.err)"
 	CFL_CACHE_DIR="$TMP/cache" timeout -k 5 60 "$CFL" worker --connect "127.0.0.1:$port" \
-		--retry-for 5 >worker.out 2>worker.err
+		--token-file fake.tok --retry-for 5 >worker.out 2>worker.err
 	local worker_rc=$?
 	w_wait $fake 30
 	[ "$worker_rc" = 1 ] || fail "worker exit $worker_rc, expected 1: $(cat worker.err)"
@@ -537,4 +548,63 @@ test_worker_refuses_command_lease_during_fetch() {
 test_worker_refuses_command_lease_after_running_trials() {
 	w_fake_command late
 	grep -q "^result 1 status 0: ok" fake.out || fail "the ordinary trial did not run: $(cat fake.out)"
+}
+
+# --max-workers 1: a second worker is refused with the reason while the
+# first runs the whole run.
+test_worker_max_workers() {
+	w_coord "$ROOT/datasets/iris.csv" --models baseline --num-repeat 6 -q \
+		--num-jobs 0 --listen 127.0.0.1:0 --max-workers 1 --db r.db
+	CFL_TEST_FAULT=slow w_worker --jobs 1 --name w1 -q; local a=$!
+	for _ in $(seq 200); do
+		grep -q "worker 'w1' joined" coord.err && break
+		sleep 0.05
+	done
+	run timeout 30 env CFL_CACHE_DIR="$TMP/cache" "$CFL" worker --connect "127.0.0.1:$PORT" \
+		--name w2 --retry-for 5
+	expect_rc 1
+	expect_err "maximum of 1 workers (--max-workers)"
+	w_wait $a; [ "$w_rc" = 0 ] || fail "worker exit $w_rc: $(cat workers.err)"
+	w_wait $COORD_PID; [ "$w_rc" = 0 ] || fail "coordinator exit $w_rc: $(cat coord.err)"
+	grep -q "refused worker 'w2'.*maximum of 1 workers" coord.err || fail "not logged: $(cat coord.err)"
+	[ "$(sqlite3 r.db "select count(*) from trials where status='done' and worker='w1'")" = 6 ] ||
+		fail "trials: $(sqlite3 r.db 'select status, worker from trials')"
+}
+
+# 22 connections that each join, take a lease and vanish without a word
+# do not poison 12 trials (--max-retries 1): an honest worker runs them
+# all.  Before, 22 such connections poisoned 11 of 12.
+test_worker_vanishing_workers_do_not_poison() {
+	w_coord "$ROOT/datasets/iris.csv" --models baseline --num-repeat 12 -q \
+		--num-jobs 0 --max-retries 1 --listen 127.0.0.1:0 --db r.db
+	"$ROOT/${CFL_BUILD:-build}/tests/fixture_ghost" "$PORT" 22 ghost >ghost.out 2>ghost.err ||
+		fail "ghosts: $(cat ghost.err)"
+	grep -q "^leases 22$" ghost.out || fail "the ghosts took no leases: $(cat ghost.out)"
+	w_worker --jobs 2 --name honest -q; local a=$!
+	w_wait $a; [ "$w_rc" = 0 ] || fail "worker exit $w_rc: $(cat workers.err)"
+	w_wait $COORD_PID; [ "$w_rc" = 0 ] || fail "coordinator exit $w_rc: $(cat coord.err)"
+	[ "$(sqlite3 r.db "select count(*) from trials where status='done'")" = 12 ] ||
+		fail "trials: $(sqlite3 r.db 'select status, worker from trials')"
+}
+
+# A worker that announces a RESULT larger than this run's data can make
+# (iris: about 90 KB) is dropped from the frame's header, before the
+# coordinator holds its bytes; an honest worker then runs the trials.
+test_worker_oversized_result_dropped() {
+	w_coord "$ROOT/datasets/iris.csv" --models baseline --num-repeat 4 -q \
+		--num-jobs 0 --listen 127.0.0.1:0 --db r.db
+	"$ROOT/${CFL_BUILD:-build}/tests/fixture_ghost" "$PORT" 2 big >ghost.out 2>ghost.err &
+	local g=$!
+	for _ in $(seq 200); do
+		[ "$(grep -c 'more than this run' coord.err)" = 2 ] && break
+		sleep 0.05
+	done
+	kill $(pgrep -P $g) $g 2>/dev/null
+	grep -q "dropped worker 'ghost[01]' .*a RESULT of 67108864 bytes, more than this run's results can be" \
+		coord.err || fail "not dropped: $(cat coord.err)"
+	w_worker --jobs 1 --name honest -q; local a=$!
+	w_wait $a; [ "$w_rc" = 0 ] || fail "worker exit $w_rc: $(cat workers.err)"
+	w_wait $COORD_PID; [ "$w_rc" = 0 ] || fail "coordinator exit $w_rc: $(cat coord.err)"
+	[ "$(sqlite3 r.db "select count(*) from trials where status='done' and worker='honest'")" = 4 ] ||
+		fail "trials: $(sqlite3 r.db 'select status, worker from trials')"
 }

@@ -424,7 +424,56 @@ static void t_garbage(void)
 	}
 }
 
+/* Each type's payload limit: a header over it is refused before its
+ * payload arrives (a HELLO of 1025 bytes, a HEARTBEAT of 257), a frame at
+ * it is whole; the encoder refuses to build a frame over it. */
+static void t_per_type_limits(void)
+{
+	uint8_t h[CFL_WIRE_HEADER_SIZE] = { 'C', 'F', 'L', 'W', CFL_WIRE_VERSION };
+	struct cfl_wire_frame f;
+	struct cfl_wire_msg m;
+	struct cfl_buf b;
+	struct cfl_err err;
+	char name[CFL_WIRE_HELLO_MAX + 1];
+
+	CHECK_INT(cfl_wire_max_payload(CFL_WIRE_HELLO), 1024);
+	CHECK_INT(cfl_wire_max_payload(CFL_WIRE_RESULT), CFL_WIRE_MAX_PAYLOAD);
+	CHECK_INT(cfl_wire_max_payload(CFL_WIRE_CHUNK), CFL_WIRE_MAX_PAYLOAD);
+	CHECK(cfl_wire_max_payload(CFL_WIRE_LEASE) < CFL_WIRE_MAX_PAYLOAD);
+	CHECK_INT(cfl_wire_max_payload(0), 0);
+	for (int t = CFL_WIRE_HELLO; t < CFL_WIRE_TYPE_END; t++) {
+		uint32_t max = cfl_wire_max_payload(t);
+
+		CHECK(max >= 64);
+		if (t != CFL_WIRE_RESULT && t != CFL_WIRE_CHUNK)
+			CHECK(max <= (1u << 20));
+		h[5] = (uint8_t)t;
+		for (int i = 0; i < 4; i++)
+			h[16 + i] = (uint8_t)(max >> (8 * i));
+		CHECK_INT(cfl_wire_frame_split(h, sizeof(h), &f, &err), 1);
+		max++;
+		for (int i = 0; i < 4; i++)
+			h[16 + i] = (uint8_t)(max >> (8 * i));
+		CHECK_INT(cfl_wire_frame_split(h, sizeof(h), &f, &err), -1);
+		CHECK_CONTAINS(err.msg, "exceeds the limit");
+		CHECK_CONTAINS(err.msg, cfl_wire_type_name(t));
+	}
+	/* a HELLO whose name makes it too long is not encoded */
+	memset(name, 'n', sizeof(name) - 1);
+	name[sizeof(name) - 1] = 0;
+	cfl_wire_msg_init(&m, CFL_WIRE_HELLO);
+	m.u.hello.name = name;
+	cfl_buf_init(&b);
+	CHECK_INT(cfl_wire_encode(&b, 0, 0, &m, &err), -1);
+	CHECK_CONTAINS(err.msg, "payload too large");
+	CHECK_INT(b.len, 0);
+	name[900] = 0;
+	CHECK_INT(cfl_wire_encode(&b, 0, 0, &m, &err), 0);
+	cfl_buf_release(&b);
+}
+
 const struct cfl_test cfl_tests[] = {
+	TEST(t_per_type_limits),
 	TEST(t_hello_welcome),
 	TEST(t_lease),
 	TEST(t_result),
