@@ -5,7 +5,7 @@
  * -> split rows with the run seed -> cfl_encoder_fit on the train rows only
  * -> cfl_encoder_apply to every part.  cfl_data_load does all of it.  The
  * encoder is a value: it is saved inside model files and applied to new CSV
- * rows by column name.  Depends on core and PCRE2 (for --drop / --only).
+ * rows by column name.  Depends on core and PCRE2 (for --drop / --only / --categorical).
  */
 #ifndef CFL_DATA_H
 #define CFL_DATA_H
@@ -66,6 +66,10 @@ struct cfl_column {
 	const char *drop_reason;	/* static text: "constant", "all missing",
 					 * "id-like (all distinct)", "too many
 					 * categories", "--drop", "not in --only" */
+	const char *type_reason;	/* static text, why numeric or
+					 * categorical: "numbers", "integers"
+					 * (kept numeric), "text",
+					 * "--categorical" */
 	size_t n_missing, n_distinct;
 	size_t n_text;			/* non-missing cells that are not numbers */
 	int is_int;			/* every non-missing cell an integer */
@@ -91,11 +95,14 @@ struct cfl_schema_opts {
 	enum cfl_task task;	/* CFL_TASK_AUTO: inferred from the target */
 	const char *drop_re;	/* PCRE2 pattern of columns to drop, or NULL */
 	const char *only_re;	/* PCRE2 pattern of columns to keep, or NULL */
+	const char *categorical_re;	/* PCRE2 pattern of columns to one-hot
+					 * encode as categories, or NULL */
 };
 
-/* Infers each column's type in carefree-learn's spirit: text columns and
- * integer-like columns with few distinct values are categorical, others
- * numeric; constant and id-like columns are dropped with a reason.  The
+/* Infers each column's type: text columns are categorical, number columns
+ * (integers too) numeric, and columns matching categorical_re categorical
+ * whatever they hold; constant and id-like columns, and categorical ones
+ * with more than 256 levels, are dropped with a reason.  The
  * target's task is inferred (text or few integer values: classification)
  * unless forced.  Fails on a missing target column, a target with one class
  * or missing target values, or a bad regex (naming the option).  On failure

@@ -90,6 +90,8 @@ const char cli_data_help[] =
 	"  --task clf|reg     force classification or regression [inferred]\n"
 	"  --drop REGEX       drop the columns whose names match (PCRE2)\n"
 	"  --only REGEX       use only the columns whose names match (PCRE2)\n"
+	"  --categorical REGEX  one-hot encode the columns whose names match\n"
+	"                     (PCRE2) [text columns; numbers stay numeric]\n"
 	"  --test FILE        a separate test file with the same columns [a split]\n"
 	"  --valid FILE       a separate validation file [a split of train]\n"
 	"  --test-frac F      share of rows held out for test [0.2]\n"
@@ -116,6 +118,9 @@ int cli_data_option(const char *cmd, int c, const char *arg,
 		return 1;
 	case CLI_OPT_ONLY:
 		o->schema.only_re = arg;
+		return 1;
+	case CLI_OPT_CATEGORICAL:
+		o->schema.categorical_re = arg;
 		return 1;
 	case CLI_OPT_TEST:
 		o->test_path = arg;

@@ -59,6 +59,7 @@ enum {
 	CLI_OPT_TEST_FRAC,
 	CLI_OPT_VALID_FRAC,
 	CLI_OPT_SEED,
+	CLI_OPT_CATEGORICAL,
 	CLI_OPT_FIRST_FREE = 1100,	/* commands number their own options from here */
 };
 
@@ -67,6 +68,7 @@ enum {
 	{ "task", required_argument, 0, CLI_OPT_TASK },                     \
 	{ "drop", required_argument, 0, CLI_OPT_DROP },                     \
 	{ "only", required_argument, 0, CLI_OPT_ONLY },                     \
+	{ "categorical", required_argument, 0, CLI_OPT_CATEGORICAL },       \
 	{ "test", required_argument, 0, CLI_OPT_TEST },                     \
 	{ "valid", required_argument, 0, CLI_OPT_VALID },                   \
 	{ "test-frac", required_argument, 0, CLI_OPT_TEST_FRAC },           \

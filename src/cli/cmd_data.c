@@ -28,6 +28,7 @@ static void usage(FILE *f)
 		   "  cfl data describe datasets/iris.csv\n"
 		   "  cfl data describe datasets/diabetes.csv --task clf\n"
 		   "  cfl data describe data.csv --target price --drop '^id$|_raw$'\n"
+		   "  cfl data describe data.csv --categorical '^(zip|grade)$'\n"
 		   "  cfl data load build/bench/synth_clf_100k.csv\n",
 		   cli_data_help);
 }
@@ -73,12 +74,13 @@ static void print_describe(const struct cfl_data *d,
 
 		if (c->type == CFL_COL_DROPPED)
 			snprintf(note, sizeof(note), "dropped: %s", c->drop_reason);
-		else if (c->type == CFL_COL_NUMERIC || (c->type == CFL_COL_TARGET &&
-							s->task == CFL_TASK_REG))
+		else if (c->type == CFL_COL_NUMERIC)
+			snprintf(note, sizeof(note), "%.6g .. %.6g%s", c->min, c->max,
+				 c->is_int ? ", integers kept numeric (--categorical: one-hot)" : "");
+		else if (c->type == CFL_COL_TARGET && s->task == CFL_TASK_REG)
 			snprintf(note, sizeof(note), "%.6g .. %.6g", c->min, c->max);
 		else if (c->type == CFL_COL_CATEGORICAL)
-			snprintf(note, sizeof(note), "one-hot, %s",
-				 c->n_text ? "text" : "integer codes");
+			snprintf(note, sizeof(note), "one-hot, %s", c->type_reason);
 		else if (c->type == CFL_COL_TARGET)
 			snprintf(note, sizeof(note), "%zu classes", s->n_classes);
 		printf("%-*.*s  %-11s  %7zu  %8zu  %s\n", (int)w, (int)w, c->name,

@@ -371,6 +371,8 @@ static void plan_config(const struct plan *pl, const struct cfl_space *sp,
 		       d->schema.only_re ? d->schema.only_re : "",
 		       d->test_path ? d->test_path : "",
 		       d->valid_path ? d->valid_path : "", d->test_frac, d->valid_frac);
+	if (d->schema.categorical_re)
+		cfl_buf_printf(b, "categorical=%s\n", d->schema.categorical_re);
 	cfl_buf_release(&space);
 }
 

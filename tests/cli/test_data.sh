@@ -182,3 +182,27 @@ test_data_load_mode() {
 	expect_rc 0
 	expect_out "rows 1797 cols 65 features 61"
 }
+
+# Issue 18, cause 3: integer codes (an ordinal 1..10 rating, a count of
+# legs) stay numeric, text stays categorical, --categorical one-hot encodes
+# the named columns; describe says which and why.  Data: the messy fixture.
+test_data_integers_stay_numeric() {
+	"$ROOT/${CFL_BUILD:-build}/tests/fixture_messy" clf 300 3 > messy.csv || fail "fixture_messy failed"
+	run "$CFL" data describe messy.csv
+	expect_rc 0
+	grep -qE '^rating +numeric +0 +10 +1 \.\. 10, integers kept numeric' <<<"$out" || fail "rating: $out"
+	grep -qE '^legs +numeric ' <<<"$out" || fail "legs: $out"
+	grep -qE '^colour +categorical +0 +5 +one-hot, text' <<<"$out" || fail "colour: $out"
+	expect_out "5 numeric, 2 categorical, 0 dropped"
+	run "$CFL" data describe messy.csv --categorical '^(rating|legs)$'
+	expect_rc 0
+	grep -qE '^rating +categorical +0 +10 +one-hot, --categorical' <<<"$out" || fail "rating: $out"
+	grep -qE '^legs +categorical ' <<<"$out" || fail "legs: $out"
+	expect_out "3 numeric, 4 categorical, 0 dropped"
+	run "$CFL" data describe messy.csv --categorical '(('
+	expect_rc 1
+	expect_err "--categorical '((': bad regular expression"
+	run "$CFL" train messy.csv --model linear --categorical '^rating$' -o m.cfl
+	expect_rc 0
+	grep -q '^cat rating 1 10' m.cfl || fail "no one-hot rating in the model file"
+}
