@@ -217,8 +217,15 @@ struct cfl_data {
 	struct cfl_xy train, valid, test;
 	unsigned char sha256[32];	/* of the data file's bytes */
 	char sha256_hex[65];
+	size_t n_no_target[3];		/* rows dropped because their target
+					 * cell is missing: of the data file,
+					 * the --test file, the --valid file */
 };
 
+/* Loads o->path (and o->test_path / o->valid_path) into d.  Rows whose
+ * target cell is missing are dropped before anything else and counted in
+ * d->n_no_target (the caller warns); every other problem of the files is
+ * an error.  0, or -1 with err and d empty. */
 int cfl_data_load(struct cfl_data *d, const struct cfl_data_opts *o,
 		  struct cfl_err *err);
 void cfl_data_release(struct cfl_data *d);

@@ -144,6 +144,17 @@ int cli_data_option(const char *cmd, int c, const char *arg,
 	return 0;
 }
 
+void cli_data_warn(const struct cfl_data *d, const struct cfl_data_opts *o)
+{
+	const char *paths[3] = { o->path, o->test_path, o->valid_path };
+
+	for (int i = 0; i < 3; i++)
+		if (d->n_no_target[i])
+			fprintf(stderr, "cfl: warning: '%s': %zu row%s without a target value dropped\n",
+				paths[i] ? paths[i] : "?", d->n_no_target[i],
+				d->n_no_target[i] == 1 ? "" : "s");
+}
+
 int cli_stderr_is_tty(void)
 {
 	return isatty(STDERR_FILENO);

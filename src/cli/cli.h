@@ -83,6 +83,8 @@ extern const char cli_data_help[];
  * for cmd) when its value is bad. */
 int cli_data_option(const char *cmd, int c, const char *arg,
 		    struct cfl_data_opts *o);
+/* Warns on stderr about what loading d dropped (rows without a target). */
+void cli_data_warn(const struct cfl_data *d, const struct cfl_data_opts *o);
 
 /* ---- the stored command line (resume.c) ---- */
 

@@ -60,7 +60,11 @@ static void print_describe(const struct cfl_data *d,
 		w = 40;
 	printf("file      %s\n", csv->name);
 	printf("sha256    %s\n", d->sha256_hex);
-	printf("rows      %zu\n", csv->n_rows);
+	if (d->n_no_target[0])
+		printf("rows      %zu (%zu without a target value dropped)\n",
+		       csv->n_rows, d->n_no_target[0]);
+	else
+		printf("rows      %zu\n", csv->n_rows);
 	printf("columns   %zu (%s-separated): %zu numeric, %zu categorical, %zu dropped, 1 target\n",
 	       csv->n_cols, delim, n_num, n_cat, n_drop);
 	printf("target    %s\n", s->cols[s->target].name);
@@ -163,6 +167,7 @@ int cmd_data(int argc, char **argv)
 	if (cfl_data_load(&d, &o, &err))
 		return cli_fail(&err);
 	secs = cfl_now() - t0;
+	cli_data_warn(&d, &o);
 	if (strcmp(sub, "load") == 0)
 		printf("rows %zu cols %zu features %zu train %zu valid %zu test %zu seconds %.4f\n",
 		       d.csv.n_rows, d.csv.n_cols, d.enc.d, d.train.n, d.valid.n,

@@ -796,6 +796,7 @@ int cmd_tune(int argc, char **argv)
 			goto done_sig;
 		}
 		loaded = 1;
+		cli_data_warn(&data, &pl.data);
 		n_classes = data.train.n_classes;
 		if (pl.metric) {
 			if (cfl_metric_parse_list(pl.metric, n_classes, &metric_id, 1, &err) != 1 ||
@@ -946,6 +947,7 @@ int cmd_tune(int argc, char **argv)
 	so.seed = cfl_seed_derive(pl.data.seed, "tune", 0);
 	so.maximize = 1;	/* scores: higher is better */
 	so.grid_points = (size_t)pl.grid_points;
+	so.budget = (size_t)pl.num_search;
 	so.liar = pl.liar;
 	tu.search = cfl_search_new(&space, &so, &err);
 	tu.cands = calloc((size_t)pl.num_search, sizeof(*tu.cands));

@@ -206,3 +206,24 @@ test_data_integers_stay_numeric() {
 	expect_rc 0
 	grep -q '^cat rating 1 10' m.cfl || fail "no one-hot rating in the model file"
 }
+
+# Issue 18, cause 7: rows whose target is missing are dropped with a
+# warning that counts them (the data file and a --test file alike); a file
+# with no target value at all is an error.
+test_data_missing_target_rows_dropped() {
+	"$ROOT/${CFL_BUILD:-build}/tests/fixture_messy" reg 200 2 3 > mt.csv || fail "fixture_messy failed"
+	[ "$(grep -c ',$' mt.csv)" = 3 ] || fail "the fixture wrote $(grep -c ',$' mt.csv) rows without a target"
+	run "$CFL" data describe mt.csv
+	expect_rc 0
+	expect_out "rows      197 (3 without a target value dropped)"
+	expect_err "warning: 'mt.csv': 3 rows without a target value dropped"
+	run "$CFL" train mt.csv --model linear -o m.cfl --test mt.csv
+	expect_rc 0
+	expect_out "test_rows    197"
+	expect_err "warning: 'mt.csv': 3 rows without a target value dropped"
+	[ "$(grep -c 'without a target value' <<<"$err")" = 2 ] || fail "one warning per file: $err"
+	printf 'x,y\n1,\n2,NA\n' > none.csv
+	run "$CFL" data describe none.csv
+	expect_rc 1
+	expect_err "every row's target 'y' is missing"
+}

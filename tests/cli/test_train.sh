@@ -146,6 +146,11 @@ test_predict_regression() {
 	expect_out "r2 "
 	[ "$(wc -l < p.csv)" = 443 ] || fail "p.csv rows: $(wc -l < p.csv)"
 	sed -n 2p p.csv | grep -qE '^-?[0-9.]+(e[-+][0-9]+)?$' || fail "value: $(sed -n 2p p.csv)"
+	# issue 18, cause 7: --proba of a regression is a usage error, no file
+	run "$CFL" predict d.cfl "$ROOT/datasets/diabetes.csv" --proba -o q.csv
+	expect_rc 2
+	expect_err "--proba needs a classification model"
+	[ ! -e q.csv ] || fail "q.csv written"
 }
 
 test_predict_columns_by_name_any_order() {
