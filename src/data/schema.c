@@ -417,7 +417,10 @@ int cfl_schema_infer(struct cfl_schema *s, const struct cfl_csv *csv,
 			c->drop_reason = "constant";
 			continue;
 		}
-		if (check_stray_text(c, csv, j, first_text[j], err))
+		/* a few text cells among numbers are broken cells, unless
+		 * --categorical says the column holds labels */
+		if (c->type_reason[0] != '-' &&
+		    check_stray_text(c, csv, j, first_text[j], err))
 			goto fail;
 		if ((c->n_text || c->is_int) && csv->n_rows >= ID_MIN_ROWS &&
 		    c->n_distinct == csv->n_rows) {

@@ -202,6 +202,14 @@ test_data_integers_stay_numeric() {
 	run "$CFL" data describe messy.csv --categorical '(('
 	expect_rc 1
 	expect_err "--categorical '((': bad regular expression"
+	# a text cell among integer codes: a broken cell, unless they are labels
+	{ echo "code,y"; for i in $(seq 1 40); do echo "$((i % 5)),$((i % 2))"; done; echo "x9,1"; } > st.csv
+	run "$CFL" data describe st.csv
+	expect_rc 1
+	expect_err "text 'x9' in numeric column 'code'"
+	run "$CFL" data describe st.csv --categorical '^code$'
+	expect_rc 0
+	grep -qE '^code +categorical +0 +6 +one-hot, --categorical' <<<"$out" || fail "code: $out"
 	run "$CFL" train messy.csv --model linear --categorical '^rating$' -o m.cfl
 	expect_rc 0
 	grep -q '^cat rating 1 10' m.cfl || fail "no one-hot rating in the model file"
