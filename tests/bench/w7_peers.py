@@ -51,4 +51,4 @@ for name, make in models:
     for r in range(reps):
         p = make(r).fit(Xtr, ytr).predict(Xte)
         v.append(float(np.mean(p == yte)) if clf else float(np.sqrt(np.mean((p - yte) ** 2))))
-    print('%s %.6f %.6f' % (name, np.mean(v), np.std(v)), flush=True)
+    print('%s %.10f %.10f' % (name, np.mean(v), np.std(v)), flush=True)
