@@ -6,7 +6,7 @@
  * -> cfl_encoder_apply to every part.  cfl_data_load does all of it.  The
  * encoder is a value: it is saved inside model files and applied to new CSV
  * rows by column name.  Depends on core only (its regular expressions
- * match --drop / --only).
+ * match --drop / --only / --categorical).
  */
 #ifndef CFL_DATA_H
 #define CFL_DATA_H
@@ -67,6 +67,10 @@ struct cfl_column {
 	const char *drop_reason;	/* static text: "constant", "all missing",
 					 * "id-like (all distinct)", "too many
 					 * categories", "--drop", "not in --only" */
+	const char *type_reason;	/* static text, why numeric or
+					 * categorical: "numbers", "integers"
+					 * (kept numeric), "text",
+					 * "--categorical" */
 	size_t n_missing, n_distinct;
 	size_t n_text;			/* non-missing cells that are not numbers */
 	int is_int;			/* every non-missing cell an integer */
@@ -92,11 +96,14 @@ struct cfl_schema_opts {
 	enum cfl_task task;	/* CFL_TASK_AUTO: inferred from the target */
 	const char *drop_re;	/* PCRE2 pattern of columns to drop, or NULL */
 	const char *only_re;	/* PCRE2 pattern of columns to keep, or NULL */
+	const char *categorical_re;	/* PCRE2 pattern of columns to one-hot
+					 * encode as categories, or NULL */
 };
 
-/* Infers each column's type in carefree-learn's spirit: text columns and
- * integer-like columns with few distinct values are categorical, others
- * numeric; constant and id-like columns are dropped with a reason.  The
+/* Infers each column's type: text columns are categorical, number columns
+ * (integers too) numeric, and columns matching categorical_re categorical
+ * whatever they hold; constant and id-like columns, and categorical ones
+ * with more than 256 levels, are dropped with a reason.  The
  * target's task is inferred (text or few integer values: classification)
  * unless forced.  Fails on a missing target column, a target with one class
  * or missing target values, or a bad regex (naming the option).  On failure
@@ -211,8 +218,15 @@ struct cfl_data {
 	struct cfl_xy train, valid, test;
 	unsigned char sha256[32];	/* of the data file's bytes */
 	char sha256_hex[65];
+	size_t n_no_target[3];		/* rows dropped because their target
+					 * cell is missing: of the data file,
+					 * the --test file, the --valid file */
 };
 
+/* Loads o->path (and o->test_path / o->valid_path) into d.  Rows whose
+ * target cell is missing are dropped before anything else and counted in
+ * d->n_no_target (the caller warns); every other problem of the files is
+ * an error.  0, or -1 with err and d empty. */
 int cfl_data_load(struct cfl_data *d, const struct cfl_data_opts *o,
 		  struct cfl_err *err);
 void cfl_data_release(struct cfl_data *d);

@@ -2,8 +2,9 @@
  * cfl ensembles: combine the stored predictions of several trained models
  * (members) into one prediction.  Methods: mean of probabilities or values,
  * majority vote, a weighted mean with weights from validation scores,
- * stacking (the linear model as a meta-learner on out-of-fold predictions
- * when every member has them, else on validation predictions) and greedy
+ * stacking (non-negative weights summing to one fitted on out-of-fold
+ * predictions when every member has them, else on validation predictions;
+ * the linear meta-learner below stays for callers that want one) and greedy
  * ensemble selection (Caruana et al. 2004: forward selection with
  * replacement on validation).
  *
@@ -25,7 +26,7 @@ enum cfl_ensemble_method {
 	CFL_ENS_MEAN,		/* mean of probabilities (classification) or values */
 	CFL_ENS_VOTE,		/* majority vote (classification only) */
 	CFL_ENS_WEIGHTED,	/* mean weighted by validation scores */
-	CFL_ENS_STACKING,	/* linear meta-learner on OOF or validation predictions */
+	CFL_ENS_STACKING,	/* weights fitted on OOF or validation predictions */
 	CFL_ENS_GREEDY,		/* Caruana's forward selection with replacement */
 	CFL_ENS_COUNT
 };
@@ -149,17 +150,33 @@ struct cfl_ens_output {
 	double *valid_metrics;	/* (n_metrics); NaN when undefined */
 	double *test_metrics;	/* (n_metrics); NaN when undefined */
 	double *weights;	/* (n_members) for mean, weighted, greedy; else NULL */
-	struct cfl_stacker stacker;	/* stacking: the fitted meta-learner */
+	struct cfl_stacker stacker;	/* a linear meta-learner; cfl_ensemble_build
+					 * leaves it empty (stacking fits weights) */
 	int stacked_on_oof;	/* stacking: fitted on OOF (1) or validation (0) */
+	size_t stack_rows;	/* stacking: the OOF or validation rows it had */
+	int stack_fallback;	/* stacking: too few rows, the mean's weights */
 };
 
 void cfl_ens_output_init(struct cfl_ens_output *o);
 void cfl_ens_output_release(struct cfl_ens_output *o);
 
+/* Stacking's row floor: with fewer OOF / validation rows than
+ * max(CFL_ENS_STACK_MIN_ROWS, CFL_ENS_STACK_ROWS_PER_MEMBER * n_members)
+ * it fits nothing and keeps the mean's weights (weights fitted on a dozen
+ * rows are noise; the constraint keeps them safe from about 20 rows and
+ * one row per member on).
+ */
+#define CFL_ENS_STACK_MIN_ROWS 20
+#define CFL_ENS_STACK_ROWS_PER_MEMBER 1
+size_t cfl_ens_stack_min_rows(size_t n_members);
+
 /* Builds one ensemble: its predictions on validation and test and their
  * metrics.  Mean, vote and weighted need no fitting; weighted and greedy
- * choose weights on validation; stacking fits on the OOF predictions when
- * every member has them (and y_train is given), else on validation.  A
+ * choose weights on validation; stacking fits non-negative weights summing
+ * to one (the mixture's likelihood for classification, the squared error
+ * for regression) on the OOF predictions when every member has them (and
+ * y_train is given), else on validation, or keeps the mean's weights when
+ * those rows are fewer than cfl_ens_stack_min_rows (stack_fallback).  A
  * metric that cannot be computed on the ensemble's predictions is NaN, not
  * an error.  0 with out filled (release it), or -1 with err (and out empty)
  * when there is no member, a shape is inconsistent, vote is asked of a
@@ -170,7 +187,10 @@ int cfl_ensemble_build(enum cfl_ensemble_method method,
 		       struct cfl_err *err);
 
 /* Describes the ensemble for the store's "members" column, appended to b:
- * "weights 0.5,0.25,0.25" (%.6g each), or "meta linear l2=1 on oof|valid".
+ * "weights 0.5,0.25,0.25" (%.6g each); for stacking the weights then
+ * "; meta non-negative weights summing to 1 on N oof|valid rows" or "; the
+ * mean's: only N valid rows, stacking fits on M or more"; for a stacking
+ * output without weights "meta linear l2=1 on oof|valid".
  * 0, or -1 on allocation failure. */
 int cfl_ens_output_describe(const struct cfl_ens_output *o,
 			    enum cfl_ensemble_method method, double l2,

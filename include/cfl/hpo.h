@@ -95,6 +95,11 @@ struct cfl_search_opts {
 	uint64_t seed;
 	int maximize;		/* 1: larger told values are better */
 	size_t grid_points;	/* grid: values per continuous range (0: none allowed) */
+	size_t budget;		/* grid: candidates the caller will ask; when
+				 * smaller than the grid, the first budget asks
+				 * are grid points drawn at random with seed,
+				 * then the rest in grid order (0: all in grid
+				 * order) */
 	size_t n_init;		/* bo: Sobol points first (0: max(5, d + 1)) */
 	enum cfl_liar liar;
 };

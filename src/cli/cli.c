@@ -90,6 +90,8 @@ const char cli_data_help[] =
 	"  --task clf|reg     force classification or regression [inferred]\n"
 	"  --drop REGEX       drop the columns whose names match (PCRE2)\n"
 	"  --only REGEX       use only the columns whose names match (PCRE2)\n"
+	"  --categorical REGEX  one-hot encode the columns whose names match\n"
+	"                     (PCRE2) [text columns; numbers stay numeric]\n"
 	"  --test FILE        a separate test file with the same columns [a split]\n"
 	"  --valid FILE       a separate validation file [a split of train]\n"
 	"  --test-frac F      share of rows held out for test [0.2]\n"
@@ -117,6 +119,9 @@ int cli_data_option(const char *cmd, int c, const char *arg,
 	case CLI_OPT_ONLY:
 		o->schema.only_re = arg;
 		return 1;
+	case CLI_OPT_CATEGORICAL:
+		o->schema.categorical_re = arg;
+		return 1;
 	case CLI_OPT_TEST:
 		o->test_path = arg;
 		return 1;
@@ -137,6 +142,17 @@ int cli_data_option(const char *cmd, int c, const char *arg,
 		return 1;
 	}
 	return 0;
+}
+
+void cli_data_warn(const struct cfl_data *d, const struct cfl_data_opts *o)
+{
+	const char *paths[3] = { o->path, o->test_path, o->valid_path };
+
+	for (int i = 0; i < 3; i++)
+		if (d->n_no_target[i])
+			fprintf(stderr, "cfl: warning: '%s': %zu row%s without a target value dropped\n",
+				paths[i] ? paths[i] : "?", d->n_no_target[i],
+				d->n_no_target[i] == 1 ? "" : "s");
 }
 
 int cli_stderr_is_tty(void)

@@ -72,6 +72,7 @@ enum {
 	CLI_OPT_TEST_FRAC,
 	CLI_OPT_VALID_FRAC,
 	CLI_OPT_SEED,
+	CLI_OPT_CATEGORICAL,
 	CLI_OPT_FIRST_FREE = 1100,	/* commands number their own options from here */
 };
 
@@ -80,6 +81,7 @@ enum {
 	{ "task", required_argument, 0, CLI_OPT_TASK },                     \
 	{ "drop", required_argument, 0, CLI_OPT_DROP },                     \
 	{ "only", required_argument, 0, CLI_OPT_ONLY },                     \
+	{ "categorical", required_argument, 0, CLI_OPT_CATEGORICAL },       \
 	{ "test", required_argument, 0, CLI_OPT_TEST },                     \
 	{ "valid", required_argument, 0, CLI_OPT_VALID },                   \
 	{ "test-frac", required_argument, 0, CLI_OPT_TEST_FRAC },           \
@@ -94,6 +96,8 @@ extern const char cli_data_help[];
  * for cmd) when its value is bad. */
 int cli_data_option(const char *cmd, int c, const char *arg,
 		    struct cfl_data_opts *o);
+/* Warns on stderr about what loading d dropped (rows without a target). */
+void cli_data_warn(const struct cfl_data *d, const struct cfl_data_opts *o);
 
 /* ---- the stored command line (resume.c) ---- */
 

@@ -28,6 +28,7 @@ static void usage(FILE *f)
 		   "  cfl data describe datasets/iris.csv\n"
 		   "  cfl data describe datasets/diabetes.csv --task clf\n"
 		   "  cfl data describe data.csv --target price --drop '^id$|_raw$'\n"
+		   "  cfl data describe data.csv --categorical '^(zip|grade)$'\n"
 		   "  cfl data load build/bench/synth_clf_100k.csv\n",
 		   cli_data_help);
 }
@@ -59,7 +60,11 @@ static void print_describe(const struct cfl_data *d,
 		w = 40;
 	printf("file      %s\n", csv->name);
 	printf("sha256    %s\n", d->sha256_hex);
-	printf("rows      %zu\n", csv->n_rows);
+	if (d->n_no_target[0])
+		printf("rows      %zu (%zu without a target value dropped)\n",
+		       csv->n_rows, d->n_no_target[0]);
+	else
+		printf("rows      %zu\n", csv->n_rows);
 	printf("columns   %zu (%s-separated): %zu numeric, %zu categorical, %zu dropped, 1 target\n",
 	       csv->n_cols, delim, n_num, n_cat, n_drop);
 	printf("target    %s\n", s->cols[s->target].name);
@@ -73,12 +78,13 @@ static void print_describe(const struct cfl_data *d,
 
 		if (c->type == CFL_COL_DROPPED)
 			snprintf(note, sizeof(note), "dropped: %s", c->drop_reason);
-		else if (c->type == CFL_COL_NUMERIC || (c->type == CFL_COL_TARGET &&
-							s->task == CFL_TASK_REG))
+		else if (c->type == CFL_COL_NUMERIC)
+			snprintf(note, sizeof(note), "%.6g .. %.6g%s", c->min, c->max,
+				 c->is_int ? ", integers kept numeric (--categorical: one-hot)" : "");
+		else if (c->type == CFL_COL_TARGET && s->task == CFL_TASK_REG)
 			snprintf(note, sizeof(note), "%.6g .. %.6g", c->min, c->max);
 		else if (c->type == CFL_COL_CATEGORICAL)
-			snprintf(note, sizeof(note), "one-hot, %s",
-				 c->n_text ? "text" : "integer codes");
+			snprintf(note, sizeof(note), "one-hot, %s", c->type_reason);
 		else if (c->type == CFL_COL_TARGET)
 			snprintf(note, sizeof(note), "%zu classes", s->n_classes);
 		printf("%-*.*s  %-11s  %7zu  %8zu  %s\n", (int)w, (int)w, c->name,
@@ -159,6 +165,7 @@ int cmd_data(int argc, char **argv)
 	if (cfl_data_load(&d, &o, &err))
 		return cli_fail(&err);
 	secs = cfl_now() - t0;
+	cli_data_warn(&d, &o);
 	if (strcmp(sub, "load") == 0)
 		printf("rows %zu cols %zu features %zu train %zu valid %zu test %zu seconds %.4f\n",
 		       d.csv.n_rows, d.csv.n_cols, d.enc.d, d.train.n, d.valid.n,

@@ -27,7 +27,8 @@ static void usage(FILE *f)
 		   "'proba_CLASS' per class.  When DATA has the target column, also prints\n"
 		   "the metrics: to stdout with -o, else to stderr.\n\n"
 		   "Options:\n"
-		   "  --proba            add the class probabilities [off]\n"
+		   "  --proba            add the class probabilities (classification\n"
+		   "                     models only) [off]\n"
 		   "  -o, --output FILE  write the predictions to FILE [stdout]\n"
 		   "  --metrics LIST     metrics to print when DATA has the target,\n"
 		   "                     comma-separated [acc,auc for classification,\n"
@@ -151,6 +152,12 @@ int cmd_predict(int argc, char **argv)
 	m = cfl_model_load_file(model_path, &enc, &err);
 	if (!m)
 		return cli_fail(&err);
+	if (proba && enc.n_classes == 0) {
+		cfl_model_free(m);
+		cfl_encoder_release(&enc);
+		return cli_usage_error("predict", "--proba needs a classification model; '%s' predicts a regression target ('%s')",
+				       model_path, enc.target_name ? enc.target_name : "?");
+	}
 	cfl_xy_init(&xy);
 	if (cfl_csv_read(&csv, data_path, &err)) {
 		cfl_model_free(m);

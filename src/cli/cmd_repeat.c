@@ -466,6 +466,7 @@ int cmd_repeat(int argc, char **argv)
 		goto done;
 	}
 	loaded = 1;
+	cli_data_warn(&data, &pl.sp.data);
 	if (pl.metrics_arg) {
 		long n = cfl_metric_parse_list(pl.metrics_arg, data.train.n_classes,
 					       pl.sp.metrics, CFL_WIRE_MAX_METRICS, &err);

@@ -247,6 +247,7 @@ int cmd_train(int argc, char **argv)
 		free(out_path);
 		return cli_fail(&err);
 	}
+	cli_data_warn(&d, &o);
 	if (metrics)
 		n_ids = cfl_metric_parse_list(metrics, d.train.n_classes, ids,
 					      CFL_M_COUNT, &err);

@@ -465,6 +465,7 @@ int cmd_tune(int argc, char **argv)
 			goto done_sig;
 		}
 		loaded = 1;
+		cli_data_warn(&data, &pl.sp.data);
 		n_classes = data.train.n_classes;
 		if (pl.metric) {
 			if (cfl_metric_parse_list(pl.metric, n_classes, &metric_id, 1, &err) != 1 ||

@@ -1,7 +1,8 @@
 /*
  * cfl_data_load: everything a command needs from a data file, in order:
- * read (hashing the bytes), type the columns, split with the run seed, fit
- * the encoder on the train rows only, encode every part.  A separate
+ * read (hashing the bytes), drop the rows without a target value (counted),
+ * type the columns, split with the run seed, fit the encoder on the train
+ * rows only, encode every part.  A separate
  * --test / --valid file replaces that part of the split and is encoded with
  * the training file's statistics.  The SHA-256 of the file is computed by
  * a helper thread while the main thread parses a copy (hashing costs about
@@ -22,15 +23,46 @@ void cfl_data_opts_init(struct cfl_data_opts *o)
 	o->valid_frac = 0.1;
 }
 
-/* Encodes a separate file with the encoder (target required). */
+/* Drops the rows whose target cell (column t) is missing, keeping the
+ * others in order; returns how many went.  A row without a label can be
+ * neither trained on nor scored, and one such row must not stop a run. */
+static size_t drop_missing_target(struct cfl_csv *csv, long t)
+{
+	size_t m = csv->n_cols, k = 0, n = csv->n_rows;
+
+	if (t < 0)
+		return 0;	/* no such column: typing says so */
+	for (size_t i = 0; i < n; i++) {
+		if (!csv->cells[i * m + (size_t)t])
+			continue;
+		if (k != i) {
+			memmove(csv->cells + k * m, csv->cells + i * m, m * sizeof(char *));
+			memmove(csv->num + k * m, csv->num + i * m, m * sizeof(double));
+			csv->line[k] = csv->line[i];
+		}
+		k++;
+	}
+	csv->n_rows = k;
+	return n - k;
+}
+
+/* Encodes a separate file with the encoder (target required; rows
+ * without one are dropped and counted in *n_dropped). */
 static int load_part(struct cfl_xy *out, const struct cfl_encoder *enc,
-		     const char *path, struct cfl_err *err)
+		     const char *path, size_t *n_dropped, struct cfl_err *err)
 {
 	struct cfl_csv csv;
 	int rc;
 
 	if (cfl_csv_read(&csv, path, err))
 		return -1;
+	*n_dropped = drop_missing_target(&csv, cfl_csv_column(&csv, enc->target_name));
+	if (*n_dropped && !csv.n_rows) {
+		cfl_err_set(err, "%s: every row's target '%s' is missing", path,
+			    enc->target_name);
+		cfl_csv_release(&csv);
+		return -1;
+	}
 	rc = cfl_encoder_apply(enc, &csv, 1, out, err);
 	cfl_csv_release(&csv);
 	return rc;
@@ -101,6 +133,17 @@ int cfl_data_load(struct cfl_data *d, const struct cfl_data_opts *o,
 	if (parse_and_hash(d, o->path, buf, len, err))
 		goto fail;
 	cfl_sha256_hex(d->sha256, d->sha256_hex);
+	{
+		long t = o->schema.target ? cfl_csv_column(&d->csv, o->schema.target)
+					  : (long)d->csv.n_cols - 1;
+
+		d->n_no_target[0] = drop_missing_target(&d->csv, t);
+		if (d->n_no_target[0] && !d->csv.n_rows) {
+			cfl_err_set(err, "%s: every row's target '%s' is missing",
+				    o->path, d->csv.header[t]);
+			goto fail;
+		}
+	}
 	if (cfl_schema_infer(&d->schema, &d->csv, &o->schema, err))
 		goto fail;
 	n_classes = d->schema.task == CFL_TASK_CLF ? (int)d->schema.n_classes : 0;
@@ -120,9 +163,11 @@ int cfl_data_load(struct cfl_data *d, const struct cfl_data_opts *o,
 	    cfl_xy_take(&d->valid, &all, split.valid, split.n_valid, err) ||
 	    cfl_xy_take(&d->test, &all, split.test, split.n_test, err))
 		goto fail;
-	if (o->test_path && load_part(&d->test, &d->enc, o->test_path, err))
+	if (o->test_path && load_part(&d->test, &d->enc, o->test_path,
+				      &d->n_no_target[1], err))
 		goto fail;
-	if (o->valid_path && load_part(&d->valid, &d->enc, o->valid_path, err))
+	if (o->valid_path && load_part(&d->valid, &d->enc, o->valid_path,
+				       &d->n_no_target[2], err))
 		goto fail;
 	free(y);
 	cfl_xy_release(&all);

@@ -42,7 +42,6 @@ int cfl_cmp_str(const void *a, const void *b);
 long cfl_class_index(char *const *names, const double *values, size_t k,
 		     const char *cell, double num);
 
-#define CAT_MAX_INT_LEVELS 10	/* integer columns with <= this many values may be categorical */
 #define CAT_MAX_LEVELS 256	/* text columns with more levels are dropped */
 #define CLF_MAX_INT_CLASSES 20	/* integer targets with <= this many values: classification */
 #define ID_MIN_ROWS 20		/* id-like detection needs at least this many rows */

@@ -2,8 +2,11 @@
  * Column typing in carefree-learn's spirit: what each CSV column is
  * (numeric, categorical, dropped with a reason, the target), the task and
  * the classes.  Typing looks at the whole file, never at a split, so every
- * split of one file sees the same columns.  --drop / --only match column
- * names through core's regular expressions.
+ * split of one file sees the same columns.  Numbers stay numeric, integer
+ * codes too (one-hot encoding an ordinal score loses its order); text is
+ * categorical; --categorical makes chosen columns categorical.  --drop /
+ * --only / --categorical match column names through core's regular
+ * expressions.
  */
 #include "internal.h"
 
@@ -110,7 +113,7 @@ static int check_stray_text(const struct cfl_column *c,
 	return 0;
 }
 
-/* ---- schema: --drop / --only ---- */
+/* ---- schema: --drop / --only / --categorical ---- */
 
 static struct cfl_regex *compile_re(const char *opt, const char *pattern,
 				    struct cfl_err *err)
@@ -301,8 +304,8 @@ int cfl_schema_infer(struct cfl_schema *s, const struct cfl_csv *csv,
 {
 	struct cfl_schema_opts none = { 0 };
 	struct dset nums, strs;
-	struct cfl_regex *drop = NULL, *only = NULL;
-	size_t *first_text = NULL, n_int = 0, n_int_many = 0;
+	struct cfl_regex *drop = NULL, *only = NULL, *cat = NULL;
+	size_t *first_text = NULL;
 	double *colbuf = NULL;
 	long t;
 
@@ -325,6 +328,9 @@ int cfl_schema_infer(struct cfl_schema *s, const struct cfl_csv *csv,
 	if (o->drop_re && !(drop = compile_re("--drop", o->drop_re, err)))
 		goto fail;
 	if (o->only_re && !(only = compile_re("--only", o->only_re, err)))
+		goto fail;
+	if (o->categorical_re &&
+	    !(cat = compile_re("--categorical", o->categorical_re, err)))
 		goto fail;
 	s->n_cols = csv->n_cols;
 	s->target = (size_t)t;
@@ -352,6 +358,7 @@ int cfl_schema_infer(struct cfl_schema *s, const struct cfl_csv *csv,
 			continue;
 		}
 		c->type = c->n_text ? CFL_COL_CATEGORICAL : CFL_COL_NUMERIC;
+		c->type_reason = c->n_text ? "text" : c->is_int ? "integers" : "numbers";
 		if (only) {
 			int r = re_match(only, "--only", c->name, err);
 
@@ -374,6 +381,16 @@ int cfl_schema_infer(struct cfl_schema *s, const struct cfl_csv *csv,
 				continue;
 			}
 		}
+		if (cat) {
+			int r = re_match(cat, "--categorical", c->name, err);
+
+			if (r < 0)
+				goto fail;
+			if (r) {
+				c->type = CFL_COL_CATEGORICAL;
+				c->type_reason = "--categorical";
+			}
+		}
 		if (c->n_distinct == 0) {
 			c->type = CFL_COL_DROPPED;
 			c->drop_reason = "all missing";
@@ -384,7 +401,10 @@ int cfl_schema_infer(struct cfl_schema *s, const struct cfl_csv *csv,
 			c->drop_reason = "constant";
 			continue;
 		}
-		if (check_stray_text(c, csv, j, first_text[j], err))
+		/* a few text cells among numbers are broken cells, unless
+		 * --categorical says the column holds labels */
+		if (c->type_reason[0] != '-' &&
+		    check_stray_text(c, csv, j, first_text[j], err))
 			goto fail;
 		if ((c->n_text || c->is_int) && csv->n_rows >= ID_MIN_ROWS &&
 		    c->n_distinct == csv->n_rows) {
@@ -392,30 +412,16 @@ int cfl_schema_infer(struct cfl_schema *s, const struct cfl_csv *csv,
 			c->drop_reason = "id-like (all distinct)";
 			continue;
 		}
-		if (c->n_text && c->n_distinct > CAT_MAX_LEVELS) {
+		if (c->type == CFL_COL_CATEGORICAL && c->n_distinct > CAT_MAX_LEVELS) {
 			c->type = CFL_COL_DROPPED;
 			c->drop_reason = "too many categories";
 			continue;
 		}
-		if (c->is_int) {
-			n_int++;
-			if (c->n_distinct > CAT_MAX_INT_LEVELS)
-				n_int_many++;
-		}
 	}
-	/* Integer columns with few values are codes (categorical), unless
-	 * most integer columns of the file have many values: then they are
-	 * measurements on one scale (pixel intensities, counts) and all
-	 * stay numeric. */
-	if (2 * n_int_many <= n_int) {
-		for (size_t j = 0; j < csv->n_cols; j++) {
-			struct cfl_column *c = &s->cols[j];
-
-			if (c->type == CFL_COL_NUMERIC && c->is_int &&
-			    c->n_distinct <= CAT_MAX_INT_LEVELS)
-				c->type = CFL_COL_CATEGORICAL;
-		}
-	}
+	/* Integer columns stay numeric whatever their count of values: most
+	 * are ordinal (ratings, counts, sizes), and one-hot encoding them
+	 * throws their order away (and widens the data tenfold).  A column
+	 * of true codes is named with --categorical. */
 	{
 		size_t n_used = 0;
 
@@ -435,6 +441,7 @@ int cfl_schema_infer(struct cfl_schema *s, const struct cfl_csv *csv,
 	cfl_dset_release(&strs);
 	cfl_regex_free(drop);
 	cfl_regex_free(only);
+	cfl_regex_free(cat);
 	return 0;
 fail:
 	free(first_text);
@@ -443,6 +450,7 @@ fail:
 	cfl_dset_release(&strs);
 	cfl_regex_free(drop);
 	cfl_regex_free(only);
+	cfl_regex_free(cat);
 	cfl_schema_release(s);
 	return -1;
 }

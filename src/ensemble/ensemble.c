@@ -12,6 +12,13 @@
 #include <stdlib.h>
 #include <string.h>
 
+static int cmp_desc(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return (x < y) - (x > y);
+}
+
 static const char *const method_names[CFL_ENS_COUNT] = {
 	"mean", "vote", "weighted", "stacking", "greedy",
 };
@@ -409,6 +416,195 @@ static int apply_weights(const struct cfl_ens_input *in, const double **pv,
 				     in->n_test, in->n_out, out->test, err);
 }
 
+/* ---- ensemble: stacking with non-negative weights summing to one ---- */
+
+/* Euclidean projection of v (n) onto the simplex {w >= 0, sum w = 1}
+ * (Held, Wolfe and Crowder; Duchi et al. 2008).  tmp (n) is scratch. */
+static void project_simplex(double *v, size_t n, double *tmp)
+{
+	double cum = 0, theta = 0;
+
+	memcpy(tmp, v, n * sizeof(double));
+	qsort(tmp, n, sizeof(double), cmp_desc);
+	for (size_t k = 0; k < n; k++) {
+		double t;
+
+		cum += tmp[k];
+		t = (cum - 1) / (double)(k + 1);
+		if (tmp[k] - t > 0)
+			theta = t;
+	}
+	for (size_t j = 0; j < n; j++)
+		v[j] = v[j] > theta ? v[j] - theta : 0;
+}
+
+/* Classification: the weights that maximise the likelihood of the labels
+ * under the mixture sum_j w_j p_j(y_i) of the members' probabilities (a
+ * concave problem).  EM's update for mixture weights keeps w on the
+ * simplex and never lowers the likelihood; from the uniform start it runs
+ * a fixed count of rounds, so the weights are the same on every machine. */
+#define STACK_EM_ROUNDS 500
+#define STACK_PROB_FLOOR 1e-12
+
+static int fit_mixture(const double *const *p, size_t m, size_t n, size_t k,
+		       const double *y, double *w, struct cfl_err *err)
+{
+	double *acc = cfl_calloc(m, sizeof(double), err);
+
+	if (!acc)
+		return -1;
+	for (size_t j = 0; j < m; j++)
+		w[j] = 1.0 / (double)m;
+	for (int round = 0; round < STACK_EM_ROUNDS; round++) {
+		memset(acc, 0, m * sizeof(double));
+		for (size_t i = 0; i < n; i++) {
+			size_t c = (size_t)y[i];
+			double mix = 0;
+
+			for (size_t j = 0; j < m; j++)
+				mix += w[j] * fmax(p[j][i * k + c], STACK_PROB_FLOOR);
+			for (size_t j = 0; j < m; j++)
+				acc[j] += w[j] * fmax(p[j][i * k + c], STACK_PROB_FLOOR) / mix;
+		}
+		for (size_t j = 0; j < m; j++)
+			w[j] = acc[j] / (double)n;
+	}
+	free(acc);
+	return 0;
+}
+
+/* Regression: the weights on the simplex that minimise the squared error
+ * of sum_j w_j f_j against y: projected gradient descent on the m x m
+ * normal equations, accelerated (FISTA), a fixed count of steps of size
+ * 1 / trace(G) (the trace bounds the largest eigenvalue). */
+#define STACK_PG_STEPS 5000
+
+static int fit_simplex_ls(const double *const *f, size_t m, size_t n,
+			  const double *y, double *w, struct cfl_err *err)
+{
+	double *g = cfl_calloc(m * m, sizeof(double), err);
+	double *b = cfl_calloc(m, sizeof(double), err);
+	double *z = cfl_calloc(m, sizeof(double), err);
+	double *prev = cfl_calloc(m, sizeof(double), err);
+	double *tmp = cfl_calloc(m, sizeof(double), err);
+	double tr = 0, t = 1;
+	int rc = -1;
+
+	if (!g || !b || !z || !prev || !tmp)
+		goto out;
+	for (size_t i = 0; i < n; i++)
+		for (size_t a = 0; a < m; a++) {
+			b[a] += f[a][i] * y[i] / (double)n;
+			for (size_t c = 0; c < m; c++)
+				g[a * m + c] += f[a][i] * f[c][i] / (double)n;
+		}
+	for (size_t a = 0; a < m; a++) {
+		tr += g[a * m + a];
+		w[a] = z[a] = 1.0 / (double)m;
+	}
+	rc = 0;
+	if (!(tr > 0) || !isfinite(tr))
+		goto out;	/* every member predicts 0: any weights do */
+	for (int step = 0; step < STACK_PG_STEPS; step++) {
+		double tn = (1 + sqrt(1 + 4 * t * t)) / 2;
+
+		memcpy(prev, w, m * sizeof(double));
+		for (size_t a = 0; a < m; a++) {
+			double grad = -b[a];
+
+			for (size_t c = 0; c < m; c++)
+				grad += g[a * m + c] * z[c];
+			w[a] = z[a] - grad / tr;
+		}
+		project_simplex(w, m, tmp);
+		for (size_t a = 0; a < m; a++)
+			z[a] = w[a] + (t - 1) / tn * (w[a] - prev[a]);
+		t = tn;
+	}
+out:
+	free(g);
+	free(b);
+	free(z);
+	free(prev);
+	free(tmp);
+	return rc;
+}
+
+/* Weights below STACK_DUST (EM only approaches 0) are set to 0 and the rest
+ * renormalised: the members text then says which members count. */
+#define STACK_DUST 1e-6
+
+static void drop_dust(double *w, size_t m)
+{
+	double sum = 0;
+
+	for (size_t j = 0; j < m; j++)
+		sum += w[j] = w[j] < STACK_DUST ? 0 : w[j];
+	for (size_t j = 0; j < m && sum > 0; j++)
+		w[j] /= sum;
+}
+
+size_t cfl_ens_stack_min_rows(size_t n_members)
+{
+	size_t per = CFL_ENS_STACK_ROWS_PER_MEMBER * n_members;
+
+	return per > CFL_ENS_STACK_MIN_ROWS ? per : CFL_ENS_STACK_MIN_ROWS;
+}
+
+/* Stacking: non-negative member weights summing to one (Breiman's stacked
+ * regressions; what ensemble selection tends to), fitted on the
+ * out-of-fold predictions when every member has them, else on validation.
+ * Unlike an unconstrained meta-learner it cannot extrapolate from a few
+ * collinear rows; with fewer rows than cfl_ens_stack_min_rows it fits
+ * nothing and keeps the mean's weights (out->stack_fallback). */
+static int stack(const struct cfl_ens_input *in, const double **pv,
+		 const double **pt, struct cfl_ens_output *out,
+		 struct cfl_err *err)
+{
+	size_t m = in->n_members, n;
+	int on_oof = in->y_train != NULL && in->n_train > 0;
+	const double **po;
+	const double *y;
+	int rc = 0;
+
+	for (size_t j = 0; j < m && on_oof; j++)
+		on_oof = in->members[j].oof != NULL;
+	n = on_oof ? in->n_train : in->n_valid;
+	y = on_oof ? in->y_train : in->y_valid;
+	out->stacked_on_oof = on_oof;
+	out->stack_rows = n;
+	if (!(out->weights = cfl_calloc(m, sizeof(double), err)))
+		return -1;
+	if (n < cfl_ens_stack_min_rows(m) || !y) {
+		out->stack_fallback = 1;
+		for (size_t j = 0; j < m; j++)
+			out->weights[j] = 1.0 / (double)m;
+		return apply_weights(in, pv, pt, out, err);
+	}
+	for (size_t i = 0; i < n; i++)
+		if (!isfinite(y[i]) || (in->n_classes > 0 &&
+					(y[i] < 0 || y[i] >= in->n_classes ||
+					 y[i] != floor(y[i]))))
+			return cfl_err_set(err, "stacking: label %zu is %g", i, y[i]);
+	/* The weights see OOF or validation rows and their labels, never a
+	 * test row or label. */
+	if (!(po = member_preds(in, on_oof ? PART_OOF : PART_VALID, err)))
+		return -1;
+	for (size_t j = 0; j < m && !rc; j++)
+		for (size_t i = 0; i < n * in->n_out && !rc; i++)
+			if (!isfinite(po[j][i]))
+				rc = cfl_err_set(err, "stacking: member %zu predicts %g",
+						 j, po[j][i]);
+	if (!rc)
+		rc = in->n_classes > 0
+		     ? fit_mixture(po, m, n, in->n_out, y, out->weights, err)
+		     : fit_simplex_ls(po, m, n, y, out->weights, err);
+	free(po);
+	if (!rc)
+		drop_dust(out->weights, m);
+	return rc ? -1 : apply_weights(in, pv, pt, out, err);
+}
+
 static int build(enum cfl_ensemble_method method,
 		 const struct cfl_ens_input *in, const double **pv,
 		 const double **pt, struct cfl_ens_output *out,
@@ -463,31 +659,8 @@ static int build(enum cfl_ensemble_method method,
 					out->weights, err))
 			return -1;
 		return apply_weights(in, pv, pt, out, err);
-	case CFL_ENS_STACKING: {
-		int on_oof = in->y_train != NULL && in->n_train > 0;
-		const double **po;
-		int rc;
-
-		for (size_t j = 0; j < m && on_oof; j++)
-			on_oof = in->members[j].oof != NULL;
-		if (!(po = member_preds(in, on_oof ? PART_OOF : PART_VALID, err)))
-			return -1;
-		/* The meta-learner sees OOF or validation rows and their
-		 * labels, never a test row or label. */
-		rc = on_oof ? cfl_stacker_fit(&out->stacker, po, m, in->n_train,
-					      in->n_out, in->y_train,
-					      in->n_classes, in->l2, err)
-			    : cfl_stacker_fit(&out->stacker, po, m, in->n_valid,
-					      in->n_out, in->y_valid,
-					      in->n_classes, in->l2, err);
-		free(po);
-		out->stacked_on_oof = on_oof;
-		return rc ||
-		       cfl_stacker_predict(&out->stacker, pv, m, in->n_valid,
-					   out->valid, err) ||
-		       cfl_stacker_predict(&out->stacker, pt, m, in->n_test,
-					   out->test, err);
-	}
+	case CFL_ENS_STACKING:
+		return stack(in, pv, pt, out, err);
 	default:
 		return cfl_err_set(err, "unknown ensemble method %d", (int)method);
 	}
@@ -545,7 +718,23 @@ int cfl_ens_output_describe(const struct cfl_ens_output *o,
 			    enum cfl_ensemble_method method, double l2,
 			    struct cfl_buf *b)
 {
-	if (method == CFL_ENS_STACKING)
+	if (method == CFL_ENS_STACKING && o->weights) {
+		if (cfl_buf_puts(b, "weights"))
+			return -1;
+		for (size_t j = 0; j < o->n_members; j++)
+			if (cfl_buf_printf(b, "%s%.6g", j ? "," : " ", o->weights[j]))
+				return -1;
+		if (o->stack_fallback)
+			return cfl_buf_printf(b, "; the mean's: only %zu %s rows, "
+					      "stacking fits on %zu or more",
+					      o->stack_rows,
+					      o->stacked_on_oof ? "oof" : "valid",
+					      cfl_ens_stack_min_rows(o->n_members));
+		return cfl_buf_printf(b, "; meta non-negative weights summing "
+				      "to 1 on %zu %s rows", o->stack_rows,
+				      o->stacked_on_oof ? "oof" : "valid");
+	}
+	if (method == CFL_ENS_STACKING)	/* a meta-learner fitted outside */
 		return cfl_buf_printf(b, "meta linear l2=%g on %s", l2,
 				      o->stacked_on_oof ? "oof" : "valid");
 	if (method == CFL_ENS_VOTE)

@@ -52,6 +52,11 @@ struct cfl_search {
 	size_t grid_size;
 	size_t *grid_n;		/* (d) values per dimension */
 	double **grid_z;	/* (d)(grid_n) canonical values */
+	size_t *grid_pick;	/* (n_pick) grid indices drawn when the budget
+				 * is smaller than the grid, in ask order */
+	size_t *grid_sorted;	/* (n_pick) the same, sorted, to skip them */
+	size_t n_pick;
+	size_t grid_next;	/* past the picks: next index in grid order */
 	/* random / initial points */
 	gsl_qrng *qrng;
 	size_t qrng_dim;
@@ -442,6 +447,55 @@ static int grid_init(struct cfl_search *s, struct cfl_err *err)
 	return 0;
 }
 
+static int cmp_size(const void *a, const void *b)
+{
+	size_t x = *(const size_t *)a, y = *(const size_t *)b;
+
+	return (x > y) - (x < y);
+}
+
+/* With a budget below the grid's size, the candidates are budget grid
+ * points drawn without replacement with the search's seed (Floyd's
+ * algorithm): taking the first points in enumeration order would never
+ * vary the leading parameters. */
+static int grid_draw(struct cfl_search *s, struct cfl_err *err)
+{
+	struct cfl_rng r;
+	size_t k = s->o.budget, n = s->grid_size;
+
+	if (!k || k >= n)
+		return 0;
+	s->grid_pick = cfl_calloc(k, sizeof(size_t), err);
+	s->grid_sorted = cfl_calloc(k, sizeof(size_t), err);
+	if (!s->grid_pick || !s->grid_sorted)
+		return -1;
+	cfl_rng_seed(&r, cfl_seed_derive(s->o.seed, "grid-subset", 0));
+	for (size_t j = n - k; j < n; j++) {
+		size_t t = (size_t)cfl_rng_below(&r, j + 1);
+
+		if (bsearch(&t, s->grid_sorted, s->n_pick, sizeof(size_t), cmp_size))
+			t = j;
+		s->grid_pick[s->n_pick] = t;
+		/* insert t into the sorted copy */
+		size_t at = s->n_pick;
+
+		while (at > 0 && s->grid_sorted[at - 1] > t) {
+			s->grid_sorted[at] = s->grid_sorted[at - 1];
+			at--;
+		}
+		s->grid_sorted[at] = t;
+		s->n_pick++;
+	}
+	/* Floyd's draw puts late indices last; shuffle the ask order */
+	for (size_t i = k; i > 1; i--) {
+		size_t j = (size_t)cfl_rng_below(&r, i), t = s->grid_pick[i - 1];
+
+		s->grid_pick[i - 1] = s->grid_pick[j];
+		s->grid_pick[j] = t;
+	}
+	return 0;
+}
+
 static int ask_grid(struct cfl_search *s, struct cfl_err *err)
 {
 	double vals[s->d ? s->d : 1];
@@ -449,6 +503,15 @@ static int ask_grid(struct cfl_search *s, struct cfl_err *err)
 
 	if (idx >= s->grid_size)
 		return 1;
+	if (idx < s->n_pick) {
+		idx = s->grid_pick[idx];
+	} else if (s->n_pick) {
+		/* past the budget: the rest of the grid in order */
+		while (bsearch(&s->grid_next, s->grid_sorted, s->n_pick,
+			       sizeof(size_t), cmp_size))
+			s->grid_next++;
+		idx = s->grid_next++;
+	}
 	for (size_t k = s->d; k-- > 0;) {
 		vals[k] = s->grid_z[k][idx % s->grid_n[k]];
 		idx /= s->grid_n[k];
@@ -882,7 +945,7 @@ struct cfl_search *cfl_search_new(const struct cfl_space *space,
 	s->qrng = new_qrng(s->d);
 	s->qrng_dim = s->d;
 	s->n_init = o->n_init ? o->n_init : (s->d + 1 > 5 ? s->d + 1 : 5);
-	if (o->method == CFL_SEARCH_GRID && grid_init(s, err))
+	if (o->method == CFL_SEARCH_GRID && (grid_init(s, err) || grid_draw(s, err)))
 		goto fail;
 	if (o->method == CFL_SEARCH_BO) {
 		s->gp = cfl_gp_new(s->d, s->cat, err);
@@ -909,6 +972,8 @@ void cfl_search_free(struct cfl_search *s)
 			free(s->grid_z[k]);
 	free(s->grid_z);
 	free(s->grid_n);
+	free(s->grid_pick);
+	free(s->grid_sorted);
 	if (s->qrng)
 		gsl_qrng_free(s->qrng);
 	cfl_gp_free(s->gp);

@@ -8,7 +8,10 @@
  * initialisation, Adam, batch norm), so the same settings train as well.
  * Determinism: the seed alone drives initialisation and shuffling (PyTorch's
  * own stream, see below) and dropout (a stream of its own), so one seed
- * gives a bit-identical model.
+ * gives a bit-identical model.  OpenBLAS splits a product's sums over its
+ * threads differently for another thread count, so fit and predict run on
+ * one BLAS thread unless threads=T is given: OPENBLAS_NUM_THREADS then
+ * cannot change a model file.
  */
 #include "cfl/fcnn.h"
 #include "cfl/metrics.h"
@@ -26,6 +29,16 @@
 #define BN_EPS 1e-5f
 #define BN_MOMENTUM 0.1f	/* PyTorch's: running = 0.9 running + 0.1 batch */
 #define EVAL_ROWS 1024		/* rows per forward pass when predicting */
+/* batch_size=auto and epochs=auto: 128 rows per step and 40 epochs (the
+ * settings PyTorch users start from), shrunk / raised on small data so the
+ * optimiser takes enough steps: 40 Adam steps (iris at batch 128) leave a
+ * net far from trained. */
+#define AUTO_BATCH 128
+#define AUTO_MIN_BATCH 16
+#define AUTO_STEPS_PER_EPOCH 16
+#define AUTO_EPOCHS 40
+#define AUTO_MIN_STEPS 2000
+#define AUTO_MAX_EPOCHS 1000
 
 /* The element-wise loops that run every step are compiled for several
  * instruction sets (the build targets plain x86-64). */
@@ -121,14 +134,17 @@ static const struct cfl_param_spec fcnn_params[] = {
 	  "adam, adamw, rmsprop: added to the root of the second moment" },
 	{ "rho", CFL_P_FLOAT, "0.99", 0, 0.999999, NULL,
 	  "rmsprop: decay of the squared-gradient average (PyTorch's alpha)" },
-	{ "batch_size", CFL_P_INT, "128", 1, 1000000, NULL,
-	  "rows per step; the last partial batch is kept" },
-	{ "epochs", CFL_P_INT, "40", 1, 100000, NULL, "passes over the training rows" },
+	{ "batch_size", CFL_P_INT, "auto", 1, 1000000, NULL,
+	  "rows per step; the last partial batch is kept; auto: 128, or rows/16 (at least 16) when that is smaller, so small data gets 16 steps per epoch" },
+	{ "epochs", CFL_P_INT, "auto", 1, 100000, NULL,
+	  "passes over the training rows; auto: 40, or more on small data so that training takes at least 2000 steps (at most 1000 epochs)" },
 	{ "patience", CFL_P_INT, "10", 0, 100000, NULL,
 	  "stop after this many epochs without a better validation score and keep the best weights; 0: no early stopping" },
 	{ "monitor", CFL_P_CHOICE, "loss", 0, 0,
 	  "loss|acc|auc|f1|logloss|ber|mae|mse|rmse|r2|corr",
 	  "the validation score early stopping watches" },
+	{ "threads", CFL_P_INT, "1", 1, 256, NULL,
+	  "BLAS threads of fit and predict; above 1 the sums of a product may differ in the last bits, so the model file may depend on the count" },
 };
 
 #define N_PARAMS (sizeof(fcnn_params) / sizeof(fcnn_params[0]))
@@ -796,8 +812,24 @@ static int read_settings(const struct cfl_model *m, size_t d, size_t n,
 	s->opt.b2 = (float)cfl_param_float(m, "beta2");
 	s->opt.eps = (float)cfl_param_float(m, "eps");
 	s->opt.rho = (float)cfl_param_float(m, "rho");
-	s->batch_size = (size_t)cfl_param_int(m, "batch_size");
-	s->epochs = (size_t)cfl_param_int(m, "epochs");
+	if (strcmp(cfl_param_str(m, "batch_size"), "auto") == 0) {
+		size_t b = (n + AUTO_STEPS_PER_EPOCH - 1) / AUTO_STEPS_PER_EPOCH;
+
+		s->batch_size = b > AUTO_BATCH ? AUTO_BATCH
+			      : b < AUTO_MIN_BATCH ? AUTO_MIN_BATCH : b;
+	} else {
+		s->batch_size = (size_t)cfl_param_int(m, "batch_size");
+	}
+	if (strcmp(cfl_param_str(m, "epochs"), "auto") == 0) {
+		size_t bs = s->batch_size < n ? s->batch_size : n ? n : 1;
+		size_t steps = (n + bs - 1) / bs, e = AUTO_EPOCHS;
+
+		if (steps && e * steps < AUTO_MIN_STEPS)
+			e = (AUTO_MIN_STEPS + steps - 1) / steps;
+		s->epochs = e < AUTO_MAX_EPOCHS ? e : AUTO_MAX_EPOCHS;
+	} else {
+		s->epochs = (size_t)cfl_param_int(m, "epochs");
+	}
 	s->patience = (size_t)cfl_param_int(m, "patience");
 	return 0;
 }
@@ -944,8 +976,8 @@ static void gather(float *restrict xb, float *restrict tb,
 	}
 }
 
-static int fcnn_fit(struct cfl_model *m, const struct cfl_xy *train,
-		    const struct cfl_xy *valid, struct cfl_err *err)
+static int fit(struct cfl_model *m, const struct cfl_xy *train,
+	       const struct cfl_xy *valid, struct cfl_err *err)
 {
 	struct settings s;
 	struct fcnn *f;
@@ -1047,17 +1079,39 @@ out:
 	return rc;
 }
 
+/* OpenBLAS's thread count set to the model's threads parameter; returns
+ * the count to restore. */
+static int blas_threads_enter(const struct cfl_model *m)
+{
+	int old = openblas_get_num_threads();
+
+	openblas_set_num_threads((int)cfl_param_int(m, "threads"));
+	return old;
+}
+
+static int fcnn_fit(struct cfl_model *m, const struct cfl_xy *train,
+		    const struct cfl_xy *valid, struct cfl_err *err)
+{
+	int old = blas_threads_enter(m), rc = fit(m, train, valid, err);
+
+	openblas_set_num_threads(old);
+	return rc;
+}
+
 static int fcnn_predict(const struct cfl_model *m, const float *x, size_t n,
 			double *out, struct cfl_err *err)
 {
 	struct fcnn *f = m->state;
 	struct work w;
+	int old;
 
 	if (!n)
 		return 0;
 	if (work_init(&w, f, n < EVAL_ROWS ? n : EVAL_ROWS, 0, 0, err))
 		return -1;
+	old = blas_threads_enter(m);
 	predict_rows(f, &w, x, n, out);
+	openblas_set_num_threads(old);
 	work_release(&w);
 	return 0;
 }

@@ -310,10 +310,12 @@ static const char *member_value_meaning(const char *method)
 		return "the share of greedy selection's picks on validation "
 		       "(with replacement; 0: never picked)";
 	if (strcmp(method, "stacking") == 0)
-		return "the linear meta-learner's coefficients on the member's "
-		       "predictions: p(class 1) to p(class k-1) for k classes, "
-		       "the value for a regression; with three classes or more "
-		       "one line per class score";
+		return "weights fitted on out-of-fold or validation rows, "
+		       "non-negative and summing to 1 (the mean's when those "
+		       "rows are few); runs before issue 18 stored the linear "
+		       "meta-learner's coefficients: p(class 1) to p(class k-1) "
+		       "for k classes, the value for a regression, one line per "
+		       "class score with three classes or more";
 	if (strcmp(method, "vote") == 0)
 		return "one vote each";
 	return "";

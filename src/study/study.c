@@ -39,7 +39,10 @@ static int data_config(const struct cfl_data_opts *d, struct cfl_buf *b)
 			      d->schema.only_re ? d->schema.only_re : "",
 			      d->test_path ? d->test_path : "",
 			      d->valid_path ? d->valid_path : "", d->test_frac,
-			      d->valid_frac);
+			      d->valid_frac) |
+	       (d->schema.categorical_re
+			? cfl_buf_printf(b, "categorical=%s\n", d->schema.categorical_re)
+			: 0);
 }
 
 static int repeat_config(const struct cfl_study_plan *p, struct cfl_buf *b)

@@ -43,7 +43,7 @@ SYN="$BENCH_DIR/synth_clf_100k.csv"
 MODEL=(--models linear)
 name=linear
 if "$CFL" --version | grep -qw fcnn; then
-	MODEL=(--models fcnn --set fcnn.hidden=64,64 --set fcnn.epochs=40 --set fcnn.patience=0)
+	MODEL=(--models fcnn --set fcnn.hidden=64,64 --set fcnn.batch_size=128 --set fcnn.epochs=40 --set fcnn.patience=0)
 	name="fcnn (W1 net, 40 epochs)"
 fi
 ARGS=("$SYN" "${MODEL[@]}" --num-repeat 3 --seed 0 --ensemble none --db "$B/w.db" -q)

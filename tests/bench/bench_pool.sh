@@ -41,7 +41,7 @@ EFF_MODEL=linear
 if "$CFL" --version 2>/dev/null | grep -qw fcnn; then
 	# fcnn: the W1 net with 20 epochs (about a second per trial)
 	EFF_MODEL=fcnn
-	F=(--models fcnn --set fcnn.hidden=64,64 --set fcnn.epochs=20 --set fcnn.patience=0)
+	F=(--models fcnn --set fcnn.hidden=64,64 --set fcnn.batch_size=128 --set fcnn.epochs=20 --set fcnn.patience=0)
 	EFF_ARGS=("${F[@]}" --num-repeat 4)
 	HALF_ARGS=("${F[@]}" --num-repeat 2)
 fi
@@ -96,7 +96,7 @@ if [ "$EFF_MODEL" = fcnn ]; then
 		task=""
 		[ "$ds" = diabetes ] && task="--task reg"
 		c=$(wall "$CFL" repeat "$tr" --test "$te" $task --models fcnn \
-			--set fcnn.hidden=64,64 --set fcnn.epochs=40 --set fcnn.patience=0 \
+			--set fcnn.hidden=64,64 --set fcnn.batch_size=128 --set fcnn.epochs=40 --set fcnn.patience=0 \
 			--valid-frac 0 --num-repeat 3 --num-jobs 2 --ensemble none \
 			--db "$B/w1.db" -q)
 		t=$(wall $PY "$ROOT/tests/bench/w1_e2e_torch.py" "$tr" "$te")

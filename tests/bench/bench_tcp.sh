@@ -29,7 +29,7 @@ SYN="$BENCH_DIR/synth_clf_100k.csv"
 rm -f "$B/l.times" "$B/r.times" "$B/s.times"
 M=(--models linear)
 if "$CFL" --version | grep -qw fcnn; then
-	M=(--models fcnn --set fcnn.hidden=64,64 --set fcnn.epochs=40 --set fcnn.patience=0 --ensemble none)
+	M=(--models fcnn --set fcnn.hidden=64,64 --set fcnn.batch_size=128 --set fcnn.epochs=40 --set fcnn.patience=0 --ensemble none)
 fi
 w1_local() {
 	rm -f "$B/l.db"*

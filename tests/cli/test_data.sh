@@ -182,3 +182,56 @@ test_data_load_mode() {
 	expect_rc 0
 	expect_out "rows 1797 cols 65 features 61"
 }
+
+# Issue 18, cause 3: integer codes (an ordinal 1..10 rating, a count of
+# legs) stay numeric, text stays categorical, --categorical one-hot encodes
+# the named columns; describe says which and why.  Data: the messy fixture.
+test_data_integers_stay_numeric() {
+	"$ROOT/${CFL_BUILD:-build}/tests/fixture_messy" clf 300 3 > messy.csv || fail "fixture_messy failed"
+	run "$CFL" data describe messy.csv
+	expect_rc 0
+	grep -qE '^rating +numeric +0 +10 +1 \.\. 10, integers kept numeric' <<<"$out" || fail "rating: $out"
+	grep -qE '^legs +numeric ' <<<"$out" || fail "legs: $out"
+	grep -qE '^colour +categorical +0 +5 +one-hot, text' <<<"$out" || fail "colour: $out"
+	expect_out "5 numeric, 2 categorical, 0 dropped"
+	run "$CFL" data describe messy.csv --categorical '^(rating|legs)$'
+	expect_rc 0
+	grep -qE '^rating +categorical +0 +10 +one-hot, --categorical' <<<"$out" || fail "rating: $out"
+	grep -qE '^legs +categorical ' <<<"$out" || fail "legs: $out"
+	expect_out "3 numeric, 4 categorical, 0 dropped"
+	run "$CFL" data describe messy.csv --categorical '(('
+	expect_rc 1
+	expect_err "--categorical '((': bad regular expression"
+	# a text cell among integer codes: a broken cell, unless they are labels
+	{ echo "code,y"; for i in $(seq 1 40); do echo "$((i % 5)),$((i % 2))"; done; echo "x9,1"; } > st.csv
+	run "$CFL" data describe st.csv
+	expect_rc 1
+	expect_err "text 'x9' in numeric column 'code'"
+	run "$CFL" data describe st.csv --categorical '^code$'
+	expect_rc 0
+	grep -qE '^code +categorical +0 +6 +one-hot, --categorical' <<<"$out" || fail "code: $out"
+	run "$CFL" train messy.csv --model linear --categorical '^rating$' -o m.cfl
+	expect_rc 0
+	grep -q '^cat rating 1 10' m.cfl || fail "no one-hot rating in the model file"
+}
+
+# Issue 18, cause 7: rows whose target is missing are dropped with a
+# warning that counts them (the data file and a --test file alike); a file
+# with no target value at all is an error.
+test_data_missing_target_rows_dropped() {
+	"$ROOT/${CFL_BUILD:-build}/tests/fixture_messy" reg 200 2 3 > mt.csv || fail "fixture_messy failed"
+	[ "$(grep -c ',$' mt.csv)" = 3 ] || fail "the fixture wrote $(grep -c ',$' mt.csv) rows without a target"
+	run "$CFL" data describe mt.csv
+	expect_rc 0
+	expect_out "rows      197 (3 without a target value dropped)"
+	expect_err "warning: 'mt.csv': 3 rows without a target value dropped"
+	run "$CFL" train mt.csv --model linear -o m.cfl --test mt.csv
+	expect_rc 0
+	expect_out "test_rows    197"
+	expect_err "warning: 'mt.csv': 3 rows without a target value dropped"
+	[ "$(grep -c 'without a target value' <<<"$err")" = 2 ] || fail "one warning per file: $err"
+	printf 'x,y\n1,\n2,NA\n' > none.csv
+	run "$CFL" data describe none.csv
+	expect_rc 1
+	expect_err "every row's target 'y' is missing"
+}

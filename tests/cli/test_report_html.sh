@@ -149,9 +149,11 @@ test_report_html_of_a_tune_run() {
 }
 
 # A repeat run with mean and stacking: the page lists every member (model,
-# repeat) once, with the mean's weights and stacking's coefficients (one
-# line per class score on iris); a database written before stacking stored
-# its coefficients still lists the members.  The text table is untouched.
+# repeat) once, with the mean's weights and stacking's (on iris's 12
+# validation rows stacking keeps the mean's weights and says so); a
+# database written before issue 18 (stacking's linear coefficients, one
+# line per class score on iris) and one written before stacking stored its
+# coefficients still list the members.  The text table is untouched.
 test_report_html_lists_ensemble_members() {
 	"$CFL" repeat --help >/dev/null 2>&1 || return 0
 	run "$CFL" repeat "$ROOT/datasets/iris.csv" --models linear,baseline \
@@ -162,30 +164,38 @@ test_report_html_lists_ensemble_members() {
 	expect_rc 0
 	f=out/m.html
 	grep -q '<summary>Members: 4</summary>' "$f" || fail "not 4 members"
-	grep -q '<th>mean<br>weight</th><th>stacking<br>coefficients</th>' "$f" ||
-		fail "no weight and coefficient columns"
+	grep -q '<th>mean<br>weight</th><th>stacking<br>weight</th>' "$f" ||
+		fail "no weight columns"
 	for m in linear baseline; do
 		for r in 0 1; do
 			grep -Eq "<tr><td class=\"num\">[1-4]</td><td>$m</td><td class=\"num\">$r</td>" "$f" ||
 				fail "no member $m repeat $r"
 		done
 	done
-	# every member: weight 0.25 for the mean, three class lines of two
-	# numbers for stacking
-	[ "$(grep -Ec '<td class="num">0.25</td><td class="num">class 0: [-0-9.e]+ [-0-9.e]+<br>class 1: [-0-9.e]+ [-0-9.e]+<br>class 2: [-0-9.e]+ [-0-9.e]+</td></tr>' "$f")" = 4 ] ||
-		fail "weights or coefficients missing: $(grep -A6 '<table class="members">' "$f")"
-	grep -q '<dd>4 members; meta linear l2=1 on valid;' "$f" || fail "stacking not described"
+	[ "$(grep -c '<td class="num">0.25</td><td class="num">0.25</td></tr>' "$f")" = 4 ] ||
+		fail "weights missing: $(grep -A6 '<table class="members">' "$f")"
+	grep -q "<dd>4 members; the mean&#39;s: only 12 valid rows, stacking fits on 20 or more" "$f" ||
+		grep -q "<dd>4 members; the mean's: only 12 valid rows, stacking fits on 20 or more" "$f" ||
+		fail "stacking's fallback not described: $(grep '<dd>4 members' "$f")"
 	if grep -Eqi '<script|https?:|src=|href=' "$f"; then
 		fail "the page refers to something outside itself"
 	fi
 	run "$CFL" report m --db r.db
 	[ "$out" = "$printed" ] || fail "the text table changed"
 	command -v sqlite3 >/dev/null || return 0
-	# the members text of an older cfl: no coefficients
-	sqlite3 r.db "UPDATE ensembles SET members = substr(members, 1,
-		instr(members, '; coefs') - 1) WHERE name = 'stacking'"
-	grep -q 'coefs' <<<"$(sqlite3 r.db "SELECT members FROM ensembles")" &&
-		fail "coefficients not removed"
+	# the members text of a cfl before issue 18: linear coefficients
+	c='0.5 -0.25/1 2/-3 0.125'
+	sqlite3 r.db "UPDATE ensembles SET members = 'trials 1,2,3,4; meta linear l2=1 on valid; coefs $c,$c,$c,$c'
+		WHERE name = 'stacking'"
+	run "$CFL" report m --db r.db --format html --out coefs
+	expect_rc 0
+	grep -q '<th>mean<br>weight</th><th>stacking<br>coefficients</th>' coefs/m.html ||
+		fail "old text: no coefficient column"
+	[ "$(grep -Ec '<td class="num">0.25</td><td class="num">class 0: 0.5 -0.25<br>class 1: 1 2<br>class 2: -3 0.125</td></tr>' coefs/m.html)" = 4 ] ||
+		fail "old text: coefficients missing: $(grep -A6 '<table class="members">' coefs/m.html)"
+	# and of an older cfl still: no coefficients
+	sqlite3 r.db "UPDATE ensembles SET members = 'trials 1,2,3,4; meta linear l2=1 on valid'
+		WHERE name = 'stacking'"
 	run "$CFL" report m --db r.db --format html --out old
 	expect_rc 0
 	grep -q '<th>mean<br>weight</th><th>stacking</th>' old/m.html ||
@@ -194,26 +204,26 @@ test_report_html_lists_ensemble_members() {
 		fail "old text: members not listed"
 }
 
-# Two classes and a regression: one stacking coefficient per member (for
-# two classes the one on p(class 1), as class 0's row is all zeros); the
-# linear model, the informative member, gets a clearly positive one.
+# Two classes and a regression: one stacking weight per member, fitted on
+# enough validation rows (30% of train); the linear model, the informative
+# member, gets most of the weight, the baseline little.
 test_report_html_stacking_coefficient_per_member() {
 	"$CFL" repeat --help >/dev/null 2>&1 || return 0
 	command -v sqlite3 >/dev/null || return 0
 	for d in breast_cancer diabetes; do
-		run "$CFL" repeat "$ROOT/datasets/$d.csv" --models linear,baseline \
+		run "$CFL" repeat "$ROOT/datasets/$d.csv" --models linear,baseline --valid-frac 0.3 \
 			--num-repeat 1 --ensemble stacking --db "$d.db" --name "$d" -q
 		expect_rc 0
 		members=$(sqlite3 "$d.db" "SELECT members FROM ensembles")
-		grep -Eq '^trials 1,2; meta linear l2=1 on valid; coefs [-0-9.e]+,[-0-9.e]+$' <<<"$members" ||
-			fail "$d: not one coefficient per member: $members"
-		linear=$(sed 's/.*coefs \([^,]*\),.*/\1/' <<<"$members")
-		awk -v c="$linear" 'BEGIN { exit !(c > 0.1) }' ||
-			fail "$d: linear's coefficient $linear"
+		grep -Eq '^trials 1,2; weights [0-9.e-]+,[0-9.e-]+; meta non-negative weights summing to 1 on [0-9]+ valid rows$' <<<"$members" ||
+			fail "$d: not one weight per member: $members"
+		linear=$(sed 's/.*weights \([^,]*\),.*/\1/' <<<"$members")
+		awk -v c="$linear" 'BEGIN { exit !(c > 0.6 && c <= 1) }' ||
+			fail "$d: linear's weight $linear"
 		run "$CFL" report "$d" --db "$d.db" --format html --out out
 		expect_rc 0
 		shown=$(LC_ALL=C printf '%.4g' "$linear")
 		grep -q "<td>linear</td>.*<td class=\"num\">$shown</td></tr>" "out/$d.html" ||
-			fail "$d: linear's coefficient $shown not on the page"
+			fail "$d: linear's weight $shown not on the page"
 	done
 }

@@ -43,3 +43,22 @@ test_runs_lists_a_repeat_run() {
 	expect_out "done"
 	expect_out "2/2"
 }
+
+# Issue 18, cause 7: a tune run's best is the candidate the run chose on
+# validation (the "best (HEX)" its report prints) with its refit's test
+# mean, not the candidate with the best test mean (on wine, seed 0, those
+# differ: the old listing named e2ef51d5).
+test_runs_tune_best_is_the_chosen_candidate() {
+	"$CFL" tune --help >/dev/null 2>&1 || return 0
+	run "$CFL" tune "$ROOT/datasets/wine.csv" --model linear --num-search 4 --num-repeat 1 \
+		--db t.db --name tt -q
+	expect_rc 0
+	local hex
+	hex=$(sed -n 's/^best  *(\([0-9a-f]*\)).*/\1/p' <<<"$out")
+	[ -n "$hex" ] || fail "no best candidate in: $out"
+	refit=$(grep "^| best ($hex)" <<<"$out" | awk -F'|' '{ gsub(/[ -]/, "", $3); print $3 }')
+	run "$CFL" runs --db t.db
+	expect_rc 0
+	grep -Eq "^tt .* $hex acc $refit \(refit\)\$" <<<"$out" ||
+		fail "runs does not name the chosen candidate $hex (refit acc $refit): $out"
+}

@@ -146,6 +146,11 @@ test_predict_regression() {
 	expect_out "r2 "
 	[ "$(wc -l < p.csv)" = 443 ] || fail "p.csv rows: $(wc -l < p.csv)"
 	sed -n 2p p.csv | grep -qE '^-?[0-9.]+(e[-+][0-9]+)?$' || fail "value: $(sed -n 2p p.csv)"
+	# issue 18, cause 7: --proba of a regression is a usage error, no file
+	run "$CFL" predict d.cfl "$ROOT/datasets/diabetes.csv" --proba -o q.csv
+	expect_rc 2
+	expect_err "--proba needs a classification model"
+	[ ! -e q.csv ] || fail "q.csv written"
 }
 
 test_predict_columns_by_name_any_order() {
@@ -303,4 +308,43 @@ test_output_to_a_pipe() {
 	expect_rc 0
 	[ -p pipe ] || fail "the pipe was replaced by train"
 	head -1 got.cfl | grep -qx 'cfl-model 1' || fail "the pipe got no model"
+}
+
+# Issue 18, cause 4: fcnn's default batch size and epochs give small data
+# enough optimiser steps (iris: 108 train rows, batch 16, 7 steps an epoch,
+# 286 epochs = 2002 steps; before: 40 epochs of one step), while W1's
+# settings given explicitly train exactly as before the change: the model
+# file's SHA-256 below is the one the code before it wrote (OpenBLAS on
+# this project's x86-64 machines).
+test_train_fcnn_auto_steps_and_w1_unchanged() {
+	run "$CFL" train "$ROOT/datasets/iris.csv" --model fcnn --set patience=0 -o a.cfl
+	expect_rc 0
+	expect_out "epochs_run   286"
+	run "$CFL" train "$ROOT/datasets/iris.csv" --model fcnn --set batch_size=128 --set patience=0 -o b.cfl
+	expect_rc 0
+	expect_out "epochs_run   1000"	# one step an epoch: 2000, capped
+	run "$CFL" train "$ROOT/datasets/iris.csv" --model fcnn --set hidden=64,64 \
+		--set batch_size=128 --set epochs=40 --set patience=0 --seed 1 -o w1.cfl
+	expect_rc 0
+	expect_out "epochs_run   40"
+	[ "$(sha256sum < w1.cfl | cut -d' ' -f1)" = f511bb1ba67423d049cc4a7381cb905f125ab9881450b68b0d00e7cca29d76d2 ] ||
+		fail "W1 settings no longer train the same model: $(sha256sum < w1.cfl)"
+	run "$CFL" train "$ROOT/datasets/iris.csv" --model fcnn --set epochs=auto --set batch_size=0 -o c.cfl
+	expect_rc 2
+	expect_err "batch_size must be an integer"
+}
+
+# Issue 18, cause 6: the same seed writes the same fcnn model file whatever
+# OPENBLAS_NUM_THREADS says (fit and predict use one BLAS thread unless
+# threads=T is given).
+test_train_fcnn_file_independent_of_blas_threads() {
+	OPENBLAS_NUM_THREADS=1 "$CFL" train "$ROOT/datasets/digits.csv" --model fcnn --set epochs=4 -o t1.cfl > o1.txt 2>/dev/null || fail "train 1"
+	OPENBLAS_NUM_THREADS=2 "$CFL" train "$ROOT/datasets/digits.csv" --model fcnn --set epochs=4 -o t2.cfl > o2.txt 2>/dev/null || fail "train 2"
+	cmp -s t1.cfl t2.cfl || fail "OPENBLAS_NUM_THREADS=1 and =2 wrote different model files"
+	[ "$(grep test_ o1.txt)" = "$(grep test_ o2.txt)" ] || fail "metrics differ: $(cat o1.txt o2.txt)"
+	run "$CFL" train "$ROOT/datasets/iris.csv" --model fcnn --set threads=2 --set epochs=3 -o t3.cfl
+	expect_rc 0
+	run "$CFL" train "$ROOT/datasets/iris.csv" --model fcnn --set threads=0 -o t4.cfl
+	expect_rc 2
+	expect_err "threads must be an integer in [1, 256]"
 }

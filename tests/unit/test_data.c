@@ -207,19 +207,38 @@ static void t_schema_integer_codes(void)
 {
 	struct cfl_csv csv;
 	struct cfl_schema s;
+	struct cfl_schema_opts o = { 0 };
+	struct cfl_err err = { { 0 } };
 	struct cfl_buf b;
 
-	/* a few integer codes: categorical; many integers: numeric */
+	/* integers, few values or many: numeric (an ordinal score keeps its
+	 * order); --categorical names the codes; text stays categorical */
 	cfl_buf_init(&b);
-	cfl_buf_puts(&b, "code,count,y\n");
+	cfl_buf_puts(&b, "code,count,grade,word,y\n");
 	for (int i = 0; i < 40; i++)
-		cfl_buf_printf(&b, "%d,%d,%d\n", i % 4 + 1, (i * 7) % 25, i % 2);
+		cfl_buf_printf(&b, "%d,%d,%d,w%d,%d\n", i % 4 + 1, (i * 7) % 25,
+			       i % 3, i % 5, i % 2);
 	parse_ok(&csv, b.data);
 	infer_ok(&s, &csv, NULL);
-	CHECK_INT(s.cols[0].type, CFL_COL_CATEGORICAL);
+	CHECK_INT(s.cols[0].type, CFL_COL_NUMERIC);
+	CHECK_STR(s.cols[0].type_reason, "integers");
 	CHECK_INT(s.cols[1].type, CFL_COL_NUMERIC);
+	CHECK_INT(s.cols[2].type, CFL_COL_NUMERIC);
+	CHECK_INT(s.cols[3].type, CFL_COL_CATEGORICAL);
+	CHECK_STR(s.cols[3].type_reason, "text");
 	CHECK_INT(s.task, CFL_TASK_CLF);
 	cfl_schema_release(&s);
+	o.categorical_re = "^(code|count)$";
+	CHECK_MSG(cfl_schema_infer(&s, &csv, &o, &err) == 0, "%s", err.msg);
+	CHECK_INT(s.cols[0].type, CFL_COL_CATEGORICAL);
+	CHECK_STR(s.cols[0].type_reason, "--categorical");
+	CHECK_INT(s.cols[1].type, CFL_COL_CATEGORICAL);
+	CHECK_INT(s.cols[2].type, CFL_COL_NUMERIC);
+	CHECK_INT(s.cols[3].type, CFL_COL_CATEGORICAL);
+	cfl_schema_release(&s);
+	o.categorical_re = "(";
+	CHECK(cfl_schema_infer(&s, &csv, &o, &err) == -1);
+	CHECK_CONTAINS(err.msg, "--categorical '(': bad regular expression");
 	cfl_csv_release(&csv);
 	cfl_buf_release(&b);
 }
@@ -459,7 +478,12 @@ static void t_encoder_save_load(void)
 	size_t idx[5] = { 0, 1, 2, 3, 4 };
 
 	parse_ok(&csv, "x,\"my col\",k,y\n0.1,\"a b\",1,3\n0.2,\"50%\",2,1\n0.3,\"x\ny\",3,3\n0.7,\"a b\",1,2\nNA,z,2,1\n");
-	infer_ok(&s, &csv, NULL);
+	{
+		struct cfl_schema_opts o = { 0 };
+
+		o.categorical_re = "^k$";
+		CHECK_MSG(cfl_schema_infer(&s, &csv, &o, &err) == 0, "%s", err.msg);
+	}
 	CHECK_INT(s.cols[2].type, CFL_COL_CATEGORICAL);	/* integer codes */
 	CHECK(cfl_encoder_fit(&enc, &s, &csv, idx, 5, &err) == 0);
 	cfl_buf_init(&b);

@@ -339,82 +339,217 @@ static void t_build_every_method(void)
 	cfl_ens_output_release(&o);
 }
 
-static void stack(const struct fixture *f, struct cfl_ens_output *o)
+/* Stacking's fixture: three members of a 3-class problem on NB rows of
+ * validation and of OOF, 4 test rows.  Member 0 puts 0.7 on the true
+ * class, member 1 0.4, member 2 is confidently wrong on every 3rd row. */
+#define NB 60
+struct big {
+	double valid[3][NB * 3], test[3][12], oof[3][NB * 3];
+	double y_valid[NB], y_test[4], y_train[NB];
+	struct cfl_ens_member members[3];
+	enum cfl_metric_id metrics[2];
+	struct cfl_ens_input in;
+};
+
+static void big_fill(double *p, const double *y, size_t n, int member)
 {
-	build_ok(f, CFL_ENS_STACKING, o);
+	for (size_t i = 0; i < n; i++) {
+		size_t c = (size_t)y[i];
+		double on = member == 0 ? 0.7 : member == 1 ? 0.4 : i % 3 ? 0.9 : 0.02;
+
+		for (size_t k = 0; k < 3; k++)
+			p[3 * i + k] = k == c ? on : (1 - on) / 2;
+	}
 }
 
-static int same_meta(const struct cfl_ens_output *a,
-		     const struct cfl_ens_output *b)
+static void big_init(struct big *f, int with_oof)
 {
-	const struct cfl_linear *x = &a->stacker.meta, *y = &b->stacker.meta;
-
-	return x->d == y->d && x->n_out == y->n_out &&
-	       same(x->w, y->w, x->n_out * x->d) && same(x->b, y->b, x->n_out);
+	memset(f, 0, sizeof(*f));
+	for (int i = 0; i < NB; i++) {
+		f->y_valid[i] = (i * 7) % 3;
+		f->y_train[i] = (i * 5 + 1) % 3;
+	}
+	for (int i = 0; i < 4; i++)
+		f->y_test[i] = (i + 1) % 3;
+	for (int j = 0; j < 3; j++) {
+		big_fill(f->valid[j], f->y_valid, NB, j);
+		big_fill(f->oof[j], f->y_train, NB, j);
+		big_fill(f->test[j], (double[]){ 0, 1, 2, 0 }, 4, j);
+		f->members[j].valid = f->valid[j];
+		f->members[j].test = f->test[j];
+		f->members[j].oof = with_oof ? f->oof[j] : NULL;
+	}
+	f->metrics[0] = CFL_M_ACC;
+	f->metrics[1] = CFL_M_LOGLOSS;
+	f->in = (struct cfl_ens_input){
+		.n_members = 3, .members = f->members, .n_out = 3, .n_classes = 3,
+		.n_valid = NB, .n_test = 4, .n_train = NB, .y_valid = f->y_valid,
+		.y_test = f->y_test, .y_train = with_oof ? f->y_train : NULL,
+		.n_metrics = 2, .metrics = f->metrics, .l2 = CFL_ENS_DEFAULT_L2,
+		.greedy_rounds = CFL_ENS_DEFAULT_GREEDY_ROUNDS,
+	};
 }
 
-/* Stacking on validation: the test labels change the test metrics only;
- * the validation labels change the meta-learner. */
+static void stack(const struct cfl_ens_input *in, struct cfl_ens_output *o)
+{
+	struct cfl_err err;
+
+	CHECK_MSG(cfl_ensemble_build(CFL_ENS_STACKING, in, o, &err) == 0, "%s", err.msg);
+}
+
+/* Stacking on validation: non-negative weights summing to one, the best
+ * member weighted most, a validation log loss no worse than the mean's;
+ * the test labels change the test metrics only; the validation labels
+ * change the weights. */
 static void t_stacking_ignores_test_labels(void)
 {
-	struct fixture f;
-	struct cfl_ens_output o1, o2, o3;
+	struct big f;
+	struct cfl_ens_output o1, o2, o3, mean;
+	struct cfl_err err;
 
-	fixture_init(&f, 0);
-	stack(&f, &o1);
+	big_init(&f, 0);
+	stack(&f.in, &o1);
 	CHECK(!o1.stacked_on_oof);
+	CHECK(!o1.stack_fallback);
+	CHECK(o1.weights != NULL);
+	CHECK_NEAR(o1.weights[0] + o1.weights[1] + o1.weights[2], 1, 1e-9);
+	for (int j = 0; j < 3; j++)
+		CHECK(o1.weights[j] >= 0);
+	CHECK(o1.weights[0] > o1.weights[1] && o1.weights[0] > o1.weights[2]);
+	CHECK_MSG(cfl_ensemble_build(CFL_ENS_MEAN, &f.in, &mean, &err) == 0, "%s", err.msg);
+	CHECK(o1.valid_metrics[1] <= mean.valid_metrics[1]);
 	for (int i = 0; i < 4; i++)
-		f.y_test[i] = (f.y_test[i] + 1 + i) == 3 ? 0 : 2 - f.y_test[i];
-	stack(&f, &o2);
-	CHECK(same_meta(&o1, &o2));
+		f.y_test[i] = (double[]){ 0, 1, 2, 0 }[i];
+	stack(&f.in, &o2);
+	CHECK(same(o1.weights, o2.weights, 3));
 	CHECK(same(o1.test, o2.test, 12));
-	CHECK(same(o1.valid, o2.valid, 18));
+	CHECK(same(o1.valid, o2.valid, NB * 3));
 	CHECK(!same(o1.test_metrics, o2.test_metrics, 2));
 	CHECK(same(o1.valid_metrics, o2.valid_metrics, 2));
-	/* the check can fail: labels it does fit on move the meta-learner */
-	f.y_valid[0] = 2;
-	f.y_valid[4] = 0;
-	stack(&f, &o3);
-	CHECK(!same_meta(&o1, &o3));
+	/* the check can fail: labels it does fit on move the weights */
+	for (int i = 0; i < NB; i += 3)
+		f.y_valid[i] = (f.y_valid[i] + 1) == 3 ? 0 : f.y_valid[i] + 1;
+	stack(&f.in, &o3);
+	CHECK(!same(o1.weights, o3.weights, 3));
 	CHECK(!same(o1.test, o3.test, 12));
 	cfl_ens_output_release(&o1);
 	cfl_ens_output_release(&o2);
 	cfl_ens_output_release(&o3);
+	cfl_ens_output_release(&mean);
 }
 
 /* With out-of-fold predictions for every member, stacking fits on them:
  * validation and test labels leave it unchanged, training labels move it. */
 static void t_stacking_on_oof(void)
 {
-	struct fixture f;
+	struct big f;
 	struct cfl_ens_output o1, o2, o3;
 	struct cfl_buf b;
 
-	fixture_init(&f, 1);
-	stack(&f, &o1);
+	big_init(&f, 1);
+	stack(&f.in, &o1);
 	CHECK(o1.stacked_on_oof);
 	cfl_buf_init(&b);
 	CHECK(cfl_ens_output_describe(&o1, CFL_ENS_STACKING, 1, &b) == 0);
-	CHECK_STR(b.data, "meta linear l2=1 on oof");
+	CHECK_CONTAINS(b.data, "weights ");
+	CHECK_CONTAINS(b.data, "; meta non-negative weights summing to 1 on 60 oof rows");
 	cfl_buf_release(&b);
 	f.y_valid[0] = 2;
 	f.y_test[0] = 1 - f.y_test[0] + 1;
-	stack(&f, &o2);
-	CHECK(same_meta(&o1, &o2));
+	stack(&f.in, &o2);
+	CHECK(same(o1.weights, o2.weights, 3));
 	CHECK(same(o1.test, o2.test, 12));
-	f.y_train[1] = 0;
-	f.y_train[5] = 1;
-	stack(&f, &o3);
-	CHECK(!same_meta(&o1, &o3));
+	for (int i = 0; i < NB; i += 3)
+		f.y_train[i] = (f.y_train[i] + 1) == 3 ? 0 : f.y_train[i] + 1;
+	stack(&f.in, &o3);
+	CHECK(!same(o1.weights, o3.weights, 3));
 	cfl_ens_output_release(&o1);
 	cfl_ens_output_release(&o2);
 	cfl_ens_output_release(&o3);
 	/* one member without OOF predictions: back to validation */
-	fixture_init(&f, 1);
+	big_init(&f, 1);
 	f.members[1].oof = NULL;
-	stack(&f, &o1);
+	stack(&f.in, &o1);
 	CHECK(!o1.stacked_on_oof);
 	cfl_ens_output_release(&o1);
+}
+
+/* Issue 18, cause 5: with few rows to fit on (6 validation rows here),
+ * stacking fits nothing, keeps the mean's weights and says so. */
+static void t_stacking_few_rows_is_the_mean(void)
+{
+	struct fixture f;
+	struct cfl_ens_output o, mean;
+	struct cfl_err err;
+	struct cfl_buf b;
+
+	fixture_init(&f, 0);
+	stack(&f.in, &o);
+	CHECK(o.stack_fallback);
+	CHECK_INT(o.stack_rows, 6);
+	CHECK_MSG(cfl_ensemble_build(CFL_ENS_MEAN, &f.in, &mean, &err) == 0, "%s", err.msg);
+	for (int i = 0; i < 12; i++)
+		CHECK_NEAR(o.test[i], mean.test[i], 1e-15);
+	cfl_buf_init(&b);
+	CHECK(cfl_ens_output_describe(&o, CFL_ENS_STACKING, 1, &b) == 0);
+	CHECK_STR(b.data, "weights 0.333333,0.333333,0.333333; the mean's: only 6 valid rows, stacking fits on 20 or more");
+	cfl_buf_release(&b);
+	CHECK_INT(cfl_ens_stack_min_rows(3), 20);
+	CHECK_INT(cfl_ens_stack_min_rows(25), 25);
+	cfl_ens_output_release(&o);
+	cfl_ens_output_release(&mean);
+}
+
+/* Issue 18, cause 5 (diabetes: an unconstrained meta-learner on 35 rows of
+ * 15 collinear inputs lost to every member): regression stacking on
+ * collinear members never does worse on its rows than the mean or than
+ * the best member (each is a point of the simplex it searches). */
+static void t_stacking_regression_never_worse(void)
+{
+	enum { N = 80, M = 4 };
+	double f[M][N], t[M][2], y[N], yt[2] = { 1, 2 };
+	struct cfl_ens_member mem[M];
+	enum cfl_metric_id metric = CFL_M_MSE;
+	struct cfl_ens_input in;
+	struct cfl_ens_output o, mean;
+	struct cfl_err err;
+	struct cfl_rng r;
+	double best = INFINITY;
+
+	cfl_rng_seed(&r, 5);
+	for (int i = 0; i < N; i++) {
+		double noise = cfl_rng_normal(&r);
+
+		y[i] = 10 * cfl_rng_normal(&r);
+		f[0][i] = y[i] + 3 * noise;			/* good */
+		f[1][i] = y[i] + 3 * noise + 0.1 * cfl_rng_normal(&r);	/* its twin */
+		f[2][i] = 0.5 * y[i] + 2;			/* shrunk, biased */
+		f[3][i] = y[i] + 8 * cfl_rng_normal(&r);	/* noisy */
+	}
+	for (int j = 0; j < M; j++) {
+		double mse = 0;
+
+		for (int i = 0; i < N; i++)
+			mse += (f[j][i] - y[i]) * (f[j][i] - y[i]) / N;
+		if (mse < best)
+			best = mse;
+		t[j][0] = t[j][1] = j;
+		mem[j] = (struct cfl_ens_member){ f[j], t[j], NULL };
+	}
+	in = (struct cfl_ens_input){ .n_members = M, .members = mem, .n_out = 1,
+		.n_valid = N, .n_test = 2, .y_valid = y, .y_test = yt,
+		.n_metrics = 1, .metrics = &metric, .l2 = 1 };
+	stack(&in, &o);
+	CHECK(!o.stack_fallback);
+	CHECK_MSG(cfl_ensemble_build(CFL_ENS_MEAN, &in, &mean, &err) == 0, "%s", err.msg);
+	CHECK_MSG(o.valid_metrics[0] <= best * (1 + 1e-6), "%g > best member %g",
+		  o.valid_metrics[0], best);
+	CHECK(o.valid_metrics[0] <= mean.valid_metrics[0]);
+	CHECK_NEAR(o.weights[0] + o.weights[1] + o.weights[2] + o.weights[3], 1, 1e-9);
+	for (int j = 0; j < M; j++)
+		CHECK(o.weights[j] >= 0);
+	cfl_ens_output_release(&o);
+	cfl_ens_output_release(&mean);
 }
 
 /* Weighted and greedy choose weights on validation only. */
@@ -472,6 +607,8 @@ const struct cfl_test cfl_tests[] = {
 	TEST(t_build_every_method),
 	TEST(t_stacking_ignores_test_labels),
 	TEST(t_stacking_on_oof),
+	TEST(t_stacking_few_rows_is_the_mean),
+	TEST(t_stacking_regression_never_worse),
 	TEST(t_weights_ignore_test_labels),
 	TEST(t_parse_list),
 	{ 0 }

@@ -375,6 +375,72 @@ static char *joined(const struct cfl_params *p)
 	return b.data;
 }
 
+/* Issue 18, cause 7: a budget below the grid's size asks grid points drawn
+ * with the seed (so the first parameter varies), distinct, the same for the
+ * same seed, other points for another seed; past the budget the rest of
+ * the grid follows, each point once. */
+static void t_grid_budget_draws_a_subset(void)
+{
+	struct cfl_space sp;
+	struct cfl_params p;
+	struct cfl_err err;
+	struct cfl_search_opts o;
+	char *first[3][6];
+	int n_a[3] = { 0 };
+
+	parse_ok(&sp, "a = choice(x, y, z)\nb = int(1, 3)\nc = uniform(0, 1)\n", NULL);
+	cfl_params_init(&p);
+	for (int run = 0; run < 3; run++) {
+		struct cfl_search *s;
+		char *all[18];
+		size_t n = 0, idx;
+		int rc;
+		int a_seen[3] = { 0 };
+
+		cfl_search_opts_init(&o);
+		o.method = CFL_SEARCH_GRID;
+		o.grid_points = 2;
+		o.seed = run < 2 ? 5 : 6;
+		o.budget = 6;
+		s = cfl_search_new(&sp, &o, &err);
+		CHECK_MSG(s != NULL, "%s", err.msg);
+		while ((rc = cfl_search_ask(s, &p, &idx, &err)) == 0) {
+			CHECK(n < 18);
+			all[n] = joined(&p);
+			for (size_t i = 0; i < n; i++)
+				CHECK_MSG(strcmp(all[i], all[n]) != 0, "twice: %s", all[n]);
+			if (n < 6) {
+				first[run][n] = all[n];
+				a_seen[cfl_params_get(&p, "a")[0] - 'x'] = 1;
+			}
+			n++;
+		}
+		CHECK_INT(rc, 1);
+		CHECK_INT(n, 18);
+		n_a[run] = a_seen[0] + a_seen[1] + a_seen[2];
+		for (size_t i = 6; i < n; i++)
+			free(all[i]);
+		cfl_search_free(s);
+	}
+	/* in grid order the first 6 points all have a=x */
+	CHECK_MSG(n_a[0] >= 2, "the subset kept a fixed: %s %s %s", first[0][0],
+		  first[0][1], first[0][2]);
+	for (int i = 0; i < 6; i++)
+		CHECK_STR(first[0][i], first[1][i]);
+	{
+		int differ = 0;
+
+		for (int i = 0; i < 6; i++)
+			differ |= strcmp(first[0][i], first[2][i]) != 0;
+		CHECK(differ);
+	}
+	for (int run = 0; run < 3; run++)
+		for (int i = 0; i < 6; i++)
+			free(first[run][i]);
+	cfl_params_release(&p);
+	cfl_space_release(&sp);
+}
+
 static void t_grid(void)
 {
 	struct cfl_space sp;
@@ -757,6 +823,7 @@ const struct cfl_test cfl_tests[] = {
 	TEST(t_gp_map),
 	TEST(t_log_ei),
 	TEST(t_grid),
+	TEST(t_grid_budget_draws_a_subset),
 	TEST(t_reproducible),
 	TEST(t_random_covers),
 	TEST(t_bo_batch_no_duplicates),

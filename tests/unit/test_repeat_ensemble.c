@@ -317,7 +317,7 @@ static void t_folds_stack_on_oof(void)
 			 "WHERE name='stacking'\" 2>/dev/null", s.path);
 		f = popen(q, "r");
 		if (f && fgets(line, sizeof(line), f) && line[0]) {
-			CHECK_CONTAINS(line, "on oof");
+			CHECK_CONTAINS(line, "oof rows");
 			/* 2 models x 2 repeats, each member 3 folds */
 			CHECK_CONTAINS(line, "trials 1+2+3,4+5+6,7+8+9,10+11+12;");
 		}
