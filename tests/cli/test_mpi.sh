@@ -1,6 +1,6 @@
 # CLI tests of the MPI backend: the transport alone under mpirun, then runs of
 # cfl under mpirun.  Every mpirun is bounded by `timeout`; the tests are
-# skipped (they pass, saying so) where mpirun is absent or cfl was built
+# skipped (counted so, saying why) where mpirun is absent or cfl was built
 # without MPI.
 
 # mpirun with what this machine needs: root, and more ranks than cores.
@@ -12,17 +12,30 @@ mpi_run() {
 	timeout -k 5 "${MPI_TIMEOUT:-60}" mpirun "${root[@]}" --oversubscribe "$@"
 }
 
-# Returns 0 (and says why) when the MPI tests cannot run here.
+# A wrapper that runs its arguments and writes their exit code to
+# $TMP/rc.RANK; it clears the last job's codes.  After
+# `run mpi_run -n 3 "$(mpi_rc)" PROG ...`, mpi_rank0_rc sets $rc to rank 0's
+# own exit code (cfl's), not mpirun's: a launcher may crash in its own
+# teardown (Open MPI's mpirun in PMIx_server_finalize after MPI_Abort), and
+# that is not cfl's behaviour.
+mpi_rc() {
+	rm -f "$TMP"/rc.*
+	cat >"$TMP/rankrc" <<EOF
+#!/bin/sh
+"\$@"
+echo \$? >"$TMP/rc.\${PMIX_RANK:-\${OMPI_COMM_WORLD_RANK:-\${SLURM_PROCID:-x}}}"
+EOF
+	chmod +x "$TMP/rankrc"
+	echo "$TMP/rankrc"
+}
+mpi_rank0_rc() {
+	rc=$(cat "$TMP/rc.0" 2>/dev/null) || rc="none (rank 0 did not end by itself; mpirun: $rc)"
+}
+
+# Skips the test (saying why) when the MPI tests cannot run here.
 mpi_skip() {
-	if ! command -v mpirun >/dev/null 2>&1; then
-		echo "    skipped: mpirun is not installed" >&2
-		return 0
-	fi
-	if ! "$CFL" --version | grep -q '^backends:.* mpi'; then
-		echo "    skipped: $CFL was built without MPI" >&2
-		return 0
-	fi
-	return 1
+	command -v mpirun >/dev/null 2>&1 || skip "mpirun is not installed"
+	"$CFL" --version | grep -q '^backends:.* mpi' || skip "$CFL was built without MPI"
 }
 
 # The build folder of $CFL (make passes CFL_BUILD).
@@ -51,16 +64,17 @@ test_mpi_version_lists_backends() {
 }
 
 test_mpi_transport_frames_broadcast_bridge() {
-	mpi_skip && return 0
-	run mpi_run -n 3 "$(mpi_selftest_bin)"
+	mpi_skip
+	run mpi_run -n 3 "$(mpi_rc)" "$(mpi_selftest_bin)"
+	mpi_rank0_rc
 	expect_rc 0
 	expect_out "mpi selftest: ok (3 ranks"
 }
 
 test_mpi_transport_refuses_a_damaged_dataset() {
-	mpi_skip && return 0
+	mpi_skip
+	# (every rank refuses, then the job is aborted: no exit code to read)
 	run mpi_run -n 3 "$(mpi_selftest_bin)" badsha
-	[ "$rc" != 0 ] || fail "a wrong digest was accepted"
 	expect_err "rank 1: refused: dataset broadcast: sha-256 mismatch on rank 1"
 	expect_err "rank 2: refused: dataset broadcast: sha-256 mismatch on rank 2"
 	expect_err "rank 0: refused: dataset broadcast: the dataset arrived damaged"
@@ -146,15 +160,31 @@ mpi_stop_ranks() {
 	kill -STOP $all 2>/dev/null
 }
 
+# Waits up to 20 s for every pid in $1 to be gone (or a zombie); fails
+# naming the first left.
+mpi_wait_gone() {
+	local p st left
+	for _ in $(seq 200); do
+		left=""
+		for p in $1; do
+			st=$(ps -o stat= -p "$p" 2>/dev/null)
+			[ -z "$st" ] || [[ "$st" == Z* ]] || { left="$p ($st)"; break; }
+		done
+		[ -z "$left" ] && return 0
+		sleep 0.1
+	done
+	fail "process $left outlived the job: $(ps -o pid=,stat=,args= -p "$(tr -s ' \n' ',' <<<"$1" | sed 's/^,//; s/,$//')")"
+}
 
 # mpirun -n 3: the table equals the local pool's for the same seed; both
 # worker ranks ran trials; rank 0 said it chose mpi by itself.
 test_mpi_repeat_equals_local() {
-	mpi_skip && return 0
+	mpi_skip
 	run "$CFL" repeat "$ROOT/datasets/iris.csv" --models linear,baseline --num-repeat 3 --seed 1 --metrics acc,logloss --num-jobs 2 --db local.db -q
 	expect_rc 0
 	local ref=$out
-	run mpi_run -n 3 "$CFL" repeat "$ROOT/datasets/iris.csv" --models linear,baseline --num-repeat 3 --seed 1 --metrics acc,logloss --db mpi.db
+	run mpi_run -n 3 "$(mpi_rc)" "$CFL" repeat "$ROOT/datasets/iris.csv" --models linear,baseline --num-repeat 3 --seed 1 --metrics acc,logloss --db mpi.db
+	mpi_rank0_rc
 	expect_rc 0
 	expect_err "started by mpirun with 3 ranks: using the mpi backend"
 	[ "$out" = "$ref" ] || fail "mpi table differs from the local one:
@@ -168,8 +198,9 @@ $ref"
 	[ "$(sqlite3 mpi.db "select count(*) from trials where worker not like 'rank:%'")" = 0 ] ||
 		fail "a trial ran outside a worker rank"
 	# explicit --backend mpi and --num-jobs per worker rank give the same
-	run mpi_run -n 3 "$CFL" repeat "$ROOT/datasets/iris.csv" --models linear,baseline --num-repeat 3 --seed 1 --metrics acc,logloss \
+	run mpi_run -n 3 "$(mpi_rc)" "$CFL" repeat "$ROOT/datasets/iris.csv" --models linear,baseline --num-repeat 3 --seed 1 --metrics acc,logloss \
 		--backend mpi --num-jobs 2 --db mpi2.db -q
+	mpi_rank0_rc
 	expect_rc 0
 	[ "$out" = "$ref" ] || fail "mpi table (--num-jobs 2) differs: $out"
 }
@@ -179,7 +210,7 @@ $ref"
 # on their node, and --test / --valid files work; the table equals the
 # local run's with the same files.
 test_mpi_test_valid_files_and_worker_ranks_read_no_data() {
-	mpi_skip && return 0
+	mpi_skip
 	awk 'NR == 1 || NR % 5 >= 2' "$ROOT/datasets/iris.csv" >train.csv
 	awk 'NR == 1 || NR % 5 == 0' "$ROOT/datasets/iris.csv" >test.csv
 	awk 'NR == 1 || NR % 5 == 1' "$ROOT/datasets/iris.csv" >valid.csv
@@ -196,7 +227,8 @@ fi
 exec "$CFL" repeat /nonexistent/train.csv --test /nonexistent/test.csv "\$@"
 EOF
 	chmod +x rank.sh
-	run mpi_run -n 3 ./rank.sh "${args[@]}" --db mpi.db
+	run mpi_run -n 3 "$(mpi_rc)" ./rank.sh "${args[@]}" --db mpi.db
+	mpi_rank0_rc
 	expect_rc 0
 	[ "$out" = "$ref" ] || fail "mpi table differs from the local one:
 $out
@@ -208,7 +240,7 @@ $ref"
 
 # tune --command needs no dataset: the worker ranks run the program.
 test_mpi_tune_command() {
-	mpi_skip && return 0
+	mpi_skip
 	cat >f.sh <<'EOF'
 #!/bin/sh
 awk -v x="$1" 'BEGIN { printf "%.10f\n", (x - 2) * (x - 2) }'
@@ -220,7 +252,8 @@ EOF
 	run "$CFL" tune "${args[@]}" --num-jobs 2 --db local.db
 	expect_rc 0
 	local ref=$out
-	run mpi_run -n 3 "$CFL" tune "${args[@]}" --db mpi.db
+	run mpi_run -n 3 "$(mpi_rc)" "$CFL" tune "${args[@]}" --db mpi.db
+	mpi_rank0_rc
 	expect_rc 0
 	[ "$out" = "$ref" ] || fail "mpi tune --command differs from the local one:
 $out
@@ -233,14 +266,15 @@ $ref"
 # mpirun -n 3 cfl tune: the candidates, their scores, the best parameters
 # and the refit equal the local run's for the same seed.
 test_mpi_tune_equals_local() {
-	mpi_skip && return 0
+	mpi_skip
 	local args=("$ROOT/datasets/iris.csv" --model linear --num-search 6 --num-repeat 2
 		    --num-parallel 2 --seed 3 --name t -q)
 	run "$CFL" tune "${args[@]}" --num-jobs 2 --db local.db
 	expect_rc 0
 	local ref
 	ref=$(grep -v "saved to" <<<"$out")
-	run mpi_run -n 3 "$CFL" tune "${args[@]}" --db mpi.db
+	run mpi_run -n 3 "$(mpi_rc)" "$CFL" tune "${args[@]}" --db mpi.db
+	mpi_rank0_rc
 	expect_rc 0
 	expect_out "Best Parameters"
 	[ "$(grep -v "saved to" <<<"$out")" = "$ref" ] || fail "mpi tune differs from the local one:
@@ -256,14 +290,15 @@ $ref"
 # process twice), as in the local pool; the rank lives on and the run
 # completes.
 test_mpi_faulty_trials_fail_and_the_run_completes() {
-	mpi_skip && return 0
+	mpi_skip
 	local f fault reason status
 	for f in "segv:1|signal SIGSEGV|poison" "exit3:1|exit 3|poison" \
 		"hang:1|timeout after 1 s|poison"; do
 		IFS='|' read -r fault reason status <<<"$f"
-		CFL_TEST_FAULT=$fault run mpi_run -x CFL_TEST_FAULT -n 3 "$CFL" repeat \
+		CFL_TEST_FAULT=$fault run mpi_run -x CFL_TEST_FAULT -n 3 "$(mpi_rc)" "$CFL" repeat \
 			"$ROOT/datasets/iris.csv" --models linear --num-repeat 3 --trial-timeout 1 \
 			--db "$fault.db" --name s
+		mpi_rank0_rc
 		expect_rc 0
 		expect_err "linear repeat 1: $status after 2 attempts: $reason"
 		expect_err "1 of 3 trials failed"
@@ -279,7 +314,7 @@ test_mpi_faulty_trials_fail_and_the_run_completes() {
 # NAME (DATA and the options come from the database) finishes it: nothing lost, nothing stored twice, the
 # table of an uninterrupted run.
 test_mpi_kill9_worker_rank_then_resume() {
-	mpi_skip && return 0
+	mpi_skip
 	local mp n_done pid1 job
 	run "$CFL" repeat "$ROOT/datasets/iris.csv" --models linear,baseline --num-repeat 3 --seed 1 --metrics acc,logloss --num-jobs 2 --db local.db -q
 	local ref=$out
@@ -300,16 +335,13 @@ test_mpi_kill9_worker_rank_then_resume() {
 	grep -q "the MPI job is ending" k.err || fail "no message from rank 0: $(cat k.err)"
 	# (the coordinator's own hint may be cut off: mpirun stops forwarding
 	# output as it kills the job; rank 0's MPI process says it first)
-	sleep 1
-	for p in $all; do
-		st=$(ps -o stat= -p "$p" 2>/dev/null)
-		[ -z "$st" ] || [[ "$st" == Z* ]] || fail "process $p outlived the job ($st)"
-	done
+	mpi_wait_gone "$all"
 	sqlite3 k.db "select id from trials where status='done'" | sort >done_before.txt
 	n_done=$(wc -l <done_before.txt)
 	# --resume NAME alone: rank 0 takes DATA and the options from the
 	# database; the worker ranks take everything from rank 0
-	run mpi_run -n 3 "$CFL" repeat --db k.db --resume k
+	run mpi_run -n 3 "$(mpi_rc)" "$CFL" repeat --db k.db --resume k
+	mpi_rank0_rc
 	expect_rc 0
 	expect_err "resuming run 'k': $n_done trials done, $((6 - n_done)) to run"
 	[ "$out" = "$ref" ] || fail "resumed table differs: $out
@@ -327,17 +359,17 @@ $ref"
 # A worker rank that stops answering (SIGSTOP: a frozen node) is dropped
 # after 5 heartbeats of silence and its trials go to the other rank; the run
 # completes with the local table, and as MPI_Finalize would wait for the
-# stopped rank for ever, rank 0 ends the job with MPI_Abort, exit code 1
-# (the run is complete and stored; the job did not end cleanly).
+# stopped rank for ever, rank 0 ends the job with MPI_Abort (the run is
+# complete and stored; the job did not end cleanly).  What is checked is
+# cfl's: the messages, the database, every process gone -- not mpirun's
+# exit code (after MPI_Abort, mpirun itself may crash in its teardown).
 test_mpi_stopped_worker_rank_is_dropped() {
-	mpi_skip && return 0
-	local ref job all rc p st stopped
+	mpi_skip
+	local ref job all stopped
 	mpi_slow_run_start 0.5
 	mpi_stop_ranks 2
 	stopped=$(ps -o pid=,stat=,args= -p "$(tr ' ' ',' <<<"$all" | sed 's/^,*//; s/,,*/,/g; s/,$//')")
 	wait "$job"
-	rc=$?
-	[ "$rc" = 1 ] || fail "exit $rc, expected 1: $(grep -v 'done in' s.err)"
 	grep -q "worker rank 2 stopped answering (no word from worker for 2.5 s)" s.err ||
 		fail "no word of the dropped rank: $(grep -v 'done in' s.err)
 stopped: $stopped
@@ -352,30 +384,28 @@ $ref"
 	[ "$(sqlite3 s.db "select count(*) from metrics")" = 160 ] || fail "metrics lost or doubled"
 	[ "$(sqlite3 s.db "select count(*) from trial_attempts where worker='rank:2' and reason like 'no word from worker%'")" -ge 1 ] ||
 		fail "no attempt failed on rank 2: $(sqlite3 s.db 'select * from trial_attempts')"
-	sleep 1
-	for p in $all; do
-		st=$(ps -o stat= -p "$p" 2>/dev/null)
-		[ -z "$st" ] || [[ "$st" == Z* ]] || fail "process $p outlived the job ($st)"
-	done
+	[ "$(sqlite3 s.db "select status from runs")" = done ] || fail "run not marked done"
+	mpi_wait_gone "$all"
 }
 
-# Every worker rank stops answering: the run stops as if interrupted (130),
-# rank 0 ends the job, and --resume under mpirun finishes it with the local
-# table.
+# Every worker rank stops answering: the run stops as if interrupted, rank 0
+# ends the job (MPI_Abort: mpirun's exit code is not checked, see above),
+# every process is gone, and --resume under mpirun finishes it with the
+# local table.
 test_mpi_every_worker_rank_stopped_then_resume() {
-	mpi_skip && return 0
-	local ref job all rc
+	mpi_skip
+	local ref job all
 	mpi_slow_run_start 0.3
 	mpi_stop_ranks 1 2
 	wait "$job"
-	rc=$?
-	[ "$rc" = 130 ] || fail "exit $rc, expected 130: $(grep -v 'done in' s.err)"
 	grep -q "every worker rank stopped answering" s.err || fail "no word: $(grep -v 'done in' s.err)"
 	grep -qF "mpirun -n 3 cfl repeat --resume s --db s.db" s.err ||
 		fail "no launcher in the hint: $(grep -v 'done in' s.err)"
 	grep -q "worker ranks 1, 2 did not finish" s.err || fail "no word of the end: $(grep -v 'done in' s.err)"
 	[ "$(sqlite3 s.db "select status from runs")" = interrupted ] || fail "run not marked interrupted"
-	run mpi_run -n 3 "$CFL" repeat --db s.db --resume s
+	mpi_wait_gone "$all"
+	run mpi_run -n 3 "$(mpi_rc)" "$CFL" repeat --db s.db --resume s
+	mpi_rank0_rc
 	expect_rc 0
 	[ "$out" = "$ref" ] || fail "resumed table differs: $out
 --- local:
@@ -428,17 +458,15 @@ test_mpi_backend_usage_errors() {
 # skipped, saying why, where Debian's slurm-wlm is absent or its daemons
 # cannot start here.  Only a wrong table fails.
 test_mpi_slurm_srun() {
-	mpi_skip && return 0
+	mpi_skip
 	local b
 	for b in slurmctld slurmd srun sinfo; do
 		if ! command -v "$b" >/dev/null 2>&1; then
-			echo "    skipped: slurm-wlm is not installed ($b missing)" >&2
-			return 0
+			skip "slurm-wlm is not installed ($b missing; make test-deps installs it)"
 		fi
 	done
 	if [ "$(id -u)" != 0 ]; then
-		echo "    skipped: starting slurmd needs root" >&2
-		return 0
+		skip "starting slurmd needs root"
 	fi
 	local cpus port
 	cpus=$(nproc)

@@ -309,9 +309,9 @@ test_worker_coordinator_restart_resume() {
 # Where root and `ip netns` are available: a worker in a network namespace
 # whose link goes down is caught by missed heartbeats, its trial requeued.
 test_worker_netns_link_down() {
-	[ "$(id -u)" = 0 ] && command -v ip >/dev/null || { echo "    skipped: needs root and ip" >&2; return 0; }
+	[ "$(id -u)" = 0 ] && command -v ip >/dev/null || skip "needs root and ip"
 	local ns=cfl$$ vh=vh$$ vn=vn$$ net=10.$((RANDOM % 200 + 20)).$((RANDOM % 250))
-	ip netns add $ns 2>/dev/null || { echo "    skipped: no ip netns" >&2; return 0; }
+	ip netns add $ns 2>/dev/null || skip "no ip netns"
 	trap 'kill -9 $(jobs -p) 2>/dev/null; ip netns del '$ns' 2>/dev/null; ip link del '$vh' 2>/dev/null' EXIT
 	ip link add $vh type veth peer name $vn &&
 	ip link set $vn netns $ns &&
