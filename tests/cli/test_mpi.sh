@@ -291,12 +291,14 @@ $ref"
 # completes.
 test_mpi_faulty_trials_fail_and_the_run_completes() {
 	mpi_skip
-	local f fault reason status
-	for f in "segv:1|signal SIGSEGV|poison" "exit3:1|exit 3|poison" \
-		"hang:1|timeout after 1 s|poison"; do
-		IFS='|' read -r fault reason status <<<"$f"
-		CFL_TEST_FAULT=$fault run mpi_run -x CFL_TEST_FAULT -n 3 "$(mpi_rc)" "$CFL" repeat \
-			"$ROOT/datasets/iris.csv" --models linear --num-repeat 3 --trial-timeout 1 \
+	local f fault reason status limit
+	# the limit: 3 s for the hang, far more than a healthy trial takes on a
+	# loaded machine; 60 s for the others
+	for f in "segv:1|signal SIGSEGV|poison|60" "exit3:1|exit 3|poison|60" \
+		"hang:1|timeout after 3 s|poison|3"; do
+		IFS='|' read -r fault reason status limit <<<"$f"
+		CFL_TEST_FAULT=$fault MPI_TIMEOUT=120 run mpi_run -x CFL_TEST_FAULT -n 3 "$(mpi_rc)" "$CFL" repeat \
+			"$ROOT/datasets/iris.csv" --models linear --num-repeat 3 --trial-timeout "$limit" \
 			--db "$fault.db" --name s
 		mpi_rank0_rc
 		expect_rc 0
