@@ -29,7 +29,8 @@ EOF
 	echo "$TMP/rankrc"
 }
 mpi_rank0_rc() {
-	rc=$(cat "$TMP/rc.0" 2>/dev/null) || rc="none (rank 0 did not end by itself; mpirun: $rc)"
+	local launcher=$rc
+	rc=$(cat "$TMP/rc.0" 2>/dev/null) || rc="none (rank 0 did not end by itself; mpirun: $launcher)"
 }
 
 # Skips the test (saying why) when the MPI tests cannot run here.
@@ -65,7 +66,9 @@ test_mpi_version_lists_backends() {
 
 test_mpi_transport_frames_broadcast_bridge() {
 	mpi_skip
-	run mpi_run -n 3 "$(mpi_rc)" "$(mpi_selftest_bin)"
+	# (400 ping-pongs through the pumps: a minute and more under ASan on a
+	# loaded machine)
+	MPI_TIMEOUT=240 run mpi_run -n 3 "$(mpi_rc)" "$(mpi_selftest_bin)"
 	mpi_rank0_rc
 	expect_rc 0
 	expect_out "mpi selftest: ok (3 ranks"
@@ -74,7 +77,7 @@ test_mpi_transport_frames_broadcast_bridge() {
 test_mpi_transport_refuses_a_damaged_dataset() {
 	mpi_skip
 	# (every rank refuses, then the job is aborted: no exit code to read)
-	run mpi_run -n 3 "$(mpi_selftest_bin)" badsha
+	MPI_TIMEOUT=240 run mpi_run -n 3 "$(mpi_selftest_bin)" badsha
 	expect_err "rank 1: refused: dataset broadcast: sha-256 mismatch on rank 1"
 	expect_err "rank 2: refused: dataset broadcast: sha-256 mismatch on rank 2"
 	expect_err "rank 0: refused: dataset broadcast: the dataset arrived damaged"
@@ -103,11 +106,11 @@ mpi_mpirun_of() {
 	done
 }
 
-# The pid of rank N of the job below pid ROOT (waits up to 5 s for it), or
-# nothing.
+# The pid of rank N of the job below pid ROOT (waits up to 30 s for it: a
+# loaded machine starts mpirun slowly), or nothing.
 mpi_rank_pid() {
 	local mp pid
-	for _ in $(seq 50); do
+	for _ in $(seq 300); do
 		mp=$(mpi_mpirun_of "$2")
 		[ -n "$mp" ] && pid=$(mpi_ranks "$mp" | awk -v n="$1" '$2 == n {print $1}')
 		[ -n "$pid" ] && break
@@ -131,16 +134,24 @@ mpi_wait_done() {
 
 # For the tests that stop ranks: $ref is the local table of 40 slow trials
 # (0.3 s each); the same run starts under mpirun in the background ($job;
-# heartbeat $1 s; s.db, s.out, s.err) and is waited for until 2 are done.
+# heartbeat $1 s; s.db, s.out, s.err); the worker ranks' pids are found
+# ($rank_pid[N]) while it starts, and it is waited for until 2 trials are
+# done.  (The ranks are looked up first: on a loaded machine the lookup
+# takes seconds, and the run must not end meanwhile.)
 mpi_slow_run_start() {
 	local args=("$ROOT/datasets/iris.csv" --models linear,baseline --num-repeat 20 --seed 1
-		    --metrics acc,logloss -q)
+		    --metrics acc,logloss -q) r
 	run "$CFL" repeat "${args[@]}" --num-jobs 2 --db local.db
 	expect_rc 0
 	ref=$out
-	CFL_TEST_FAULT=slow MPI_TIMEOUT=90 mpi_run -x CFL_TEST_FAULT -n 3 "$CFL" repeat \
+	CFL_TEST_FAULT=slow MPI_TIMEOUT=120 mpi_run -x CFL_TEST_FAULT -n 3 "$CFL" repeat \
 		"${args[@]}" --heartbeat "$1" --db s.db --name s >s.out 2>s.err &
 	job=$!
+	rank_pid=()
+	for r in 1 2; do
+		rank_pid[r]=$(mpi_rank_pid "$r" "$job")
+		[ -n "${rank_pid[r]}" ] || fail "no rank $r under mpirun: $(cat s.err)"
+	done
 	mpi_wait_done s.db 2 s.err
 }
 
@@ -151,9 +162,7 @@ mpi_stop_ranks() {
 	local r p
 	all=""
 	for r in "$@"; do
-		p=$(mpi_rank_pid "$r" "$job")
-		[ -n "$p" ] || fail "no rank $r under mpirun"
-		all="$all $p $(pgrep -P "$p")"
+		all="$all ${rank_pid[r]} $(pgrep -P "${rank_pid[r]}")"
 	done
 	for p in $all; do all="$all $(pgrep -P "$p")"; done
 	trap 'kill -9 $all 2>/dev/null' EXIT
@@ -367,7 +376,7 @@ $ref"
 # exit code (after MPI_Abort, mpirun itself may crash in its teardown).
 test_mpi_stopped_worker_rank_is_dropped() {
 	mpi_skip
-	local ref job all stopped
+	local ref job all stopped rank_pid
 	mpi_slow_run_start 0.5
 	mpi_stop_ranks 2
 	stopped=$(ps -o pid=,stat=,args= -p "$(tr ' ' ',' <<<"$all" | sed 's/^,*//; s/,,*/,/g; s/,$//')")
@@ -396,7 +405,7 @@ $ref"
 # local table.
 test_mpi_every_worker_rank_stopped_then_resume() {
 	mpi_skip
-	local ref job all
+	local ref job all rank_pid
 	mpi_slow_run_start 0.3
 	mpi_stop_ranks 1 2
 	wait "$job"
