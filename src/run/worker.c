@@ -273,25 +273,30 @@ static void supervise(const struct cfl_wire_lease *l, int ctl, int out_fd,
 	pf[1].fd = sfd;
 	pf[1].events = POLLIN;
 	for (;;) {
-		pid_t r;
+		siginfo_t si;
 
 		if (poll(pf, 2, -1) < 0 && errno != EINTR)
 			break;
 		if (pf[0].revents)	/* EOF (or a byte): the worker is gone */
 			break;
 		if (pf[1].revents) {
-			struct signalfd_siginfo si;
-			ssize_t k = read(sfd, &si, sizeof(si));
+			struct signalfd_siginfo ssi;
+			ssize_t k = read(sfd, &ssi, sizeof(ssi));
 
 			(void)k;
 		}
-		r = waitpid(pid, &status, WNOHANG);
-		if (r == pid) {
+		/* WNOWAIT: the command stays a zombie, so its pid (the
+		 * group's id) cannot be reused before the group is killed */
+		si.si_pid = 0;
+		if (waitid(P_PID, (id_t)pid, &si, WEXITED | WNOHANG | WNOWAIT) == 0 &&
+		    si.si_pid == pid) {
 			ssize_t k;
 
 			/* the command is over, and so is every process it
 			 * left behind */
 			kill(-pid, SIGKILL);
+			while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+				;
 			k = send(ctl, &status, sizeof(status), MSG_NOSIGNAL);
 			_exit(k == (ssize_t)sizeof(status) ? 0 : 1);
 		}
