@@ -132,14 +132,14 @@ mpi_wait_done() {
 	fail "the run did not get going: $(cat "$err")"
 }
 
-# For the tests that stop ranks: $ref is the local table of 40 slow trials
+# For the tests that stop ranks: $ref is the local table of 100 slow trials
 # (0.3 s each); the same run starts under mpirun in the background ($job;
 # heartbeat $1 s; s.db, s.out, s.err); the worker ranks' pids are found
 # ($rank_pid[N]) while it starts, and it is waited for until 2 trials are
 # done.  (The ranks are looked up first: on a loaded machine the lookup
 # takes seconds, and the run must not end meanwhile.)
 mpi_slow_run_start() {
-	local args=("$ROOT/datasets/iris.csv" --models linear,baseline --num-repeat 20 --seed 1
+	local args=("$ROOT/datasets/iris.csv" --models linear,baseline --num-repeat 50 --seed 1
 		    --metrics acc,logloss -q) r
 	run "$CFL" repeat "${args[@]}" --num-jobs 2 --db local.db
 	expect_rc 0
@@ -161,11 +161,13 @@ mpi_slow_run_start() {
 mpi_stop_ranks() {
 	local r p
 	all=""
-	for r in "$@"; do
-		all="$all ${rank_pid[r]} $(pgrep -P "${rank_pid[r]}")"
-	done
-	for p in $all; do all="$all $(pgrep -P "$p")"; done
+	for r in "$@"; do all="$all ${rank_pid[r]}"; done
 	trap 'kill -9 $all 2>/dev/null' EXIT
+	# the ranks first, at once (finding their children takes a while on
+	# a loaded machine, and the run goes on meanwhile)
+	kill -STOP $all 2>/dev/null
+	for r in "$@"; do all="$all $(pgrep -P "${rank_pid[r]}")"; done
+	for p in $all; do all="$all $(pgrep -P "$p")"; done
 	kill -STOP $all 2>/dev/null
 }
 
@@ -390,9 +392,9 @@ trials per worker: $(sqlite3 s.db 'select worker, count(*) from trials group by 
 	[ "$(cat s.out)" = "$ref" ] || fail "table differs: $(cat s.out)
 --- local:
 $ref"
-	[ "$(sqlite3 s.db "select count(*) from trials where status='done'")" = 40 ] ||
-		fail "not 40 trials done"
-	[ "$(sqlite3 s.db "select count(*) from metrics")" = 160 ] || fail "metrics lost or doubled"
+	[ "$(sqlite3 s.db "select count(*) from trials where status='done'")" = 100 ] ||
+		fail "not 100 trials done"
+	[ "$(sqlite3 s.db "select count(*) from metrics")" = 400 ] || fail "metrics lost or doubled"
 	[ "$(sqlite3 s.db "select count(*) from trial_attempts where worker='rank:2' and reason like 'no word from worker%'")" -ge 1 ] ||
 		fail "no attempt failed on rank 2: $(sqlite3 s.db 'select * from trial_attempts')"
 	[ "$(sqlite3 s.db "select status from runs")" = done ] || fail "run not marked done"
@@ -421,8 +423,8 @@ test_mpi_every_worker_rank_stopped_then_resume() {
 	[ "$out" = "$ref" ] || fail "resumed table differs: $out
 --- local:
 $ref"
-	[ "$(sqlite3 s.db "select count(*) from trials where status='done'")" = 40 ] || fail "not 40 trials done"
-	[ "$(sqlite3 s.db "select count(*) from metrics")" = 160 ] || fail "metrics lost or doubled"
+	[ "$(sqlite3 s.db "select count(*) from trials where status='done'")" = 100 ] || fail "not 100 trials done"
+	[ "$(sqlite3 s.db "select count(*) from metrics")" = 400 ] || fail "metrics lost or doubled"
 }
 
 # Bad backend choices are usage errors with a way out.
