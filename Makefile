@@ -8,6 +8,7 @@ SANITIZE ?=
 DEB_PKGS := pkg-config libopenblas-dev libpcre2-dev libsqlite3-dev libgsl-dev libssl-dev \
             libopenmpi-dev openmpi-bin sqlite3
 # (sqlite3, the shell, is for the CLI tests that look into the database.)
+TEST_PKGS := chromium slurm-wlm
 PC_PKGS  := openblas libpcre2-8 sqlite3 gsl libssl libcrypto
 
 ifeq ($(SANITIZE),)
@@ -59,7 +60,7 @@ UNIT_BIN   := $(UNIT_SRC:tests/unit/%.c=$(BUILD)/tests/%)
 FUZZ_SRC   := $(sort $(wildcard tests/fuzz/fuzz_*.c))
 REPLAY_BIN := $(FUZZ_SRC:tests/fuzz/%.c=$(BUILD)/tests/replay_%)
 
-.PHONY: all deps demo test unit-tests cli-tests fuzz-replay fuzz bench bench-build bench-deps install uninstall clean
+.PHONY: all deps test-deps demo test unit-tests cli-tests fuzz-replay fuzz bench bench-build bench-deps install uninstall clean
 
 all: $(BIN) $(BUILD)/cfl.1 $(BUILD)/cfl.bash
 
@@ -124,23 +125,34 @@ $(BUILD)/tests/replay_%: tests/fuzz/%.c tests/fuzz/replay.c $(BUILD)/libcfl.a
 
 # ---- setup ----
 
-deps:
+# Installs the Debian packages named in $(1) that are missing (as root), or
+# says how to.
+define apt_install
 	@missing=""; \
-	for p in $(DEB_PKGS); do \
+	for p in $(1); do \
 	  dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q 'install ok installed' || missing="$$missing $$p"; \
 	done; \
 	if [ -n "$$missing" ]; then \
 	  if [ "$$(id -u)" = 0 ]; then \
-	    echo "deps: installing$$missing"; \
+	    echo "$@: installing$$missing"; \
 	    export DEBIAN_FRONTEND=noninteractive; \
-	    apt-get install -y -q $$missing >/dev/null 2>&1 || \
-	      { apt-get update -q >/dev/null && apt-get install -y -q $$missing; } || exit 1; \
+	    apt-get install -y -q -o DPkg::Lock::Timeout=900 $$missing >/dev/null 2>&1 || \
+	      { apt-get update -q >/dev/null && apt-get install -y -q -o DPkg::Lock::Timeout=900 $$missing; } || exit 1; \
 	  else \
-	    echo "deps: missing Debian packages; run:"; \
+	    echo "$@: missing Debian packages; run:"; \
 	    echo "  sudo apt-get install -y$$missing"; \
 	    exit 1; \
 	  fi; \
 	fi
+endef
+
+deps:
+	$(call apt_install,$(DEB_PKGS))
+
+# What tests need beyond the build: chromium renders the HTML report
+# (test_report_html.sh), slurm-wlm runs a one-node Slurm (test_mpi.sh).
+test-deps:
+	$(call apt_install,$(TEST_PKGS))
 
 # `deps` runs first, in its own make, so the pkg-config flags read above are
 # read again once the packages are there.
@@ -155,10 +167,19 @@ demo:
 	@$(MAKE) --no-print-directory all
 	./cfl repeat datasets/iris.csv --num-repeat 3 --models $(DEMO_MODELS)
 
+# Every suite runs (-k) and ends with "N passed, N failed, N skipped"; the
+# last line adds them up (a failure outside any suite, such as a build
+# error, is said so: the suites' counts would not show it).
+TEST_SUM := /^[0-9]+ passed, [0-9]+ failed, [0-9]+ skipped$$/ { p += $$1; f += $$3; s += $$5 } \
+	END { print "== total"; printf "%d passed, %d failed, %d skipped\n", p, f, s; \
+	      if (rc && !f) print "(and a step outside the suites failed: see above)" }
 test:
-	@$(MAKE) --no-print-directory deps
+	@$(MAKE) --no-print-directory deps test-deps
 	@$(MAKE) --no-print-directory all
-	@$(MAKE) --no-print-directory unit-tests fuzz-replay cli-tests bench-build
+	@mkdir -p $(BUILD)
+	@{ $(MAKE) --no-print-directory -k unit-tests fuzz-replay cli-tests bench-build; \
+	   echo $$? >$(BUILD)/test.rc; } 2>&1 | tee $(BUILD)/test.log
+	@rc=$$(cat $(BUILD)/test.rc); awk -v rc=$$rc '$(TEST_SUM)' $(BUILD)/test.log; exit $$rc
 
 unit-tests: $(UNIT_BIN)
 	@fail=0; for t in $(UNIT_BIN); do echo "== $$t"; $$t || fail=1; done; exit $$fail
@@ -211,7 +232,7 @@ bench-deps:
 	done; \
 	if [ -n "$$missing" ]; then \
 	  if [ "$$(id -u)" = 0 ]; then \
-	    DEBIAN_FRONTEND=noninteractive apt-get install -y -q $$missing >/dev/null 2>&1 || \
+	    DEBIAN_FRONTEND=noninteractive apt-get install -y -q -o DPkg::Lock::Timeout=900 $$missing >/dev/null 2>&1 || \
 	      { apt-get update -q >/dev/null && DEBIAN_FRONTEND=noninteractive apt-get install -y -q $$missing; } || exit 1; \
 	  else echo "bench: run: sudo apt-get install -y$$missing"; exit 1; fi; \
 	fi

@@ -87,7 +87,10 @@ void cfl_trial_spec_from_lease(struct cfl_trial_spec *spec /* OUT */,
  * (CFL_TRIAL_SEED and CFL_TRIAL_REPEAT in its environment): the number on
  * the last non-empty line of its stdout is metric "value" of split valid;
  * a non-zero exit, a signal or no number is a model error naming it with
- * the tail of its stderr. */
+ * the tail of its stderr.  The command runs in its own process group under
+ * a supervisor process that kills the whole group when the command ends
+ * and when the calling process dies (however it dies), so no process of
+ * the trial outlives it (short of one that leaves the group itself). */
 int cfl_trial_execute(const struct cfl_data *data,
 		      const struct cfl_wire_lease *lease,
 		      struct cfl_wire_result *res /* OUT */,

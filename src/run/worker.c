@@ -8,7 +8,9 @@
 #include "cfl/run.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <math.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -16,7 +18,8 @@
 #include <time.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
-#include <sys/select.h>
+#include <sys/signalfd.h>
+#include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -176,76 +179,250 @@ static int drain(int fd, struct cfl_buf *b, size_t cap)
 	return 1;
 }
 
+/* ---- worker: containing a command's processes ---- */
+
+/*
+ * A command may start processes of its own (a subshell, a background job,
+ * a training script's data loaders).  Each trial's command runs in its own
+ * process group, owned by a small supervisor process between the worker
+ * and the command:
+ *
+ *     worker --ctl socket-- supervisor --fork-- sh -c CMD (group leader)
+ *
+ * The supervisor kills the whole group (SIGKILL to -pgid) when the command
+ * ends, and when the worker goes: EOF on the control socket, whatever
+ * killed the worker (--trial-timeout, a cancel, a crash, kill -9, or the
+ * coordinator's own death, which kills the worker through its
+ * PR_SET_PDEATHSIG).  PR_SET_PDEATHSIG on the command alone would not do:
+ * it reaches only the shell, never the shell's children, and a process
+ * killed with SIGKILL cannot clean up after itself; the supervisor runs no
+ * trial code, so it outlives the worker long enough to clean up.  A process
+ * that leaves the group on purpose (setsid, setpgid) is beyond it.
+ */
+
+/* The command (a child of the supervisor): never returns. */
+static void command_exec(const struct cfl_wire_lease *l, int out_fd, int err_fd,
+			 const sigset_t *mask)
+{
+	char v[32];
+	int null_fd;
+
+	/* its own group, which the supervisor kills as one (the supervisor
+	 * sets it too, so a kill never races the child's setpgid) */
+	setpgid(0, 0);
+	/* belt and braces: the shell dies with the supervisor */
+	prctl(PR_SET_PDEATHSIG, SIGKILL);
+	signal(SIGINT, SIG_DFL);
+	signal(SIGTERM, SIG_DFL);
+	signal(SIGCHLD, SIG_DFL);
+	sigprocmask(SIG_SETMASK, mask, NULL);
+	/* no terminal input: a background group reading it would stop */
+	null_fd = open("/dev/null", O_RDONLY);
+	if (null_fd >= 0 && null_fd != 0) {
+		dup2(null_fd, 0);
+		close(null_fd);
+	}
+	dup2(out_fd, 1);
+	dup2(err_fd, 2);
+	if (out_fd > 2)
+		close(out_fd);
+	if (err_fd > 2)
+		close(err_fd);
+	snprintf(v, sizeof(v), "%llu", (unsigned long long)l->seed);
+	setenv("CFL_TRIAL_SEED", v, 1);
+	snprintf(v, sizeof(v), "%d", l->repeat);
+	setenv("CFL_TRIAL_REPEAT", v, 1);
+	execl("/bin/sh", "sh", "-c", l->model, (char *)NULL);
+	_exit(127);
+}
+
+/* The supervisor (a child of the worker): starts the command in its own
+ * group, then waits for whichever comes first: the command's end (its wait
+ * status goes to the worker over ctl) or EOF on ctl (the worker is gone).
+ * Either way the group is killed.  Never returns. */
+static void supervise(const struct cfl_wire_lease *l, int ctl, int out_fd,
+		      int err_fd)
+{
+	sigset_t chld, old;
+	struct pollfd pf[2];
+	int sfd, status = 0;
+	pid_t pid;
+
+	/* SIGCHLD through a descriptor, so one poll sees both events (and
+	 * not ignored, or the command would be reaped unseen) */
+	signal(SIGCHLD, SIG_DFL);
+	sigemptyset(&chld);
+	sigaddset(&chld, SIGCHLD);
+	sigprocmask(SIG_BLOCK, &chld, &old);
+	sfd = signalfd(-1, &chld, SFD_CLOEXEC);
+	if (sfd < 0)
+		_exit(126);
+	pid = fork();
+	if (pid < 0)
+		_exit(126);
+	if (pid == 0) {
+		close(ctl);
+		close(sfd);
+		command_exec(l, out_fd, err_fd, &old);
+	}
+	setpgid(pid, pid);
+	close(out_fd);
+	close(err_fd);
+	pf[0].fd = ctl;
+	pf[0].events = POLLIN;
+	pf[1].fd = sfd;
+	pf[1].events = POLLIN;
+	for (;;) {
+		siginfo_t si;
+
+		if (poll(pf, 2, -1) < 0 && errno != EINTR)
+			break;
+		if (pf[0].revents)	/* EOF (or a byte): the worker is gone */
+			break;
+		if (pf[1].revents) {
+			struct signalfd_siginfo ssi;
+			ssize_t k = read(sfd, &ssi, sizeof(ssi));
+
+			(void)k;
+		}
+		/* WNOWAIT: the command stays a zombie, so its pid (the
+		 * group's id) cannot be reused before the group is killed */
+		si.si_pid = 0;
+		if (waitid(P_PID, (id_t)pid, &si, WEXITED | WNOHANG | WNOWAIT) == 0 &&
+		    si.si_pid == pid) {
+			ssize_t k;
+
+			/* the command is over, and so is every process it
+			 * left behind */
+			kill(-pid, SIGKILL);
+			while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+				;
+			k = send(ctl, &status, sizeof(status), MSG_NOSIGNAL);
+			_exit(k == (ssize_t)sizeof(status) ? 0 : 1);
+		}
+	}
+	kill(-pid, SIGKILL);
+	while (waitpid(pid, NULL, 0) < 0 && errno == EINTR)
+		;
+	_exit(0);
+}
+
 /* Runs l->model with /bin/sh -c, CFL_TRIAL_SEED and CFL_TRIAL_REPEAT in its
- * environment; the last non-empty line of its stdout must be a number: the
- * metric "value" on the validation split.  Anything else is a model error
- * naming the exit status and the tail of stderr. */
+ * environment, contained as above; the last non-empty line of its stdout
+ * must be a number: the metric "value" on the validation split.  Anything
+ * else is a model error naming the exit status and the tail of stderr. */
 static void run_command(const struct cfl_wire_lease *l, struct cfl_wire_result *res)
 {
 	struct cfl_buf out, errb;
-	int po[2], pe[2], status = 0;
+	int po[2], pe[2], ctl[2], status = 0, have_status = 0;
+	size_t got = 0;
 	pid_t pid;
 	char msg[1024];
 
 	cfl_buf_init(&out);
 	cfl_buf_init(&errb);
-	if (pipe(po) || pipe(pe)) {
+	/* close-on-exec everywhere: the command gets its pipes through dup2,
+	 * and nothing else of ours (above all the worker's end of ctl, whose
+	 * EOF tells the supervisor the worker is gone) */
+	if (pipe2(po, O_CLOEXEC)) {
 		set_model_error(res, "cannot create a pipe");
 		return;
 	}
+	if (pipe2(pe, O_CLOEXEC)) {
+		close(po[0]);
+		close(po[1]);
+		set_model_error(res, "cannot create a pipe");
+		return;
+	}
+	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, ctl)) {
+		close(po[0]);
+		close(po[1]);
+		close(pe[0]);
+		close(pe[1]);
+		set_model_error(res, "cannot create a socketpair");
+		return;
+	}
+	fflush(NULL);
 	pid = fork();
 	if (pid < 0) {
+		close(po[0]);
+		close(po[1]);
+		close(pe[0]);
+		close(pe[1]);
+		close(ctl[0]);
+		close(ctl[1]);
 		set_model_error(res, "cannot fork the command");
 		return;
 	}
 	if (pid == 0) {
-		char v[32];
-
-		/* dies with the worker (a --trial-timeout kills the worker) */
-		prctl(PR_SET_PDEATHSIG, SIGKILL);
-		signal(SIGINT, SIG_DFL);
-		signal(SIGTERM, SIG_DFL);
-		dup2(po[1], 1);
-		dup2(pe[1], 2);
 		close(po[0]);
 		close(pe[0]);
-		close(po[1]);
-		close(pe[1]);
-		snprintf(v, sizeof(v), "%llu", (unsigned long long)l->seed);
-		setenv("CFL_TRIAL_SEED", v, 1);
-		snprintf(v, sizeof(v), "%d", l->repeat);
-		setenv("CFL_TRIAL_REPEAT", v, 1);
-		execl("/bin/sh", "sh", "-c", l->model, (char *)NULL);
-		_exit(127);
+		close(ctl[0]);
+		supervise(l, ctl[1], po[1], pe[1]);
 	}
 	close(po[1]);
 	close(pe[1]);
+	close(ctl[1]);
 	{
-		int open_o = 1, open_e = 1;
+		int open_o = 1, open_e = 1, open_c = 1;
+		double deadline = -1;
 
-		while (open_o || open_e) {
-			fd_set rs;
+		/* until the supervisor has said how the command ended and the
+		 * pipes are drained; a pipe still open a second after the
+		 * group was killed is held by a process that left the group:
+		 * not waited for */
+		while (open_o || open_e || open_c) {
+			struct pollfd pf[3];
+			int timeout = -1, n;
 
-			FD_ZERO(&rs);
-			if (open_o)
-				FD_SET(po[0], &rs);
-			if (open_e)
-				FD_SET(pe[0], &rs);
-			if (select((po[0] > pe[0] ? po[0] : pe[0]) + 1, &rs, NULL, NULL, NULL) < 0) {
+			if (!open_c && deadline < 0)
+				deadline = cfl_now() + 1.0;
+			if (deadline >= 0) {
+				double left = deadline - cfl_now();
+
+				if (left <= 0)
+					break;
+				timeout = (int)(left * 1000) + 1;
+			}
+			pf[0].fd = open_o ? po[0] : -1;
+			pf[1].fd = open_e ? pe[0] : -1;
+			pf[2].fd = open_c ? ctl[0] : -1;
+			for (int i = 0; i < 3; i++)
+				pf[i].events = POLLIN;
+			n = poll(pf, 3, timeout);
+			if (n < 0) {
 				if (errno == EINTR)
 					continue;
 				break;
 			}
-			if (open_o && FD_ISSET(po[0], &rs))
+			if (open_o && pf[0].revents)
 				open_o = drain(po[0], &out, 65536);
-			if (open_e && FD_ISSET(pe[0], &rs))
+			if (open_e && pf[1].revents)
 				open_e = drain(pe[0], &errb, 600);
+			if (open_c && pf[2].revents) {
+				ssize_t k = read(ctl[0], (char *)&status + got,
+						 sizeof(status) - got);
+
+				if (k < 0 && errno == EINTR)
+					continue;
+				if (k > 0)
+					got += (size_t)k;
+				if (k <= 0 || got == sizeof(status)) {
+					have_status = got == sizeof(status);
+					open_c = 0;
+				}
+			}
 		}
 	}
 	close(po[0]);
 	close(pe[0]);
-	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+	close(ctl[0]);
+	while (waitpid(pid, NULL, 0) < 0 && errno == EINTR)
 		;
+	if (!have_status) {
+		set_model_error(res, "the command's supervisor was lost");
+		goto out;
+	}
 	{
 		char *line = NULL, *end;
 		double v;

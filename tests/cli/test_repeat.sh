@@ -9,11 +9,19 @@ table_of() { grep -E '^[|=-]' <<<"$1"; }
 
 # fails when one of the pids is still alive (zombies count as gone)
 expect_gone() {
-	local p st
-	for p in "$@"; do
-		st=$(ps -o stat= -p "$p" 2>/dev/null)
-		[ -z "$st" ] || [[ "$st" == Z* ]] || fail "process $p still running ($st)"
+	local p st left
+	# a process killed by its parent's death (PR_SET_PDEATHSIG) goes a
+	# moment later: wait up to 10 s
+	for _ in $(seq 100); do
+		left=""
+		for p in "$@"; do
+			st=$(ps -o stat= -p "$p" 2>/dev/null)
+			[ -z "$st" ] || [[ "$st" == Z* ]] || { left="$p ($st)"; break; }
+		done
+		[ -z "$left" ] && return 0
+		sleep 0.1
 	done
+	fail "process $left still running"
 }
 
 test_repeat_help() {
@@ -116,17 +124,15 @@ test_repeat_progress_lines() {
 # and a model error each become a failed trial with its reason; the run
 # completes and the table counts the failures.
 test_repeat_faults() {
-	local f reason status
-	for f in "segv:1|signal SIGSEGV|poison" "exit3:1|exit 3|poison" \
-		"hang:1|timeout after 1 s|poison" "oom:1|out of memory|failed" \
-		"error:1|injected model error|failed"; do
-		IFS='|' read -r fault reason status <<<"$f"
-		# only the hang needs a short --trial-timeout: on a loaded
-		# machine 1 s is too short for the oom fault's allocations
-		local tt=30
-		[ "$fault" = hang:1 ] && tt=1
-		CFL_TEST_FAULT=$fault run timeout -k 2 60 "$CFL" repeat "$ROOT/datasets/iris.csv" --models linear --num-repeat 3 \
-			--num-jobs 2 --trial-timeout $tt --db "$fault.db" --name f
+	local f reason status limit
+	# the limit: 3 s for the hang, far more than any healthy trial takes on a
+	# loaded machine; 60 s for the others (the oom case allocates 256 MB)
+	for f in "segv:1|signal SIGSEGV|poison|60" "exit3:1|exit 3|poison|60" \
+		"hang:1|timeout after 3 s|poison|3" "oom:1|out of memory|failed|60" \
+		"error:1|injected model error|failed|60"; do
+		IFS='|' read -r fault reason status limit <<<"$f"
+		CFL_TEST_FAULT=$fault run timeout -k 2 120 "$CFL" repeat "$ROOT/datasets/iris.csv" --models linear --num-repeat 3 \
+			--num-jobs 2 --trial-timeout "$limit" --db "$fault.db" --name f
 		expect_rc 0
 		expect_err "linear repeat 1: $status after 2 attempts: $reason"
 		expect_err "1 of 3 trials failed"
@@ -204,7 +210,6 @@ test_repeat_kill9_then_resume() {
 	[ -n "$kids" ] || fail "no worker children"
 	kill -9 $pid
 	wait $pid 2>/dev/null
-	sleep 0.3
 	expect_gone $kids
 	n_done=$(sqlite3 r.db "select count(*) from trials where status='done'")
 	[ "$n_done" -ge 4 ] || fail "only $n_done trials committed before kill -9"

@@ -12,7 +12,7 @@ ens_pred_hex() {
 }
 
 test_repeat_ensemble_report_prints_what_the_run_printed() {
-	have_repeat || return 0
+	have_repeat || skip "cfl repeat is not built in"
 	run "$CFL" repeat "$ROOT/datasets/iris.csv" --models linear,baseline \
 		--num-repeat 2 --num-jobs 2 --db r.db --name r1 -q
 	expect_rc 0
@@ -28,7 +28,7 @@ $(diff <(echo "$printed") <(echo "$out"))"
 }
 
 test_repeat_ensemble_every_method_with_folds() {
-	have_repeat || return 0
+	have_repeat || skip "cfl repeat is not built in"
 	run "$CFL" repeat "$ROOT/datasets/iris.csv" --models linear --num-repeat 2 \
 		--folds 3 --ensemble mean,vote,weighted,stacking,greedy \
 		--num-jobs 2 --db r.db --name f -q
@@ -39,7 +39,7 @@ test_repeat_ensemble_every_method_with_folds() {
 	# each ensemble row has std 0
 	[ "$(grep -E '^\| +(mean|vote|weighted|stacking|greedy) +\|' <<<"$out" |
 		grep -c '0.000000 -- |\| *0.000000 *|')" = 5 ] || fail "an ensemble row has std != 0"
-	command -v sqlite3 >/dev/null || return 0
+	command -v sqlite3 >/dev/null || skip "sqlite3 is not installed"
 	members=$(sqlite3 r.db "SELECT members FROM ensembles WHERE name = 'stacking'")
 	grep -q "on [0-9]* oof rows" <<<"$members" || fail "stacking did not learn on out-of-fold rows: $members"
 	# 2 repeats x 3 folds: members of 3 trials each
@@ -49,7 +49,7 @@ test_repeat_ensemble_every_method_with_folds() {
 }
 
 test_repeat_ensemble_defaults_and_none() {
-	have_repeat || return 0
+	have_repeat || skip "cfl repeat is not built in"
 	run "$CFL" repeat "$ROOT/datasets/iris.csv" --models linear --num-repeat 1 \
 		--db r.db --name one -q
 	expect_rc 0
@@ -62,7 +62,7 @@ test_repeat_ensemble_defaults_and_none() {
 }
 
 test_repeat_ensemble_usage_errors() {
-	have_repeat || return 0
+	have_repeat || skip "cfl repeat is not built in"
 	run "$CFL" repeat "$ROOT/datasets/iris.csv" --ensemble mean,bogus --db r.db
 	expect_rc 2
 	expect_err "unknown ensemble 'bogus'"
@@ -77,7 +77,7 @@ test_repeat_ensemble_usage_errors() {
 # linear is deterministic: without --bootstrap its repeats agree (std 0),
 # with it each repeat fits another sample.
 test_repeat_bootstrap_resamples() {
-	have_repeat || return 0
+	have_repeat || skip "cfl repeat is not built in"
 	run "$CFL" repeat "$ROOT/datasets/diabetes.csv" --models linear --num-repeat 3 \
 		--ensemble none --db r.db --name plain -q
 	expect_rc 0
@@ -93,8 +93,8 @@ test_repeat_bootstrap_resamples() {
 # changed, every stored ensemble prediction is the same byte for byte, and
 # the stacking row's test score changes.
 test_repeat_ensemble_ignores_test_labels() {
-	have_repeat || return 0
-	command -v sqlite3 >/dev/null || return 0
+	have_repeat || skip "cfl repeat is not built in"
+	command -v sqlite3 >/dev/null || skip "sqlite3 is not installed"
 	src="$ROOT/datasets/iris.csv"
 	{ head -1 "$src"; tail -n +2 "$src" | awk 'NR % 5 != 0'; } >train.csv
 	{ head -1 "$src"; tail -n +2 "$src" | awk 'NR % 5 == 0'; } >test.csv

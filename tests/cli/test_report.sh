@@ -109,7 +109,8 @@ test_report_out_folder() {
 
 test_report_empty_database() {
 	report_fixture fx.db
-	sqlite3 fx.db "DELETE FROM runs" 2>/dev/null || return 0
+	command -v sqlite3 >/dev/null || skip "sqlite3 is not installed"
+	sqlite3 fx.db "DELETE FROM runs" || fail "cannot empty the runs table"
 	run "$CFL" report --db fx.db
 	expect_rc 1
 	expect_err "no runs"

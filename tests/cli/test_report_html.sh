@@ -1,7 +1,7 @@
 # cfl report --format html: one self-contained page with the table and SVG
 # plots; rendered by headless Chromium (Debian's chromium) to a PNG that
 # must not be blank, and to a DOM that must hold the table.  The Chromium
-# tests skip (pass, with a note) when chromium is not installed.
+# tests are skipped (counted so) when chromium is not installed.
 
 html_fixture() {
 	"$ROOT/${CFL_BUILD:-build}/tests/fixture_store" "$1" ||
@@ -92,10 +92,7 @@ test_report_html_tune_plots() {
 }
 
 test_report_html_renders_in_chromium() {
-	if [ -z "$(chromium_bin)" ]; then
-		echo "    skipped: chromium is not installed" >&2
-		return 0
-	fi
+	[ -n "$(chromium_bin)" ] || skip "chromium is not installed (make test-deps installs it)"
 	html_fixture fx.db
 	run "$CFL" report fix-repeat --db fx.db --format html --out out
 	expect_rc 0
@@ -132,7 +129,7 @@ test_report_html_blank_page_is_caught() {
 # A real tune run: the search on validation (the refit's seeds left out),
 # the plots against the parameter, the refit on test.
 test_report_html_of_a_tune_run() {
-	"$CFL" tune --help >/dev/null 2>&1 || return 0
+	"$CFL" tune --help >/dev/null 2>&1 || skip "cfl tune is not built in"
 	run "$CFL" tune "$ROOT/datasets/iris.csv" --model linear --num-search 4 \
 		--num-repeat 2 --db t.db --name t -q
 	expect_rc 0
@@ -155,7 +152,7 @@ test_report_html_of_a_tune_run() {
 # line per class score on iris) and one written before stacking stored its
 # coefficients still list the members.  The text table is untouched.
 test_report_html_lists_ensemble_members() {
-	"$CFL" repeat --help >/dev/null 2>&1 || return 0
+	"$CFL" repeat --help >/dev/null 2>&1 || skip "cfl repeat is not built in"
 	run "$CFL" repeat "$ROOT/datasets/iris.csv" --models linear,baseline \
 		--num-repeat 2 --ensemble mean,stacking --db r.db --name m -q
 	expect_rc 0
@@ -182,7 +179,7 @@ test_report_html_lists_ensemble_members() {
 	fi
 	run "$CFL" report m --db r.db
 	[ "$out" = "$printed" ] || fail "the text table changed"
-	command -v sqlite3 >/dev/null || return 0
+	command -v sqlite3 >/dev/null || skip "sqlite3 is not installed"
 	# the members text of a cfl before issue 18: linear coefficients
 	c='0.5 -0.25/1 2/-3 0.125'
 	sqlite3 r.db "UPDATE ensembles SET members = 'trials 1,2,3,4; meta linear l2=1 on valid; coefs $c,$c,$c,$c'
@@ -208,8 +205,8 @@ test_report_html_lists_ensemble_members() {
 # enough validation rows (30% of train); the linear model, the informative
 # member, gets most of the weight, the baseline little.
 test_report_html_stacking_coefficient_per_member() {
-	"$CFL" repeat --help >/dev/null 2>&1 || return 0
-	command -v sqlite3 >/dev/null || return 0
+	"$CFL" repeat --help >/dev/null 2>&1 || skip "cfl repeat is not built in"
+	command -v sqlite3 >/dev/null || skip "sqlite3 is not installed"
 	for d in breast_cancer diabetes; do
 		run "$CFL" repeat "$ROOT/datasets/$d.csv" --models linear,baseline --valid-frac 0.3 \
 			--num-repeat 1 --ensemble stacking --db "$d.db" --name "$d" -q

@@ -17,6 +17,17 @@ EOF
 	printf 'x0 = uniform(-5, 10)   # first\nx1 = uniform(0, 15)\n' > branin.params
 }
 
+# Waits up to 60 s for $2 trials done in database $1 (a run to cut).
+tune_wait_done() {
+	local n
+	for _ in $(seq 600); do
+		n=$(sqlite3 "$1" "select count(*) from trials where status='done'" 2>/dev/null)
+		[ "${n:-0}" -ge "$2" ] && return 0
+		sleep 0.1
+	done
+	fail "no $2 trials done in $1 within 60 s"
+}
+
 # The candidate rows of a tune table (id and cells).
 tune_rows() { grep '^| [0-9a-f]\{8\} ' <<<"$1"; }
 
@@ -140,7 +151,7 @@ test_tune_resume_after_kill() {
 	"$CFL" tune --command './branin.sh {x0} {x1}' --params branin.params --num-search 14 \
 		--num-repeat 1 --num-jobs 2 --num-parallel 2 --db cut.db --name r -q > /dev/null 2>&1 &
 	pid=$!
-	sleep 0.9
+	tune_wait_done cut.db 2
 	kill -9 $pid 2>/dev/null
 	wait $pid 2>/dev/null
 	if command -v sqlite3 >/dev/null; then
@@ -166,7 +177,7 @@ test_tune_resume_with_other_num_jobs() {
 	"$CFL" tune --command './branin.sh {x0} {x1}' --params branin.params --num-search 8 \
 		--num-repeat 1 --num-jobs 1 --db cut.db --name r -q > /dev/null 2>&1 &
 	pid=$!
-	sleep 0.7
+	tune_wait_done cut.db 2
 	kill -9 $pid 2>/dev/null
 	wait $pid 2>/dev/null
 	run "$CFL" tune --resume r --db cut.db --num-jobs 2 --num-parallel 2

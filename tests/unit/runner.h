@@ -6,7 +6,9 @@
  *     static void t_parse(void) { CHECK(1 + 1 == 2); }
  *     const struct cfl_test cfl_tests[] = { TEST(t_parse), { 0 } };
  *
- * The suite ends with "N passed, N failed" and exits 1 when any failed.
+ * A case that cannot run here calls SKIP("why") and is counted as skipped,
+ * not passed.  The suite ends with "N passed, N failed, N skipped" and exits
+ * 1 when any failed.
  */
 #ifndef CFL_TEST_RUNNER_H
 #define CFL_TEST_RUNNER_H
@@ -31,6 +33,17 @@ extern const struct cfl_test cfl_tests[];
 /* Marks the current case failed and leaves the child at once. */
 void cfl_test_fail(const char *file, int line, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4), noreturn));
+
+/* Marks the current case skipped (it cannot run here: fmt says why) and
+ * leaves the child at once. */
+void cfl_test_skip(const char *fmt, ...)
+	__attribute__((format(printf, 1, 2), noreturn));
+
+#define SKIP(...) cfl_test_skip(__VA_ARGS__)
+
+/* A folder of the current case's own, created empty before the case runs
+ * and removed with its contents after it: for files a case writes. */
+const char *cfl_test_dir(void);
 
 #define CHECK(cond)                                                          \
 	do {                                                                 \

@@ -312,12 +312,13 @@ static void t_tree_seeded(void)
  * test rows are bit-identical. */
 static void check_roundtrip(struct cfl_model *m, struct cfl_data *d)
 {
-	const char *path = "build/tests/trees_roundtrip.cfl";
+	char path[4200];
 	struct cfl_encoder enc;
 	struct cfl_err err = { "" };
 	struct cfl_model *back;
 	double *p1, *p2;
 
+	snprintf(path, sizeof(path), "%s/roundtrip.cfl", cfl_test_dir());
 	CHECK_MSG(cfl_model_save_file(m, &d->enc, path, &err) == 0, "%s", err.msg);
 	back = cfl_model_load_file(path, &enc, &err);
 	CHECK_MSG(back, "%s", err.msg);
