@@ -315,6 +315,25 @@ int cfl_store_trials(struct cfl_store *st, int64_t run_id,
 		     size_t *n_trials /* OUT */, struct cfl_err *err);
 void cfl_trials_free(struct cfl_trial_info *trials, size_t n_trials);
 
+/* One failed attempt of a trial (a row of trial_attempts). */
+struct cfl_attempt_info {
+	int64_t trial_id;
+	char model[64];
+	char hex[9];		/* the candidate's 8-hex id */
+	int repeat, fold, attempt;
+	char worker[64];	/* "" when unknown */
+	double started, finished;	/* epoch seconds, started 0 when unknown */
+	char outcome[16];	/* as stored: "failed", "poison", "interrupted", ... */
+	char *reason;		/* malloc'd, never NULL */
+};
+
+/* The failed attempts of a run's trials ordered by (candidate seq, repeat,
+ * fold, attempt); *n may be 0.  Free with cfl_attempts_free. */
+int cfl_store_attempts(struct cfl_store *st, int64_t run_id,
+		       struct cfl_attempt_info **attempts /* OUT */,
+		       size_t *n /* OUT */, struct cfl_err *err);
+void cfl_attempts_free(struct cfl_attempt_info *attempts, size_t n);
+
 /* ---- reading metrics and predictions ---- */
 
 /* One metric value of a done trial or of an ensemble. */

@@ -425,6 +425,8 @@ int cmd_repeat(int argc, char **argv)
 	memset(&pr, 0, sizeof(pr));
 	cfl_buf_init(&cmdline);
 	cfl_buf_init(&out);
+	/* the command as typed: getopt_long permutes argv (options first) */
+	cli_command_line(argc, argv, &cmdline);
 	r = parse_args(&pl, argc, argv);
 	/* --resume NAME alone: the run's stored command fills in DATA and the
 	 * plan */
@@ -435,6 +437,8 @@ int cmd_repeat(int argc, char **argv)
 		plan_release(&pl);
 		memset(&pl, 0, sizeof(pl));
 		argv = rv;
+		cmdline.len = 0;
+		cli_command_line(argc, argv, &cmdline);
 		r = parse_args(&pl, argc, argv);
 		if (r == 3)
 			r = cli_usage_error("repeat", "missing DATA (a CSV file)");
@@ -493,7 +497,6 @@ int cmd_repeat(int argc, char **argv)
 	/* the store: a new run, or the one to resume */
 	if (cli_pool_mkdir_db(pl.pool.db))
 		goto done;
-	cli_command_line(argc, argv, &cmdline);
 	pl.sp.command_line = cmdline.data;
 	pl.sp.db = pl.pool.db;
 	pl.sp.name = pl.pool.name;

@@ -398,6 +398,8 @@ int cmd_tune(int argc, char **argv)
 	cfl_space_init(&space);
 	cfl_buf_init(&cmdline);
 	cfl_buf_init(&out);
+	/* the command as typed: getopt_long permutes argv (options first) */
+	cli_command_line(argc, argv, &cmdline);
 	r = parse_args(&pl, argc, argv);
 	/* --resume NAME alone: the run's stored command fills in the rest */
 	if (r == 3)
@@ -406,6 +408,8 @@ int cmd_tune(int argc, char **argv)
 	if (r == 3) {
 		memset(&pl, 0, sizeof(pl));
 		argv = rv;
+		cmdline.len = 0;
+		cli_command_line(argc, argv, &cmdline);
 		r = parse_args(&pl, argc, argv);
 		if (r == 3)
 			r = cli_usage_error("tune", "missing DATA (a CSV file)");
@@ -483,7 +487,6 @@ int cmd_tune(int argc, char **argv)
 	/* the store: a new run, or the one to resume */
 	if (cli_pool_mkdir_db(pl.pool.db))
 		goto done_sig;
-	cli_command_line(argc, argv, &cmdline);
 	pl.sp.command_line = cmdline.data;
 	pl.sp.db = pl.pool.db;
 	pl.sp.name = pl.pool.name;

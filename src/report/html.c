@@ -35,7 +35,8 @@ static const char style[] =
 	".note{color:#666;font-size:13px}"
 	"details.members{margin:8px 0}summary{font-size:14px;cursor:pointer}"
 	"td.no{color:#aaa;text-align:center}td.in{text-align:center}"
-	"dl.about dd{font-family:inherit}";
+	"dl.about dd{font-family:inherit}details.coefs{margin:4px 0 8px 16px}"
+	"table.failures td:last-child{font-family:monospace;white-space:pre-wrap}";
 
 #define TRY(x)                                                               \
 	do {                                                                 \
@@ -56,11 +57,92 @@ static int put_date(struct cfl_buf *b, double when)
 	return cfl_buf_puts(b, s);
 }
 
+/* Numbers on the page: the shortest form that reads back exactly, or 6
+ * significant digits (0.2, not 0.20000000000000001). */
+static int put_num(struct cfl_buf *b, double v)
+{
+	return cfl_svg_num(b, v);
+}
+
 static int fact(struct cfl_buf *b, const char *key, const char *value)
 {
 	return cfl_buf_printf(b, "<dt>%s</dt><dd>", key) ||
 	       cfl_svg_escape(b, value && value[0] ? value : "-") ||
 	       cfl_buf_puts(b, "</dd>\n");
+}
+
+static int word_char(char c)
+{
+	return isalnum((unsigned char)c) || c == '_' || c == '.';
+}
+
+/* s escaped, with each float in it ("0.20000000000000001", "1e-05" as a
+ * whole word: not part of a name, a version or an integer such as a 64-bit
+ * seed) at put_num's precision. */
+static int put_text_nums(struct cfl_buf *b, const char *s)
+{
+	const char *p = s;
+
+	while (*p) {
+		int starts = isdigit((unsigned char)*p) ||
+			     ((*p == '-' || *p == '.') && isdigit((unsigned char)p[1]));
+		char *e;
+		double v;
+
+		if (starts && (p == s || (!word_char(p[-1]) && p[-1] != '-'))) {
+			v = strtod(p, &e);
+			if (e > p && !word_char(*e) && isfinite(v) &&
+			    !memchr(p, 'x', (size_t)(e - p)) &&
+			    !memchr(p, 'X', (size_t)(e - p)) &&
+			    (memchr(p, '.', (size_t)(e - p)) ||
+			     memchr(p, 'e', (size_t)(e - p)) ||
+			     memchr(p, 'E', (size_t)(e - p)))) {
+				if (put_num(b, v))
+					return -1;
+				p = e;
+				continue;
+			}
+		}
+		/* copy up to the end of this word */
+		do {
+			char c[2] = { *p, 0 };
+
+			if (cfl_svg_escape(b, c))
+				return -1;
+			p++;
+		} while (*p && word_char(*p) && word_char(p[-1]));
+	}
+	return 0;
+}
+
+/* The run's config (key=value lines), keys without a value left out and
+ * numbers at put_num's precision. */
+static int config_fact(struct cfl_buf *b, const char *config)
+{
+	const char *p = config ? config : "";
+	int any = 0, rc = 0;
+
+	if (cfl_buf_puts(b, "<dt>config</dt><dd>"))
+		return -1;
+	while (*p && !rc) {
+		const char *nl = strchr(p, '\n');
+		size_t len = nl ? (size_t)(nl - p) : strlen(p);
+		char *line = strndup(p, len), *eq;
+
+		p += len + (nl != NULL);
+		if (!line)
+			return -1;
+		eq = strchr(line, '=');
+		if (eq && eq[1]) {
+			*eq = 0;
+			rc = cfl_svg_escape(b, line) || cfl_buf_puts(b, "=") ||
+			     put_text_nums(b, eq + 1) || cfl_buf_puts(b, "\n");
+			any = 1;
+		}
+		free(line);
+	}
+	return rc || (!any && cfl_buf_puts(b, "-")) || cfl_buf_puts(b, "</dd>\n")
+		       ? -1 : 0;
 }
 
 /* ---- html: tables of a run ---- */
@@ -119,11 +201,6 @@ out:
 }
 
 /* ---- html: the results table ---- */
-
-static int put_num(struct cfl_buf *b, double v)
-{
-	return v == v ? cfl_buf_printf(b, "%.6f", v) : cfl_buf_puts(b, "nan");
-}
 
 static int is_ensemble(char *const *ens, size_t n_ens, const char *name)
 {
@@ -312,10 +389,11 @@ static const char *member_value_meaning(const char *method)
 	if (strcmp(method, "stacking") == 0)
 		return "weights fitted on out-of-fold or validation rows, "
 		       "non-negative and summing to 1 (the mean's when those "
-		       "rows are few); runs before issue 18 stored the linear "
-		       "meta-learner's coefficients: p(class 1) to p(class k-1) "
-		       "for k classes, the value for a regression, one line per "
-		       "class score with three classes or more";
+		       "rows are few); for runs that stored a linear "
+		       "meta-learner's coefficients, the member's share of them "
+		       "(sum of |coefficient| on its predictions over that of "
+		       "all members), the raw coefficients in the table below "
+		       "the members";
 	if (strcmp(method, "vote") == 0)
 		return "one vote each";
 	return "";
@@ -387,30 +465,77 @@ static int member_cells(struct cfl_buf *b, const struct report_member *m,
 	return cfl_buf_puts(b, "</td>");
 }
 
-/* Member m's cell in an ensemble's column: its weight, its stacking
- * coefficients, a tick when the ensemble records neither. */
+/* The sum of |coefficient| over a member's meta-learner inputs. */
+static double coef_mass(const struct report_member *m)
+{
+	double s = 0;
+
+	for (size_t k = 0; m->coefs && k < m->n_rows * m->n_cols; k++)
+		s += fabs(m->coefs[k]);
+	return s;
+}
+
+/* Member m's cell in an ensemble's column: its weight; for stacking its
+ * share of the meta-learner's coefficients (sum of |coefficient| on its
+ * inputs over that of every member: one summary figure, the raw
+ * coefficients in their own table); a tick when the ensemble records
+ * neither. */
 static int member_value(struct cfl_buf *b, const struct report_members *ms,
 			const struct report_member *m)
 {
 	if (!m)
 		return cfl_buf_puts(b, "<td class=\"no\">&ndash;</td>");
 	if (ms->has_coefs) {
-		if (cfl_buf_puts(b, "<td class=\"num\">"))
+		double total = 0;
+
+		for (size_t j = 0; j < ms->n; j++)
+			total += coef_mass(&ms->m[j]);
+		return cfl_buf_puts(b, "<td class=\"num\">") ||
+		       put_num(b, total > 0 ? coef_mass(m) / total : NAN) ||
+		       cfl_buf_puts(b, "</td>");
+	}
+	if (ms->has_weights)
+		return cfl_buf_puts(b, "<td class=\"num\">") || put_num(b, m->weight) ||
+		       cfl_buf_puts(b, "</td>");
+	return cfl_buf_puts(b, "<td class=\"in\">&#10003;</td>");
+}
+
+/* A stacking ensemble's raw meta-learner coefficients, one row per member
+ * (numbered as in the members table), behind a click. */
+static int raw_coefs(struct cfl_buf *b, const char *name,
+		     const struct report_members *ms,
+		     const struct report_member *const *u, size_t n_u)
+{
+	if (cfl_buf_puts(b, "<details class=\"coefs\"><summary>") ||
+	    cfl_svg_escape(b, name) ||
+	    cfl_buf_puts(b, ": the meta-learner's raw coefficients</summary>\n"
+			    "<table class=\"coefs\">\n<tr><th>#</th>"
+			    "<th>coefficients</th></tr>\n"))
+		return -1;
+	for (size_t k = 0; k < n_u; k++) {
+		const struct report_member *m = NULL;
+
+		for (size_t j = 0; !m && j < ms->n; j++)
+			if (same_trials(u[k], &ms->m[j]))
+				m = &ms->m[j];
+		if (!m)
+			continue;
+		if (cfl_buf_printf(b, "<tr><td class=\"num\">%zu</td><td class=\"num\">",
+				   k + 1))
 			return -1;
 		for (size_t r = 0; r < m->n_rows; r++) {
 			if ((r && cfl_buf_puts(b, "<br>")) ||
 			    (m->n_rows > 1 && cfl_buf_printf(b, "class %zu: ", r)))
 				return -1;
 			for (size_t q = 0; q < m->n_cols; q++)
-				if (cfl_buf_printf(b, "%s%.4g", q ? " " : "",
-						   m->coefs[r * m->n_cols + q]))
+				if ((q && cfl_buf_puts(b, " ")) ||
+				    put_num(b, m->coefs[r * m->n_cols + q]))
 					return -1;
 		}
-		return cfl_buf_puts(b, "</td>");
+		if (cfl_buf_puts(b, "</td></tr>\n"))
+			return -1;
 	}
-	if (ms->has_weights)
-		return cfl_buf_printf(b, "<td class=\"num\">%.4g</td>", m->weight);
-	return cfl_buf_puts(b, "<td class=\"in\">&#10003;</td>");
+	return cfl_buf_puts(b, "</table>\n</details>\n");
 }
 
 /* The members of the run's ensembles: one row per member (a trial, or the
@@ -463,9 +588,10 @@ static int members_section(struct cfl_buf *b, struct cfl_store *st,
 			u[n_u++] = &ms[i].m[j];
 		}
 	}
-	TRY(n_u ? cfl_buf_printf(b, "<details open class=\"members\"><summary>"
+	/* collapsed: a 60-member run would otherwise fill screens */
+	TRY(n_u ? cfl_buf_printf(b, "<details class=\"members\"><summary>"
 				    "Members: %zu</summary>\n", n_u)
-		: cfl_buf_puts(b, "<details open class=\"members\"><summary>"
+		: cfl_buf_puts(b, "<details class=\"members\"><summary>"
 				  "Members</summary>\n"));
 	if (n_parsed) {
 		TRY(cfl_buf_puts(b, "<table class=\"members\">\n<tr><th>#</th>"
@@ -478,7 +604,7 @@ static int members_section(struct cfl_buf *b, struct cfl_store *st,
 			TRY(cfl_svg_escape(b, e[i].name));
 			if (e[i].repeat >= 0)
 				TRY(cfl_buf_printf(b, " (repeat %d)", e[i].repeat));
-			TRY(cfl_buf_puts(b, ms[i].has_coefs ? "<br>coefficients"
+			TRY(cfl_buf_puts(b, ms[i].has_coefs ? "<br>share"
 					    : ms[i].has_weights ? "<br>weight" : ""));
 			TRY(cfl_buf_puts(b, "</th>"));
 		}
@@ -499,6 +625,9 @@ static int members_section(struct cfl_buf *b, struct cfl_store *st,
 			TRY(cfl_buf_puts(b, "</tr>\n"));
 		}
 		TRY(cfl_buf_puts(b, "</table>\n"));
+		for (size_t i = 0; i < n_e; i++)
+			if (parsed[i] && ms[i].has_coefs)
+				TRY(raw_coefs(b, e[i].name, &ms[i], u, n_u));
 	}
 	TRY(cfl_buf_puts(b, "<dl class=\"about\">\n"));
 	for (size_t i = 0; i < n_e; i++) {
@@ -596,55 +725,168 @@ static int number(const char *s, double *v)
 	return end != s && *end == 0 && isfinite(*v);
 }
 
-/* The score against one parameter: numeric x (log when positive over 20x
- * or more), or categories in order of first appearance. */
-static int param_chart(struct cfl_buf *b, const struct cfl_candidate_info *c,
-		       size_t n, const double *score, const char *key)
-{
-	double *x = calloc(n + 1, sizeof(double)), lo = INFINITY, hi = -INFINITY;
-	const char **cats = calloc(n + 1, sizeof(char *));
-	char (*vals)[64] = calloc(n + 1, 64);
-	size_t n_cats = 0;
-	int numeric = 1, rc = -1;
-	char title[160];
+/* One parameter's values over the candidates: numbers (log scale when
+ * positive over 20x or more), or categories in order of first appearance
+ * (x the category's index); NaN where a candidate lacks it. */
+struct param_col {
+	double *x;		/* (n) */
+	const char **cats;	/* (n_cats) pointing into vals */
+	char (*vals)[64];	/* (n) */
+	size_t n_cats;
+	int numeric, xlog;
+};
 
-	if (!x || !cats || !vals)
-		goto out;
+static void param_col_release(struct param_col *pc)
+{
+	free(pc->x);
+	free(pc->cats);
+	free(pc->vals);
+}
+
+static int param_col_fill(struct param_col *pc,
+			  const struct cfl_candidate_info *c, size_t n,
+			  const char *key)
+{
+	double lo = INFINITY, hi = -INFINITY;
+
+	memset(pc, 0, sizeof(*pc));
+	pc->x = calloc(n + 1, sizeof(double));
+	pc->cats = calloc(n + 1, sizeof(char *));
+	pc->vals = calloc(n + 1, 64);
+	if (!pc->x || !pc->cats || !pc->vals)
+		return -1;
+	pc->numeric = 1;
 	for (size_t i = 0; i < n; i++) {
-		if (!param_value(c[i].params, key, vals[i], 64)) {
-			x[i] = NAN;
-			vals[i][0] = 0;
+		if (!param_value(c[i].params, key, pc->vals[i], 64)) {
+			pc->x[i] = NAN;
+			pc->vals[i][0] = 0;
 			continue;
 		}
-		if (number(vals[i], &x[i])) {
-			lo = fmin(lo, x[i]);
-			hi = fmax(hi, x[i]);
+		if (number(pc->vals[i], &pc->x[i])) {
+			lo = fmin(lo, pc->x[i]);
+			hi = fmax(hi, pc->x[i]);
 		} else {
-			numeric = 0;
+			pc->numeric = 0;
 		}
 	}
-	if (!numeric) {
-		for (size_t i = 0; i < n; i++) {
-			size_t k;
+	if (pc->numeric) {
+		pc->xlog = lo > 0 && hi / lo >= 20;
+		return 0;
+	}
+	for (size_t i = 0; i < n; i++) {
+		size_t k;
 
-			if (!vals[i][0] && x[i] != x[i]) {
-				x[i] = NAN;
-				continue;
-			}
-			for (k = 0; k < n_cats && strcmp(cats[k], vals[i]); k++)
-				;
-			if (k == n_cats)
-				cats[n_cats++] = vals[i];
-			x[i] = (double)k;
-		}
+		if (!pc->vals[i][0] && pc->x[i] != pc->x[i])
+			continue;
+		for (k = 0; k < pc->n_cats && strcmp(pc->cats[k], pc->vals[i]); k++)
+			;
+		if (k == pc->n_cats)
+			pc->cats[pc->n_cats++] = pc->vals[i];
+		pc->x[i] = (double)k;
 	}
+	return 0;
+}
+
+/* The score against one parameter (choices jittered, each point its
+ * candidate as a tooltip). */
+static int param_chart(struct cfl_buf *b, const struct param_col *pc, size_t n,
+		       const double *score, const char *key,
+		       const char *const *tips)
+{
+	char title[160];
+
 	snprintf(title, sizeof(title), "score against %s", key);
-	rc = cfl_svg_scatter(b, title, key, "score", n, x, score, numeric ? NULL : cats,
-			     n_cats, numeric && lo > 0 && hi / lo >= 20, 0);
+	return cfl_svg_scatter(b, title, key, "score", n, pc->x, score,
+			   pc->numeric ? NULL : pc->cats, pc->n_cats, pc->xlog, 0,
+			   tips);
+}
+
+/* Which parameters matter: the forest's permutation importance of each
+ * over the candidates with a score (importance.c). */
+static int importance_chart(struct cfl_buf *b, const struct param_col *cols,
+			    char *const *keys, size_t n_keys, size_t n,
+			    const double *score)
+{
+	double *x = calloc(n * n_keys + 1, sizeof(double));
+	double *y = calloc(n + 1, sizeof(double));
+	double *imp = calloc(n_keys + 1, sizeof(double));
+	const char **names = calloc(n_keys + 1, sizeof(char *));
+	size_t m = 0, *order = calloc(n_keys + 1, sizeof(size_t));
+	double *sorted = calloc(n_keys + 1, sizeof(double));
+	struct cfl_err err;
+	int rc = -1;
+
+	if (!x || !y || !imp || !names || !order || !sorted)
+		goto out;
+	for (size_t i = 0; i < n; i++) {
+		if (!isfinite(score[i]))
+			continue;
+		for (size_t k = 0; k < n_keys; k++) {
+			double v = cols[k].x[i];
+
+			x[m * n_keys + k] = cols[k].xlog && v > 0 ? log10(v) : v;
+		}
+		y[m++] = score[i];
+	}
+	if (m < 3) {
+		rc = cfl_buf_puts(b, "<p class=\"note\">Parameter importance needs "
+				     "three candidates with a score or more.</p>\n");
+		goto out;
+	}
+	if (cfl_report_param_importance(x, m, n_keys, y, imp, &err)) {
+		rc = cfl_buf_puts(b, "<p class=\"note\">No parameter importance: ") ||
+		     cfl_svg_escape(b, err.msg) || cfl_buf_puts(b, ".</p>\n");
+		goto out;
+	}
+	/* most important first */
+	for (size_t k = 0; k < n_keys; k++)
+		order[k] = k;
+	for (size_t a = 1; a < n_keys; a++)
+		for (size_t c = a; c > 0 && imp[order[c]] > imp[order[c - 1]]; c--) {
+			size_t t = order[c];
+
+			order[c] = order[c - 1];
+			order[c - 1] = t;
+		}
+	for (size_t k = 0; k < n_keys; k++) {
+		names[k] = keys[order[k]];
+		sorted[k] = imp[order[k]];
+	}
+	rc = cfl_svg_bars(b, "parameter importance (random forest on parameters -> "
+			 "score, permutation importance)", "share of importance",
+		      n_keys, names, sorted);
 out:
 	free(x);
-	free(cats);
-	free(vals);
+	free(y);
+	free(imp);
+	free(names);
+	free(order);
+	free(sorted);
+	return rc;
+}
+
+/* Every candidate as a line through its parameters and its score. */
+static int parallel_chart(struct cfl_buf *b, const struct param_col *cols,
+			  char *const *keys, size_t n_keys, size_t n,
+			  const double *score, const char *const *tips)
+{
+	struct svg_axis *ax = calloc(n_keys + 2, sizeof(*ax));
+	int rc;
+
+	if (!ax)
+		return -1;
+	for (size_t k = 0; k < n_keys; k++) {
+		ax[k].name = keys[k];
+		ax[k].v = cols[k].x;
+		ax[k].cats = cols[k].numeric ? NULL : cols[k].cats;
+		ax[k].n_cats = cols[k].n_cats;
+		ax[k].log = cols[k].xlog;
+	}
+	ax[n_keys].name = "score";
+	ax[n_keys].v = score;
+	rc = cfl_svg_parallel(b, "parallel coordinates: each candidate a line, darker "
+			     "for a higher score", n_keys + 1, ax, n, score, tips);
+	free(ax);
 	return rc;
 }
 
@@ -655,7 +897,8 @@ static int candidates(struct cfl_buf *b, struct cfl_store *st,
 	struct cfl_candidate_info *c = NULL;
 	size_t n = 0, n_keys = 0;
 	double *seq = NULL, *score = NULL;
-	char **keys = NULL;
+	char **keys = NULL, **tips = NULL;
+	struct param_col *cols = NULL;
 	int rc = -1;
 
 	if (cfl_store_candidates(st, run->id, &c, &n, err))
@@ -667,12 +910,15 @@ static int candidates(struct cfl_buf *b, struct cfl_store *st,
 	}
 	seq = calloc(n, sizeof(double));
 	score = calloc(n, sizeof(double));
-	if (!seq || !score)
+	tips = calloc(n, sizeof(char *));
+	if (!seq || !score || !tips)
 		goto nomem;
 	TRY(cfl_buf_puts(b, "<table class=\"candidates\">\n<tr><th>#</th><th>id</th>"
 			    "<th>model</th><th>params</th><th>score</th>"
 			    "<th>done</th><th>failed</th></tr>\n"));
 	for (size_t i = 0; i < n; i++) {
+		struct cfl_buf tb;
+
 		seq[i] = (double)c[i].seq;
 		score[i] = c[i].has_score ? c[i].score : NAN;
 		/* No score from the search: the table's score of the first
@@ -680,6 +926,14 @@ static int candidates(struct cfl_buf *b, struct cfl_store *st,
 		for (size_t r = 0; !c[i].has_score && t->n_metrics && r < t->n_rows; r++)
 			if (strcmp(t->rows[r].name, c[i].hex) == 0)
 				score[i] = t->rows[r].score[0];
+		cfl_buf_init(&tb);
+		if (cfl_buf_printf(&tb, "#%zu %s %s %s: score ", c[i].seq, c[i].hex,
+				   c[i].model, c[i].params) ||
+		    put_num(&tb, score[i])) {
+			cfl_buf_release(&tb);
+			goto nomem;
+		}
+		tips[i] = tb.data;
 		TRY(cfl_buf_printf(b, "<tr><td class=\"num\">%zu</td><td>%s</td><td>",
 				   c[i].seq, c[i].hex));
 		TRY(cfl_svg_escape(b, c[i].model));
@@ -714,21 +968,140 @@ static int candidates(struct cfl_buf *b, struct cfl_store *st,
 	}
 	TRY(cfl_buf_puts(b, "</table>\n"));
 	TRY(cfl_svg_scatter(b, "candidate scores in the order the search proposed them",
-			"candidate #", "score", n, seq, score, NULL, 0, 0, 1));
+			"candidate #", "score", n, seq, score, NULL, 0, 0, 1,
+			(const char *const *)tips));
+	if (!(cols = calloc(n_keys + 1, sizeof(*cols))))
+		goto nomem;
 	for (size_t k = 0; k < n_keys; k++)
-		TRY(param_chart(b, c, n, score, keys[k]));
+		TRY(param_col_fill(&cols[k], c, n, keys[k]));
+	for (size_t k = 0; k < n_keys; k++)
+		TRY(param_chart(b, &cols[k], n, score, keys[k],
+				(const char *const *)tips));
+	if (n_keys) {
+		TRY(cfl_buf_puts(b, "<h2>Parameters</h2>\n"));
+		TRY(importance_chart(b, cols, keys, n_keys, n, score));
+		TRY(parallel_chart(b, cols, keys, n_keys, n, score,
+				   (const char *const *)tips));
+	}
 	rc = 0;
 	goto out;
 nomem:
 	cfl_err_set(err, "out of memory");
 out:
+	for (size_t k = 0; cols && k < n_keys; k++)
+		param_col_release(&cols[k]);
+	free(cols);
 	for (size_t k = 0; k < n_keys; k++)
 		free(keys[k]);
 	free(keys);
+	for (size_t i = 0; tips && i < n; i++)
+		free(tips[i]);
+	free(tips);
 	free(seq);
 	free(score);
 	cfl_candidates_free(c, n);
 	return rc;
+}
+
+/* ---- html: trials over time, failures ---- */
+
+/* A lane per worker (in order of first start), a bar per attempt that
+ * started: done trials from the trials table, failed attempts from
+ * trial_attempts.  Idle workers show as gaps, stragglers as long bars. */
+static int timeline(struct cfl_buf *b, const struct cfl_trial_info *tr,
+		    size_t n_tr, const struct cfl_attempt_info *at, size_t n_at)
+{
+	struct svg_span *sp = calloc(n_tr + n_at + 1, sizeof(*sp));
+	const char **lanes = calloc(n_tr + n_at + 1, sizeof(char *));
+	char **tips = calloc(n_tr + n_at + 1, sizeof(char *));
+	size_t n_sp = 0, n_lanes = 0;
+	double t0 = INFINITY;
+	int rc = -1;
+
+	if (!sp || !lanes || !tips)
+		goto out;
+	for (size_t i = 0; i < n_tr; i++)
+		if (tr[i].status == CFL_TRIAL_DONE && tr[i].started > 0)
+			t0 = fmin(t0, tr[i].started);
+	for (size_t i = 0; i < n_at; i++)
+		if (at[i].started > 0)
+			t0 = fmin(t0, at[i].started);
+	for (size_t i = 0; i < n_tr + n_at; i++) {
+		const struct cfl_trial_info *t = i < n_tr ? &tr[i] : NULL;
+		const struct cfl_attempt_info *a = t ? NULL : &at[i - n_tr];
+		const char *w = t ? t->worker : a->worker;
+		double s = t ? t->started : a->started, e = t ? t->finished : a->finished;
+		size_t l;
+		char tip[256];
+
+		if ((t && t->status != CFL_TRIAL_DONE) || !(s > 0) || !(e >= s))
+			continue;
+		if (!w[0])
+			w = "?";
+		for (l = 0; l < n_lanes && strcmp(lanes[l], w); l++)
+			;
+		if (l == n_lanes)
+			lanes[n_lanes++] = w;
+		if (t)
+			snprintf(tip, sizeof(tip), "trial %lld, repeat %d%s: %.3g s",
+				 (long long)t->id, t->repeat,
+				 t->fold >= 0 ? " (a fold)" : "", e - s);
+		else
+			snprintf(tip, sizeof(tip), "%s %s repeat %d attempt %d %s "
+				 "after %.3g s: %s", a->model, a->hex, a->repeat,
+				 a->attempt, a->outcome, e - s, a->reason);
+		if (!(tips[n_sp] = strdup(tip)))
+			goto out;
+		sp[n_sp] = (struct svg_span){ l, s - t0, e - t0, a != NULL,
+					      tips[n_sp] };
+		n_sp++;
+	}
+	if (!n_sp) {
+		rc = cfl_buf_puts(b, "<p class=\"note\">No trial recorded its start "
+				     "and end.</p>\n");
+		goto out;
+	}
+	rc = cfl_svg_timeline(b, "trials per worker over time (red: failed attempts)",
+			  n_lanes, lanes, n_sp, sp);
+out:
+	for (size_t i = 0; tips && i < n_sp; i++)
+		free(tips[i]);
+	free(tips);
+	free(sp);
+	free(lanes);
+	return rc;
+}
+
+/* Every failed attempt with its model, repeat, attempt, worker and the
+ * reason the worker or the scheduler gave. */
+static int failures_table(struct cfl_buf *b, const struct cfl_attempt_info *at,
+			  size_t n_at)
+{
+	if (!n_at)
+		return cfl_buf_puts(b, "<p class=\"note\">No failed attempts.</p>\n");
+	if (cfl_buf_puts(b, "<table class=\"failures\">\n<tr><th>model</th>"
+			    "<th>candidate</th><th>repeat</th><th>fold</th>"
+			    "<th>attempt</th><th>worker</th><th>outcome</th>"
+			    "<th>reason</th></tr>\n"))
+		return -1;
+	for (size_t i = 0; i < n_at; i++) {
+		const struct cfl_attempt_info *a = &at[i];
+
+		if (cfl_buf_puts(b, "<tr><td>") || cfl_svg_escape(b, a->model) ||
+		    cfl_buf_puts(b, "</td><td>") || cfl_svg_escape(b, a->hex) ||
+		    cfl_buf_printf(b, "</td><td class=\"num\">%d</td>"
+				      "<td class=\"num\">", a->repeat) ||
+		    (a->fold >= 0 ? cfl_buf_printf(b, "%d", a->fold)
+				  : cfl_buf_puts(b, "-")) ||
+		    cfl_buf_printf(b, "</td><td class=\"num\">%d</td><td>", a->attempt) ||
+		    cfl_svg_escape(b, a->worker[0] ? a->worker : "-") ||
+		    cfl_buf_puts(b, "</td><td>") || cfl_svg_escape(b, strcmp(a->outcome, "queued") == 0
+				   ? "retried" : a->outcome) ||
+		    cfl_buf_puts(b, "</td><td>") || cfl_svg_escape(b, a->reason) ||
+		    cfl_buf_puts(b, "</td></tr>\n"))
+			return -1;
+	}
+	return cfl_buf_puts(b, "</table>\n");
 }
 
 /* ---- html: the page ---- */
@@ -743,6 +1116,9 @@ int cfl_report_html(struct cfl_store *st, const struct cfl_run_info *run,
 	struct cfl_trial_counts counts;
 	struct cfl_table t, tt;
 	char **ens = NULL, seed[32], trials[96];
+	struct cfl_trial_info *trs = NULL;
+	struct cfl_attempt_info *ats = NULL;
+	size_t n_trs = 0, n_ats = 0;
 	int rc = -1;
 
 	char buf[64];
@@ -792,7 +1168,7 @@ int cfl_report_html(struct cfl_store *st, const struct cfl_run_info *run,
 	TRY(cfl_buf_puts(out, "</dd>\n<dt>finished</dt><dd>"));
 	TRY(put_date(out, run->finished));
 	TRY(cfl_buf_puts(out, "</dd>\n"));
-	TRY(fact(out, "config", run->config));
+	TRY(config_fact(out, run->config));
 	TRY(cfl_buf_puts(out, "</dl>\n"));
 
 	TRY(cfl_buf_printf(out, "<h2>Results on the %s part</h2>\n",
@@ -826,6 +1202,13 @@ int cfl_report_html(struct cfl_store *st, const struct cfl_run_info *run,
 			TRY(html_table(out, &tt, ens, n_ens));
 		}
 	}
+	if (cfl_store_trials(st, run->id, &trs, &n_trs, err) ||
+	    cfl_store_attempts(st, run->id, &ats, &n_ats, err))
+		goto out;
+	TRY(cfl_buf_puts(out, "<h2>Trials over time</h2>\n"));
+	TRY(timeline(out, trs, n_trs, ats, n_ats));
+	TRY(cfl_buf_printf(out, "<h2>Failures</h2>\n"));
+	TRY(failures_table(out, ats, n_ats));
 	TRY(cfl_buf_printf(out, "<p class=\"note\">Written by cfl %s from '",
 			   CFL_VERSION));
 	TRY(cfl_svg_escape(out, cfl_store_path(st)));
@@ -840,6 +1223,8 @@ out:
 	free(ens);
 	free(valid);
 	free(test);
+	cfl_trials_free(trs, n_trs);
+	cfl_attempts_free(ats, n_ats);
 	cfl_table_release(&t);
 	cfl_table_release(&tt);
 	return rc;

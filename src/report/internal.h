@@ -46,4 +46,14 @@ void cfl_report_members_release(struct report_members *ms);
 int cfl_report_members_parse(const char *text, struct report_members *ms /* OUT */,
 			     struct cfl_err *err);
 
+/* ---- hyper-parameter importance (importance.c) ---- */
+
+/* Fits cfl's forest on x (n, d) -> y (n scores) and fills imp (d) with each
+ * column's permutation importance, shares summing to 1 (all 0 when no
+ * column matters).  NaN in x is a value below every other.  0; -1 with
+ * err when n < 2, d == 0, the build has no forest or memory runs out. */
+int cfl_report_param_importance(const double *x, size_t n, size_t d,
+				const double *y, double *imp /* OUT */,
+				struct cfl_err *err);
+
 #endif

@@ -7,6 +7,8 @@
 #include "svg.h"
 
 #include <math.h>
+#include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -31,6 +33,15 @@ int cfl_svg_escape(struct cfl_buf *b, const char *s)
 			return -1;
 	}
 	return 0;
+}
+
+int cfl_svg_num(struct cfl_buf *b, double v)
+{
+	if (v != v)
+		return cfl_buf_puts(b, "nan");
+	if (v == 0)
+		v = 0;	/* -0 */
+	return cfl_buf_printf(b, "%.6g", v);
 }
 
 static int cmp_double(const void *a, const void *b)
@@ -63,7 +74,7 @@ void cfl_svg_quartiles(const double *v, size_t n, double q[5])
 }
 
 void cfl_svg_nice_range(double lo, double hi, int n_ticks, double *nlo,
-			double *nhi, double *step)
+		    double *nhi, double *step)
 {
 	double raw, mag, norm, st;
 
@@ -121,9 +132,9 @@ static int empty_chart(struct cfl_buf *b, const char *title)
 /* ---- svg: box and strip plots ---- */
 
 int cfl_svg_box_strip(struct cfl_buf *b, const char *title, const char *xlabel,
-		      size_t n_series, const char *const *names,
-		      const size_t *n_values, const double *const *values,
-		      const int *highlight)
+		  size_t n_series, const char *const *names,
+		  const size_t *n_values, const double *const *values,
+		  const int *highlight)
 {
 	const double left = 140, right = 30, top = 34, row_h = 30, bottom = 46;
 	const double w = 760, plot_w = w - left - right;
@@ -226,6 +237,23 @@ int cfl_svg_box_strip(struct cfl_buf *b, const char *title, const char *xlabel,
 
 /* ---- svg: scatter plots ---- */
 
+/* A fixed sideways shift of point i in [-0.3, 0.3) of a category's band:
+ * pseudo-random (a multiplicative hash), so the same data gives the same
+ * picture. */
+static double jitter(size_t i)
+{
+	uint32_t h = (uint32_t)(i + 1) * 2654435761u;
+
+	return ((double)(h >> 8) / 16777216.0 - 0.5) * 0.6;
+}
+
+/* <title>s</title> when s is set: the tooltip of the element it sits in. */
+static int tip(struct cfl_buf *b, const char *s)
+{
+	return s && s[0] && (cfl_buf_puts(b, "<title>") || cfl_svg_escape(b, s) ||
+			     cfl_buf_puts(b, "</title>"));
+}
+
 static int cmp_by_x(const void *a, const void *b, void *ctx)
 {
 	const double *x = ctx;
@@ -235,8 +263,9 @@ static int cmp_by_x(const void *a, const void *b, void *ctx)
 }
 
 int cfl_svg_scatter(struct cfl_buf *b, const char *title, const char *xlabel,
-		    const char *ylabel, size_t n, const double *x, const double *y,
-		    const char *const *cats, size_t n_cats, int xlog, int best_line)
+		const char *ylabel, size_t n, const double *x, const double *y,
+		const char *const *cats, size_t n_cats, int xlog, int best_line,
+		const char *const *tips)
 {
 	const double w = 480, h = 320, left = 70, right = 24, top = 34,
 		     bottom = 52;
@@ -364,13 +393,16 @@ int cfl_svg_scatter(struct cfl_buf *b, const char *title, const char *xlabel,
 		    (cats && (x[i] < 0 || x[i] >= (double)n_cats)))
 			continue;
 		if (cfl_buf_printf(b, "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"4\" fill=\""
-				      C_MODEL "\" fill-opacity=\"0.8\"/>\n",
-				   PX(x[i]), PY(y[i])))
+				      C_MODEL "\" fill-opacity=\"0.7\">",
+				   PX(x[i]) + (cats ? jitter(i) * pw / (double)n_cats : 0),
+				   PY(y[i])) ||
+		    tip(b, tips ? tips[i] : NULL) || cfl_buf_puts(b, "</circle>\n"))
 			goto out;
 	}
 	if (cfl_buf_printf(b, "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"8\" fill=\"none\" "
 			      "stroke=\"" C_ENSEMBLE "\" stroke-width=\"2\"/>\n",
-			   PX(x[best]), PY(y[best])) ||
+			   PX(x[best]) + (cats ? jitter(best) * pw / (double)n_cats : 0),
+			   PY(y[best])) ||
 	    cfl_buf_puts(b, "</svg>\n"))
 		goto out;
 #undef PX
@@ -379,4 +411,226 @@ int cfl_svg_scatter(struct cfl_buf *b, const char *title, const char *xlabel,
 out:
 	free(order);
 	return rc;
+}
+
+/* ---- svg: bars (parameter importance) ---- */
+
+int cfl_svg_bars(struct cfl_buf *b, const char *title, const char *xlabel,
+	     size_t n, const char *const *names, const double *values)
+{
+	const double left = 160, right = 70, top = 34, row_h = 24, bottom = 40;
+	const double w = 760, pw = w - left - right;
+	double h = top + (double)n * row_h + bottom, base = top + (double)n * row_h;
+
+	if (!n)
+		return empty_chart(b, title);
+	if (begin(b, (int)w, (int)h, title))
+		return -1;
+	for (int k = 0; k <= 4; k++) {
+		double x = left + k / 4.0 * pw;
+
+		if (cfl_buf_printf(b, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" "
+				      "y2=\"%.1f\" stroke=\"" C_GRID "\"/>\n"
+				      "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\" "
+				      "fill=\"" C_AXIS "\">%g</text>\n",
+				   x, top, x, base, x, base + 16, k / 4.0))
+			return -1;
+	}
+	if (text(b, left + pw / 2, base + 34, "middle", NULL, xlabel))
+		return -1;
+	for (size_t i = 0; i < n; i++) {
+		double v = isfinite(values[i]) ? fmin(fmax(values[i], 0), 1) : 0;
+		double cy = top + (double)i * row_h + row_h / 2;
+
+		if (text(b, left - 8, cy + 4, "end", NULL, names[i]) ||
+		    cfl_buf_printf(b, "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" "
+				      "height=\"14\" fill=\"" C_MODEL "\">",
+				   left, cy - 7, fmax(v * pw, 1)) ||
+		    tip(b, names[i]) ||
+		    cfl_buf_printf(b, "</rect>\n<text x=\"%.1f\" y=\"%.1f\" "
+				      "fill=\"" C_AXIS "\">", left + v * pw + 6, cy + 4) ||
+		    cfl_svg_num(b, values[i]) || cfl_buf_puts(b, "</text>\n"))
+			return -1;
+	}
+	return cfl_buf_puts(b, "</svg>\n");
+}
+
+/* ---- svg: parallel coordinates ---- */
+
+/* Where value v of axis a sits, 0 (bottom) .. 1 (top), or NaN; lo and hi
+ * are the axis's finite range (log10 of it on a log axis). */
+static double axis_pos(const struct svg_axis *a, double v, double lo, double hi)
+{
+	if (!isfinite(v) || (a->log && !(v > 0)))
+		return NAN;
+	if (a->cats)
+		return a->n_cats > 1 ? v / (double)(a->n_cats - 1) : 0.5;
+	if (a->log)
+		v = log10(v);
+	return hi > lo ? (v - lo) / (hi - lo) : 0.5;
+}
+
+int cfl_svg_parallel(struct cfl_buf *b, const char *title, size_t n_axes,
+		 const struct svg_axis *axes, size_t n, const double *color,
+		 const char *const *tips)
+{
+	const double w = 960, h = 360, left = 60, right = 60, top = 50,
+		     bottom = 56;
+	const double pw = w - left - right, ph = h - top - bottom;
+	double *lo = calloc(n_axes + 1, sizeof(double));
+	double *hi = calloc(n_axes + 1, sizeof(double));
+	double clo = INFINITY, chi = -INFINITY;
+	int rc = -1;
+
+	if (!lo || !hi)
+		goto out;
+	if (n_axes < 2 || !n) {
+		rc = empty_chart(b, title);
+		goto out;
+	}
+	for (size_t a = 0; a < n_axes; a++) {
+		lo[a] = INFINITY;
+		hi[a] = -INFINITY;
+		for (size_t i = 0; i < n; i++) {
+			double v = axes[a].v[i];
+
+			if (!isfinite(v) || (axes[a].log && !(v > 0)))
+				continue;
+			v = axes[a].log ? log10(v) : v;
+			lo[a] = fmin(lo[a], v);
+			hi[a] = fmax(hi[a], v);
+		}
+	}
+	for (size_t i = 0; i < n; i++)
+		if (isfinite(color[i])) {
+			clo = fmin(clo, color[i]);
+			chi = fmax(chi, color[i]);
+		}
+#define AX(a) (left + (n_axes > 1 ? (double)(a) / (double)(n_axes - 1) : 0.5) * pw)
+#define AY(p) (top + (1 - (p)) * ph)
+	if (begin(b, (int)w, (int)h, title))
+		goto out;
+	/* the lines first, the axes over them */
+	for (size_t i = 0; i < n; i++) {
+		double t = isfinite(color[i]) ? (chi > clo ? (color[i] - clo) / (chi - clo) : 1) : -1;
+		int pen = 0;
+
+		/* light blue (low) to dark blue (high); grey without a score */
+		if (t < 0 ? cfl_buf_puts(b, "<path fill=\"none\" stroke=\"#bbb\" d=\"")
+			  : cfl_buf_printf(b, "<path fill=\"none\" stroke=\"rgb(%d,%d,%d)\" "
+					      "stroke-opacity=\"0.8\" stroke-width=\"1.5\" d=\"",
+					   (int)lround(190 - 160 * t), (int)lround(215 - 140 * t),
+					   (int)lround(240 - 80 * t)))
+			goto out;
+		for (size_t a = 0; a < n_axes; a++) {
+			double p = axis_pos(&axes[a], axes[a].v[i], lo[a], hi[a]);
+
+			if (p != p) {
+				pen = 0;
+				continue;
+			}
+			if (cfl_buf_printf(b, "%s%.1f %.1f", pen ? "L" : "M", AX(a), AY(p)))
+				goto out;
+			pen = 1;
+		}
+		if (cfl_buf_puts(b, "\">") || tip(b, tips ? tips[i] : NULL) ||
+		    cfl_buf_puts(b, "</path>\n"))
+			goto out;
+	}
+	for (size_t a = 0; a < n_axes; a++) {
+		const struct svg_axis *ax = &axes[a];
+
+		if (cfl_buf_printf(b, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" "
+				      "y2=\"%.1f\" stroke=\"" C_AXIS "\"/>\n",
+				   AX(a), top, AX(a), top + ph) ||
+		    text(b, AX(a), top - 10, "middle", " font-weight=\"bold\"", ax->name))
+			goto out;
+		if (ax->cats) {
+			for (size_t c = 0; c < ax->n_cats; c++)
+				if (text(b, AX(a) + 4, AY(axis_pos(ax, (double)c, 0, 0)) + 4,
+					 "start", " fill=\"" C_AXIS "\"", ax->cats[c]))
+					goto out;
+		} else if (lo[a] <= hi[a]) {
+			/* the two ends of the axis */
+			for (int e = 0; e < 2; e++) {
+				double v = e ? hi[a] : lo[a];
+
+				if (cfl_buf_printf(b, "<text x=\"%.1f\" y=\"%.1f\" "
+						      "text-anchor=\"start\" fill=\"" C_AXIS "\">",
+						   AX(a) + 4, e ? top + 10 : top + ph) ||
+				    cfl_svg_num(b, ax->log ? pow(10, v) : v) ||
+				    cfl_buf_puts(b, "</text>\n"))
+					goto out;
+			}
+		}
+	}
+#undef AX
+#undef AY
+	rc = cfl_buf_puts(b, "</svg>\n");
+out:
+	free(lo);
+	free(hi);
+	return rc;
+}
+
+/* ---- svg: a timeline of trials per worker ---- */
+
+int cfl_svg_timeline(struct cfl_buf *b, const char *title, size_t n_lanes,
+		 const char *const *lanes, size_t n, const struct svg_span *spans)
+{
+	const double left = 170, right = 30, top = 34, lane_h = 22, bottom = 46;
+	const double w = 960, pw = w - left - right;
+	double end = 0, nlo, nhi, step, base, h;
+
+	for (size_t i = 0; i < n; i++)
+		if (isfinite(spans[i].end))
+			end = fmax(end, spans[i].end);
+	if (!n || !n_lanes || !(end > 0))
+		return empty_chart(b, title);
+	cfl_svg_nice_range(0, end, 8, &nlo, &nhi, &step);
+	nlo = 0;
+	base = top + (double)n_lanes * lane_h;
+	h = base + bottom;
+#define TX(v) (left + (v) / nhi * pw)
+	if (begin(b, (int)w, (int)h, title))
+		return -1;
+	for (double t = 0; t <= nhi + step * 1e-9; t += step)
+		if (cfl_buf_printf(b, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" "
+				      "y2=\"%.1f\" stroke=\"" C_GRID "\"/>\n"
+				      "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\" "
+				      "fill=\"" C_AXIS "\">", TX(t), top, TX(t), base,
+				   TX(t), base + 16) ||
+		    put_tick(b, t, step) || cfl_buf_puts(b, "</text>\n"))
+			return -1;
+	if (text(b, left + pw / 2, base + 36, "middle", NULL,
+		 "seconds since the first trial started"))
+		return -1;
+	for (size_t l = 0; l < n_lanes; l++) {
+		double cy = top + (double)l * lane_h + lane_h / 2;
+
+		if ((l % 2 && cfl_buf_printf(b, "<rect x=\"0\" y=\"%.1f\" width=\"%.0f\" "
+						"height=\"%.0f\" fill=\"#000\" "
+						"fill-opacity=\"0.03\"/>\n",
+					     cy - lane_h / 2, w, lane_h)) ||
+		    text(b, left - 8, cy + 4, "end", NULL, lanes[l]))
+			return -1;
+	}
+	for (size_t i = 0; i < n; i++) {
+		const struct svg_span *s = &spans[i];
+		double cy = top + (double)s->lane * lane_h + lane_h / 2;
+
+		if (s->lane >= n_lanes || !isfinite(s->start) || !isfinite(s->end) ||
+		    s->end < s->start)
+			continue;
+		if (cfl_buf_printf(b, "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" "
+				      "height=\"14\" fill=\"%s\" fill-opacity=\"0.75\" "
+				      "stroke=\"#fff\" stroke-width=\"0.5\">",
+				   TX(s->start), cy - 7,
+				   fmax(TX(s->end) - TX(s->start), 1.5),
+				   s->failed ? C_ENSEMBLE : C_MODEL) ||
+		    tip(b, s->tip) || cfl_buf_puts(b, "</rect>\n"))
+			return -1;
+	}
+#undef TX
+	return cfl_buf_puts(b, "</svg>\n");
 }

@@ -306,6 +306,56 @@ int cfl_store_trials(struct cfl_store *st, int64_t run_id,
 
 /* ---- store: reading metrics and predictions ---- */
 
+void cfl_attempts_free(struct cfl_attempt_info *attempts, size_t n)
+{
+	for (size_t i = 0; attempts && i < n; i++)
+		free(attempts[i].reason);
+	free(attempts);
+}
+
+static int read_attempt(sqlite3_stmt *s, void *row, struct cfl_err *err)
+{
+	struct cfl_attempt_info *a = row;
+
+	a->trial_id = sqlite3_column_int64(s, 0);
+	col_copy(s, 1, a->model, sizeof(a->model));
+	col_copy(s, 2, a->hex, sizeof(a->hex));
+	a->repeat = sqlite3_column_int(s, 3);
+	a->fold = sqlite3_column_int(s, 4);
+	a->attempt = sqlite3_column_int(s, 5);
+	col_copy(s, 6, a->worker, sizeof(a->worker));
+	a->started = col_double(s, 7, 0);
+	a->finished = col_double(s, 8, 0);
+	col_copy(s, 9, a->outcome, sizeof(a->outcome));
+	return (a->reason = col_strdup(s, 10, err)) ? 0 : -1;
+}
+
+int cfl_store_attempts(struct cfl_store *st, int64_t run_id,
+		       struct cfl_attempt_info **attempts, size_t *n,
+		       struct cfl_err *err)
+{
+	sqlite3_stmt *s = cfl_store_prep(st,
+		"SELECT t.id, c.model, c.hex, t.repeat, t.fold, a.attempt, "
+		"a.worker, a.started, a.finished, a.outcome, a.reason "
+		"FROM trial_attempts a JOIN trials t ON t.id = a.trial "
+		"JOIN candidates c ON c.id = t.candidate WHERE t.run = ? "
+		"ORDER BY c.seq, t.repeat, t.fold, a.attempt, a.id", err);
+	struct cfl_store_rows rows = { NULL, 0, 0, sizeof(**attempts) };
+
+	*attempts = NULL;
+	*n = 0;
+	if (!s)
+		return -1;
+	sqlite3_bind_int64(s, 1, run_id);
+	if (cfl_store_read_rows(st, s, &rows, read_attempt, err)) {
+		cfl_attempts_free(rows.v, rows.n);
+		return -1;
+	}
+	*attempts = rows.v;
+	*n = rows.n;
+	return 0;
+}
+
 static int read_trial_metric(sqlite3_stmt *s, void *row, struct cfl_err *err)
 {
 	struct cfl_metric_row *r = row;

@@ -34,10 +34,17 @@ for f in "$ROOT"/tests/cli/test_*.sh; do
 	source "$f"
 done
 
+# Every function, in a file each test's shell sources: all of them in one
+# argument would pass the kernel's limit on one argument's length (128 KiB).
+FUNCS=$(mktemp)
+trap 'rm -f "$FUNCS"' EXIT
+declare -f >"$FUNCS"
+export FUNCS
+
 for t in $(declare -F | awk '{print $3}' | grep '^test_' | sort); do
 	[ -n "$FILTER" ] && [[ "$t" != *"$FILTER"* ]] && continue
 	TMP=$(mktemp -d)
-	(cd "$TMP" && export TMP && timeout -k 5 300 bash -c "$(declare -f); $t")
+	(cd "$TMP" && export TMP && timeout -k 5 300 bash -c ". \"\$FUNCS\"; $t")
 	case $? in
 	0) passed=$((passed + 1)); echo "  ok   $t" ;;
 	"$SKIP_EXIT") skipped=$((skipped + 1)); echo "  skip $t" ;;

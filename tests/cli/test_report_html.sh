@@ -163,6 +163,7 @@ test_report_html_lists_ensemble_members() {
 	grep -q '<summary>Members: 4</summary>' "$f" || fail "not 4 members"
 	grep -q '<th>mean<br>weight</th><th>stacking<br>weight</th>' "$f" ||
 		fail "no weight columns"
+	grep -q '<details class="members"><summary>' "$f" || fail "members not collapsed"
 	for m in linear baseline; do
 		for r in 0 1; do
 			grep -Eq "<tr><td class=\"num\">[1-4]</td><td>$m</td><td class=\"num\">$r</td>" "$f" ||
@@ -186,10 +187,13 @@ test_report_html_lists_ensemble_members() {
 		WHERE name = 'stacking'"
 	run "$CFL" report m --db r.db --format html --out coefs
 	expect_rc 0
-	grep -q '<th>mean<br>weight</th><th>stacking<br>coefficients</th>' coefs/m.html ||
-		fail "old text: no coefficient column"
-	[ "$(grep -Ec '<td class="num">0.25</td><td class="num">class 0: 0.5 -0.25<br>class 1: 1 2<br>class 2: -3 0.125</td></tr>' coefs/m.html)" = 4 ] ||
-		fail "old text: coefficients missing: $(grep -A6 '<table class="members">' coefs/m.html)"
+	grep -q '<th>mean<br>weight</th><th>stacking<br>share</th>' coefs/m.html ||
+		fail "old text: no share column"
+	# equal coefficients: a share of 0.25 each, the raw ones behind a click
+	[ "$(grep -Ec '<td class="num">0.25</td><td class="num">0.25</td></tr>' coefs/m.html)" = 4 ] ||
+		fail "old text: shares missing: $(grep -A6 '<table class="members">' coefs/m.html)"
+	[ "$(grep -Ec '^<tr><td class="num">[1-4]</td><td class="num">class 0: 0.5 -0.25<br>class 1: 1 2<br>class 2: -3 0.125</td></tr>' coefs/m.html)" = 4 ] ||
+		fail "old text: coefficients missing: $(grep -A6 '<table class="coefs">' coefs/m.html)"
 	# and of an older cfl still: no coefficients
 	sqlite3 r.db "UPDATE ensembles SET members = 'trials 1,2,3,4; meta linear l2=1 on valid'
 		WHERE name = 'stacking'"
@@ -219,8 +223,173 @@ test_report_html_stacking_coefficient_per_member() {
 			fail "$d: linear's weight $linear"
 		run "$CFL" report "$d" --db "$d.db" --format html --out out
 		expect_rc 0
-		shown=$(LC_ALL=C printf '%.4g' "$linear")
+		shown=$(LC_ALL=C printf '%.6g' "$linear")
 		grep -q "<td>linear</td>.*<td class=\"num\">$shown</td></tr>" "out/$d.html" ||
 			fail "$d: linear's weight $shown not on the page"
 	done
+}
+
+# The page shows the command as typed (getopt_long reorders argv: the
+# dataset used to move to the end), and the config without empty keys and
+# with short floats.
+test_report_html_command_as_typed() {
+	"$CFL" repeat --help >/dev/null 2>&1 || return 0
+	run "$CFL" repeat "$ROOT/datasets/iris.csv" --models linear --num-repeat 1 \
+		--db r.db --name c -q
+	expect_rc 0
+	run "$CFL" report c --db r.db --format html --out out
+	expect_rc 0
+	grep -qF "<dt>command</dt><dd>cfl repeat $ROOT/datasets/iris.csv --models linear --num-repeat 1 --db r.db --name c -q</dd>" out/c.html ||
+		fail "command not as typed: $(grep '<dt>command' out/c.html)"
+	grep -q '^test_frac=0.2$' out/c.html || fail "test_frac not short: $(grep test_frac out/c.html)"
+	grep -Eq '^[a-z_.]+=$' out/c.html && fail "an empty config key: $(grep -E '^[a-z_.]+=$' out/c.html)"
+	return 0
+}
+
+# The failed attempts of a run, in the HTML page: model, repeat, attempt,
+# worker, reason.
+test_report_html_failures_table() {
+	"$CFL" repeat --help >/dev/null 2>&1 || return 0
+	CFL_TEST_FAULT=error:1 run "$CFL" repeat "$ROOT/datasets/iris.csv" --models linear \
+		--num-repeat 3 --num-jobs 1 --db f.db --name f -q
+	expect_rc 0
+	run "$CFL" report f --db f.db --format html --out out
+	expect_rc 0
+	f=out/f.html
+	grep -q '<table class="failures">' "$f" || fail "no failures table"
+	[ "$(grep -Ec '^<tr><td>linear</td><td>[0-9a-f]{8}</td><td class="num">1</td><td class="num">-</td><td class="num">[12]</td><td>local:1</td><td>(retried|failed)</td><td>injected model error</td></tr>$' "$f")" = 2 ] ||
+		fail "not two failed attempts: $(grep -A4 '<table class="failures">' "$f")"
+}
+
+# Page height at 1280 px, measured by Chromium on a copy of the page with
+# a script that writes document height into the DOM (the report itself
+# has no script).  Prints the height in CSS px.
+page_height() {
+	sed 's|</body>|<script>document.body.setAttribute("data-h", document.documentElement.scrollHeight)</script></body>|' \
+		"$1" >"$TMP/measure.html"
+	run_chromium --window-size=1280,900 --dump-dom "file://$TMP/measure.html" 2>/dev/null |
+		grep -o 'data-h="[0-9]*"' | tr -dc 0-9
+}
+
+# A 60-member run's page is a few screens tall: the members are collapsed.
+test_report_html_60_members_fits() {
+	if [ -z "$(chromium_bin)" ]; then
+		echo "    skipped: chromium is not installed" >&2
+		return 0
+	fi
+	"$CFL" repeat --help >/dev/null 2>&1 || return 0
+	run "$CFL" repeat "$ROOT/datasets/iris.csv" --models linear,tree,forest \
+		--num-repeat 20 --db r.db --name big -q
+	expect_rc 0
+	run "$CFL" report big --db r.db --format html --out out
+	expect_rc 0
+	grep -q '<summary>Members: 60</summary>' out/big.html || fail "not 60 members"
+	h=$(page_height out/big.html)
+	[ -n "$h" ] || fail "no height measured"
+	# a screen is about 800 px: three screens at most (it was 4800)
+	[ "$h" -le 2400 ] || fail "the page is $h px tall"
+	# the members open: the same page grows by their rows (the
+	# measurement sees what it should)
+	sed 's|<details class="members">|<details open class="members">|' out/big.html >open.html
+	h2=$(page_height open.html)
+	[ "$h2" -gt $((h + 60 * 15)) ] || fail "opened members: $h2 px vs $h px"
+}
+
+# Coloured pixels (the data marks: the charts draw axes, grid and text in
+# greys) per mille of boxes "x y w h" (CSS px = PNG px) of a PNG, one line
+# per box.
+png_ink_boxes() {
+	python3 - "$@" <<'PY'
+import struct, sys, zlib
+data = open(sys.argv[1], 'rb').read()
+pos, idat = 8, b''
+while pos < len(data):
+    n, kind = struct.unpack('>I4s', data[pos:pos + 8])
+    body = data[pos + 8:pos + 8 + n]
+    if kind == b'IHDR':
+        w, h, depth, ctype = struct.unpack('>IIBB', body[:10])
+    elif kind == b'IDAT':
+        idat += body
+    pos += 12 + n
+assert depth == 8 and ctype in (2, 6), 'unexpected PNG format'
+bpp = 3 if ctype == 2 else 4
+raw, stride = zlib.decompress(idat), w * bpp
+rows, prev, i = [], bytearray(stride), 0
+for y in range(h):
+    f, line = raw[i], bytearray(raw[i + 1:i + 1 + stride])
+    i += 1 + stride
+    for x in range(stride):
+        a = line[x - bpp] if x >= bpp else 0
+        b, c = prev[x], prev[x - bpp] if x >= bpp else 0
+        if f == 1: line[x] = (line[x] + a) & 255
+        elif f == 2: line[x] = (line[x] + b) & 255
+        elif f == 3: line[x] = (line[x] + (a + b) // 2) & 255
+        elif f == 4:
+            p = a + b - c
+            pa, pb, pc = abs(p - a), abs(p - b), abs(p - c)
+            line[x] = (line[x] + (a if pa <= pb and pa <= pc else b if pb <= pc else c)) & 255
+    rows.append(bytes(line))
+    prev = line
+for box in sys.argv[2:]:
+    x0, y0, bw, bh = (int(float(v)) for v in box.split())
+    ink = tot = 0
+    for y in range(max(y0, 0), min(y0 + bh, h)):
+        r = rows[y]
+        for x in range(max(x0, 0), min(x0 + bw, w)):
+            tot += 1
+            px = r[x * bpp:x * bpp + 3]
+            if max(px) - min(px) > 40:
+                ink += 1
+    print(ink * 1000 // max(tot, 1))
+PY
+}
+
+# Screenshot at 1280 px of a tune run with failures: each new plot
+# (parameter importance, parallel coordinates, the timeline, the slices)
+# is drawn, not a blank area: below its title, its box holds coloured
+# marks (bars, lines, points), not only axes and labels.  The
+# boxes come from the same page with a script that writes each chart's
+# position into the DOM.  A chart with a title and nothing else reads as
+# blank (the check can fail).
+test_report_html_new_plots_render() {
+	if [ -z "$(chromium_bin)" ]; then
+		echo "    skipped: chromium is not installed" >&2
+		return 0
+	fi
+	command -v python3 >/dev/null || { echo "    skipped: no python3" >&2; return 0; }
+	"$CFL" tune --help >/dev/null 2>&1 || return 0
+	CFL_TEST_FAULT=error:0:1 run "$CFL" tune "$ROOT/datasets/iris.csv" --model fcnn \
+		--num-search 8 --num-repeat 1 --db t.db --name t -q
+	expect_rc 0
+	run "$CFL" report t --db t.db --format html --out out
+	expect_rc 0
+	grep -q '<table class="failures">' out/t.html || fail "no failures in this run"
+	# a control: a chart of the same size with its title only
+	sed 's|</body>|<svg class="chart" width="760" height="200" aria-label="blank control"><rect width="100%" height="100%" fill="#fff"/><text x="8" y="18">blank control</text></svg></body>|' \
+		out/t.html >page.html
+	sed 's|</body>|<script>document.body.setAttribute("data-boxes", Array.from(document.querySelectorAll("svg")).map(function (s) { var r = s.getBoundingClientRect(); return s.getAttribute("aria-label") + "=" + Math.round(r.left) + " " + Math.round(r.top + window.scrollY + 24) + " " + Math.round(r.width) + " " + Math.round(r.height - 24); }).join("~")); document.body.setAttribute("data-h", document.documentElement.scrollHeight)</script></body>|' \
+		page.html >measure.html
+	dom=$(run_chromium --window-size=1280,900 --dump-dom "file://$TMP/measure.html" 2>/dev/null) ||
+		fail "chromium --dump-dom failed"
+	h=$(grep -o 'data-h="[0-9]*"' <<<"$dom" | tr -dc 0-9)
+	boxes=$(grep -o 'data-boxes="[^"]*"' <<<"$dom" | sed 's/^data-boxes="//; s/"$//')
+	[ -n "$h" ] && [ -n "$boxes" ] || fail "no chart positions: ${dom:0:300}"
+	run_chromium --window-size=1280,"$h" --force-device-scale-factor=1 \
+		--hide-scrollbars --screenshot="$TMP/page.png" "file://$TMP/measure.html" \
+		>/dev/null 2>"$TMP/chromium.err" || fail "chromium failed: $(tail -3 chromium.err)"
+	local want seen=0
+	for want in "parameter importance" "parallel coordinates" "trials per worker" \
+		"score against lr" "score against optimizer" "blank control"; do
+		box=$(tr '~' '\n' <<<"$boxes" | grep -F "$want" | head -1 | sed 's/.*=//')
+		[ -n "$box" ] && [ -z "${box//[0-9 ]/}" ] || fail "box $box: no chart '$want' on the page"
+		ink=$(png_ink_boxes page.png "$box") || fail "cannot read the screenshot"
+		echo "    $want: box $box, $ink per mille inked" >&2
+		if [ "$want" = "blank control" ]; then
+			[ "$ink" -lt 5 ] || fail "the blank control measured $ink per mille"
+		else
+			[ "$ink" -ge 2 ] || fail "'$want' looks blank: $ink per mille"
+			seen=$((seen + 1))
+		fi
+	done
+	[ "$seen" = 5 ] || fail "$seen charts checked"
 }

@@ -66,14 +66,14 @@ static void t_escape_and_empty_charts(void)
 	CHECK(cfl_svg_box_strip(&b, "t", "x", 1, names, nv, vals, NULL) == 0);
 	CHECK_CONTAINS(b.data, "no values to plot");
 	b.len = 0;
-	CHECK(cfl_svg_scatter(&b, "t", "x", "y", 1, x, y, NULL, 0, 0, 1) == 0);
+	CHECK(cfl_svg_scatter(&b, "t", "x", "y", 1, x, y, NULL, 0, 0, 1, NULL) == 0);
 	CHECK_CONTAINS(b.data, "no values to plot");
 	/* log x needs positive values */
 	{
 		const double xs[] = { -1, 0 }, ys[] = { 1, 2 };
 
 		b.len = 0;
-		CHECK(cfl_svg_scatter(&b, "t", "x", "y", 2, xs, ys, NULL, 0, 1, 0) == 0);
+		CHECK(cfl_svg_scatter(&b, "t", "x", "y", 2, xs, ys, NULL, 0, 1, 0, NULL) == 0);
 		CHECK_CONTAINS(b.data, "no values to plot");
 	}
 	cfl_buf_release(&b);
@@ -339,29 +339,249 @@ static void t_page_lists_members(void)
 	/* three distinct members across the ensembles */
 	CHECK_CONTAINS(b.data, "<summary>Members: 3</summary>");
 	CHECK_CONTAINS(sec, "<th>weighted<br>weight</th><th>stacking<br>"
-			    "coefficients</th><th>vote</th></tr>");
+			    "share</th><th>vote</th></tr>");
+	/* collapsed by default */
+	CHECK_CONTAINS(b.data, "<details class=\"members\"><summary>");
+	CHECK(strstr(b.data, "<details open") == NULL);
 	/* member 1: the escaped model, repeat 0, folds 0 and 1, seed 41, its
 	 * weight and coefficient, not in the vote */
 	snprintf(text, sizeof(text), "<tr><td class=\"num\">1</td><td>&lt;img "
 		 "src=x&gt;</td><td class=\"num\">0</td><td>0, 1</td><td "
 		 "class=\"num\">41</td><td>%lld, %lld</td><td class=\"num\">0.625"
-		 "</td><td class=\"num\">1.5</td><td class=\"no\">&ndash;</td></tr>",
+		 "</td><td class=\"num\">0.352941</td><td class=\"no\">&ndash;</td></tr>",
 		 (long long)t[0], (long long)t[1]);
 	CHECK_CONTAINS(sec, text);
 	snprintf(text, sizeof(text), "<tr><td class=\"num\">2</td><td>linear"
 		 "</td><td class=\"num\">3</td><td>-</td><td class=\"num\">77"
 		 "</td><td>%lld</td><td class=\"num\">0.375</td><td class=\"num\">"
-		 "-2.25</td><td class=\"in\">&#10003;</td></tr>", (long long)t[2]);
+		 "0.529412</td><td class=\"in\">&#10003;</td></tr>", (long long)t[2]);
 	CHECK_CONTAINS(sec, text);
 	/* member 3 is in stacking and vote only */
 	snprintf(text, sizeof(text), "<td>%lld</td><td class=\"no\">&ndash;</td>"
-		 "<td class=\"num\">0.5</td><td class=\"in\">&#10003;</td></tr>",
+		 "<td class=\"num\">0.117647</td><td class=\"in\">&#10003;</td></tr>",
 		 (long long)t[3]);
 	CHECK_CONTAINS(sec, text);
+	/* the raw coefficients one click away, numbered as the members */
+	CHECK_CONTAINS(sec, "<details class=\"coefs\"><summary>stacking: the "
+			    "meta-learner's raw coefficients</summary>");
+	CHECK_CONTAINS(sec, "<tr><td class=\"num\">1</td><td class=\"num\">1.5"
+			    "</td></tr>\n<tr><td class=\"num\">2</td><td "
+			    "class=\"num\">-2.25</td></tr>\n<tr><td class=\"num\">3"
+			    "</td><td class=\"num\">0.5</td></tr>");
 	CHECK_CONTAINS(sec, "<dt>stacking</dt><dd>3 members; meta linear l2=1 on oof;");
 	CHECK_CONTAINS(sec, "<dt>odd</dt><dd>members as stored: &lt;script&gt;x"
 			    "&lt;/script&gt; &amp; more</dd>");
 out:
+	cfl_buf_release(&b);
+	cfl_run_info_release(&got);
+	cfl_store_close(st);
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+	CHECK(system(cmd) == 0);
+}
+
+/* ---- numbers, new charts, the failures and timeline sections ---- */
+
+static const char *num_text(struct cfl_buf *b, double v)
+{
+	b->len = 0;
+	CHECK(cfl_svg_num(b, v) == 0);
+	return b->data;
+}
+
+static void t_numbers(void)
+{
+	struct cfl_buf b;
+
+	cfl_buf_init(&b);
+	CHECK_STR(num_text(&b, 0.20000000000000001), "0.2");
+	CHECK_STR(num_text(&b, 1.0 / 3), "0.333333");
+	CHECK_STR(num_text(&b, 0.25), "0.25");
+	CHECK_STR(num_text(&b, 123456789), "1.23457e+08");
+	CHECK_STR(num_text(&b, -0.0), "0");
+	CHECK_STR(num_text(&b, NAN), "nan");
+	cfl_buf_release(&b);
+}
+
+/* Choice values with equal scores are spread sideways (not one dot), and
+ * each point carries its tooltip. */
+static void t_scatter_jitter_and_tips(void)
+{
+	const double x[] = { 0, 0, 0, 1 }, y[] = { 0.5, 0.5, 0.5, 0.7 };
+	const char *cats[] = { "sgd", "adam" };
+	const char *tips[] = { "a", "b", "c<", "d" };
+	char cx[4][16];
+	struct cfl_buf b;
+	const char *p;
+	int n = 0;
+
+	cfl_buf_init(&b);
+	CHECK(cfl_svg_scatter(&b, "t", "x", "y", 4, x, y, cats, 2, 0, 0, tips) == 0);
+	for (p = b.data; n < 4 && (p = strstr(p, "<circle cx=\"")); p++)
+		sscanf(p + 12, "%15[^\"]", cx[n++]);
+	CHECK_INT(n, 4);
+	CHECK(strcmp(cx[0], cx[1]) && strcmp(cx[1], cx[2]) && strcmp(cx[0], cx[2]));
+	CHECK_CONTAINS(b.data, "<title>a</title>");
+	CHECK_CONTAINS(b.data, "<title>c&lt;</title>");
+	/* numeric x: no jitter, the two equal x share one cx */
+	b.len = 0;
+	CHECK(cfl_svg_scatter(&b, "t", "x", "y", 4, x, y, NULL, 0, 0, 0, NULL) == 0);
+	n = 0;
+	for (p = b.data; n < 2 && (p = strstr(p, "<circle cx=\"")); p++)
+		sscanf(p + 12, "%15[^\"]", cx[n++]);
+	CHECK_STR(cx[0], cx[1]);
+	CHECK(strstr(b.data, "<title>") == NULL);
+	cfl_buf_release(&b);
+}
+
+static int count(const char *hay, const char *needle)
+{
+	int n = 0;
+
+	for (const char *p = hay; (p = strstr(p, needle)); p++)
+		n++;
+	return n;
+}
+
+static void t_new_charts(void)
+{
+	const char *names[] = { "lr", "l2" };
+	const double imp[] = { 0.75, 0.25 };
+	const double lr[] = { 1e-4, 1e-2, 1e-1 }, opt[] = { 0, 1, NAN };
+	const double score[] = { 0.5, 0.9, 0.7 };
+	const char *cats[] = { "sgd", "adam" }, *ptips[] = { "c0", "c1", "c2" };
+	struct svg_axis ax[3] = {
+		{ "lr", lr, NULL, 0, 1 },
+		{ "optimizer", opt, cats, 2, 0 },
+		{ "score", score, NULL, 0, 0 },
+	};
+	const char *lanes[] = { "local:1", "host:2" };
+	struct svg_span sp[] = {
+		{ 0, 0, 1.5, 0, "t1" }, { 1, 0.5, 2, 1, "t2 failed" },
+		{ 0, 1.5, 3, 0, "t3" },
+	};
+	struct cfl_buf b;
+
+	cfl_buf_init(&b);
+	CHECK(cfl_svg_bars(&b, "imp", "share", 2, names, imp) == 0);
+	CHECK_INT(count(b.data, "<rect x=\"160.0\""), 2);
+	CHECK_CONTAINS(b.data, ">0.75</text>");
+	b.len = 0;
+	CHECK(cfl_svg_parallel(&b, "pc", 3, ax, 3, score, ptips) == 0);
+	CHECK_INT(count(b.data, "<path fill=\"none\""), 3);
+	/* the third candidate lacks optimizer: its line breaks there */
+	{
+		const char *p3 = strstr(b.data, "<title>c1</title>");
+		const char *d = p3 ? strstr(p3, " d=\"") : NULL;
+		const char *q = d ? strchr(d + 4, '"') : NULL;
+		int moves = 0;
+
+		for (const char *c = d; c && c < q; c++)
+			moves += *c == 'M';
+		CHECK_INT(moves, 2);
+	}
+	CHECK_CONTAINS(b.data, "<title>c2</title>");
+	CHECK_INT(count(b.data, "<path fill=\"none\" stroke=\"#bbb\""), 0);
+	CHECK_CONTAINS(b.data, ">adam</text>");
+	b.len = 0;
+	CHECK(cfl_svg_timeline(&b, "tl", 2, lanes, 3, sp) == 0);
+	CHECK_INT(count(b.data, "<title>t"), 3);
+	CHECK_INT(count(b.data, "fill=\"#e45756\""), 1);	/* the failed one */
+	CHECK_CONTAINS(b.data, ">host:2</text>");
+	/* nothing to draw: says so */
+	b.len = 0;
+	CHECK(cfl_svg_timeline(&b, "tl", 0, lanes, 0, sp) == 0);
+	CHECK_CONTAINS(b.data, "no values to plot");
+	b.len = 0;
+	CHECK(cfl_svg_parallel(&b, "pc", 1, ax, 3, score, NULL) == 0);
+	CHECK_CONTAINS(b.data, "no values to plot");
+	cfl_buf_release(&b);
+}
+
+/* The forest finds the parameter the score depends on: y follows column 0,
+ * column 1 is noise. */
+static void t_importance(void)
+{
+	enum { N = 40 };
+	double x[N * 2], y[N], imp[2];
+	struct cfl_rng r;
+	struct cfl_err err;
+
+	cfl_rng_seed(&r, 7);
+	for (int i = 0; i < N; i++) {
+		x[2 * i] = cfl_rng_uniform(&r);
+		x[2 * i + 1] = cfl_rng_uniform(&r);
+		y[i] = x[2 * i] * x[2 * i];
+	}
+	CHECK_MSG(cfl_report_param_importance(x, N, 2, y, imp, &err) == 0, "%s", err.msg);
+	CHECK_NEAR(imp[0] + imp[1], 1, 1e-12);
+	CHECK_MSG(imp[0] > 0.8, "imp %g %g", imp[0], imp[1]);
+	/* and the other way round */
+	for (int i = 0; i < N; i++)
+		y[i] = -x[2 * i + 1];
+	CHECK(cfl_report_param_importance(x, N, 2, y, imp, &err) == 0);
+	CHECK_MSG(imp[1] > 0.8, "imp %g %g", imp[0], imp[1]);
+	CHECK(cfl_report_param_importance(x, 1, 2, y, imp, &err) == -1);
+	CHECK_CONTAINS(err.msg, "too few candidates");
+}
+
+/* A run with a retried and a failed trial: the failures table lists both
+ * attempts with model, repeat, attempt, worker and reason; the timeline
+ * has a lane per worker; the config leaves empty keys out and shows its
+ * floats short, its integers whole. */
+static void t_page_failures_timeline_config(void)
+{
+	char dir[] = "/tmp/cfl-html-XXXXXX", path[64], cmd[96];
+	struct cfl_store *st;
+	struct cfl_err err;
+	struct cfl_run_info info = { 0 }, got;
+	struct cfl_trial_state ts;
+	struct cfl_buf b;
+	int64_t run, cand, ok;
+	const char *sec;
+
+	CHECK(mkdtemp(dir) != NULL);
+	snprintf(path, sizeof(path), "%s/cfl.db", dir);
+	st = cfl_store_open(path, CFL_STORE_CREATE, &err);
+	CHECK_MSG(st, "%s", err.msg);
+	info.name = "f";
+	info.kind = CFL_RUN_REPEAT;
+	info.config = "models=linear\nparams.linear=\ntest_frac=0.20000000000000001\n"
+		      "seed=18446744073709551615\nspace=lr = loguniform(1.0000000000000001e-05, 0.1)\n";
+	CHECK(cfl_store_run_create(st, &info, &run, &err) == 0);
+	CHECK(cfl_store_candidate_get_or_add(st, run, "linear", NULL, &cand,
+					     NULL, &err) == 0);
+	ok = done_trial(st, run, cand, 0, -1, 1);
+	(void)ok;
+	CHECK(cfl_store_trial_ensure(st, run, cand, 1, -1, 2, &ts, &err) == 0);
+	CHECK(cfl_store_trial_leased(st, ts.id, 1, "local:1", &err) == 0);
+	CHECK(cfl_store_trial_failed(st, ts.id, 1, "signal SIGSEGV",
+				     CFL_TRIAL_QUEUED, &err) == 0);
+	CHECK(cfl_store_trial_leased(st, ts.id, 2, "box:<7>", &err) == 0);
+	CHECK(cfl_store_trial_failed(st, ts.id, 2, "exit 3 & <more>",
+				     CFL_TRIAL_POISON, &err) == 0);
+	CHECK(cfl_store_run_find(st, "f", &got, &err) == 0);
+	cfl_buf_init(&b);
+	CHECK_MSG(cfl_report_html(st, &got, &b, &err) == 0, "%s", err.msg);
+	CHECK_CONTAINS(b.data, "<dt>config</dt><dd>models=linear\ntest_frac=0.2\n"
+			       "seed=18446744073709551615\nspace=lr = loguniform(1e-05, 0.1)\n</dd>");
+	CHECK(strstr(b.data, "params.linear") == NULL);
+	sec = strstr(b.data, "<h2>Failures</h2>");
+	CHECK(sec != NULL);
+	if (sec) {
+		CHECK_CONTAINS(sec, "<td>linear</td>");
+		CHECK_CONTAINS(sec, "<td class=\"num\">1</td><td class=\"num\">-</td>"
+				    "<td class=\"num\">1</td><td>local:1</td><td>retried"
+				    "</td><td>signal SIGSEGV</td></tr>");
+		CHECK_CONTAINS(sec, "<td class=\"num\">2</td><td>box:&lt;7&gt;</td>"
+				    "<td>poison</td><td>exit 3 &amp; &lt;more&gt;</td></tr>");
+	}
+	sec = strstr(b.data, "<h2>Trials over time</h2>");
+	CHECK(sec != NULL);
+	if (sec) {
+		CHECK_CONTAINS(sec, ">local:1</text>");
+		CHECK_CONTAINS(sec, ">box:&lt;7&gt;</text>");
+		CHECK_CONTAINS(sec, "attempt 2 poison");
+	}
 	cfl_buf_release(&b);
 	cfl_run_info_release(&got);
 	cfl_store_close(st);
@@ -378,5 +598,10 @@ const struct cfl_test cfl_tests[] = {
 	TEST(t_members_parse),
 	TEST(t_members_parse_shape_bound),
 	TEST(t_page_lists_members),
+	TEST(t_numbers),
+	TEST(t_scatter_jitter_and_tips),
+	TEST(t_new_charts),
+	TEST(t_importance),
+	TEST(t_page_failures_timeline_config),
 	{ 0 }
 };

@@ -1,0 +1,100 @@
+/*
+ * Hyper-parameter importance for the HTML report of a tune run: cfl's own
+ * random forest is fitted on the candidates' parameters -> score (as
+ * Optuna's default evaluators do with a random forest), then each
+ * parameter's importance is how much the forest's squared error on the
+ * candidates grows when that parameter's column is shuffled (permutation
+ * importance), negative growth counted as 0, the shares summing to 1.
+ * Seeded: the same candidates give the same figures.  Never prints.
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cfl/model.h"
+#include "internal.h"
+
+/* The shuffles averaged per parameter. */
+#define N_SHUFFLES 8
+
+static double sq_error(const double *pred, const double *y, size_t n)
+{
+	double s = 0;
+
+	for (size_t i = 0; i < n; i++)
+		s += (pred[i] - y[i]) * (pred[i] - y[i]);
+	return s / (double)n;
+}
+
+int cfl_report_param_importance(const double *x, size_t n, size_t d,
+			    const double *y, double *imp, struct cfl_err *err)
+{
+	const struct cfl_model_ops *ops = cfl_model_find("forest");
+	struct cfl_params p;
+	struct cfl_model *m = NULL;
+	struct cfl_xy xy = { 0 };
+	struct cfl_rng rng;
+	float *xs = NULL;
+	double *pred = NULL, base, total = 0;
+	size_t *perm = NULL;
+	int rc = -1;
+
+	memset(imp, 0, d * sizeof(double));
+	if (!ops) {
+		cfl_err_set(err, "this build has no forest model");
+		return -1;
+	}
+	if (n < 2 || !d) {
+		cfl_err_set(err, "too few candidates to rank parameters");
+		return -1;
+	}
+	cfl_params_init(&p);
+	xy.n = n;
+	xy.d = d;
+	xy.n_classes = 0;
+	if (!(xy.x = cfl_calloc(n * d, sizeof(float), err)) ||
+	    !(xy.y = cfl_calloc(n, sizeof(double), err)) ||
+	    !(xs = cfl_calloc(n * d, sizeof(float), err)) ||
+	    !(pred = cfl_calloc(n, sizeof(double), err)) ||
+	    !(perm = cfl_calloc(n, sizeof(size_t), err)))
+		goto out;
+	for (size_t i = 0; i < n * d; i++)
+		xy.x[i] = isfinite(x[i]) ? (float)x[i] : -1e30f;
+	memcpy(xy.y, y, n * sizeof(double));
+	if (cfl_params_set(&p, "n_estimators", "64", err) ||
+	    !(m = cfl_model_new(ops, &p, 0x1f0a7ce, err)) ||
+	    cfl_model_fit(m, &xy, NULL, err) ||
+	    cfl_model_predict(m, xy.x, n, pred, err))
+		goto out;
+	base = sq_error(pred, y, n);
+	cfl_rng_seed(&rng, 0x5eed);
+	for (size_t j = 0; j < d; j++) {
+		double grow = 0;
+
+		for (int s = 0; s < N_SHUFFLES; s++) {
+			memcpy(xs, xy.x, n * d * sizeof(float));
+			for (size_t i = 0; i < n; i++)
+				perm[i] = i;
+			cfl_rng_shuffle(&rng, perm, n);
+			for (size_t i = 0; i < n; i++)
+				xs[i * d + j] = xy.x[perm[i] * d + j];
+			if (cfl_model_predict(m, xs, n, pred, err))
+				goto out;
+			grow += sq_error(pred, y, n) - base;
+		}
+		imp[j] = fmax(grow / N_SHUFFLES, 0);
+		total += imp[j];
+	}
+	for (size_t j = 0; j < d; j++)
+		imp[j] = total > 0 ? imp[j] / total : 0;
+	rc = 0;
+out:
+	cfl_model_free(m);
+	cfl_params_release(&p);
+	free(xy.x);
+	free(xy.y);
+	free(xs);
+	free(pred);
+	free(perm);
+	return rc;
+}
