@@ -447,6 +447,7 @@ int cmd_repeat(int argc, char **argv)
 		plan_release(&pl);
 		free(rv);
 		free(rv_words);
+		cfl_buf_release(&cmdline);
 		return r < 0 ? CLI_OK : r;
 	}
 	/* under mpi, only rank 0's coordinator goes on from here */
@@ -457,6 +458,7 @@ int cmd_repeat(int argc, char **argv)
 		plan_release(&pl);
 		free(rv);
 		free(rv_words);
+		cfl_buf_release(&cmdline);
 		return r;
 	}
 

@@ -417,6 +417,7 @@ int cmd_tune(int argc, char **argv)
 	if (r) {
 		free(rv);
 		free(rv_words);
+		cfl_buf_release(&cmdline);
 		return r < 0 ? CLI_OK : r;
 	}
 	/* under mpi, only rank 0's coordinator goes on from here */
@@ -427,6 +428,7 @@ int cmd_tune(int argc, char **argv)
 	if (r >= 0) {
 		free(rv);
 		free(rv_words);
+		cfl_buf_release(&cmdline);
 		return r;
 	}
 	loaded = pl.cluster.data_loaded;	/* under mpi, while MPI started */
