@@ -24,6 +24,14 @@ const char *cfl_test_dir(void)
 	return case_dir;
 }
 
+const char *cfl_test_path(const char *name)
+{
+	static char path[sizeof(case_dir) + 256];
+
+	snprintf(path, sizeof(path), "%s/%s", case_dir, name);
+	return path;
+}
+
 void cfl_test_skip(const char *fmt, ...)
 {
 	va_list ap;

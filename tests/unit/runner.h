@@ -44,6 +44,8 @@ void cfl_test_skip(const char *fmt, ...)
 /* A folder of the current case's own, created empty before the case runs
  * and removed with its contents after it: for files a case writes. */
 const char *cfl_test_dir(void);
+/* cfl_test_dir()/name, in a buffer the next call overwrites. */
+const char *cfl_test_path(const char *name);
 
 #define CHECK(cond)                                                          \
 	do {                                                                 \

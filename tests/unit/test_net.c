@@ -20,31 +20,6 @@
 #include "cfl/run.h"
 #include "cfl/wire.h"
 
-static char tmpdir[256];
-
-static const char *tmp_path(const char *name)
-{
-	static char p[512];
-
-	if (!tmpdir[0]) {
-		strcpy(tmpdir, "/tmp/cfl-test-net-XXXXXX");
-		CHECK(mkdtemp(tmpdir) != NULL);
-	}
-	snprintf(p, sizeof(p), "%s/%s", tmpdir, name);
-	return p;
-}
-
-/* Removes the test's temporary folder (a failed case leaves it to look at). */
-static void cleanup(void)
-{
-	char cmd[300];
-
-	if (!tmpdir[0])
-		return;
-	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", tmpdir);
-	CHECK(system(cmd) == 0);
-}
-
 static void write_file(const char *path, const char *text, mode_t mode)
 {
 	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
@@ -73,7 +48,7 @@ static void t_token_load(void)
 {
 	struct cfl_token t;
 	struct cfl_err err;
-	const char *p = tmp_path("tok");
+	const char *p = cfl_test_path("tok");
 
 	write_file(p, "0123456789abcdef0123\n", 0600);
 	CHECK_INT(cfl_token_load(&t, p, &err), 0);
@@ -93,9 +68,9 @@ static void t_token_load(void)
 	CHECK_INT(cfl_token_load(&t, p, &err), -1);
 	CHECK_CONTAINS(err.msg, "too short");
 
-	CHECK_INT(cfl_token_load(&t, tmp_path("missing"), &err), -1);
+	CHECK_INT(cfl_token_load(&t, cfl_test_path("missing"), &err), -1);
 	CHECK_CONTAINS(err.msg, "cannot open token file");
-	CHECK_INT(cfl_token_load(&t, tmpdir, &err), -1);
+	CHECK_INT(cfl_token_load(&t, cfl_test_dir(), &err), -1);
 	CHECK_CONTAINS(err.msg, "not a regular file");
 
 	{
@@ -109,7 +84,6 @@ static void t_token_load(void)
 	}
 	cfl_token_clear(&t);
 	CHECK_INT(t.len, 0);
-	cleanup();
 }
 
 /* ---- TLS sessions ---- */
@@ -390,7 +364,7 @@ static void t_cache_fill_get(void)
 	unsigned char sha[32];
 	char *path, hex[65], want[600];
 	struct cfl_buf b;
-	const char *dir = tmp_path("cache/sub");
+	const char *dir = cfl_test_path("cache/sub");
 
 	sha_of(data, n, sha);
 	CHECK_INT(cfl_cache_init(&c, dir, &err), 0);
@@ -425,7 +399,6 @@ static void t_cache_fill_get(void)
 	CHECK(path == NULL);
 	CHECK_INT(count_files(dir), 0);
 	cfl_cache_release(&c);
-	cleanup();
 }
 
 static void t_cache_rejects_bad_bytes(void)
@@ -436,7 +409,7 @@ static void t_cache_rejects_bad_bytes(void)
 	const char data[] = "x,y\n1,0\n";
 	unsigned char sha[32];
 	char *path = NULL;
-	const char *dir = tmp_path("cache2");
+	const char *dir = cfl_test_path("cache2");
 
 	sha_of(data, 8, sha);
 	CHECK_INT(cfl_cache_init(&c, dir, &err), 0);
@@ -470,7 +443,6 @@ static void t_cache_rejects_bad_bytes(void)
 	CHECK_INT(cfl_cache_get(&c, sha, 8, &path, &err), 0);
 	CHECK_INT(count_files(dir), 0);
 	cfl_cache_release(&c);
-	cleanup();
 }
 
 /* Sets a file's times seconds into the past. */
@@ -504,7 +476,7 @@ static void t_cache_stale_tmp_removed(void)
 	unsigned char sha[32];
 	char hex[65], dead[600] = "", other[600], unnamed[600], other_new[600],
 	     entry[600], notes[600];
-	const char *dir = tmp_path("cache5");
+	const char *dir = cfl_test_path("cache5");
 	long old = CFL_CACHE_TMP_AGE + 60;
 	struct dirent *e;
 	DIR *d;
@@ -573,7 +545,6 @@ static void t_cache_stale_tmp_removed(void)
 	CHECK_MSG(file_exists(live.tmp_path), "a live fill's file was removed");
 	cfl_cache_fill_abort(&live);
 	cfl_cache_release(&c);
-	cleanup();
 }
 
 /* cfl_cache_find reads nothing: a corrupt entry of the right size is
@@ -587,7 +558,7 @@ static void t_cache_find_leaves_the_check_to_the_reader(void)
 	const char data[] = "x,y\n1,0\n";
 	unsigned char sha[32];
 	char *path = NULL, *found = NULL;
-	const char *dir = tmp_path("cache4");
+	const char *dir = cfl_test_path("cache4");
 
 	sha_of(data, 8, sha);
 	CHECK_INT(cfl_cache_init(&c, dir, &err), 0);
@@ -619,7 +590,6 @@ static void t_cache_find_leaves_the_check_to_the_reader(void)
 	CHECK_INT(count_files(dir), 1);
 	free(path);
 	cfl_cache_release(&c);
-	cleanup();
 }
 
 /* Two processes fill the same entry at once, in small interleaved chunks:
@@ -630,7 +600,7 @@ static void t_cache_two_writers(void)
 	struct cfl_err err;
 	static char data[200000];
 	unsigned char sha[32];
-	const char *dir = tmp_path("cache3");
+	const char *dir = cfl_test_path("cache3");
 	pid_t pid[2];
 	char *path;
 
@@ -668,7 +638,6 @@ static void t_cache_two_writers(void)
 	CHECK_INT(cfl_cache_get(&c, sha, sizeof(data), &path, &err), 1);
 	free(path);
 	cfl_cache_release(&c);
-	cleanup();
 }
 
 /* ---- the TCP transport against a real pool ----
@@ -828,7 +797,7 @@ static void expect_ack(struct cfl_link *l, int64_t trial, uint32_t attempt,
 
 static void tcp_protocol(void)
 {
-	const char *csv = tmp_path("d.csv");
+	const char *csv = cfl_test_path("d.csv");
 	const char data[] = "a,y\n1,0\n2,1\n3,0\n4,1\n5,0\n6,1\n7,0\n8,1\n";
 	unsigned char sha[32];
 	struct cfl_link l1, l2, l3;
@@ -956,7 +925,6 @@ static void tcp_protocol(void)
 	cfl_buf_release(&sealed);
 	CHECK(waitpid(pid, &st, 0) == pid);
 	CHECK_MSG(WIFEXITED(st) && WEXITSTATUS(st) == 0, "coordinator status %d", st);
-	cleanup();
 }
 
 /* 22 connections that each join, take a lease and vanish without a word
@@ -965,7 +933,7 @@ static void tcp_protocol(void)
  * then runs every trial. */
 static void t_tcp_vanishing_peers_do_not_poison(void)
 {
-	const char *csv = tmp_path("d.csv");
+	const char *csv = cfl_test_path("d.csv");
 	const char data[] = "a,y\n1,0\n2,1\n3,0\n4,1\n";
 	struct cfl_link l;
 	struct cfl_wire_msg m;
@@ -1018,7 +986,6 @@ static void t_tcp_vanishing_peers_do_not_poison(void)
 	cfl_link_close(&l);
 	CHECK(waitpid(pid, &st, 0) == pid);
 	CHECK_MSG(WIFEXITED(st) && WEXITSTATUS(st) == 0, "coordinator status %d", st);
-	cleanup();
 }
 
 static void t_tcp_protocol_plain(void)
@@ -1042,7 +1009,7 @@ static void t_tcp_protocol_tls(void)
 static void t_tcp_garbage_then_honest(void)
 {
 	static struct cfl_token tok;
-	const char *csv = tmp_path("d.csv");
+	const char *csv = cfl_test_path("d.csv");
 	const char data[] = "a,y\n1,0\n2,1\n";
 	unsigned char sha[32], buf[64];
 	struct cfl_link l;
@@ -1113,7 +1080,6 @@ static void t_tcp_garbage_then_honest(void)
 	cfl_link_close(&l);
 	kill(pid, SIGKILL);
 	waitpid(pid, NULL, 0);
-	cleanup();
 }
 
 const struct cfl_test cfl_tests[] = {

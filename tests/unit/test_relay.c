@@ -19,20 +19,6 @@
 #include "cfl/run.h"
 #include "cfl/wire.h"
 
-static char tmpdir[256];
-
-static const char *tmp_path(const char *name)
-{
-	static char buf[512];
-
-	if (!tmpdir[0]) {
-		strcpy(tmpdir, "/tmp/cfl-test-relay-XXXXXX");
-		CHECK(mkdtemp(tmpdir) != NULL);
-	}
-	snprintf(buf, sizeof(buf), "%s/%s", tmpdir, name);
-	return buf;
-}
-
 static void load_iris(struct cfl_data *d)
 {
 	struct cfl_data_opts o;
@@ -155,7 +141,7 @@ static void t_fetch_into_cache(void)
 	for (size_t i = 0; i < len; i++)
 		bytes[i] = (unsigned char)(i * 7 + (i >> 11));
 	CHECK(cfl_sha256(bytes, len, sha, &err) == 0);
-	CHECK(cfl_cache_init(&cache, tmp_path("cache"), &err) == 0);
+	CHECK(cfl_cache_init(&cache, cfl_test_path("cache"), &err) == 0);
 	CHECK(cfl_fetch_begin(&f, &cache, sha, len, &path, &err) == 0);
 	for (r = 0; r == 0;) {
 		while (n_req < 8 && cfl_fetch_request(&f, &req[n_req]))
@@ -381,7 +367,7 @@ static void t_relay_socketpair(void)
  * with it (an MPI rank) the command runs. */
 static void t_relay_command_leases(void)
 {
-	const char *ran = tmp_path("ran");
+	const char *ran = cfl_test_path("ran");
 	char cmd[600];
 	struct cfl_fd_link l;
 	struct cfl_wire_msg m;
@@ -527,7 +513,7 @@ static void t_relay_tcp(void)
 		cfl_relay_opts_init(&o);
 		o.name = "tcp-relay";
 		o.n_slots = 2;
-		o.cache_dir = tmp_path("tcp-cache");
+		o.cache_dir = cfl_test_path("tcp-cache");
 		o.retry_for = 10;
 		rl = cfl_relay_new(&o, &err);
 		if (!rl)
@@ -560,7 +546,7 @@ static void t_relay_tcp(void)
  * pool closes. */
 static void t_relay_mpi_peers(void)
 {
-	const char *ran = tmp_path("ran-mpi");
+	const char *ran = cfl_test_path("ran-mpi");
 	char cmd[600];
 	struct cfl_mpi_coord c;
 	struct cfl_pool_opts po;

@@ -14,36 +14,10 @@
 #include "cfl/data.h"
 #include "cfl/store.h"
 
-/* A fresh temporary folder per case (each case runs in its own child). */
-static char dir[64];
-
-static const char *tmp_path(const char *name)
-{
-	static char path[128];
-
-	if (!dir[0]) {
-		snprintf(dir, sizeof(dir), "/tmp/cfl-store-XXXXXX");
-		CHECK(mkdtemp(dir) != NULL);
-	}
-	snprintf(path, sizeof(path), "%s/%s", dir, name);
-	return path;
-}
-
-/* Removes the case's folder (a failed case leaves it for a look). */
-static void cleanup(void)
-{
-	char cmd[128];
-
-	if (!dir[0])
-		return;
-	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
-	CHECK(system(cmd) == 0);
-}
-
 static struct cfl_store *open_new(const char *name)
 {
 	struct cfl_err err;
-	struct cfl_store *st = cfl_store_open(tmp_path(name), CFL_STORE_CREATE,
+	struct cfl_store *st = cfl_store_open(cfl_test_path(name), CFL_STORE_CREATE,
 					      &err);
 
 	CHECK_MSG(st != NULL, "open: %s", err.msg);
@@ -103,7 +77,6 @@ static void t_enum_names(void)
 	CHECK_STR(cfl_store_split_name(CFL_SPLIT_VALID), "valid");
 	CHECK_INT(cfl_store_split_lookup("test"), CFL_SPLIT_TEST);
 	CHECK_INT(cfl_store_split_lookup("train"), -1);
-	cleanup();
 }
 
 static void t_create_run_and_find(void)
@@ -181,7 +154,6 @@ static void t_create_run_and_find(void)
 	CHECK(r.id != id);
 	cfl_run_info_release(&r);
 	cfl_store_close(st);
-	cleanup();
 }
 
 static void t_candidates(void)
@@ -230,7 +202,6 @@ static void t_candidates(void)
 	cfl_params_release(&p);
 	cfl_params_release(&q);
 	cfl_store_close(st);
-	cleanup();
 }
 
 static void t_trials_results_read_back(void)
@@ -351,7 +322,7 @@ static void t_trials_results_read_back(void)
 		sqlite3 *db;
 		sqlite3_stmt *s;
 
-		CHECK(sqlite3_open(tmp_path("t.db"), &db) == SQLITE_OK);
+		CHECK(sqlite3_open(cfl_test_path("t.db"), &db) == SQLITE_OK);
 		CHECK(sqlite3_prepare_v2(db, "SELECT group_concat(reason, ';') "
 					 "FROM trial_attempts", -1, &s,
 					 NULL) == SQLITE_OK);
@@ -361,7 +332,6 @@ static void t_trials_results_read_back(void)
 		sqlite3_finalize(s);
 		sqlite3_close(db);
 	}
-	cleanup();
 }
 
 static void t_bad_result_stores_nothing(void)
@@ -414,7 +384,6 @@ static void t_bad_result_stores_nothing(void)
 	CHECK_INT(n, 2);
 	free(rows);
 	cfl_store_close(st);
-	cleanup();
 }
 
 static void t_batch_and_rollback(void)
@@ -443,7 +412,6 @@ static void t_batch_and_rollback(void)
 	CHECK_INT(cnt.total, 100);
 	CHECK_INT(cfl_store_commit(st, &err), -1);
 	cfl_store_close(st);
-	cleanup();
 }
 
 /* kill -9 or Ctrl-C, then --resume: reopen, find the run, ensure the same
@@ -478,7 +446,7 @@ static void t_reopen_and_resume(void)
 	CHECK(cfl_store_trial_leased(st, ids[2], 1, "w", &err) == 0);
 	cfl_store_close(st);
 
-	st = cfl_store_open(tmp_path("r.db"), CFL_STORE_CREATE, &err);
+	st = cfl_store_open(cfl_test_path("r.db"), CFL_STORE_CREATE, &err);
 	CHECK_MSG(st != NULL, "%s", err.msg);
 	CHECK_INT(cfl_store_run_find(st, "resumable", &r, &err), 0);
 	CHECK_INT(r.status, CFL_RUN_INTERRUPTED);
@@ -508,14 +476,13 @@ static void t_reopen_and_resume(void)
 	cfl_store_close(st);
 
 	/* read-only opening sees the same and refuses writes */
-	st = cfl_store_open(tmp_path("r.db"), CFL_STORE_READONLY, &err);
+	st = cfl_store_open(cfl_test_path("r.db"), CFL_STORE_READONLY, &err);
 	CHECK_MSG(st != NULL, "%s", err.msg);
 	CHECK_INT(cfl_store_run_find(st, "resumable", &r, &err), 0);
 	cfl_run_info_release(&r);
 	CHECK_INT(cfl_store_run_finish(st, run, CFL_RUN_DONE, &err), -1);
 	CHECK_CONTAINS(err.msg, "read-only");
 	cfl_store_close(st);
-	cleanup();
 }
 
 static void t_ensembles(void)
@@ -557,7 +524,6 @@ static void t_ensembles(void)
 	CHECK(memcmp(pr.values, pred6, 3 * sizeof(double)) == 0);
 	cfl_pred_release(&pr);
 	cfl_store_close(st);
-	cleanup();
 }
 
 static void t_bad_files(void)
@@ -568,41 +534,40 @@ static void t_bad_files(void)
 	sqlite3 *db;
 
 	/* a folder */
-	CHECK(cfl_store_open(tmp_path(""), CFL_STORE_CREATE, &err) == NULL);
+	CHECK(cfl_store_open(cfl_test_path(""), CFL_STORE_CREATE, &err) == NULL);
 	CHECK_CONTAINS(err.msg, "is a folder");
 	/* a missing folder */
-	CHECK(cfl_store_open(tmp_path("nodir/cfl.db"), CFL_STORE_CREATE,
+	CHECK(cfl_store_open(cfl_test_path("nodir/cfl.db"), CFL_STORE_CREATE,
 			     &err) == NULL);
 	CHECK_CONTAINS(err.msg, "does not exist");
 	/* read-only on a missing file */
-	CHECK(cfl_store_open(tmp_path("missing.db"), CFL_STORE_READONLY,
+	CHECK(cfl_store_open(cfl_test_path("missing.db"), CFL_STORE_READONLY,
 			     &err) == NULL);
 	CHECK_CONTAINS(err.msg, "no database");
 	/* not SQLite */
-	f = fopen(tmp_path("text.db"), "w");
+	f = fopen(cfl_test_path("text.db"), "w");
 	CHECK(f != NULL);
 	fputs("x,y\n1,2\nthis is a CSV file, not a database at all.........\n", f);
 	fclose(f);
-	CHECK(cfl_store_open(tmp_path("text.db"), CFL_STORE_CREATE, &err) == NULL);
+	CHECK(cfl_store_open(cfl_test_path("text.db"), CFL_STORE_CREATE, &err) == NULL);
 	CHECK_CONTAINS(err.msg, "is not a cfl database");
 	/* another program's SQLite database */
-	CHECK(sqlite3_open(tmp_path("other.db"), &db) == SQLITE_OK);
+	CHECK(sqlite3_open(cfl_test_path("other.db"), &db) == SQLITE_OK);
 	CHECK(sqlite3_exec(db, "CREATE TABLE t (x)", NULL, NULL, NULL) == SQLITE_OK);
 	sqlite3_close(db);
-	CHECK(cfl_store_open(tmp_path("other.db"), CFL_STORE_CREATE, &err) == NULL);
+	CHECK(cfl_store_open(cfl_test_path("other.db"), CFL_STORE_CREATE, &err) == NULL);
 	CHECK_CONTAINS(err.msg, "but not a cfl one");
 	/* a newer schema */
 	st = open_new("new.db");
 	cfl_store_close(st);
-	CHECK(sqlite3_open(tmp_path("new.db"), &db) == SQLITE_OK);
+	CHECK(sqlite3_open(cfl_test_path("new.db"), &db) == SQLITE_OK);
 	CHECK(sqlite3_exec(db, "PRAGMA user_version = 99", NULL, NULL, NULL) ==
 	      SQLITE_OK);
 	sqlite3_close(db);
-	CHECK(cfl_store_open(tmp_path("new.db"), CFL_STORE_CREATE, &err) == NULL);
+	CHECK(cfl_store_open(cfl_test_path("new.db"), CFL_STORE_CREATE, &err) == NULL);
 	CHECK_CONTAINS(err.msg, "newer cfl (schema 99 > 1)");
 	CHECK(cfl_store_open(NULL, CFL_STORE_CREATE, &err) == NULL);
 	cfl_store_close(NULL);
-	cleanup();
 }
 
 static void t_schema_is_wal_with_foreign_keys(void)
@@ -612,7 +577,7 @@ static void t_schema_is_wal_with_foreign_keys(void)
 	sqlite3_stmt *s;
 
 	cfl_store_close(st);
-	CHECK(sqlite3_open(tmp_path("w.db"), &db) == SQLITE_OK);
+	CHECK(sqlite3_open(cfl_test_path("w.db"), &db) == SQLITE_OK);
 	CHECK(sqlite3_prepare_v2(db, "PRAGMA journal_mode", -1, &s, NULL) ==
 	      SQLITE_OK);
 	CHECK(sqlite3_step(s) == SQLITE_ROW);
@@ -624,7 +589,6 @@ static void t_schema_is_wal_with_foreign_keys(void)
 	CHECK_STR((const char *)sqlite3_column_text(s, 0), "1");
 	sqlite3_finalize(s);
 	sqlite3_close(db);
-	cleanup();
 }
 
 /* A reader (cfl runs) while the coordinator is inside a transaction: WAL
@@ -639,7 +603,7 @@ static void t_reader_during_write(void)
 	new_run(w, "committed");
 	CHECK(cfl_store_begin(w, &err) == 0);
 	new_run(w, "pending");
-	r = cfl_store_open(tmp_path("rw.db"), CFL_STORE_READONLY, &err);
+	r = cfl_store_open(cfl_test_path("rw.db"), CFL_STORE_READONLY, &err);
 	CHECK_MSG(r != NULL, "%s", err.msg);
 	CHECK_MSG(cfl_store_runs_list(r, &sum, &n, &err) == 0, "%s", err.msg);
 	CHECK_INT(n, 1);
@@ -651,7 +615,6 @@ static void t_reader_during_write(void)
 	cfl_run_summaries_free(sum, n);
 	cfl_store_close(r);
 	cfl_store_close(w);
-	cleanup();
 }
 
 /* kill -9 in the middle of a result: the database keeps the state before
@@ -677,7 +640,7 @@ static void t_kill_mid_transaction(void)
 	pid = fork();
 	CHECK(pid >= 0);
 	if (pid == 0) {
-		st = cfl_store_open(tmp_path("k.db"), CFL_STORE_CREATE, &err);
+		st = cfl_store_open(cfl_test_path("k.db"), CFL_STORE_CREATE, &err);
 		if (!st || cfl_store_begin(st, &err))
 			_exit(1);
 		res = make_result(m, 0.9);
@@ -688,7 +651,7 @@ static void t_kill_mid_transaction(void)
 	}
 	CHECK(waitpid(pid, &status, 0) == pid);
 	CHECK(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL);
-	st = cfl_store_open(tmp_path("k.db"), CFL_STORE_CREATE, &err);
+	st = cfl_store_open(cfl_test_path("k.db"), CFL_STORE_CREATE, &err);
 	CHECK_MSG(st != NULL, "%s", err.msg);
 	CHECK(cfl_store_trial_counts(st, run, &cnt, &err) == 0);
 	CHECK_INT(cnt.queued, 1);
@@ -700,7 +663,6 @@ static void t_kill_mid_transaction(void)
 	res = make_result(m, 0.9);
 	CHECK_INT(cfl_store_trial_done(st, ts.id, 1, &res, &err), 0);
 	cfl_store_close(st);
-	cleanup();
 }
 
 const struct cfl_test cfl_tests[] = {
