@@ -116,9 +116,8 @@ test_report_html_renders_in_chromium() {
 
 # The check above can fail: an empty page gives a blank screenshot.
 test_report_html_blank_page_is_caught() {
-	if [ -z "$(chromium_bin)" ] || ! command -v python3 >/dev/null; then
-		return 0
-	fi
+	[ -n "$(chromium_bin)" ] || skip "chromium is not installed"
+	command -v python3 >/dev/null || skip "no python3"
 	printf '<!DOCTYPE html><html><body></body></html>\n' >blank.html
 	run_chromium --window-size=400,300 --screenshot="$TMP/blank.png" \
 		"file://$TMP/blank.html" >/dev/null 2>&1 || fail "chromium failed"
@@ -233,7 +232,7 @@ test_report_html_stacking_coefficient_per_member() {
 # dataset used to move to the end), and the config without empty keys and
 # with short floats.
 test_report_html_command_as_typed() {
-	"$CFL" repeat --help >/dev/null 2>&1 || return 0
+	"$CFL" repeat --help >/dev/null 2>&1 || skip "cfl has no repeat command"
 	run "$CFL" repeat "$ROOT/datasets/iris.csv" --models linear --num-repeat 1 \
 		--db r.db --name c -q
 	expect_rc 0
@@ -249,7 +248,7 @@ test_report_html_command_as_typed() {
 # The failed attempts of a run, in the HTML page: model, repeat, attempt,
 # worker, reason.
 test_report_html_failures_table() {
-	"$CFL" repeat --help >/dev/null 2>&1 || return 0
+	"$CFL" repeat --help >/dev/null 2>&1 || skip "cfl has no repeat command"
 	CFL_TEST_FAULT=error:1 run "$CFL" repeat "$ROOT/datasets/iris.csv" --models linear \
 		--num-repeat 3 --num-jobs 1 --db f.db --name f -q
 	expect_rc 0
@@ -274,10 +273,9 @@ page_height() {
 # A 60-member run's page is a few screens tall: the members are collapsed.
 test_report_html_60_members_fits() {
 	if [ -z "$(chromium_bin)" ]; then
-		echo "    skipped: chromium is not installed" >&2
-		return 0
+		skip "chromium is not installed"
 	fi
-	"$CFL" repeat --help >/dev/null 2>&1 || return 0
+	"$CFL" repeat --help >/dev/null 2>&1 || skip "cfl has no repeat command"
 	run "$CFL" repeat "$ROOT/datasets/iris.csv" --models linear,tree,forest \
 		--num-repeat 20 --db r.db --name big -q
 	expect_rc 0
@@ -353,11 +351,10 @@ PY
 # blank (the check can fail).
 test_report_html_new_plots_render() {
 	if [ -z "$(chromium_bin)" ]; then
-		echo "    skipped: chromium is not installed" >&2
-		return 0
+		skip "chromium is not installed"
 	fi
-	command -v python3 >/dev/null || { echo "    skipped: no python3" >&2; return 0; }
-	"$CFL" tune --help >/dev/null 2>&1 || return 0
+	command -v python3 >/dev/null || skip "no python3"
+	"$CFL" tune --help >/dev/null 2>&1 || skip "cfl has no tune command"
 	CFL_TEST_FAULT=error:0:1 run "$CFL" tune "$ROOT/datasets/iris.csv" --model fcnn \
 		--num-search 8 --num-repeat 1 --db t.db --name t -q
 	expect_rc 0
@@ -377,12 +374,21 @@ test_report_html_new_plots_render() {
 	run_chromium --window-size=1280,"$h" --force-device-scale-factor=1 \
 		--hide-scrollbars --screenshot="$TMP/page.png" "file://$TMP/measure.html" \
 		>/dev/null 2>"$TMP/chromium.err" || fail "chromium failed: $(tail -3 chromium.err)"
-	local want seen=0
-	for want in "parameter importance" "parallel coordinates" "trials per worker" \
-		"score against lr" "score against optimizer" "blank control"; do
+	local want seen=0 i=0 all=() inks
+	local names=("parameter importance" "parallel coordinates" "trials per worker"
+		"score against lr" "score against optimizer" "blank control")
+	for want in "${names[@]}"; do
 		box=$(tr '~' '\n' <<<"$boxes" | grep -F "$want" | head -1 | sed 's/.*=//')
 		[ -n "$box" ] && [ -z "${box//[0-9 ]/}" ] || fail "box $box: no chart '$want' on the page"
-		ink=$(png_ink_boxes page.png "$box") || fail "cannot read the screenshot"
+		all+=("$box")
+	done
+	# the screenshot is decoded once for every box (a loaded machine took
+	# minutes decoding it once per box)
+	inks=($(png_ink_boxes page.png "${all[@]}")) || fail "cannot read the screenshot"
+	[ "${#inks[@]}" = "${#names[@]}" ] || fail "${#inks[@]} figures for ${#names[@]} boxes"
+	for want in "${names[@]}"; do
+		box=${all[$i]} ink=${inks[$i]}
+		i=$((i + 1))
 		echo "    $want: box $box, $ink per mille inked" >&2
 		if [ "$want" = "blank control" ]; then
 			[ "$ink" -lt 5 ] || fail "the blank control measured $ink per mille"
