@@ -31,7 +31,7 @@ struct cfl_store;	/* opaque: one open database */
 
 /* ---- enums, stored as the text their _name() gives ---- */
 
-enum cfl_run_kind { CFL_RUN_REPEAT, CFL_RUN_TUNE };
+enum cfl_run_kind { CFL_RUN_REPEAT, CFL_RUN_TUNE, CFL_RUN_AUTO };
 
 enum cfl_run_status {
 	CFL_RUN_RUNNING,
@@ -56,7 +56,7 @@ enum cfl_trial_status {
  * --folds trial (rows of the training part, see struct cfl_split_result). */
 enum cfl_store_split { CFL_SPLIT_VALID, CFL_SPLIT_TEST, CFL_SPLIT_OOF, CFL_SPLIT_COUNT };
 
-/* "repeat"/"tune", "running"/"done"/..., "valid"/"test"/"oof". */
+/* "repeat"/"tune"/"auto", "running"/"done"/..., "valid"/"test"/"oof". */
 const char *cfl_run_kind_name(enum cfl_run_kind k);
 const char *cfl_run_status_name(enum cfl_run_status s);
 const char *cfl_trial_status_name(enum cfl_trial_status s);
@@ -152,6 +152,12 @@ int cfl_store_run_set_status(struct cfl_store *st, int64_t run_id,
 /* cfl_store_run_set_status with done / failed. */
 int cfl_store_run_finish(struct cfl_store *st, int64_t run_id,
 			 enum cfl_run_status status, struct cfl_err *err);
+
+/* Deletes the run's ensembles (with their metrics and predictions), so
+ * that a resumed run that trained more builds them again.  0 (also when
+ * there were none), or -1 with err. */
+int cfl_store_ensembles_delete(struct cfl_store *st, int64_t run_id,
+			       struct cfl_err *err);
 
 /* Ctrl-C: in one transaction, every running trial of the run becomes
  * interrupted (its attempt recorded in trial_attempts with reason

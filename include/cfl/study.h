@@ -65,8 +65,21 @@ struct cfl_study_tune_plan {
 	double timeout;		/* ask no new candidate after this (s); 0: none */
 };
 
+/* What `cfl auto` does: tune each model family on validation within a
+ * share of the time limit (its defaults first, then the GP search over its
+ * space), bag each family's best with `folds` folds, and build the mean and
+ * constrained stacking of the bags on their out-of-fold predictions. */
+struct cfl_study_auto_plan {
+	size_t n_models;
+	const char *models[CFL_STUDY_MAX_MODELS];	/* registered names */
+	const struct cfl_space *spaces[CFL_STUDY_MAX_MODELS];	/* each
+							 * model's; the caller's */
+	int folds;			/* K >= 2 */
+	enum cfl_metric_id metric;	/* ranks candidates and the leaderboard */
+};
+
 struct cfl_study_plan {
-	enum cfl_run_kind kind;		/* CFL_RUN_REPEAT or CFL_RUN_TUNE */
+	enum cfl_run_kind kind;		/* CFL_RUN_REPEAT, _TUNE or _AUTO */
 	struct cfl_data_opts data;	/* DATA and the data options; the run
 					 * seed is data.seed */
 	long num_repeat;		/* seeds per model or candidate */
@@ -79,6 +92,10 @@ struct cfl_study_plan {
 	const char *name;		/* NULL: the store picks KIND-YYYYMMDD-HHMMSS */
 	const char *resume;		/* the run to finish, or NULL: a new one */
 	const char *command_line;	/* stored with a new run ("cfl repeat ...") */
+	double time_limit;		/* seconds from cfl_study_open for the
+					 * whole run; 0: none.  Not part of
+					 * the plan: --resume may change it */
+	struct cfl_study_auto_plan autop;	/* CFL_RUN_AUTO */
 };
 
 /* Zeroes p and sets the defaults: repeat, 5 repeats, tune's 10 candidates
@@ -131,6 +148,8 @@ enum cfl_study_event_kind {
 	CFL_STUDY_CANDIDATE,	/* tune: candidate cand was scored */
 	CFL_STUDY_TIMEOUT,	/* tune: --timeout ended the search after
 				 * n_done candidates */
+	CFL_STUDY_PHASE,	/* auto: a phase starts: text ("fcnn:
+				 * searching for 5.0 s") */
 };
 
 struct cfl_study_event {
@@ -146,7 +165,8 @@ struct cfl_study_event {
 	const struct cfl_pool_event *trial;
 	const char *what;	/* the model, or tune's candidate hex id */
 	int repeat, fold;	/* fold -1: no folds */
-	/* CANDIDATE: */
+	/* CANDIDATE (auto: what is the model, score and best its metric's
+	 * values on valid, not signed): */
 	size_t cand;		/* 0-based, in asking order */
 	const char *hex;	/* its 8-hex id */
 	const struct cfl_params *params;
@@ -168,6 +188,11 @@ struct cfl_study;
 
 /* Results of cfl_study_repeat / cfl_study_tune besides 0 and -1. */
 #define CFL_STUDY_INTERRUPTED 1
+/* The plan's time_limit was reached: the pool was stopped as on
+ * cfl_pool_interrupt (running trials recorded interrupted, queued ones not
+ * started: --resume runs both), and what finished is kept.  Go on with
+ * cfl_study_finish, which builds the ensembles from it. */
+#define CFL_STUDY_TIME_LIMIT 2
 
 /* Opens p->db (created when missing) and records a new run (kind, the
  * plan's config, command_line, the dataset's path and SHA-256, the seed),
@@ -205,7 +230,8 @@ int cfl_study_start(struct cfl_study *s, const struct cfl_pool_opts *exec,
  * submitted, then the pool drained.  Tells START once queued, TRIAL for
  * each finished trial (what: the model), TICK as the pool ticks.  Returns
  * 0 when the pool is idle, CFL_STUDY_INTERRUPTED after cfl_pool_interrupt
- * (the run is marked interrupted), or -1 with err. */
+ * (the run is marked interrupted), CFL_STUDY_TIME_LIMIT when the plan's
+ * time_limit stopped it, or -1 with err. */
 int cfl_study_repeat(struct cfl_study *s, const struct cfl_study_listener *ls,
 		     struct cfl_err *err);
 
@@ -234,14 +260,76 @@ int cfl_study_tune_save_best(struct cfl_study *s, const char *path,
 void cfl_study_model_path(const char *db, const char *name, char *out,
 			  size_t cap);
 
+/* 1 when the plan's time_limit stopped the run (CFL_STUDY_TIME_LIMIT was
+ * returned), else 0. */
+int cfl_study_timed_out(const struct cfl_study *s);
+
+/* `cfl auto`'s run (plan kind CFL_RUN_AUTO), within the plan's time_limit
+ * counted from cfl_study_open: each family of autop.models in turn is
+ * searched on the validation part for its share of half the budget (the
+ * share of the families left of what is left), its defaults first, then
+ * the GP over its space (one seed per candidate, tune's ask/tell rule);
+ * a candidate still running at the end of its family's share is cancelled
+ * (once the family has a score).  Then each family's best is bagged with
+ * autop.folds fold trials (out-of-fold predictions kept), the best family
+ * first, until the limit minus a small reserve for the ensembles.  On
+ * --resume the stored candidates are replayed (done trials not run again)
+ * and the search goes on from them with the new time limit.  Tells START,
+ * PHASE, TRIAL (what: the model, hex: the candidate, fold -1 for the
+ * search), CANDIDATE and TICK.  Returns 0 when the bags finished,
+ * CFL_STUDY_TIME_LIMIT when the limit stopped them (both: go on with
+ * cfl_study_finish, which stores a "MODEL:HEX" bag row per bag whose folds
+ * all finished, and mean and stacking of the bags on their out-of-fold
+ * predictions), CFL_STUDY_INTERRUPTED, or -1 with err. */
+int cfl_study_auto(struct cfl_study *s, const struct cfl_study_listener *ls,
+		   struct cfl_err *err);
+
+/* A row of auto's leaderboard: a bag or an ensemble of bags. */
+struct cfl_study_auto_row {
+	char name[96];		/* "stacking", "mean", "gbdt:1a2b3c4d" */
+	char method[32];	/* "bag", "mean", "stacking" */
+	double valid, test;	/* the ranking metric; NaN when undefined */
+	double seconds;		/* the workers' seconds of the trials in it */
+	size_t n_trials;
+};
+
+/* What auto's search did for one model family. */
+struct cfl_study_auto_family {
+	char model[64];
+	size_t n_cands, n_done, n_failed;	/* n_failed: cancelled too */
+	char best_hex[9];		/* "" when no candidate has a score */
+	double best_valid;		/* the best's metric on valid */
+	double seconds;			/* the workers' seconds of its search */
+};
+
+struct cfl_study_auto_summary {
+	char metric[32];	/* the ranking metric */
+	int sign;
+	size_t n_rows;
+	struct cfl_study_auto_row *rows;	/* best validation first */
+	size_t n_families;
+	struct cfl_study_auto_family *families;	/* in search order */
+};
+
+/* Reads auto run run_id's leaderboard and search summary from the store
+ * (so `cfl auto` and a later reader print the same).  0 with out filled
+ * (release it; no rows when nothing was bagged), or -1 with err. */
+int cfl_study_auto_summary(struct cfl_store *st, int64_t run_id,
+			   struct cfl_study_auto_summary *out /* OUT */,
+			   struct cfl_err *err);
+void cfl_study_auto_summary_release(struct cfl_study_auto_summary *sum);
+
 /* Commits every result and closes the pool (its peers shut down): after
  * it, the results are durable.  0, or -1 with err.  A no-op when the pool
  * is closed already. */
 int cfl_study_close_pool(struct cfl_study *s, struct cfl_err *err);
 
-/* Ends the run after cfl_study_repeat or cfl_study_tune returned 0: closes
- * the pool, builds the ensembles (repeat; NOTE events for those skipped),
- * and sets the run done (some trial done; tune: some candidate scored) or
+/* Ends the run after cfl_study_repeat, cfl_study_tune or cfl_study_auto
+ * returned 0 or CFL_STUDY_TIME_LIMIT: closes the pool, builds the
+ * ensembles (repeat, auto; NOTE events for those skipped; on --resume the
+ * stored ones are built again when trials ran), and sets the run done (some
+ * trial done; tune: some candidate scored; auto: something to rank),
+ * interrupted (a repeat stopped by its time limit: --resume finishes it) or
  * failed.  counts (may be NULL) gets the run's trial counts.  0, or -1
  * with err. */
 int cfl_study_finish(struct cfl_study *s, const struct cfl_study_listener *ls,

@@ -29,6 +29,7 @@ int cmd_train(int argc, char **argv);
 int cmd_predict(int argc, char **argv);
 int cmd_repeat(int argc, char **argv);
 int cmd_tune(int argc, char **argv);
+int cmd_auto(int argc, char **argv);
 int cmd_runs(int argc, char **argv);
 int cmd_report(int argc, char **argv);
 int cmd_worker(int argc, char **argv);

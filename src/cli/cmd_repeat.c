@@ -35,6 +35,7 @@ enum {
 	OPT_FOLDS,
 	OPT_BOOTSTRAP,
 	OPT_ENSEMBLE,
+	OPT_TIME_LIMIT,
 };
 
 static void usage(FILE *f)
@@ -67,13 +68,17 @@ static void usage(FILE *f)
 		"                           others run again; DATA and the plan come from\n"
 		"                           the stored run when omitted (given, they must\n"
 		"                           match it)\n"
+		"  --time-limit SEC         stop the whole run after SEC seconds: running\n"
+		"                           trials are stopped and kept as interrupted,\n"
+		"                           the table and ensembles come from the trials\n"
+		"                           done; --resume NAME finishes it [0: none]\n"
 		CLI_POOL_HELP_RETRIES
 		CLI_POOL_HELP_WORKER
 		CLI_POOL_HELP_QUIET
 		"  -h, --help               this help\n"
 		"%s%s%s\n"
-		"Exit status: 0 when the run completed (failed trials are counted in the\n"
-		"table), 1 when it could not run or every trial failed, 2 on a usage error,\n"
+		"Exit status: 0 when the run completed or stopped at --time-limit (failed\n"
+		"trials are counted in the table), 1 when it could not run or every trial failed, 2 on a usage error,\n"
 		"130 when interrupted (resume with --resume NAME).\n\n"
 		"Examples:\n"
 		"  cfl repeat datasets/iris.csv --num-repeat 3\n"
@@ -196,6 +201,7 @@ static int parse_args(struct plan *pl, int argc, char **argv)
 		{ "folds", required_argument, 0, OPT_FOLDS },
 		{ "bootstrap", no_argument, 0, OPT_BOOTSTRAP },
 		{ "ensemble", required_argument, 0, OPT_ENSEMBLE },
+		{ "time-limit", required_argument, 0, OPT_TIME_LIMIT },
 		/* after the command's own: getopt lists the matches of an
 		 * ambiguous abbreviation in this order, as it did before */
 		CLI_POOL_LONGOPTS,
@@ -245,6 +251,10 @@ static int parse_args(struct plan *pl, int argc, char **argv)
 			break;
 		case OPT_ENSEMBLE:
 			pl->sp.repeat.ensembles = optarg;
+			break;
+		case OPT_TIME_LIMIT:
+			if (cli_parse_double(optarg, 0, 1e9, &pl->sp.time_limit))
+				return cli_usage_error("repeat", "--time-limit must be a number of seconds >= 0, got '%s'", optarg);
 			break;
 		case 'h':
 			usage(stdout);
@@ -556,6 +566,9 @@ int cmd_repeat(int argc, char **argv)
 		goto interrupted;
 	if (pr.tty && !pr.quiet)
 		fprintf(stderr, "\n");
+	if (r == CFL_STUDY_TIME_LIMIT)
+		fprintf(stderr, "cfl repeat: stopped at its time limit (%g s); the table "
+			"holds the trials done\n", pl.sp.time_limit);
 	/* every result is durable before the table is printed */
 	g_pool = NULL;
 	if (cfl_study_close_pool(study, &err)) {
@@ -599,8 +612,20 @@ int cmd_repeat(int argc, char **argv)
 				dflt ? "" : pl.pool.db);
 		}
 		rc = tc.done ? CLI_OK : CLI_FAIL;
+		if (cfl_study_timed_out(study) && tc.done < tc.total) {
+			int dflt = !strcmp(pl.pool.db, CFL_STORE_DEFAULT_PATH);
+
+			fprintf(stderr, "%zu of %zu trials done at the time limit (%zu "
+				"interrupted, %zu not started); finish the run with:\n"
+				"  %scfl repeat --resume %s%s%s\n", tc.done, tc.total,
+				tc.interrupted, tc.queued,
+				cli_cluster_resume_prefix(&pl.cluster, launcher, sizeof(launcher)),
+				run_name, dflt ? "" : " --db ", dflt ? "" : pl.pool.db);
+		}
 		if (!tc.done)
-			fprintf(stderr, "cfl: every trial failed\n");
+			fprintf(stderr, "cfl: %s\n", cfl_study_timed_out(study)
+				? "no trial finished within the time limit"
+				: "every trial failed");
 	}
 	goto done;
 

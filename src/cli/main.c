@@ -16,6 +16,7 @@ static const struct cli_command commands[] = {
 	{ "predict", cmd_predict, "apply a saved model to a CSV file" },
 	{ "repeat", cmd_repeat, "train N seeds of one or more models in a process pool" },
 	{ "tune", cmd_tune, "search hyper-parameters with Bayesian optimisation" },
+	{ "auto", cmd_auto, "the best ensemble within a time limit: search, bag, stack" },
 	{ "runs", cmd_runs, "list the runs stored in a database" },
 	{ "report", cmd_report, "print or write again the tables of a stored run" },
 	{ "worker", cmd_worker, "run trials for a coordinator on another machine" },

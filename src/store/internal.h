@@ -33,7 +33,7 @@ struct cfl_store {
 
 /* ---- the enums' names, as stored ---- */
 
-static const char *const run_kinds[] = { "repeat", "tune" };
+static const char *const run_kinds[] = { "repeat", "tune", "auto" };
 static const char *const run_statuses[] = { "running", "done", "failed",
 					    "interrupted" };
 static const char *const trial_statuses[] = { "queued", "running", "done",

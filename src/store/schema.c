@@ -22,7 +22,7 @@ static const char SCHEMA[] =
 	"CREATE TABLE runs (\n"
 	"  id INTEGER PRIMARY KEY,\n"
 	"  name TEXT NOT NULL UNIQUE,\n"
-	"  kind TEXT NOT NULL CHECK (kind IN ('repeat','tune')),\n"
+	"  kind TEXT NOT NULL CHECK (kind IN ('repeat','tune','auto')),\n"
 	"  command TEXT NOT NULL DEFAULT '',\n"
 	"  config TEXT NOT NULL DEFAULT '',\n"
 	"  dataset TEXT NOT NULL DEFAULT '',\n"

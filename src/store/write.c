@@ -57,6 +57,32 @@ static int default_name(struct cfl_store *st, enum cfl_run_kind kind,
 	return cfl_err_set(err, "cannot find a free run name for '%s'", base);
 }
 
+/* A database created before 'auto' runs existed has a runs table whose
+ * CHECK lists only 'repeat' and 'tune': say so rather than "CHECK
+ * constraint failed". */
+static int auto_allowed(struct cfl_store *st, struct cfl_err *err)
+{
+	sqlite3_stmt *s = cfl_store_prep(st, "SELECT count(*) FROM sqlite_master "
+					 "WHERE type = 'table' AND name = 'runs' "
+					 "AND sql LIKE '%''auto''%'", err);
+	int ok;
+
+	if (!s)
+		return -1;
+	if (sqlite3_step(s) != SQLITE_ROW) {
+		sqlite3_reset(s);
+		return cfl_err_set(err, "database '%s': %s", st->path,
+				   sqlite3_errmsg(st->db));
+	}
+	ok = sqlite3_column_int(s, 0) > 0;
+	sqlite3_reset(s);
+	if (!ok)
+		return cfl_err_set(err, "database '%s' was created by a cfl "
+				   "without 'auto' runs; give cfl auto another "
+				   "--db", st->path);
+	return 0;
+}
+
 /* Inserts the run named name (default_name's pick when name is NULL, then
  * written to out) in one transaction. */
 static int run_insert(struct cfl_store *st, const struct cfl_run_info *info,
@@ -85,6 +111,8 @@ static int run_insert(struct cfl_store *st, const struct cfl_run_info *info,
 			    st->path, name);
 		goto fail;
 	}
+	if (info->kind == CFL_RUN_AUTO && auto_allowed(st, err))
+		goto fail;
 	if (!(s = cfl_store_prep(st, sql, err)))
 		goto fail;
 	bind_text(s, 1, name);
@@ -165,6 +193,25 @@ int cfl_store_run_finish(struct cfl_store *st, int64_t run_id,
 			 enum cfl_run_status status, struct cfl_err *err)
 {
 	return cfl_store_run_set_status(st, run_id, status, err);
+}
+
+int cfl_store_ensembles_delete(struct cfl_store *st, int64_t run_id,
+				struct cfl_err *err)
+{
+	sqlite3_stmt *s;
+
+	if (cfl_store_tx_begin(st, err))
+		return -1;
+	s = cfl_store_prep(st, "DELETE FROM ensembles WHERE run = ?", err);
+	if (!s)
+		goto fail;
+	sqlite3_bind_int64(s, 1, run_id);
+	if (cfl_store_step(st, s, err))
+		goto fail;
+	return cfl_store_tx_commit(st, err);
+fail:
+	cfl_store_tx_rollback(st);
+	return -1;
 }
 
 int cfl_store_mark_interrupted(struct cfl_store *st, int64_t run_id,

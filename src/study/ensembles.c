@@ -5,7 +5,7 @@
  * back.  Test labels go in only to score the finished ensembles.  Prints
  * nothing: an ensemble skipped is a NOTE event for the caller.
  */
-#include "cfl/study.h"
+#include "internal.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -25,6 +25,7 @@ int cfl_study_check_ensembles(unsigned methods, int n_classes,
 struct member {
 	double *valid, *test, *oof;	/* (n_valid|n_test|n_train, n_out) */
 	struct cfl_buf trials;		/* "12" or "12+13+14" */
+	int64_t cand_id;
 };
 
 struct members {
@@ -81,6 +82,7 @@ static int add_member(struct cfl_store *st, const struct cfl_data *d,
 
 	memset(&m, 0, sizeof(m));
 	cfl_buf_init(&m.trials);
+	m.cand_id = tr[first].cand_id;
 	if (!(m.valid = cfl_calloc(nv * n_out + 1, sizeof(double), err)) ||
 	    !(m.test = cfl_calloc(nt * n_out + 1, sizeof(double), err)) ||
 	    !(m.oof = cfl_calloc(ntr * n_out + 1, sizeof(double), err)) ||
@@ -157,9 +159,11 @@ out:
 	return rc;
 }
 
+/* bagged: only the fold trials of each (candidate, repeat), kept when
+ * every fold finished (auto, whose search trials have no folds). */
 static int collect(struct cfl_store *st, int64_t run_id,
-		   const struct cfl_data *d, size_t n_out, struct members *ms,
-		   struct cfl_err *err)
+		   const struct cfl_data *d, size_t n_out, int bagged,
+		   struct members *ms, struct cfl_err *err)
 {
 	struct cfl_trial_info *tr = NULL;
 	size_t n_tr = 0, first = 0;
@@ -167,6 +171,30 @@ static int collect(struct cfl_store *st, int64_t run_id,
 
 	if (cfl_store_trials(st, run_id, &tr, &n_tr, err))
 		return -1;
+	if (bagged) {
+		size_t n = 0;
+
+		for (size_t i = 0; i < n_tr; i++) {
+			if (tr[i].fold < 0) {
+				free(tr[i].error);
+				continue;
+			}
+			tr[n++] = tr[i];
+		}
+		n_tr = n;
+		/* a bag with a fold not done is no member */
+		for (size_t i = 0; i < n_tr;) {
+			size_t j = i;
+			int all = 1;
+
+			while (j < n_tr && tr[j].cand_id == tr[i].cand_id &&
+			       tr[j].repeat == tr[i].repeat)
+				all &= tr[j++].status == CFL_TRIAL_DONE;
+			for (size_t k = i; !all && k < j; k++)
+				tr[k].status = CFL_TRIAL_QUEUED;
+			i = j;
+		}
+	}
 	/* Trials come ordered by (candidate, repeat, fold): a group is a run
 	 * of equal (candidate, repeat). */
 	while (first < n_tr && rc == 0) {
@@ -217,7 +245,8 @@ static int describe_coefs(const struct cfl_stacker *s, struct cfl_buf *b)
  * fold trials joined by "+"), then cfl_ens_output_describe's text, then
  * for stacking describe_coefs'. */
 static int store(struct cfl_store *st, int64_t run_id,
-		 enum cfl_ensemble_method method, const struct members *ms,
+		 enum cfl_ensemble_method method, const char *name,
+		 const char *method_name, const struct members *ms,
 		 const struct cfl_ens_input *in, const struct cfl_ens_output *o,
 		 double seconds, struct cfl_err *err)
 {
@@ -256,8 +285,8 @@ static int store(struct cfl_store *st, int64_t run_id,
 	res.split[CFL_SPLIT_TEST] = (struct cfl_split_result){
 		in->n_metrics, mv + in->n_metrics, in->n_test, in->n_out, o->test,
 		NULL };
-	info.name = cfl_ensemble_method_name(method);
-	info.method = info.name;
+	info.name = name ? name : cfl_ensemble_method_name(method);
+	info.method = method_name ? method_name : info.name;
 	info.members = text.data;
 	info.repeat = -1;
 	rc = cfl_store_ensemble_add(st, run_id, &info, &res, NULL, err) < 0 ? -1 : 0;
@@ -265,6 +294,23 @@ out:
 	cfl_buf_release(&text);
 	free(mv);
 	return rc;
+}
+
+/* "MODEL:HEX" of candidate cand_id of the run: a bag's row name. */
+static int bag_name(struct cfl_store *st, int64_t run_id, int64_t cand_id,
+		    char *out, size_t cap, struct cfl_err *err)
+{
+	struct cfl_candidate_info *c = NULL;
+	size_t n = 0;
+
+	if (cfl_store_candidates(st, run_id, &c, &n, err))
+		return -1;
+	snprintf(out, cap, "bag %lld", (long long)cand_id);
+	for (size_t i = 0; i < n; i++)
+		if (c[i].id == cand_id)
+			snprintf(out, cap, "%s:%s", c[i].model, c[i].hex);
+	cfl_candidates_free(c, n);
+	return 0;
 }
 
 /* Tells the listener, if any, that an ensemble was skipped and why. */
@@ -287,7 +333,8 @@ static void note_skipped(const struct cfl_study_listener *ls, const char *why)
 static int build_all(struct cfl_store *st, int64_t run_id,
 		     const struct cfl_data *d, const enum cfl_metric_id *metrics,
 		     size_t n_metrics, unsigned methods, size_t min_members,
-		     const struct cfl_study_listener *ls, struct cfl_err *err)
+		     int bagged, const struct cfl_study_listener *ls,
+		     struct cfl_err *err)
 {
 	int n_classes = d->valid.n_classes;
 	size_t n_out = n_classes > 0 ? (size_t)n_classes : 1;
@@ -298,9 +345,9 @@ static int build_all(struct cfl_store *st, int64_t run_id,
 
 	if (!methods)
 		return 0;
-	if (collect(st, run_id, d, n_out, &ms, err))
+	if (collect(st, run_id, d, n_out, bagged, &ms, err))
 		goto out;
-	if (ms.n < min_members) {
+	if (ms.n < (bagged ? 1 : min_members)) {
 		rc = 0;
 		goto out;
 	}
@@ -324,6 +371,34 @@ static int build_all(struct cfl_store *st, int64_t run_id,
 	in.metrics = metrics;
 	in.l2 = CFL_ENS_DEFAULT_L2;
 	in.greedy_rounds = CFL_ENS_DEFAULT_GREEDY_ROUNDS;
+	/* auto: each bag is a row of its own first ("MODEL:HEX", the mean of
+	 * its folds), so the leaderboard ranks it with the ensembles */
+	for (size_t j = 0; bagged && j < ms.n; j++) {
+		struct cfl_ens_input one = in;
+		struct cfl_ens_output o;
+		struct members single = { 1, 1, &ms.m[j] };
+		struct cfl_err why;
+		char name[96];
+
+		if (bag_name(st, run_id, ms.m[j].cand_id, name, sizeof(name), err))
+			goto out;
+		one.n_members = 1;
+		one.members = &em[j];
+		if (cfl_ensemble_build(CFL_ENS_MEAN, &one, &o, &why)) {
+			note_skipped(ls, why.msg);
+			continue;
+		}
+		if (store(st, run_id, CFL_ENS_MEAN, name, "bag", &single, &one, &o,
+			  0, err)) {
+			cfl_ens_output_release(&o);
+			goto out;
+		}
+		cfl_ens_output_release(&o);
+	}
+	if (ms.n < min_members) {
+		rc = 0;
+		goto out;
+	}
 	for (int m = 0; m < CFL_ENS_COUNT; m++) {
 		struct cfl_ens_output o;
 		struct cfl_err why;
@@ -335,7 +410,8 @@ static int build_all(struct cfl_store *st, int64_t run_id,
 			note_skipped(ls, why.msg);
 			continue;
 		}
-		if (store(st, run_id, m, &ms, &in, &o, cfl_now() - t0, err)) {
+		if (store(st, run_id, m, NULL, NULL, &ms, &in, &o, cfl_now() - t0,
+			  err)) {
 			cfl_ens_output_release(&o);
 			goto out;
 		}
@@ -354,7 +430,18 @@ int cfl_study_ensembles(struct cfl_store *st, int64_t run_id,
 			unsigned methods, const struct cfl_study_listener *ls,
 			struct cfl_err *err)
 {
-	return build_all(st, run_id, d, metrics, n_metrics, methods, 1, ls, err);
+	return build_all(st, run_id, d, metrics, n_metrics, methods, 1, 0, ls, err);
+}
+
+int cfl_study_auto_ensembles(struct cfl_store *st, int64_t run_id,
+			     const struct cfl_data *d,
+			     const enum cfl_metric_id *metrics, size_t n_metrics,
+			     const struct cfl_study_listener *ls,
+			     struct cfl_err *err)
+{
+	unsigned methods = (1u << CFL_ENS_MEAN) | (1u << CFL_ENS_STACKING);
+
+	return build_all(st, run_id, d, metrics, n_metrics, methods, 2, 1, ls, err);
 }
 
 /* The metrics of the run's trials on test, in the order results listed
@@ -405,5 +492,5 @@ int cfl_study_ensembles_for_run(struct cfl_store *st, int64_t run_id,
 	if (n_metrics == 0)	/* no trial finished: nothing to combine */
 		return 0;
 	return build_all(st, run_id, data, metrics, (size_t)n_metrics, mask,
-			 methods ? 1 : 2, ls, err);
+			 methods ? 1 : 2, 0, ls, err);
 }

@@ -52,6 +52,17 @@ struct cfl_study {
 	double best_score;
 	int has_best;
 	long best;			/* the candidate refitted, or -1 */
+	/* the time limit */
+	double deadline;		/* cfl_now() at which to stop; 0: none */
+	int timed_out;			/* the deadline stopped the pool */
+	double user_tick, last_user_tick;	/* the caller's tick period */
+	double wake_at;			/* cfl_study_wait returns 4 once this
+					 * passes (auto's shares); 0: never */
+	size_t n_ran;			/* trials submitted by this process */
+	size_t n_metrics;		/* the pool's metrics */
+	enum cfl_metric_id metrics[CFL_WIRE_MAX_METRICS];
+	/* auto */
+	struct study_auto *autos;
 };
 
 /* tune's metric name ("value" for a command) and its sign. */
@@ -62,10 +73,27 @@ int cfl_study_sign(const struct cfl_study_plan *p);
 void cfl_study_emit(const struct cfl_study_listener *ls,
 		    struct cfl_study_event *ev);
 /* Waits for the pool's next finished trial: 0 with *ev, 1 when idle, 2
- * when interrupted, -1 with err.  Ticks go to the listener. */
+ * when interrupted, 3 when the time limit stopped the pool, 4 once
+ * wake_at passed (it is then cleared), -1 with err.
+ * Ticks go to the listener at the caller's tick period. */
 int cfl_study_wait(struct cfl_study *s, const struct cfl_study_listener *ls,
 		   struct cfl_pool_event *ev /* OUT */, struct cfl_err *err);
 /* Frees tune's search state (a no-op for repeat). */
 void cfl_study_tune_release(struct cfl_study *s);
+/* Frees auto's state. */
+void cfl_study_auto_release(struct cfl_study *s);
+/* Stops the pool now as the time limit does (running trials interrupted,
+ * queued ones not started); the next cfl_study_wait returns 3. */
+void cfl_study_stop_at_limit(struct cfl_study *s);
+
+/* The ensembles of auto: a "bag" row per bagged candidate whose folds all
+ * finished (its folds' mean), then mean and stacking over those bags on
+ * their out-of-fold predictions; trials without folds (the search's) are
+ * no members.  As cfl_study_ensembles otherwise. */
+int cfl_study_auto_ensembles(struct cfl_store *st, int64_t run_id,
+			     const struct cfl_data *d,
+			     const enum cfl_metric_id *metrics, size_t n_metrics,
+			     const struct cfl_study_listener *ls,
+			     struct cfl_err *err);
 
 #endif

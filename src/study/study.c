@@ -24,6 +24,7 @@ void cfl_study_plan_init(struct cfl_study_plan *p)
 	p->tune.num_search = 10;
 	p->tune.method = CFL_SEARCH_BO;
 	p->tune.liar = CFL_LIAR_KRIGING;
+	p->autop.folds = 5;
 	p->db = CFL_STORE_DEFAULT_PATH;
 }
 
@@ -94,9 +95,42 @@ static int tune_config(const struct cfl_study_plan *p, struct cfl_buf *b)
 	return rc;
 }
 
+/* auto: the families, their spaces, the folds and the metric.  The time
+ * limit is not part of it: a resumed run may get another. */
+static int auto_config(const struct cfl_study_plan *p, struct cfl_buf *b)
+{
+	const struct cfl_study_auto_plan *a = &p->autop;
+	int rc = 0;
+
+	rc |= cfl_buf_printf(b, "models=");
+	for (size_t i = 0; i < a->n_models; i++)
+		rc |= cfl_buf_printf(b, "%s%s", i ? "," : "", a->models[i]);
+	rc |= cfl_buf_printf(b, "\n");
+	for (size_t i = 0; i < a->n_models; i++) {
+		struct cfl_buf space;
+
+		cfl_buf_init(&space);
+		if (a->spaces[i] && cfl_space_format(a->spaces[i], &space)) {
+			cfl_buf_release(&space);
+			return -1;
+		}
+		for (char *c = space.data; c && *c; c++)
+			if (*c == '\n')
+				*c = ';';
+		rc |= cfl_buf_printf(b, "space.%s=%s\n", a->models[i],
+				     space.data ? space.data : "");
+		cfl_buf_release(&space);
+	}
+	rc |= cfl_buf_printf(b, "folds=%d\nmetric=%s\n", a->folds,
+			     cfl_metric_info(a->metric)->name);
+	return rc ? -1 : 0;
+}
+
 int cfl_study_plan_config(const struct cfl_study_plan *p, struct cfl_buf *out)
 {
-	if ((p->kind == CFL_RUN_TUNE ? tune_config(p, out) : repeat_config(p, out)) ||
+	if ((p->kind == CFL_RUN_TUNE   ? tune_config(p, out)
+	     : p->kind == CFL_RUN_AUTO ? auto_config(p, out)
+				       : repeat_config(p, out)) ||
 	    data_config(&p->data, out))
 		return -1;
 	return 0;
@@ -131,6 +165,8 @@ unsigned cfl_study_plan_needs(const struct cfl_study_plan *p)
 
 	if (p->kind == CFL_RUN_TUNE)
 		return p->tune.command ? 0 : CFL_STUDY_NEEDS_VALID;
+	if (p->kind == CFL_RUN_AUTO)
+		return CFL_STUDY_NEEDS_VALID;	/* candidates are scored on it */
 	for (size_t i = 0; i < p->repeat.n_models; i++)
 		if (stops_early(p->repeat.models[i], &p->repeat.params[i]))
 			return CFL_STUDY_NEEDS_VALID;
@@ -170,6 +206,22 @@ int cfl_study_check(const struct cfl_study_plan *p, const struct cfl_data *data,
 		if (data && p->repeat.folds && (size_t)p->repeat.folds > data->train.n)
 			return cfl_err_set(err, "--folds %ld: the training part has only %zu rows",
 					   (long)p->repeat.folds, data->train.n);
+		return 0;
+	}
+	if (p->kind == CFL_RUN_AUTO) {
+		if (!p->autop.n_models)
+			return cfl_err_set(err, "--models is empty");
+		if (p->autop.folds < 2)
+			return cfl_err_set(err, "--folds must be 2 or more, got %d",
+					   p->autop.folds);
+		if (data && (size_t)p->autop.folds > data->train.n)
+			return cfl_err_set(err, "--folds %d: the training part has only %zu rows",
+					   p->autop.folds, data->train.n);
+		if (data && !data->valid.n)
+			return cfl_err_set(err, "cfl auto scores candidates on the validation "
+					   "part, and it has no rows (--valid-frac 0?)");
+		if (p->time_limit <= 0)
+			return cfl_err_set(err, "cfl auto needs a time limit");
 		return 0;
 	}
 	if (p->tune.method == CFL_SEARCH_GRID && p->tune.space) {
@@ -357,6 +409,8 @@ struct cfl_study *cfl_study_open(const struct cfl_study_plan *p,
 	s->data = data;
 	s->num_parallel = p->tune.num_parallel;
 	s->best = -1;
+	if (p->time_limit > 0)
+		s->deadline = cfl_now() + p->time_limit;
 	s->st = cfl_store_open(p->db, CFL_STORE_CREATE, err);
 	if (!s->st) {
 		free(s);
@@ -381,6 +435,7 @@ void cfl_study_free(struct cfl_study *s)
 		return;
 	cfl_pool_close(s->pool, NULL);
 	cfl_study_tune_release(s);
+	cfl_study_auto_release(s);
 	free(s->refs);
 	cfl_store_close(s->st);
 	free(s);
@@ -408,25 +463,43 @@ int cfl_study_start(struct cfl_study *s, const struct cfl_pool_opts *exec,
 	/* the user's own --command, run by this user's processes (and under
 	 * mpi by the ranks of this user's launcher), never by TCP workers */
 	po.allow_commands = p->kind == CFL_RUN_TUNE && p->tune.command != NULL;
+	/* the time limit is checked at least every 0.1 s; the caller's
+	 * listener still hears ticks at its own period only */
+	s->user_tick = po.tick;
+	s->last_user_tick = cfl_now();
+	if (s->deadline > 0 && (po.tick <= 0 || po.tick > 0.1))
+		po.tick = 0.1;
 	if (p->kind == CFL_RUN_REPEAT) {
 		po.n_metrics = p->n_metrics;
 		memcpy(po.metrics, p->metrics, sizeof(po.metrics));
 	} else if (!p->tune.command) {
 		int have = 0;
+		enum cfl_metric_id m = p->kind == CFL_RUN_AUTO ? p->autop.metric
+							       : p->tune.metric;
 
-		/* the task's defaults, with the scored metric first if missing */
+		/* the task's defaults, with the scored metric first if missing
+		 * (auto: first always, it ranks the leaderboard) */
 		po.n_metrics = cfl_metric_defaults(s->data->train.n_classes, po.metrics,
 						   CFL_WIRE_MAX_METRICS);
 		for (size_t i = 0; i < po.n_metrics; i++)
-			have |= po.metrics[i] == p->tune.metric;
+			if (po.metrics[i] == m) {
+				have = 1;
+				if (p->kind == CFL_RUN_AUTO) {
+					memmove(po.metrics + 1, po.metrics,
+						i * sizeof(po.metrics[0]));
+					po.metrics[0] = m;
+				}
+			}
 		if (!have) {
 			memmove(po.metrics + 1, po.metrics,
 				(CFL_WIRE_MAX_METRICS - 1) * sizeof(po.metrics[0]));
-			po.metrics[0] = p->tune.metric;
+			po.metrics[0] = m;
 			if (po.n_metrics < CFL_WIRE_MAX_METRICS)
 				po.n_metrics++;
 		}
 	}
+	s->n_metrics = po.n_metrics;
+	memcpy(s->metrics, po.metrics, sizeof(s->metrics));
 	s->pool = cfl_pool_new(&po, err);
 	return s->pool ? 0 : -1;
 }
@@ -437,6 +510,18 @@ int cfl_study_close_pool(struct cfl_study *s, struct cfl_err *err)
 
 	s->pool = NULL;
 	return rc;
+}
+
+int cfl_study_timed_out(const struct cfl_study *s)
+{
+	return s->timed_out;
+}
+
+void cfl_study_stop_at_limit(struct cfl_study *s)
+{
+	s->timed_out = 1;
+	if (s->pool)
+		cfl_pool_interrupt(s->pool);
 }
 
 int cfl_study_stop(struct cfl_study *s, struct cfl_err *err)
@@ -456,22 +541,36 @@ void cfl_study_emit(const struct cfl_study_listener *ls, struct cfl_study_event 
 }
 
 /* Waits for the pool's next event: 0 a trial finished (*ev), 1 idle,
- * CFL_STUDY_INTERRUPTED + 1, -1 error.  Ticks go to the listener. */
+ * 2 interrupted, 3 stopped by the time limit, -1 error.  Ticks go to the
+ * listener. */
 int cfl_study_wait(struct cfl_study *s, const struct cfl_study_listener *ls,
 	       struct cfl_pool_event *ev, struct cfl_err *err)
 {
 	for (;;) {
-		int r = cfl_pool_wait(s->pool, ev, err);
+		int r;
 
+		/* the deadline interrupts the pool as Ctrl-C does: running
+		 * trials are recorded interrupted, nothing more starts */
+		if (s->deadline > 0 && !s->timed_out && cfl_now() >= s->deadline)
+			cfl_study_stop_at_limit(s);
+		r = cfl_pool_wait(s->pool, ev, err);
 		if (r < 0)
 			return -1;
 		if (r == CFL_POOL_IDLE)
 			return 1;
 		if (r == CFL_POOL_INTERRUPTED)
-			return 2;
+			return s->timed_out ? 3 : 2;
 		if (r == CFL_POOL_TICK) {
 			struct cfl_study_event se;
 
+			if (s->wake_at > 0 && cfl_now() >= s->wake_at) {
+				s->wake_at = 0;
+				return 4;
+			}
+			if (s->user_tick <= 0 ||
+			    cfl_now() - s->last_user_tick < s->user_tick)
+				continue;
+			s->last_user_tick = cfl_now();
 			memset(&se, 0, sizeof(se));
 			se.kind = CFL_STUDY_TICK;
 			se.pool = s->pool;
@@ -537,6 +636,7 @@ static int repeat_submit(struct cfl_study *s, size_t *n_done, size_t *n_submit,
 				if (cfl_pool_submit(s->pool, &spec, err))
 					goto fail;
 				(*n_submit)++;
+				s->n_ran++;
 			}
 	}
 	if (cfl_store_commit(s->st, err))
@@ -575,6 +675,8 @@ int cfl_study_repeat(struct cfl_study *s, const struct cfl_study_listener *ls,
 			return 0;
 		if (r == 2)
 			return CFL_STUDY_INTERRUPTED;
+		if (r == 3)
+			return CFL_STUDY_TIME_LIMIT;
 		ref = ev.user;
 		memset(&se, 0, sizeof(se));
 		se.kind = CFL_STUDY_TRIAL;
@@ -595,17 +697,30 @@ int cfl_study_finish(struct cfl_study *s, const struct cfl_study_listener *ls,
 	struct cfl_trial_counts tc;
 	int ok;
 
+	enum cfl_run_kind kind = s->plan->kind;
+	enum cfl_run_status status;
+
 	if (cfl_study_close_pool(s, err))
 		return -1;
-	if (s->plan->kind == CFL_RUN_REPEAT &&
+	/* a resumed run that trained more: its ensembles were built from
+	 * fewer members */
+	if (kind != CFL_RUN_TUNE && s->resumed && s->n_ran &&
+	    cfl_store_ensembles_delete(s->st, s->run_id, err))
+		return -1;
+	if (kind == CFL_RUN_REPEAT &&
 	    cfl_study_ensembles_for_run(s->st, s->run_id, s->data,
 					s->plan->repeat.ensembles, ls, err))
 		return -1;
+	if (kind == CFL_RUN_AUTO &&
+	    cfl_study_auto_ensembles(s->st, s->run_id, s->data, s->metrics,
+				     s->n_metrics, ls, err))
+		return -1;
 	if (cfl_store_trial_counts(s->st, s->run_id, &tc, err))
 		return -1;
-	ok = s->plan->kind == CFL_RUN_REPEAT ? tc.done > 0 : s->best >= 0;
-	if (cfl_store_run_finish(s->st, s->run_id, ok ? CFL_RUN_DONE : CFL_RUN_FAILED,
-				 err))
+	ok = kind == CFL_RUN_TUNE ? s->best >= 0 : tc.done > 0;
+	status = kind == CFL_RUN_REPEAT && s->timed_out ? CFL_RUN_INTERRUPTED
+		 : ok ? CFL_RUN_DONE : CFL_RUN_FAILED;
+	if (cfl_store_run_finish(s->st, s->run_id, status, err))
 		return -1;
 	if (counts)
 		*counts = tc;

@@ -291,7 +291,7 @@ int cfl_study_tune(struct cfl_study *s, const struct cfl_study_listener *ls,
 		r = wait_one(s, ls, err);
 		if (r < 0)
 			return -1;
-		if (r == 2)
+		if (r == 2 || r == 3)	/* tune has no time limit of its own */
 			return CFL_STUDY_INTERRUPTED;
 		if (r == 1)	/* idle with trials pending cannot happen; do not spin */
 			return cfl_err_set(err, "the pool went idle with trials pending");
@@ -324,7 +324,7 @@ int cfl_study_tune(struct cfl_study *s, const struct cfl_study_listener *ls,
 		r = wait_one(s, ls, err);
 		if (r < 0)
 			return -1;
-		if (r == 2)
+		if (r == 2 || r == 3)	/* tune has no time limit of its own */
 			return CFL_STUDY_INTERRUPTED;
 		if (r == 1)
 			break;

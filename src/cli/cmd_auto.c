@@ -1,0 +1,489 @@
+/*
+ * `cfl auto`: the whole job in one command within a time limit -- tune each
+ * model family on the validation part, bag the best of each with --folds,
+ * ensemble the bags on their out-of-fold predictions -- and print a
+ * leaderboard sorted by validation score.  A thin driver over the study
+ * (cfl_study_auto): this file parses options into a plan, loads each
+ * family's search space, shows the study's events and prints the
+ * leaderboard read back from the store.
+ */
+#include "cli.h"
+#include "pool_opts.h"
+
+#include <math.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cfl/hpo.h"
+#include "cfl/metrics.h"
+#include "cfl/model.h"
+#include "cfl/run.h"
+#include "cfl/store.h"
+#include "cfl/study.h"
+
+enum {
+	OPT_MODELS = CLI_OPT_FIRST_FREE,
+	OPT_TIME_LIMIT,
+	OPT_FOLDS,
+	OPT_METRIC,
+};
+
+#define DEFAULT_MODELS "fcnn,linear,tree,forest,gbdt"
+
+static void usage(FILE *f)
+{
+	long cores = sysconf(_SC_NPROCESSORS_ONLN);
+
+	fprintf(f,
+		"usage: cfl auto DATA [options]\n\n"
+		"Finds a good model for DATA within --time-limit seconds, in one run of the\n"
+		"pool and the database: searches each model family on the validation part\n"
+		"for its share of half the time (the model's defaults first, then Bayesian\n"
+		"optimisation over params/MODEL.params), trains the best of each family on\n"
+		"--folds folds (out-of-fold predictions), and combines them (mean, and\n"
+		"stacking: non-negative weights summing to one fitted on the out-of-fold\n"
+		"predictions).  Prints a leaderboard sorted by the validation score, with\n"
+		"the test score (never used to choose) and the seconds each entry took.\n\n"
+		"Options:\n"
+		"  --time-limit SEC         the whole run's time [60]\n"
+		"  --models LIST            the model families [" DEFAULT_MODELS ",\n"
+		"                           those built in]\n"
+		"  --folds K                folds of each family's best [5]\n"
+		"  --metric NAME            ranks candidates and the leaderboard [acc;\n"
+		"                           regression: mse]\n"
+		CLI_POOL_HELP_NUM_JOBS
+		CLI_POOL_HELP_DB_NAME("auto")
+		"  --resume NAME            continue the run NAME with a new time limit:\n"
+		"                           its candidates and folds done are kept, the\n"
+		"                           search goes on from them\n"
+		"  --trial-timeout SEC      kill a trial after SEC seconds [0: never]\n"
+		CLI_POOL_HELP_QUIET
+		"  -h, --help               this help\n"
+		"%s\n"
+		"Exit status: 0 when the leaderboard has an entry, 1 when nothing finished\n"
+		"its folds within the time limit (or the run could not start), 2 on a\n"
+		"usage error, 130 when interrupted (continue with --resume NAME).\n\n"
+		"Examples:\n"
+		"  cfl auto datasets/breast_cancer.csv\n"
+		"  cfl auto datasets/wine.csv --time-limit 30 --models linear,gbdt\n"
+		"  cfl auto train.csv --test test.csv --time-limit 300 --name night\n"
+		"  cfl auto --resume night --time-limit 120\n",
+		cores > 0 ? cores : 1, cli_data_help);
+}
+
+/* ---- options ---- */
+
+struct plan {
+	struct cfl_study_plan sp;
+	struct cli_pool_opts pool;
+	struct cli_remote remote;	/* unused: auto runs locally */
+	struct cli_cluster cluster;	/* unused: auto runs locally */
+	const char *metric;
+	char *models_buf;
+	struct cfl_space spaces[CFL_STUDY_MAX_MODELS];
+	char params_buf[512];
+};
+
+static void plan_release(struct plan *pl)
+{
+	for (size_t i = 0; i < CFL_STUDY_MAX_MODELS; i++)
+		cfl_space_release(&pl->spaces[i]);
+	free(pl->models_buf);
+}
+
+static int parse_models(struct plan *pl, const char *arg, int given)
+{
+	struct cfl_study_auto_plan *a = &pl->sp.autop;
+	char *save = NULL, *tok;
+
+	pl->models_buf = strdup(arg);
+	if (!pl->models_buf)
+		return cli_failf("out of memory");
+	for (tok = strtok_r(pl->models_buf, ",", &save); tok;
+	     tok = strtok_r(NULL, ",", &save)) {
+		if (!cfl_model_find(tok)) {
+			if (!given)	/* a default family not built in */
+				continue;
+			return cli_usage_error("auto", "unknown model '%s'", tok);
+		}
+		if (!strcmp(tok, "baseline"))
+			return cli_usage_error("auto", "model 'baseline' has nothing to tune");
+		for (size_t i = 0; i < a->n_models; i++)
+			if (!strcmp(a->models[i], tok))
+				return cli_usage_error("auto", "model '%s' listed twice", tok);
+		if (a->n_models == CFL_STUDY_MAX_MODELS)
+			return cli_usage_error("auto", "at most %d models", CFL_STUDY_MAX_MODELS);
+		a->models[a->n_models++] = tok;
+	}
+	if (!a->n_models)
+		return cli_usage_error("auto", "--models is empty");
+	return 0;
+}
+
+static int parse_args(struct plan *pl, int argc, char **argv)
+{
+	static const struct option opts[] = {
+		CLI_DATA_LONGOPTS,
+		{ "models", required_argument, 0, OPT_MODELS },
+		{ "time-limit", required_argument, 0, OPT_TIME_LIMIT },
+		{ "folds", required_argument, 0, OPT_FOLDS },
+		{ "metric", required_argument, 0, OPT_METRIC },
+		CLI_POOL_LONGOPTS,
+		{ "help", no_argument, 0, 'h' },
+		{ 0, 0, 0, 0 },
+	};
+	const char *models = NULL;
+	long folds;
+	int c, r;
+
+	cfl_study_plan_init(&pl->sp);
+	pl->sp.kind = CFL_RUN_AUTO;
+	pl->sp.time_limit = 60;
+	cli_pool_opts_init(&pl->pool);
+	cli_remote_init(&pl->remote);
+	cli_cluster_init(&pl->cluster);
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "qh", opts, NULL)) != -1) {
+		r = cli_pool_shared_option("auto", c, optarg, &pl->sp.data, &pl->pool,
+					   &pl->remote, &pl->cluster);
+		if (r < 0)
+			return CLI_USAGE;
+		if (r > 0)
+			continue;
+		switch (c) {
+		case OPT_MODELS:
+			models = optarg;
+			break;
+		case OPT_TIME_LIMIT:
+			if (cli_parse_double(optarg, 0.5, 1e8, &pl->sp.time_limit))
+				return cli_usage_error("auto", "--time-limit must be a number of seconds >= 0.5, got '%s'", optarg);
+			break;
+		case OPT_FOLDS:
+			if (cli_parse_long(optarg, 2, 100, &folds))
+				return cli_usage_error("auto", "--folds must be an integer in [2, 100], got '%s'", optarg);
+			pl->sp.autop.folds = (int)folds;
+			break;
+		case OPT_METRIC:
+			pl->metric = optarg;
+			break;
+		case 'h':
+			usage(stdout);
+			return -1;
+		default:
+			return cli_bad_option("auto", argc, argv, "qh", opts);
+		}
+	}
+	if (optind >= argc && pl->pool.resume)
+		return 3;	/* the rest comes from the stored command */
+	if (optind >= argc)
+		return cli_usage_error("auto", "missing DATA (a CSV file)");
+	if (optind + 1 < argc)
+		return cli_usage_error("auto", "unexpected argument '%s'", argv[optind + 1]);
+	pl->sp.data.path = argv[optind];
+	if (!pl->pool.num_jobs)
+		return cli_usage_error("auto", "--num-jobs must be 1 or more");
+	if (pl->pool.name && pl->pool.resume && strcmp(pl->pool.name, pl->pool.resume))
+		return cli_usage_error("auto", "--name '%s' and --resume '%s' disagree",
+				       pl->pool.name, pl->pool.resume);
+	return parse_models(pl, models ? models : DEFAULT_MODELS, models != NULL);
+}
+
+/* The default space of a model: params/MODEL.params here, next to the
+ * binary (a build tree), or where `make install` puts it (as cfl tune). */
+static const char *default_params(struct plan *pl, const char *model)
+{
+	static const char *const dirs[] = { "params", "@/params", "@/../share/cfl/params",
+					    "/usr/local/share/cfl/params",
+					    "/usr/share/cfl/params" };
+	char exe[512];
+	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+
+	exe[n > 0 ? n : 0] = '\0';
+	if (strrchr(exe, '/'))
+		*strrchr(exe, '/') = '\0';
+	for (size_t i = 0; i < sizeof(dirs) / sizeof(dirs[0]); i++) {
+		if (dirs[i][0] != '@')
+			snprintf(pl->params_buf, sizeof(pl->params_buf), "%s/%.64s.params",
+				 dirs[i], model);
+		else if (exe[0])
+			snprintf(pl->params_buf, sizeof(pl->params_buf), "%.400s%s/%.64s.params",
+				 exe, dirs[i] + 1, model);
+		else
+			continue;
+		if (access(pl->params_buf, R_OK) == 0)
+			return pl->params_buf;
+	}
+	snprintf(pl->params_buf, sizeof(pl->params_buf), "params/%s.params", model);
+	return pl->params_buf;
+}
+
+/* ---- progress ---- */
+
+struct show {
+	int quiet;
+	const char *metric;
+};
+
+static void on_study_event(const struct cfl_study_event *ev, void *ctx)
+{
+	const struct show *sh = ctx;
+
+	if (ev->kind == CFL_STUDY_NOTE) {	/* shown even with -q */
+		fprintf(stderr, "cfl: %s\n", ev->text);
+		return;
+	}
+	if (sh->quiet)
+		return;
+	switch (ev->kind) {
+	case CFL_STUDY_START:
+		if (ev->n_done)
+			fprintf(stderr, "resuming: %zu trials stored\n", ev->n_done);
+		break;
+	case CFL_STUDY_PHASE:
+		fprintf(stderr, "%s\n", ev->text);
+		break;
+	case CFL_STUDY_CANDIDATE:
+		if (!isnan(ev->score))	/* a failure was told as a trial */
+			fprintf(stderr, "  %s %s: %s %.6f on valid (best %.6f)\n", ev->what,
+				ev->hex, sh->metric, ev->score, ev->best);
+		break;
+	case CFL_STUDY_TRIAL:
+		if (ev->trial->status != CFL_TRIAL_DONE)
+			fprintf(stderr, "  %s %s%s: %s: %s\n", ev->what, ev->hex,
+				ev->fold >= 0 ? " (fold)" : "",
+				cfl_trial_status_name(ev->trial->status),
+				ev->trial->reason ? ev->trial->reason : "");
+		else if (ev->fold >= 0)
+			fprintf(stderr, "  %s %s fold %d: done in %.3f s\n", ev->what,
+				ev->hex, ev->fold, ev->trial->result->duration);
+		break;
+	default:
+		break;
+	}
+}
+
+/* ---- the leaderboard ---- */
+
+static int print_summary(struct cfl_store *st, int64_t run_id, int timed_out,
+			 struct cfl_err *err)
+{
+	struct cfl_study_auto_summary sum;
+
+	if (cfl_study_auto_summary(st, run_id, &sum, err))
+		return -1;
+	printf("Leaderboard (by %s on the validation part; the test part chose nothing)\n",
+	       sum.metric);
+	printf("%-4s  %-22s  %-8s  %12s  %12s  %6s  %9s\n", "rank", "entry", "kind",
+	       "valid", "test", "trials", "seconds");
+	for (size_t i = 0; i < sum.n_rows; i++) {
+		const struct cfl_study_auto_row *r = &sum.rows[i];
+
+		printf("%-4zu  %-22s  %-8s  %12.6f  %12.6f  %6zu  %9.3f\n", i + 1, r->name,
+		       strcmp(r->method, "bag") ? "ensemble" : "bag", r->valid, r->test,
+		       r->n_trials, r->seconds);
+	}
+	if (!sum.n_rows)
+		printf("(no model finished its folds)\n");
+	printf("\nSearch (candidates scored by %s on the validation part)\n", sum.metric);
+	printf("%-8s  %10s  %6s  %6s  %-8s  %12s  %9s\n", "model", "candidates", "done",
+	       "failed", "best", "best valid", "seconds");
+	for (size_t i = 0; i < sum.n_families; i++) {
+		const struct cfl_study_auto_family *f = &sum.families[i];
+
+		printf("%-8s  %10zu  %6zu  %6zu  %-8s  %12.6f  %9.3f\n", f->model,
+		       f->n_cands, f->n_done, f->n_failed,
+		       f->best_hex[0] ? f->best_hex : "-", f->best_valid, f->seconds);
+	}
+	if (timed_out)
+		printf("\nThe time limit stopped the folds still running; those bags "
+		       "are not ranked.\n");
+	fflush(stdout);
+	{
+		int ok = sum.n_rows > 0;
+
+		cfl_study_auto_summary_release(&sum);
+		return ok ? 0 : 1;
+	}
+}
+
+/* ---- signals ---- */
+
+static struct cfl_pool *volatile g_pool;
+static volatile sig_atomic_t g_interrupted;
+
+static void on_signal(int sig)
+{
+	(void)sig;
+	g_interrupted = 1;
+	if (g_pool)
+		cfl_pool_interrupt(g_pool);
+}
+
+int cmd_auto(int argc, char **argv)
+{
+	struct plan pl;
+	struct cfl_data data;
+	struct cfl_err err;
+	struct cfl_study *study = NULL;
+	struct cfl_pool_opts po;
+	struct cfl_buf cmdline;
+	struct sigaction old_int, old_term;
+	struct show sh;
+	struct cfl_study_listener ls = { on_study_event, &sh };
+	const char *run_name = "";
+	int rc = CLI_FAIL, r, loaded = 0, dflt;
+	char **rv = NULL, **rv_words = NULL;
+
+	memset(&pl, 0, sizeof(pl));
+	memset(&sh, 0, sizeof(sh));
+	memset(&data, 0, sizeof(data));
+	cfl_buf_init(&cmdline);
+	cli_command_line(argc, argv, &cmdline);
+	r = parse_args(&pl, argc, argv);
+	if (r == 3)
+		r = cli_pool_resume_alone("auto", &pl.pool, &pl.cluster, argc, argv,
+					  &argc, &rv, &rv_words);
+	if (r == 3) {
+		plan_release(&pl);
+		memset(&pl, 0, sizeof(pl));
+		argv = rv;
+		cmdline.len = 0;
+		cli_command_line(argc, argv, &cmdline);
+		r = parse_args(&pl, argc, argv);
+		if (r == 3)
+			r = cli_usage_error("auto", "missing DATA (a CSV file)");
+	}
+	if (r) {
+		plan_release(&pl);
+		free(rv);
+		free(rv_words);
+		cfl_buf_release(&cmdline);
+		return r < 0 ? CLI_OK : r;
+	}
+	for (size_t i = 0; i < pl.sp.autop.n_models; i++) {
+		const char *m = pl.sp.autop.models[i];
+
+		if (cfl_space_load(&pl.spaces[i], default_params(&pl, m),
+				   cfl_model_find(m), &err)) {
+			rc = cli_usage_error("auto", "%s", err.msg);
+			goto done;
+		}
+		pl.sp.autop.spaces[i] = &pl.spaces[i];
+	}
+	if (cfl_study_check(&pl.sp, NULL, &err)) {
+		rc = cli_usage_error("auto", "%s", err.msg);
+		goto done;
+	}
+
+	cli_catch_stop(on_signal, SA_RESTART, &old_int, &old_term);
+	if (cfl_data_load(&data, &pl.sp.data, &err)) {
+		cli_fail(&err);
+		goto done_sig;
+	}
+	loaded = 1;
+	cli_data_warn(&data, &pl.sp.data);
+	if (pl.metric) {
+		enum cfl_metric_id id;
+
+		if (strchr(pl.metric, ',') ||
+		    cfl_metric_parse_list(pl.metric, data.train.n_classes, &id, 1, &err) != 1) {
+			rc = cli_usage_error("auto", "--metric: %s",
+					     strchr(pl.metric, ',') ? "one metric only" : err.msg);
+			goto done_sig;
+		}
+		pl.sp.autop.metric = id;
+	} else {
+		pl.sp.autop.metric = (enum cfl_metric_id)cfl_metric_lookup(
+			data.train.n_classes ? "acc" : "mse");
+	}
+	sh.metric = cfl_metric_info(pl.sp.autop.metric)->name;
+	sh.quiet = pl.pool.quiet;
+	if (cfl_study_check(&pl.sp, &data, &err)) {
+		rc = cli_usage_error("auto", "%s", err.msg);
+		goto done_sig;
+	}
+
+	if (cli_pool_mkdir_db(pl.pool.db))
+		goto done_sig;
+	pl.sp.command_line = cmdline.data;
+	pl.sp.db = pl.pool.db;
+	pl.sp.name = pl.pool.name;
+	pl.sp.resume = pl.pool.resume;
+	study = cfl_study_open(&pl.sp, &data, &err);
+	if (!study) {
+		cli_fail(&err);
+		goto done_sig;
+	}
+	run_name = cfl_study_name(study);
+	cfl_pool_opts_init(&po);
+	cli_pool_opts_apply(&pl.pool, &po);
+	if (g_interrupted)
+		goto interrupted;
+	if (cfl_study_start(study, &po, &err)) {
+		cli_fail(&err);
+		goto done_sig;
+	}
+	g_pool = cfl_study_pool(study);
+	if (g_interrupted)
+		cfl_pool_interrupt(g_pool);
+
+	r = cfl_study_auto(study, &ls, &err);
+	if (r < 0) {
+		cli_fail(&err);
+		goto done_sig;
+	}
+	if (r == CFL_STUDY_INTERRUPTED)
+		goto interrupted;
+	g_pool = NULL;
+	if (cfl_study_finish(study, &ls, NULL, &err)) {
+		cli_fail(&err);
+		goto done_sig;
+	}
+	r = print_summary(cfl_study_store(study), cfl_study_run_id(study),
+			  cfl_study_timed_out(study), &err);
+	if (r < 0) {
+		cli_fail(&err);
+		goto done_sig;
+	}
+	dflt = !strcmp(pl.pool.db, CFL_STORE_DEFAULT_PATH);
+	fprintf(stderr, "run '%s' stored in '%s'; give it more time with:\n"
+		"  cfl auto --resume %s%s%s --time-limit SEC\n", run_name, pl.pool.db,
+		run_name, dflt ? "" : " --db ", dflt ? "" : pl.pool.db);
+	if (r) {
+		fprintf(stderr, "cfl: no model finished its folds within the time "
+			"limit; give it a longer --time-limit\n");
+		rc = CLI_FAIL;
+	} else {
+		rc = CLI_OK;
+	}
+	goto done_sig;
+
+interrupted:
+	g_pool = NULL;
+	cfl_study_stop(study, NULL);
+	dflt = !strcmp(pl.pool.db, CFL_STORE_DEFAULT_PATH);
+	fprintf(stderr, "cfl auto: interrupted; run '%s' kept in '%s'; continue it with:\n"
+		"  cfl auto --resume %s%s%s\n", run_name, pl.pool.db, run_name,
+		dflt ? "" : " --db ", dflt ? "" : pl.pool.db);
+	rc = CLI_INTERRUPTED;
+done_sig:
+	g_pool = NULL;
+	if (study)
+		cfl_study_close_pool(study, NULL);
+	sigaction(SIGINT, &old_int, NULL);
+	sigaction(SIGTERM, &old_term, NULL);
+done:
+	cfl_study_free(study);
+	if (loaded)
+		cfl_data_release(&data);
+	cfl_buf_release(&cmdline);
+	plan_release(&pl);
+	free(rv);
+	free(rv_words);
+	if (g_interrupted && rc == CLI_FAIL)
+		rc = CLI_INTERRUPTED;
+	return rc;
+}

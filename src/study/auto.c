@@ -1,0 +1,685 @@
+/*
+ * `cfl auto` on a study (cfl/study.h): within the plan's time limit, tune
+ * each model family on the validation part (its defaults first, then the
+ * GP search over its space), bag each family's best with K folds for
+ * out-of-fold predictions, and leave the ensembles of the bags to
+ * cfl_study_finish.  Everything goes through the one pool and the one run.
+ *
+ * Time: the families search one after another, each until its share of
+ * the search budget (what is left of it over the families left, the bags
+ * of the families searched set aside), and the bags get the rest but a
+ * small reserve for the ensembles.  A candidate
+ * still running when its family's share ends is cancelled (a failed trial,
+ * "cancelled"), unless the family has no score yet; bags still running at
+ * the limit are interrupted (run again by --resume).  Asks and tells follow
+ * tune's rule (one more ask each time the oldest in flight is told), so
+ * --resume replays the stored candidates and goes on from them.
+ */
+#include "internal.h"
+
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cfl/model.h"
+
+/* Shares of the time limit: the most the search may take, and the reserve
+ * kept after the bags for the ensembles and the table.  Within the search
+ * share, the bags of the families searched so far are set aside (their
+ * best's seconds x folds over the slots, with a margin). */
+#define SEARCH_MAX_SHARE 0.8
+#define BAG_MARGIN 1.5
+#define RESERVE_SHARE 0.03
+#define RESERVE_MIN 0.25
+
+struct auto_cand {
+	size_t family;
+	int64_t id;
+	char hex[9];
+	struct cfl_params params;
+	long idx;		/* the search's index; -1: the defaults */
+	int pending;		/* its trial is not final yet */
+	int cancelled;		/* cfl_pool_cancel stopped it */
+	int told;
+	double value;		/* the metric on valid; NaN: failed */
+	double score;		/* sign * value */
+	double seconds;		/* the trial's wall seconds from its submission
+				 * (its duration when stored before) */
+	double submitted;	/* cfl_now() at submission */
+	int64_t trial_id;
+};
+
+struct study_auto {
+	struct auto_cand *c;
+	size_t n, cap;
+	struct cfl_metric_row *stored;	/* valid metrics stored (resume) */
+	size_t n_stored;
+	struct cfl_trial_info *trials;	/* the run's trials (resume) */
+	size_t n_trials;
+	long best[CFL_STUDY_MAX_MODELS];	/* index into c, or -1 */
+	double search_end;
+};
+
+void cfl_study_auto_release(struct cfl_study *s)
+{
+	struct study_auto *a = s->autos;
+
+	if (!a)
+		return;
+	for (size_t i = 0; i < a->n; i++)
+		cfl_params_release(&a->c[i].params);
+	free(a->c);
+	free(a->stored);
+	cfl_trials_free(a->trials, a->n_trials);
+	free(a);
+	s->autos = NULL;
+}
+
+/* The stored state of trial (cand_id, fold -1): 1 with *value when done
+ * with the metric on valid, 0 otherwise. */
+static int stored_done(const struct study_auto *a, const char *metric,
+		       int64_t trial_id, double *value)
+{
+	for (size_t i = 0; i < a->n_stored; i++)
+		if (a->stored[i].trial_id == trial_id &&
+		    !strcmp(a->stored[i].metric, metric)) {
+			*value = a->stored[i].value;
+			return 1;
+		}
+	return 0;
+}
+
+static double stored_duration(const struct study_auto *a, int64_t trial_id)
+{
+	for (size_t i = 0; i < a->n_trials; i++)
+		if (a->trials[i].id == trial_id)
+			return a->trials[i].duration;
+	return NAN;
+}
+
+static void emit_phase(struct cfl_study *s, const struct cfl_study_listener *ls,
+		       const char *text)
+{
+	struct cfl_study_event ev;
+
+	memset(&ev, 0, sizeof(ev));
+	ev.kind = CFL_STUDY_PHASE;
+	ev.pool = s->pool;
+	ev.text = text;
+	cfl_study_emit(ls, &ev);
+}
+
+/* A trial's user pointer: the candidate's index + 1 in the low bits, its
+ * fold + 1 above them. */
+#define USER_SHIFT 40
+#define USER_MASK (((uintptr_t)1 << USER_SHIFT) - 1)
+
+static void *user_of(size_t k, int fold)
+{
+	return (void *)(((uintptr_t)k + 1) | ((uintptr_t)(fold + 1) << USER_SHIFT));
+}
+
+static double bag_seconds(const struct cfl_study *s, size_t f);
+
+/* ---- the search of one family ---- */
+
+/* A new candidate of family f (params: moved in) with its one trial,
+ * submitted unless stored done or failed.  Its index, or -1 with err. */
+static long add_cand(struct cfl_study *s, size_t f, struct cfl_params *params,
+		     long idx, struct cfl_err *err)
+{
+	const struct cfl_study_plan *p = s->plan;
+	struct study_auto *a = s->autos;
+	struct auto_cand *c;
+	struct cfl_trial_state ts;
+	struct cfl_trial_spec spec;
+	uint64_t seed;
+	const char *metric = cfl_metric_info(p->autop.metric)->name;
+	int sign = cfl_metric_info(p->autop.metric)->sign;
+
+	if (a->n == a->cap) {
+		size_t cap = a->cap ? 2 * a->cap : 64;
+		void *q = cfl_realloc(a->c, cap * sizeof(*a->c), err);
+
+		if (!q)
+			return -1;
+		a->c = q;
+		a->cap = cap;
+	}
+	c = &a->c[a->n];
+	memset(c, 0, sizeof(*c));
+	c->family = f;
+	c->params = *params;
+	cfl_params_init(params);
+	c->idx = idx;
+	c->value = c->score = c->seconds = NAN;
+	a->n++;
+	if (cfl_store_candidate_get_or_add(s->st, s->run_id, p->autop.models[f],
+					   &c->params, &c->id, c->hex, err))
+		return -1;
+	seed = cfl_trial_seed(p->data.seed, c->hex, 0);
+	if (cfl_store_trial_ensure(s->st, s->run_id, c->id, 0, -1, seed, &ts, err))
+		return -1;
+	c->trial_id = ts.id;
+	if (ts.status == CFL_TRIAL_DONE) {
+		if (stored_done(a, metric, ts.id, &c->value))
+			c->score = sign * c->value;
+		c->seconds = stored_duration(a, ts.id);
+		return (long)(a->n - 1);
+	}
+	if (ts.status == CFL_TRIAL_FAILED || ts.status == CFL_TRIAL_POISON)
+		return (long)(a->n - 1);	/* replayed as failed */
+	memset(&spec, 0, sizeof(spec));
+	spec.trial_id = ts.id;
+	spec.model = p->autop.models[f];
+	spec.params = &c->params;
+	spec.seed = seed;
+	spec.fold_seed = cfl_fold_seed(p->data.seed, 0);
+	spec.fold = -1;
+	spec.prev_attempts = ts.attempt;
+	spec.user = user_of(a->n - 1, -1);
+	if (cfl_pool_submit(s->pool, &spec, err))
+		return -1;
+	c->pending = 1;
+	c->submitted = cfl_now();
+	s->n_ran++;
+	return (long)(a->n - 1);
+}
+
+/* A trial event of the pool: the search's (fold -1) or a bag's. */
+static void on_trial(struct cfl_study *s, const struct cfl_pool_event *ev,
+		     const struct cfl_study_listener *ls)
+{
+	struct study_auto *a = s->autos;
+	struct cfl_study_event se;
+	uintptr_t u = (uintptr_t)ev->user;
+	size_t k = (size_t)(u & USER_MASK) - 1;
+	int fold = (int)(u >> USER_SHIFT) - 1;
+	struct auto_cand *c = &a->c[k];
+	const char *metric = cfl_metric_info(s->plan->autop.metric)->name;
+
+	if (fold < 0) {
+		c->pending = 0;
+		if (ev->status == CFL_TRIAL_DONE) {
+			const struct cfl_wire_split *v = &ev->result->split[CFL_SPLIT_VALID];
+
+			for (uint32_t i = 0; i < v->n_metrics; i++)
+				if (!strcmp(v->metrics[i].name, metric))
+					c->value = v->metrics[i].value;
+			c->score = cfl_metric_info(s->plan->autop.metric)->sign * c->value;
+			/* the wall time counts the worker's overheads too */
+			c->seconds = cfl_now() - c->submitted;
+			if (ev->result->duration > c->seconds)
+				c->seconds = ev->result->duration;
+		}
+	}
+	memset(&se, 0, sizeof(se));
+	se.kind = CFL_STUDY_TRIAL;
+	se.pool = s->pool;
+	se.trial = ev;
+	se.what = s->plan->autop.models[c->family];
+	se.hex = c->hex;
+	se.fold = fold;
+	cfl_study_emit(ls, &se);
+}
+
+/* Waits for one event: 0 handled, 1 idle, 2 interrupted, 3 time limit,
+ * 4 the wake-up time passed, -1 error. */
+static int wait_one(struct cfl_study *s, const struct cfl_study_listener *ls,
+		    struct cfl_err *err)
+{
+	struct cfl_pool_event ev;
+	int r = cfl_study_wait(s, ls, &ev, err);
+
+	if (r == 0)
+		on_trial(s, &ev, ls);
+	return r;
+}
+
+static void tell(struct cfl_study *s, struct cfl_search *search, size_t k,
+		 const struct cfl_study_listener *ls, struct cfl_err *err,
+		 int *rc)
+{
+	struct study_auto *a = s->autos;
+	struct auto_cand *c = &a->c[k];
+	size_t f = c->family;
+	struct cfl_study_event ev;
+	double best;
+
+	c->told = 1;
+	if (cfl_store_candidate_set_score(s->st, c->id, c->score, err) ||
+	    (c->idx >= 0 && cfl_search_tell(search, (size_t)c->idx, c->score, err))) {
+		*rc = -1;
+		return;
+	}
+	if (!isnan(c->score) &&
+	    (a->best[f] < 0 || c->score > a->c[a->best[f]].score))
+		a->best[f] = (long)k;
+	best = a->best[f] >= 0 ? a->c[a->best[f]].score : NAN;
+	memset(&ev, 0, sizeof(ev));
+	ev.kind = CFL_STUDY_CANDIDATE;
+	ev.pool = s->pool;
+	ev.what = s->plan->autop.models[f];
+	ev.cand = k;
+	ev.hex = c->hex;
+	ev.params = &c->params;
+	ev.score = c->value;
+	ev.best = a->best[f] >= 0 ? a->c[a->best[f]].value : best;
+	cfl_study_emit(ls, &ev);
+}
+
+/* Searches family f until family_end.  0, or 2 / 3 (interrupted, time
+ * limit) or -1. */
+static int search_family(struct cfl_study *s, size_t f, double family_end,
+			 const struct cfl_study_listener *ls,
+			 struct cfl_err *err)
+{
+	const struct cfl_study_plan *p = s->plan;
+	struct study_auto *a = s->autos;
+	struct cfl_search_opts so;
+	struct cfl_search *search;
+	size_t told = a->n, slots;
+	int exhausted = 0, asked_defaults = 0, rc = 0;
+	const struct cfl_pool_opts *po = cfl_pool_opts(s->pool);
+
+	slots = po->n_local ? po->n_local : 1;
+	cfl_search_opts_init(&so);
+	so.method = CFL_SEARCH_BO;
+	so.seed = cfl_seed_derive(p->data.seed, p->autop.models[f], 0);
+	so.maximize = 1;
+	so.liar = CFL_LIAR_KRIGING;
+	search = cfl_search_new(p->autop.spaces[f], &so, err);
+	if (!search)
+		return -1;
+	s->wake_at = family_end;
+	for (;;) {
+		int r;
+		double bags = s->deadline - BAG_MARGIN * bag_seconds(s, f + 1);
+
+		/* this family's bag too is set aside once it has a best */
+		if (family_end > bags)
+			family_end = bags;
+		/* ask while slots are free and the share lasts; the first
+		 * candidate is the model's defaults */
+		while (!exhausted && a->n - told < slots &&
+		       cfl_now() < family_end && !s->timed_out) {
+			struct cfl_params params;
+			size_t idx = 0;
+
+			cfl_params_init(&params);
+			if (asked_defaults) {
+				r = cfl_search_ask(search, &params, &idx, err);
+				if (r < 0) {
+					cfl_params_release(&params);
+					rc = -1;
+					goto out;
+				}
+				if (r == 1) {
+					cfl_params_release(&params);
+					exhausted = 1;
+					break;
+				}
+			}
+			if (add_cand(s, f, &params, asked_defaults ? (long)idx : -1,
+				     err) < 0) {
+				cfl_params_release(&params);
+				rc = -1;
+				goto out;
+			}
+			asked_defaults = 1;
+		}
+		if (told == a->n)
+			break;
+		if (!a->c[told].pending) {
+			tell(s, search, told, ls, err, &rc);
+			if (rc)
+				goto out;
+			told++;
+			continue;
+		}
+		/* the share is over: cancel what runs, once the family has a
+		 * score (else wait for one until the search budget ends) */
+		if (cfl_now() >= family_end &&
+		    (a->best[f] >= 0 || cfl_now() >= a->search_end)) {
+			for (size_t k = told; k < a->n; k++) {
+				struct auto_cand *c = &a->c[k];
+				int q;
+
+				if (!c->pending || c->cancelled)
+					continue;
+				/* 0: still queued; cancelled once it runs */
+				q = cfl_pool_cancel(s->pool, c->trial_id, err);
+				if (q < 0) {
+					rc = -1;
+					goto out;
+				}
+				c->cancelled = q;
+			}
+		}
+		if (cfl_now() >= family_end && a->best[f] < 0)
+			s->wake_at = a->search_end;
+		r = wait_one(s, ls, err);
+		if (r < 0 || r == 2 || r == 3) {
+			rc = r;
+			goto out;
+		}
+		if (r == 1)	/* idle with a trial pending: cannot happen */
+			break;
+	}
+out:
+	s->wake_at = 0;
+	cfl_search_free(search);
+	return rc;
+}
+
+/* ---- bags ---- */
+
+/* The wall seconds the bags of families [0, f) should take: each best's
+ * seconds (as the coordinator saw them) x the folds, over the pool's
+ * slots, plus the slowest one for the ragged end. */
+static double bag_seconds(const struct cfl_study *s, size_t f)
+{
+	const struct study_auto *a = s->autos;
+	const struct cfl_pool_opts *po = cfl_pool_opts(s->pool);
+	double K = s->plan->autop.folds, t = 0, slowest = 0;
+
+	for (size_t g = 0; g < f; g++) {
+		double sec;
+
+		if (a->best[g] < 0 || isnan(a->c[a->best[g]].seconds))
+			continue;
+		sec = a->c[a->best[g]].seconds;
+		t += K * sec;
+		if (sec > slowest)
+			slowest = sec;
+	}
+	return t / (double)(po->n_local ? po->n_local : 1) + slowest;
+}
+
+/* Submits the K fold trials of each family's best candidate, the best
+ * family first.  *n_sub: trials submitted. */
+static int submit_bags(struct cfl_study *s, size_t *n_sub, struct cfl_err *err)
+{
+	const struct cfl_study_plan *p = s->plan;
+	struct study_auto *a = s->autos;
+	size_t order[CFL_STUDY_MAX_MODELS], n = 0;
+	int K = p->autop.folds;
+
+	for (size_t f = 0; f < p->autop.n_models; f++)
+		if (a->best[f] >= 0)
+			order[n++] = f;
+	for (size_t i = 1; i < n; i++)	/* by score, best first */
+		for (size_t j = i; j > 0 && a->c[a->best[order[j]]].score >
+						    a->c[a->best[order[j - 1]]].score; j--) {
+			size_t t = order[j];
+
+			order[j] = order[j - 1];
+			order[j - 1] = t;
+		}
+	if (cfl_store_begin(s->st, err))
+		return -1;
+	for (size_t i = 0; i < n; i++) {
+		size_t k = (size_t)a->best[order[i]];
+		struct auto_cand *c = &a->c[k];
+		uint64_t seed = cfl_trial_seed(p->data.seed, c->hex, 0);
+
+		for (int fold = 0; fold < K; fold++) {
+			struct cfl_trial_state ts;
+			struct cfl_trial_spec spec;
+
+			if (cfl_store_trial_ensure(s->st, s->run_id, c->id, 0, fold, seed,
+						   &ts, err))
+				goto fail;
+			if (ts.status == CFL_TRIAL_DONE)
+				continue;
+			memset(&spec, 0, sizeof(spec));
+			spec.trial_id = ts.id;
+			spec.model = p->autop.models[c->family];
+			spec.params = &c->params;
+			spec.seed = seed;
+			spec.fold_seed = cfl_fold_seed(p->data.seed, 0);
+			spec.fold = fold;
+			spec.n_folds = K;
+			spec.flags = CFL_LEASE_KEEP_VALID | CFL_LEASE_KEEP_TEST |
+				     CFL_LEASE_KEEP_OOF;
+			spec.prev_attempts = ts.attempt;
+			spec.user = user_of(k, fold);
+			if (cfl_pool_submit(s->pool, &spec, err))
+				goto fail;
+			(*n_sub)++;
+			s->n_ran++;
+		}
+	}
+	return cfl_store_commit(s->st, err);
+fail:
+	cfl_store_rollback(s->st);
+	return -1;
+}
+
+/* ---- the run ---- */
+
+int cfl_study_auto(struct cfl_study *s, const struct cfl_study_listener *ls,
+		   struct cfl_err *err)
+{
+	const struct cfl_study_plan *p = s->plan;
+	struct study_auto *a;
+	struct cfl_study_event se;
+	double t0 = cfl_now(), left, reserve;
+	size_t n_models = p->autop.n_models, n_sub = 0;
+	char text[256];
+	int r;
+
+	if (!s->pool || p->kind != CFL_RUN_AUTO || s->autos)
+		return cfl_err_set(err, "cfl_study_auto: %s",
+				   !s->pool ? "the pool is not started"
+				   : s->autos ? "the run ran already" : "not an auto plan");
+	if (!(a = cfl_calloc(1, sizeof(*a), err)))
+		return -1;
+	s->autos = a;
+	for (size_t f = 0; f < CFL_STUDY_MAX_MODELS; f++)
+		a->best[f] = -1;
+	if (s->resumed &&
+	    (cfl_store_run_metrics(s->st, s->run_id, CFL_SPLIT_VALID, &a->stored,
+				   &a->n_stored, err) ||
+	     cfl_store_trials(s->st, s->run_id, &a->trials, &a->n_trials, err)))
+		return -1;
+	/* the GP's small matrices are faster on one BLAS thread */
+	cfl_worker_set_threads(1);
+
+	/* the budget from now: the deadline was set when the run opened */
+	left = s->deadline - t0;
+	reserve = left * RESERVE_SHARE;
+	if (reserve < RESERVE_MIN)
+		reserve = RESERVE_MIN;
+	s->deadline -= reserve;	/* the pool stops here; the rest ensembles */
+
+	memset(&se, 0, sizeof(se));
+	se.kind = CFL_STUDY_START;
+	se.pool = s->pool;
+	se.n_done = s->resumed ? a->n_trials : 0;
+	cfl_study_emit(ls, &se);
+
+	for (size_t f = 0; f < n_models; f++) {
+		double now = cfl_now(), end;
+
+		a->search_end = t0 + (left - reserve) * SEARCH_MAX_SHARE;
+		if (a->search_end > s->deadline - BAG_MARGIN * bag_seconds(s, f))
+			a->search_end = s->deadline - BAG_MARGIN * bag_seconds(s, f);
+		end = now + (a->search_end - now) / (double)(n_models - f);
+
+		snprintf(text, sizeof(text), "%s: searching for %.1f s",
+			 p->autop.models[f], end > now ? end - now : 0.0);
+		emit_phase(s, ls, text);
+		r = search_family(s, f, end, ls, err);
+		if (r < 0)
+			return -1;
+		if (r == 2)
+			return CFL_STUDY_INTERRUPTED;
+		if (r == 3)
+			return CFL_STUDY_TIME_LIMIT;
+	}
+
+	if (submit_bags(s, &n_sub, err))
+		return -1;
+	snprintf(text, sizeof(text), "bagging the best of each model with %d folds: "
+		 "%zu trials in at most %.1f s", p->autop.folds, n_sub,
+		 s->deadline > cfl_now() ? s->deadline - cfl_now() : 0.0);
+	emit_phase(s, ls, text);
+	for (;;) {
+		r = wait_one(s, ls, err);
+		if (r < 0)
+			return -1;
+		if (r == 1)
+			return 0;
+		if (r == 2)
+			return CFL_STUDY_INTERRUPTED;
+		if (r == 3)
+			return CFL_STUDY_TIME_LIMIT;
+	}
+}
+
+/* ---- the leaderboard, from the store ---- */
+
+void cfl_study_auto_summary_release(struct cfl_study_auto_summary *sum)
+{
+	free(sum->rows);
+	free(sum->families);
+	memset(sum, 0, sizeof(*sum));
+}
+
+/* The seconds and count of the trials a stored members text lists
+ * ("trials 1+2+3,4+5; ..."). */
+static void members_time(const char *text, const struct cfl_trial_info *tr,
+			 size_t n_tr, double *seconds, size_t *n)
+{
+	const char *p = text;
+
+	*seconds = 0;
+	*n = 0;
+	if (strncmp(p, "trials ", 7))
+		return;
+	for (p += 7; *p && *p != ';';) {
+		char *end;
+		long long id = strtoll(p, &end, 10);
+
+		if (end == p)
+			break;
+		for (size_t i = 0; i < n_tr; i++)
+			if (tr[i].id == id && !isnan(tr[i].duration)) {
+				*seconds += tr[i].duration;
+				(*n)++;
+			}
+		p = end;
+		if (*p == '+' || *p == ',')
+			p++;
+	}
+}
+
+static int by_valid(const void *x, const void *y, int sign)
+{
+	const struct cfl_study_auto_row *a = x, *b = y;
+	int na = isnan(a->valid), nb = isnan(b->valid);
+
+	if (na || nb)
+		return na - nb;
+	if (sign * a->valid != sign * b->valid)
+		return sign * a->valid > sign * b->valid ? -1 : 1;
+	return strcmp(a->name, b->name);
+}
+
+static int by_valid_max(const void *x, const void *y) { return by_valid(x, y, 1); }
+static int by_valid_min(const void *x, const void *y) { return by_valid(x, y, -1); }
+
+int cfl_study_auto_summary(struct cfl_store *st, int64_t run_id,
+			   struct cfl_study_auto_summary *out,
+			   struct cfl_err *err)
+{
+	struct cfl_ensemble_row *ens = NULL;
+	struct cfl_candidate_info *cands = NULL;
+	struct cfl_trial_info *tr = NULL;
+	struct cfl_metric_row *mv = NULL, *mt = NULL;
+	size_t n_ens = 0, n_cands = 0, n_tr = 0, n_mv = 0, n_mt = 0;
+	int rc = -1;
+
+	memset(out, 0, sizeof(*out));
+	out->sign = 1;
+	if (cfl_store_ensembles(st, run_id, &ens, &n_ens, err) ||
+	    cfl_store_candidates(st, run_id, &cands, &n_cands, err) ||
+	    cfl_store_trials(st, run_id, &tr, &n_tr, err) ||
+	    cfl_store_run_metrics(st, run_id, CFL_SPLIT_VALID, &mv, &n_mv, err) ||
+	    cfl_store_run_metrics(st, run_id, CFL_SPLIT_TEST, &mt, &n_mt, err))
+		goto out;
+	/* the ranking metric: the first stored (the pool's metrics put it
+	 * first) */
+	if (n_mv) {
+		int id = cfl_metric_lookup(mv[0].metric);
+
+		snprintf(out->metric, sizeof(out->metric), "%s", mv[0].metric);
+		out->sign = id >= 0 ? cfl_metric_info(id)->sign : 1;
+	}
+	if (n_ens && !(out->rows = cfl_calloc(n_ens, sizeof(*out->rows), err)))
+		goto out;
+	for (size_t e = 0; e < n_ens; e++) {
+		struct cfl_study_auto_row *r = &out->rows[out->n_rows++];
+
+		snprintf(r->name, sizeof(r->name), "%s", ens[e].name);
+		snprintf(r->method, sizeof(r->method), "%s", ens[e].method);
+		r->valid = r->test = NAN;
+		for (size_t i = 0; i < n_mv; i++)
+			if (mv[i].ensemble_id == ens[e].id &&
+			    !strcmp(mv[i].metric, out->metric))
+				r->valid = mv[i].value;
+		for (size_t i = 0; i < n_mt; i++)
+			if (mt[i].ensemble_id == ens[e].id &&
+			    !strcmp(mt[i].metric, out->metric))
+				r->test = mt[i].value;
+		members_time(ens[e].members, tr, n_tr, &r->seconds, &r->n_trials);
+	}
+	qsort(out->rows, out->n_rows, sizeof(*out->rows),
+	      out->sign > 0 ? by_valid_max : by_valid_min);
+
+	/* the families, in the order their first candidate was stored */
+	if (n_cands && !(out->families = cfl_calloc(n_cands, sizeof(*out->families), err)))
+		goto out;
+	for (size_t c = 0; c < n_cands; c++) {
+		struct cfl_study_auto_family *f = NULL;
+
+		for (size_t i = 0; i < out->n_families; i++)
+			if (!strcmp(out->families[i].model, cands[c].model))
+				f = &out->families[i];
+		if (!f) {
+			f = &out->families[out->n_families++];
+			snprintf(f->model, sizeof(f->model), "%s", cands[c].model);
+			f->best_valid = NAN;
+		}
+		f->n_cands++;
+		for (size_t i = 0; i < n_tr; i++) {
+			if (tr[i].cand_id != cands[c].id || tr[i].fold >= 0)
+				continue;
+			if (tr[i].status == CFL_TRIAL_DONE) {
+				f->n_done++;
+				f->seconds += tr[i].duration;
+			} else if (tr[i].status == CFL_TRIAL_FAILED ||
+				   tr[i].status == CFL_TRIAL_POISON) {
+				f->n_failed++;
+			}
+		}
+		if (cands[c].has_score && !isnan(cands[c].score) &&
+		    (!f->best_hex[0] || cands[c].score > out->sign * f->best_valid)) {
+			snprintf(f->best_hex, sizeof(f->best_hex), "%s", cands[c].hex);
+			f->best_valid = out->sign * cands[c].score;
+		}
+	}
+	rc = 0;
+out:
+	cfl_ensemble_rows_free(ens, n_ens);
+	cfl_candidates_free(cands, n_cands);
+	cfl_trials_free(tr, n_tr);
+	free(mv);
+	free(mt);
+	if (rc)
+		cfl_study_auto_summary_release(out);
+	return rc;
+}

@@ -1,0 +1,217 @@
+# cfl auto (search, bags, ensembles within a time limit) and cfl repeat
+# --time-limit.  Timing checks read the stored times (runs.created and
+# runs.finished: what cfl itself measured), with margins wide enough for a
+# loaded machine; CFL_TEST_FAULT (docs/repeat.md) makes trials hang or slow.
+
+# the ranks' validation scores of auto's leaderboard, one a line
+auto_valid_column() {
+	awk '/^Leaderboard/ {on = 1; next} on && /^[0-9]+ / {print $4} /^$/ {on = 0}' <<<"$1"
+}
+
+# fails unless the stored run took at most $2 seconds (and at least $3)
+expect_run_seconds() {
+	local took
+	took=$(sqlite3 "$1" "select finished - created from runs")
+	awk -v t="$took" -v hi="$2" -v lo="${3:-0}" 'BEGIN { exit !(t != "" && t <= hi && t >= lo) }' ||
+		fail "the run took $took s, expected between ${3:-0} and $2"
+}
+
+test_auto_help() {
+	run "$CFL" auto --help
+	expect_rc 0
+	for o in --time-limit --models --folds --metric --num-jobs --db --name --resume -q Examples:; do
+		expect_out "$o"
+	done
+	run "$CFL" --help
+	expect_out "auto"
+}
+
+test_auto_usage_errors() {
+	run "$CFL" auto
+	expect_rc 2
+	expect_err "missing DATA"
+	run "$CFL" auto "$ROOT/datasets/iris.csv" --models nosuch --db x.db
+	expect_rc 2
+	expect_err "unknown model 'nosuch'"
+	run "$CFL" auto "$ROOT/datasets/iris.csv" --models linear,linear --db x.db
+	expect_rc 2
+	expect_err "listed twice"
+	run "$CFL" auto "$ROOT/datasets/iris.csv" --models baseline --db x.db
+	expect_rc 2
+	expect_err "nothing to tune"
+	run "$CFL" auto "$ROOT/datasets/iris.csv" --folds 1 --db x.db
+	expect_rc 2
+	expect_err "--folds"
+	run "$CFL" auto "$ROOT/datasets/iris.csv" --time-limit 0 --db x.db
+	expect_rc 2
+	expect_err "--time-limit"
+	run "$CFL" auto "$ROOT/datasets/iris.csv" --time-limit soon --db x.db
+	expect_rc 2
+	expect_err "--time-limit"
+	run "$CFL" auto "$ROOT/datasets/iris.csv" --models linear --metric mae --db x.db
+	expect_rc 2
+	expect_err "--metric"
+	run "$CFL" auto "$ROOT/datasets/iris.csv" --models linear --valid-frac 0 --db x.db
+	expect_rc 2
+	expect_err "validation part"
+	run "$CFL" auto "$ROOT/datasets/iris.csv" --models linear --folds 100 --test-frac 0.5 --db x.db
+	expect_rc 2
+	expect_err "training part has only"
+	run "$CFL" auto "$ROOT/datasets/iris.csv" --time-limt 3
+	expect_rc 2
+	expect_err "--time-limit"
+	run "$CFL" auto missing.csv --models linear --db x.db
+	expect_rc 1
+	expect_err "missing.csv"
+	[ ! -e x.db ] || [ "$(sqlite3 x.db "select count(*) from runs")" = 0 ] ||
+		fail "a usage error stored a run"
+}
+
+# one run of the pool and the store: bags of each family's best, their mean
+# and stacking, ranked by validation score, within the limit
+test_auto_end_to_end() {
+	local col
+	run "$CFL" auto "$ROOT/datasets/wine.csv" --models linear,tree --time-limit 6 \
+		--num-jobs 2 --db a.db --name w
+	expect_rc 0
+	expect_out "Leaderboard"
+	expect_out "stacking"
+	expect_out "linear:"
+	expect_out "tree:"
+	expect_err "cfl auto --resume w --db a.db"
+	[ "$(sqlite3 a.db "select kind || ' ' || status from runs")" = "auto done" ] ||
+		fail "run: $(sqlite3 a.db "select kind, status from runs")"
+	# each family: its defaults (no params) first, then the search
+	[ "$(sqlite3 a.db "select count(*) from candidates where params = ''")" = 2 ] ||
+		fail "the defaults are not candidates of both families"
+	[ "$(sqlite3 a.db "select model from candidates where seq = 0")" = linear ] ||
+		fail "the first candidate is not linear's"
+	[ "$(sqlite3 a.db "select count(*) from candidates where model = 'tree'")" -ge 2 ] ||
+		fail "tree was not searched"
+	# two bags of 5 folds with out-of-fold predictions, ranked with the
+	# ensembles built on them
+	[ "$(sqlite3 a.db "select count(*) from trials t join predictions p on p.trial = t.id
+		where t.fold >= 0 and t.status = 'done' and p.split = 'oof'")" = 10 ] ||
+		fail "not 10 fold trials with out-of-fold predictions"
+	[ "$(sqlite3 a.db "select group_concat(method, ',') from (select method from ensembles order by method)")" = "bag,bag,mean,stacking" ] ||
+		fail "ensembles: $(sqlite3 a.db "select name, method from ensembles")"
+	sqlite3 a.db "select members from ensembles where name = 'stacking'" | grep -q "on [0-9]* oof rows" ||
+		fail "stacking not fitted on the out-of-fold predictions: $(sqlite3 a.db "select members from ensembles where name = 'stacking'")"
+	col=$(auto_valid_column "$out")
+	[ "$(wc -l <<<"$col")" = 4 ] || fail "leaderboard rows: $out"
+	[ "$col" = "$(sort -gr <<<"$col")" ] || fail "leaderboard not sorted by validation: $col"
+	expect_run_seconds a.db 6.5
+}
+
+# a model that never returns: the search waits for a first score until its
+# budget ends, cancels, records the trials (none lost), and the run ends
+# within the limit with a clear error
+test_auto_time_limit_with_hanging_trials() {
+	CFL_TEST_FAULT=hang run "$CFL" auto "$ROOT/datasets/iris.csv" --models linear,tree \
+		--time-limit 4 --num-jobs 2 --db h.db --name h
+	expect_rc 1
+	expect_err "no model finished its folds within the time limit"
+	expect_run_seconds h.db 6
+	[ "$(sqlite3 h.db "select count(*) from trials where status = 'running'")" = 0 ] ||
+		fail "trials left running"
+	[ "$(sqlite3 h.db "select count(*) from trials where status = 'failed' and error = 'cancelled'")" -ge 1 ] ||
+		fail "no cancelled trial: $(sqlite3 h.db "select status, error from trials")"
+}
+
+# --resume: done trials are kept, the search goes on from the stored
+# candidates, and the ensembles are built again over the bags
+test_auto_resume() {
+	local n1 n2 done1 kept
+	run "$CFL" auto "$ROOT/datasets/iris.csv" --models linear,tree --time-limit 3 \
+		--num-jobs 2 --db r.db --name r
+	expect_rc 0
+	n1=$(sqlite3 r.db "select count(*) from candidates")
+	done1=$(sqlite3 r.db "select group_concat(id || ':' || finished, ',') from trials where status = 'done'")
+	run "$CFL" auto --resume r --db r.db --time-limit 3 --num-jobs 2
+	expect_rc 0
+	expect_err "resuming"
+	expect_out "Leaderboard"
+	n2=$(sqlite3 r.db "select count(*) from candidates")
+	[ "$n2" -gt "$n1" ] || fail "the search did not go on: $n1 then $n2 candidates"
+	# the trials done before were not run again
+	kept=$(sqlite3 r.db "select group_concat(id || ':' || finished, ',') from trials where status = 'done' and id in (select id from trials where status = 'done' order by id limit $(tr ',' '\n' <<<"$done1" | wc -l))")
+	[ "$kept" = "$done1" ] || fail "done trials changed on resume"
+	[ "$(sqlite3 r.db "select count(*) from runs")" = 1 ] || fail "resume made a new run"
+	[ "$(sqlite3 r.db "select status from runs")" = done ] || fail "run not done"
+	[ "$(sqlite3 r.db "select count(*) from ensembles where name = 'stacking'")" = 1 ] ||
+		fail "stacking missing or twice after resume"
+	# resuming it as another command is refused
+	run "$CFL" repeat --resume r --db r.db
+	expect_rc 1
+}
+
+test_auto_old_database_is_refused_clearly() {
+	sqlite3 old.db "create table meta (key text primary key, value text not null);
+		insert into meta values ('app','cfl'),('schema_version','1');
+		create table runs (id integer primary key, name text not null unique,
+		kind text not null check (kind in ('repeat','tune')), command text not null default '',
+		config text not null default '', dataset text not null default '',
+		dataset_sha256 text not null default '', seed integer not null,
+		cfl_version text not null, status text not null, created real not null, finished real);
+		pragma user_version = 1;" || fail "cannot make the old database"
+	run "$CFL" auto "$ROOT/datasets/iris.csv" --models linear --time-limit 2 --db old.db
+	expect_rc 1
+	expect_err "without 'auto' runs"
+}
+
+# ---- cfl repeat --time-limit ----
+
+# trials of repeat 1 hang: at the limit they are stopped and kept as
+# interrupted (one worker hangs on linear's, the other runs linear's
+# repeat 2 and baseline's repeat 0, then hangs on baseline's repeat 1, so
+# baseline's repeat 2 is not started), the table shows what is done; the
+# stored times show the limit was kept; --resume finishes the run and its
+# table equals an uninterrupted run's
+test_repeat_time_limit_then_resume() {
+	local ref
+	CFL_TEST_FAULT=hang:1 run "$CFL" repeat "$ROOT/datasets/iris.csv" --models linear,baseline \
+		--bootstrap --num-repeat 3 --seed 1 --metrics acc,logloss --ensemble none \
+		--num-jobs 2 --time-limit 3 --db t.db --name t
+	expect_rc 0
+	expect_err "stopped at its time limit"
+	expect_err "3 of 6 trials done at the time limit (2 interrupted, 1 not started)"
+	expect_err "cfl repeat --resume t --db t.db"
+	expect_out "linear"
+	expect_run_seconds t.db 5 2.8
+	[ "$(sqlite3 t.db "select status from runs")" = interrupted ] || fail "run not interrupted"
+	[ "$(sqlite3 t.db "select group_concat(repeat || status, ',') from (select repeat, status from trials order by candidate, repeat)")" = \
+		"0done,1interrupted,2done,0done,1interrupted,2queued" ] ||
+		fail "trial statuses: $(sqlite3 t.db "select repeat, status from trials")"
+	[ "$(sqlite3 t.db "select count(*) from trial_attempts where outcome = 'interrupted'")" = 2 ] ||
+		fail "the interrupted attempts are not recorded"
+	# the stored command has --time-limit 3; 0 given after it lifts it
+	run "$CFL" repeat --resume t --db t.db --time-limit 0 -q
+	expect_rc 0
+	ref=$(grep -E '^[|=-]' "$ROOT/tests/golden/repeat_iris.txt")
+	[ "$(grep -E '^[|=-]' <<<"$out")" = "$ref" ] || fail "resumed table differs: $out"
+	[ "$(sqlite3 t.db "select status from runs")" = done ] || fail "run not done"
+}
+
+# the ensembles of a run stopped at its limit come from the trials done;
+# on --resume they are built again over every trial
+test_repeat_time_limit_ensembles_rebuilt() {
+	CFL_TEST_FAULT=hang:2 run "$CFL" repeat "$ROOT/datasets/iris.csv" --models linear \
+		--bootstrap --num-repeat 3 --ensemble mean --num-jobs 2 --time-limit 3 \
+		--db e.db --name e -q
+	expect_rc 0
+	expect_out "mean"
+	[ "$(sqlite3 e.db "select members from ensembles where name = 'mean'" | cut -d';' -f1)" = "trials 1,2" ] ||
+		fail "mean of the done trials: $(sqlite3 e.db "select members from ensembles")"
+	run "$CFL" repeat --resume e --db e.db --time-limit 0 -q
+	expect_rc 0
+	[ "$(sqlite3 e.db "select members from ensembles where name = 'mean'" | cut -d';' -f1)" = "trials 1,2,3" ] ||
+		fail "mean not built again: $(sqlite3 e.db "select members from ensembles")"
+}
+
+test_repeat_time_limit_usage() {
+	run "$CFL" repeat "$ROOT/datasets/iris.csv" --time-limit -1 --db x.db
+	expect_rc 2
+	expect_err "--time-limit"
+	run "$CFL" repeat --help
+	expect_out "--time-limit"
+}
