@@ -95,7 +95,8 @@ const char cli_data_help[] =
 	"  --test FILE        a separate test file with the same columns [a split]\n"
 	"  --valid FILE       a separate validation file [a split of train]\n"
 	"  --test-frac F      share of rows held out for test [0.2]\n"
-	"  --valid-frac F     share of train used for validation [0.1]\n"
+	"  --valid-frac F     share of train held out for validation [0.1 when\n"
+	"                     the command uses it, else 0]\n"
 	"  --seed S           the run seed: splits, initialisation, shuffles [0]\n";
 
 int cli_data_option(const char *cmd, int c, const char *arg,
@@ -135,6 +136,7 @@ int cli_data_option(const char *cmd, int c, const char *arg,
 	case CLI_OPT_VALID_FRAC:
 		if (cli_parse_double(arg, 0.0, 0.9, &o->valid_frac))
 			return cli_usage_error(cmd, "--valid-frac must be a number in [0, 0.9], got '%s'", arg), -1;
+		o->valid_frac_given = 1;
 		return 1;
 	case CLI_OPT_SEED:
 		if (cli_parse_u64(arg, &o->seed))
@@ -153,6 +155,14 @@ void cli_data_warn(const struct cfl_data *d, const struct cfl_data_opts *o)
 			fprintf(stderr, "cfl: warning: '%s': %zu row%s without a target value dropped\n",
 				paths[i] ? paths[i] : "?", d->n_no_target[i],
 				d->n_no_target[i] == 1 ? "" : "s");
+}
+
+void cli_data_facts(const char *cmd, const struct cfl_data *d,
+		    const struct cfl_data_opts *o, const char *valid_why)
+{
+	fprintf(stderr, "cfl %s: '%s': train %zu rows, validation %zu (%s), test %zu%s\n",
+		cmd, o->path, d->train.n, d->valid.n, valid_why, d->test.n,
+		o->test_path ? " (--test)" : "");
 }
 
 int cli_stderr_is_tty(void)

@@ -392,6 +392,7 @@ int cmd_tune(int argc, char **argv)
 	const char *run_name = "";
 	int rc = CLI_FAIL, r, loaded = 0;
 	char **rv = NULL, **rv_words = NULL;
+	char valid_why[256];
 
 	memset(&pl, 0, sizeof(pl));
 	memset(&sh, 0, sizeof(sh));
@@ -420,6 +421,8 @@ int cmd_tune(int argc, char **argv)
 		cfl_buf_release(&cmdline);
 		return r < 0 ? CLI_OK : r;
 	}
+	/* a validation part only when something in the run uses it */
+	cfl_study_plan_settle_valid(&pl.sp, valid_why, sizeof(valid_why));
 	/* under mpi, only rank 0's coordinator goes on from here */
 	memset(&data, 0, sizeof(data));
 	r = cli_cluster_start(&pl.cluster, "tune", &pl.sp.data,
@@ -472,6 +475,8 @@ int cmd_tune(int argc, char **argv)
 		}
 		loaded = 1;
 		cli_data_warn(&data, &pl.sp.data);
+		if (!pl.pool.quiet)
+			cli_data_facts("tune", &data, &pl.sp.data, valid_why);
 		n_classes = data.train.n_classes;
 		if (pl.metric) {
 			if (cfl_metric_parse_list(pl.metric, n_classes, &metric_id, 1, &err) != 1 ||
