@@ -70,7 +70,9 @@ struct cfl_study_plan {
 	struct cfl_data_opts data;	/* DATA and the data options; the run
 					 * seed is data.seed */
 	long num_repeat;		/* seeds per model or candidate */
-	size_t n_metrics;		/* repeat: the metrics of every trial */
+	size_t n_metrics;		/* the metrics of every trial (tune: 0
+					 * for the task's defaults; the scored
+					 * one is put first when missing) */
 	enum cfl_metric_id metrics[CFL_WIRE_MAX_METRICS];
 	struct cfl_study_repeat_plan repeat;
 	struct cfl_study_tune_plan tune;

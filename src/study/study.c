@@ -90,6 +90,14 @@ static int tune_config(const struct cfl_study_plan *p, struct cfl_buf *b)
 			    t->num_parallel, cfl_study_metric_name(p),
 			    cfl_study_sign(p), cfl_search_method_name(t->method),
 			    t->grid_points, (int)t->liar);
+	/* --metrics: only when given, so runs stored before it compare equal */
+	if (!rc && p->n_metrics) {
+		rc |= cfl_buf_printf(b, "metrics=");
+		for (size_t i = 0; i < p->n_metrics; i++)
+			rc |= cfl_buf_printf(b, "%s%s", i ? "," : "",
+					     cfl_metric_info(p->metrics[i])->name);
+		rc |= cfl_buf_printf(b, "\n");
+	}
 	cfl_buf_release(&space);
 	return rc;
 }
@@ -471,9 +479,16 @@ int cfl_study_start(struct cfl_study *s, const struct cfl_pool_opts *exec,
 	} else if (!p->tune.command) {
 		int have = 0;
 
-		/* the task's defaults, with the scored metric first if missing */
-		po.n_metrics = cfl_metric_defaults(s->data->train.n_classes, po.metrics,
-						   CFL_WIRE_MAX_METRICS);
+		/* --metrics, or the task's defaults; the scored metric first if
+		 * missing */
+		if (p->n_metrics) {
+			po.n_metrics = p->n_metrics;
+			memcpy(po.metrics, p->metrics, sizeof(po.metrics));
+		} else {
+			po.n_metrics = cfl_metric_defaults(s->data->train.n_classes,
+							   po.metrics,
+							   CFL_WIRE_MAX_METRICS);
+		}
 		for (size_t i = 0; i < po.n_metrics; i++)
 			have |= po.metrics[i] == p->tune.metric;
 		if (!have) {

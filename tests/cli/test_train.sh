@@ -146,7 +146,7 @@ test_predict_regression() {
 	expect_out "r2 "
 	[ "$(wc -l < p.csv)" = 443 ] || fail "p.csv rows: $(wc -l < p.csv)"
 	sed -n 2p p.csv | grep -qE '^-?[0-9.]+(e[-+][0-9]+)?$' || fail "value: $(sed -n 2p p.csv)"
-	# issue 18, cause 7: --proba of a regression is a usage error, no file
+	# --proba of a regression is a usage error, no file
 	run "$CFL" predict d.cfl "$ROOT/datasets/diabetes.csv" --proba -o q.csv
 	expect_rc 2
 	expect_err "--proba needs a classification model"
@@ -310,9 +310,9 @@ test_output_to_a_pipe() {
 	head -1 got.cfl | grep -qx 'cfl-model 1' || fail "the pipe got no model"
 }
 
-# Issue 18, cause 4: fcnn's default batch size and epochs give small data
-# enough optimiser steps (iris: 108 train rows, batch 16, 7 steps an epoch,
-# 286 epochs = 2002 steps; before: 40 epochs of one step), while W1's
+# fcnn's default batch size and epochs give small data enough optimiser
+# steps (iris: 120 train rows, batch 16, 8 steps an epoch, 250 epochs =
+# 2000 steps; before the defaults changed: 40 epochs of one step), while W1's
 # settings given explicitly train exactly as before the change: the model
 # file's SHA-256 below is the one the code before it wrote (OpenBLAS on
 # this project's x86-64 machines).
@@ -335,7 +335,7 @@ test_train_fcnn_auto_steps_and_w1_unchanged() {
 	expect_err "batch_size must be an integer"
 }
 
-# Issue 18, cause 6: the same seed writes the same fcnn model file whatever
+# The same seed writes the same fcnn model file whatever
 # OPENBLAS_NUM_THREADS says (fit and predict use one BLAS thread unless
 # threads=T is given).
 test_train_fcnn_file_independent_of_blas_threads() {
