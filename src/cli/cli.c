@@ -3,6 +3,7 @@
  * parsing, and the data options every command takes.
  */
 #include "cli.h"
+#include "progress.h"
 
 #include <errno.h>
 #include <math.h>
@@ -160,9 +161,29 @@ void cli_data_warn(const struct cfl_data *d, const struct cfl_data_opts *o)
 void cli_data_facts(const char *cmd, const struct cfl_data *d,
 		    const struct cfl_data_opts *o, const char *valid_why)
 {
-	fprintf(stderr, "cfl %s: '%s': train %zu rows, validation %zu (%s), test %zu%s\n",
-		cmd, o->path, d->train.n, d->valid.n, valid_why, d->test.n,
-		o->test_path ? " (--test)" : "");
+	char line[1024];
+	size_t width = cli_stderr_is_tty() ? cli_term_width(STDERR_FILENO) : 0;
+	size_t col = 0;
+
+	snprintf(line, sizeof(line), "cfl %s: '%s': train %zu rows, validation %zu (%s), test %zu%s",
+		 cmd, o->path, d->train.n, d->valid.n, valid_why, d->test.n,
+		 o->test_path ? " (--test)" : "");
+	/* on a terminal, wrapped at its width between words (a wrapped
+	 * line would break the progress line's redraws) */
+	for (char *w = strtok(line, " "); w; w = strtok(NULL, " ")) {
+		size_t n = strlen(w);
+
+		if (col && width && col + 1 + n > width) {
+			fputs("\n ", stderr);
+			col = 1;
+		} else if (col) {
+			fputc(' ', stderr);
+			col++;
+		}
+		fputs(w, stderr);
+		col += n;
+	}
+	fputc('\n', stderr);
 }
 
 int cli_stderr_is_tty(void)
