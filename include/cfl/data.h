@@ -127,6 +127,10 @@ struct cfl_xy {
 
 void cfl_xy_init(struct cfl_xy *xy);
 void cfl_xy_release(struct cfl_xy *xy);
+/* Puts the rows of a then those of b (same width and task) into dst
+ * (overwritten).  0, or -1 with err (shapes differ, out of memory). */
+int cfl_xy_concat(struct cfl_xy *dst, const struct cfl_xy *a,
+		  const struct cfl_xy *b, struct cfl_err *err);
 /* Copies rows idx[0..n_idx) of src into dst (which is overwritten). */
 int cfl_xy_take(struct cfl_xy *dst, const struct cfl_xy *src,
 		const size_t *idx, size_t n_idx, struct cfl_err *err);
@@ -204,6 +208,8 @@ struct cfl_data_opts {
 	const char *valid_path;	/* --valid FILE, or NULL */
 	double test_frac;	/* default 0.2 */
 	double valid_frac;	/* default 0.1 (of train) */
+	int valid_frac_given;	/* valid_frac was chosen by the user: it is
+				 * held out whatever the command needs */
 	uint64_t seed;
 };
 

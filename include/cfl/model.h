@@ -61,6 +61,10 @@ struct cfl_model {
 	int n_classes;			/* 0: regression */
 	uint64_t seed;
 	void *state;
+	size_t n_iter_kept;		/* after a fit that stopped early on
+					 * valid: the epochs (fcnn) or boosting
+					 * rounds (gbdt) it kept, the best; 0
+					 * when it did not stop early */
 };
 
 /* ---- registry ---- */

@@ -83,7 +83,9 @@ struct cfl_study_plan {
 	struct cfl_data_opts data;	/* DATA and the data options; the run
 					 * seed is data.seed */
 	long num_repeat;		/* seeds per model or candidate */
-	size_t n_metrics;		/* repeat: the metrics of every trial */
+	size_t n_metrics;		/* the metrics of every trial (tune: 0
+					 * for the task's defaults; the scored
+					 * one is put first when missing) */
 	enum cfl_metric_id metrics[CFL_WIRE_MAX_METRICS];
 	struct cfl_study_repeat_plan repeat;
 	struct cfl_study_tune_plan tune;
@@ -119,10 +121,25 @@ enum {
 						 * vote are fitted on it (stacking
 						 * with folds: on OOF) */
 };
-/* The CFL_STUDY_NEEDS_* bits of the plan.  The data module carves a
- * validation part whatever this says; the bits are for the caller that
- * will carve it only when needed. */
+/* The CFL_STUDY_NEEDS_* bits of the plan.  The default ensembles count
+ * only when the plan trains two models or more (models x repeats). */
 unsigned cfl_study_plan_needs(const struct cfl_study_plan *p);
+/* The same, and why, as one phrase written into why (at most cap bytes;
+ * why may be NULL): "fcnn stops early on it, patience=10", "tune scores
+ * its candidates on it", "ensemble 'stacking' is fitted on it without
+ * --folds", "nothing in this run uses one". */
+unsigned cfl_study_plan_needs_why(const struct cfl_study_plan *p, char *why,
+				  size_t cap);
+/* Holds out a validation part only when something in the plan uses it:
+ * sets p->data.valid_frac to 0 unless the plan needs one, the user chose
+ * the fraction (p->data.valid_frac_given) or a --valid file is given, so
+ * every model trains on all of train otherwise.  Call it before the data
+ * is loaded.  Writes what is held out and why into why (cap bytes), for
+ * the run's facts: "0.1 of train: fcnn stops early on it, patience=10",
+ * "nothing in this run uses one" (none held out), "--valid-frac 0.2",
+ * "from 'v.csv' (--valid)". */
+void cfl_study_plan_settle_valid(struct cfl_study_plan *p, char *why,
+				 size_t cap);
 
 /* Checks the plan against the loaded data before any work starts (data
  * NULL: tune of a command): --folds no more than the training rows,

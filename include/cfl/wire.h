@@ -113,7 +113,9 @@ struct cfl_wire_welcome {
 #define CFL_LEASE_NOOP 0x10u		/* do nothing, return an empty result (benchmarks) */
 #define CFL_LEASE_COMMAND 0x20u		/* model is a shell command (cfl tune --command):
 					 * run it, its last stdout line is metric "value" */
-#define CFL_LEASE_KNOWN 0x3fu
+#define CFL_LEASE_REFIT 0x40u		/* fit on train and validation together, no
+					 * early stopping (tune's refit) */
+#define CFL_LEASE_KNOWN 0x7fu
 
 struct cfl_wire_lease {
 	int64_t trial_id;	/* the scheduler's trial key (store id) */
@@ -164,6 +166,8 @@ struct cfl_wire_result {
 	double fit_seconds, predict_seconds;
 	uint64_t peak_rss_kb;	/* the worker process's peak RSS */
 	struct cfl_wire_split split[CFL_WIRE_N_SPLITS];	/* valid, test, oof */
+	uint32_t n_iter_kept;	/* the model stopped early: the epochs or
+				 * rounds it kept (cfl_model's); else 0 */
 };
 
 struct cfl_wire_ack {

@@ -3,6 +3,7 @@
  * parsing, and the data options every command takes.
  */
 #include "cli.h"
+#include "progress.h"
 
 #include <errno.h>
 #include <math.h>
@@ -95,7 +96,8 @@ const char cli_data_help[] =
 	"  --test FILE        a separate test file with the same columns [a split]\n"
 	"  --valid FILE       a separate validation file [a split of train]\n"
 	"  --test-frac F      share of rows held out for test [0.2]\n"
-	"  --valid-frac F     share of train used for validation [0.1]\n"
+	"  --valid-frac F     share of train held out for validation [0.1 when\n"
+	"                     the command uses it, else 0]\n"
 	"  --seed S           the run seed: splits, initialisation, shuffles [0]\n";
 
 int cli_data_option(const char *cmd, int c, const char *arg,
@@ -135,6 +137,7 @@ int cli_data_option(const char *cmd, int c, const char *arg,
 	case CLI_OPT_VALID_FRAC:
 		if (cli_parse_double(arg, 0.0, 0.9, &o->valid_frac))
 			return cli_usage_error(cmd, "--valid-frac must be a number in [0, 0.9], got '%s'", arg), -1;
+		o->valid_frac_given = 1;
 		return 1;
 	case CLI_OPT_SEED:
 		if (cli_parse_u64(arg, &o->seed))
@@ -153,6 +156,34 @@ void cli_data_warn(const struct cfl_data *d, const struct cfl_data_opts *o)
 			fprintf(stderr, "cfl: warning: '%s': %zu row%s without a target value dropped\n",
 				paths[i] ? paths[i] : "?", d->n_no_target[i],
 				d->n_no_target[i] == 1 ? "" : "s");
+}
+
+void cli_data_facts(const char *cmd, const struct cfl_data *d,
+		    const struct cfl_data_opts *o, const char *valid_why)
+{
+	char line[1024];
+	size_t width = cli_stderr_is_tty() ? cli_term_width(STDERR_FILENO) : 0;
+	size_t col = 0;
+
+	snprintf(line, sizeof(line), "cfl %s: '%s': train %zu rows, validation %zu (%s), test %zu%s",
+		 cmd, o->path, d->train.n, d->valid.n, valid_why, d->test.n,
+		 o->test_path ? " (--test)" : "");
+	/* on a terminal, wrapped at its width between words (a wrapped
+	 * line would break the progress line's redraws) */
+	for (char *w = strtok(line, " "); w; w = strtok(NULL, " ")) {
+		size_t n = strlen(w);
+
+		if (col && width && col + 1 + n > width) {
+			fputs("\n ", stderr);
+			col = 1;
+		} else if (col) {
+			fputc(' ', stderr);
+			col++;
+		}
+		fputs(w, stderr);
+		col += n;
+	}
+	fputc('\n', stderr);
 }
 
 int cli_stderr_is_tty(void)

@@ -99,6 +99,11 @@ int cli_data_option(const char *cmd, int c, const char *arg,
 		    struct cfl_data_opts *o);
 /* Warns on stderr about what loading d dropped (rows without a target). */
 void cli_data_warn(const struct cfl_data *d, const struct cfl_data_opts *o);
+/* Prints on stderr the rows cmd trains, validates and tests on, with why
+ * a validation part is held out or not (valid_why: from
+ * cfl_study_plan_settle_valid). */
+void cli_data_facts(const char *cmd, const struct cfl_data *d,
+		    const struct cfl_data_opts *o, const char *valid_why);
 
 /* ---- the stored command line (resume.c) ---- */
 

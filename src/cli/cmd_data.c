@@ -107,6 +107,16 @@ static void print_describe(const struct cfl_data *d,
 	printf("\nsplit     seed %llu: train %zu, valid %zu, test %zu%s\n",
 	       (unsigned long long)o->seed, d->train.n, d->valid.n, d->test.n,
 	       o->test_path ? " (test from --test)" : "");
+	if (o->valid_path)
+		printf("valid     from --valid: used by every command\n");
+	else if (o->valid_frac_given)
+		printf("valid     --valid-frac %g: held out by every command\n",
+		       o->valid_frac);
+	else
+		printf("valid     held out only by a command that uses it (early stopping,\n"
+		       "          tune's candidate scoring, an ensemble fitted without --folds);\n"
+		       "          otherwise every model trains on all %zu rows\n",
+		       d->train.n + d->valid.n);
 	printf("encoded   %zu features\n", d->enc.d);
 }
 

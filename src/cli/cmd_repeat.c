@@ -430,6 +430,7 @@ int cmd_repeat(int argc, char **argv)
 	const char *run_name = "";
 	int rc = CLI_FAIL, r, loaded = 0;
 	char **rv = NULL, **rv_words = NULL;
+	char valid_why[256];
 
 	memset(&pl, 0, sizeof(pl));
 	memset(&pr, 0, sizeof(pr));
@@ -460,6 +461,8 @@ int cmd_repeat(int argc, char **argv)
 		cfl_buf_release(&cmdline);
 		return r < 0 ? CLI_OK : r;
 	}
+	/* a validation part only when something in the run uses it */
+	cfl_study_plan_settle_valid(&pl.sp, valid_why, sizeof(valid_why));
 	/* under mpi, only rank 0's coordinator goes on from here */
 	memset(&data, 0, sizeof(data));
 	r = cli_cluster_start(&pl.cluster, "repeat", &pl.sp.data, &data,
@@ -483,6 +486,8 @@ int cmd_repeat(int argc, char **argv)
 	}
 	loaded = 1;
 	cli_data_warn(&data, &pl.sp.data);
+	if (!pl.pool.quiet)
+		cli_data_facts("repeat", &data, &pl.sp.data, valid_why);
 	if (pl.metrics_arg) {
 		long n = cfl_metric_parse_list(pl.metrics_arg, data.train.n_classes,
 					       pl.sp.metrics, CFL_WIRE_MAX_METRICS, &err);

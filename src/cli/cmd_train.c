@@ -1,6 +1,7 @@
 /*
- * cfl train: trains one model on the train part of a data file (the
- * validation part serves early stopping), prints its metrics on the test
+ * cfl train: trains one model on the train part of a data file (a
+ * validation part is held out only for early stopping, or when
+ * --valid-frac says so), prints its metrics on the test
  * part and writes a model file holding the model and the data encoder, so
  * `cfl predict` can apply it to raw CSV rows.  Parameters are checked before
  * the data is read: a bad one fails at once.  All the work is done by
@@ -15,6 +16,7 @@
 #include "cfl/fcnn.h"
 #include "cfl/metrics.h"
 #include "cfl/model.h"
+#include "cfl/study.h"
 
 enum { OPT_SET = CLI_OPT_FIRST_FREE, OPT_METRICS };
 
@@ -24,7 +26,8 @@ static void usage(FILE *f)
 
 	fprintf(f, "usage: cfl train DATA [--model NAME] [--set KEY=VALUE ...] [--seed S] [-o MODEL]\n\n"
 		   "Trains one model on the train part of DATA (a CSV file, target last unless\n"
-		   "--target), stopping early on the validation part when the model does,\n"
+		   "--target), stopping early on a validation part when the model does (a\n"
+		   "part held out of train only then, or when --valid-frac is given),\n"
 		   "prints its metrics on the test part and writes a model file that holds\n"
 		   "the model and the data encoding (`cfl predict` reads it).\n\n"
 		   "Options:\n"
@@ -151,7 +154,7 @@ int cmd_train(int argc, char **argv)
 	struct cfl_model *m = NULL;
 	enum cfl_metric_id ids[CFL_M_COUNT];
 	long n_ids;
-	char *out_path = NULL;
+	char *out_path = NULL, valid_why[256];
 	double *pred = NULL, t0, fit_secs;
 	int c, help = 0, model_set = 0, rc = CLI_FAIL;
 
@@ -236,6 +239,20 @@ int cmd_train(int argc, char **argv)
 		cfl_params_release(&params);
 		return cli_usage_error("train", "--metrics: %s", err.msg);
 	}
+	{
+		/* a validation part only when the model stops early on it */
+		struct cfl_study_plan sp;
+
+		cfl_study_plan_init(&sp);
+		sp.data = o;
+		sp.num_repeat = 1;
+		sp.repeat.n_models = 1;
+		sp.repeat.models[0] = ops->name;
+		sp.repeat.params[0] = params;	/* read only */
+		sp.repeat.ensembles = "none";
+		cfl_study_plan_settle_valid(&sp, valid_why, sizeof(valid_why));
+		o = sp.data;
+	}
 	out_path = output ? strdup(output) : default_output(o.path);
 	if (!out_path) {
 		cfl_params_release(&params);
@@ -261,8 +278,8 @@ int cmd_train(int argc, char **argv)
 	m = cfl_model_new(ops, &params, o.seed, &err);
 	if (!m)
 		goto fail;
-	fprintf(stderr, "cfl train: %s on '%s': %zu train rows, %zu valid, %zu test, %zu features, seed %llu\n",
-		ops->name, o.path, d.train.n, d.valid.n, d.test.n, d.enc.d,
+	fprintf(stderr, "cfl train: %s on '%s': %zu train rows, %zu valid (%s), %zu test, %zu features, seed %llu\n",
+		ops->name, o.path, d.train.n, d.valid.n, valid_why, d.test.n, d.enc.d,
 		(unsigned long long)o.seed);
 	t0 = cfl_now();
 	if (cfl_model_fit(m, &d.train, &d.valid, &err))

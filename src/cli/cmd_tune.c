@@ -44,6 +44,7 @@ enum {
 	OPT_TIMEOUT,
 	OPT_COMMAND,
 	OPT_DIRECTION,
+	OPT_METRICS,
 };
 
 static void usage(FILE *f)
@@ -74,6 +75,9 @@ static void usage(FILE *f)
 		"                           --num-jobs 0: the online cores]\n"
 		"  --metric NAME            the metric scored [acc; regression: mse;\n"
 		"                           --command: value]\n"
+		"  --metrics LIST           metrics of every trial, shown in the tables,\n"
+		"                           the scored one first [acc,auc; regression:\n"
+		"                           mae,mse]\n"
 		"  --method bo|random|grid  the search method [bo]\n"
 		"  --grid-points N          grid: values per continuous range [0: none]\n"
 		"  --liar kriging|constant  bo: values of candidates in flight [kriging]\n"
@@ -111,6 +115,7 @@ struct plan {
 	const char *sets[256];
 	size_t n_sets;
 	const char *metric;
+	const char *metrics;	/* --metrics LIST */
 	int direction_set;
 	struct cli_pool_opts pool;	/* --num-jobs, --db, --resume, -q, ... */
 	char params_buf[512];
@@ -131,6 +136,7 @@ static int parse_args(struct plan *pl, int argc, char **argv)
 		{ "num-repeat", required_argument, 0, OPT_NUM_REPEAT },
 		{ "num-parallel", required_argument, 0, OPT_NUM_PARALLEL },
 		{ "metric", required_argument, 0, OPT_METRIC },
+		{ "metrics", required_argument, 0, OPT_METRICS },
 		{ "method", required_argument, 0, OPT_METHOD },
 		{ "grid-points", required_argument, 0, OPT_GRID_POINTS },
 		{ "liar", required_argument, 0, OPT_LIAR },
@@ -189,6 +195,9 @@ static int parse_args(struct plan *pl, int argc, char **argv)
 		case OPT_METRIC:
 			pl->metric = optarg;
 			break;
+		case OPT_METRICS:
+			pl->metrics = optarg;
+			break;
 		case OPT_METHOD:
 			r = cfl_search_method_lookup(optarg);
 			if (r < 0)
@@ -241,7 +250,7 @@ static int parse_args(struct plan *pl, int argc, char **argv)
 			return cli_usage_error("tune", "--model and --command exclude each other");
 		if (!pl->params_path)
 			return cli_usage_error("tune", "--command needs --params FILE");
-		if (pl->metric && strcmp(pl->metric, "value"))
+		if ((pl->metric && strcmp(pl->metric, "value")) || pl->metrics)
 			return cli_usage_error("tune", "--command gives one metric, 'value'");
 	} else if (pl->direction_set) {
 		return cli_usage_error("tune", "--direction applies to --command only (metrics know their direction)");
@@ -392,6 +401,7 @@ int cmd_tune(int argc, char **argv)
 	const char *run_name = "";
 	int rc = CLI_FAIL, r, loaded = 0;
 	char **rv = NULL, **rv_words = NULL;
+	char valid_why[256];
 
 	memset(&pl, 0, sizeof(pl));
 	memset(&sh, 0, sizeof(sh));
@@ -420,6 +430,8 @@ int cmd_tune(int argc, char **argv)
 		cfl_buf_release(&cmdline);
 		return r < 0 ? CLI_OK : r;
 	}
+	/* a validation part only when something in the run uses it */
+	cfl_study_plan_settle_valid(&pl.sp, valid_why, sizeof(valid_why));
 	/* under mpi, only rank 0's coordinator goes on from here */
 	memset(&data, 0, sizeof(data));
 	r = cli_cluster_start(&pl.cluster, "tune", &pl.sp.data,
@@ -472,6 +484,8 @@ int cmd_tune(int argc, char **argv)
 		}
 		loaded = 1;
 		cli_data_warn(&data, &pl.sp.data);
+		if (!pl.pool.quiet)
+			cli_data_facts("tune", &data, &pl.sp.data, valid_why);
 		n_classes = data.train.n_classes;
 		if (pl.metric) {
 			if (cfl_metric_parse_list(pl.metric, n_classes, &metric_id, 1, &err) != 1 ||
@@ -484,6 +498,16 @@ int cmd_tune(int argc, char **argv)
 			metric_id = (enum cfl_metric_id)cfl_metric_lookup(n_classes ? "acc" : "mse");
 		}
 		pl.sp.tune.metric = metric_id;
+		if (pl.metrics) {
+			long n = cfl_metric_parse_list(pl.metrics, n_classes, pl.sp.metrics,
+						       CFL_WIRE_MAX_METRICS, &err);
+
+			if (n < 0) {
+				rc = cli_usage_error("tune", "--metrics: %s", err.msg);
+				goto done_sig;
+			}
+			pl.sp.n_metrics = (size_t)n;
+		}
 	}
 
 	/* the store: a new run, or the one to resume */

@@ -42,6 +42,42 @@ void cfl_xy_release(struct cfl_xy *xy)
 	memset(xy, 0, sizeof(*xy));
 }
 
+int cfl_xy_concat(struct cfl_xy *dst, const struct cfl_xy *a,
+		  const struct cfl_xy *b, struct cfl_err *err)
+{
+	struct cfl_xy out;
+	size_t n = a->n + b->n;
+
+	if (b->n && (a->d != b->d || a->n_classes != b->n_classes ||
+		     !a->y != !b->y))
+		return cfl_err_set(err, "cannot put together rows of %zu and %zu features",
+				   a->d, b->d);
+	cfl_xy_init(&out);
+	out.n = n;
+	out.d = a->d;
+	out.n_classes = a->n_classes;
+	out.x = cfl_calloc(n * a->d + 1, sizeof(float), err);
+	if (!out.x)
+		return -1;
+	if (a->y && !(out.y = cfl_calloc(n + 1, sizeof(double), err))) {
+		free(out.x);
+		return -1;
+	}
+	if (a->n)
+		memcpy(out.x, a->x, a->n * a->d * sizeof(float));
+	if (b->n)
+		memcpy(out.x + a->n * a->d, b->x, b->n * b->d * sizeof(float));
+	if (a->y) {
+		if (a->n)
+			memcpy(out.y, a->y, a->n * sizeof(double));
+		if (b->n)
+			memcpy(out.y + a->n, b->y, b->n * sizeof(double));
+	}
+	cfl_xy_release(dst);
+	*dst = out;
+	return 0;
+}
+
 int cfl_xy_take(struct cfl_xy *dst, const struct cfl_xy *src,
 		const size_t *idx, size_t n_idx, struct cfl_err *err)
 {

@@ -1062,6 +1062,7 @@ static int fit(struct cfl_model *m, const struct cfl_xy *train,
 	}
 	if (!early)
 		f->best_epoch = f->epochs_run;
+	m->n_iter_kept = early ? f->best_epoch : 0;
 	m->state = f;
 	f = NULL;
 	rc = 0;

@@ -1031,6 +1031,8 @@ static int gbdt_fit(struct cfl_model *m, const struct cfl_xy *train,
 	int rc = -1, rcs[256];
 	struct cfl_err *errs = NULL;
 
+	if (valid && !valid->n)
+		valid = NULL;	/* no rows to stop early on */
 	if (loss_for(cfl_param_str(m, "loss"), m->n_classes, &loss, err) ||
 	    check_xy(train, err) || (valid && check_xy(valid, err)))
 		return -1;
@@ -1155,6 +1157,7 @@ static int gbdt_fit(struct cfl_model *m, const struct cfl_xy *train,
 		for (size_t t = (best_round + 1) * k; t < n_rounds * k; t++)
 			cfl_ttree_release(&g->trees[t]);
 		g->n_rounds = best_round + 1;
+		m->n_iter_kept = g->n_rounds;
 	}
 	rc = 0;
 out:

@@ -210,6 +210,7 @@ static void enc_result(struct enc *e, const struct cfl_wire_result *r)
 			for (uint32_t i = 0; i < sp->n; i++)
 				put_u32(e, sp->rows[i]);
 	}
+	put_u32(e, r->n_iter_kept);
 }
 
 static void enc_payload(struct enc *e, const struct cfl_wire_msg *m)
@@ -633,6 +634,7 @@ static void dec_result(struct dec *d, struct cfl_wire_result *r)
 				sp->rows[i] = get_u32(d);
 		}
 	}
+	r->n_iter_kept = get_u32(d);
 }
 
 int cfl_wire_payload_decode(int type, const uint8_t *payload, size_t len,

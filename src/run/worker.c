@@ -607,6 +607,10 @@ int cfl_trial_execute(const struct cfl_data *data,
 		for (size_t i = 0; i < data->train.n; i++)
 			idx[n_fit++] = i;
 	}
+	if ((l->flags & CFL_LEASE_REFIT) && (l->fold >= 0 || (l->flags & CFL_LEASE_BOOTSTRAP))) {
+		cfl_err_set(err, "a refit on train and validation takes neither folds nor a bootstrap");
+		goto fail;
+	}
 	if (l->flags & CFL_LEASE_BOOTSTRAP) {
 		/* n_fit draws with replacement from the rows kept so far; the
 		 * sample depends on the trial seed only */
@@ -621,22 +625,31 @@ int cfl_trial_execute(const struct cfl_data *data,
 		free(idx);
 		idx = pick;
 	}
-	if (cfl_xy_take(&fit, &data->train, idx, n_fit, err))
+	if (l->flags & CFL_LEASE_REFIT) {
+		/* tune's refit: every row the search saw, train and validation */
+		if (cfl_xy_concat(&fit, &data->train, &data->valid, err))
+			goto fail;
+	} else if (cfl_xy_take(&fit, &data->train, idx, n_fit, err)) {
 		goto fail;
+	}
 
 	m = cfl_model_new(ops, &l->params, l->seed, &merr);
 	if (!m) {
 		set_model_error(res, merr.msg);
 		goto timings;
 	}
-	if (cfl_model_fit(m, &fit, data->valid.n ? &data->valid : NULL, &merr)) {
+	if (cfl_model_fit(m, &fit, data->valid.n && !(l->flags & CFL_LEASE_REFIT)
+				   ? &data->valid : NULL, &merr)) {
 		set_model_error(res, merr.msg);
 		goto timings;
 	}
 	t1 = cfl_now();
 	res->fit_seconds = t1 - t0;
-	if (score_split(m, &data->valid, l, !!(l->flags & CFL_LEASE_KEEP_VALID),
-			&res->split[0], &merr) ||
+	res->n_iter_kept = (uint32_t)m->n_iter_kept;
+	/* a refit trained on the validation rows: no score there */
+	if ((!(l->flags & CFL_LEASE_REFIT) &&
+	     score_split(m, &data->valid, l, !!(l->flags & CFL_LEASE_KEEP_VALID),
+			 &res->split[0], &merr)) ||
 	    score_split(m, &data->test, l, !!(l->flags & CFL_LEASE_KEEP_TEST),
 			&res->split[1], &merr)) {
 		set_model_error(res, merr.msg);

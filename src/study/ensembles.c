@@ -66,7 +66,8 @@ static int load(struct cfl_store *st, int64_t trial, enum cfl_store_split split,
 }
 
 /* Adds the done trials among [first, last) (one candidate and repeat) as
- * a member when each has validation and test predictions.  Folds are
+ * a member when each has validation (when there is a validation part) and
+ * test predictions.  Folds are
  * averaged; their OOF rows are put together and kept when they cover every
  * training row exactly once. */
 static int add_member(struct cfl_store *st, const struct cfl_data *d,
@@ -103,7 +104,9 @@ static int add_member(struct cfl_store *st, const struct cfl_data *d,
 		if (load(st, tr[i].id, CFL_SPLIT_VALID, nv, n_out, &pv, err) ||
 		    load(st, tr[i].id, CFL_SPLIT_TEST, nt, n_out, &pt, err))
 			goto out;
-		if (!pv.values || !pt.values)
+		/* no validation part (nothing needed one): no predictions
+		 * on it either */
+		if ((nv && !pv.values) || !pt.values)
 			ok = 0;
 		for (size_t j = 0; ok && j < nv * n_out; j++)
 			m.valid[j] += pv.values[j] / (double)k;
@@ -336,7 +339,7 @@ static int build_all(struct cfl_store *st, int64_t run_id,
 		     int bagged, const struct cfl_study_listener *ls,
 		     struct cfl_err *err)
 {
-	int n_classes = d->valid.n_classes;
+	int n_classes = d->train.n_classes;	/* valid may have no rows */
 	size_t n_out = n_classes > 0 ? (size_t)n_classes : 1;
 	struct members ms = { 0 };
 	struct cfl_ens_member *em = NULL;
@@ -482,7 +485,7 @@ int cfl_study_ensembles_for_run(struct cfl_store *st, int64_t run_id,
 
 	if (cfl_ensemble_parse_list(methods ? methods : CFL_STUDY_ENSEMBLE_DEFAULT,
 				    &mask, err) ||
-	    cfl_study_check_ensembles(mask, data->valid.n_classes, err))
+	    cfl_study_check_ensembles(mask, data->train.n_classes, err))
 		return -1;
 	if (!mask)
 		return 0;

@@ -21,6 +21,9 @@ struct study_cand {
 	struct cfl_params params;
 	size_t n_pending;	/* trials not final yet */
 	double *vals;		/* (R) the metric on valid; NaN: failed or not done */
+	size_t *iters;		/* (R) the epochs or rounds each search repeat
+				 * kept when it stopped early; 0: unknown (a
+				 * repeat done before a --resume) or none */
 	double score;		/* once told: cfl_metric_candidate_score */
 	int told;
 };
@@ -64,6 +67,13 @@ struct cfl_study {
 	/* auto */
 	struct study_auto *autos;
 };
+
+/* Whether a model with these params stops early on the validation part:
+ * the schema's early-stopping knob (fcnn's patience, gbdt's
+ * early_stopping_rounds), given or by default, is not 0.  The knob and its
+ * value go to *knob / *value. */
+int cfl_study_stops_early(const char *model, const struct cfl_params *params,
+			  const char **knob, const char **value);
 
 /* tune's metric name ("value" for a command) and its sign. */
 const char *cfl_study_metric_name(const struct cfl_study_plan *p);

@@ -91,6 +91,14 @@ static int tune_config(const struct cfl_study_plan *p, struct cfl_buf *b)
 			    t->num_parallel, cfl_study_metric_name(p),
 			    cfl_study_sign(p), cfl_search_method_name(t->method),
 			    t->grid_points, (int)t->liar);
+	/* --metrics: only when given, so runs stored before it compare equal */
+	if (!rc && p->n_metrics) {
+		rc |= cfl_buf_printf(b, "metrics=");
+		for (size_t i = 0; i < p->n_metrics; i++)
+			rc |= cfl_buf_printf(b, "%s%s", i ? "," : "",
+					     cfl_metric_info(p->metrics[i])->name);
+		rc |= cfl_buf_printf(b, "\n");
+	}
 	cfl_buf_release(&space);
 	return rc;
 }
@@ -136,10 +144,8 @@ int cfl_study_plan_config(const struct cfl_study_plan *p, struct cfl_buf *out)
 	return 0;
 }
 
-/* Whether a model with these params stops early on the validation part:
- * the schema's early-stopping knob (fcnn's patience, gbdt's
- * early_stopping_rounds), given or by default, is not 0. */
-static int stops_early(const char *model, const struct cfl_params *params)
+int cfl_study_stops_early(const char *model, const struct cfl_params *params,
+			  const char **knob, const char **value)
 {
 	static const char *const knobs[] = { "patience", "early_stopping_rounds" };
 	const struct cfl_model_ops *ops = cfl_model_find(model);
@@ -153,30 +159,91 @@ static int stops_early(const char *model, const struct cfl_params *params)
 			v = params ? cfl_params_get(params, knobs[k]) : NULL;
 			if (!v)
 				v = ops->params[i].def;
-			if (v && strtol(v, NULL, 10) != 0)
+			if (v && strtol(v, NULL, 10) != 0) {
+				*knob = knobs[k];
+				*value = v;
 				return 1;
+			}
 		}
+	return 0;
+}
+
+unsigned cfl_study_plan_needs_why(const struct cfl_study_plan *p, char *why,
+				  size_t cap)
+{
+	const struct cfl_study_repeat_plan *r = &p->repeat;
+	unsigned methods = 0;
+	char dummy[1];
+
+	if (!why || !cap) {
+		why = dummy;
+		cap = sizeof(dummy);
+	}
+	if (p->kind == CFL_RUN_TUNE) {
+		if (p->tune.command) {
+			snprintf(why, cap, "a command is scored by its own output");
+			return 0;
+		}
+		snprintf(why, cap, "tune scores its candidates on it");
+		return CFL_STUDY_NEEDS_VALID;
+	}
+	if (p->kind == CFL_RUN_AUTO) {
+		snprintf(why, cap, "auto scores its candidates on it");
+		return CFL_STUDY_NEEDS_VALID;
+	}
+	for (size_t i = 0; i < r->n_models; i++) {
+		const char *knob, *value;
+
+		if (cfl_study_stops_early(r->models[i], &r->params[i], &knob, &value)) {
+			snprintf(why, cap, "%s stops early on it, %s=%s",
+				 r->models[i], knob, value);
+			return CFL_STUDY_NEEDS_VALID;
+		}
+	}
+	if (cfl_ensemble_parse_list(r->ensembles ? r->ensembles
+				    : CFL_STUDY_ENSEMBLE_DEFAULT, &methods, NULL)) {
+		snprintf(why, cap, "the ensembles may use it");
+		return CFL_STUDY_NEEDS_VALID;	/* unknown: cfl_study_check says */
+	}
+	/* the default ensembles are built from two trained models or more */
+	if (!r->ensembles && r->n_models * (size_t)p->num_repeat < 2)
+		methods = 0;
+	methods &= ~((1u << CFL_ENS_MEAN) | (1u << CFL_ENS_VOTE));
+	if (r->folds)
+		methods &= ~(1u << CFL_ENS_STACKING);	/* stacks on OOF */
+	for (int m = 0; m < CFL_ENS_COUNT; m++)
+		if (methods & (1u << m)) {
+			snprintf(why, cap, "ensemble '%s' is fitted on it%s",
+				 cfl_ensemble_method_name((enum cfl_ensemble_method)m),
+				 m == CFL_ENS_STACKING ? " without --folds" : "");
+			return CFL_STUDY_NEEDS_VALID;
+		}
+	snprintf(why, cap, "nothing in this run uses one");
 	return 0;
 }
 
 unsigned cfl_study_plan_needs(const struct cfl_study_plan *p)
 {
-	unsigned methods = 0;
+	return cfl_study_plan_needs_why(p, NULL, 0);
+}
 
-	if (p->kind == CFL_RUN_TUNE)
-		return p->tune.command ? 0 : CFL_STUDY_NEEDS_VALID;
-	if (p->kind == CFL_RUN_AUTO)
-		return CFL_STUDY_NEEDS_VALID;	/* candidates are scored on it */
-	for (size_t i = 0; i < p->repeat.n_models; i++)
-		if (stops_early(p->repeat.models[i], &p->repeat.params[i]))
-			return CFL_STUDY_NEEDS_VALID;
-	if (cfl_ensemble_parse_list(p->repeat.ensembles ? p->repeat.ensembles
-				    : CFL_STUDY_ENSEMBLE_DEFAULT, &methods, NULL))
-		return CFL_STUDY_NEEDS_VALID;	/* unknown: cfl_study_check says */
-	methods &= ~((1u << CFL_ENS_MEAN) | (1u << CFL_ENS_VOTE));
-	if (p->repeat.folds)
-		methods &= ~(1u << CFL_ENS_STACKING);	/* stacks on OOF */
-	return methods ? CFL_STUDY_NEEDS_VALID : 0;
+void cfl_study_plan_settle_valid(struct cfl_study_plan *p, char *why,
+				 size_t cap)
+{
+	char reason[160];
+	unsigned needs = cfl_study_plan_needs_why(p, reason, sizeof(reason));
+	struct cfl_data_opts *d = &p->data;
+
+	if (d->valid_path)
+		snprintf(why, cap, "from '%s' (--valid)", d->valid_path);
+	else if (d->valid_frac_given)
+		snprintf(why, cap, "--valid-frac %g", d->valid_frac);
+	else if (needs & CFL_STUDY_NEEDS_VALID)
+		snprintf(why, cap, "%g of train: %s", d->valid_frac, reason);
+	else {
+		d->valid_frac = 0;
+		snprintf(why, cap, "%s", reason);
+	}
 }
 
 const char *cfl_study_metric_name(const struct cfl_study_plan *p)
@@ -477,10 +544,16 @@ int cfl_study_start(struct cfl_study *s, const struct cfl_pool_opts *exec,
 		enum cfl_metric_id m = p->kind == CFL_RUN_AUTO ? p->autop.metric
 							       : p->tune.metric;
 
-		/* the task's defaults, with the scored metric first if missing
-		 * (auto: first always, it ranks the leaderboard) */
-		po.n_metrics = cfl_metric_defaults(s->data->train.n_classes, po.metrics,
-						   CFL_WIRE_MAX_METRICS);
+		/* --metrics, or the task's defaults; the scored metric first if
+		 * missing (auto: first always, it ranks the leaderboard) */
+		if (p->n_metrics) {
+			po.n_metrics = p->n_metrics;
+			memcpy(po.metrics, p->metrics, sizeof(po.metrics));
+		} else {
+			po.n_metrics = cfl_metric_defaults(s->data->train.n_classes,
+							   po.metrics,
+							   CFL_WIRE_MAX_METRICS);
+		}
 		for (size_t i = 0; i < po.n_metrics; i++)
 			if (po.metrics[i] == m) {
 				have = 1;

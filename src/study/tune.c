@@ -23,6 +23,7 @@ void cfl_study_tune_release(struct cfl_study *s)
 	for (size_t i = 0; s->cands && i < s->n_cands; i++) {
 		cfl_params_release(&s->cands[i].params);
 		free(s->cands[i].vals);
+		free(s->cands[i].iters);
 	}
 	/* a candidate being asked when the search failed */
 	if (s->cands && s->n_cands < (size_t)s->plan->tune.num_search)
@@ -47,19 +48,88 @@ static double stored_value(const struct cfl_study *s, int64_t cand_id, int repea
 	return NAN;
 }
 
+static int cmp_size(const void *a, const void *b)
+{
+	size_t x = *(const size_t *)a, y = *(const size_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* The params of candidate c's refit into out (initialised here): its own,
+ * and when the model stops early, the early-stopping knob off and the
+ * iteration count (fcnn's epochs, gbdt's n_rounds) set to the median of
+ * what its search repeats kept, since the refit has no validation part to
+ * stop on.  *on_all: 1 when the refit trains on train and validation
+ * together; 0 when the model stops early but no search repeat's count is
+ * known (all were done before a --resume): then it refits on train and
+ * stops early on validation, as the search did.  0, or -1 with err. */
+static int refit_params(const struct cfl_study *s, const struct study_cand *c,
+			struct cfl_params *out, int *on_all, struct cfl_err *err)
+{
+	static const char *const count_of[][2] = {
+		{ "patience", "epochs" }, { "early_stopping_rounds", "n_rounds" },
+	};
+	const struct cfl_study_plan *p = s->plan;
+	const char *knob, *value;
+	size_t *known, n = 0, med;
+	char buf[32];
+	int rc = -1;
+
+	cfl_params_init(out);
+	*on_all = 1;
+	if (cfl_params_copy(out, &c->params, err))
+		return -1;
+	if (!cfl_study_stops_early(p->tune.model, &c->params, &knob, &value))
+		return 0;
+	known = calloc((size_t)p->num_repeat + 1, sizeof(size_t));
+	if (!known)
+		return cfl_err_set(err, "out of memory");
+	for (long r = 0; r < p->num_repeat; r++)
+		if (c->iters[r])
+			known[n++] = c->iters[r];
+	if (!n) {
+		*on_all = 0;
+		rc = 0;
+		goto out;
+	}
+	qsort(known, n, sizeof(size_t), cmp_size);
+	med = n % 2 ? known[n / 2] : (known[n / 2 - 1] + known[n / 2] + 1) / 2;
+	for (size_t i = 0; i < sizeof(count_of) / sizeof(count_of[0]); i++) {
+		if (strcmp(knob, count_of[i][0]))
+			continue;
+		snprintf(buf, sizeof(buf), "%zu", med);
+		if (cfl_params_set(out, count_of[i][0], "0", err) ||
+		    cfl_params_set(out, count_of[i][1], buf, err))
+			goto out;
+		cfl_params_sort(out);
+	}
+	rc = 0;
+out:
+	free(known);
+	if (rc)
+		cfl_params_release(out);
+	return rc;
+}
+
 /* Submits the trials (repeats [r0, r1)) of candidate k; done ones (on
- * --resume) take their stored values. */
+ * --resume) take their stored values.  Repeats from num_repeat on are the
+ * refit's: on train and validation together (refit_params). */
 static int submit_trials(struct cfl_study *s, size_t k, int r0, int r1,
 			 struct cfl_err *err)
 {
 	const struct cfl_study_plan *p = s->plan;
 	struct study_cand *c = &s->cands[k];
+	struct cfl_params refit;
 	struct cfl_buf cmd;
-	int rc = -1;
+	int rc = -1, refit_all = 0;
 
 	cfl_buf_init(&cmd);
+	cfl_params_init(&refit);
 	if (p->tune.command && cfl_study_substitute(p->tune.command, &c->params,
 						    &cmd, err))
+		return -1;
+	if (!p->tune.command && r0 >= p->num_repeat &&
+	    refit_params(s, c, &refit, &refit_all, err))
 		return -1;
 	if (cfl_store_begin(s->st, err))
 		goto out;
@@ -87,12 +157,15 @@ static int submit_trials(struct cfl_study *s, size_t k, int r0, int r1,
 		memset(&spec, 0, sizeof(spec));
 		spec.trial_id = ts.id;
 		spec.model = p->tune.command ? cmd.data : p->tune.model;
-		spec.params = p->tune.command ? NULL : &c->params;
+		spec.params = p->tune.command ? NULL
+			      : rep >= p->num_repeat ? &refit : &c->params;
 		spec.seed = seed;
 		spec.fold_seed = cfl_fold_seed(p->data.seed, rep);
 		spec.repeat = rep;
 		spec.fold = -1;
 		spec.flags = p->tune.command ? CFL_LEASE_COMMAND : 0;
+		if (rep >= p->num_repeat && refit_all)
+			spec.flags |= CFL_LEASE_REFIT;
 		spec.prev_attempts = ts.attempt;
 		spec.user = tr;
 		if (cfl_pool_submit(s->pool, &spec, err))
@@ -107,6 +180,7 @@ fail:
 	cfl_store_rollback(s->st);
 out:
 	cfl_buf_release(&cmd);
+	cfl_params_release(&refit);
 	return rc;
 }
 
@@ -124,7 +198,8 @@ static int ask_one(struct cfl_study *s, struct cfl_err *err)
 	if (r)
 		return r;
 	c->vals = malloc((size_t)p->num_repeat * sizeof(double));
-	if (!c->vals)
+	c->iters = calloc((size_t)p->num_repeat, sizeof(size_t));
+	if (!c->vals || !c->iters)
 		return cfl_err_set(err, "out of memory");
 	for (long i = 0; i < p->num_repeat; i++)
 		c->vals[i] = NAN;
@@ -185,6 +260,7 @@ static void on_trial(struct cfl_study *s, const struct cfl_pool_event *ev,
 		for (uint32_t i = 0; i < v->n_metrics; i++)
 			if (!strcmp(v->metrics[i].name, metric))
 				c->vals[tr->repeat] = v->metrics[i].value;
+		c->iters[tr->repeat] = ev->result->n_iter_kept;
 	}
 	memset(&se, 0, sizeof(se));
 	se.kind = CFL_STUDY_TRIAL;
@@ -317,6 +393,22 @@ int cfl_study_tune(struct cfl_study *s, const struct cfl_study_listener *ls,
 	}
 	if (s->best < 0 || t->command)
 		return 0;
+	{
+		struct cfl_params rp;
+		int on_all;
+
+		if (refit_params(s, &s->cands[s->best], &rp, &on_all, err))
+			return -1;
+		cfl_params_release(&rp);
+		if (!on_all) {
+			memset(&se, 0, sizeof(se));
+			se.kind = CFL_STUDY_NOTE;
+			se.text = "the refit trains on the train part and stops early on "
+				  "validation, as the search did: its search repeats ran "
+				  "before --resume, so their epoch or round counts are unknown";
+			cfl_study_emit(ls, &se);
+		}
+	}
 	if (submit_trials(s, (size_t)s->best, (int)p->num_repeat,
 			  2 * (int)p->num_repeat, err))
 		return -1;
@@ -343,21 +435,34 @@ int cfl_study_tune_save_best(struct cfl_study *s, const char *path,
 	const struct cfl_study_plan *p = s->plan;
 	const struct cfl_model_ops *ops;
 	struct study_cand *c;
-	struct cfl_model *m;
-	int rc;
+	struct cfl_model *m = NULL;
+	struct cfl_params params;
+	struct cfl_xy all;
+	int rc = -1, on_all;
 
 	if (p->kind != CFL_RUN_TUNE || p->tune.command || !s->data || s->best < 0)
 		return cfl_err_set(err, "no best model to save");
 	ops = cfl_model_find(p->tune.model);
 	c = &s->cands[s->best];
-	m = cfl_model_new(ops, &c->params,
+	cfl_xy_init(&all);
+	if (refit_params(s, c, &params, &on_all, err))
+		return -1;
+	m = cfl_model_new(ops, &params,
 			  cfl_trial_seed(p->data.seed, c->hex, (int)p->num_repeat), err);
 	if (!m)
-		return -1;
-	rc = cfl_model_fit(m, &s->data->train, &s->data->valid, err);
+		goto out;
+	/* as the refit's first repeat: the same rows, params and seed */
+	if (on_all)
+		rc = cfl_xy_concat(&all, &s->data->train, &s->data->valid, err) ||
+		     cfl_model_fit(m, &all, NULL, err) ? -1 : 0;
+	else
+		rc = cfl_model_fit(m, &s->data->train, &s->data->valid, err);
 	if (!rc)
 		rc = cfl_model_save_file(m, &s->data->enc, path, err);
+out:
 	cfl_model_free(m);
+	cfl_xy_release(&all);
+	cfl_params_release(&params);
 	return rc;
 }
 

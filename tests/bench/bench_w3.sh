@@ -6,8 +6,8 @@
 # interleaved (cfl seed r, then the peer with random_state r), so load on
 # the machine hits both alike.  Reports the median fit time (fit call only)
 # and its ratio cfl / peer, and the mean test accuracy (or RMSE) over the
-# seeds (30 seeds on the small sets: W3_QUALITY_SEEDS), against the issue's
-# targets.  W3_REPEATS=N (default 3), W3_SETS="digits ..." and
+# seeds (30 seeds on the small sets: W3_QUALITY_SEEDS), against the quality
+# and speed targets.  W3_REPEATS=N (default 3), W3_SETS="digits ..." and
 # W3_MODELS="tree ..." pick a subset; W3_THREADS=1 runs forest and gbdt
 # on one thread each side (a loaded machine punishes XGBoost's spinning).
 set -u

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# W7 defaults against defaults (../shared/WORKLOADS.md, issue 18):
+# W7 defaults against defaults (../shared/WORKLOADS.md):
 # `cfl repeat TRAIN --test TEST --models fcnn,linear,tree,forest,gbdt` with
 # the models' defaults against scikit-learn's defaults (w7_peers.py) on the
 # peers' split of the five datasets of datasets/, seeds 0..W7_REPEATS-1

@@ -1,6 +1,6 @@
 /*
  * fixture_messy: writes a seeded tabular CSV shaped like real-world files,
- * for tests of the data path and the defaults (issue 18):
+ * for tests of the data path and the defaults:
  *
  *   fixture_messy clf|reg N SEED [MISSING_TARGETS] > messy.csv
  *

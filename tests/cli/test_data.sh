@@ -183,7 +183,7 @@ test_data_load_mode() {
 	expect_out "rows 1797 cols 65 features 61"
 }
 
-# Issue 18, cause 3: integer codes (an ordinal 1..10 rating, a count of
+# Integer codes (an ordinal 1..10 rating, a count of
 # legs) stay numeric, text stays categorical, --categorical one-hot encodes
 # the named columns; describe says which and why.  Data: the messy fixture.
 test_data_integers_stay_numeric() {
@@ -215,7 +215,7 @@ test_data_integers_stay_numeric() {
 	grep -q '^cat rating 1 10' m.cfl || fail "no one-hot rating in the model file"
 }
 
-# Issue 18, cause 7: rows whose target is missing are dropped with a
+# Rows whose target is missing are dropped with a
 # warning that counts them (the data file and a --test file alike); a file
 # with no target value at all is an error.
 test_data_missing_target_rows_dropped() {

@@ -116,7 +116,7 @@ test_repeat_ensemble_ignores_test_labels() {
 	[ "$s1" != "$s2" ] || fail "the stacking row did not see the new test labels"
 }
 
-# Issue 18, cause 5: on messy regression data (24 validation rows, a weak
+# On messy regression data (24 validation rows, a weak
 # tree among the members) the default stacking does not lose to the plain
 # mean (before: an unconstrained meta-learner, RMSE 9.5 against the mean's
 # 8.3); its weights are non-negative and sum to one.

@@ -147,7 +147,7 @@ test_report_html_of_a_tune_run() {
 # A repeat run with mean and stacking: the page lists every member (model,
 # repeat) once, with the mean's weights and stacking's (on iris's 12
 # validation rows stacking keeps the mean's weights and says so); a
-# database written before issue 18 (stacking's linear coefficients, one
+# database written before stacking was constrained (stacking's linear coefficients, one
 # line per class score on iris) and one written before stacking stored its
 # coefficients still list the members.  The text table is untouched.
 test_report_html_lists_ensemble_members() {
@@ -180,7 +180,7 @@ test_report_html_lists_ensemble_members() {
 	run "$CFL" report m --db r.db
 	[ "$out" = "$printed" ] || fail "the text table changed"
 	command -v sqlite3 >/dev/null || skip "sqlite3 is not installed"
-	# the members text of a cfl before issue 18: linear coefficients
+	# the members text of a cfl before constrained stacking: linear coefficients
 	c='0.5 -0.25/1 2/-3 0.125'
 	sqlite3 r.db "UPDATE ensembles SET members = 'trials 1,2,3,4; meta linear l2=1 on valid; coefs $c,$c,$c,$c'
 		WHERE name = 'stacking'"

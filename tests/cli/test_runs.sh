@@ -44,7 +44,7 @@ test_runs_lists_a_repeat_run() {
 	expect_out "2/2"
 }
 
-# Issue 18, cause 7: a tune run's best is the candidate the run chose on
+# A tune run's best is the candidate the run chose on
 # validation (the "best (HEX)" its report prints) with its refit's test
 # mean, not the candidate with the best test mean (on wine, seed 0, those
 # differ: the old listing named e2ef51d5).

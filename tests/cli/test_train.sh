@@ -58,7 +58,7 @@ test_train_linear_iris_default_output() {
 	run "$CFL" train "$ROOT/datasets/iris.csv" --model linear --seed 3
 	expect_rc 0
 	expect_out "model_file   iris.cfl"
-	expect_out "train_rows   108"
+	expect_out "train_rows   120"	# linear does not stop early: no validation part
 	expect_out "test_rows    30"
 	grep -qE '^test_acc +0\.[89]' <<<"$out" || fail "accuracy: $out"
 	grep -qE '^test_auc +' <<<"$out" || fail "no auc: $out"
@@ -146,7 +146,7 @@ test_predict_regression() {
 	expect_out "r2 "
 	[ "$(wc -l < p.csv)" = 443 ] || fail "p.csv rows: $(wc -l < p.csv)"
 	sed -n 2p p.csv | grep -qE '^-?[0-9.]+(e[-+][0-9]+)?$' || fail "value: $(sed -n 2p p.csv)"
-	# issue 18, cause 7: --proba of a regression is a usage error, no file
+	# --proba of a regression is a usage error, no file
 	run "$CFL" predict d.cfl "$ROOT/datasets/diabetes.csv" --proba -o q.csv
 	expect_rc 2
 	expect_err "--proba needs a classification model"
@@ -310,21 +310,22 @@ test_output_to_a_pipe() {
 	head -1 got.cfl | grep -qx 'cfl-model 1' || fail "the pipe got no model"
 }
 
-# Issue 18, cause 4: fcnn's default batch size and epochs give small data
-# enough optimiser steps (iris: 108 train rows, batch 16, 7 steps an epoch,
-# 286 epochs = 2002 steps; before: 40 epochs of one step), while W1's
+# fcnn's default batch size and epochs give small data enough optimiser
+# steps (iris: 120 train rows, batch 16, 8 steps an epoch, 250 epochs =
+# 2000 steps; before the defaults changed: 40 epochs of one step), while W1's
 # settings given explicitly train exactly as before the change: the model
 # file's SHA-256 below is the one the code before it wrote (OpenBLAS on
 # this project's x86-64 machines).
 test_train_fcnn_auto_steps_and_w1_unchanged() {
 	run "$CFL" train "$ROOT/datasets/iris.csv" --model fcnn --set patience=0 -o a.cfl
 	expect_rc 0
-	expect_out "epochs_run   286"
+	expect_out "epochs_run   250"	# 120 rows: no validation part without early stopping
 	run "$CFL" train "$ROOT/datasets/iris.csv" --model fcnn --set batch_size=128 --set patience=0 -o b.cfl
 	expect_rc 0
 	expect_out "epochs_run   1000"	# one step an epoch: 2000, capped
+	# the split of a fixed --valid-frac is the one this model file was made on
 	run "$CFL" train "$ROOT/datasets/iris.csv" --model fcnn --set hidden=64,64 \
-		--set batch_size=128 --set epochs=40 --set patience=0 --seed 1 -o w1.cfl
+		--set batch_size=128 --set epochs=40 --set patience=0 --seed 1 --valid-frac 0.1 -o w1.cfl
 	expect_rc 0
 	expect_out "epochs_run   40"
 	[ "$(sha256sum < w1.cfl | cut -d' ' -f1)" = f511bb1ba67423d049cc4a7381cb905f125ab9881450b68b0d00e7cca29d76d2 ] ||
@@ -334,7 +335,7 @@ test_train_fcnn_auto_steps_and_w1_unchanged() {
 	expect_err "batch_size must be an integer"
 }
 
-# Issue 18, cause 6: the same seed writes the same fcnn model file whatever
+# The same seed writes the same fcnn model file whatever
 # OPENBLAS_NUM_THREADS says (fit and predict use one BLAS thread unless
 # threads=T is given).
 test_train_fcnn_file_independent_of_blas_threads() {

@@ -50,7 +50,7 @@ test_trees_regression_roundtrip() {
 	done
 }
 
-# W3's parameter names, as the issue writes them, on breast_cancer
+# W3's parameter names, as WORKLOADS.md writes them, on breast_cancer
 test_trees_w3_settings() {
 	run "$CFL" train "$ROOT/datasets/breast_cancer.csv" --model forest \
 		--set n_estimators=100 --set threads=2 -o f.cfl

@@ -251,3 +251,24 @@ test_tune_installed_finds_default_params() {
 	expect_rc 2
 	expect_err "linear.params"
 }
+
+# --metrics LIST, as repeat has it: every trial is scored with these (the
+# scored metric first when the list lacks it), the tables show them, and
+# the run resumes with the same list
+test_tune_metrics_list() {
+	run "$CFL" tune "$ROOT/datasets/iris.csv" --model linear --method random --num-search 2 \
+		--num-repeat 1 --metrics f1,logloss --db t.db --name m -q
+	expect_rc 0
+	grep -q '| metrics *| *acc *| *f1 *| *logloss *|' <<<"$(sed 's/  */ /g' <<<"$out")" ||
+		fail "the tables lack acc, f1 and logloss in order: $out"
+	command -v sqlite3 >/dev/null || skip "no sqlite3 shell"
+	[ "$(sqlite3 t.db "SELECT group_concat(DISTINCT metric) FROM (SELECT metric FROM metrics
+		ORDER BY trial, rowid)")" = "acc,f1,logloss" ] ||
+		fail "stored metrics: $(sqlite3 t.db "SELECT DISTINCT metric FROM metrics")"
+	run "$CFL" tune "$ROOT/datasets/iris.csv" --model linear --metrics rmse --db t.db -q
+	expect_rc 2
+	expect_err "--metrics"
+	run "$CFL" tune --command 'echo 1' --params x.params --metrics acc --db t.db
+	expect_rc 2
+	expect_err "one metric, 'value'"
+}

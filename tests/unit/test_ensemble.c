@@ -474,7 +474,7 @@ static void t_stacking_on_oof(void)
 	cfl_ens_output_release(&o1);
 }
 
-/* Issue 18, cause 5: with few rows to fit on (6 validation rows here),
+/* With few rows to fit on (6 validation rows here),
  * stacking fits nothing, keeps the mean's weights and says so. */
 static void t_stacking_few_rows_is_the_mean(void)
 {
@@ -500,7 +500,7 @@ static void t_stacking_few_rows_is_the_mean(void)
 	cfl_ens_output_release(&mean);
 }
 
-/* Issue 18, cause 5 (diabetes: an unconstrained meta-learner on 35 rows of
+/* Stacking that cannot lose badly (diabetes: an unconstrained meta-learner on 35 rows of
  * 15 collinear inputs lost to every member): regression stacking on
  * collinear members never does worse on its rows than the mean or than
  * the best member (each is a point of the simplex it searches). */

@@ -375,7 +375,7 @@ static char *joined(const struct cfl_params *p)
 	return b.data;
 }
 
-/* Issue 18, cause 7: a budget below the grid's size asks grid points drawn
+/* A budget below the grid's size asks grid points drawn
  * with the seed (so the first parameter varies), distinct, the same for the
  * same seed, other points for another seed; past the budget the rest of
  * the grid follows, each point once. */

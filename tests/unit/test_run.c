@@ -203,6 +203,7 @@ static void t_execute(void)
 	CHECK(r.split[2].n == 0 && r.split[2].n_metrics == 0);
 	CHECK(r.peak_rss_kb > 0);
 	CHECK(r.duration >= 0);
+	CHECK_INT(r.n_iter_kept, 0);	/* the default model does not stop early */
 
 	/* bootstrap: depends on the seed, and only on it */
 	l.flags |= CFL_LEASE_BOOTSTRAP;
@@ -268,6 +269,57 @@ static void t_execute(void)
 }
 
 /* cfl tune --command: the last stdout line is the value; failures say why. */
+/* A model that stops early says how many rounds it kept; tune's refit
+ * (CFL_LEASE_REFIT) fits on train and validation together, without early
+ * stopping and without a score on validation. */
+static void t_execute_refit(void)
+{
+	struct cfl_data d;
+	struct cfl_wire_lease l;
+	struct cfl_wire_result r;
+	struct cfl_err err;
+	double freq[3] = { 0 };
+	size_t n = 0;
+
+	load_iris(&d);
+	lease_init(&l, 5);
+	l.model = "gbdt";
+	cfl_params_init(&l.params);
+	CHECK(cfl_params_set(&l.params, "n_rounds", "300", NULL) == 0);
+	CHECK(cfl_params_set(&l.params, "early_stopping_rounds", "2", NULL) == 0);
+	CHECK_MSG(cfl_trial_execute(&d, &l, &r, &err) == 0, "%s", err.msg);
+	CHECK_INT(r.status, CFL_RESULT_OK);
+	CHECK(r.n_iter_kept >= 1 && r.n_iter_kept < 300);
+	cfl_trial_result_release(&r);
+	l.flags |= CFL_LEASE_REFIT;
+	CHECK_MSG(cfl_trial_execute(&d, &l, &r, &err) == 0, "%s", err.msg);
+	CHECK_INT(r.status, CFL_RESULT_OK);
+	CHECK_INT(r.n_iter_kept, 0);
+	CHECK_INT(r.split[0].n_metrics, 0);
+	CHECK(r.split[0].pred == NULL);
+	CHECK_INT(r.split[1].n_metrics, 2);
+	cfl_trial_result_release(&r);
+	cfl_params_release(&l.params);
+
+	/* the baseline predicts the class shares of the rows it fitted */
+	cfl_params_init(&l.params);
+	l.model = "baseline";
+	CHECK_MSG(cfl_trial_execute(&d, &l, &r, &err) == 0, "%s", err.msg);
+	for (size_t i = 0; i < d.train.n; i++, n++)
+		freq[(int)d.train.y[i]]++;
+	for (size_t i = 0; i < d.valid.n; i++, n++)
+		freq[(int)d.valid.y[i]]++;
+	CHECK(d.valid.n > 0 && r.split[1].n > 0);
+	for (int c = 0; c < 3; c++)
+		CHECK(fabs(r.split[1].pred[c] - freq[c] / (double)n) < 1e-12);
+	cfl_trial_result_release(&r);
+	/* folds and bootstrap do not go with a refit */
+	l.flags = CFL_LEASE_REFIT | CFL_LEASE_BOOTSTRAP;
+	CHECK(cfl_trial_execute(&d, &l, &r, &err) == -1);
+	CHECK_CONTAINS(err.msg, "refit");
+	cfl_data_release(&d);
+}
+
 static void t_command_trial(void)
 {
 	struct cfl_data d;
@@ -933,6 +985,7 @@ const struct cfl_test cfl_tests[] = {
 	TEST(t_sched_lost_leases),
 	TEST(t_seeds),
 	TEST(t_execute),
+	TEST(t_execute_refit),
 	TEST(t_command_trial),
 	TEST(t_pool_ask_tell),
 	TEST(t_pool_fork_per_trial),

@@ -142,6 +142,7 @@ static void t_result(void)
 	m.u.result.fit_seconds = 0.1;
 	m.u.result.predict_seconds = 0.02;
 	m.u.result.peak_rss_kb = 12345;
+	m.u.result.n_iter_kept = 37;
 	m.u.result.split[0] = (struct cfl_wire_split){ 2, mv, 3, 2, pv, NULL };
 	m.u.result.split[1] = (struct cfl_wire_split){ 1, mt, 1, 2, pt, NULL };
 	m.u.result.split[2] = (struct cfl_wire_split){ 0, NULL, 3, 2, pv, rows };
@@ -151,6 +152,7 @@ static void t_result(void)
 	CHECK_STR(o.u.result.error, "");
 	CHECK(o.u.result.duration == 0.125);
 	CHECK_INT(o.u.result.peak_rss_kb, 12345);
+	CHECK_INT(o.u.result.n_iter_kept, 37);
 	CHECK_INT(o.u.result.split[0].n_metrics, 2);
 	CHECK_STR(o.u.result.split[0].metrics[0].name, "acc");
 	CHECK(o.u.result.split[0].metrics[0].value == 0.75);
