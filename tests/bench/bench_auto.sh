@@ -54,7 +54,7 @@ for ds in $SETS; do
 		--db "$B/auto.db" --name "auto-$ds" -q > "$B/auto-$ds.txt" 2> "$B/auto-$ds.err" ||
 		{ echo "bench_auto: cfl auto on $ds failed: $(tail -3 "$B/auto-$ds.err")"; status=1; continue; }
 	took=$(awk -v a="$t0" -v b="$(date +%s.%N)" 'BEGIN { printf "%.1f", b - a }')
-	first=$(awk '/^Leaderboard/ {on = 1; next} on && /^1 / {print $2, $5; exit}' "$B/auto-$ds.txt")
+	first=$(awk '/^Leaderboard/ {on = 1; next} on && /^1 / {print $2, $6; exit}' "$B/auto-$ds.txt")
 	[ -n "$first" ] || { echo "bench_auto: no leaderboard on $ds"; status=1; continue; }
 	{ echo "#### $ds"; echo; echo '```'; cat "$B/auto-$ds.txt"; echo '```'; echo; } >> "$B/boards.md"
 
