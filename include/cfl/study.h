@@ -305,7 +305,10 @@ int cfl_study_auto(struct cfl_study *s, const struct cfl_study_listener *ls,
 struct cfl_study_auto_row {
 	char name[96];		/* "stacking", "mean", "gbdt:1a2b3c4d" */
 	char method[32];	/* "bag", "mean", "stacking" */
-	double valid, test;	/* the ranking metric; NaN when undefined */
+	double cv;		/* the ranking metric on the out-of-fold
+				 * predictions of every training row; NaN
+				 * when undefined */
+	double valid, test;	/* ... on the validation and test parts */
 	double seconds;		/* the workers' seconds of the trials in it */
 	size_t n_trials;
 };
@@ -323,7 +326,7 @@ struct cfl_study_auto_summary {
 	char metric[32];	/* the ranking metric */
 	int sign;
 	size_t n_rows;
-	struct cfl_study_auto_row *rows;	/* best validation first */
+	struct cfl_study_auto_row *rows;	/* best cv first (then valid) */
 	size_t n_families;
 	struct cfl_study_auto_family *families;	/* in search order */
 };

@@ -274,16 +274,16 @@ static int print_summary(struct cfl_store *st, int64_t run_id, int timed_out,
 
 	if (cfl_study_auto_summary(st, run_id, &sum, err))
 		return -1;
-	printf("Leaderboard (by %s on the validation part; the test part chose nothing)\n",
-	       sum.metric);
-	printf("%-4s  %-22s  %-8s  %12s  %12s  %6s  %9s\n", "rank", "entry", "kind",
-	       "valid", "test", "trials", "seconds");
+	printf("Leaderboard (by %s out of fold on the training part, then on the "
+	       "validation part; the test part chose nothing)\n", sum.metric);
+	printf("%-4s  %-22s  %-8s  %10s  %10s  %10s  %6s  %9s\n", "rank", "entry", "kind",
+	       "oof", "valid", "test", "trials", "seconds");
 	for (size_t i = 0; i < sum.n_rows; i++) {
 		const struct cfl_study_auto_row *r = &sum.rows[i];
 
-		printf("%-4zu  %-22s  %-8s  %12.6f  %12.6f  %6zu  %9.3f\n", i + 1, r->name,
-		       strcmp(r->method, "bag") ? "ensemble" : "bag", r->valid, r->test,
-		       r->n_trials, r->seconds);
+		printf("%-4zu  %-22s  %-8s  %10.6f  %10.6f  %10.6f  %6zu  %9.3f\n", i + 1,
+		       r->name, strcmp(r->method, "bag") ? "ensemble" : "bag", r->cv,
+		       r->valid, r->test, r->n_trials, r->seconds);
 	}
 	if (!sum.n_rows)
 		printf("(no model finished its folds)\n");

@@ -12,6 +12,7 @@
 
 #include "cfl/report.h"
 #include "cfl/store.h"
+#include "cfl/study.h"
 #include "table_opts.h"
 
 static void usage(FILE *f)
@@ -104,6 +105,17 @@ static void best_of(struct cfl_store *st, const struct cfl_run_info *r,
 	snprintf(out, cap, "-");
 	if (r->kind == CFL_RUN_TUNE) {
 		best_of_tune(st, r, out, cap);
+		return;
+	}
+	if (r->kind == CFL_RUN_AUTO) {	/* the leaderboard's first, its test */
+		struct cfl_study_auto_summary sum;
+
+		if (cfl_study_auto_summary(st, r->id, &sum, &err) == 0) {
+			if (sum.n_rows)
+				snprintf(out, cap, "%s %s %.6f", sum.rows[0].name,
+					 sum.metric, sum.rows[0].test);
+			cfl_study_auto_summary_release(&sum);
+		}
 		return;
 	}
 	cfl_table_init(&t);

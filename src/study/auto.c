@@ -10,7 +10,9 @@
  * of the families searched set aside), and the bags get the rest but a
  * small reserve for the ensembles.  A candidate
  * still running when its family's share ends is cancelled (a failed trial,
- * "cancelled"), unless the family has no score yet; bags still running at
+ * "cancelled"), unless the family has no score yet (its defaults always
+ * run, and may take the time the bags of the families searched before do
+ * not need); bags still running at
  * the limit are interrupted (run again by --resume).  Asks and tells follow
  * tune's rule (one more ask each time the oldest in flight is told), so
  * --resume replays the stored candidates and goes on from them.
@@ -31,6 +33,7 @@
  * best's seconds x folds over the slots, with a margin). */
 #define SEARCH_MAX_SHARE 0.8
 #define BAG_MARGIN 1.5
+#define TRIAL_OVERHEAD 0.02
 #define RESERVE_SHARE 0.03
 #define RESERVE_MIN 0.25
 
@@ -45,9 +48,7 @@ struct auto_cand {
 	int told;
 	double value;		/* the metric on valid; NaN: failed */
 	double score;		/* sign * value */
-	double seconds;		/* the trial's wall seconds from its submission
-				 * (its duration when stored before) */
-	double submitted;	/* cfl_now() at submission */
+	double seconds;		/* the trial's duration + TRIAL_OVERHEAD */
 	int64_t trial_id;
 };
 
@@ -166,7 +167,7 @@ static long add_cand(struct cfl_study *s, size_t f, struct cfl_params *params,
 	if (ts.status == CFL_TRIAL_DONE) {
 		if (stored_done(a, metric, ts.id, &c->value))
 			c->score = sign * c->value;
-		c->seconds = stored_duration(a, ts.id);
+		c->seconds = stored_duration(a, ts.id) + TRIAL_OVERHEAD;
 		return (long)(a->n - 1);
 	}
 	if (ts.status == CFL_TRIAL_FAILED || ts.status == CFL_TRIAL_POISON)
@@ -183,7 +184,6 @@ static long add_cand(struct cfl_study *s, size_t f, struct cfl_params *params,
 	if (cfl_pool_submit(s->pool, &spec, err))
 		return -1;
 	c->pending = 1;
-	c->submitted = cfl_now();
 	s->n_ran++;
 	return (long)(a->n - 1);
 }
@@ -209,10 +209,10 @@ static void on_trial(struct cfl_study *s, const struct cfl_pool_event *ev,
 				if (!strcmp(v->metrics[i].name, metric))
 					c->value = v->metrics[i].value;
 			c->score = cfl_metric_info(s->plan->autop.metric)->sign * c->value;
-			/* the wall time counts the worker's overheads too */
-			c->seconds = cfl_now() - c->submitted;
-			if (ev->result->duration > c->seconds)
-				c->seconds = ev->result->duration;
+			/* the worker's time plus the lease's round trip (the
+			 * wall time from submission would count the
+			 * coordinator's own work, the GP's asks, too) */
+			c->seconds = ev->result->duration + TRIAL_OVERHEAD;
 		}
 	}
 	memset(&se, 0, sizeof(se));
@@ -296,15 +296,15 @@ static int search_family(struct cfl_study *s, size_t f, double family_end,
 	s->wake_at = family_end;
 	for (;;) {
 		int r;
-		double bags = s->deadline - BAG_MARGIN * bag_seconds(s, f + 1);
+		double bags = s->deadline - BAG_MARGIN * bag_seconds(s, f + 1), first_end;
 
 		/* this family's bag too is set aside once it has a best */
 		if (family_end > bags)
 			family_end = bags;
 		/* ask while slots are free and the share lasts; the first
 		 * candidate is the model's defaults */
-		while (!exhausted && a->n - told < slots &&
-		       cfl_now() < family_end && !s->timed_out) {
+		while (!exhausted && a->n - told < slots && !s->timed_out &&
+		       (cfl_now() < family_end || !asked_defaults)) {
 			struct cfl_params params;
 			size_t idx = 0;
 
@@ -340,9 +340,11 @@ static int search_family(struct cfl_study *s, size_t f, double family_end,
 			continue;
 		}
 		/* the share is over: cancel what runs, once the family has a
-		 * score (else wait for one until the search budget ends) */
+		 * score (else wait for one while the bags of the families
+		 * before still fit) */
+		first_end = s->deadline - BAG_MARGIN * bag_seconds(s, f);
 		if (cfl_now() >= family_end &&
-		    (a->best[f] >= 0 || cfl_now() >= a->search_end)) {
+		    (a->best[f] >= 0 || cfl_now() >= first_end)) {
 			for (size_t k = told; k < a->n; k++) {
 				struct auto_cand *c = &a->c[k];
 				int q;
@@ -359,7 +361,7 @@ static int search_family(struct cfl_study *s, size_t f, double family_end,
 			}
 		}
 		if (cfl_now() >= family_end && a->best[f] < 0)
-			s->wake_at = a->search_end;
+			s->wake_at = first_end;
 		r = wait_one(s, ls, err);
 		if (r < 0 || r == 2 || r == 3) {
 			rc = r;
@@ -377,8 +379,8 @@ out:
 /* ---- bags ---- */
 
 /* The wall seconds the bags of families [0, f) should take: each best's
- * seconds (as the coordinator saw them) x the folds, over the pool's
- * slots, plus the slowest one for the ragged end. */
+ * seconds x the folds, over the pool's slots, plus the slowest one for
+ * the ragged end. */
 static double bag_seconds(const struct cfl_study *s, size_t f)
 {
 	const struct study_auto *a = s->autos;
@@ -577,16 +579,26 @@ static void members_time(const char *text, const struct cfl_trial_info *tr,
 	}
 }
 
+/* sign * x > sign * y first, NaN last; 0 when equal. */
+static int better(double x, double y, int sign)
+{
+	int nx = isnan(x), ny = isnan(y);
+
+	if (nx || ny)
+		return nx - ny;
+	if (sign * x != sign * y)
+		return sign * x > sign * y ? -1 : 1;
+	return 0;
+}
+
 static int by_valid(const void *x, const void *y, int sign)
 {
 	const struct cfl_study_auto_row *a = x, *b = y;
-	int na = isnan(a->valid), nb = isnan(b->valid);
+	int r = better(a->cv, b->cv, sign);
 
-	if (na || nb)
-		return na - nb;
-	if (sign * a->valid != sign * b->valid)
-		return sign * a->valid > sign * b->valid ? -1 : 1;
-	return strcmp(a->name, b->name);
+	if (!r)
+		r = better(a->valid, b->valid, sign);
+	return r ? r : strcmp(a->name, b->name);
 }
 
 static int by_valid_max(const void *x, const void *y) { return by_valid(x, y, 1); }
@@ -599,8 +611,8 @@ int cfl_study_auto_summary(struct cfl_store *st, int64_t run_id,
 	struct cfl_ensemble_row *ens = NULL;
 	struct cfl_candidate_info *cands = NULL;
 	struct cfl_trial_info *tr = NULL;
-	struct cfl_metric_row *mv = NULL, *mt = NULL;
-	size_t n_ens = 0, n_cands = 0, n_tr = 0, n_mv = 0, n_mt = 0;
+	struct cfl_metric_row *mv = NULL, *mt = NULL, *mo = NULL;
+	size_t n_ens = 0, n_cands = 0, n_tr = 0, n_mv = 0, n_mt = 0, n_mo = 0;
 	int rc = -1;
 
 	memset(out, 0, sizeof(*out));
@@ -609,7 +621,8 @@ int cfl_study_auto_summary(struct cfl_store *st, int64_t run_id,
 	    cfl_store_candidates(st, run_id, &cands, &n_cands, err) ||
 	    cfl_store_trials(st, run_id, &tr, &n_tr, err) ||
 	    cfl_store_run_metrics(st, run_id, CFL_SPLIT_VALID, &mv, &n_mv, err) ||
-	    cfl_store_run_metrics(st, run_id, CFL_SPLIT_TEST, &mt, &n_mt, err))
+	    cfl_store_run_metrics(st, run_id, CFL_SPLIT_TEST, &mt, &n_mt, err) ||
+	    cfl_store_run_metrics(st, run_id, CFL_SPLIT_OOF, &mo, &n_mo, err))
 		goto out;
 	/* the ranking metric: the first stored (the pool's metrics put it
 	 * first) */
@@ -626,7 +639,11 @@ int cfl_study_auto_summary(struct cfl_store *st, int64_t run_id,
 
 		snprintf(r->name, sizeof(r->name), "%s", ens[e].name);
 		snprintf(r->method, sizeof(r->method), "%s", ens[e].method);
-		r->valid = r->test = NAN;
+		r->cv = r->valid = r->test = NAN;
+		for (size_t i = 0; i < n_mo; i++)
+			if (mo[i].ensemble_id == ens[e].id &&
+			    !strcmp(mo[i].metric, out->metric))
+				r->cv = mo[i].value;
 		for (size_t i = 0; i < n_mv; i++)
 			if (mv[i].ensemble_id == ens[e].id &&
 			    !strcmp(mv[i].metric, out->metric))
@@ -679,6 +696,7 @@ out:
 	cfl_trials_free(tr, n_tr);
 	free(mv);
 	free(mt);
+	free(mo);
 	if (rc)
 		cfl_study_auto_summary_release(out);
 	return rc;

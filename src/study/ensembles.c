@@ -251,7 +251,7 @@ static int store(struct cfl_store *st, int64_t run_id,
 		 enum cfl_ensemble_method method, const char *name,
 		 const char *method_name, const struct members *ms,
 		 const struct cfl_ens_input *in, const struct cfl_ens_output *o,
-		 double seconds, struct cfl_err *err)
+		 const double *oof_metrics, double seconds, struct cfl_err *err)
 {
 	struct cfl_metric_value *mv;
 	struct cfl_trial_result res;
@@ -259,7 +259,7 @@ static int store(struct cfl_store *st, int64_t run_id,
 	struct cfl_buf text;
 	int rc = -1;
 
-	mv = cfl_calloc(2 * in->n_metrics + 1, sizeof(*mv), err);
+	mv = cfl_calloc(3 * in->n_metrics + 1, sizeof(*mv), err);
 	if (!mv)
 		return -1;
 	cfl_buf_init(&text);
@@ -280,6 +280,9 @@ static int store(struct cfl_store *st, int64_t run_id,
 		mv[k] = (struct cfl_metric_value){ name, o->valid_metrics[k] };
 		mv[in->n_metrics + k] =
 			(struct cfl_metric_value){ name, o->test_metrics[k] };
+		if (oof_metrics)
+			mv[2 * in->n_metrics + k] =
+				(struct cfl_metric_value){ name, oof_metrics[k] };
 	}
 	memset(&res, 0, sizeof(res));
 	res.duration = seconds;
@@ -288,6 +291,9 @@ static int store(struct cfl_store *st, int64_t run_id,
 	res.split[CFL_SPLIT_TEST] = (struct cfl_split_result){
 		in->n_metrics, mv + in->n_metrics, in->n_test, in->n_out, o->test,
 		NULL };
+	if (oof_metrics)	/* metrics only: the members' OOF rows are theirs */
+		res.split[CFL_SPLIT_OOF] = (struct cfl_split_result){
+			in->n_metrics, mv + 2 * in->n_metrics, 0, 0, NULL, NULL };
 	info.name = name ? name : cfl_ensemble_method_name(method);
 	info.method = method_name ? method_name : info.name;
 	info.members = text.data;
@@ -296,6 +302,47 @@ static int store(struct cfl_store *st, int64_t run_id,
 out:
 	cfl_buf_release(&text);
 	free(mv);
+	return rc;
+}
+
+/* auto's scores on the out-of-fold predictions of every training row: the
+ * members' OOF rows mixed with the ensemble's weights (a bag: its one
+ * member's).  An undefined metric is NaN, and so is every metric when a
+ * member lacks OOF predictions.  -1 only on allocation failure. */
+static int oof_scores(const struct cfl_ens_input *in, const double *weights,
+		      double *out /* (n_metrics) */, struct cfl_err *err)
+{
+	const double **po = NULL;
+	double *mix = NULL;
+	double one = 1.0;
+	int rc = -1;
+
+	if (!(po = cfl_calloc(in->n_members + 1, sizeof(*po), err)) ||
+	    !(mix = cfl_calloc(in->n_train * in->n_out + 1, sizeof(*mix), err)))
+		goto out;
+	for (size_t j = 0; j < in->n_members; j++) {
+		if (!in->members[j].oof) {	/* nothing to score */
+			for (size_t k = 0; k < in->n_metrics; k++)
+				out[k] = NAN;
+			rc = 0;
+			goto out;
+		}
+		po[j] = in->members[j].oof;
+	}
+	if (cfl_ensemble_weighted(po, weights ? weights : &one, in->n_members,
+				  in->n_train, in->n_out, mix, err))
+		goto out;
+	for (size_t k = 0; k < in->n_metrics; k++) {
+		struct cfl_err why;
+
+		if (cfl_metric_eval(in->metrics[k], in->y_train, mix, in->n_train,
+				    in->n_classes, &out[k], &why))
+			out[k] = NAN;
+	}
+	rc = 0;
+out:
+	free(po);
+	free(mix);
 	return rc;
 }
 
@@ -344,10 +391,13 @@ static int build_all(struct cfl_store *st, int64_t run_id,
 	struct members ms = { 0 };
 	struct cfl_ens_member *em = NULL;
 	struct cfl_ens_input in;
+	double oof[CFL_M_COUNT];
 	int rc = -1;
 
 	if (!methods)
 		return 0;
+	if (n_metrics > CFL_M_COUNT)
+		return cfl_err_set(err, "%zu metrics: too many", n_metrics);
 	if (collect(st, run_id, d, n_out, bagged, &ms, err))
 		goto out;
 	if (ms.n < (bagged ? 1 : min_members)) {
@@ -391,8 +441,9 @@ static int build_all(struct cfl_store *st, int64_t run_id,
 			note_skipped(ls, why.msg);
 			continue;
 		}
-		if (store(st, run_id, CFL_ENS_MEAN, name, "bag", &single, &one, &o,
-			  0, err)) {
+		if (oof_scores(&one, o.weights, oof, err) ||
+		    store(st, run_id, CFL_ENS_MEAN, name, "bag", &single, &one, &o,
+			  oof, 0, err)) {
 			cfl_ens_output_release(&o);
 			goto out;
 		}
@@ -413,8 +464,9 @@ static int build_all(struct cfl_store *st, int64_t run_id,
 			note_skipped(ls, why.msg);
 			continue;
 		}
-		if (store(st, run_id, m, NULL, NULL, &ms, &in, &o, cfl_now() - t0,
-			  err)) {
+		if ((bagged && oof_scores(&in, o.weights, oof, err)) ||
+		    store(st, run_id, m, NULL, NULL, &ms, &in, &o, bagged ? oof : NULL,
+			  cfl_now() - t0, err)) {
 			cfl_ens_output_release(&o);
 			goto out;
 		}

@@ -3,8 +3,8 @@
 # runs.finished: what cfl itself measured), with margins wide enough for a
 # loaded machine; CFL_TEST_FAULT (docs/repeat.md) makes trials hang or slow.
 
-# the ranks' validation scores of auto's leaderboard, one a line
-auto_valid_column() {
+# the ranks' out-of-fold scores of auto's leaderboard, one a line
+auto_oof_column() {
 	awk '/^Leaderboard/ {on = 1; next} on && /^[0-9]+ / {print $4} /^$/ {on = 0}' <<<"$1"
 }
 
@@ -70,7 +70,7 @@ test_auto_usage_errors() {
 # one run of the pool and the store: bags of each family's best, their mean
 # and stacking, ranked by validation score, within the limit
 test_auto_end_to_end() {
-	local col
+	local col first
 	run "$CFL" auto "$ROOT/datasets/wine.csv" --models linear,tree --time-limit 6 \
 		--num-jobs 2 --db a.db --name w
 	expect_rc 0
@@ -97,10 +97,18 @@ test_auto_end_to_end() {
 		fail "ensembles: $(sqlite3 a.db "select name, method from ensembles")"
 	sqlite3 a.db "select members from ensembles where name = 'stacking'" | grep -q "on [0-9]* oof rows" ||
 		fail "stacking not fitted on the out-of-fold predictions: $(sqlite3 a.db "select members from ensembles where name = 'stacking'")"
-	col=$(auto_valid_column "$out")
+	col=$(auto_oof_column "$out")
 	[ "$(wc -l <<<"$col")" = 4 ] || fail "leaderboard rows: $out"
-	[ "$col" = "$(sort -gr <<<"$col")" ] || fail "leaderboard not sorted by validation: $col"
+	[ "$col" = "$(sort -gr <<<"$col")" ] || fail "leaderboard not sorted by the out-of-fold score: $col"
+	# the out-of-fold scores are stored with the bags and ensembles
+	[ "$(sqlite3 a.db "select count(distinct m.ensemble) from ensemble_metrics m where m.split = 'oof' and m.value is not null")" = 4 ] ||
+		fail "out-of-fold scores not stored"
 	expect_run_seconds a.db 6.5
+	# cfl runs names the leaderboard's first entry as the run's best
+	first=$(awk '/^Leaderboard/ {on = 1; next} on && /^1 / {print $2; exit}' <<<"$out")
+	run "$CFL" runs --db a.db --width 200
+	expect_rc 0
+	expect_out "$first acc"
 }
 
 # a model that never returns: the search waits for a first score until its

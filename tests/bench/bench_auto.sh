@@ -1,0 +1,90 @@
+#!/usr/bin/env bash
+# cfl auto against defaults (issue 19): `cfl auto TRAIN --test TEST
+# --time-limit L` (L = 60 s; QUICK=1: 10 s) on the peers' split of the five
+# datasets of datasets/ and of the W1 synthetic set (synth_clf_100k),
+# against the best single cfl model with its defaults (`cfl repeat --models
+# fcnn,linear,tree,forest,gbdt`, seed 0, the best chosen on TEST, which
+# favours it) and against each scikit-learn default model (w7_peers.py,
+# random_state 0).  Prints per dataset the leaderboard's first entry (chosen
+# on validation) with its test accuracy (RMSE for diabetes), the figures it
+# is compared with, and "ok" when auto is at least as good as the best of
+# them, else "below"; then auto's leaderboards.  The load average is printed
+# with the table: every figure here is wall-clock bound.
+# AUTO_SETS="iris ..." picks datasets (QUICK=1: the four small ones);
+# AUTO_LIMIT=S sets the limit; AUTO_REUSE_PEERS=1 keeps the peers' figures of
+# an earlier run (they are seeded, so the same; scikit-learn's MLP on
+# digits and on the synthetic set takes minutes).
+set -u
+: "${ROOT:?}" "${BENCH_DIR:?}" "${PY:=/usr/bin/python3}"
+CFL_BIN=${CFL:-$ROOT/cfl}
+if [ "${QUICK:-0}" = 1 ]; then
+	LIMIT=${AUTO_LIMIT:-10}
+	SETS=${AUTO_SETS:-iris wine breast_cancer diabetes}
+else
+	LIMIT=${AUTO_LIMIT:-60}
+	SETS=${AUTO_SETS:-iris wine breast_cancer digits diabetes synth_clf_100k}
+fi
+MODELS="fcnn linear tree forest gbdt"
+B="$BENCH_DIR/auto"
+mkdir -p "$B"
+rm -f "$B"/auto.db* "$B"/defaults.db*
+
+task_of() { case "$1" in diabetes | synth_reg*) echo reg ;; *) echo clf ;; esac; }
+
+{
+	echo "### cfl auto --time-limit $LIMIT against defaults (test accuracy, RMSE for diabetes; one seed; load average at the start: $(cut -d' ' -f1-3 /proc/loadavg))"
+	echo
+	echo "| dataset | cfl auto: first entry | test | took (s) | best cfl default | test | scikit-learn defaults (fcnn linear tree forest gbdt) | auto - best other | verdict |"
+	echo "|---|---|---|---|---|---|---|---|---|"
+} > "$B/table.md"
+: > "$B/boards.md"
+
+status=0
+for ds in $SETS; do
+	task=$(task_of "$ds")
+	metric=acc sign=1
+	[ "$task" = reg ] && metric=rmse sign=-1
+	tr="$BENCH_DIR/$ds.train.csv"
+	te="$BENCH_DIR/$ds.test.csv"
+	[ -f "$tr" ] || { echo "bench_auto: $tr is missing (run tests/bench/make_data.py)"; exit 1; }
+
+	# cfl auto: the leaderboard's first entry, chosen on validation
+	t0=$(date +%s.%N)
+	"$CFL_BIN" auto "$tr" --test "$te" --time-limit "$LIMIT" --metric "$metric" \
+		--db "$B/auto.db" --name "auto-$ds" -q > "$B/auto-$ds.txt" 2> "$B/auto-$ds.err" ||
+		{ echo "bench_auto: cfl auto on $ds failed: $(tail -3 "$B/auto-$ds.err")"; status=1; continue; }
+	took=$(awk -v a="$t0" -v b="$(date +%s.%N)" 'BEGIN { printf "%.1f", b - a }')
+	first=$(awk '/^Leaderboard/ {on = 1; next} on && /^1 / {print $2, $6; exit}' "$B/auto-$ds.txt")
+	[ -n "$first" ] || { echo "bench_auto: no leaderboard on $ds"; status=1; continue; }
+	{ echo "#### $ds"; echo; echo '```'; cat "$B/auto-$ds.txt"; echo '```'; echo; } >> "$B/boards.md"
+
+	# the best single cfl model with its defaults (on test)
+	"$CFL_BIN" repeat "$tr" --test "$te" --models fcnn,linear,tree,forest,gbdt \
+		--num-repeat 1 --metrics "$metric" --ensemble none --db "$B/defaults.db" \
+		--name "def-$ds" -q > /dev/null 2> "$B/def-$ds.err" ||
+		{ echo "bench_auto: cfl repeat on $ds failed: $(tail -3 "$B/def-$ds.err")"; status=1; continue; }
+	"$CFL_BIN" report "def-$ds" --db "$B/defaults.db" --format csv > "$B/def-$ds.csv" ||
+		{ echo "bench_auto: cfl report on $ds failed"; status=1; continue; }
+	best_def=$(awk -F, -v s="$sign" 'NR > 1 && (b == "" || s * $3 > s * v) { b = $1; v = $3 } END { print b, v }' "$B/def-$ds.csv")
+
+	# scikit-learn's defaults, random_state 0
+	if [ "${AUTO_REUSE_PEERS:-0}" != 1 ] || [ ! -s "$B/peer-$ds.txt" ]; then
+		"$PY" "$ROOT/tests/bench/w7_peers.py" "$task" "$tr" "$te" 1 > "$B/peer-$ds.txt" ||
+			{ echo "bench_auto: peers on $ds failed"; rm -f "$B/peer-$ds.txt"; status=1; continue; }
+	fi
+	peers=$(for m in $MODELS; do awk -v m="$m" '$1 == m { printf "%.4f ", $2 }' "$B/peer-$ds.txt"; done)
+	best_peer=$(awk -v s="$sign" '(b == "" || s * $2 > s * v) { b = $1; v = $2 } END { print b, v }' "$B/peer-$ds.txt")
+
+	awk -v ds="$ds" -v s="$sign" -v first="$first" -v took="$took" -v def="$best_def" \
+	    -v peers="$peers" -v bp="$best_peer" 'BEGIN {
+		split(first, a, " "); split(def, d, " "); split(bp, p, " ")
+		other = s * d[2] > s * p[2] ? d[2] : p[2]
+		diff = s * (sprintf("%.6f", a[2]) - sprintf("%.6f", other))
+		printf "| %s | %s | %.4f | %s | %s | %.4f | %s| %+.4f | %s |\n", ds, a[1], a[2], took,
+		       d[1], d[2], peers, diff, diff < -1e-7 ? "below" : "ok"
+	}' >> "$B/table.md"
+done
+{ echo; cat "$B/boards.md"; } >> "$B/table.md"
+cat "$B/table.md"
+cat "$B/table.md" >> "$BENCH_DIR/results.md"
+exit $status
