@@ -224,7 +224,9 @@ $(BUILD)/bench-bin/%: tests/bench/%.c $(BUILD)/libcfl.a
 bench-build: $(addprefix $(BUILD)/bench-bin/,$(BENCH_DRIVERS)) $(BUILD)/tests/mpi_bench
 
 
-BENCH_PKGS := python3-sklearn python3-torch python3-xgboost python3-optuna hyperfine
+# What the bench scripts run: the peers (each script times itself, so no
+# timing tool is installed).
+BENCH_PKGS := python3-sklearn python3-torch python3-xgboost python3-optuna
 bench-deps:
 	@missing=""; \
 	for p in $(BENCH_PKGS); do \
@@ -237,11 +239,14 @@ bench-deps:
 	  else echo "bench: run: sudo apt-get install -y$$missing"; exit 1; fi; \
 	fi
 
+# make bench QUICK=1: the same tables on fewer repeats (about 3 minutes);
+# make bench BENCH=w4: one script (tests/bench/bench_w4.sh).
+QUICK ?= 0
 bench:
 	@$(MAKE) --no-print-directory deps
 	@$(MAKE) --no-print-directory bench-deps
 	@$(MAKE) --no-print-directory all
-	bash tests/bench/run.sh
+	QUICK=$(QUICK) bash tests/bench/run.sh
 
 # ---- docs ----
 

@@ -6,8 +6,12 @@
  * log expected improvement that stays finite far into the tail.
  *
  * Invariant: after a successful fit, L is the Cholesky factor of
- * K + noise I (+ jitter) and alpha = (K + noise I)^-1 y.  GSL only; never
- * include cblas.h here (GSL's BLAS calls resolve to OpenBLAS at link time).
+ * K + noise I (+ jitter) and alpha = (K + noise I)^-1 y.  L is computed row
+ * by row, so a fit whose first rows and theta equal the previous fit's keeps
+ * those rows of L and computes only the new ones (O(n^2) per new point, not
+ * O(n^3)), with the very bits a fresh factorisation gives: a fit never
+ * depends on the fits before it.  GSL only; never include cblas.h here
+ * (GSL's BLAS calls resolve to OpenBLAS at link time).
  */
 #include "cfl/hpo.h"
 
@@ -52,6 +56,7 @@ struct cfl_gp {
 	double *x;		/* (n, d) */
 	gsl_matrix *L;		/* (n, n) lower Cholesky factor */
 	gsl_vector *alpha;	/* (n) */
+	double jitter;		/* added to the diagonal (relative to sf2) */
 	double log_ml;
 };
 
@@ -146,74 +151,118 @@ static void inv_ls2_of(const double *theta, size_t d, double *out)
 		out[k] = exp(-2 * theta[k]);
 }
 
-/* Factors K + noise I into a fresh L; adds jitter when needed.  Returns
- * the matrix or NULL when even large jitter fails. */
-static gsl_matrix *factor(const double *x, size_t n, size_t d,
-			  const unsigned char *cat, const double *theta,
-			  double *inv_ls2)
+/* Rows from..n-1 of the Cholesky factor L (n, n) of K + noise I with
+ * jitter, rows 0..from-1 being already those of the same x and theta:
+ * row i of L depends only on rows 0..i, so the rows are computed in order,
+ * each by forward substitution against the rows above.  The strict upper
+ * part is left as it is.  Returns 0, or -1 when a pivot is not positive. */
+static int factor_rows(gsl_matrix *L, const double *x, size_t n, size_t from,
+		       size_t d, const unsigned char *cat, double sf2,
+		       double sn2, double jitter, const double *inv_ls2)
 {
-	double sf2 = exp(theta[d]), sn2 = exp(theta[d + 1]);
-	gsl_matrix *K = gsl_matrix_alloc(n, n);
+	for (size_t i = from; i < n; i++) {
+		double *li = L->data + i * L->tda, diag;
 
-	if (!K)
-		return NULL;
-	inv_ls2_of(theta, d, inv_ls2);
-	for (double jitter = JITTER; jitter < 1; jitter *= 100) {
-		for (size_t i = 0; i < n; i++) {
-			for (size_t j = 0; j < i; j++) {
-				double k = sf2 * matern52(sq_dist(x + i * d,
-					x + j * d, d, cat, inv_ls2));
+		for (size_t j = 0; j < i; j++)
+			li[j] = sf2 * matern52(sq_dist(x + i * d, x + j * d, d,
+						       cat, inv_ls2));
+		for (size_t j = 0; j < i; j++) {
+			const double *lj = L->data + j * L->tda;
+			double v = li[j];
 
-				MAT(K, i, j) = k;
-				MAT(K, j, i) = k;
-			}
-			MAT(K, i, i) = sf2 * (1 + jitter) + sn2;
+			for (size_t k = 0; k < j; k++)
+				v -= li[k] * lj[k];
+			li[j] = v / lj[j];
 		}
-		if (gsl_linalg_cholesky_decomp1(K) == GSL_SUCCESS)
-			return K;
+		diag = sf2 * (1 + jitter) + sn2;
+		for (size_t k = 0; k < i; k++)
+			diag -= li[k] * li[k];
+		if (!(diag > 0))
+			return -1;
+		li[i] = sqrt(diag);
 	}
-	gsl_matrix_free(K);
-	return NULL;
+	return 0;
 }
 
 int cfl_gp_fit(struct cfl_gp *gp, const double *x, const double *y, size_t n,
 	       const double *theta, struct cfl_err *err)
 {
-	double *inv_ls2 = cfl_calloc(gp->d + 1, sizeof(double), err);
-	gsl_vector_const_view yv = gsl_vector_const_view_array(y, n ? n : 1);
-	double quad, logdet = 0;
+	size_t d = gp->d, keep = 0;
+	double inv_ls2[d ? d : 1], sf2, sn2, quad = 0, logdet = 0;
+	gsl_matrix *L = NULL;
+	gsl_vector *alpha = NULL;
+	double *xc = NULL;
 
-	if (!inv_ls2)
-		return -1;
-	drop_data(gp);
+	/* rows kept from the previous fit: same theta, same leading points,
+	 * no jitter needed there */
+	if (gp->L && (!theta || memcmp(theta, gp->theta, (d + 2) * sizeof(double)) == 0) &&
+	    gp->jitter == JITTER)
+		while (keep < n && keep < gp->n &&
+		       memcmp(gp->x + keep * d, x + keep * d, d * sizeof(double)) == 0)
+			keep++;
 	if (theta)
-		memcpy(gp->theta, theta, (gp->d + 2) * sizeof(double));
+		memcpy(gp->theta, theta, (d + 2) * sizeof(double));
 	if (n == 0) {
-		free(inv_ls2);
+		drop_data(gp);
 		gp->log_ml = 0;
 		return 0;
 	}
-	gp->x = cfl_malloc(n * (gp->d ? gp->d : 1) * sizeof(double), err);
-	if (!gp->x) {
-		free(inv_ls2);
-		return -1;
-	}
-	memcpy(gp->x, x, n * gp->d * sizeof(double));
-	gp->L = factor(x, n, gp->d, gp->cat, gp->theta, inv_ls2);
-	free(inv_ls2);
-	gp->alpha = gsl_vector_alloc(n);
-	if (!gp->L || !gp->alpha) {
+	xc = cfl_malloc(n * (d ? d : 1) * sizeof(double), err);
+	L = gsl_matrix_alloc(n, n);
+	alpha = gsl_vector_alloc(n);
+	if (!xc || !L || !alpha) {
+		free(xc);
+		if (L)
+			gsl_matrix_free(L);
+		if (alpha)
+			gsl_vector_free(alpha);
 		drop_data(gp);
-		return cfl_err_set(err, "gaussian process: kernel matrix is not positive definite");
+		return cfl_err_set(err, "out of memory");
 	}
+	memcpy(xc, x, n * d * sizeof(double));
+	for (size_t i = 0; i < keep; i++)
+		memcpy(L->data + i * L->tda, gp->L->data + i * gp->L->tda,
+		       (i + 1) * sizeof(double));
+	sf2 = exp(gp->theta[d]);
+	sn2 = exp(gp->theta[d + 1]);
+	inv_ls2_of(gp->theta, d, inv_ls2);
+	gp->jitter = JITTER;
+	if (factor_rows(L, xc, n, keep, d, gp->cat, sf2, sn2, JITTER, inv_ls2)) {
+		/* not positive definite as it stands: more jitter, every row */
+		int ok = 0;
+
+		for (double j = JITTER * 100; j < 1 && !ok; j *= 100) {
+			ok = factor_rows(L, xc, n, 0, d, gp->cat, sf2, sn2, j, inv_ls2) == 0;
+			gp->jitter = j;
+		}
+		if (!ok) {
+			free(xc);
+			gsl_matrix_free(L);
+			gsl_vector_free(alpha);
+			drop_data(gp);
+			return cfl_err_set(err, "gaussian process: kernel matrix is not positive definite");
+		}
+	}
+	drop_data(gp);
+	gp->x = xc;
+	gp->L = L;
+	gp->alpha = alpha;
 	gp->n = n;
-	gsl_linalg_cholesky_solve(gp->L, &yv.vector, gp->alpha);
-	gsl_blas_ddot(&yv.vector, gp->alpha, &quad);
+	/* alpha = L^-T L^-1 y */
 	for (size_t i = 0; i < n; i++)
-		logdet += log(MAT(gp->L, i, i));
+		VEC(alpha, i) = y[i];
+	gsl_blas_dtrsv(CblasLower, CblasNoTrans, CblasNonUnit, L, alpha);
+	gsl_blas_ddot(alpha, alpha, &quad);
+	gsl_blas_dtrsv(CblasLower, CblasTrans, CblasNonUnit, L, alpha);
+	for (size_t i = 0; i < n; i++)
+		logdet += log(MAT(L, i, i));
 	gp->log_ml = -0.5 * quad - logdet - 0.5 * (double)n * log(2 * M_PI);
 	return 0;
 }
+
+/* Candidates predicted per block: the cross-covariances of a block (n, 64)
+ * stay in cache and need no large allocation per call. */
+#define PRED_BLOCK 64
 
 void cfl_gp_predict(const struct cfl_gp *gp, const double *xs, size_t m,
 		    double *mean, double *var)
@@ -221,9 +270,9 @@ void cfl_gp_predict(const struct cfl_gp *gp, const double *xs, size_t m,
 	size_t n = gp->n, d = gp->d;
 	double sf2 = exp(gp->theta[d]);
 	double inv_ls2[d ? d : 1];
-	gsl_matrix *ks;
+	double *buf;
 
-	if (n == 0) {
+	if (n == 0 || !(buf = malloc(n * PRED_BLOCK * sizeof(double)))) {
 		for (size_t j = 0; j < m; j++) {
 			mean[j] = 0;
 			if (var)
@@ -232,42 +281,46 @@ void cfl_gp_predict(const struct cfl_gp *gp, const double *xs, size_t m,
 		return;
 	}
 	inv_ls2_of(gp->theta, d, inv_ls2);
-	/* ks: (n, m) cross-covariances, solved in place by L for the variance */
-	ks = gsl_matrix_alloc(n, m ? m : 1);
-	if (!ks) {
-		for (size_t j = 0; j < m; j++) {
-			mean[j] = 0;
-			if (var)
-				var[j] = sf2;
-		}
-		return;
-	}
-	for (size_t i = 0; i < n; i++)
-		for (size_t j = 0; j < m; j++)
-			MAT(ks, i, j) = sf2 * matern52(sq_dist(
-				gp->x + i * d, xs + j * d, d, gp->cat, inv_ls2));
-	for (size_t j = 0; j < m; j++) {
-		double s = 0;
+	for (size_t j0 = 0; j0 < m; j0 += PRED_BLOCK) {
+		size_t b = m - j0 < PRED_BLOCK ? m - j0 : PRED_BLOCK;
+		/* ks: (n, b) cross-covariances, solved in place by L for the
+		 * variance */
+		gsl_matrix_view ks = gsl_matrix_view_array(buf, n, b);
 
 		for (size_t i = 0; i < n; i++)
-			s += MAT(ks, i, j) * VEC(gp->alpha, i);
-		mean[j] = s;
-	}
-	if (var) {
-		gsl_blas_dtrsm(CblasLeft, CblasLower, CblasNoTrans, CblasNonUnit,
-			       1.0, gp->L, ks);
-		for (size_t j = 0; j < m; j++) {
+			for (size_t j = 0; j < b; j++)
+				buf[i * b + j] = sf2 * matern52(sq_dist(gp->x + i * d,
+					xs + (j0 + j) * d, d, gp->cat, inv_ls2));
+		for (size_t j = 0; j < b; j++) {
+			double s = 0;
+
+			for (size_t i = 0; i < n; i++)
+				s += buf[i * b + j] * VEC(gp->alpha, i);
+			mean[j0 + j] = s;
+		}
+		if (!var)
+			continue;
+		if (b == 1) {
+			gsl_vector_view v = gsl_vector_view_array(buf, n);
+
+			gsl_blas_dtrsv(CblasLower, CblasNoTrans, CblasNonUnit,
+				       gp->L, &v.vector);
+		} else {
+			gsl_blas_dtrsm(CblasLeft, CblasLower, CblasNoTrans,
+				       CblasNonUnit, 1.0, gp->L, &ks.matrix);
+		}
+		for (size_t j = 0; j < b; j++) {
 			double s = 0;
 
 			for (size_t i = 0; i < n; i++) {
-				double v = MAT(ks, i, j);
+				double v = buf[i * b + j];
 
 				s += v * v;
 			}
-			var[j] = sf2 - s > 0 ? sf2 - s : 0;
+			var[j0 + j] = sf2 - s > 0 ? sf2 - s : 0;
 		}
 	}
-	gsl_matrix_free(ks);
+	free(buf);
 }
 
 /* ---- MAP hyper-parameters ---- */

@@ -28,6 +28,9 @@
 #define N_LOCAL_PER 40
 #define N_REFINE 3		/* best candidates refined by Nelder-Mead */
 #define REFINE_EVALS 80
+#define MAP_ALWAYS 30	/* bo: MAP hyper-parameters at every ask up to this
+			 * many observations, then ... */
+#define MAP_GROWTH 16	/* ... once the data grew by 1/this since the last */
 #define WARP_RATIO 5.0	/* log-warp outputs when max - median > this x (median - min) */
 #define WARP_DELTA 1.0	/* ... as log(y - min + this x (median - min)) */
 
@@ -68,6 +71,7 @@ struct cfl_search {
 	struct cfl_gp *gp;
 	double *theta;		/* (d + 2) last MAP, warm start */
 	int has_theta;
+	size_t n_map;		/* observations at the last MAP fit */
 };
 
 const char *cfl_search_method_name(enum cfl_search_method m)
@@ -702,14 +706,25 @@ static int ask_bo(struct cfl_search *s, struct cfl_err *err)
 	}
 	double best = (obs[0].f - mu) / sd;
 
-	if (cfl_gp_fit_map(s->gp, x, y, n_ok, s->has_theta ? s->theta : NULL,
-			   /* restarts early and now and then; otherwise the
-			    * warm start from the last MAP is enough */
-			   !s->has_theta || n_ok <= 20 ? 2 : k % 8 == 0 ? 1 : 0,
-			   cfl_seed_derive(s->o.seed, "bo-map", k), err))
+	/* The MAP fit (BFGS, O(n^3) per step) dominates a proposal's time
+	 * once there are many points, while the hyper-parameters then move
+	 * little from one point to the next: past MAP_ALWAYS observations they
+	 * are refitted only when the data grew by an eighth since the last
+	 * fit, each time with one random restart; in between the GP is
+	 * conditioned on the new data with the last theta, which extends its
+	 * Cholesky factor by the new rows only. */
+	if (!s->has_theta || n_ok <= MAP_ALWAYS ||
+	    n_ok >= s->n_map + (s->n_map / MAP_GROWTH > 1 ? s->n_map / MAP_GROWTH : 1)) {
+		if (cfl_gp_fit_map(s->gp, x, y, n_ok, s->has_theta ? s->theta : NULL,
+				   !s->has_theta || n_ok <= 20 ? 2 : n_ok > MAP_ALWAYS || k % 8 == 0 ? 1 : 0,
+				   cfl_seed_derive(s->o.seed, "bo-map", k), err))
+			goto out;
+		memcpy(s->theta, cfl_gp_theta(s->gp), (d + 2) * sizeof(double));
+		s->has_theta = 1;
+		s->n_map = n_ok;
+	} else if (cfl_gp_fit(s->gp, x, y, n_ok, s->theta, err)) {
 		goto out;
-	memcpy(s->theta, cfl_gp_theta(s->gp), (d + 2) * sizeof(double));
-	s->has_theta = 1;
+	}
 
 	/* Pending points get fantasy values, so a batch spreads out; failed
 	 * points get the worst value seen, so the search moves away from
@@ -729,6 +744,12 @@ static int ask_bo(struct cfl_search *s, struct cfl_err *err)
 			cfl_gp_predict(s->gp, x + n_ok * d, n_pend, mean, NULL);
 		for (j = 0; j < n_pend; j++)
 			y[n_ok + j] = s->o.liar == CFL_LIAR_KRIGING ? mean[j] : best;
+		/* the fantasies count as values seen, the incumbent too (the
+		 * kriging believer of Ginsbourger et al.): measured against the
+		 * observed best alone, a batch spends its slots exploring */
+		for (j = 0; j < n_pend; j++)
+			if (y[n_ok + j] < best)
+				best = y[n_ok + j];
 		for (j = 0; j < n_fail; j++)
 			y[n_ok + n_pend + j] = worst;
 		if (cfl_gp_fit(s->gp, x, y, n_ok + n_pend + n_fail, s->theta, err))

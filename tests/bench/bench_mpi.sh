@@ -2,9 +2,11 @@
 # (rank 0 coordinates, two worker ranks with one trial slot each) against
 # the local pool with two slots, wall time of the whole command; and no-op
 # trial throughput through MPI against the local pool (tests/bench/mpi_bench.c).
-# Medians of 3 runs, ratios taken in the same run.  Skipped without mpirun
-# or in a build without MPI.
+# Medians of 3 runs (QUICK: 1), ratios taken in the same run.  Skipped
+# without mpirun or in a build without MPI.
 set -u
+. "$ROOT/tests/bench/lib.sh"
+RUNS=$(reps 3 1)
 B="$BENCH_DIR/mpi"
 mkdir -p "$B"
 if ! command -v mpirun >/dev/null 2>&1 || ! "$CFL" --version | grep -q '^backends:.* mpi'; then
@@ -16,9 +18,8 @@ ROOTOPT=()
 [ "$(id -u)" = 0 ] && ROOTOPT=(--allow-run-as-root)
 mpi() { timeout -k 5 900 mpirun "${ROOTOPT[@]}" --oversubscribe "$@"; }
 
-median() { sort -g | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
-wall() {	# wall CMD... -> seconds, median of 3
-	for _ in 1 2 3; do
+wall() {	# wall CMD... -> seconds, median of RUNS
+	for _ in $(seq "$RUNS"); do
 		rm -f "$B"/w.db*
 		s=$(date +%s.%N)
 		"$@" >/dev/null 2>&1 || { echo "failed: $*" >&2; exit 1; }
@@ -29,14 +30,15 @@ wall() {	# wall CMD... -> seconds, median of 3
 
 # 1. no-op trials: 2 slots either way
 IRIS="$ROOT/datasets/iris.csv"
-noop() {	# noop CMD... -> trials/s, median of 3
-	for _ in 1 2 3; do
+noop() {	# noop CMD... -> trials/s, median of RUNS
+	for _ in $(seq "$RUNS"); do
 		"$@" 2>/dev/null | awk '{ for (i = 1; i <= NF; i++) if ($i == "trials/s") print $(i - 1) }'
 	done | median
 }
 n_local=$(noop "$ROOT/build/tests/mpi_bench" "$IRIS" 20000 2)
 n_mpi=$(noop mpi -n 3 "$ROOT/build/tests/mpi_bench" "$IRIS" 20000 1)
 echo "no-op trials/s, 2 slots: local pool ${n_local}, through MPI (mpirun -n 3) ${n_mpi}"
+emit "MPI no-op trials" "trials/s, mpirun -n 3 / local pool (2 slots)" "$n_mpi" "$n_local" "$(ratio "$n_mpi" "$n_local")"
 
 # 2. W1 on synth_clf_100k (the W1 net when fcnn is built in, else linear)
 SYN="$BENCH_DIR/synth_clf_100k.csv"
@@ -50,6 +52,7 @@ ARGS=("$SYN" "${MODEL[@]}" --num-repeat 3 --seed 0 --ensemble none --db "$B/w.db
 t_local=$(wall "$CFL" repeat "${ARGS[@]}" --num-jobs 2)
 t_mpi=$(wall mpi -n 3 "$CFL" repeat "${ARGS[@]}" --num-jobs 1)
 ratio=$(awk -v a="$t_mpi" -v b="$t_local" 'BEGIN { printf "%.2f", a / b }')
+emit "MPI W1 synth_clf_100k" "$name x3 wall s, mpirun -n 3 / local pool" "$t_mpi" "$t_local" "$ratio" "" "<= 1.10"
 echo "W1 $name on synth_clf_100k, 3 seeds: local pool (2 slots) ${t_local} s," \
 	"mpirun -n 3 ${t_mpi} s: ${ratio}x the local wall time (target <= 1.10)"
 

@@ -1,21 +1,22 @@
 # The pool: overhead per no-op trial with and without the store,
 # fork-per-trial cost, parallel efficiency on synth_clf_100k, and W1
 # end to end against PyTorch (tests/bench/w1_e2e_torch.py) when fcnn is built in.
-# Medians of 3 runs; ratios are taken in the same run.
+# Medians of 3 runs (QUICK: 1); ratios are taken in the same run.
 set -u
+. "$ROOT/tests/bench/lib.sh"
+RUNS=$(reps 3 1)
 B="$BENCH_DIR/pool"
 mkdir -p "$B"
 # the driver is built by the Makefile, linked like cfl
 make -s --no-print-directory -C "$ROOT" "build/bench-bin/pool_bench" >/dev/null && cp "$ROOT/build/bench-bin/pool_bench" "$B/" || exit 1
 
-median() { sort -g | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
 IRIS="$ROOT/datasets/iris.csv"
 
 # 1. no-op trials: J=2 workers reused for every trial, with the store (as
 #    cfl repeat does it) and without (the pool alone); then a fresh child
 #    per trial (--trials-per-worker 1)
 runs() {	# runs DB N J TPW -> median us per trial
-	for _ in 1 2 3; do
+	for _ in $(seq "$RUNS"); do
 		rm -f "$B/p.db" "$B/p.db-wal" "$B/p.db-shm"
 		"$B/pool_bench" "$IRIS" "$1" "$2" "$3" "$4" || exit 1
 	done | median
@@ -27,6 +28,10 @@ store_cost=$(awk -v a="$with_store" -v b="$no_store" 'BEGIN { printf "%.1f", a -
 echo "pool, 10000 no-op trials, 2 workers: ${with_store} us per trial with the store" \
 	"(target <= 100), ${no_store} us without: store ${store_cost} us per committed trial" \
 	"(target <= 500); fork per trial: ${fork_each} us per trial"
+emit "pool no-op trials" "us per trial, 2 workers, with the store / without" "$with_store" "$no_store" \
+	"$(ratio "$with_store" "$no_store")" "" "<= 100 us"
+emit "pool no-op trials" "us per trial, a fresh worker per trial / reused workers" "$fork_each" "$with_store" \
+	"$(ratio "$fork_each" "$with_store")"
 
 # 2. parallel efficiency: N trials on synth_clf_100k, J=1 vs J=2, measured
 #    on the trial phase the store records (first lease to last result).  On
@@ -48,16 +53,16 @@ fi
 span() {	# span DB -> seconds from the first lease to the last result
 	sqlite3 "$1" "select max(finished) - min(started) from trials"
 }
-phase() {	# phase J -> seconds, median of 3
-	for _ in 1 2 3; do
+phase() {	# phase J -> seconds, median of RUNS
+	for _ in $(seq "$RUNS"); do
 		rm -f "$B/e.db" "$B/e.db-wal" "$B/e.db-shm"
 		"$CFL" repeat "$SYN" "${EFF_ARGS[@]}" --num-jobs "$1" --ensemble none \
 			--db "$B/e.db" -q >/dev/null 2>&1 || exit 1
 		span "$B/e.db"
 	done | median
 }
-ceiling() {	# two J=1 commands side by side -> seconds, median of 3
-	for _ in 1 2 3; do
+ceiling() {	# two J=1 commands side by side -> seconds, median of RUNS
+	for _ in $(seq "$RUNS"); do
 		rm -f "$B"/h[12].db*
 		"$CFL" repeat "$SYN" "${HALF_ARGS[@]}" --num-jobs 1 --ensemble none \
 			--db "$B/h1.db" -q >/dev/null 2>&1 &
@@ -77,11 +82,15 @@ rel=$(awk -v c="$tc" -v b="$t2" 'BEGIN { printf "%.0f", c / b * 100 }')
 echo "parallel efficiency, $EFF_MODEL on synth_clf_100k: J=1 ${t1} s, J=2 ${t2} s:" \
 	"${eff}% of twice J=1's throughput (target >= 90%); two independent J=1" \
 	"processes: ${tc} s (${ceil}%): the pool reaches ${rel}% of that ceiling"
+emit "pool parallel efficiency" "$EFF_MODEL synth_clf_100k: J=2 s, J=1 s, efficiency J=1 / (2 x J=2)" "$t2" "$t1" \
+	"$(awk -v a="$t1" -v b="$t2" 'BEGIN { printf "%.3f", a / (2 * b) }')" "" ">= 0.90"
+emit "pool parallel efficiency" "J=2 s, two independent J=1 processes side by side s (the machine's ceiling, ${ceil}% efficient), ceiling / J=2" "$t2" "$tc" \
+	"$(awk -v c="$tc" -v b="$t2" 'BEGIN { printf "%.3f", c / b }')"
 
 # 3. W1 end to end (wall time of the whole command, start-up included)
 #    against tests/bench/w1_e2e_torch.py, on the split make_data.py wrote
-wall() {	# wall CMD... -> seconds, median of 3
-	for _ in 1 2 3; do
+wall() {	# wall CMD... -> seconds, median of RUNS
+	for _ in $(seq "$RUNS"); do
 		s=$(date +%s.%N)
 		"$@" >/dev/null 2>&1 || { echo "failed: $*" >&2; exit 1; }
 		e=$(date +%s.%N)
@@ -99,10 +108,16 @@ if [ "$EFF_MODEL" = fcnn ]; then
 			--set fcnn.hidden=64,64 --set fcnn.batch_size=128 --set fcnn.epochs=40 --set fcnn.patience=0 \
 			--valid-frac 0 --num-repeat 3 --num-jobs 2 --ensemble none \
 			--db "$B/w1.db" -q)
-		t=$(wall $PY "$ROOT/tests/bench/w1_e2e_torch.py" "$tr" "$te")
+		# PyTorch on synth_clf_100k takes about 20 s a run on a quiet
+		# 2-core machine, and its spread is small beside that: one run
+		# keeps make bench within its 15 minutes
+		n=$RUNS
+		[ "$ds" = synth_clf_100k ] && n=1
+		t=$(RUNS=$n wall $PY "$ROOT/tests/bench/w1_e2e_torch.py" "$tr" "$te")
 		x=$(awk -v c="$c" -v t="$t" 'BEGIN { printf "%.1f", t / c }')
 		goal=10; [ "$ds" = synth_clf_100k ] && goal=5
 		echo "W1 $ds: cfl ${c} s, PyTorch ${t} s: ${x}x (target ${goal}x)"
+		emit "W1 end to end $ds" "wall s, cfl repeat vs PyTorch (PyTorch / cfl)" "$c" "$t" "$x" "" ">= $goal"
 		w1="$w1| $ds | $c | $t | ${x}x | ${goal}x |\n"
 	done
 else

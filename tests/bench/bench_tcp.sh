@@ -3,20 +3,21 @@
 # (fcnn when built in, else linear; 3 seeds) on synth_clf_100k through 2
 # loopback workers against the local pool, wall time of the whole command
 # (the workers' dataset fetch and load included).  Each through plain TCP
-# (no token) and TLS 1.3 (a token).  Medians of 3 runs, with their range.
+# (no token) and TLS 1.3 (a token).  Medians of 3 runs (QUICK: 1), with
+# their range, and the range of the ratios of the interleaved runs.
 set -u
+. "$ROOT/tests/bench/lib.sh"
+RUNS=$(reps 3 1)
 B="$BENCH_DIR/tcp"
 mkdir -p "$B"
 # the driver is built by the Makefile, linked like cfl
 make -s --no-print-directory -C "$ROOT" "build/bench-bin/tcp_bench" >/dev/null && cp "$ROOT/build/bench-bin/tcp_bench" "$B/" || exit 1
-median() { sort -g | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
 export CFL_CACHE_DIR="$B/cache"
-range() { sort -g | awk '{ v[NR] = $1 } END { printf "%s-%s", v[1], v[NR] }'; }
 TOK="$B/bench.tok"
 (umask 077; head -c 32 /dev/urandom | base64 >"$TOK")
 
 # 1. no-op trials per second
-tput() { for _ in 1 2 3; do "$B/tcp_bench" "$CFL" "$ROOT/datasets/iris.csv" 20000 "$@" || exit 1; done | median; }
+tput() { for _ in $(seq "$RUNS"); do "$B/tcp_bench" "$CFL" "$ROOT/datasets/iris.csv" 20000 "$@" || exit 1; done | median; }
 tcp=$(tput tcp)
 tls=$(tput tcp "$TOK")
 loc=$(tput local)
@@ -56,7 +57,7 @@ w1_tcp() {
 	echo "$(date +%s.%N) - $t0" | bc
 }
 # interleaved, so both see the same machine load
-for _ in 1 2 3; do
+for _ in $(seq "$RUNS"); do
 	w1_local >>"$B/l.times"
 	w1_tcp >>"$B/r.times"
 	w1_tcp --token-file "$TOK" >>"$B/s.times"
@@ -64,6 +65,16 @@ done
 l=$(median <"$B/l.times")
 r=$(median <"$B/r.times")
 s=$(median <"$B/s.times")
+# ratio of each interleaved pair: LIST_A LIST_B -> "lo-hi"
+pair_range() { paste "$1" "$2" | awk '{ printf "%.3f\n", $1 / $2 }' | range; }
+emit "TCP no-op trials" "trials/s, 2 loopback workers plain / local pool" "$tcp" "$loc" "$(ratio "$tcp" "$loc")" "" ">= 2000/s"
+emit "TCP no-op trials" "trials/s, 2 loopback workers TLS / plain" "$tls" "$tcp" "$(ratio "$tls" "$tcp")"
+emit "TCP W1 synth_clf_100k" "${M[1]} x3 wall s, 2 loopback workers plain / local pool" "$r" "$l" \
+	"$(ratio "$r" "$l")" "pairs $(pair_range "$B/r.times" "$B/l.times")" "<= 1.10"
+emit "TCP W1 synth_clf_100k" "${M[1]} x3 wall s, 2 loopback workers TLS / local pool" "$s" "$l" \
+	"$(ratio "$s" "$l")" "pairs $(pair_range "$B/s.times" "$B/l.times")" "<= 1.10"
+emit "TCP W1 synth_clf_100k" "${M[1]} x3 wall s, TLS / plain" "$s" "$r" \
+	"$(ratio "$s" "$r")" "pairs $(pair_range "$B/s.times" "$B/r.times")"
 cmp -s <(grep -E '^[|=-]' "$B/local.out") <(grep -E '^[|=-]' "$B/tcp.out") && same=same || same=DIFFERENT
 echo "W1 ${M[1]} x3 on synth_clf_100k: local pool ${l} s ($(range <"$B/l.times")), 2 loopback" \
 	"workers ${r} s plain ($(range <"$B/r.times")), ${s} s TLS ($(range <"$B/s.times"))" \

@@ -8,12 +8,13 @@
 # (medians over W1_REPEATS runs), and for synth_clf_100k the GFLOP/s of cfl's
 # training beside a plain sgemm loop of the same shapes (sgemm_w1.c), run
 # alternately one process at a time.
-# W1_DATASETS and W1_REPEATS (default 3) narrow it down.
+# W1_DATASETS and W1_REPEATS (default 3; QUICK: 1) narrow it down.
 set -u
 : "${ROOT:?}" "${CFL:?}" "${BENCH_DIR:?}" "${PY:=/usr/bin/python3}"
+. "$ROOT/tests/bench/lib.sh"
 export OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1
 DATASETS=${W1_DATASETS:-iris breast_cancer digits synth_clf_100k diabetes}
-REPEATS=${W1_REPEATS:-3}
+REPEATS=${W1_REPEATS:-$(reps 3 1)}
 SETS="--set hidden=64,64 --set optimizer=adam --set lr=0.001 --set batch_size=128 --set epochs=40 --set patience=0"
 REC="$BENCH_DIR/w1_records.txt"
 : > "$REC"
@@ -70,9 +71,12 @@ if [[ " $DATASETS " == *" synth_clf_100k "* ]]; then
 	gemm=$n_train
 fi
 
-"$PY" - "$REC" "$BENCH_DIR/results.md" "$gemm" <<'PYEOF'
+"$PY" - "$REC" "$BENCH_DIR/results.md" "$gemm" "$BENCH_DIR/w1_emit.txt" <<'PYEOF' || exit 1
 import statistics as st, sys
 rec, md, n_train = sys.argv[1], sys.argv[2], sys.argv[3]
+emit = open(sys.argv[4], "w")
+def fig(*f):
+    emit.write("\x1f".join("%.4g" % v if isinstance(v, float) else str(v) for v in f) + "\n")
 runs, wall, gemm = {}, {}, []
 for line in open(rec):
     f = line.split()
@@ -110,6 +114,13 @@ for name in names:
                    '%.3f' % (tt[tool] / tt['torch']) if 'torch' in tt else ''))
     if 'torch' in tt:
         out[cfl_row] = out[cfl_row].rsplit('|', 2)[0] + '| %.3f |' % (tt['cfl'] / tt['torch'])
+        ts = [float(kv['train_s']) for _, _, kv in runs[('cfl', name)]]
+        fig('W1 %s' % name, 'train s per seed, cfl / PyTorch', tt['cfl'], tt['torch'], tt['cfl'] / tt['torch'],
+            'cfl range %.3g-%.3g' % (min(ts), max(ts)), '')
+        for k in keys:
+            c = st.mean(float(kv[k]) for rep, _, kv in runs[('cfl', name)] if rep == 1)
+            t = st.mean(float(kv[k]) for rep, _, kv in runs[('torch', name)] if rep == 1)
+            fig('W1 %s' % name, '%s (mean of seeds 0-2), cfl vs PyTorch' % k, c, t, c / t if t else '', '', '')
 out.append('')
 if gemm and n_train:
     cfl_g = st.median(c for c, _, _ in gemm)
@@ -119,8 +130,12 @@ if gemm and n_train:
                'sgemm loop of the same shapes, run alternately: %.1f GFLOP/s; cfl reaches %.0f%% of it '
                '(median of %d pairs).' % (gemm[0][2] * 1e-9, cfl_g, peak, 100 * ratio, len(gemm)))
     out.append('')
+    fig('W1 synth_clf_100k', 'fcnn fit GFLOP/s, cfl / a plain sgemm loop of the same shapes', cfl_g, peak, ratio,
+        'pairs %.3g-%.3g' % (min(c / p for c, p, _ in gemm), max(c / p for c, p, _ in gemm)), '>= 0.91')
+emit.close()
 text = '\n'.join(out)
 print(text)
 with open(md, 'a') as f:
     f.write(text + '\n\n')
 PYEOF
+emit_file "$BENCH_DIR/w1_emit.txt"

@@ -3,14 +3,16 @@
 # epochs, a candidate's value = its accuracy over seeds 0 and 1 on the
 # validation part; budgets 10 and 30 candidates, 2 processes; breast_cancer
 # and digits.  cfl tune (bo) side by side with Optuna TPE sharing a SQLite
-# storage (tests/bench/w2_optuna.py).  Medians of W2_RUNS runs [3]; appends
-# to results.md.  Skipped when fcnn is not built in.
+# storage (tests/bench/w2_optuna.py).  Medians of W2_RUNS runs [3; QUICK:
+# 1]; appends to results.md and emits the figures.  Skipped when fcnn is
+# not built in.
 set -u
 ROOT=${ROOT:-$(cd "$(dirname "$0")/../.." && pwd)}
 BENCH_DIR=${BENCH_DIR:-$ROOT/build/bench}
 CFL=${CFL:-$ROOT/cfl}
 PY=${PY:-/usr/bin/python3}
-RUNS=${W2_RUNS:-3}
+. "$ROOT/tests/bench/lib.sh"
+RUNS=${W2_RUNS:-$(reps 3 1)}
 export OPENBLAS_NUM_THREADS=1
 cd "$ROOT"
 mkdir -p "$BENCH_DIR/w2"
@@ -39,9 +41,10 @@ for ds in breast_cancer digits; do
 		done
 	done
 done
-$PY - "$out" <<'PYEOF' | tee -a "$BENCH_DIR/results.md"
+$PY - "$out" "$BENCH_DIR/w2/emit.txt" <<'PYEOF' | tee -a "$BENCH_DIR/results.md"
 import collections, statistics, sys
 rows = collections.defaultdict(list)
+emit = open(sys.argv[2], "w")
 for l in open(sys.argv[1]):
     f = l.split()
     rows[(f[1], int(f[2]), f[0])].append((float(f[4]), float(f[6]), float(f[8]), f[10]))
@@ -56,5 +59,16 @@ for (ds, n, tool) in sorted(rows):
         ratio = "%.1fx" % (wall / statistics.median(x[2] for x in rows[(ds, n, "cfl")]))
     print("| %s | %d | %s | %.4f | %.4f | %.2f | %s | %s |" % (ds, n, tool,
           statistics.median(x[0] for x in v), statistics.median(x[1] for x in v), wall, v[0][3], ratio))
+    if tool == "optuna":
+        c = rows[(ds, n, "cfl")]
+        cw = statistics.median(x[2] for x in c)
+        walls = [x[2] for x in c]
+        for fig in (("W2 %s %d" % (ds, n), "wall s, Optuna / cfl", cw, wall, wall / cw,
+                     "range %.3g-%.3g" % (min(walls), max(walls)), ">= 5"),
+                    ("W2 %s %d" % (ds, n), "test acc of the best candidate, cfl vs Optuna",
+                     statistics.median(x[1] for x in c), statistics.median(x[1] for x in v),
+                     statistics.median(x[1] for x in c) / statistics.median(x[1] for x in v), "", ">= 1")):
+            emit.write("\x1f".join("%.4g" % x if isinstance(x, float) else str(x) for x in fig) + "\n")
 print("\ntarget: at least 5x less wall time than Optuna, best value at least as good")
 PYEOF
+emit_file "$BENCH_DIR/w2/emit.txt"

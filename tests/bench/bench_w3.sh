@@ -7,14 +7,15 @@
 # the machine hits both alike.  Reports the median fit time (fit call only)
 # and its ratio cfl / peer, and the mean test accuracy (or RMSE) over the
 # seeds (30 seeds on the small sets: W3_QUALITY_SEEDS), against the quality
-# and speed targets.  W3_REPEATS=N (default 3), W3_SETS="digits ..." and
+# and speed targets.  W3_REPEATS=N (default 3; QUICK: 1, and 5 quality seeds), W3_SETS="digits ..." and
 # W3_MODELS="tree ..." pick a subset; W3_THREADS=1 runs forest and gbdt
 # on one thread each side (a loaded machine punishes XGBoost's spinning).
 set -u
 : "${ROOT:?}" "${BENCH_DIR:?}" "${PY:=/usr/bin/python3}"
-REPS=${W3_REPEATS:-3}
+. "$ROOT/tests/bench/lib.sh"
+REPS=${W3_REPEATS:-$(reps 3 1)}
 THREADS=${W3_THREADS:-2}	# forest and gbdt, both sides; W3 says 2
-QSEEDS=${W3_QUALITY_SEEDS:-30}
+QSEEDS=${W3_QUALITY_SEEDS:-$(reps 30 5)}
 SETS=${W3_SETS:-digits breast_cancer diabetes synth_clf_100k synth_reg_100k}
 MODELS=${W3_MODELS:-tree forest gbdt}
 B="$BENCH_DIR/w3"
@@ -22,7 +23,6 @@ mkdir -p "$B"
 # the driver is built by the Makefile, linked like cfl
 make -s --no-print-directory -C "$ROOT" "build/bench-bin/w3_bench" >/dev/null && cp "$ROOT/build/bench-bin/w3_bench" "$B/" || exit 1
 
-median() { sort -g | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
 mean() { awk '{ s += $1 } END { printf "%.4f", s / NR }'; }
 
 task_of() { case "$1" in diabetes|synth_reg*) echo reg ;; *) echo clf ;; esac; }
@@ -64,6 +64,7 @@ for ds in $SETS; do
 				{ echo "bench_w3: peer $model on $ds failed"; status=1; continue 2; }
 		done
 		ct=$(cut -d' ' -f1 "$B/cfl.txt" | median)
+		crange=$(cut -d' ' -f1 "$B/cfl.txt" | range)
 		pt=$(cut -d' ' -f1 "$B/peer.txt" | median)
 		# one test row is 0.9 points of breast_cancer's accuracy, and a
 		# tree's seed only breaks ties: on the small sets, score the mean
@@ -89,6 +90,10 @@ for ds in $SETS; do
 				printf "RMSE %+.2f%% %s", d, (d <= 2) ? "met" : "MISSED" }')
 		fi
 		echo "W3 $ds $model: cfl ${ct} s, $(peer_of "$model") ${pt} s, ratio ${ratio} (target <= ${target}: ${tmet}); cfl ${cm} vs ${pm}: ${quality}"
+		emit "W3 $ds $model" "fit s ($THREADS threads), cfl / $(peer_of "$model")" "$ct" "$pt" "$ratio" \
+			"cfl range $crange" "<= $target"
+		emit "W3 $ds $model" "$([ "$task" = clf ] && echo "test acc" || echo "test RMSE") (mean of $qs seeds), cfl vs $(peer_of "$model")" \
+			"$cm" "$pm" "$(ratio "$cm" "$pm")" "" "$([ "$task" = clf ] && echo ">= peer - 0.005" || echo "<= 1.02")"
 		echo "| $ds | $model | $(peer_of "$model") | $ct | $pt | $ratio | <= $target $tmet | $cm | $pm | $quality |" >> "$BENCH_DIR/results.md"
 	done
 done

@@ -11,11 +11,14 @@
 # W7_SETS="iris ..." picks datasets; CFL_W7=path runs another cfl binary
 # (to measure a build before a change side by side); W7_REUSE_PEERS=1 keeps
 # the peers' figures of an earlier run in $BENCH_DIR/w7 (they are seeded,
-# so the same; scikit-learn's MLP on digits takes minutes).
+# so the same; scikit-learn's MLP on digits takes minutes).  QUICK: 2 seeds,
+# and W7_REUSE_PEERS=1 unless set.
 set -u
 : "${ROOT:?}" "${BENCH_DIR:?}" "${PY:=/usr/bin/python3}"
+. "$ROOT/tests/bench/lib.sh"
 CFL_BIN=${CFL_W7:-${CFL:-$ROOT/cfl}}
-REPS=${W7_REPEATS:-3}
+REPS=${W7_REPEATS:-$(reps 3 2)}
+REUSE_PEERS=${W7_REUSE_PEERS:-$(reps 0 1)}
 SETS=${W7_SETS:-iris wine breast_cancer digits diabetes}
 MODELS="fcnn linear tree forest gbdt"
 B="$BENCH_DIR/w7"
@@ -31,6 +34,7 @@ task_of() { case "$1" in diabetes) echo reg ;; *) echo clf ;; esac; }
 	echo "|---|---|---|---|---|---|"
 } > "$B/table.md"
 : > "$B/ens.md"
+: > "$B/emit.txt"
 
 status=0
 for ds in $SETS; do
@@ -46,7 +50,7 @@ for ds in $SETS; do
 		{ echo "bench_w7: cfl on $ds failed: $(tail -3 "$B/cfl-$ds.err")"; status=1; continue; }
 	"$CFL_BIN" report "w7-$ds" --db "$B/w7.db" --format csv > "$B/cfl-$ds.csv" ||
 		{ echo "bench_w7: cfl report on $ds failed"; status=1; continue; }
-	if [ "${W7_REUSE_PEERS:-0}" != 1 ] || [ ! -s "$B/peer-$ds.txt" ] ||
+	if [ "$REUSE_PEERS" != 1 ] || [ ! -s "$B/peer-$ds.txt" ] ||
 	   [ "$(cat "$B/peer-$ds.reps" 2>/dev/null)" != "$REPS" ]; then
 		"$PY" "$ROOT/tests/bench/w7_peers.py" "$task" "$tr" "$te" "$REPS" > "$B/peer-$ds.txt" ||
 			{ echo "bench_w7: peers on $ds failed"; rm -f "$B/peer-$ds.txt"; status=1; continue; }
@@ -56,23 +60,30 @@ for ds in $SETS; do
 		c=$(awk -F, -v m="$model" '$1 == m { print $3, $4 }' "$B/cfl-$ds.csv")
 		p=$(awk -v m="$model" '$1 == m { print $2, $3 }' "$B/peer-$ds.txt")
 		[ -n "$c" ] && [ -n "$p" ] || { echo "bench_w7: no $model figure on $ds"; status=1; continue; }
-		awk -v ds="$ds" -v m="$model" -v s="$sign" -v c="$c" -v p="$p" 'BEGIN {
+		awk -v ds="$ds" -v m="$model" -v s="$sign" -v c="$c" -v p="$p" -v metric="$metric" \
+			-v reps="$REPS" -v ef="$B/emit.txt" 'BEGIN {
 			split(c, a, " "); split(p, b, " ")
 			# to 6 decimals: equal figures are equal, not a last-bit apart
 			d = s * (sprintf("%.6f", a[1]) - sprintf("%.6f", b[1]))
 			tol = 0.5 * (a[2] > b[2] ? a[2] : b[2])
 			printf "| %s | %s | %.4f +- %.4f | %.4f +- %.4f | %+.4f | %s |\n", ds, m,
 			       a[1], a[2], b[1], b[2], d, d < -tol - 1e-7 ? "below" : "ok"
+			printf "W7 %s\037%s %s (mean of %d seeds), cfl vs scikit-learn default\037%.6g\037%.6g\037%.4g\037std %.4g / %.4g: %s\037%s\n",
+			       ds, m, metric, reps, a[1], b[1], b[1] != 0 ? a[1] / b[1] : 0, a[2], b[2],
+			       d < -tol - 1e-7 ? "below" : "ok", "not below by > half a std" >> ef
 		}' >> "$B/table.md"
 	done
-	awk -F, -v ds="$ds" -v s="$sign" -v models="$MODELS" 'BEGIN {
+	awk -F, -v ds="$ds" -v s="$sign" -v models="$MODELS" -v metric="$metric" -v ef="$B/emit.txt" 'BEGIN {
 		n = split(models, ms, " "); for (i = 1; i <= n; i++) member[ms[i]] = 1
 	}
 	NR > 1 && ($1 in member) && (best == "" || s * $3 > s * bestv) { best = $1; bestv = $3 }
 	NR > 1 && !($1 in member) { ens[++k] = $1; ev[k] = $3 }
 	END {
-		for (i = 1; i <= k; i++)
+		for (i = 1; i <= k; i++) {
 			printf "| %s | %s | %.4f | %s %.4f | %+.4f |\n", ds, ens[i], ev[i], best, bestv, s * (ev[i] - bestv)
+			printf "W7 %s\037ensemble %s %s, cfl vs its best member (%s)\037%.6g\037%.6g\037%.4g\037\037\n",
+			       ds, ens[i], metric, best, ev[i], bestv, bestv != 0 ? ev[i] / bestv : 0 >> ef
+		}
 	}' "$B/cfl-$ds.csv" >> "$B/ens.md"
 done
 {
@@ -84,4 +95,5 @@ done
 } >> "$B/table.md"
 cat "$B/table.md"
 cat "$B/table.md" >> "$BENCH_DIR/results.md"
+emit_file "$B/emit.txt" || status=1
 exit $status

@@ -1,15 +1,21 @@
 /*
  * W4 driver: minimises Branin, Hartmann6 or Rosenbrock with cfl's search
- * library (bo or random) for a budget and seeds, sequentially (ask, then
- * tell), and prints one line per seed: "seed regret@30 regret@N
- * median_ms_per_proposal".  Built and run by tests/bench/bench_w4.sh.
+ * library (bo or random) for a budget and seeds, and prints one line per
+ * seed: "seed regret@30 regret@N median_ms_per_proposal median_cpu_ms" (the
+ * medians over proposals N-19..N, or over all when N <= 50; cpu: the
+ * process's CPU time, which a loaded machine inflates less).  With PARALLEL
+ * P > 1 it keeps P candidates in flight as `cfl tune --num-parallel P`
+ * does: P asks first, then one more each time the oldest in flight is told;
+ * regret@K is the best of the first K values told.  Built and run by
+ * tests/bench/bench_w4.sh.
  *
- *     w4_driver FUNCTION METHOD BUDGET SEED0 SEED1
+ *     w4_driver FUNCTION METHOD BUDGET SEED0 SEED1 [PARALLEL [LIAR]]
  */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "cfl/hpo.h"
 
@@ -58,6 +64,25 @@ static double rosenbrock(const double *x)
 	return f;
 }
 
+static int cmp_d(const void *a, const void *b);
+
+static double cpu_now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+	return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+/* median of the last 20 of v (n), or of all when n <= 50; sorts them */
+static double late_median(double *v, int n)
+{
+	int from = n > 50 ? n - 20 : 0;
+
+	qsort(v + from, (size_t)(n - from), sizeof(double), cmp_d);
+	return v[from + (n - from) / 2];
+}
+
 static int cmp_d(const void *a, const void *b)
 {
 	double x = *(const double *)a, y = *(const double *)b;
@@ -68,14 +93,14 @@ static int cmp_d(const void *a, const void *b)
 int main(int argc, char **argv)
 {
 	const char *fn, *method;
-	int budget, s0, s1, d;
+	int budget, s0, s1, d, par = 1;
 	double (*f)(const double *), fmin, lo, hi;
 	struct cfl_buf text;
 	struct cfl_space space;
 	struct cfl_err err;
 
-	if (argc != 6) {
-		fprintf(stderr, "usage: w4_driver branin|hartmann6|rosenbrock bo|random BUDGET SEED0 SEED1\n");
+	if (argc < 6 || argc > 8) {
+		fprintf(stderr, "usage: w4_driver branin|hartmann6|rosenbrock bo|random BUDGET SEED0 SEED1 [PARALLEL [kriging|constant]]\n");
 		return 2;
 	}
 	fn = argv[1];
@@ -83,6 +108,16 @@ int main(int argc, char **argv)
 	budget = atoi(argv[3]);
 	s0 = atoi(argv[4]);
 	s1 = atoi(argv[5]);
+	if (argc >= 7)
+		par = atoi(argv[6]);
+	if (argc == 8 && strcmp(argv[7], "kriging") && strcmp(argv[7], "constant")) {
+		fprintf(stderr, "w4_driver: LIAR must be kriging or constant\n");
+		return 2;
+	}
+	if (budget < 1 || budget > 100000 || par < 1 || par > 64) {
+		fprintf(stderr, "w4_driver: BUDGET must be in [1, 100000] and PARALLEL in [1, 64]\n");
+		return 2;
+	}
 	cfl_buf_init(&text);
 	if (strcmp(fn, "branin") == 0) {
 		f = branin;
@@ -117,43 +152,64 @@ int main(int argc, char **argv)
 		struct cfl_params p;
 		double best = INFINITY, best30 = INFINITY;
 		double *ms = calloc((size_t)budget, sizeof(double));
+		double *cpu = calloc((size_t)budget, sizeof(double));
 		int n_ms = 0;
 
 		cfl_search_opts_init(&o);
 		o.method = cfl_search_method_lookup(method);
 		o.seed = (uint64_t)seed;
+		if (argc == 8 && strcmp(argv[7], "constant") == 0)
+			o.liar = CFL_LIAR_CONSTANT;
 		s = cfl_search_new(&space, &o, &err);
 		if (!s) {
 			fprintf(stderr, "w4_driver: %s\n", err.msg);
 			return 1;
 		}
 		cfl_params_init(&p);
-		for (int t = 0; t < budget; t++) {
-			double x[8], t0 = cfl_now(), y;
-			size_t idx;
+		/* told counts values told; asked - told are in flight, the
+		 * oldest first (ask index order) */
+		size_t asked = 0, told = 0;
+		double (*xs)[8] = calloc((size_t)budget, sizeof(*xs));
 
-			if (cfl_search_ask(s, &p, &idx, &err)) {
-				fprintf(stderr, "w4_driver: ask: %s\n", err.msg);
+		if (!ms || !cpu || !xs) {
+			fprintf(stderr, "w4_driver: out of memory\n");
+			return 1;
+		}
+		while (told < (size_t)budget) {
+			while (asked < (size_t)budget && asked - told < (size_t)par) {
+				double t0 = cfl_now(), c0 = cpu_now();
+				size_t idx;
+
+				if (cfl_search_ask(s, &p, &idx, &err)) {
+					fprintf(stderr, "w4_driver: ask: %s\n", err.msg);
+					return 1;
+				}
+				cpu[n_ms] = (cpu_now() - c0) * 1e3;
+				ms[n_ms++] = (cfl_now() - t0) * 1e3;
+				for (int i = 0; i < d; i++)
+					xs[idx][i] = strtod(p.kv[i].value, NULL);
+				asked++;
+			}
+			double y = f(xs[told]);
+
+			if (cfl_search_tell(s, told, y, &err)) {
+				fprintf(stderr, "w4_driver: tell: %s\n", err.msg);
 				return 1;
 			}
-			ms[n_ms++] = (cfl_now() - t0) * 1e3;
-			for (int i = 0; i < d; i++)
-				x[i] = strtod(p.kv[i].value, NULL);
-			y = f(x);
-			cfl_search_tell(s, idx, y, &err);
+			told++;
 			if (y < best)
 				best = y;
-			if (t == 29)
+			if (told == 30)
 				best30 = best;
 		}
-		qsort(ms + (budget > 50 ? budget - 20 : 0),
-		      (size_t)(budget > 50 ? 20 : budget), sizeof(double), cmp_d);
-		printf("%d %.6g %.6g %.3f\n", seed, best30 - fmin, best - fmin,
-		       budget > 50 ? ms[budget - 10] : ms[budget / 2]);
+		free(xs);
+		printf("%d %.6g %.6g %.3f %.3f\n", seed, best30 - fmin, best - fmin,
+		       late_median(ms, n_ms), late_median(cpu, n_ms));
 		fflush(stdout);
 		cfl_params_release(&p);
 		cfl_search_free(s);
 		free(ms);
+		free(cpu);
 	}
 	cfl_space_release(&space);
 	cfl_buf_release(&text);

@@ -289,6 +289,57 @@ static void t_gp_hamming(void)
 	cfl_gp_free(gp);
 }
 
+static void t_gp_extend(void)
+{
+	/* a fit that adds points to the previous fit's keeps the rows of its
+	 * Cholesky factor and computes the new ones: the same bits as a
+	 * fresh fit; a changed point or theta starts afresh, still right */
+	double x[2 * 30], y[30], xs[2 * 7], m1[7], v1[7], m2[7], v2[7];
+	double theta[4] = { log(0.3), log(0.2), log(1.5), log(1e-4) };
+	double theta2[4] = { log(0.5), log(0.2), log(1.5), log(1e-4) };
+	struct cfl_err err;
+	struct cfl_gp *a = cfl_gp_new(2, NULL, &err), *b = cfl_gp_new(2, NULL, &err);
+	struct cfl_rng r;
+
+	CHECK(a && b);
+	cfl_rng_seed(&r, 3);
+	for (int i = 0; i < 30; i++) {
+		x[2 * i] = cfl_rng_uniform(&r);
+		x[2 * i + 1] = cfl_rng_uniform(&r);
+		y[i] = sin(5 * x[2 * i]) + x[2 * i + 1] * x[2 * i + 1];
+	}
+	for (int i = 0; i < 14; i++)
+		xs[i] = cfl_rng_uniform(&r);
+	for (int round = 0; round < 3; round++) {
+		const double *th = round == 2 ? theta2 : theta;
+
+		/* a: 20 points, then 30 (round 1: the first point moved) */
+		if (round == 1)
+			x[0] += 0.01;
+		CHECK(cfl_gp_fit(a, x, y, 20, theta, &err) == 0);
+		CHECK(cfl_gp_fit(a, x, y, 30, th, &err) == 0);
+		CHECK(cfl_gp_fit(b, x, y, 30, th, &err) == 0);
+		cfl_gp_predict(a, xs, 7, m1, v1);
+		/* b fresh: a new object, nothing to keep */
+		cfl_gp_free(b);
+		b = cfl_gp_new(2, NULL, &err);
+		CHECK(b && cfl_gp_fit(b, x, y, 30, th, &err) == 0);
+		cfl_gp_predict(b, xs, 7, m2, v2);
+		CHECK_MSG(memcmp(m1, m2, sizeof(m1)) == 0 && memcmp(v1, v2, sizeof(v1)) == 0,
+			  "round %d: extended fit differs from a fresh one", round);
+		CHECK(cfl_gp_log_ml(a) == cfl_gp_log_ml(b));
+		/* and the fit is right: it interpolates its data */
+		cfl_gp_predict(a, x + 2 * 25, 1, m1, NULL);
+		CHECK_NEAR(m1[0], y[25], 0.05);
+	}
+	/* fewer points than before: a prefix of the old fit */
+	CHECK(cfl_gp_fit(a, x, y, 10, theta2, &err) == 0);
+	cfl_gp_predict(a, x + 2 * 3, 1, m1, NULL);
+	CHECK_NEAR(m1[0], y[3], 0.05);
+	cfl_gp_free(a);
+	cfl_gp_free(b);
+}
+
 static void t_gp_map(void)
 {
 	/* MAP improves the posterior over the prior mean and recovers a
@@ -739,6 +790,49 @@ static void t_bo_branin(void)
 	cfl_space_release(&sp);
 }
 
+static void t_bo_batch_branin(void)
+{
+	/* 4 candidates in flight, as `cfl tune --num-parallel 4` runs them
+	 * (one more asked each time the oldest is told), past the point where
+	 * the hyper-parameters stop being refitted at every ask: distinct
+	 * points, and the regret after 60 evaluations below 0.01 */
+	struct cfl_space sp;
+	struct cfl_params p;
+	struct cfl_err err;
+	struct cfl_search *s;
+	double best = INFINITY, xs[60][2];
+	size_t asked = 0, told = 0, idx;
+	char *seen[60];
+
+	parse_ok(&sp, "x0 = uniform(-5, 10)\nx1 = uniform(0, 15)\n", NULL);
+	s = new_search(&sp, CFL_SEARCH_BO, 1, 0);
+	cfl_params_init(&p);
+	while (told < 60) {
+		while (asked < 60 && asked - told < 4) {
+			CHECK_MSG(cfl_search_ask(s, &p, &idx, &err) == 0, "%s", err.msg);
+			CHECK_INT((int)idx, (int)asked);
+			seen[asked] = joined(&p);
+			for (size_t i = 0; i < asked; i++)
+				CHECK_MSG(strcmp(seen[i], seen[asked]) != 0, "twice: %s", seen[asked]);
+			xs[asked][0] = strtod(p.kv[0].value, NULL);
+			xs[asked][1] = strtod(p.kv[1].value, NULL);
+			asked++;
+		}
+		double y = branin(xs[told][0], xs[told][1]);
+
+		CHECK(cfl_search_tell(s, told, y, &err) == 0);
+		if (y < best)
+			best = y;
+		told++;
+	}
+	CHECK_MSG(best - 0.397887 < 0.01, "regret %g", best - 0.397887);
+	for (size_t i = 0; i < asked; i++)
+		free(seen[i]);
+	cfl_params_release(&p);
+	cfl_search_free(s);
+	cfl_space_release(&sp);
+}
+
 static void t_maximize(void)
 {
 	/* maximise: the search climbs, not descends */
@@ -820,6 +914,7 @@ const struct cfl_test cfl_tests[] = {
 	TEST(t_parse_schema),
 	TEST(t_gp_closed_form),
 	TEST(t_gp_hamming),
+	TEST(t_gp_extend),
 	TEST(t_gp_map),
 	TEST(t_log_ei),
 	TEST(t_grid),
@@ -830,6 +925,7 @@ const struct cfl_test cfl_tests[] = {
 	TEST(t_bo_liars),
 	TEST(t_bo_failures),
 	TEST(t_bo_branin),
+	TEST(t_bo_batch_branin),
 	TEST(t_maximize),
 	TEST(t_all_fixed),
 	{ 0 },

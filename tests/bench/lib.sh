@@ -1,0 +1,75 @@
+# Shared helpers of the bench scripts (sourced by tests/bench/run.sh and by
+# every bench_*.sh): one way to record a figure, the QUICK switch, medians.
+#
+#     emit WORKLOAD METRIC CFL PEER RATIO [SPREAD] [TARGET]
+#
+# appends one JSON object to $BENCH_DIR/results.jsonl: the figure of cfl,
+# the peer's figure measured in the same run (or the baseline it is compared
+# with), their ratio, the spread (a range "lo-hi" or a std), the target, the
+# load average, the CPU model, the date and the script that measured it.
+# An empty or "-" field is written as null; a number as a JSON number.
+# tests/bench/gen_results.py turns the file into tests/bench/RESULTS.md.
+#
+# QUICK=1 (make bench QUICK=1) asks every script for the same tables on
+# fewer repeats and seeds: `reps FULL QUICK` picks the count to use.
+
+: "${BENCH_DIR:=${ROOT:-.}/build/bench}"
+QUICK=${QUICK:-0}
+[ "$QUICK" = 0 ] || QUICK=1
+
+# reps FULL QUICK -> FULL, or QUICK when QUICK=1
+reps() { if [ "$QUICK" = 1 ]; then echo "$2"; else echo "$1"; fi; }
+
+# median of numbers on stdin (the lower middle of an even count)
+median() { sort -g | awk '{ v[NR] = $1 } END { if (NR) print v[int((NR + 1) / 2)] }'; }
+# "min-max" of numbers on stdin
+range() { sort -g | awk '{ v[NR] = $1 } END { if (NR) printf "%s-%s\n", v[1], v[NR] }'; }
+
+bench_cpu_model() {
+	awk -F': *' '$1 ~ /^model name/ { print $2; exit }' /proc/cpuinfo 2>/dev/null
+}
+
+# A JSON value of a shell string: null, a number, or a quoted string.
+json_value() {
+	JSON_S="$1" awk 'BEGIN {
+		s = ENVIRON["JSON_S"]
+		if (s == "" || s == "-") { print "null"; exit }
+		if (s ~ /^-?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][-+]?[0-9]+)?$/) { print s; exit }
+		if (s ~ /^[-+]?([0-9]+\.?[0-9]*|\.[0-9]+)([eE][-+]?[0-9]+)?$/) { printf "%.15g\n", s + 0; exit }
+		gsub(/\\/, "\\\\", s); gsub(/"/, "\\\"", s); gsub(/\t/, "\\t", s)
+		printf "\"%s\"\n", s
+	}'
+}
+
+emit() {
+	if [ $# -lt 5 ] || [ $# -gt 7 ]; then
+		echo "emit: usage: emit WORKLOAD METRIC CFL PEER RATIO [SPREAD] [TARGET]" >&2
+		return 2
+	fi
+	local load cpu script
+	load=$(cut -d' ' -f1 /proc/loadavg 2>/dev/null)
+	cpu=$(bench_cpu_model)
+	script=$(basename "${BENCH_SCRIPT:-$0}")
+	mkdir -p "$BENCH_DIR" || return 1
+	printf '{"workload": %s, "metric": %s, "cfl": %s, "peer": %s, "ratio": %s, "spread": %s, "target": %s, "load": %s, "cpu": %s, "date": %s, "quick": %s, "script": %s}\n' \
+		"$(json_value "$1")" "$(json_value "$2")" "$(json_value "$3")" \
+		"$(json_value "$4")" "$(json_value "$5")" "$(json_value "${6:-}")" \
+		"$(json_value "${7:-}")" "$(json_value "$load")" "$(json_value "$cpu")" \
+		"$(json_value "$(date -u +%Y-%m-%dT%H:%M:%SZ)")" "$QUICK" \
+		"$(json_value "$script")" >>"$BENCH_DIR/results.jsonl"
+}
+
+# ratio A B [FORMAT] -> A / B (empty when either is not a positive number)
+ratio() {
+	awk -v a="$1" -v b="$2" -v f="${3:-%.3g}" 'BEGIN {
+		if (a ~ /^[-+.0-9eE]+$/ && b ~ /^[-+.0-9eE]+$/ && b + 0 != 0) printf f "\n", a / b }'
+}
+
+# emit_file FILE: one emit per line of FILE, its fields separated by the
+# unit separator \x1f (so a helper in Python can print the figures)
+emit_file() {
+	local w m c p r s t
+	while IFS=$'\x1f' read -r w m c p r s t; do
+		emit "$w" "$m" "$c" "$p" "$r" "$s" "$t" || return 1
+	done <"$1"
+}
