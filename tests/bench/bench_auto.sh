@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# cfl auto against defaults (issue 19): `cfl auto TRAIN --test TEST
+# cfl auto against defaults: `cfl auto TRAIN --test TEST
 # --time-limit L` (L = 60 s; QUICK=1: 10 s) on the peers' split of the five
 # datasets of datasets/ and of the W1 synthetic set (synth_clf_100k),
 # against the best single cfl model with its defaults (`cfl repeat --models
@@ -17,6 +17,7 @@
 set -u
 : "${ROOT:?}" "${BENCH_DIR:?}" "${PY:=/usr/bin/python3}"
 CFL_BIN=${CFL:-$ROOT/cfl}
+. "$ROOT/tests/bench/lib.sh"
 if [ "${QUICK:-0}" = 1 ]; then
 	LIMIT=${AUTO_LIMIT:-10}
 	SETS=${AUTO_SETS:-iris wine breast_cancer diabetes}
@@ -83,6 +84,15 @@ for ds in $SETS; do
 		printf "| %s | %s | %.4f | %s | %s | %.4f | %s| %+.4f | %s |\n", ds, a[1], a[2], took,
 		       d[1], d[2], peers, diff, diff < -1e-7 ? "below" : "ok"
 	}' >> "$B/table.md"
+	# one JSON line: auto's test figure against the best other (a cfl
+	# default chosen on test, or a scikit-learn default); ratio auto/other
+	read -r e_name e_val <<<"$(awk -v s="$sign" -v def="$best_def" -v bp="$best_peer" 'BEGIN {
+		split(def, d, " "); split(bp, p, " ")
+		if (s * d[2] > s * p[2]) print "cfl-" d[1], d[2]; else print "sklearn-" p[1], p[2] }')"
+	auto_val=${first#* }
+	emit "auto $ds (${LIMIT}s) vs best default ($e_name)" "test $metric" "$auto_val" "$e_val" \
+		"$(awk -v a="$auto_val" -v b="$e_val" 'BEGIN { printf "%.4f", b ? a / b : 0 }')" "" \
+		"$([ "$sign" = 1 ] && echo ">= 1" || echo "<= 1")"
 done
 { echo; cat "$B/boards.md"; } >> "$B/table.md"
 cat "$B/table.md"

@@ -27,6 +27,7 @@
 set -u
 : "${ROOT:?}" "${BENCH_DIR:?}" "${PY:=/usr/bin/python3}"
 CFL_BIN=${CFL:-$ROOT/cfl}
+. "$ROOT/tests/bench/lib.sh"
 SEEDS=${QUALITY_SEEDS:-10}
 W1_SETS=${QUALITY_W1_SETS:-iris breast_cancer digits diabetes}
 W3_SETS=${QUALITY_W3_SETS:-digits breast_cancer diabetes}
@@ -103,9 +104,9 @@ for ds in $W3_SETS; do
 done
 
 [ -s "$B/rows.txt" ] || exit 1
-"$PY" - "$B/rows.txt" "$SEEDS" "$BENCH_DIR/results.md" "$BENCH_DIR/quality.jsonl" <<'PYEOF'
+"$PY" - "$B/rows.txt" "$SEEDS" "$BENCH_DIR/results.md" "$BENCH_DIR/quality.jsonl" "$B/emit.txt" <<'PYEOF' || exit 1
 import json, math, sys
-rows, n, md, jl = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4]
+rows, n, md, jl, ef = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4], open(sys.argv[5], 'w')
 import statistics as st
 out = ['### Quality at the peers\' settings (--test, nothing held out; mean +- std over %d seeds; '
        'ok: cfl >= peer mean - peer std / 2; z: the gap in standard errors; paired: per-seed '
@@ -132,6 +133,12 @@ with open(jl, 'a') as jf:
                    paired_std=st.pstdev(paired) if paired else None, verdict=verdict)
         print('QUALITY ' + json.dumps(rec))
         jf.write(json.dumps(rec) + '\n')
+        # one row for results.jsonl (tests/bench/lib.sh's emit_file)
+        ef.write('\x1f'.join(['quality %s %s %s vs %s (%d seeds)' % (w, ds, model, peer, n),
+                               'test %s mean' % metric, '%.6f' % cm, '%.6f' % pm,
+                               '%.4f' % (cm / pm if pm else 0), 'std %.4f / %.4f' % (cs, ps),
+                               '%s peer mean %s peer std/2 (%s)' % ('>=' if sign > 0 else '<=',
+                                                                   '-' if sign > 0 else '+', verdict)]) + '\n')
         out.append('| %s | %s | %s | %s | %s | %.4f +- %.4f | %.4f +- %.4f | %+.4f | %s | %s | %s |'
                    % (w, ds, model, peer, metric, cm, cs, pm, ps, d,
                       '%+.1f' % z if z is not None else '-',
@@ -142,4 +149,5 @@ print('\n'.join(out))
 with open(md, 'a') as f:
     f.write('\n'.join(out) + '\n')
 PYEOF
+emit_file "$B/emit.txt" || status=1
 exit $status
