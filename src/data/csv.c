@@ -489,9 +489,16 @@ char *cfl_csv_slurp(const char *path, size_t *len /* OUT */, struct cfl_err *err
 		n += got;
 		if (got == 0)
 			break;
-		if (n + 1 == cap) {	/* the file grew, or its size was unknown */
-			char *b2 = cfl_realloc(buf, 2 * cap, err);
+		if (n + 1 == cap) {
+			/* full: grow only when there is more (the file grew,
+			 * or its size was unknown), not to find the end of a
+			 * file read whole (the copy took a tenth of a load) */
+			int ch = getc(f);
+			char *b2;
 
+			if (ch == EOF)
+				break;
+			b2 = cfl_realloc(buf, 2 * cap, err);
 			if (!b2) {
 				free(buf);
 				buf = NULL;
@@ -499,6 +506,7 @@ char *cfl_csv_slurp(const char *path, size_t *len /* OUT */, struct cfl_err *err
 			}
 			buf = b2;
 			cap *= 2;
+			buf[n++] = (char)ch;
 		}
 	}
 	if (buf && ferror(f)) {
