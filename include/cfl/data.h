@@ -72,6 +72,9 @@ struct cfl_column {
 					 * (kept numeric), "text",
 					 * "--categorical" */
 	size_t n_missing, n_distinct;
+	int distinct_capped;		/* n_distinct is a floor: counting stopped
+					 * past 1000 values (and past a repeat,
+					 * for integers and text) */
 	size_t n_text;			/* non-missing cells that are not numbers */
 	int is_int;			/* every non-missing cell an integer */
 	double min, max;		/* over the number cells (0 when none) */

@@ -87,8 +87,14 @@ static void print_describe(const struct cfl_data *d,
 			snprintf(note, sizeof(note), "one-hot, %s", c->type_reason);
 		else if (c->type == CFL_COL_TARGET)
 			snprintf(note, sizeof(note), "%zu classes", s->n_classes);
-		printf("%-*.*s  %-11s  %7zu  %8zu  %s\n", (int)w, (int)w, c->name,
-		       cfl_coltype_name(c->type), c->n_missing, c->n_distinct, note);
+		char distinct[24];
+
+		if (c->distinct_capped)
+			snprintf(distinct, sizeof(distinct), ">%zu", c->n_distinct - 1);
+		else
+			snprintf(distinct, sizeof(distinct), "%zu", c->n_distinct);
+		printf("%-*.*s  %-11s  %7zu  %8s  %s\n", (int)w, (int)w, c->name,
+		       cfl_coltype_name(c->type), c->n_missing, distinct, note);
 	}
 	if (s->task == CFL_TASK_CLF) {
 		size_t cw = 5;

@@ -5,15 +5,21 @@
  * rows only, encode every part.  A separate
  * --test / --valid file replaces that part of the split and is encoded with
  * the training file's statistics.  The SHA-256 of the file is computed by
- * a helper thread while the main thread parses a copy (hashing costs about
- * as much as parsing); the thread is joined before returning, so callers
- * that fork later see a single-threaded process.
+ * a helper thread while the main thread parses (hashing costs about as much
+ * as parsing): a regular file is read again from the page cache in small
+ * pieces for the hash, anything else (a pipe) is parsed from a copy; the
+ * thread is joined before returning, so callers that fork later see a
+ * single-threaded process.
  */
 #include "internal.h"
 
+#include <errno.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 void cfl_data_opts_init(struct cfl_data_opts *o)
 {
@@ -69,7 +75,8 @@ static int load_part(struct cfl_xy *out, const struct cfl_encoder *enc,
 }
 
 struct hash_job {
-	const char *buf;
+	const char *buf;	/* the bytes, or NULL: read path again */
+	const char *path;
 	size_t len;
 	unsigned char *out;
 	int rc;
@@ -84,16 +91,82 @@ static void *hash_thread(void *arg)
 	return NULL;
 }
 
+#define REHASH_CHUNK (1u << 20)
+
+/* Hashes job->path read again, REHASH_CHUNK bytes at a time: the parse
+ * writes into the buffer the file was read into, and a copy of it for the
+ * hash would double the peak memory of a load.  The file must still hold
+ * the job->len bytes it held (else "'path' changed while it was read"). */
+static void *rehash_thread(void *arg)
+{
+	struct hash_job *job = arg;
+	struct cfl_sha256 h;
+	char *chunk = NULL;
+	size_t total = 0;
+	int fd = -1;
+
+	job->rc = -1;
+	if (cfl_sha256_init(&h, &job->err))
+		return NULL;
+	if (!(chunk = cfl_malloc(REHASH_CHUNK, &job->err)))
+		goto out;
+	if ((fd = open(job->path, O_RDONLY)) < 0) {
+		cfl_err_set(&job->err, "cannot open '%s': %s", job->path, strerror(errno));
+		goto out;
+	}
+	for (;;) {
+		ssize_t got = read(fd, chunk, REHASH_CHUNK);
+
+		if (got < 0 && errno == EINTR)
+			continue;
+		if (got < 0) {
+			cfl_err_set(&job->err, "cannot read '%s': %s", job->path, strerror(errno));
+			goto out;
+		}
+		if (got == 0)
+			break;
+		cfl_sha256_update(&h, chunk, (size_t)got);
+		total += (size_t)got;
+	}
+	if (total != job->len) {
+		cfl_err_set(&job->err, "'%s' changed while it was read", job->path);
+		goto out;
+	}
+	cfl_sha256_final(&h, job->out);
+	job->rc = 0;
+out:
+	if (job->rc)
+		cfl_sha256_release(&h);
+	if (fd >= 0)
+		close(fd);
+	free(chunk);
+	return NULL;
+}
+
 /* Parses buf (taking it) while another thread hashes it; the parse runs on
  * a copy because it writes into its buffer. */
 static int parse_and_hash(struct cfl_data *d, const char *path, char *buf,
 			  size_t len, struct cfl_err *err)
 {
-	struct hash_job job = { buf, len, d->sha256, 0, { "" } };
+	struct hash_job job = { buf, path, len, d->sha256, 0, { "" } };
+	struct stat st;
 	pthread_t th;
-	char *copy = len >= (1u << 20) ? malloc(len + 1) : NULL;
+	char *copy;
 	int rc;
 
+	if (len >= REHASH_CHUNK && stat(path, &st) == 0 && S_ISREG(st.st_mode) &&
+	    (size_t)st.st_size == len) {
+		job.buf = NULL;
+		if (pthread_create(&th, NULL, rehash_thread, &job) == 0) {
+			rc = cfl_csv_parse_owned(&d->csv, path, buf, len, err);
+			pthread_join(th, NULL);
+			if (!rc && job.rc)
+				return cfl_err_set(err, "%s", job.err.msg);
+			return rc;
+		}
+		job.buf = buf;
+	}
+	copy = len >= (1u << 20) ? malloc(len + 1) : NULL;
 	if (!copy || pthread_create(&th, NULL, hash_thread, &job) != 0) {
 		free(copy);
 		hash_thread(&job);
@@ -112,19 +185,28 @@ static int parse_and_hash(struct cfl_data *d, const char *path, char *buf,
 	return rc;
 }
 
+/* Encodes rows idx[0..n) of d->csv into out (an empty part may come with
+ * idx NULL, which to cfl_encoder_apply_rows means every row). */
+static int encode_part(struct cfl_data *d, const size_t *idx, size_t n,
+		       struct cfl_xy *out, struct cfl_err *err)
+{
+	static const size_t none[1];
+
+	return cfl_encoder_apply_rows(&d->enc, &d->csv, n ? idx : none, n, 1,
+				      out, err);
+}
+
 int cfl_data_load(struct cfl_data *d, const struct cfl_data_opts *o,
 		  struct cfl_err *err)
 {
 	char *buf;
 	size_t len;
 	struct cfl_split split;
-	struct cfl_xy all;
 	double *y = NULL;
 	int n_classes;
 
 	memset(d, 0, sizeof(*d));
 	memset(&split, 0, sizeof(split));
-	cfl_xy_init(&all);
 	if (!o->path)
 		return cfl_err_set(err, "no data file given");
 	buf = cfl_csv_slurp(o->path, &len, err);
@@ -158,10 +240,9 @@ int cfl_data_load(struct cfl_data *d, const struct cfl_data_opts *o,
 	}
 	if (cfl_encoder_fit(&d->enc, &d->schema, &d->csv, split.train,
 			    split.n_train, err) ||
-	    cfl_encoder_apply(&d->enc, &d->csv, 1, &all, err) ||
-	    cfl_xy_take(&d->train, &all, split.train, split.n_train, err) ||
-	    cfl_xy_take(&d->valid, &all, split.valid, split.n_valid, err) ||
-	    cfl_xy_take(&d->test, &all, split.test, split.n_test, err))
+	    encode_part(d, split.train, split.n_train, &d->train, err) ||
+	    encode_part(d, split.valid, split.n_valid, &d->valid, err) ||
+	    encode_part(d, split.test, split.n_test, &d->test, err))
 		goto fail;
 	if (o->test_path && load_part(&d->test, &d->enc, o->test_path,
 				      &d->n_no_target[1], err))
@@ -170,12 +251,10 @@ int cfl_data_load(struct cfl_data *d, const struct cfl_data_opts *o,
 				       &d->n_no_target[2], err))
 		goto fail;
 	free(y);
-	cfl_xy_release(&all);
 	cfl_split_release(&split);
 	return 0;
 fail:
 	free(y);
-	cfl_xy_release(&all);
 	cfl_split_release(&split);
 	cfl_data_release(d);
 	return -1;

@@ -349,10 +349,12 @@ static size_t level_slot(const struct cfl_enc_col *c, const char *cell,
 	return i < 0 ? c->n_levels : (size_t)i;
 }
 
-int cfl_encoder_apply(const struct cfl_encoder *enc, const struct cfl_csv *csv,
-		      int with_target, struct cfl_xy *out, struct cfl_err *err)
+int cfl_encoder_apply_rows(const struct cfl_encoder *enc,
+			   const struct cfl_csv *csv, const size_t *idx,
+			   size_t n_idx, int with_target, struct cfl_xy *out,
+			   struct cfl_err *err)
 {
-	size_t n = csv->n_rows, m = csv->n_cols, *col = NULL;
+	size_t n = idx ? n_idx : csv->n_rows, m = csv->n_cols, *col = NULL;
 	long t = -1;
 	struct cfl_xy xy;
 
@@ -385,8 +387,9 @@ int cfl_encoder_apply(const struct cfl_encoder *enc, const struct cfl_csv *csv,
 		goto fail;
 	if (t >= 0 && !(xy.y = cfl_calloc(n + 1, sizeof(double), err)))
 		goto fail;
-	for (size_t i = 0; i < n; i++) {
-		float *row = xy.x + i * enc->d;
+	for (size_t r = 0; r < n; r++) {
+		float *row = xy.x + r * enc->d;
+		size_t i = idx ? idx[r] : r;
 
 		for (size_t k = 0; k < enc->n_in; k++) {
 			const struct cfl_enc_col *c = &enc->in[k];
@@ -424,13 +427,13 @@ int cfl_encoder_apply(const struct cfl_encoder *enc, const struct cfl_csv *csv,
 						    csv->name, csv->line[i], cell, enc->target_name);
 					goto fail;
 				}
-				xy.y[i] = (double)ci;
+				xy.y[r] = (double)ci;
 			} else if (isnan(v)) {
 				cfl_err_set(err, "%s:%zu: text '%.40s' in numeric target column '%s'",
 					    csv->name, csv->line[i], cell, enc->target_name);
 				goto fail;
 			} else {
-				xy.y[i] = v;
+				xy.y[r] = v;
 			}
 		}
 	}
@@ -442,6 +445,12 @@ fail:
 	free(col);
 	cfl_xy_release(&xy);
 	return -1;
+}
+
+int cfl_encoder_apply(const struct cfl_encoder *enc, const struct cfl_csv *csv,
+		      int with_target, struct cfl_xy *out, struct cfl_err *err)
+{
+	return cfl_encoder_apply_rows(enc, csv, NULL, 0, with_target, out, err);
 }
 
 void cfl_encoder_feature_name(const struct cfl_encoder *enc, size_t j,

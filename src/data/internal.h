@@ -33,6 +33,15 @@ int cfl_csv_parse_owned(struct cfl_csv *csv, const char *name, char *buf,
  * "cannot open 'path': ..." in err. */
 char *cfl_csv_slurp(const char *path, size_t *len /* OUT */, struct cfl_err *err);
 
+/* cfl_encoder_apply on the rows idx[0..n_idx) of csv only (out row r is
+ * csv row idx[r]; every row when idx is NULL), so a split's parts are
+ * encoded without an encoded copy of the whole file.  idx must be in
+ * range.  0, or -1 with err as cfl_encoder_apply. */
+int cfl_encoder_apply_rows(const struct cfl_encoder *enc,
+			   const struct cfl_csv *csv, const size_t *idx,
+			   size_t n_idx, int with_target, struct cfl_xy *out,
+			   struct cfl_err *err);
+
 /* qsort comparators */
 int cfl_cmp_double(const void *a, const void *b);
 int cfl_cmp_str(const void *a, const void *b);
@@ -46,5 +55,7 @@ long cfl_class_index(char *const *names, const double *values, size_t k,
 #define CLF_MAX_INT_CLASSES 20	/* integer targets with <= this many values: classification */
 #define ID_MIN_ROWS 20		/* id-like detection needs at least this many rows */
 #define MAX_CLASSES 1000
+/* distinct values counted exactly up to here (the largest threshold above) */
+#define DISTINCT_CAP MAX_CLASSES
 
 #endif

@@ -3,8 +3,9 @@
  * gradient descent.  Hidden layer: linear -> [batch norm] -> ReLU ->
  * [dropout]; output layer: linear, then softmax cross-entropy
  * (classification) or MSE / MAE on standardised targets (regression).
- * Every matrix product goes through OpenBLAS sgemm (gemm_* below); only
- * this file and linear.c include cblas.h.  Defaults follow PyTorch's (layer
+ * Matrix products go through OpenBLAS sgemm (gemm_* below), those of
+ * layers with one or two outputs through plain loops (narrow_*, faster at
+ * that width); only this file and linear.c include cblas.h.  Defaults follow PyTorch's (layer
  * initialisation, Adam, batch norm), so the same settings train as well.
  * Determinism: the seed alone drives initialisation and shuffling (PyTorch's
  * own stream, see below) and dropout (a stream of its own), so one seed
@@ -86,12 +87,17 @@ static int ld(size_t v)
 	return v ? (int)v : 1;
 }
 
-/* C (m, n) = A (m, k) B^T, B (n, k): a layer's forward product. */
-static void gemm_nt(size_t m, size_t n, size_t k, const float *a,
-		    const float *b, float *c)
+/* C (m, n) += A (m, k) B^T, B (n, k): a layer's forward product, added
+ * to C already seeded with the bias rows (beta = 1: OpenBLAS neither zeroes
+ * C first nor needs a second pass for the bias).  The kernel adds its sum
+ * to C once, so for k up to OpenBLAS's block depth (256 and more) the bits
+ * are those of the sum plus the bias; beyond it the bias joins the first
+ * block's partial sum and the last bit may differ. */
+static void gemm_nt_acc(size_t m, size_t n, size_t k, const float *a,
+			const float *b, float *c)
 {
 	cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)m, (int)n,
-		    (int)k, 1.0f, a, ld(k), b, ld(k), 0.0f, c, ld(n));
+		    (int)k, 1.0f, a, ld(k), b, ld(k), 1.0f, c, ld(n));
 }
 
 /* C (m, n) = A^T B, A (k, m), B (k, n): the weight gradient dZ^T X. */
@@ -108,6 +114,76 @@ static void gemm_nn(size_t m, size_t n, size_t k, const float *a,
 {
 	cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)m, (int)n,
 		    (int)k, 1.0f, a, ld(k), b, ld(n), 0.0f, c, ld(n));
+}
+
+/* ---- fcnn: products of narrow layers ----
+ * A layer with at most NARROW outputs (the output layer of a binary
+ * classifier or a regression) makes products with one side of 1 or 2, on
+ * which sgemm runs at a fraction of its speed (packing and edge kernels
+ * for a sliver of work): plain loops do them faster.  Their sums run in a
+ * fixed order written out below (LANES partial sums, then a fixed tree),
+ * the same on every instruction set, so a seed still gives one model. */
+
+#define NARROW 2
+#define LANES 16
+
+/* z (n, m) += x (n, k) w^T, w (m, k). */
+CLONES
+static void narrow_nt(float *restrict z, const float *restrict x,
+		      const float *restrict w, size_t n, size_t m, size_t k)
+{
+	for (size_t i = 0; i < n; i++, x += k, z += m)
+		for (size_t j = 0; j < m; j++) {
+			const float *wj = w + j * k;
+			float acc[LANES] = { 0 }, tail = 0;
+			size_t p = 0;
+
+			for (; p + LANES <= k; p += LANES)
+				for (size_t l = 0; l < LANES; l++)
+					acc[l] += x[p + l] * wj[p + l];
+			for (; p < k; p++)
+				tail += x[p] * wj[p];
+			for (size_t h = LANES / 2; h > 0; h /= 2)
+				for (size_t l = 0; l < h; l++)
+					acc[l] += acc[l + h];
+			z[j] += acc[0] + tail;
+		}
+}
+
+/* gw (m, k) = dz^T x and gb (m) = column sums of dz, for dz (n, m) and
+ * x (n, k): rows added in order. */
+CLONES
+static void narrow_tn(float *restrict gw, float *restrict gb,
+		      const float *restrict dz, const float *restrict x,
+		      size_t n, size_t m, size_t k)
+{
+	for (size_t p = 0; p < m * k; p++)
+		gw[p] = 0;
+	for (size_t j = 0; j < m; j++)
+		gb[j] = 0;
+	for (size_t i = 0; i < n; i++, dz += m, x += k)
+		for (size_t j = 0; j < m; j++) {
+			const float d = dz[j];
+			float *g = gw + j * k;
+
+			for (size_t p = 0; p < k; p++)
+				g[p] += d * x[p];
+			gb[j] += d;
+		}
+}
+
+/* dx (n, k) = dz (n, m) w, w (m, k). */
+CLONES
+static void narrow_nn(float *restrict dx, const float *restrict dz,
+		      const float *restrict w, size_t n, size_t m, size_t k)
+{
+	for (size_t i = 0; i < n; i++, dz += m, dx += k) {
+		for (size_t p = 0; p < k; p++)
+			dx[p] = dz[0] * w[p];
+		for (size_t j = 1; j < m; j++)
+			for (size_t p = 0; p < k; p++)
+				dx[p] += dz[j] * w[j * k + p];
+	}
 }
 
 /* ---- fcnn: parameters ---- */
@@ -403,21 +479,20 @@ fail:
 	return -1;
 }
 
-/* z (n, k) += b on every row, then ReLU when do_relu: written without
- * branches so the compiler vectorises it (a data-dependent branch per
- * element mispredicts half the time). */
+/* Every row of z (n, k) set to b (k): the bias the layer's product is
+ * then added to. */
 CLONES
-static void bias_relu(float *restrict z, const float *restrict b, size_t n,
-		      size_t k, int do_relu)
+static void seed_rows(float *restrict z, const float *restrict b, size_t n,
+		      size_t k)
 {
 	for (size_t i = 0; i < n; i++, z += k)
-		for (size_t j = 0; j < k; j++) {
-			float v = z[j] + b[j];
-
-			z[j] = do_relu ? (v > 0.0f ? v : 0.0f) : v;
-		}
+		for (size_t j = 0; j < k; j++)
+			z[j] = b[j];
 }
 
+/* Written without branches so the compiler vectorises it (a
+ * data-dependent branch per element mispredicts half the time). */
+CLONES
 static void relu(float *restrict z, size_t n)
 {
 	for (size_t i = 0; i < n; i++) {
@@ -430,16 +505,14 @@ static void relu(float *restrict z, size_t n)
 enum mode { EVAL, TRAIN, CHECK };	/* CHECK: TRAIN without running stats */
 
 /* Hidden layer l forward, in place on z = act[l + 1] (n, n_out) which
- * holds x W^T:  z + b -> [batch norm] -> ReLU -> [dropout]. */
+ * holds x W^T + b:  [batch norm] -> ReLU -> [dropout]. */
 static void hidden_forward(struct fcnn *f, struct work *w, size_t l, size_t n,
 			   enum mode mode, float p_drop, struct cfl_rng *rng)
 {
 	const struct layer *ly = &f->layer[l];
 	const size_t k = ly->n_out;
-	const float *b = f->theta + ly->b;
 	float *z = w->act[l + 1];
 
-	bias_relu(z, b, n, k, !f->batch_norm);
 	if (f->batch_norm) {
 		const float *gamma = f->theta + ly->gamma;
 		const float *beta = f->theta + ly->beta;
@@ -492,8 +565,7 @@ static void hidden_forward(struct fcnn *f, struct work *w, size_t l, size_t n,
 				}
 		}
 	}
-	if (f->batch_norm)
-		relu(z, n * k);
+	relu(z, n * k);
 	if (mode != EVAL && p_drop > 0) {
 		/* two 32-bit draws per random word: keep when u >= p */
 		const uint64_t thr = (uint64_t)((double)p_drop * 4294967296.0);
@@ -524,21 +596,24 @@ static void forward(struct fcnn *f, struct work *w, const float *x, size_t n,
 		const struct layer *ly = &f->layer[l];
 		float *z = w->act[l + 1];
 
-		gemm_nt(n, ly->n_out, ly->n_in, in, f->theta + ly->w, z);
-		if (ly->hidden) {
+		seed_rows(z, f->theta + ly->b, n, ly->n_out);
+		if (ly->n_out <= NARROW)
+			narrow_nt(z, in, f->theta + ly->w, n, ly->n_out, ly->n_in);
+		else
+			gemm_nt_acc(n, ly->n_out, ly->n_in, in, f->theta + ly->w, z);
+		if (ly->hidden)
 			hidden_forward(f, w, l, n, mode, p_drop, rng);
-		} else {
-			bias_relu(z, f->theta + ly->b, n, ly->n_out, 0);
-		}
 		in = z;
 	}
 }
 
 /* The mean loss of the outputs act[n_layers] (n, n_out) against t (n:
  * class indices, or standardised targets), and its gradient dZ (n, n_out)
- * into dz. */
+ * into dz.  Without want_loss, cross-entropy skips the log of every row
+ * (training only checks the loss is finite): the value returned is then
+ * finite exactly when the loss is, and otherwise meaningless. */
 static double loss_grad(const struct fcnn *f, const struct work *w,
-			const float *t, size_t n, float *dz)
+			const float *t, size_t n, float *dz, int want_loss)
 {
 	const float *z = w->act[f->n_layers];
 	const size_t k = f->n_out;
@@ -557,7 +632,10 @@ static double loss_grad(const struct fcnn *f, const struct work *w,
 				gi[j] = expf(zi[j] - mx);
 				sum += gi[j];
 			}
-			loss += log((double)sum) - (double)(zi[y] - mx);
+			/* sum is at least 1 unless NaN, so the log is finite
+			 * exactly when sum is */
+			loss += (want_loss ? log((double)sum) : (double)sum) -
+				(double)(zi[y] - mx);
 			for (size_t j = 0; j < k; j++)
 				gi[j] *= inv_n / sum;
 			gi[y] -= inv_n;
@@ -648,6 +726,13 @@ static void linear_backward(struct fcnn *f, struct work *w, size_t l,
 {
 	const struct layer *ly = &f->layer[l];
 
+	if (ly->n_out <= NARROW) {
+		narrow_tn(w->grad + ly->w, w->grad + ly->b, dz, x, n, ly->n_out,
+			  ly->n_in);
+		if (dx)
+			narrow_nn(dx, dz, f->theta + ly->w, n, ly->n_out, ly->n_in);
+		return;
+	}
 	gemm_tn(ly->n_out, ly->n_in, n, dz, x, w->grad + ly->w);
 	col_sums(dz, n, ly->n_out, w->grad + ly->b);
 	if (dx)
@@ -960,8 +1045,14 @@ static double valid_score(struct fcnn *f, struct work *w,
 	return -loss / (double)valid->n;
 }
 
+#define GATHER_AHEAD 16
+
 /* Copies rows idx[0..n) of x (., d) and t into xb (n, d) and tb (n): a
- * plain loop, since a memcpy call per short row costs more than the copy. */
+ * plain loop, since a memcpy call per short row costs more than the copy
+ * (GCC turns the row loop into such a call unless told not to). */
+#if defined(__GNUC__) && !defined(__clang__)
+__attribute__((optimize("no-tree-loop-distribute-patterns")))
+#endif
 CLONES
 static void gather(float *restrict xb, float *restrict tb,
 		   const float *restrict x, const float *restrict t,
@@ -970,6 +1061,15 @@ static void gather(float *restrict xb, float *restrict tb,
 	for (size_t i = 0; i < n; i++) {
 		const float *row = x + idx[i] * d;
 
+		/* the rows are scattered over memory: ask for the row
+		 * GATHER_AHEAD places on (both ends, it may span two
+		 * cache lines) so its misses overlap this copy */
+		if (i + GATHER_AHEAD < n) {
+			const float *next = x + idx[i + GATHER_AHEAD] * d;
+
+			__builtin_prefetch(next);
+			__builtin_prefetch(next + (d ? d - 1 : 0));
+		}
 		for (size_t j = 0; j < d; j++)
 			xb[i * d + j] = row[j];
 		tb[i] = t[idx[i]];
@@ -1022,7 +1122,7 @@ static int fit(struct cfl_model *m, const struct cfl_xy *train,
 	cfl_rng_seed(&drop, cfl_seed_derive(m->seed, "fcnn.dropout", 0));
 	f->best_epoch = s.epochs;
 	for (size_t e = 0; e < s.epochs; e++) {
-		double loss_sum = 0;
+		double loss_check = 0;	/* finite exactly when every step's loss is */
 
 		mt_randperm(&rng, idx, train->n);
 		for (size_t b0 = 0; b0 < train->n; b0 += bs) {
@@ -1031,12 +1131,12 @@ static int fit(struct cfl_model *m, const struct cfl_xy *train,
 
 			gather(w.xbatch, tb, train->x, t, idx + b0, nb, f->n_in);
 			forward(f, &w, w.xbatch, nb, TRAIN, s.dropout, &drop);
-			loss_sum += loss_grad(f, &w, tb, nb, w.delta[0]) * (double)nb;
+			loss_check += loss_grad(f, &w, tb, nb, w.delta[0], 0);
 			backward(f, &w, w.xbatch, nb);
 			optim_step(&s.opt, f->theta, w.grad, f->n_theta);
 		}
 		f->epochs_run = e + 1;
-		if (!isfinite(loss_sum)) {
+		if (!isfinite(loss_check)) {
 			cfl_err_set(err, "fcnn: training diverged (the loss is not finite in epoch %zu); try a smaller lr",
 				    e + 1);
 			goto out;
@@ -1312,7 +1412,7 @@ double cfl_fcnn_loss_grad(struct cfl_model *m, const struct cfl_xy *xy,
 	cfl_rng_seed(&rng, drop_seed);
 	forward(f, &w, xy->x, xy->n, CHECK, (float)cfl_param_float(m, "dropout"),
 		&rng);
-	loss = loss_grad(f, &w, t, xy->n, w.delta[0]);
+	loss = loss_grad(f, &w, t, xy->n, w.delta[0], 1);
 	if (grad) {
 		backward(f, &w, xy->x, xy->n);
 		memcpy(grad, w.grad, f->n_theta * sizeof(float));

@@ -203,6 +203,46 @@ static void t_schema_types_and_drops(void)
 	cfl_csv_release(&csv);
 }
 
+/* Distinct counts stop past 1000 where typing cannot tell more: at once
+ * for non-integers, after a repeat for integers and text (which id-like
+ * needs counted to the end); below that, and for id-like columns, they are
+ * exact.  Columns: f (2000 floats), id (2000 distinct integers), r
+ * (integers 0..1499 cycling), t (text, 999 levels cycling), few (floats,
+ * 3 values), y (0/1). */
+static void t_schema_distinct_cap(void)
+{
+	struct cfl_csv csv;
+	struct cfl_schema s;
+	struct cfl_buf b;
+	struct cfl_schema_opts o = { 0 };
+
+	cfl_buf_init(&b);
+	cfl_buf_puts(&b, "f,id,r,t,few,y\n");
+	for (size_t i = 0; i < 2000; i++)
+		cfl_buf_printf(&b, "%zu.25,%zu,%zu,w%zu,%zu.5,%zu\n", i, 5000 + i,
+			       i % 1500, i % 999, i % 3, i % 2);
+	parse_ok(&csv, b.data);
+	free(b.data);
+	o.categorical_re = "^r$";
+	infer_ok(&s, &csv, &o);
+	CHECK_INT(s.cols[0].n_distinct, 1001);
+	CHECK(s.cols[0].distinct_capped);
+	CHECK_INT(s.cols[0].type, CFL_COL_NUMERIC);
+	CHECK_INT(s.cols[1].n_distinct, 2000);
+	CHECK(!s.cols[1].distinct_capped);
+	CHECK_STR(s.cols[1].drop_reason, "id-like (all distinct)");
+	CHECK(s.cols[2].distinct_capped);
+	CHECK_INT(s.cols[2].n_distinct, 1001);
+	CHECK_STR(s.cols[2].drop_reason, "too many categories");
+	CHECK_INT(s.cols[3].n_distinct, 999);
+	CHECK(!s.cols[3].distinct_capped);
+	CHECK_INT(s.cols[4].n_distinct, 3);
+	CHECK(!s.cols[4].distinct_capped);
+	CHECK_INT(s.n_classes, 2);
+	cfl_schema_release(&s);
+	cfl_csv_release(&csv);
+}
+
 static void t_schema_integer_codes(void)
 {
 	struct cfl_csv csv;
@@ -819,6 +859,7 @@ const struct cfl_test cfl_tests[] = {
 	TEST(t_csv_empty_header_names),
 	TEST(t_csv_read_missing_file),
 	TEST(t_schema_types_and_drops),
+	TEST(t_schema_distinct_cap),
 	TEST(t_schema_integer_codes),
 	TEST(t_schema_scale_family_stays_numeric),
 	TEST(t_schema_task_inference),
