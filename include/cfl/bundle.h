@@ -127,6 +127,17 @@ int cfl_bundle_build_repeat(struct cfl_store *st, int64_t run_id,
 			    const struct cfl_data *d,
 			    struct cfl_bundle *b /* OUT */, struct cfl_err *err);
 
+/* The bundle of tune run run_id: the refit of candidate cand_id (its done
+ * trials of repeat first_refit and later, which must have kept their
+ * models): a row "best" (the mean of the refits' predictions; its recorded
+ * scores are the refit table's mean and std) and a row per refit,
+ * "best#0", "best#1", ... (each its trial's predictions).  0, or -1 with
+ * err (b empty). */
+int cfl_bundle_build_tune(struct cfl_store *st, int64_t run_id,
+			  const struct cfl_data *d, int64_t cand_id,
+			  int first_refit, struct cfl_bundle *b /* OUT */,
+			  struct cfl_err *err);
+
 /* cfl_bundle_read, then parses the encoder and every model (each model's
  * shape must be the encoder's).  0, or -1 with err (b empty). */
 int cfl_bundle_load(const char *path, struct cfl_bundle *b /* OUT */,

@@ -66,6 +66,8 @@ struct cfl_study_tune_plan {
 	long grid_points;
 	enum cfl_liar liar;
 	double timeout;		/* ask no new candidate after this (s); 0: none */
+	const char *save;	/* --save: the bundle of the refit to write
+				 * (its trials keep their models); NULL: none */
 };
 
 /* What `cfl auto` does: tune each model family on validation within a
@@ -258,10 +260,12 @@ long cfl_study_tune_best(const struct cfl_study *s);
  * error). */
 int cfl_study_tune_save_best(struct cfl_study *s, const char *path,
 			     struct cfl_err *err);
-/* Writes the bundle of a finished repeat run (cfl/bundle.h) to path:
+/* Writes the bundle of a finished run (cfl/bundle.h) to path: for repeat
  * every done trial's model, a row per model, per model repeat and per
- * ensemble.  0, or -1 with err (a trial without its kept model: the run
- * was not started with --save; a write error). */
+ * ensemble; for tune (after cfl_study_tune) the refit of the best: a row
+ * "best" (the mean of the refit seeds) and one per refit ("best#0", ...).
+ * 0, or -1 with err (a trial without its kept model: the run was not
+ * started with --save; a tune of a command; a write error). */
 int cfl_study_save_bundle(struct cfl_study *s, const char *path,
 			  struct cfl_err *err);
 

@@ -302,11 +302,13 @@ static const char *recommend(const struct cfl_bundle *b, const char *metric)
 }
 
 /* Run info, encoder and models: every done trial's kept model, as a whole
- * model file.  ok[i]: trial i is done. */
+ * model file (only_cand not 0: that candidate's trials of repeat
+ * min_repeat and later only). */
 static int build_models(struct cfl_store *st, int64_t run_id,
 			const struct cfl_data *d, const struct cfl_trial_info *tr,
 			size_t n_tr, const struct cfl_candidate_info *cands,
-			size_t n_cands, struct cfl_bundle *b, struct cfl_err *err)
+			size_t n_cands, int64_t only_cand, int min_repeat,
+			struct cfl_bundle *b, struct cfl_err *err)
 {
 	struct cfl_run_info info;
 	struct cfl_buf enc;
@@ -336,7 +338,8 @@ static int build_models(struct cfl_store *st, int64_t run_id,
 		char *text;
 		int r;
 
-		if (tr[i].status != CFL_TRIAL_DONE)
+		if (tr[i].status != CFL_TRIAL_DONE ||
+		    (only_cand && (tr[i].cand_id != only_cand || tr[i].repeat < min_repeat)))
 			continue;
 		for (size_t c = 0; c < n_cands; c++)
 			if (cands[c].id == tr[i].cand_id)
@@ -394,7 +397,7 @@ int cfl_bundle_build_repeat(struct cfl_store *st, int64_t run_id,
 		goto out;
 	n_metrics = study_run_metrics(st, run_id, metrics, CFL_M_COUNT, err);
 	if (n_metrics < 0 ||
-	    build_models(st, run_id, d, tr, n_tr, cands, n_cands, b, err))
+	    build_models(st, run_id, d, tr, n_tr, cands, n_cands, 0, 0, b, err))
 		goto out;
 	if (!b->n_models) {
 		cfl_err_set(err, "run '%s' has no done trial: nothing to bundle", b->run);
@@ -461,6 +464,76 @@ int cfl_bundle_build_repeat(struct cfl_store *st, int64_t run_id,
 	if (ensemble_rows(st, run_id, d, b, &cap, metrics, (size_t)n_metrics,
 			  (const struct cfl_metric_row *const *)mrows, n_mrows, err) ||
 	    !(b->recommended = cfl_strdup(recommend(b, b->metric), err)))
+		goto out;
+	rc = 0;
+out:
+	free(ids);
+	free(mrows[0]);
+	free(mrows[1]);
+	cfl_trials_free(tr, n_tr);
+	cfl_candidates_free(cands, n_cands);
+	if (rc)
+		cfl_bundle_release(b);
+	return rc;
+}
+
+int cfl_bundle_build_tune(struct cfl_store *st, int64_t run_id,
+			  const struct cfl_data *d, int64_t cand_id,
+			  int first_refit, struct cfl_bundle *b, struct cfl_err *err)
+{
+	struct cfl_trial_info *tr = NULL;
+	struct cfl_candidate_info *cands = NULL;
+	struct cfl_metric_row *mrows[2] = { NULL, NULL };
+	size_t n_tr = 0, n_cands = 0, n_mrows[2] = { 0, 0 }, cap = 0;
+	enum cfl_metric_id metrics[CFL_M_COUNT];
+	struct cfl_bundle_row *best;
+	int64_t *ids = NULL;
+	long n_metrics;
+	int rc = -1;
+
+	memset(b, 0, sizeof(*b));
+	if (cfl_store_trials(st, run_id, &tr, &n_tr, err) ||
+	    cfl_store_candidates(st, run_id, &cands, &n_cands, err) ||
+	    cfl_store_run_metrics(st, run_id, CFL_SPLIT_VALID, &mrows[0], &n_mrows[0], err) ||
+	    cfl_store_run_metrics(st, run_id, CFL_SPLIT_TEST, &mrows[1], &n_mrows[1], err))
+		goto out;
+	n_metrics = study_run_metrics(st, run_id, metrics, CFL_M_COUNT, err);
+	if (n_metrics < 0 ||
+	    build_models(st, run_id, d, tr, n_tr, cands, n_cands, cand_id,
+			 first_refit, b, err))
+		goto out;
+	if (!b->n_models) {
+		cfl_err_set(err, "run '%s' has no done refit: nothing to bundle", b->run);
+		goto out;
+	}
+	if (!(b->metric = cfl_strdup(n_metrics ? cfl_metric_info(metrics[0])->name
+					       : "", err)) ||
+	    !(b->recommended = cfl_strdup("best", err)) ||
+	    !(ids = cfl_calloc(b->n_models, sizeof(*ids), err)) ||
+	    !add_row(b, &cap, "best", "model", CFL_BUNDLE_MEAN, err))
+		goto out;
+	for (size_t i = 0; i < b->n_models; i++) {
+		struct cfl_bundle_row *r;
+		struct cfl_bundle_member *mb;
+		char name[32];
+
+		ids[i] = b->models[i].trial;
+		snprintf(name, sizeof(name), "best#%d", b->models[i].repeat - first_refit);
+		if (!(r = add_row(b, &cap, name, "repeat", CFL_BUNDLE_ONE, err)) ||
+		    !(mb = add_member(r, 1, err)))
+			goto out;
+		mb->models[mb->n_models++] = i;
+		if (trial_scores(r, ids + i, 1, (const struct cfl_metric_row *const *)mrows,
+				 n_mrows, metrics, (size_t)n_metrics, err))
+			goto out;
+		best = &b->rows[0];
+		if (!(mb = add_member(best, 1, err)))
+			goto out;
+		mb->models[mb->n_models++] = i;
+	}
+	best = &b->rows[0];
+	if (trial_scores(best, ids, b->n_models, (const struct cfl_metric_row *const *)mrows,
+			 n_mrows, metrics, (size_t)n_metrics, err))
 		goto out;
 	rc = 0;
 out:

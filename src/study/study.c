@@ -95,6 +95,8 @@ static int tune_config(const struct cfl_study_plan *p, struct cfl_buf *b)
 			    t->num_parallel, cfl_study_metric_name(p),
 			    cfl_study_sign(p), cfl_search_method_name(t->method),
 			    t->grid_points, (int)t->liar);
+	if (t->save)	/* only when given: older configs stay as they were */
+		rc |= cfl_buf_printf(b, "save=%s\n", t->save);
 	cfl_buf_release(&space);
 	return rc;
 }
@@ -473,7 +475,8 @@ int cfl_study_start(struct cfl_study *s, const struct cfl_pool_opts *exec,
 	s->last_user_tick = cfl_now();
 	if (s->deadline > 0 && (po.tick <= 0 || po.tick > 0.1))
 		po.tick = 0.1;
-	po.keep_models = p->kind == CFL_RUN_REPEAT && p->repeat.save;
+	po.keep_models = p->kind == CFL_RUN_REPEAT ? p->repeat.save != NULL
+						   : p->tune.save != NULL;
 	if (p->kind == CFL_RUN_REPEAT) {
 		po.n_metrics = p->n_metrics;
 		memcpy(po.metrics, p->metrics, sizeof(po.metrics));
@@ -741,9 +744,16 @@ int cfl_study_save_bundle(struct cfl_study *s, const char *path,
 	struct cfl_bundle b;
 	int rc;
 
-	if (s->plan->kind != CFL_RUN_REPEAT || !s->data)
-		return cfl_err_set(err, "a bundle of this run: not a repeat run");
-	if (cfl_bundle_build_repeat(s->st, s->run_id, s->data, &b, err))
+	if (!s->data)
+		return cfl_err_set(err, "cannot write bundle '%s': a tune of a command "
+				   "has no models", path);
+	if (s->plan->kind == CFL_RUN_TUNE && s->best < 0)
+		return cfl_err_set(err, "cannot write bundle '%s': no candidate was "
+				   "scored", path);
+	if (s->plan->kind == CFL_RUN_REPEAT
+	    ? cfl_bundle_build_repeat(s->st, s->run_id, s->data, &b, err)
+	    : cfl_bundle_build_tune(s->st, s->run_id, s->data, s->cands[s->best].id,
+				    (int)s->plan->num_repeat, &b, err))
 		return cfl_err_prefix(err, "cannot write bundle '%s'", path);
 	rc = cfl_bundle_write(&b, path, err);
 	cfl_bundle_release(&b);

@@ -191,3 +191,38 @@ test_bundle_remote_worker_models() {
 	expect_rc 0
 	expect_out "acc"
 }
+
+# cfl tune --save: the refit as a bundle; each seed's row gives its trial's
+# test figure, so their mean is the refit table's.  The single model file
+# of today is still written.
+test_bundle_tune_save_reproduces_the_refit() {
+	awk 'NR == 1 { print > "train.csv"; print > "test.csv"; next }
+	     { print > ((NR - 1) % 4 == 0 ? "test.csv" : "train.csv") }' \
+		"$ROOT/datasets/wine.csv"
+	run "$CFL" tune train.csv --test test.csv --model tree --method random \
+		--num-search 3 --num-repeat 3 --db t.db --name t --save b.cfl -q
+	expect_rc 0
+	expect_out "The refit saved as bundle b.cfl"
+	[ -s t.cfl ] || fail "no single model file"
+	[ "$(sqlite3 b.cfl "select group_concat(name, ' ') from (select name from rows order by id)")" = \
+	  "best best#0 best#1 best#2" ] || fail "rows: $(sqlite3 b.cfl 'select name from rows')"
+	sum=0
+	for k in 0 1 2; do
+		got=$("$CFL" predict b.cfl test.csv --row "best#$k" -o /dev/null | awk '$1 == "acc" { print $2 }')
+		want=$(sqlite3 t.db "select printf('%.10g', m.value) from metrics m join trials t
+			on t.id = m.trial where t.candidate = (select candidate from trials
+			where repeat = 3) and t.repeat = $((3 + k)) and m.split = 'test' and m.metric = 'acc'")
+		[ -n "$got" ] && [ "$got" = "$want" ] || fail "best#$k: predict $got, stored $want"
+		sum=$(awk -v a="$sum" -v b="$got" 'BEGIN { printf "%.12g", a + b }')
+	done
+	# the refit table's test acc mean, to its 6 digits
+	mean=$(awk -v s="$sum" 'BEGIN { printf "%.6f", s / 3 }')
+	grep -E '^\| best \(' <<<"$out" | grep -qF " $mean " ||
+		fail "refit table lacks $mean: $(grep -E '^\| best' <<<"$out")"
+	run "$CFL" predict b.cfl test.csv -o /dev/null
+	expect_rc 0
+	expect_err "row 'best'"
+	run "$CFL" tune --command 'echo 1' --params p.params --save x.cfl
+	expect_rc 2
+	expect_err "--save writes models"
+}

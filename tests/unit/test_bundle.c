@@ -273,6 +273,89 @@ static void t_regression_folds_bootstrap(void)
 		  6 + 12 + 4);
 }
 
+/* A tune run with --save: the bundle of its refit; "best#k" predicts what
+ * refit trial k stored, "best" their mean.  The model fitted with gbdt
+ * (trees and floats both) on wine's test rows read from test.csv. */
+static void t_tune_refit(void)
+{
+	struct cfl_study_plan p;
+	struct cfl_data d;
+	struct cfl_space sp;
+	struct cfl_err err = { "" };
+	struct cfl_pool_opts exec;
+	struct cfl_study *s;
+	struct cfl_bundle b;
+	struct cfl_csv csv;
+	struct cfl_xy xy;
+	char bundle[512];
+	const char *text = "learning_rate = loguniform(0.01, 0.5)\n";
+	size_t n_out, len;
+
+	split_csv("wine");
+	cfl_study_plan_init(&p);
+	p.kind = CFL_RUN_TUNE;
+	p.data.path = strdup(cfl_test_path("train.csv"));
+	p.data.test_path = strdup(cfl_test_path("test.csv"));
+	p.num_repeat = 3;
+	p.db = strdup(cfl_test_path("cfl.db"));
+	p.name = "t";
+	p.tune.model = "gbdt";
+	p.tune.metric = CFL_M_ACC;
+	p.tune.method = CFL_SEARCH_RANDOM;
+	p.tune.num_search = 3;
+	p.tune.num_parallel = 2;
+	snprintf(bundle, sizeof(bundle), "%s", cfl_test_path("tune.cfl"));
+	p.tune.save = bundle;
+	CHECK_MSG(cfl_space_parse(&sp, "gbdt", text, strlen(text),
+				  cfl_model_find("gbdt"), &err) == 0, "%s", err.msg);
+	p.tune.space = &sp;
+	CHECK_MSG(cfl_data_load(&d, &p.data, &err) == 0, "%s", err.msg);
+	s = cfl_study_open(&p, &d, &err);
+	CHECK_MSG(s, "%s", err.msg);
+	cfl_pool_opts_init(&exec);
+	exec.n_local = 2;
+	CHECK_MSG(cfl_study_start(s, &exec, &err) == 0, "%s", err.msg);
+	CHECK_MSG(cfl_study_tune(s, NULL, &err) == 0, "%s", err.msg);
+	CHECK(cfl_study_close_pool(s, &err) == 0);
+	CHECK_MSG(cfl_study_save_bundle(s, bundle, &err) == 0, "%s", err.msg);
+	CHECK_MSG(cfl_bundle_load(bundle, &b, &err) == 0, "%s", err.msg);
+	CHECK_INT(b.n_models, 3);
+	CHECK_INT(b.n_rows, 4);
+	CHECK(!strcmp(b.recommended, "best"));
+	CHECK_MSG(cfl_csv_read(&csv, cfl_test_path("test.csv"), &err) == 0, "%s", err.msg);
+	cfl_xy_init(&xy);
+	CHECK_MSG(cfl_encoder_apply(&b.enc, &csv, -1, &xy, &err) == 0, "%s", err.msg);
+	n_out = (size_t)d.test.n_classes;
+	len = xy.n * n_out;
+	for (size_t i = 0; i < b.n_rows; i++) {
+		double *got = calloc(len, sizeof(double));
+		double *want = calloc(len, sizeof(double));
+
+		CHECK(got && want);
+		CHECK_MSG(cfl_bundle_predict(&b, &b.rows[i], xy.x, xy.n, got, &err) == 0,
+			  "%s", err.msg);
+		expected(cfl_study_store(s), cfl_study_run_id(s), &b, &b.rows[i], want,
+			 len, xy.n, n_out);
+		CHECK_MSG(!memcmp(got, want, len * sizeof(double)), "row '%s' differs",
+			  b.rows[i].name);
+		free(got);
+		free(want);
+	}
+	/* the refit trials are the best candidate's repeats R..2R-1 */
+	for (size_t i = 0; i < b.n_models; i++)
+		CHECK_INT(b.models[i].repeat, 3 + (int)i);
+	cfl_xy_release(&xy);
+	cfl_csv_release(&csv);
+	cfl_bundle_release(&b);
+	CHECK_MSG(cfl_study_finish(s, NULL, NULL, &err) == 0, "%s", err.msg);
+	cfl_study_free(s);
+	cfl_space_release(&sp);
+	cfl_data_release(&d);
+	free((char *)p.data.path);
+	free((char *)p.data.test_path);
+	free((char *)p.db);
+}
+
 /* ---- the file's failures ---- */
 
 static void write_bytes(const char *path, const void *p, size_t n)
@@ -411,6 +494,7 @@ const struct cfl_test cfl_tests[] = {
 	TEST_T(t_classification_bootstrap, 240),
 	TEST_T(t_regression, 240),
 	TEST_T(t_regression_folds_bootstrap, 240),
+	TEST_T(t_tune_refit, 240),
 	TEST(t_bad_files),
 	{ 0 }
 };
