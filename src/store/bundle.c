@@ -552,15 +552,16 @@ int cfl_bundle_read(const char *path, struct cfl_bundle *b,
 		rfail(&r, NULL);
 		goto out;
 	}
-	if (sqlite3_step(s) == SQLITE_ROW)
-		has_meta = sqlite3_column_int64(s, 0);
-	else
+	if (sqlite3_step(s) != SQLITE_ROW) {
 		rfail(&r, NULL);
+		sqlite3_finalize(s);
+		goto out;
+	}
+	has_meta = sqlite3_column_int64(s, 0);
 	sqlite3_finalize(s);
 	if (has_meta != 5) {
-		if (has_meta || !err->msg[0])
-			cfl_err_set(err, "'%s' is not a cfl bundle (an SQLite file "
-				    "without its tables)", path);
+		cfl_err_set(err, "'%s' is not a cfl bundle (an SQLite file without "
+			    "its tables)", path);
 		goto out;
 	}
 	if (!(format = meta(&r, "format", 1)))
