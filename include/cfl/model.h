@@ -119,6 +119,17 @@ int cfl_model_predict(const struct cfl_model *m, const float *x, size_t n,
 int cfl_model_save_file(const struct cfl_model *m,
 			const struct cfl_encoder *enc, const char *path,
 			struct cfl_err *err);
+/* The text of a model file appended to b; enc NULL leaves out the encoder
+ * (a worker's model travels without it: the coordinator owns the encoder,
+ * cfl_model_text_add_encoder puts it back).  0, or -1 with err. */
+int cfl_model_format(const struct cfl_model *m, const struct cfl_encoder *enc,
+		     struct cfl_buf *b, struct cfl_err *err);
+/* A model file's text: text[0..len) (written by cfl_model_format without
+ * an encoder) with enc put in its place, appended to out.  0, or -1 with
+ * err (no "state" line, out of memory). */
+int cfl_model_text_add_encoder(const char *text, size_t len,
+			       const struct cfl_encoder *enc,
+			       struct cfl_buf *out, struct cfl_err *err);
 /* Parses a model file held in text (for fuzzing and tests). */
 struct cfl_model *cfl_model_parse(const char *name, const char *text,
 				  size_t len, struct cfl_encoder *enc /* OUT */,

@@ -80,6 +80,8 @@ void cfl_trial_spec_from_lease(struct cfl_trial_spec *spec /* OUT */,
  * with cfl_wire_msg_release on the enclosing message, or
  * cfl_trial_result_release).  A model error is not a failure of this call:
  * it returns 0 with res->status CFL_RESULT_MODEL_ERROR and res->error set.
+ * With CFL_LEASE_KEEP_MODEL, res->model is the fitted model's text
+ * (cfl_model_format without the encoder).
  * Returns -1 (err) only when the lease itself is invalid (unknown model,
  * fold out of range; bad params are a model error) -- also reported as a
  * model error by cfl_worker_serve.  Honours CFL_TEST_FAULT (see docs/repeat.md: tests only).
@@ -137,6 +139,10 @@ struct cfl_pool_opts {
 	 * remote worker's pool never does, since its leases come from a
 	 * network peer. */
 	int allow_commands;
+	/* Whether results may carry a model's text (CFL_LEASE_KEEP_MODEL
+	 * trials) [0]: a RESULT frame may then be CFL_WIRE_MAX_MODEL bytes
+	 * larger than this run's predictions make one. */
+	int keep_models;
 };
 
 /* Fills o with the defaults above (no data, no store, J = online cores). */

@@ -268,10 +268,13 @@ struct cfl_trial_result {
 	double duration;	/* seconds the worker spent (fit + predict + metrics) */
 	long peak_rss_kb;	/* the worker's peak RSS, 0 if unknown */
 	struct cfl_split_result split[CFL_SPLIT_COUNT];
+	const char *model;	/* the fitted model's text (a model file
+				 * without its encoder), or NULL: not kept */
 };
 
 /* Stores a result in ONE transaction: status done, attempt, finished = now,
- * duration, peak RSS, every metric and prediction.  The first result wins:
+ * duration, peak RSS, every metric and prediction, the model text.  The
+ * first result wins:
  * returns 1 and stores nothing when the trial is already done (a duplicate:
  * ack it as such).  Returns -1 and stores nothing (the trial keeps its
  * status) on a bad result (empty or duplicate metric name, pred NULL with
@@ -339,6 +342,12 @@ int cfl_store_attempts(struct cfl_store *st, int64_t run_id,
 		       struct cfl_attempt_info **attempts /* OUT */,
 		       size_t *n /* OUT */, struct cfl_err *err);
 void cfl_attempts_free(struct cfl_attempt_info *attempts, size_t n);
+
+/* The model text cfl_store_trial_done stored for a trial: 0 with *text
+ * (malloc'd, free it), 1 when none is stored (*text NULL; also in a
+ * read-only file older than the trial_models table), -1 with err. */
+int cfl_store_trial_model(struct cfl_store *st, int64_t trial_id,
+			  char **text /* OUT */, struct cfl_err *err);
 
 /* ---- reading metrics and predictions ---- */
 

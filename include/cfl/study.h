@@ -47,6 +47,9 @@ struct cfl_study_repeat_plan {
 	int folds;		/* 0: no folds; else K >= 2 trials per repeat */
 	int bootstrap;		/* fit each trial on a bootstrap sample */
 	const char *ensembles;	/* --ensemble list; NULL: the default */
+	const char *save;	/* --save: the bundle file to write at the
+				 * end; every trial then keeps its model (in
+				 * the store, table trial_models); NULL: none */
 };
 
 /* What `cfl tune` searches: a model's space, or a command's. */
@@ -63,6 +66,8 @@ struct cfl_study_tune_plan {
 	long grid_points;
 	enum cfl_liar liar;
 	double timeout;		/* ask no new candidate after this (s); 0: none */
+	const char *save;	/* --save: the bundle of the refit to write
+				 * (its trials keep their models); NULL: none */
 };
 
 /* What `cfl auto` does: tune each model family on validation within a
@@ -272,6 +277,15 @@ long cfl_study_tune_best(const struct cfl_study *s);
  * error). */
 int cfl_study_tune_save_best(struct cfl_study *s, const char *path,
 			     struct cfl_err *err);
+/* Writes the bundle of a finished run (cfl/bundle.h) to path: for repeat
+ * every done trial's model, a row per model, per model repeat and per
+ * ensemble; for tune (after cfl_study_tune) the refit of the best: a row
+ * "best" (the mean of the refit seeds) and one per refit ("best#0", ...).
+ * 0, or -1 with err (a trial without its kept model: the run was not
+ * started with --save; a tune of a command; a write error). */
+int cfl_study_save_bundle(struct cfl_study *s, const char *path,
+			  struct cfl_err *err);
+
 /* The model file of a run: "NAME.cfl" in the database's folder.  Writes at
  * most cap bytes. */
 void cfl_study_model_path(const char *db, const char *name, char *out,

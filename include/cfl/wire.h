@@ -36,12 +36,15 @@
 #include "cfl/core.h"
 
 #define CFL_WIRE_MAGIC "CFLW"
-#define CFL_WIRE_VERSION 1
+#define CFL_WIRE_VERSION 2	/* 2: a RESULT may carry the model */
 #define CFL_WIRE_HEADER_SIZE 20
 #define CFL_WIRE_MAC_SIZE 32
 /* Largest payload a decoder accepts (a RESULT with out-of-fold predictions
  * of 100k rows is about 2 MB; a CHUNK of the dataset at most this). */
 #define CFL_WIRE_MAX_PAYLOAD (64u << 20)
+/* Largest model text a RESULT may carry on top (CFL_LEASE_KEEP_MODEL): a
+ * forest of a few hundred deep trees; RESULT's limit is the sum. */
+#define CFL_WIRE_MAX_MODEL (192u << 20)
 /* Largest HELLO payload: all a peer may send before it is accepted. */
 #define CFL_WIRE_HELLO_MAX 1024u
 /* Bounds on lists inside a payload. */
@@ -73,8 +76,9 @@ enum cfl_wire_type {
 /* "HELLO", "LEASE", ...; "?" for an unknown value. */
 const char *cfl_wire_type_name(int type);
 /* The largest payload a frame of this type may carry (0: unknown type).
- * Only RESULT (predictions) and CHUNK (the dataset) may be large
- * (CFL_WIRE_MAX_PAYLOAD); HELLO CFL_WIRE_HELLO_MAX; WELCOME and LEASE
+ * Only RESULT (predictions and a model: CFL_WIRE_MAX_PAYLOAD +
+ * CFL_WIRE_MAX_MODEL) and CHUNK (the dataset, CFL_WIRE_MAX_PAYLOAD) may be
+ * large; HELLO CFL_WIRE_HELLO_MAX; WELCOME and LEASE
  * 1 MiB; ERROR 64 KiB; RESULT_ACK, HEARTBEAT, CANCEL, FETCH and SHUTDOWN
  * 256 bytes.  The decoder refuses a header over it before any payload
  * arrives; the encoder refuses to build such a frame. */
@@ -115,7 +119,9 @@ struct cfl_wire_welcome {
 					 * run it, its last stdout line is metric "value" */
 #define CFL_LEASE_REFIT 0x40u		/* fit on train and validation together, no
 					 * early stopping (tune's refit) */
-#define CFL_LEASE_KNOWN 0x7fu
+#define CFL_LEASE_KEEP_MODEL 0x80u	/* return the fitted model's text (cfl
+					 * repeat --save): its state, no encoder */
+#define CFL_LEASE_KNOWN 0xffu
 
 struct cfl_wire_lease {
 	int64_t trial_id;	/* the scheduler's trial key (store id) */
@@ -168,6 +174,10 @@ struct cfl_wire_result {
 	struct cfl_wire_split split[CFL_WIRE_N_SPLITS];	/* valid, test, oof */
 	uint32_t n_iter_kept;	/* the model stopped early: the epochs or
 				 * rounds it kept (cfl_model's); else 0 */
+	char *model;		/* CFL_LEASE_KEEP_MODEL: the model file's text
+				 * without its encoder (cfl_model_format), at
+				 * most CFL_WIRE_MAX_MODEL bytes; else NULL
+				 * (sent as empty, decoded as NULL) */
 };
 
 struct cfl_wire_ack {

@@ -7,6 +7,7 @@
 #define CFL_CLI_H
 
 #include <getopt.h>
+#include <stdio.h>
 #include <stdint.h>
 
 #include "cfl/core.h"
@@ -33,6 +34,7 @@ int cmd_auto(int argc, char **argv);
 int cmd_runs(int argc, char **argv);
 int cmd_report(int argc, char **argv);
 int cmd_worker(int argc, char **argv);
+int cmd_bundle(int argc, char **argv);
 
 /* Prints "cfl CMD: msg" and "Try 'cfl CMD --help'." to stderr; returns 2. */
 int cli_usage_error(const char *cmd, const char *fmt, ...)
@@ -40,6 +42,16 @@ int cli_usage_error(const char *cmd, const char *fmt, ...)
 /* Prints "cfl: msg" (the struct cfl_err text) to stderr; returns 1. */
 int cli_fail(const struct cfl_err *err);
 int cli_failf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* Lists a bundle's run, rows (only: that row alone; NULL all), members,
+ * scores and models (cmd_bundle.c; cfl bundle show and cfl predict
+ * --list). */
+struct cfl_bundle;
+void cli_bundle_list(FILE *f, const struct cfl_bundle *b, const char *only);
+/* The usage error of cmd for a row that bundle b (file path) lacks, with
+ * the closest row name; returns 2. */
+int cli_bundle_unknown_row(const char *cmd, const struct cfl_bundle *b,
+			   const char *path, const char *row);
 
 /* ---- unknown words (suggest.c) ---- */
 

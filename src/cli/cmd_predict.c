@@ -1,10 +1,12 @@
 /*
- * cfl predict: applies a model file written by `cfl train` to a CSV file
+ * cfl predict: applies a model file written by `cfl train`, or a row of a
+ * bundle written by `cfl repeat --save` / `cfl tune --save`, to a CSV file
  * with the same columns (matched by name, in any order; extra columns are
- * ignored).  The model file's encoder turns raw rows into model inputs, so
- * a missing column or text in a numeric column is an error naming the file,
+ * ignored).  The file's encoder turns raw rows into model inputs, so a
+ * missing column or text in a numeric column is an error naming the file,
  * line and column.  When the target column is present the metrics are
- * printed too.  The work is done by src/data, src/models and src/metrics.
+ * printed too.  The work is done by src/data, src/models, src/study (the
+ * bundle's rows) and src/metrics.
  */
 #include "cli.h"
 
@@ -12,21 +14,33 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cfl/bundle.h"
 #include "cfl/metrics.h"
 #include "cfl/model.h"
 
-enum { OPT_METRICS = CLI_OPT_FIRST_FREE };
+enum { OPT_METRICS = CLI_OPT_FIRST_FREE, OPT_ROW, OPT_LIST };
 
 static void usage(FILE *f)
 {
-	fprintf(f, "usage: cfl predict MODEL DATA [--proba] [-o OUT.csv]\n\n"
-		   "Applies MODEL (a file written by 'cfl train') to DATA, a CSV file with the\n"
-		   "columns the model was trained on (by name, any order; others ignored).\n"
-		   "Writes one CSV row per data row: the column 'prediction' (the most\n"
-		   "probable class, or the predicted value), and with --proba one column\n"
-		   "'proba_CLASS' per class.  When DATA has the target column, also prints\n"
-		   "the metrics: to stdout with -o, else to stderr.\n\n"
+	fprintf(f, "usage: cfl predict MODEL DATA [--proba] [-o OUT.csv]\n"
+		   "       cfl predict BUNDLE DATA [--row ROW] [--proba] [-o OUT.csv]\n"
+		   "       cfl predict BUNDLE --list\n\n"
+		   "Applies MODEL (a file written by 'cfl train') or a row of BUNDLE (a file\n"
+		   "written by 'cfl repeat --save' or 'cfl tune --save') to DATA, a CSV\n"
+		   "file with the columns the model was trained on (by name, any order;\n"
+		   "others ignored).  Writes one CSV row per data row: the column\n"
+		   "'prediction' (the most probable class, or the predicted value), and with\n"
+		   "--proba one column 'proba_CLASS' per class.  When DATA has the target\n"
+		   "column, also prints the metrics: to stdout with -o, else to stderr.\n\n"
+		   "A bundle's rows are its run's table rows: a model ('fcnn': the mean of\n"
+		   "its repeats), one repeat ('fcnn#2'), an ensemble ('stacking', 'mean',\n"
+		   "...), tune's refit ('best').  A row's predictions on the run's own test\n"
+		   "part are the ones the run stored, bit for bit.\n\n"
 		   "Options:\n"
+		   "  --row ROW          the bundle's row to apply [the run's recommendation:\n"
+		   "                     the best on the first metric on validation]\n"
+		   "  --list             list the bundle's rows, members and scores (as\n"
+		   "                     'cfl bundle show'), then exit\n"
 		   "  --proba            add the class probabilities (classification\n"
 		   "                     models only) [off]\n"
 		   "  -o, --output FILE  write the predictions to FILE [stdout]\n"
@@ -37,7 +51,9 @@ static void usage(FILE *f)
 		   "Examples:\n"
 		   "  cfl predict iris.cfl datasets/iris.csv --proba\n"
 		   "  cfl predict diabetes.cfl new_rows.csv -o predictions.csv\n"
-		   "  cfl predict model.cfl test.csv --metrics acc,f1 -o /dev/null\n");
+		   "  cfl predict model.cfl test.csv --metrics acc,f1 -o /dev/null\n"
+		   "  cfl predict run.cfl new_rows.csv --row stacking\n"
+		   "  cfl predict run.cfl --list\n");
 }
 
 /* Writes s as one CSV field, quoted when it must be. */
@@ -102,21 +118,27 @@ int cmd_predict(int argc, char **argv)
 		{ "proba", no_argument, 0, 'p' },
 		{ "output", required_argument, 0, 'o' },
 		{ "metrics", required_argument, 0, OPT_METRICS },
+		{ "row", required_argument, 0, OPT_ROW },
+		{ "list", no_argument, 0, OPT_LIST },
 		{ 0, 0, 0, 0 },
 	};
 	const char *output = NULL, *metrics = NULL, *model_path, *data_path;
+	const char *row_name = NULL;
 	struct cfl_encoder enc;
+	const struct cfl_encoder *encp;
+	struct cfl_bundle b;
+	const struct cfl_bundle_row *row = NULL;
 	struct cfl_csv csv;
 	struct cfl_xy xy;
 	struct cfl_err err = { { 0 } };
-	struct cfl_model *m;
+	struct cfl_model *m = NULL;
 	enum cfl_metric_id ids[CFL_M_COUNT];
 	long n_ids = 0;
 	double *pred = NULL;
 	FILE *f = stdout, *mf;
 	char *mem = NULL;
-	size_t mem_len = 0;
-	int c, proba = 0, wrc, rc = CLI_FAIL;
+	size_t mem_len = 0, n_out;
+	int c, proba = 0, list = 0, is_bundle, wrc, rc = CLI_FAIL;
 
 	optind = 1;
 	opterr = 0;
@@ -134,9 +156,24 @@ int cmd_predict(int argc, char **argv)
 		case OPT_METRICS:
 			metrics = optarg;
 			break;
+		case OPT_ROW:
+			row_name = optarg;
+			break;
+		case OPT_LIST:
+			list = 1;
+			break;
 		default:
 			return cli_bad_option("predict", argc, argv, ":ho:", longopts);
 		}
+	}
+	if (list) {
+		if (argc - optind != 1)
+			return cli_usage_error("predict", "--list expects BUNDLE only");
+		if (cfl_bundle_read(argv[optind], &b, &err))
+			return cli_fail(&err);
+		cli_bundle_list(stdout, &b, NULL);
+		cfl_bundle_release(&b);
+		return CLI_OK;
 	}
 	if (argc - optind != 2)
 		return cli_usage_error("predict", argc - optind < 2
@@ -149,36 +186,67 @@ int cmd_predict(int argc, char **argv)
 					     &err) < 0)
 		return cli_usage_error("predict", "--metrics: %s", err.msg);
 
-	m = cfl_model_load_file(model_path, &enc, &err);
-	if (!m)
-		return cli_fail(&err);
-	if (proba && enc.n_classes == 0) {
+	memset(&b, 0, sizeof(b));
+	memset(&enc, 0, sizeof(enc));
+	is_bundle = cfl_bundle_sniff(model_path);
+	if (is_bundle) {
+		if (cfl_bundle_load(model_path, &b, &err))
+			return cli_fail(&err);
+		row = cfl_bundle_find(&b, row_name ? row_name : b.recommended);
+		if (!row) {
+			rc = row_name ? cli_bundle_unknown_row("predict", &b, model_path, row_name)
+				      : cli_failf("bundle '%s': its default row '%s' is not there",
+						  model_path, b.recommended);
+			cfl_bundle_release(&b);
+			return rc;
+		}
+		if (!row_name)
+			fprintf(stderr, "cfl predict: row '%s' (the run's best on validation; --row to choose)\n",
+				row->name);
+		encp = &b.enc;
+	} else {
+		m = cfl_model_load_file(model_path, &enc, &err);
+		if (!m)
+			return cli_fail(&err);
+		encp = &enc;
+		if (row_name) {
+			cfl_model_free(m);
+			cfl_encoder_release(&enc);
+			return cli_usage_error("predict", "--row needs a bundle; '%s' is a model file",
+					       model_path);
+		}
+	}
+	if (proba && encp->n_classes == 0) {
+		rc = cli_usage_error("predict", "--proba needs a classification model; '%s' predicts a regression target ('%s')",
+				     model_path, encp->target_name ? encp->target_name : "?");
 		cfl_model_free(m);
 		cfl_encoder_release(&enc);
-		return cli_usage_error("predict", "--proba needs a classification model; '%s' predicts a regression target ('%s')",
-				       model_path, enc.target_name ? enc.target_name : "?");
+		cfl_bundle_release(&b);
+		return rc;
 	}
+	n_out = encp->n_classes > 0 ? (size_t)encp->n_classes : 1;
 	cfl_xy_init(&xy);
 	if (cfl_csv_read(&csv, data_path, &err)) {
 		cfl_model_free(m);
 		cfl_encoder_release(&enc);
+		cfl_bundle_release(&b);
 		return cli_fail(&err);
 	}
-	if (cfl_encoder_apply(&enc, &csv, -1, &xy, &err))
+	if (cfl_encoder_apply(encp, &csv, -1, &xy, &err))
 		goto fail;
 	if (xy.y) {
-		n_ids = metrics ? cfl_metric_parse_list(metrics, enc.n_classes,
+		n_ids = metrics ? cfl_metric_parse_list(metrics, encp->n_classes,
 							ids, CFL_M_COUNT, &err)
-				: (long)cfl_metric_defaults(enc.n_classes, ids,
+				: (long)cfl_metric_defaults(encp->n_classes, ids,
 							    CFL_M_COUNT);
 		if (n_ids < 0) {
 			rc = cli_usage_error("predict", "--metrics: %s", err.msg);
 			goto out;
 		}
 	}
-	pred = cfl_calloc(xy.n ? xy.n : 1, cfl_model_n_out(m) * sizeof(double),
-			  &err);
-	if (!pred || cfl_model_predict(m, xy.x, xy.n, pred, &err))
+	pred = cfl_calloc(xy.n ? xy.n : 1, n_out * sizeof(double), &err);
+	if (!pred || (row ? cfl_bundle_predict(&b, row, xy.x, xy.n, pred, &err)
+			  : cfl_model_predict(m, xy.x, xy.n, pred, &err)))
 		goto fail;
 	if (output) {
 		/* built in memory, then written atomically: no half-written
@@ -189,7 +257,7 @@ int cmd_predict(int argc, char **argv)
 			goto out;
 		}
 	}
-	wrc = write_predictions(f, &enc, pred, xy.n, proba);
+	wrc = write_predictions(f, encp, pred, xy.n, proba);
 	if (output) {
 		wrc |= fclose(f) ? -1 : 0;
 		if (!wrc && cfl_write_file_atomic(output, mem, mem_len, &err))
@@ -205,7 +273,7 @@ int cmd_predict(int argc, char **argv)
 		const struct cfl_metric_info *mi = cfl_metric_info(ids[i]);
 		double v;
 
-		if (cfl_metric_eval(ids[i], xy.y, pred, xy.n, enc.n_classes, &v,
+		if (cfl_metric_eval(ids[i], xy.y, pred, xy.n, encp->n_classes, &v,
 				    &err) == 0)
 			fprintf(mf, "%-8s %.10g\n", mi->name, v);
 		else
@@ -223,5 +291,6 @@ out:
 	cfl_csv_release(&csv);
 	cfl_encoder_release(&enc);
 	cfl_model_free(m);
+	cfl_bundle_release(&b);
 	return rc;
 }

@@ -36,6 +36,7 @@ enum {
 	OPT_BOOTSTRAP,
 	OPT_ENSEMBLE,
 	OPT_TIME_LIMIT,
+	OPT_SAVE,
 };
 
 static void usage(FILE *f)
@@ -63,6 +64,10 @@ static void usage(FILE *f)
 		"  --ensemble LIST          ensembles of the trained models, each a row:\n"
 		"                           mean, vote, weighted, stacking, greedy or none\n"
 		"                           [mean,stacking with 2 trained models or more]\n"
+		"  --save FILE              keep every trial's model and write them, with\n"
+		"                           the ensembles, as one bundle FILE that\n"
+		"                           'cfl predict FILE DATA --row ROW' applies\n"
+		"                           (docs/bundles.md) [none]\n"
 		CLI_POOL_HELP_DB_NAME("repeat")
 		"  --resume NAME            finish the run NAME: done trials are kept, the\n"
 		"                           others run again; DATA and the plan come from\n"
@@ -86,6 +91,7 @@ static void usage(FILE *f)
 		"  cfl repeat datasets/wine.csv --models linear --set linear.l2=0.1 --seed 7\n"
 		"  cfl repeat datasets/breast_cancer.csv --models linear,tree --folds 5 \\\n"
 		"      --ensemble mean,stacking,greedy\n"
+		"  cfl repeat datasets/iris.csv --models fcnn,linear --save iris.cfl\n"
 		"  cfl repeat --resume nightly --num-jobs 4\n"
 		"  cfl repeat data.csv --name nightly --trial-timeout 60\n"
 		"  cfl repeat data.csv --name nightly --resume nightly\n"
@@ -202,6 +208,7 @@ static int parse_args(struct plan *pl, int argc, char **argv)
 		{ "bootstrap", no_argument, 0, OPT_BOOTSTRAP },
 		{ "ensemble", required_argument, 0, OPT_ENSEMBLE },
 		{ "time-limit", required_argument, 0, OPT_TIME_LIMIT },
+		{ "save", required_argument, 0, OPT_SAVE },
 		/* after the command's own: getopt lists the matches of an
 		 * ambiguous abbreviation in this order, as it did before */
 		CLI_POOL_LONGOPTS,
@@ -255,6 +262,11 @@ static int parse_args(struct plan *pl, int argc, char **argv)
 		case OPT_TIME_LIMIT:
 			if (cli_parse_double(optarg, 0, 1e9, &pl->sp.time_limit))
 				return cli_usage_error("repeat", "--time-limit must be a number of seconds >= 0, got '%s'", optarg);
+			break;
+		case OPT_SAVE:
+			if (!*optarg)
+				return cli_usage_error("repeat", "--save needs a file name");
+			pl->sp.repeat.save = optarg;
 			break;
 		case 'h':
 			usage(stdout);
@@ -631,6 +643,15 @@ int cmd_repeat(int argc, char **argv)
 			fprintf(stderr, "cfl: %s\n", cfl_study_timed_out(study)
 				? "no trial finished within the time limit"
 				: "every trial failed");
+		else if (pl.sp.repeat.save) {
+			if (cfl_study_save_bundle(study, pl.sp.repeat.save, &err)) {
+				rc = cli_fail(&err);
+				goto done;
+			}
+			fprintf(stderr, "bundle written to '%s'; apply it with:\n"
+				"  cfl predict %s DATA [--row ROW]\n",
+				pl.sp.repeat.save, pl.sp.repeat.save);
+		}
 	}
 	goto done;
 

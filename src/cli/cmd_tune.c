@@ -45,6 +45,7 @@ enum {
 	OPT_COMMAND,
 	OPT_DIRECTION,
 	OPT_METRICS,
+	OPT_SAVE,
 };
 
 static void usage(FILE *f)
@@ -83,6 +84,11 @@ static void usage(FILE *f)
 		"  --liar kriging|constant  bo: values of candidates in flight [kriging]\n"
 		"  --command CMD            tune a program instead of a model\n"
 		"  --direction min|max      --command: which values are better [min]\n"
+		"  --save FILE              also write the refit as a bundle FILE: row\n"
+		"                           'best' (the mean of the refit seeds) and one\n"
+		"                           row per seed, 'best#0', ... (docs/bundles.md)\n"
+		"                           [none; the first seed's model is saved as\n"
+		"                           DB-FOLDER/NAME.cfl either way]\n"
 		CLI_POOL_HELP_DB_NAME("tune")
 		"  --resume NAME            continue the run NAME after a crash: the next\n"
 		"                           proposal is the one the run would have made\n"
@@ -100,6 +106,7 @@ static void usage(FILE *f)
 		"  cfl tune datasets/iris.csv --model linear --method grid --grid-points 5\n"
 		"  cfl tune data.csv --set epochs=20 --num-parallel 4 --name night\n"
 		"  cfl tune --resume night\n"
+		"  cfl tune datasets/wine.csv --model gbdt --save wine-tuned.cfl\n"
 		"  cfl tune --command 'python3 train.py --lr {lr}' --params lr.params --direction max\n"
 		"  cfl tune data.csv --model linear --num-jobs 0 --listen 127.0.0.1:7070\n"
 		"  mpirun -n 5 cfl tune data.csv --model linear --num-search 40 --num-parallel 8\n",
@@ -143,6 +150,7 @@ static int parse_args(struct plan *pl, int argc, char **argv)
 		{ "timeout", required_argument, 0, OPT_TIMEOUT },
 		{ "command", required_argument, 0, OPT_COMMAND },
 		{ "direction", required_argument, 0, OPT_DIRECTION },
+		{ "save", required_argument, 0, OPT_SAVE },
 		/* last, as repeat's: getopt lists the matches of an ambiguous
 		 * abbreviation in this order */
 		CLI_POOL_LONGOPTS,
@@ -223,6 +231,11 @@ static int parse_args(struct plan *pl, int argc, char **argv)
 		case OPT_COMMAND:
 			t->command = optarg;
 			break;
+		case OPT_SAVE:
+			if (!*optarg)
+				return cli_usage_error("tune", "--save needs a file name");
+			t->save = optarg;
+			break;
 		case OPT_DIRECTION:
 			if (!strcmp(optarg, "min"))
 				t->maximize = 0;
@@ -273,6 +286,8 @@ static int parse_args(struct plan *pl, int argc, char **argv)
 	}
 	if (!pl->pool.num_jobs && !pl->remote.listen)
 		return cli_usage_error("tune", "--num-jobs 0 needs --listen (remote workers)");
+	if (t->command && t->save)
+		return cli_usage_error("tune", "--save writes models; a --command run has none");
 	if (t->command && pl->remote.listen)
 		return cli_usage_error("tune", "--listen does not run --command trials "
 				       "(a worker never receives a command)");
@@ -600,6 +615,15 @@ int cmd_tune(int argc, char **argv)
 		if (best >= 0 && !pl.sp.tune.command)
 			printf("\nBest model saved to %s (apply it with: cfl predict %s DATA)\n",
 			       path, path);
+		if (best >= 0 && pl.sp.tune.save) {
+			if (cfl_study_save_bundle(study, pl.sp.tune.save, &err)) {
+				fflush(stdout);
+				rc = cli_fail(&err);
+				goto done_sig;
+			}
+			printf("The refit saved as bundle %s (rows best, best#0, ...: cfl predict %s DATA --row best)\n",
+			       pl.sp.tune.save, pl.sp.tune.save);
+		}
 		fflush(stdout);
 		{
 			int dflt = !strcmp(pl.pool.db, CFL_STORE_DEFAULT_PATH);

@@ -13,12 +13,13 @@
 static const struct cli_command commands[] = {
 	{ "data", cmd_data, "describe a CSV file: column types, target, task, classes" },
 	{ "train", cmd_train, "train one model and save it" },
-	{ "predict", cmd_predict, "apply a saved model to a CSV file" },
+	{ "predict", cmd_predict, "apply a saved model or bundle to a CSV file" },
 	{ "repeat", cmd_repeat, "train N seeds of one or more models in a process pool" },
 	{ "tune", cmd_tune, "search hyper-parameters with Bayesian optimisation" },
 	{ "auto", cmd_auto, "the best ensemble within a time limit: search, bag, stack" },
 	{ "runs", cmd_runs, "list the runs stored in a database" },
 	{ "report", cmd_report, "print or write again the tables of a stored run" },
+	{ "bundle", cmd_bundle, "show the rows and models a saved bundle holds" },
 	{ "worker", cmd_worker, "run trials for a coordinator on another machine" },
 };
 

@@ -13,6 +13,54 @@
 #define MODEL_MAGIC "cfl-model"
 #define MODEL_VERSION 1
 
+int cfl_model_format(const struct cfl_model *m, const struct cfl_encoder *enc,
+		     struct cfl_buf *b, struct cfl_err *err)
+{
+	if (cfl_buf_printf(b, "%s %d\nmodel %s\nseed %llu\nshape %zu %d\nparams %zu\n",
+			   MODEL_MAGIC, MODEL_VERSION, m->ops->name,
+			   (unsigned long long)m->seed, m->n_features,
+			   m->n_classes, m->params.n))
+		goto oom;
+	for (size_t i = 0; i < m->params.n; i++)
+		if (cfl_buf_printf(b, "param %s %s\n", m->params.kv[i].key,
+				   m->params.kv[i].value))
+			goto oom;
+	if ((enc && cfl_encoder_save(enc, b)) || cfl_buf_puts(b, "state\n"))
+		goto oom;
+	if (m->ops->save(m, b, err))
+		return -1;
+	if (cfl_buf_puts(b, "\nend\n"))
+		goto oom;
+	return 0;
+oom:
+	return cfl_err_set(err, "%s: out of memory", m->ops->name);
+}
+
+int cfl_model_text_add_encoder(const char *text, size_t len,
+			       const struct cfl_encoder *enc,
+			       struct cfl_buf *out, struct cfl_err *err)
+{
+	/* the header's lines all start with a keyword other than "state"
+	 * ("param k v" included), so the first line "state" is the marker */
+	const char *p = text, *end = text + len;
+
+	while (p < end) {
+		const char *nl = memchr(p, '\n', (size_t)(end - p));
+
+		if (!nl)
+			break;
+		if (nl - p == 5 && memcmp(p, "state", 5) == 0) {
+			if (cfl_buf_append(out, text, (size_t)(p - text)) ||
+			    cfl_encoder_save(enc, out) ||
+			    cfl_buf_append(out, p, (size_t)(end - p)))
+				return cfl_err_set(err, "out of memory");
+			return 0;
+		}
+		p = nl + 1;
+	}
+	return cfl_err_set(err, "a model text without a 'state' line");
+}
+
 int cfl_model_save_file(const struct cfl_model *m,
 			const struct cfl_encoder *enc, const char *path,
 			struct cfl_err *err)
@@ -21,26 +69,10 @@ int cfl_model_save_file(const struct cfl_model *m,
 	int rc = -1;
 
 	cfl_buf_init(&b);
-	if (cfl_buf_printf(&b, "%s %d\nmodel %s\nseed %llu\nshape %zu %d\nparams %zu\n",
-			   MODEL_MAGIC, MODEL_VERSION, m->ops->name,
-			   (unsigned long long)m->seed, m->n_features,
-			   m->n_classes, m->params.n))
-		goto oom;
-	for (size_t i = 0; i < m->params.n; i++)
-		if (cfl_buf_printf(&b, "param %s %s\n", m->params.kv[i].key,
-				   m->params.kv[i].value))
-			goto oom;
-	if (cfl_encoder_save(enc, &b) || cfl_buf_puts(&b, "state\n"))
-		goto oom;
-	if (m->ops->save(m, &b, err))
-		goto out;
-	if (cfl_buf_puts(&b, "\nend\n"))
-		goto oom;
-	rc = cfl_write_file_atomic(path, b.data, b.len, err);
-	goto out;
-oom:
-	cfl_err_set(err, "cannot write '%s': out of memory", path);
-out:
+	if (cfl_model_format(m, enc, &b, err))
+		cfl_err_prefix(err, "cannot write '%s'", path);
+	else
+		rc = cfl_write_file_atomic(path, b.data, b.len, err);
 	cfl_buf_release(&b);
 	return rc;
 }

@@ -215,6 +215,7 @@ static int store_done(struct cfl_pool *p, const struct sched_trial *t,
 		tr.split[s].pred = ws->pred;
 		tr.split[s].rows = ws->rows;
 	}
+	tr.model = r->model;
 	if (batch_open(p, err))
 		return -1;
 	rc = cfl_store_trial_done(p->o.store, t->id, (int)r->attempt, &tr, err);
@@ -951,11 +952,14 @@ static size_t count_local(const struct cfl_pool *p)
 /* The largest RESULT payload a trial on d can produce: predictions (at most
  * one double per class, or one, and a row index) for every row in each of
  * the three splits, doubled for slack, plus 64 KiB for metrics, timings and
- * an error text.  Without data: the codec's limit. */
-static uint32_t result_limit(const struct cfl_data *d)
+ * an error text.  Without data, or when results carry models: the codec's
+ * limit. */
+static uint32_t result_limit(const struct cfl_data *d, int keep_models)
 {
 	uint64_t rows, n_out, lim;
 
+	if (keep_models)	/* a model's size does not follow the data's */
+		return cfl_wire_max_payload(CFL_WIRE_RESULT);
 	if (!d)
 		return CFL_WIRE_MAX_PAYLOAD;
 	rows = (uint64_t)d->train.n + d->valid.n + d->test.n;
@@ -978,7 +982,7 @@ struct cfl_pool *cfl_pool_new(const struct cfl_pool_opts *o, struct cfl_err *err
 	if (p->o.n_metrics > CFL_WIRE_MAX_METRICS)
 		p->o.n_metrics = CFL_WIRE_MAX_METRICS;
 	cfl_sched_init(&p->s, o->max_retries);
-	p->result_max = result_limit(o->data);
+	p->result_max = result_limit(o->data, o->keep_models);
 	p->wake[0] = p->wake[1] = -1;
 	p->last_tick = cfl_now();
 	if (pipe(p->wake) || set_nonblock(p->wake[0]) || set_nonblock(p->wake[1])) {

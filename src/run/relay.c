@@ -667,6 +667,7 @@ static int start_pool(struct cfl_relay *r)
 	po.threads_per_trial = r->cfg.threads;
 	po.max_retries = 0;	/* the coordinator decides on retries */
 	po.allow_commands = r->o.allow_commands;
+	po.keep_models = 1;	/* its own children; the coordinator asks */
 	/* a hung trial is failed and CANCELled by the coordinator at its
 	 * --trial-timeout, which kills its child here at once; this later
 	 * timeout is the safety net for a CANCEL that never came (the

@@ -62,6 +62,7 @@ void cfl_wire_msg_release(struct cfl_wire_msg *m)
 			free(m->u.result.split[s].pred);
 			free(m->u.result.split[s].rows);
 		}
+		free(m->u.result.model);
 		break;
 	case CFL_WIRE_CHUNK:
 		free(m->u.chunk.data);
@@ -129,7 +130,7 @@ static void put_str(struct enc *e, const char *s)
 {
 	size_t n = s ? strlen(s) : 0;
 
-	if (n > CFL_WIRE_MAX_PAYLOAD) {
+	if (n > CFL_WIRE_MAX_PAYLOAD + CFL_WIRE_MAX_MODEL) {
 		e->bad = 1;
 		e->why = "string too long";
 		return;
@@ -211,6 +212,9 @@ static void enc_result(struct enc *e, const struct cfl_wire_result *r)
 				put_u32(e, sp->rows[i]);
 	}
 	put_u32(e, r->n_iter_kept);
+	if (r->model && strlen(r->model) > CFL_WIRE_MAX_MODEL)
+		return fail_enc(e, "model text too large");
+	put_str(e, r->model);
 }
 
 static void enc_payload(struct enc *e, const struct cfl_wire_msg *m)
@@ -283,7 +287,8 @@ uint32_t cfl_wire_max_payload(int type)
 	switch (type) {
 	case CFL_WIRE_HELLO:
 		return CFL_WIRE_HELLO_MAX;
-	case CFL_WIRE_RESULT:	/* predictions of every row kept */
+	case CFL_WIRE_RESULT:	/* predictions of every row kept, a model */
+		return CFL_WIRE_MAX_PAYLOAD + CFL_WIRE_MAX_MODEL;
 	case CFL_WIRE_CHUNK:	/* the dataset's bytes */
 		return CFL_WIRE_MAX_PAYLOAD;
 	case CFL_WIRE_WELCOME:	/* the config text */
@@ -635,6 +640,15 @@ static void dec_result(struct dec *d, struct cfl_wire_result *r)
 		}
 	}
 	r->n_iter_kept = get_u32(d);
+	if (d->bad)
+		return;
+	r->model = get_str(d);
+	if (!d->bad && strlen(r->model) > CFL_WIRE_MAX_MODEL)
+		fail_dec(d, "model text too large");
+	if (!d->bad && !r->model[0]) {
+		free(r->model);
+		r->model = NULL;
+	}
 }
 
 int cfl_wire_payload_decode(int type, const uint8_t *payload, size_t len,
@@ -644,7 +658,7 @@ int cfl_wire_payload_decode(int type, const uint8_t *payload, size_t len,
 
 	if (type < CFL_WIRE_HELLO || type >= CFL_WIRE_TYPE_END)
 		return cfl_err_set(err, "wire: unknown frame type %d", type);
-	if (len > CFL_WIRE_MAX_PAYLOAD)
+	if (len > cfl_wire_max_payload(type))
 		return cfl_err_set(err, "wire: payload too large");
 	cfl_wire_msg_init(m, type);
 	switch (type) {

@@ -544,6 +544,8 @@ static void set_model_error(struct cfl_wire_result *res, const char *msg)
 		free(res->split[s].rows);
 		memset(&res->split[s], 0, sizeof(res->split[s]));
 	}
+	free(res->model);
+	res->model = NULL;
 	res->status = CFL_RESULT_MODEL_ERROR;
 	free(res->error);
 	res->error = strdup(msg[0] ? msg : "model error");
@@ -676,6 +678,19 @@ int cfl_trial_execute(const struct cfl_data *data,
 			res->split[2].rows = oof_rows;
 			oof_rows = NULL;
 		}
+	}
+	if (l->flags & CFL_LEASE_KEEP_MODEL) {
+		struct cfl_buf text;
+
+		/* the fitted model itself, for a bundle: without the encoder,
+		 * which remote workers do not have (the coordinator adds it) */
+		cfl_buf_init(&text);
+		if (cfl_model_format(m, NULL, &text, &merr)) {
+			cfl_buf_release(&text);
+			set_model_error(res, merr.msg);
+			goto timings;
+		}
+		res->model = text.data;
 	}
 	t2 = cfl_now();
 	res->predict_seconds = t2 - t1;

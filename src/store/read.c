@@ -559,3 +559,43 @@ int cfl_store_ensembles(struct cfl_store *st, int64_t run_id,
 	*n_ens = rows.n;
 	return 0;
 }
+
+/* ---- store: trial models ---- */
+
+int cfl_store_trial_model(struct cfl_store *st, int64_t trial_id, char **text,
+			  struct cfl_err *err)
+{
+	sqlite3_stmt *s;
+	int rc;
+
+	*text = NULL;
+	/* a read-only open of a file from before the table: no model */
+	if (!(s = cfl_store_prep(st, "SELECT count(*) FROM sqlite_master WHERE "
+				 "type = 'table' AND name = 'trial_models'", err)))
+		return -1;
+	rc = sqlite3_step(s);
+	if (rc != SQLITE_ROW) {
+		sqlite3_reset(s);
+		return cfl_store_fail(st, err);
+	}
+	rc = sqlite3_column_int(s, 0);
+	sqlite3_reset(s);
+	if (!rc)
+		return 1;
+	if (!(s = cfl_store_prep(st, "SELECT text FROM trial_models WHERE trial = ?",
+				 err)))
+		return -1;
+	sqlite3_bind_int64(s, 1, trial_id);
+	rc = sqlite3_step(s);
+	if (rc == SQLITE_DONE) {
+		sqlite3_reset(s);
+		return 1;
+	}
+	if (rc != SQLITE_ROW) {
+		sqlite3_reset(s);
+		return cfl_store_fail(st, err);
+	}
+	*text = col_strdup(s, 0, err);
+	sqlite3_reset(s);
+	return *text ? 0 : -1;
+}

@@ -119,6 +119,15 @@ static const char SCHEMA[] =
 	"  PRIMARY KEY (ensemble, split)\n"
 	");\n";
 
+/* The fitted models of trials (cfl repeat --save), kept apart from
+ * SCHEMA so that a version-1 file written before it gets the table when
+ * opened for writing: text is a model file without its encoder
+ * (cfl_model_format), one row per done trial that kept its model. */
+static const char MODELS_SCHEMA[] =
+	"CREATE TABLE IF NOT EXISTS trial_models (\n"
+	"  trial INTEGER PRIMARY KEY REFERENCES trials(id) ON DELETE CASCADE,\n"
+	"  text TEXT NOT NULL\n"
+	");\n";
 
 /* ---- store: opening ---- */
 
@@ -190,7 +199,8 @@ static int create_schema(struct cfl_store *st, struct cfl_err *err)
 		 "('schema_version', '%d'), ('created_by', 'cfl %s');"
 		 "PRAGMA user_version = %d;",
 		 CFL_STORE_SCHEMA_VERSION, CFL_VERSION, CFL_STORE_SCHEMA_VERSION);
-	if (cfl_store_exec(st, SCHEMA, err) || cfl_store_exec(st, sql, err)) {
+	if (cfl_store_exec(st, SCHEMA, err) ||
+	    cfl_store_exec(st, MODELS_SCHEMA, err) || cfl_store_exec(st, sql, err)) {
 		cfl_store_tx_rollback(st);
 		return -1;
 	}
@@ -226,7 +236,10 @@ static int check_schema_tx(struct cfl_store *st, struct cfl_err *err)
 		return cfl_err_set(err, "database '%s' was written by a newer "
 				   "cfl (schema %lld > %d); upgrade cfl",
 				   st->path, version, CFL_STORE_SCHEMA_VERSION);
-	/* Older versions: none exist yet; migrations go here. */
+	/* Older versions: none exist yet; migrations go here.  A file from
+	 * before trial_models gets it (read-only opens read around it). */
+	if (!st->readonly && cfl_store_exec(st, MODELS_SCHEMA, err))
+		return -1;
 	return 0;
 }
 

@@ -683,6 +683,15 @@ int cfl_store_trial_done(struct cfl_store *st, int64_t trial_id, int attempt,
 	sqlite3_bind_int64(s, 5, trial_id);
 	if (cfl_store_step(st, s, err))
 		goto fail;
+	if (res->model) {
+		if (!(s = cfl_store_prep(st, "INSERT OR REPLACE INTO trial_models "
+					 "(trial, text) VALUES (?, ?)", err)))
+			goto fail;
+		sqlite3_bind_int64(s, 1, trial_id);
+		sqlite3_bind_text(s, 2, res->model, -1, SQLITE_STATIC);
+		if (cfl_store_step(st, s, err))
+			goto fail;
+	}
 	return cfl_store_tx_commit(st, err);
 fail:
 	cfl_store_tx_rollback(st);

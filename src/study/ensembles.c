@@ -21,24 +21,13 @@ int cfl_study_check_ensembles(unsigned methods, int n_classes,
 	return 0;
 }
 
-/* One member: a trial, or the folds of one (candidate, repeat). */
-struct member {
-	double *valid, *test, *oof;	/* (n_valid|n_test|n_train, n_out) */
-	struct cfl_buf trials;		/* "12" or "12+13+14" */
-	int64_t cand_id;
-};
-
-struct members {
-	size_t n, cap;
-	struct member *m;
-};
-
-static void members_release(struct members *ms)
+void study_members_release(struct study_members *ms)
 {
 	for (size_t i = 0; i < ms->n; i++) {
 		free(ms->m[i].valid);
 		free(ms->m[i].test);
 		free(ms->m[i].oof);
+		free(ms->m[i].ids);
 		cfl_buf_release(&ms->m[i].trials);
 	}
 	free(ms->m);
@@ -72,12 +61,12 @@ static int load(struct cfl_store *st, int64_t trial, enum cfl_store_split split,
  * training row exactly once. */
 static int add_member(struct cfl_store *st, const struct cfl_data *d,
 		      size_t n_out, const struct cfl_trial_info *tr,
-		      size_t first, size_t last, struct members *ms,
+		      size_t first, size_t last, struct study_members *ms,
 		      struct cfl_err *err)
 {
 	size_t nv = d->valid.n, nt = d->test.n, ntr = d->train.n;
 	size_t k = 0, n_oof = 0;
-	struct member m;
+	struct study_member m;
 	unsigned char *seen = NULL;
 	int ok = 1, oof_ok = 1, rc = -1;
 
@@ -117,6 +106,9 @@ static int add_member(struct cfl_store *st, const struct cfl_data *d,
 		if (cfl_buf_printf(&m.trials, "%s%lld", m.trials.len ? "+" : "",
 				   (long long)tr[i].id))
 			goto out;
+		if (!m.ids && !(m.ids = cfl_calloc(last - first, sizeof(int64_t), err)))
+			goto out;
+		m.ids[m.n_ids++] = tr[i].id;
 		if (tr[i].fold < 0)
 			continue;
 		if (load(st, tr[i].id, CFL_SPLIT_OOF, 0, n_out, &po, err))
@@ -157,6 +149,7 @@ out:
 	free(m.valid);
 	free(m.test);
 	free(m.oof);
+	free(m.ids);
 	cfl_buf_release(&m.trials);
 	free(seen);
 	return rc;
@@ -164,9 +157,9 @@ out:
 
 /* bagged: only the fold trials of each (candidate, repeat), kept when
  * every fold finished (auto, whose search trials have no folds). */
-static int collect(struct cfl_store *st, int64_t run_id,
-		   const struct cfl_data *d, size_t n_out, int bagged,
-		   struct members *ms, struct cfl_err *err)
+int study_collect(struct cfl_store *st, int64_t run_id,
+		  const struct cfl_data *d, size_t n_out, int bagged,
+		   struct study_members *ms, struct cfl_err *err)
 {
 	struct cfl_trial_info *tr = NULL;
 	size_t n_tr = 0, first = 0;
@@ -249,7 +242,7 @@ static int describe_coefs(const struct cfl_stacker *s, struct cfl_buf *b)
  * for stacking describe_coefs'. */
 static int store(struct cfl_store *st, int64_t run_id,
 		 enum cfl_ensemble_method method, const char *name,
-		 const char *method_name, const struct members *ms,
+		 const char *method_name, const struct study_members *ms,
 		 const struct cfl_ens_input *in, const struct cfl_ens_output *o,
 		 const double *oof_metrics, double seconds, struct cfl_err *err)
 {
@@ -378,6 +371,32 @@ static void note_skipped(const struct cfl_study_listener *ls, const char *why)
 	ls->fn(&ev, ls->ctx);
 }
 
+void study_ens_input(const struct cfl_data *d, const struct study_members *ms,
+		     struct cfl_ens_member *em, const enum cfl_metric_id *metrics,
+		     size_t n_metrics, struct cfl_ens_input *in)
+{
+	int n_classes = d->valid.n_classes;
+
+	for (size_t j = 0; j < ms->n; j++)
+		em[j] = (struct cfl_ens_member){ ms->m[j].valid, ms->m[j].test,
+						 ms->m[j].oof };
+	memset(in, 0, sizeof(*in));
+	in->n_members = ms->n;
+	in->members = em;
+	in->n_out = n_classes > 0 ? (size_t)n_classes : 1;
+	in->n_classes = n_classes;
+	in->n_valid = d->valid.n;
+	in->n_test = d->test.n;
+	in->n_train = d->train.n;
+	in->y_valid = d->valid.y;
+	in->y_test = d->test.y;
+	in->y_train = d->train.y;
+	in->n_metrics = n_metrics;
+	in->metrics = metrics;
+	in->l2 = CFL_ENS_DEFAULT_L2;
+	in->greedy_rounds = CFL_ENS_DEFAULT_GREEDY_ROUNDS;
+}
+
 /* cfl_study_ensembles; with min_members 2 (the default list) nothing is
  * built for a single member. */
 static int build_all(struct cfl_store *st, int64_t run_id,
@@ -388,7 +407,7 @@ static int build_all(struct cfl_store *st, int64_t run_id,
 {
 	int n_classes = d->train.n_classes;	/* valid may have no rows */
 	size_t n_out = n_classes > 0 ? (size_t)n_classes : 1;
-	struct members ms = { 0 };
+	struct study_members ms = { 0 };
 	struct cfl_ens_member *em = NULL;
 	struct cfl_ens_input in;
 	double oof[CFL_M_COUNT];
@@ -398,7 +417,7 @@ static int build_all(struct cfl_store *st, int64_t run_id,
 		return 0;
 	if (n_metrics > CFL_M_COUNT)
 		return cfl_err_set(err, "%zu metrics: too many", n_metrics);
-	if (collect(st, run_id, d, n_out, bagged, &ms, err))
+	if (study_collect(st, run_id, d, n_out, bagged, &ms, err))
 		goto out;
 	if (ms.n < (bagged ? 1 : min_members)) {
 		rc = 0;
@@ -406,30 +425,13 @@ static int build_all(struct cfl_store *st, int64_t run_id,
 	}
 	if (!(em = cfl_calloc(ms.n + 1, sizeof(*em), err)))
 		goto out;
-	for (size_t j = 0; j < ms.n; j++)
-		em[j] = (struct cfl_ens_member){ ms.m[j].valid, ms.m[j].test,
-						 ms.m[j].oof };
-	memset(&in, 0, sizeof(in));
-	in.n_members = ms.n;
-	in.members = em;
-	in.n_out = n_out;
-	in.n_classes = n_classes;
-	in.n_valid = d->valid.n;
-	in.n_test = d->test.n;
-	in.n_train = d->train.n;
-	in.y_valid = d->valid.y;
-	in.y_test = d->test.y;
-	in.y_train = d->train.y;
-	in.n_metrics = n_metrics;
-	in.metrics = metrics;
-	in.l2 = CFL_ENS_DEFAULT_L2;
-	in.greedy_rounds = CFL_ENS_DEFAULT_GREEDY_ROUNDS;
+	study_ens_input(d, &ms, em, metrics, n_metrics, &in);
 	/* auto: each bag is a row of its own first ("MODEL:HEX", the mean of
 	 * its folds), so the leaderboard ranks it with the ensembles */
 	for (size_t j = 0; bagged && j < ms.n; j++) {
 		struct cfl_ens_input one = in;
 		struct cfl_ens_output o;
-		struct members single = { 1, 1, &ms.m[j] };
+		struct study_members single = { 1, 1, &ms.m[j] };
 		struct cfl_err why;
 		char name[96];
 
@@ -475,7 +477,7 @@ static int build_all(struct cfl_store *st, int64_t run_id,
 	rc = 0;
 out:
 	free(em);
-	members_release(&ms);
+	study_members_release(&ms);
 	return rc;
 }
 
@@ -501,7 +503,7 @@ int cfl_study_auto_ensembles(struct cfl_store *st, int64_t run_id,
 
 /* The metrics of the run's trials on test, in the order results listed
  * them (those of its first done trial). */
-static long run_metrics(struct cfl_store *st, int64_t run_id,
+long study_run_metrics(struct cfl_store *st, int64_t run_id,
 			enum cfl_metric_id *out, size_t cap,
 			struct cfl_err *err)
 {
@@ -541,7 +543,7 @@ int cfl_study_ensembles_for_run(struct cfl_store *st, int64_t run_id,
 		return -1;
 	if (!mask)
 		return 0;
-	n_metrics = run_metrics(st, run_id, metrics, CFL_M_COUNT, err);
+	n_metrics = study_run_metrics(st, run_id, metrics, CFL_M_COUNT, err);
 	if (n_metrics < 0)
 		return -1;
 	if (n_metrics == 0)	/* no trial finished: nothing to combine */

@@ -75,6 +75,42 @@ struct cfl_study {
 int cfl_study_stops_early(const char *model, const struct cfl_params *params,
 			  const char **knob, const char **value);
 
+/* ---- ensembles.c: members from the store ---- */
+
+/* One member: a trial, or the done folds of one (candidate, repeat), their
+ * predictions averaged (sum of p / k in trial order). */
+struct study_member {
+	double *valid, *test, *oof;	/* (n_valid|n_test|n_train, n_out) */
+	struct cfl_buf trials;		/* "12" or "12+13+14" */
+	int64_t *ids;			/* (n_ids) the same trials */
+	size_t n_ids;
+	int64_t cand_id;
+};
+
+struct study_members {
+	size_t n, cap;
+	struct study_member *m;
+};
+
+void study_members_release(struct study_members *ms);
+/* The members of run run_id, in (candidate seq, repeat) order: a group of
+ * done trials with validation and test predictions each (bagged: only the
+ * fold trials of each (candidate, repeat), kept when every fold finished,
+ * as auto's ensembles take them).  0, or -1 with err (a database error,
+ * predictions of the wrong shape). */
+int study_collect(struct cfl_store *st, int64_t run_id,
+		  const struct cfl_data *d, size_t n_out, int bagged,
+		  struct study_members *ms /* OUT */, struct cfl_err *err);
+/* The ensemble input over ms and d's labels, as the run builds it; em
+ * (ms->n) is filled and pointed to. */
+void study_ens_input(const struct cfl_data *d, const struct study_members *ms,
+		     struct cfl_ens_member *em, const enum cfl_metric_id *metrics,
+		     size_t n_metrics, struct cfl_ens_input *in /* OUT */);
+/* The metrics of the run's trials on test, in the order of its first done
+ * trial's result; the count, or -1 with err. */
+long study_run_metrics(struct cfl_store *st, int64_t run_id,
+		       enum cfl_metric_id *out, size_t cap, struct cfl_err *err);
+
 /* tune's metric name ("value" for a command) and its sign. */
 const char *cfl_study_metric_name(const struct cfl_study_plan *p);
 int cfl_study_sign(const struct cfl_study_plan *p);

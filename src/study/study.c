@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cfl/bundle.h"
 #include "cfl/model.h"
 
 /* ---- the plan ---- */
@@ -66,6 +67,9 @@ static int repeat_config(const struct cfl_study_plan *p, struct cfl_buf *b)
 		rc |= cfl_buf_printf(b, "%s%s", i ? "," : "",
 				     cfl_metric_info(p->metrics[i])->name);
 	rc |= cfl_buf_printf(b, "\n");
+	/* only when given: the configs of runs without it stay as they were */
+	if (r->save)
+		rc |= cfl_buf_printf(b, "save=%s\n", r->save);
 	return rc ? -1 : 0;
 }
 
@@ -99,6 +103,8 @@ static int tune_config(const struct cfl_study_plan *p, struct cfl_buf *b)
 					     cfl_metric_info(p->metrics[i])->name);
 		rc |= cfl_buf_printf(b, "\n");
 	}
+	if (t->save)	/* only when given: older configs stay as they were */
+		rc |= cfl_buf_printf(b, "save=%s\n", t->save);
 	cfl_buf_release(&space);
 	return rc;
 }
@@ -536,6 +542,8 @@ int cfl_study_start(struct cfl_study *s, const struct cfl_pool_opts *exec,
 	s->last_user_tick = cfl_now();
 	if (s->deadline > 0 && (po.tick <= 0 || po.tick > 0.1))
 		po.tick = 0.1;
+	po.keep_models = p->kind == CFL_RUN_REPEAT ? p->repeat.save != NULL
+						   : p->tune.save != NULL;
 	if (p->kind == CFL_RUN_REPEAT) {
 		po.n_metrics = p->n_metrics;
 		memcpy(po.metrics, p->metrics, sizeof(po.metrics));
@@ -703,7 +711,8 @@ static int repeat_submit(struct cfl_study *s, size_t *n_done, size_t *n_submit,
 				spec.n_folds = (int)n_folds;
 				spec.flags = CFL_LEASE_KEEP_VALID | CFL_LEASE_KEEP_TEST |
 					     (n_folds ? CFL_LEASE_KEEP_OOF : 0) |
-					     (r->bootstrap ? CFL_LEASE_BOOTSTRAP : 0);
+					     (r->bootstrap ? CFL_LEASE_BOOTSTRAP : 0) |
+					     (r->save ? CFL_LEASE_KEEP_MODEL : 0);
 				spec.prev_attempts = ts.attempt;
 				spec.user = &s->refs[k];
 				if (cfl_pool_submit(s->pool, &spec, err))
@@ -798,4 +807,28 @@ int cfl_study_finish(struct cfl_study *s, const struct cfl_study_listener *ls,
 	if (counts)
 		*counts = tc;
 	return 0;
+}
+
+/* ---- the bundle ---- */
+
+int cfl_study_save_bundle(struct cfl_study *s, const char *path,
+			  struct cfl_err *err)
+{
+	struct cfl_bundle b;
+	int rc;
+
+	if (!s->data)
+		return cfl_err_set(err, "cannot write bundle '%s': a tune of a command "
+				   "has no models", path);
+	if (s->plan->kind == CFL_RUN_TUNE && s->best < 0)
+		return cfl_err_set(err, "cannot write bundle '%s': no candidate was "
+				   "scored", path);
+	if (s->plan->kind == CFL_RUN_REPEAT
+	    ? cfl_bundle_build_repeat(s->st, s->run_id, s->data, &b, err)
+	    : cfl_bundle_build_tune(s->st, s->run_id, s->data, s->cands[s->best].id,
+				    (int)s->plan->num_repeat, &b, err))
+		return cfl_err_prefix(err, "cannot write bundle '%s'", path);
+	rc = cfl_bundle_write(&b, path, err);
+	cfl_bundle_release(&b);
+	return rc;
 }

@@ -166,6 +166,10 @@ static int submit_trials(struct cfl_study *s, size_t k, int r0, int r1,
 		spec.flags = p->tune.command ? CFL_LEASE_COMMAND : 0;
 		if (rep >= p->num_repeat && refit_all)
 			spec.flags |= CFL_LEASE_REFIT;
+		/* --save: the refit's models go into the bundle, with the
+		 * predictions that show the bundle gives the same */
+		if (p->tune.save && rep >= p->num_repeat)
+			spec.flags |= CFL_LEASE_KEEP_MODEL | CFL_LEASE_KEEP_TEST;
 		spec.prev_attempts = ts.attempt;
 		spec.user = tr;
 		if (cfl_pool_submit(s->pool, &spec, err))

@@ -162,6 +162,14 @@ static void t_result(void)
 	CHECK(!memcmp(o.u.result.split[1].pred, pt, sizeof(pt)));
 	CHECK_INT(o.u.result.split[2].n, 3);
 	CHECK(!memcmp(o.u.result.split[2].rows, rows, sizeof(rows)));
+	CHECK(o.u.result.model == NULL);	/* none kept: none sent */
+	cfl_wire_msg_release(&o);
+
+	/* a kept model travels as its text */
+	m.u.result.model = "cfl-model 1\nmodel linear\nstate\nw 1 2\nend\n";
+	o = roundtrip(&m, 5, 0);
+	CHECK_STR(o.u.result.model, m.u.result.model);
+	CHECK(!memcmp(o.u.result.split[1].pred, pt, sizeof(pt)));
 	cfl_wire_msg_release(&o);
 
 	/* a model error */
@@ -275,8 +283,10 @@ static void t_bad_headers(void)
 	cfl_buf_release(&b);
 
 	heartbeat_frame(&b);
-	b.data[4] = 2;
-	expect_bad(b.data, b.len, "unsupported version 2");
+	b.data[4] = CFL_WIRE_VERSION + 1;
+	expect_bad(b.data, b.len, "unsupported version");
+	b.data[4] = 1;	/* before results carried models */
+	expect_bad(b.data, b.len, "unsupported version 1");
 	b.data[4] = CFL_WIRE_VERSION;
 	b.data[5] = 0;
 	expect_bad(b.data, b.len, "unknown frame type 0");
@@ -439,7 +449,8 @@ static void t_per_type_limits(void)
 	char name[CFL_WIRE_HELLO_MAX + 1];
 
 	CHECK_INT(cfl_wire_max_payload(CFL_WIRE_HELLO), 1024);
-	CHECK_INT(cfl_wire_max_payload(CFL_WIRE_RESULT), CFL_WIRE_MAX_PAYLOAD);
+	CHECK_INT(cfl_wire_max_payload(CFL_WIRE_RESULT),
+		  CFL_WIRE_MAX_PAYLOAD + CFL_WIRE_MAX_MODEL);
 	CHECK_INT(cfl_wire_max_payload(CFL_WIRE_CHUNK), CFL_WIRE_MAX_PAYLOAD);
 	CHECK(cfl_wire_max_payload(CFL_WIRE_LEASE) < CFL_WIRE_MAX_PAYLOAD);
 	CHECK_INT(cfl_wire_max_payload(0), 0);

@@ -1,0 +1,500 @@
+/* Unit tests of bundles (cfl/bundle.h): a repeat run of every model family
+ * with every ensemble method, with and without --folds and --bootstrap,
+ * saved as a bundle, read back, and each row applied to the run's own test
+ * rows read from their CSV file through the bundle's encoder: the
+ * predictions must be the stored ones bit for bit (a model's repeat: its
+ * trial's; a model: the mean of its repeats; an ensemble: the ensemble's).
+ * Then the file's failures: a truncated bundle, a foreign SQLite file, a
+ * model file, a bundle whose member names a model that is not there. */
+#include "runner.h"
+
+#include <sqlite3.h>
+
+#include "cfl/bundle.h"
+#include "cfl/ensemble.h"
+#include "cfl/model.h"
+#include "cfl/study.h"
+
+/* Splits datasets/NAME.csv into train.csv and test.csv in the case's
+ * folder: every fifth data row goes to test. */
+static void split_csv(const char *name)
+{
+	char src[128], line[8192];
+	FILE *in, *tr, *te;
+	long i = 0;
+
+	snprintf(src, sizeof(src), "datasets/%s.csv", name);
+	in = fopen(src, "r");
+	CHECK(in != NULL);
+	tr = fopen(cfl_test_path("train.csv"), "w");
+	CHECK(tr != NULL);
+	te = fopen(cfl_test_path("test.csv"), "w");
+	CHECK(te != NULL);
+	while (fgets(line, sizeof(line), in)) {
+		if (i == 0) {
+			fputs(line, tr);
+			fputs(line, te);
+		} else {
+			fputs(line, i % 5 == 0 ? te : tr);
+		}
+		i++;
+	}
+	fclose(in);
+	CHECK(fclose(tr) == 0 && fclose(te) == 0);
+}
+
+/* Predictions stored for trial id on test, as the run's member arithmetic
+ * sums them: sum of p / k (k the trials of the member). */
+static void add_trial(struct cfl_store *st, int64_t id, size_t k, double *acc,
+		      size_t len)
+{
+	struct cfl_pred p;
+	struct cfl_err err = { "" };
+
+	CHECK_MSG(cfl_store_predictions(st, id, CFL_SPLIT_TEST, &p, &err) == 0, "%s",
+		  err.msg);
+	CHECK_INT(p.n * p.n_out, len);
+	for (size_t j = 0; j < len; j++)
+		acc[j] += p.values[j] / (double)k;
+	cfl_pred_release(&p);
+}
+
+/* What the store says row r predicts on test, into out (len doubles). */
+static void expected(struct cfl_store *st, int64_t run_id,
+		     const struct cfl_bundle *b, const struct cfl_bundle_row *r,
+		     double *out, size_t len, size_t n, size_t n_out)
+{
+	struct cfl_err err = { "" };
+
+	if (!strcmp(r->kind, "ensemble")) {
+		struct cfl_ensemble_row *ens;
+		size_t n_ens;
+		int found = 0;
+
+		CHECK(cfl_store_ensembles(st, run_id, &ens, &n_ens, &err) == 0);
+		for (size_t i = 0; i < n_ens; i++) {
+			struct cfl_pred p;
+
+			if (strcmp(ens[i].name, r->name))
+				continue;
+			CHECK(cfl_store_ensemble_predictions(st, ens[i].id, CFL_SPLIT_TEST,
+							     &p, &err) == 0);
+			CHECK_INT(p.n * p.n_out, len);
+			memcpy(out, p.values, len * sizeof(double));
+			cfl_pred_release(&p);
+			found = 1;
+		}
+		cfl_ensemble_rows_free(ens, n_ens);
+		CHECK_MSG(found, "no stored ensemble '%s'", r->name);
+		return;
+	}
+	if (!strcmp(r->kind, "repeat")) {
+		const struct cfl_bundle_member *m = &r->members[0];
+		struct cfl_pred p;
+
+		if (m->n_models == 1) {	/* the trial's own predictions */
+			CHECK(cfl_store_predictions(st, b->models[m->models[0]].trial,
+						    CFL_SPLIT_TEST, &p, &err) == 0);
+			memcpy(out, p.values, len * sizeof(double));
+			cfl_pred_release(&p);
+			return;
+		}
+		memset(out, 0, len * sizeof(double));
+		for (size_t k = 0; k < m->n_models; k++)
+			add_trial(st, b->models[m->models[k]].trial, m->n_models, out, len);
+		return;
+	}
+	/* a model's row: the mean of its repeats' members */
+	{
+		double **preds = calloc(r->n_members, sizeof(*preds));
+
+		CHECK(preds != NULL);
+		for (size_t j = 0; j < r->n_members; j++) {
+			const struct cfl_bundle_member *m = &r->members[j];
+
+			preds[j] = calloc(len, sizeof(double));
+			CHECK(preds[j] != NULL);
+			for (size_t k = 0; k < m->n_models; k++)
+				add_trial(st, b->models[m->models[k]].trial, m->n_models,
+					  preds[j], len);
+		}
+		CHECK(cfl_ensemble_mean((const double *const *)preds, r->n_members, n,
+					n_out, out, &err) == 0);
+		for (size_t j = 0; j < r->n_members; j++)
+			free(preds[j]);
+		free(preds);
+	}
+}
+
+/* A repeat run of models on NAME (its test rows in test.csv), saved as a
+ * bundle; every row applied to test.csv must give the stored predictions.
+ * Returns the number of rows checked. */
+static size_t run_and_check(const char *name, const char *const *models,
+			    size_t n_models, const char *ensembles, int folds,
+			    int bootstrap)
+{
+	struct cfl_study_plan p;
+	struct cfl_data d;
+	struct cfl_err err = { "" };
+	struct cfl_study *s;
+	struct cfl_pool_opts exec;
+	struct cfl_bundle b;
+	struct cfl_csv csv;
+	struct cfl_xy xy;
+	char bundle[512];
+	size_t n_out, len, n_rows;
+	int n_classes;
+
+	split_csv(name);
+	cfl_study_plan_init(&p);
+	p.data.path = strdup(cfl_test_path("train.csv"));
+	p.data.test_path = strdup(cfl_test_path("test.csv"));
+	p.data.seed = 11;
+	p.num_repeat = 2;
+	p.repeat.n_models = n_models;
+	for (size_t i = 0; i < n_models; i++) {
+		p.repeat.models[i] = models[i];
+		cfl_params_init(&p.repeat.params[i]);
+	}
+	/* small and quick: the arithmetic is what is tested */
+	for (size_t i = 0; i < n_models; i++) {
+		if (!strcmp(models[i], "fcnn"))
+			cfl_params_set(&p.repeat.params[i], "epochs", "5", NULL);
+		if (!strcmp(models[i], "forest"))
+			cfl_params_set(&p.repeat.params[i], "n_estimators", "5", NULL);
+		if (!strcmp(models[i], "gbdt"))
+			cfl_params_set(&p.repeat.params[i], "n_rounds", "10", NULL);
+	}
+	p.repeat.folds = folds;
+	p.repeat.bootstrap = bootstrap;
+	p.repeat.ensembles = ensembles;
+	snprintf(bundle, sizeof(bundle), "%s", cfl_test_path("run.cfl"));
+	p.repeat.save = bundle;
+	p.db = strdup(cfl_test_path("cfl.db"));
+	p.name = "r";
+	p.command_line = "cfl repeat";
+	CHECK_MSG(cfl_data_load(&d, &p.data, &err) == 0, "%s", err.msg);
+	n_classes = d.train.n_classes;
+	p.n_metrics = cfl_metric_defaults(n_classes, p.metrics, CFL_WIRE_MAX_METRICS);
+	CHECK_MSG(cfl_study_check(&p, &d, &err) == 0, "%s", err.msg);
+	s = cfl_study_open(&p, &d, &err);
+	CHECK_MSG(s, "%s", err.msg);
+	cfl_pool_opts_init(&exec);
+	exec.n_local = 2;
+	CHECK_MSG(cfl_study_start(s, &exec, &err) == 0, "%s", err.msg);
+	CHECK_MSG(cfl_study_repeat(s, NULL, &err) == 0, "%s", err.msg);
+	CHECK_MSG(cfl_study_finish(s, NULL, NULL, &err) == 0, "%s", err.msg);
+	CHECK_MSG(cfl_study_save_bundle(s, bundle, &err) == 0, "%s", err.msg);
+
+	CHECK_MSG(cfl_bundle_load(bundle, &b, &err) == 0, "%s", err.msg);
+	CHECK_INT(b.enc.n_classes, n_classes);
+	/* the test rows through the bundle's encoder: the run's inputs */
+	CHECK_MSG(cfl_csv_read(&csv, cfl_test_path("test.csv"), &err) == 0, "%s", err.msg);
+	cfl_xy_init(&xy);
+	CHECK_MSG(cfl_encoder_apply(&b.enc, &csv, -1, &xy, &err) == 0, "%s", err.msg);
+	CHECK_INT(xy.n, d.test.n);
+	CHECK_INT(xy.d, d.test.d);
+	CHECK(memcmp(xy.x, d.test.x, xy.n * xy.d * sizeof(float)) == 0);
+	n_out = n_classes > 0 ? (size_t)n_classes : 1;
+	len = xy.n * n_out;
+	for (size_t i = 0; i < b.n_rows; i++) {
+		const struct cfl_bundle_row *r = &b.rows[i];
+		double *got = calloc(len, sizeof(double));
+		double *want = calloc(len, sizeof(double));
+
+		CHECK(got && want);
+		CHECK_MSG(cfl_bundle_predict(&b, r, xy.x, xy.n, got, &err) == 0, "%s",
+			  err.msg);
+		expected(cfl_study_store(s), cfl_study_run_id(s), &b, r, want, len,
+			 xy.n, n_out);
+		for (size_t j = 0; j < len; j++)
+			CHECK_MSG(!memcmp(&got[j], &want[j], sizeof(double)),
+				  "%s folds=%d bootstrap=%d row '%s' [%zu]: %.17g, stored %.17g",
+				  name, folds, bootstrap, r->name, j, got[j], want[j]);
+		free(got);
+		free(want);
+	}
+	/* every model and ensemble has its row */
+	for (size_t i = 0; i < n_models; i++) {
+		char rep[64];
+
+		CHECK_MSG(cfl_bundle_find(&b, models[i]), "no row '%s'", models[i]);
+		snprintf(rep, sizeof(rep), "%s#1", models[i]);
+		CHECK_MSG(cfl_bundle_find(&b, rep), "no row '%s'", rep);
+	}
+	CHECK(cfl_bundle_find(&b, b.recommended) != NULL);
+	CHECK(!strcmp(b.run, "r"));
+	CHECK(!strcmp(b.dataset_sha256, d.sha256_hex));
+	n_rows = b.n_rows;
+	cfl_xy_release(&xy);
+	cfl_csv_release(&csv);
+	cfl_bundle_release(&b);
+	cfl_study_free(s);
+	for (size_t i = 0; i < n_models; i++)
+		cfl_params_release(&p.repeat.params[i]);
+	cfl_data_release(&d);
+	free((char *)p.data.path);
+	free((char *)p.data.test_path);
+	free((char *)p.db);
+	return n_rows;
+}
+
+static const char *const clf_models[] = { "linear", "tree", "forest", "gbdt",
+					  "fcnn", "baseline" };
+#define N_CLF (sizeof(clf_models) / sizeof(clf_models[0]))
+#define ALL_CLF "mean,vote,weighted,stacking,greedy"
+#define ALL_REG "mean,weighted,stacking,greedy"
+
+static void t_classification(void)
+{
+	/* 6 models, 12 repeats, 5 ensembles */
+	CHECK_INT(run_and_check("iris", clf_models, N_CLF, ALL_CLF, 0, 0), 6 + 12 + 5);
+}
+
+static void t_classification_folds(void)
+{
+	CHECK_INT(run_and_check("iris", clf_models, N_CLF, ALL_CLF, 3, 0), 6 + 12 + 5);
+}
+
+static void t_classification_bootstrap(void)
+{
+	CHECK_INT(run_and_check("wine", clf_models, N_CLF, ALL_CLF, 0, 1), 6 + 12 + 5);
+}
+
+static void t_regression(void)
+{
+	CHECK_INT(run_and_check("diabetes", clf_models, N_CLF, ALL_REG, 0, 0),
+		  6 + 12 + 4);
+}
+
+static void t_regression_folds_bootstrap(void)
+{
+	CHECK_INT(run_and_check("diabetes", clf_models, N_CLF, ALL_REG, 3, 1),
+		  6 + 12 + 4);
+}
+
+/* A tune run with --save: the bundle of its refit; "best#k" predicts what
+ * refit trial k stored, "best" their mean.  The model fitted with gbdt
+ * (trees and floats both) on wine's test rows read from test.csv. */
+static void t_tune_refit(void)
+{
+	struct cfl_study_plan p;
+	struct cfl_data d;
+	struct cfl_space sp;
+	struct cfl_err err = { "" };
+	struct cfl_pool_opts exec;
+	struct cfl_study *s;
+	struct cfl_bundle b;
+	struct cfl_csv csv;
+	struct cfl_xy xy;
+	char bundle[512];
+	const char *text = "learning_rate = loguniform(0.01, 0.5)\n";
+	size_t n_out, len;
+
+	split_csv("wine");
+	cfl_study_plan_init(&p);
+	p.kind = CFL_RUN_TUNE;
+	p.data.path = strdup(cfl_test_path("train.csv"));
+	p.data.test_path = strdup(cfl_test_path("test.csv"));
+	p.num_repeat = 3;
+	p.db = strdup(cfl_test_path("cfl.db"));
+	p.name = "t";
+	p.tune.model = "gbdt";
+	p.tune.metric = CFL_M_ACC;
+	p.tune.method = CFL_SEARCH_RANDOM;
+	p.tune.num_search = 3;
+	p.tune.num_parallel = 2;
+	snprintf(bundle, sizeof(bundle), "%s", cfl_test_path("tune.cfl"));
+	p.tune.save = bundle;
+	CHECK_MSG(cfl_space_parse(&sp, "gbdt", text, strlen(text),
+				  cfl_model_find("gbdt"), &err) == 0, "%s", err.msg);
+	p.tune.space = &sp;
+	CHECK_MSG(cfl_data_load(&d, &p.data, &err) == 0, "%s", err.msg);
+	s = cfl_study_open(&p, &d, &err);
+	CHECK_MSG(s, "%s", err.msg);
+	cfl_pool_opts_init(&exec);
+	exec.n_local = 2;
+	CHECK_MSG(cfl_study_start(s, &exec, &err) == 0, "%s", err.msg);
+	CHECK_MSG(cfl_study_tune(s, NULL, &err) == 0, "%s", err.msg);
+	CHECK(cfl_study_close_pool(s, &err) == 0);
+	CHECK_MSG(cfl_study_save_bundle(s, bundle, &err) == 0, "%s", err.msg);
+	CHECK_MSG(cfl_bundle_load(bundle, &b, &err) == 0, "%s", err.msg);
+	CHECK_INT(b.n_models, 3);
+	CHECK_INT(b.n_rows, 4);
+	CHECK(!strcmp(b.recommended, "best"));
+	CHECK_MSG(cfl_csv_read(&csv, cfl_test_path("test.csv"), &err) == 0, "%s", err.msg);
+	cfl_xy_init(&xy);
+	CHECK_MSG(cfl_encoder_apply(&b.enc, &csv, -1, &xy, &err) == 0, "%s", err.msg);
+	n_out = (size_t)d.test.n_classes;
+	len = xy.n * n_out;
+	for (size_t i = 0; i < b.n_rows; i++) {
+		double *got = calloc(len, sizeof(double));
+		double *want = calloc(len, sizeof(double));
+
+		CHECK(got && want);
+		CHECK_MSG(cfl_bundle_predict(&b, &b.rows[i], xy.x, xy.n, got, &err) == 0,
+			  "%s", err.msg);
+		expected(cfl_study_store(s), cfl_study_run_id(s), &b, &b.rows[i], want,
+			 len, xy.n, n_out);
+		CHECK_MSG(!memcmp(got, want, len * sizeof(double)), "row '%s' differs",
+			  b.rows[i].name);
+		free(got);
+		free(want);
+	}
+	/* the refit trials are the best candidate's repeats R..2R-1 */
+	for (size_t i = 0; i < b.n_models; i++)
+		CHECK_INT(b.models[i].repeat, 3 + (int)i);
+	cfl_xy_release(&xy);
+	cfl_csv_release(&csv);
+	cfl_bundle_release(&b);
+	CHECK_MSG(cfl_study_finish(s, NULL, NULL, &err) == 0, "%s", err.msg);
+	cfl_study_free(s);
+	cfl_space_release(&sp);
+	cfl_data_release(&d);
+	free((char *)p.data.path);
+	free((char *)p.data.test_path);
+	free((char *)p.db);
+}
+
+/* ---- the file's failures ---- */
+
+static void write_bytes(const char *path, const void *p, size_t n)
+{
+	FILE *f = fopen(path, "wb");
+
+	CHECK(f && fwrite(p, 1, n, f) == n && fclose(f) == 0);
+}
+
+/* A small valid bundle written by hand: one linear model row. */
+static void small_bundle(const char *path)
+{
+	struct cfl_data d;
+	struct cfl_data_opts o;
+	struct cfl_err err = { "" };
+	struct cfl_model *m;
+	struct cfl_params none;
+	struct cfl_buf text;
+	struct cfl_bundle b;
+	struct cfl_bundle_model bm;
+	struct cfl_bundle_row row;
+	struct cfl_bundle_member mb;
+	size_t idx = 0;
+
+	cfl_data_opts_init(&o);
+	o.path = "datasets/iris.csv";
+	CHECK_MSG(cfl_data_load(&d, &o, &err) == 0, "%s", err.msg);
+	cfl_params_init(&none);
+	m = cfl_model_new(cfl_model_find("linear"), &none, 1, &err);
+	CHECK(m);
+	m->n_features = d.train.d;
+	m->n_classes = d.train.n_classes;
+	CHECK_MSG(cfl_model_fit(m, &d.train, NULL, &err) == 0, "%s", err.msg);
+	memset(&b, 0, sizeof(b));
+	b.cfl_version = "test";
+	b.run = "r";
+	b.kind = "repeat";
+	b.dataset = "iris";
+	b.dataset_sha256 = d.sha256_hex;
+	b.metric = "acc";
+	b.recommended = "linear";
+	cfl_buf_init(&text);
+	{
+		struct cfl_buf e;
+
+		cfl_buf_init(&e);
+		CHECK(cfl_encoder_save(&d.enc, &e) == 0);
+		b.encoder = e.data;
+	}
+	CHECK(cfl_model_format(m, &d.enc, &text, &err) == 0);
+	bm = (struct cfl_bundle_model){ 1, "linear", 0, -1, text.data };
+	mb = (struct cfl_bundle_member){ 1, &idx, NAN };
+	row = (struct cfl_bundle_row){ "linear", "model", CFL_BUNDLE_ONE, 1, &mb, 0, NULL };
+	b.n_models = 1;
+	b.models = &bm;
+	b.n_rows = 1;
+	b.rows = &row;
+	CHECK_MSG(cfl_bundle_write(&b, path, &err) == 0, "%s", err.msg);
+	free(b.encoder);
+	cfl_buf_release(&text);
+	cfl_model_free(m);
+	cfl_data_release(&d);
+}
+
+static void sql(const char *path, const char *q)
+{
+	sqlite3 *db;
+
+	CHECK(sqlite3_open(path, &db) == SQLITE_OK);
+	CHECK_MSG(sqlite3_exec(db, q, NULL, NULL, NULL) == SQLITE_OK, "%s",
+		  sqlite3_errmsg(db));
+	sqlite3_close(db);
+}
+
+static void t_bad_files(void)
+{
+	const char *good = strdup(cfl_test_path("good.cfl"));
+	const char *bad = strdup(cfl_test_path("bad.cfl"));
+	struct cfl_bundle b;
+	struct cfl_err err = { "" };
+	struct cfl_buf all;
+
+	small_bundle(good);
+	CHECK_MSG(cfl_bundle_load(good, &b, &err) == 0, "%s", err.msg);
+	CHECK_INT(b.n_rows, 1);
+	CHECK(cfl_bundle_find(&b, "linear") && !cfl_bundle_find(&b, "fcnn"));
+	cfl_bundle_release(&b);
+
+	/* truncated: half the file */
+	cfl_buf_init(&all);
+	CHECK(cfl_buf_read_file(&all, good, &err) == 0);
+	write_bytes(bad, all.data, all.len / 2);
+	CHECK(cfl_bundle_load(bad, &b, &err) == -1);
+	CHECK_CONTAINS(err.msg, "bad.cfl");
+	/* only the SQLite header */
+	write_bytes(bad, all.data, 100);
+	CHECK(cfl_bundle_load(bad, &b, &err) == -1);
+	CHECK_CONTAINS(err.msg, "bad.cfl");
+	cfl_buf_release(&all);
+
+	/* a model file, a text file */
+	write_bytes(bad, "cfl-model 1\n", 12);
+	CHECK(cfl_bundle_load(bad, &b, &err) == -1);
+	CHECK_CONTAINS(err.msg, "not a cfl bundle");
+	/* a foreign SQLite file */
+	unlink(bad);
+	sql(bad, "CREATE TABLE t (x); INSERT INTO t VALUES (1);");
+	CHECK(cfl_bundle_load(bad, &b, &err) == -1);
+	CHECK_CONTAINS(err.msg, "not a cfl bundle");
+	/* a newer format, a member naming a missing model, a bad weight */
+	unlink(bad);
+	small_bundle(bad);
+	sql(bad, "UPDATE meta SET value = '9' WHERE key = 'version'");
+	CHECK(cfl_bundle_load(bad, &b, &err) == -1);
+	CHECK_CONTAINS(err.msg, "version 9");
+	small_bundle(bad);
+	sql(bad, "UPDATE members SET models = '1+7'");
+	CHECK(cfl_bundle_load(bad, &b, &err) == -1);
+	CHECK_CONTAINS(err.msg, "not there");
+	small_bundle(bad);
+	sql(bad, "UPDATE rows SET method = 'weighted'");
+	CHECK(cfl_bundle_load(bad, &b, &err) == -1);
+	CHECK_CONTAINS(err.msg, "without a weight");
+	/* a model text cut short */
+	small_bundle(bad);
+	sql(bad, "UPDATE models SET text = substr(text, 1, length(text) / 2)");
+	CHECK(cfl_bundle_load(bad, &b, &err) == -1);
+	CHECK_CONTAINS(err.msg, "bad.cfl");
+	free((char *)good);
+	free((char *)bad);
+}
+
+const struct cfl_test cfl_tests[] = {
+	TEST_T(t_classification, 240),
+	TEST_T(t_classification_folds, 240),
+	TEST_T(t_classification_bootstrap, 240),
+	TEST_T(t_regression, 240),
+	TEST_T(t_regression_folds_bootstrap, 240),
+	TEST_T(t_tune_refit, 240),
+	TEST(t_bad_files),
+	{ 0 }
+};
