@@ -164,4 +164,38 @@ int cfl_report_tune(struct cfl_store *st, const struct cfl_run_info *run,
 int cfl_report_html(struct cfl_store *st, const struct cfl_run_info *run,
 		    struct cfl_buf *out, struct cfl_err *err);
 
+/* ---- exports (export.c): the trials for notebooks and Optuna ---- */
+
+enum cfl_export_format { CFL_EXPORT_CSV, CFL_EXPORT_JSON, CFL_EXPORT_OPTUNA };
+
+/* "csv", "json", "optuna" to the enum; -1 when unknown. */
+int cfl_export_format_lookup(const char *name);
+
+/* The trial table of a run, one row per trial (candidate seq, repeat, fold
+ * order), as Optuna's trials_dataframe() lays out a study: number, trial,
+ * run, model, candidate, phase, repeat, fold, seed, status, attempt,
+ * worker, datetime_start, datetime_complete (UTC, "YYYY-MM-DD
+ * HH:MM:SS.ffffff"), duration, peak_rss_kb, then params_NAME per parameter
+ * (sorted by name), SPLIT_METRIC per split and metric (valid, test, oof),
+ * and error.  CSV: a header row, RFC 4180 quoting, empty cells for what is
+ * unset; JSON: an array of objects, null for what is unset, parameters as
+ * numbers when they read as numbers.  fmt is CSV or JSON.  Appends to out.
+ * 0, or -1 with err. */
+int cfl_export_trials(struct cfl_store *st, const struct cfl_run_info *run,
+		      enum cfl_export_format fmt, struct cfl_buf *out,
+		      struct cfl_err *err);
+
+/* A tune run as an Optuna study named after the run, written to path in
+ * Optuna 3.1's SQLite schema (cfl_store_optuna_write): one Optuna trial per
+ * candidate (number = its seq), state COMPLETE with value = the candidate's
+ * score (the value the search maximised), FAIL when it has none;
+ * distributions from the run's stored search space (choice and fixed
+ * parameters categorical, ranges float or int, log for loguniform);
+ * user attributes cfl_candidate, cfl_model, seeds and per split and metric
+ * the mean and the values of its search trials (the best candidate also
+ * refit_*).  Fails on a repeat run, or as cfl_store_optuna_write.  0, or
+ * -1 with err. */
+int cfl_export_optuna(struct cfl_store *st, const struct cfl_run_info *run,
+		      const char *path, struct cfl_err *err);
+
 #endif

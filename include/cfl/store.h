@@ -442,4 +442,49 @@ int cfl_store_ensembles(struct cfl_store *st, int64_t run_id,
 			size_t *n_ens /* OUT */, struct cfl_err *err);
 void cfl_ensemble_rows_free(struct cfl_ensemble_row *ens, size_t n_ens);
 
+/* ---- Optuna's storage: a study written in Optuna's own schema ---- */
+
+/* What cfl_store_optuna_write writes: one study, its trials in order.
+ * Strings and arrays are the caller's. */
+struct cfl_optuna_attr {
+	const char *key;
+	const char *value_json;	/* a JSON value, e.g. "[1, 2]" or "\"x\"" */
+};
+
+struct cfl_optuna_param {
+	const char *name;
+	double value;		/* Optuna's internal form: a number, or the
+				 * index of a categorical choice */
+	const char *distribution_json;	/* e.g. {"name": "FloatDistribution", ...} */
+};
+
+struct cfl_optuna_trial {
+	const char *state;	/* "COMPLETE", "FAIL", "RUNNING", ... */
+	double value;		/* the objective; NaN: none (not COMPLETE) */
+	double start, complete;	/* epoch seconds; 0: unknown */
+	size_t n_params, n_attrs;
+	const struct cfl_optuna_param *params;	/* (n_params) */
+	const struct cfl_optuna_attr *attrs;	/* (n_attrs): user attributes */
+};
+
+struct cfl_optuna_study {
+	const char *name;
+	const char *direction;	/* "MAXIMIZE" or "MINIMIZE" */
+	size_t n_attrs, n_trials;
+	const struct cfl_optuna_attr *attrs;	/* (n_attrs): user attributes */
+	const struct cfl_optuna_trial *trials;	/* (n_trials), numbered 0, 1, ... */
+};
+
+/* Writes study into the SQLite file path in the schema Optuna 3.1's
+ * RDBStorage creates (alembic revision v3.0.0.d, as Debian's python3-optuna
+ * has it), so optuna.load_study(study_name=NAME, storage="sqlite:///PATH")
+ * reads it.  A new file is created whole (written beside path, then
+ * renamed); an existing Optuna file of that revision gets the study added
+ * in one transaction.  Datetimes are written in UTC.  0, or -1 with err
+ * (nothing written) when path is another kind of file, an Optuna file of
+ * another revision, already holds a study of that name, or cannot be
+ * written. */
+int cfl_store_optuna_write(const char *path, const struct cfl_optuna_study *study,
+			   struct cfl_err *err);
+
 #endif

@@ -32,6 +32,7 @@ int cmd_tune(int argc, char **argv);
 int cmd_auto(int argc, char **argv);
 int cmd_runs(int argc, char **argv);
 int cmd_report(int argc, char **argv);
+int cmd_export(int argc, char **argv);
 int cmd_worker(int argc, char **argv);
 
 /* Prints "cfl CMD: msg" and "Try 'cfl CMD --help'." to stderr; returns 2. */

@@ -19,6 +19,7 @@ static const struct cli_command commands[] = {
 	{ "auto", cmd_auto, "the best ensemble within a time limit: search, bag, stack" },
 	{ "runs", cmd_runs, "list the runs stored in a database" },
 	{ "report", cmd_report, "print or write again the tables of a stored run" },
+	{ "export", cmd_export, "write a run's trials as CSV, JSON or an Optuna study" },
 	{ "worker", cmd_worker, "run trials for a coordinator on another machine" },
 };
 
