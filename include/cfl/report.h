@@ -26,6 +26,9 @@ struct cfl_table_row {
 	size_t *n_values;	/* (n_metrics) */
 	double **values;	/* (n_metrics)(n_values[m]); NaN allowed */
 	double *mean, *std, *score;	/* (n_metrics), set by cfl_table_compute */
+	const struct cfl_params *params;	/* the row's parameters (a tune
+						 * candidate's) shown by md, csv
+						 * and json, or NULL; not owned */
 };
 
 struct cfl_table {
@@ -34,6 +37,11 @@ struct cfl_table {
 	int *signs;		/* (n_metrics): +1 higher is better, -1 lower */
 	size_t n_rows;
 	struct cfl_table_row *rows;	/* (n_rows), in order of addition */
+	/* Failed attempts listed with the table in every format (each under
+	 * the row named by its candidate's hex or else its model), or NULL;
+	 * not owned. */
+	size_t n_failures;
+	const struct cfl_attempt_info *failures;	/* (n_failures) */
 };
 
 void cfl_table_init(struct cfl_table *t);
