@@ -57,8 +57,8 @@ enum cfl_trial_status {
 enum cfl_store_split { CFL_SPLIT_VALID, CFL_SPLIT_TEST, CFL_SPLIT_OOF, CFL_SPLIT_COUNT };
 
 /* The part of a run a trial belongs to: a trial of `cfl repeat`, of a
- * tune candidate during the search, or of the best candidate's refit with
- * fresh seeds after it. */
+ * candidate during a search (tune, auto), or of the best candidate trained
+ * again after it (tune's refit with fresh seeds, auto's bags on folds). */
 enum cfl_trial_phase { CFL_PHASE_REPEAT, CFL_PHASE_SEARCH, CFL_PHASE_REFIT };
 
 /* "repeat"/"tune"/"auto", "running"/"done"/..., "valid"/"test"/"oof",
@@ -242,8 +242,8 @@ struct cfl_trial_state {
 };
 
 /* Returns the trial (candidate, repeat, fold) of a run, creating it queued
- * when new (fold -1 = no folds), in phase search in a tune run, repeat in
- * a repeat run.  Idempotent: on --resume it returns the existing trial with
+ * when new (fold -1 = no folds), in phase repeat in a repeat run, search
+ * in a tune or auto run.  Idempotent: on --resume it returns the existing trial with
  * its status (its stored phase kept) so done trials are not run again.  Fails
  * when an existing trial has another seed ("trial ... was stored with seed
  * X, not Y": the plan changed). */
@@ -252,7 +252,7 @@ int cfl_store_trial_ensure(struct cfl_store *st, int64_t run_id,
 			   uint64_t seed, struct cfl_trial_state *out /* OUT */,
 			   struct cfl_err *err);
 /* cfl_store_trial_ensure creating the trial in the phase given (a tune's
- * refit). */
+ * refit, auto's bags). */
 int cfl_store_trial_ensure_in(struct cfl_store *st, int64_t run_id,
 			      int64_t cand_id, int repeat, int fold,
 			      uint64_t seed, enum cfl_trial_phase phase,

@@ -247,7 +247,8 @@ static long config_long(const char *config, const char *key)
 }
 
 /* Tune runs' trials: the search's repeats are [0, num_repeat), the refit
- * of the best the ones from num_repeat on (as the tune code numbers them). */
+ * of the best the ones from num_repeat on (as the tune code numbers them).
+ * Auto runs': the search's trials have no fold, the bags' have folds. */
 static int migrate_phases(struct cfl_store *st, struct cfl_err *err)
 {
 	sqlite3_stmt *q, *u = NULL;
@@ -257,7 +258,10 @@ static int migrate_phases(struct cfl_store *st, struct cfl_err *err)
 			   "NULL DEFAULT 'repeat' CHECK (phase IN "
 			   "('repeat','search','refit'));"
 			   "UPDATE trials SET phase = 'search' WHERE run IN "
-			   "(SELECT id FROM runs WHERE kind = 'tune');", err))
+			   "(SELECT id FROM runs WHERE kind = 'tune');"
+			   "UPDATE trials SET phase = CASE WHEN fold < 0 THEN "
+			   "'search' ELSE 'refit' END WHERE run IN "
+			   "(SELECT id FROM runs WHERE kind = 'auto');", err))
 		return -1;
 	if (sqlite3_prepare_v2(st->db, "SELECT id, config FROM runs WHERE "
 			       "kind = 'tune'", -1, &q, NULL) != SQLITE_OK ||

@@ -457,7 +457,7 @@ int cfl_store_trial_ensure_in(struct cfl_store *st, int64_t run_id,
 		if (!(s = cfl_store_prep(st, "INSERT INTO trials (run, candidate, repeat, "
 			       "fold, seed, status, phase) SELECT ?1, ?2, ?3, ?4, "
 			       "?5, 'queued', coalesce(?6, (SELECT CASE kind "
-			       "WHEN 'tune' THEN 'search' ELSE 'repeat' END "
+			       "WHEN 'repeat' THEN 'repeat' ELSE 'search' END "
 			       "FROM runs WHERE id = ?1)) FROM candidates "
 			       "WHERE id = ?2 AND run = ?1", err)))
 			goto fail;
