@@ -338,6 +338,47 @@ static int migrate_params(struct cfl_store *st, struct cfl_err *err)
 	return !bad && rc == SQLITE_DONE ? 0 : -1;
 }
 
+/* Schema 1 files made before 'auto' runs existed have a runs table whose
+ * CHECK lists 'repeat' and 'tune' only: the table is made again with this
+ * code's definition.  Foreign keys are off here (cfl_store_open turns
+ * them on after the schema checks), so dropping the old table touches no
+ * row that refers to it, and the references name the new one after the
+ * rename. */
+static int migrate_run_kinds(struct cfl_store *st, struct cfl_err *err)
+{
+	static const char cols[] = "id, name, kind, command, config, dataset, "
+				   "dataset_sha256, seed, cfl_version, status, "
+				   "created, finished";
+	const char *def = strstr(SCHEMA, "CREATE TABLE runs ("), *end;
+	long long has_auto;
+	struct cfl_buf sql;
+	int rc;
+
+	if (query_int(st, "SELECT count(*) FROM sqlite_master WHERE type = "
+		      "'table' AND name = 'runs' AND sql LIKE '%''auto''%'",
+		      &has_auto, err))
+		return -1;
+	if (has_auto)
+		return 0;
+	end = def ? strstr(def, ");\n") : NULL;
+	if (!end)
+		return cfl_err_set(err, "no runs table in the schema");
+	cfl_buf_init(&sql);
+	rc = cfl_buf_printf(&sql, "CREATE TABLE runs_v2 %.*s);\n"
+			    "INSERT INTO runs_v2 (%s) SELECT %s FROM runs;\n"
+			    "DROP TABLE runs;\n"
+			    "ALTER TABLE runs_v2 RENAME TO runs;\n",
+			    (int)(end - def - strlen("CREATE TABLE runs ")),
+			    def + strlen("CREATE TABLE runs "), cols, cols);
+	if (rc) {
+		cfl_buf_release(&sql);
+		return cfl_err_set(err, "out of memory");
+	}
+	rc = cfl_store_exec(st, sql.data, err);
+	cfl_buf_release(&sql);
+	return rc;
+}
+
 /* Brings a schema `version` database to this code's, inside check_schema's
  * transaction: a failure rolls every step back. */
 static int migrate(struct cfl_store *st, long long version,
@@ -346,8 +387,8 @@ static int migrate(struct cfl_store *st, long long version,
 	char sql[256];
 
 	if (version == 1 &&
-	    (migrate_phases(st, err) || migrate_params(st, err) ||
-	     cfl_store_exec(st, VIEWS, err)))
+	    (migrate_run_kinds(st, err) || migrate_phases(st, err) ||
+	     migrate_params(st, err) || cfl_store_exec(st, VIEWS, err)))
 		return cfl_err_prefix(err, "cannot migrate '%s' from schema 1",
 				      st->path);
 	snprintf(sql, sizeof(sql),
