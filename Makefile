@@ -8,7 +8,7 @@ SANITIZE ?=
 DEB_PKGS := pkg-config libopenblas-dev libpcre2-dev libsqlite3-dev libgsl-dev libssl-dev \
             libopenmpi-dev openmpi-bin sqlite3
 # (sqlite3, the shell, is for the CLI tests that look into the database.)
-TEST_PKGS := chromium slurm-wlm
+TEST_PKGS := chromium slurm-wlm python3-optuna
 PC_PKGS  := openblas libpcre2-8 sqlite3 gsl libssl libcrypto
 
 ifeq ($(SANITIZE),)
@@ -150,7 +150,8 @@ deps:
 	$(call apt_install,$(DEB_PKGS))
 
 # What tests need beyond the build: chromium renders the HTML report
-# (test_report_html.sh), slurm-wlm runs a one-node Slurm (test_mpi.sh).
+# (test_report_html.sh), slurm-wlm runs a one-node Slurm (test_mpi.sh),
+# python3-optuna loads `cfl export --format optuna` studies (test_export.sh).
 test-deps:
 	$(call apt_install,$(TEST_PKGS))
 

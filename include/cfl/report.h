@@ -26,6 +26,9 @@ struct cfl_table_row {
 	size_t *n_values;	/* (n_metrics) */
 	double **values;	/* (n_metrics)(n_values[m]); NaN allowed */
 	double *mean, *std, *score;	/* (n_metrics), set by cfl_table_compute */
+	const struct cfl_params *params;	/* the row's parameters (a tune
+						 * candidate's) shown by md, csv
+						 * and json, or NULL; not owned */
 };
 
 struct cfl_table {
@@ -34,6 +37,11 @@ struct cfl_table {
 	int *signs;		/* (n_metrics): +1 higher is better, -1 lower */
 	size_t n_rows;
 	struct cfl_table_row *rows;	/* (n_rows), in order of addition */
+	/* Failed attempts listed with the table in every format (each under
+	 * the row named by its candidate's hex or else its model), or NULL;
+	 * not owned. */
+	size_t n_failures;
+	const struct cfl_attempt_info *failures;	/* (n_failures) */
 };
 
 void cfl_table_init(struct cfl_table *t);
@@ -163,5 +171,39 @@ int cfl_report_tune(struct cfl_store *st, const struct cfl_run_info *run,
  * or -1 with err. */
 int cfl_report_html(struct cfl_store *st, const struct cfl_run_info *run,
 		    struct cfl_buf *out, struct cfl_err *err);
+
+/* ---- exports (export.c): the trials for notebooks and Optuna ---- */
+
+enum cfl_export_format { CFL_EXPORT_CSV, CFL_EXPORT_JSON, CFL_EXPORT_OPTUNA };
+
+/* "csv", "json", "optuna" to the enum; -1 when unknown. */
+int cfl_export_format_lookup(const char *name);
+
+/* The trial table of a run, one row per trial (candidate seq, repeat, fold
+ * order), as Optuna's trials_dataframe() lays out a study: number, trial,
+ * run, model, candidate, phase, repeat, fold, seed, status, attempt,
+ * worker, datetime_start, datetime_complete (UTC, "YYYY-MM-DD
+ * HH:MM:SS.ffffff"), duration, peak_rss_kb, then params_NAME per parameter
+ * (sorted by name), SPLIT_METRIC per split and metric (valid, test, oof),
+ * and error.  CSV: a header row, RFC 4180 quoting, empty cells for what is
+ * unset; JSON: an array of objects, null for what is unset, parameters as
+ * numbers when they read as numbers.  fmt is CSV or JSON.  Appends to out.
+ * 0, or -1 with err. */
+int cfl_export_trials(struct cfl_store *st, const struct cfl_run_info *run,
+		      enum cfl_export_format fmt, struct cfl_buf *out,
+		      struct cfl_err *err);
+
+/* A tune run as an Optuna study named after the run, written to path in
+ * Optuna 3.1's SQLite schema (cfl_store_optuna_write): one Optuna trial per
+ * candidate (number = its seq), state COMPLETE with value = the candidate's
+ * score (the value the search maximised), FAIL when it has none;
+ * distributions from the run's stored search space (choice and fixed
+ * parameters categorical, ranges float or int, log for loguniform);
+ * user attributes cfl_candidate, cfl_model, seeds and per split and metric
+ * the mean and the values of its search trials (the best candidate also
+ * refit_*).  Fails on a repeat run, or as cfl_store_optuna_write.  0, or
+ * -1 with err. */
+int cfl_export_optuna(struct cfl_store *st, const struct cfl_run_info *run,
+		      const char *path, struct cfl_err *err);
 
 #endif

@@ -23,7 +23,7 @@
 #include "cfl/core.h"
 
 /* The schema version this code writes (PRAGMA user_version and meta). */
-#define CFL_STORE_SCHEMA_VERSION 1
+#define CFL_STORE_SCHEMA_VERSION 2
 /* The default database of the commands (its folder is the caller's job). */
 #define CFL_STORE_DEFAULT_PATH "reports/cfl.db"
 
@@ -56,11 +56,18 @@ enum cfl_trial_status {
  * --folds trial (rows of the training part, see struct cfl_split_result). */
 enum cfl_store_split { CFL_SPLIT_VALID, CFL_SPLIT_TEST, CFL_SPLIT_OOF, CFL_SPLIT_COUNT };
 
-/* "repeat"/"tune"/"auto", "running"/"done"/..., "valid"/"test"/"oof". */
+/* The part of a run a trial belongs to: a trial of `cfl repeat`, of a
+ * candidate during a search (tune, auto), or of the best candidate trained
+ * again after it (tune's refit with fresh seeds, auto's bags on folds). */
+enum cfl_trial_phase { CFL_PHASE_REPEAT, CFL_PHASE_SEARCH, CFL_PHASE_REFIT };
+
+/* "repeat"/"tune"/"auto", "running"/"done"/..., "valid"/"test"/"oof",
+ * "repeat"/"search"/"refit". */
 const char *cfl_run_kind_name(enum cfl_run_kind k);
 const char *cfl_run_status_name(enum cfl_run_status s);
 const char *cfl_trial_status_name(enum cfl_trial_status s);
 const char *cfl_store_split_name(enum cfl_store_split s);
+const char *cfl_trial_phase_name(enum cfl_trial_phase p);
 /* The enum value of name, or -1 when unknown. */
 int cfl_store_split_lookup(const char *name);
 
@@ -77,8 +84,12 @@ enum cfl_store_mode {
  * ("cannot open database 'x/cfl.db': folder 'x' does not exist"), path is a
  * folder, the file is not an SQLite database, it is an SQLite database of
  * another program (no cfl meta table), or its schema version is newer than
- * CFL_STORE_SCHEMA_VERSION ("... was written by a newer cfl (schema 2 > 1)").
- * The caller creates reports/ for the default path. */
+ * CFL_STORE_SCHEMA_VERSION ("... was written by a newer cfl (schema 3 > 2)").
+ * An older schema is migrated in place, in one transaction, whatever the
+ * mode (a read-only open migrates through a read-write handle first);
+ * when that fails (e.g. a file it may not write), nothing changes and NULL
+ * is returned with err saying so.  The caller creates reports/ for the
+ * default path. */
 struct cfl_store *cfl_store_open(const char *path, enum cfl_store_mode mode,
 				 struct cfl_err *err);
 /* Closes the database (checkpointing the WAL).  NULL is a no-op. */
@@ -189,7 +200,7 @@ void cfl_candidate_hex(const char *model, const struct cfl_params *params,
 
 /* Returns the candidate of (run, model, params) (params compared sorted),
  * adding it when new.  cand_id and hex (may be NULL) are filled.  The
- * params are stored as "k=v,..." sorted by key.  seq is the order of
+ * params are stored as a JSON object, keys sorted (numbers as numbers).  seq is the order of
  * addition in the run (0, 1, ...): the order a search proposed them. */
 int cfl_store_candidate_get_or_add(struct cfl_store *st, int64_t run_id,
 				   const char *model,
@@ -207,7 +218,9 @@ struct cfl_candidate_info {
 	size_t seq;
 	char model[64];
 	char hex[9];
-	char *params;		/* "k=v,..." sorted, malloc'd ("" when none) */
+	char *params;		/* "k=v,..." sorted, malloc'd ("" when none):
+				 * for display; a value may hold ',' */
+	struct cfl_params kv;	/* the same pairs, sorted by key */
 	int has_score;
 	double score;		/* when has_score */
 	size_t n_trials, n_done, n_failed;	/* n_failed: failed + poison */
@@ -229,14 +242,22 @@ struct cfl_trial_state {
 };
 
 /* Returns the trial (candidate, repeat, fold) of a run, creating it queued
- * when new (fold -1 = no folds).  Idempotent: on --resume it returns the
- * existing trial with its status so done trials are not run again.  Fails
+ * when new (fold -1 = no folds), in phase repeat in a repeat run, search
+ * in a tune or auto run.  Idempotent: on --resume it returns the existing trial with
+ * its status (its stored phase kept) so done trials are not run again.  Fails
  * when an existing trial has another seed ("trial ... was stored with seed
  * X, not Y": the plan changed). */
 int cfl_store_trial_ensure(struct cfl_store *st, int64_t run_id,
 			   int64_t cand_id, int repeat, int fold,
 			   uint64_t seed, struct cfl_trial_state *out /* OUT */,
 			   struct cfl_err *err);
+/* cfl_store_trial_ensure creating the trial in the phase given (a tune's
+ * refit, auto's bags). */
+int cfl_store_trial_ensure_in(struct cfl_store *st, int64_t run_id,
+			      int64_t cand_id, int repeat, int fold,
+			      uint64_t seed, enum cfl_trial_phase phase,
+			      struct cfl_trial_state *out /* OUT */,
+			      struct cfl_err *err);
 
 /* A trial was handed to a worker: status running, attempt, worker (free
  * text, e.g. "local:3" or "host:pid"; may be NULL), started = now.  Returns
@@ -310,6 +331,7 @@ struct cfl_trial_info {
 	int repeat, fold, attempt;
 	uint64_t seed;
 	enum cfl_trial_status status;
+	enum cfl_trial_phase phase;
 	char worker[64];
 	double started, finished;	/* epoch seconds, 0 when unset */
 	double duration;		/* NaN when not done */
@@ -428,5 +450,50 @@ int cfl_store_ensembles(struct cfl_store *st, int64_t run_id,
 			struct cfl_ensemble_row **ens /* OUT */,
 			size_t *n_ens /* OUT */, struct cfl_err *err);
 void cfl_ensemble_rows_free(struct cfl_ensemble_row *ens, size_t n_ens);
+
+/* ---- Optuna's storage: a study written in Optuna's own schema ---- */
+
+/* What cfl_store_optuna_write writes: one study, its trials in order.
+ * Strings and arrays are the caller's. */
+struct cfl_optuna_attr {
+	const char *key;
+	const char *value_json;	/* a JSON value, e.g. "[1, 2]" or "\"x\"" */
+};
+
+struct cfl_optuna_param {
+	const char *name;
+	double value;		/* Optuna's internal form: a number, or the
+				 * index of a categorical choice */
+	const char *distribution_json;	/* e.g. {"name": "FloatDistribution", ...} */
+};
+
+struct cfl_optuna_trial {
+	const char *state;	/* "COMPLETE", "FAIL", "RUNNING", ... */
+	double value;		/* the objective; NaN: none (not COMPLETE) */
+	double start, complete;	/* epoch seconds; 0: unknown */
+	size_t n_params, n_attrs;
+	const struct cfl_optuna_param *params;	/* (n_params) */
+	const struct cfl_optuna_attr *attrs;	/* (n_attrs): user attributes */
+};
+
+struct cfl_optuna_study {
+	const char *name;
+	const char *direction;	/* "MAXIMIZE" or "MINIMIZE" */
+	size_t n_attrs, n_trials;
+	const struct cfl_optuna_attr *attrs;	/* (n_attrs): user attributes */
+	const struct cfl_optuna_trial *trials;	/* (n_trials), numbered 0, 1, ... */
+};
+
+/* Writes study into the SQLite file path in the schema Optuna 3.1's
+ * RDBStorage creates (alembic revision v3.0.0.d, as Debian's python3-optuna
+ * has it), so optuna.load_study(study_name=NAME, storage="sqlite:///PATH")
+ * reads it.  A new file is created whole (written beside path, then
+ * renamed); an existing Optuna file of that revision gets the study added
+ * in one transaction.  Datetimes are written in UTC.  0, or -1 with err
+ * (nothing written) when path is another kind of file, an Optuna file of
+ * another revision, already holds a study of that name, or cannot be
+ * written. */
+int cfl_store_optuna_write(const char *path, const struct cfl_optuna_study *study,
+			   struct cfl_err *err);
 
 #endif

@@ -33,6 +33,7 @@ int cmd_tune(int argc, char **argv);
 int cmd_auto(int argc, char **argv);
 int cmd_runs(int argc, char **argv);
 int cmd_report(int argc, char **argv);
+int cmd_export(int argc, char **argv);
 int cmd_worker(int argc, char **argv);
 int cmd_bundle(int argc, char **argv);
 

@@ -596,7 +596,7 @@ int cmd_repeat(int argc, char **argv)
 
 	{
 		struct cfl_trial_counts tc;
-		struct cfl_table t;
+		struct cfl_run_info info;
 		struct cfl_table_style style;
 
 		cli_table_style(&pl.pool.table, 0, &style);
@@ -605,15 +605,19 @@ int cmd_repeat(int argc, char **argv)
 			cli_fail(&err);
 			goto done;
 		}
-		cfl_table_init(&t);
-		if (cfl_table_from_run(&t, cfl_study_store(study), cfl_study_run_id(study),
-				       CFL_SPLIT_TEST, CFL_ROWS_BY_MODEL, &err) ||
-		    cfl_table_render_styled(&t, CFL_TABLE_TEXT, &style, &out, &err)) {
-			cfl_table_release(&t);
+		/* as `cfl report` prints it: the table, then the failures */
+		if (cfl_store_run_get(cfl_study_store(study), cfl_study_run_id(study),
+				      &info, &err)) {
 			cli_fail(&err);
 			goto done;
 		}
-		cfl_table_release(&t);
+		if (cfl_report_run_styled(cfl_study_store(study), &info, CFL_TABLE_TEXT,
+					  &style, &out, &err)) {
+			cfl_run_info_release(&info);
+			cli_fail(&err);
+			goto done;
+		}
+		cfl_run_info_release(&info);
 		fputs(out.data, stdout);
 		fflush(stdout);
 		{

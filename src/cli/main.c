@@ -20,6 +20,7 @@ static const struct cli_command commands[] = {
 	{ "runs", cmd_runs, "list the runs stored in a database" },
 	{ "report", cmd_report, "print or write again the tables of a stored run" },
 	{ "bundle", cmd_bundle, "show the rows and models a saved bundle holds" },
+	{ "export", cmd_export, "write a run's trials as CSV, JSON or an Optuna study" },
 	{ "worker", cmd_worker, "run trials for a coordinator on another machine" },
 };
 

@@ -19,6 +19,8 @@ int cfl_report_run_styled(struct cfl_store *st, const struct cfl_run_info *run,
 			  struct cfl_buf *out, struct cfl_err *err)
 {
 	struct cfl_table t;
+	struct cfl_attempt_info *fails = NULL;
+	size_t n_fails = 0;
 	int rc;
 
 	/* A search scores candidates on validation (never on test) and
@@ -29,8 +31,14 @@ int cfl_report_run_styled(struct cfl_store *st, const struct cfl_run_info *run,
 	cfl_table_init(&t);
 	rc = cfl_table_from_run(&t, st, run->id, CFL_SPLIT_TEST,
 				CFL_ROWS_BY_MODEL, err);
+	/* the failed attempts with their reasons, under the table */
+	if (!rc)
+		rc = cfl_store_attempts(st, run->id, &fails, &n_fails, err);
+	t.failures = fails;
+	t.n_failures = n_fails;
 	if (!rc)
 		rc = cfl_table_render_styled(&t, fmt, style, out, err);
 	cfl_table_release(&t);
+	cfl_attempts_free(fails, n_fails);
 	return rc;
 }

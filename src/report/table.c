@@ -599,6 +599,89 @@ void cfl_table_sort_by_score(struct cfl_table *t)
 	}
 }
 
+/* ---- table: parameters and failed attempts ---- */
+
+/* At most this many failed attempts in the text formats (cfl export and
+ * the other formats have them all). */
+#define MAX_TEXT_FAILURES 20
+
+/* The name of the row a failed attempt belongs to: its candidate's, else
+ * its model's (a repeat run names rows by model). */
+static const char *failure_row(const struct cfl_table *t,
+			       const struct cfl_attempt_info *a)
+{
+	for (size_t i = 0; i < t->n_rows; i++)
+		if (!strcmp(t->rows[i].name, a->hex))
+			return a->hex;
+	return a->model;
+}
+
+/* What became of the trial after the attempt, in words. */
+static const char *outcome_words(const char *outcome)
+{
+	return !strcmp(outcome, "queued") ? "retried" : outcome;
+}
+
+static int text_failures(const struct cfl_table *t, struct cfl_buf *b)
+{
+	size_t n = t->n_failures < MAX_TEXT_FAILURES ? t->n_failures
+						     : MAX_TEXT_FAILURES;
+
+	if (!t->n_failures)
+		return 0;
+	if (cfl_buf_printf(b, "Failed attempts (%zu):\n", t->n_failures))
+		return -1;
+	for (size_t i = 0; i < n; i++) {
+		const struct cfl_attempt_info *a = &t->failures[i];
+
+		if (cfl_buf_printf(b, "  %s  repeat %d", failure_row(t, a), a->repeat) ||
+		    (a->fold >= 0 && cfl_buf_printf(b, "  fold %d", a->fold)) ||
+		    cfl_buf_printf(b, "  attempt %d  %s  %s: %s\n", a->attempt,
+				   a->worker[0] ? a->worker : "-",
+				   outcome_words(a->outcome), a->reason))
+			return -1;
+	}
+	if (n < t->n_failures &&
+	    cfl_buf_printf(b, "  ... and %zu more (cfl export RUN lists every "
+			   "trial)\n", t->n_failures - n))
+		return -1;
+	return 0;
+}
+
+static int cmp_key(const void *a, const void *b)
+{
+	return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+/* Every parameter name of the rows, sorted, into *keys (malloc'd, names
+ * not owned).  0 (n 0 when no row has parameters) or -1. */
+static int param_keys(const struct cfl_table *t, const char ***keys, size_t *n)
+{
+	size_t cap = 0, k = 0;
+
+	*keys = NULL;
+	*n = 0;
+	for (size_t i = 0; i < t->n_rows; i++)
+		cap += t->rows[i].params ? t->rows[i].params->n : 0;
+	if (!cap)
+		return 0;
+	if (!(*keys = malloc(cap * sizeof(**keys))))
+		return -1;
+	for (size_t i = 0; i < t->n_rows; i++)
+		for (size_t j = 0; t->rows[i].params && j < t->rows[i].params->n; j++)
+			(*keys)[k++] = t->rows[i].params->kv[j].key;
+	qsort(*keys, k, sizeof(**keys), cmp_key);
+	for (size_t i = 0; i < k; i++)
+		if (!*n || strcmp((*keys)[*n - 1], (*keys)[i]))
+			(*keys)[(*n)++] = (*keys)[i];
+	return 0;
+}
+
+static const char *row_param(const struct cfl_table_row *r, const char *key)
+{
+	return r->params ? cfl_params_get(r->params, key) : NULL;
+}
+
 /* ---- table: Markdown, CSV, JSON ---- */
 
 /* Markdown cell text: '|' escaped. */
@@ -608,6 +691,69 @@ static int md_text(struct cfl_buf *b, const char *s)
 		if ((*s == '|' && cfl_buf_puts(b, "\\|")) ||
 		    (*s != '|' && cfl_buf_append(b, s, 1)))
 			return -1;
+	return 0;
+}
+
+/* The rows' parameters as a second table: a row per table row, a column
+ * per parameter. */
+static int md_params(const struct cfl_table *t, struct cfl_buf *b)
+{
+	const char **keys;
+	size_t n;
+	int rc = 0;
+
+	if (param_keys(t, &keys, &n))
+		return -1;
+	if (!n)
+		return 0;
+	rc |= cfl_buf_puts(b, "\n| parameters |");
+	for (size_t k = 0; k < n; k++)
+		rc |= cfl_buf_puts(b, " ") || md_text(b, keys[k]) || cfl_buf_puts(b, " |");
+	rc |= cfl_buf_puts(b, "\n|:---|");
+	for (size_t k = 0; k < n; k++)
+		rc |= cfl_buf_puts(b, ":---|");
+	rc |= cfl_buf_puts(b, "\n");
+	for (size_t i = 0; !rc && i < t->n_rows; i++) {
+		if (!t->rows[i].params)
+			continue;
+		rc |= cfl_buf_puts(b, "| ") || md_text(b, t->rows[i].name) ||
+		      cfl_buf_puts(b, " |");
+		for (size_t k = 0; k < n; k++) {
+			const char *v = row_param(&t->rows[i], keys[k]);
+
+			rc |= cfl_buf_puts(b, " ") || md_text(b, v ? v : "") ||
+			      cfl_buf_puts(b, " |");
+		}
+		rc |= cfl_buf_puts(b, "\n");
+	}
+	free(keys);
+	return rc;
+}
+
+static int md_failures(const struct cfl_table *t, struct cfl_buf *b)
+{
+	int folds = 0;
+
+	if (!t->n_failures)
+		return 0;
+	for (size_t i = 0; i < t->n_failures; i++)
+		folds |= t->failures[i].fold >= 0;
+	if (cfl_buf_printf(b, "\n| failed attempt | repeat |%s attempt | worker | "
+			   "outcome | reason |\n|:---|---:|%s---:|:---|:---|:---|\n",
+			   folds ? " fold |" : "", folds ? "---:|" : ""))
+		return -1;
+	for (size_t i = 0; i < t->n_failures; i++) {
+		const struct cfl_attempt_info *a = &t->failures[i];
+
+		if (cfl_buf_puts(b, "| ") || md_text(b, failure_row(t, a)) ||
+		    cfl_buf_printf(b, " | %d |", a->repeat) ||
+		    (folds && cfl_buf_printf(b, " %d |", a->fold)) ||
+		    cfl_buf_printf(b, " %d | ", a->attempt) ||
+		    md_text(b, a->worker[0] ? a->worker : "-") ||
+		    cfl_buf_printf(b, " | %s | ", outcome_words(a->outcome)) ||
+		    md_text(b, a->reason) || cfl_buf_puts(b, " |\n"))
+			return -1;
+	}
 	return 0;
 }
 
@@ -649,7 +795,7 @@ static int render_md(struct cfl_table *t, struct cfl_buf *b)
 		    cfl_buf_puts(b, "\n"))
 			return -1;
 	}
-	return 0;
+	return md_params(t, b) || md_failures(t, b) ? -1 : 0;
 }
 
 /* A CSV field, quoted when it holds a comma, quote or line break. */
@@ -672,7 +818,35 @@ static int put_double(struct cfl_buf *b, double v, const char *nan_text)
 	return cfl_buf_printf(b, "%.17g", v == 0 ? 0.0 : v);
 }
 
-static int render_csv(struct cfl_table *t, struct cfl_buf *b)
+/* A row's failed attempts in one CSV cell: "repeat 1 attempt 1 on
+ * local:2, retried: reason", " | " between them. */
+static int csv_failures(const struct cfl_table *t, const char *row,
+			struct cfl_buf *b)
+{
+	struct cfl_buf cell;
+	int rc = 0, first = 1;
+
+	cfl_buf_init(&cell);
+	rc |= cfl_buf_puts(&cell, "");
+	for (size_t i = 0; !rc && i < t->n_failures; i++) {
+		const struct cfl_attempt_info *a = &t->failures[i];
+
+		if (strcmp(failure_row(t, a), row))
+			continue;
+		rc |= cfl_buf_printf(&cell, "%srepeat %d", first ? "" : " | ", a->repeat) ||
+		      (a->fold >= 0 && cfl_buf_printf(&cell, " fold %d", a->fold)) ||
+		      cfl_buf_printf(&cell, " attempt %d on %s, %s: %s", a->attempt,
+				     a->worker[0] ? a->worker : "-",
+				     outcome_words(a->outcome), a->reason);
+		first = 0;
+	}
+	rc = rc || cfl_buf_puts(b, ",") || csv_text(b, cell.data);
+	cfl_buf_release(&cell);
+	return rc;
+}
+
+static int render_csv_keys(struct cfl_table *t, const char **keys,
+			   size_t n_keys, struct cfl_buf *b)
 {
 	if (cfl_buf_puts(b, "name,failed"))
 		return -1;
@@ -685,7 +859,15 @@ static int render_csv(struct cfl_table *t, struct cfl_buf *b)
 			if (cfl_buf_puts(b, ",") || csv_text(b, col))
 				return -1;
 		}
-	if (cfl_buf_puts(b, "\n"))
+	for (size_t k = 0; k < n_keys; k++) {
+		char col[128];
+
+		snprintf(col, sizeof(col), "params_%s", keys[k]);
+		if (cfl_buf_puts(b, ",") || csv_text(b, col))
+			return -1;
+	}
+	if ((t->n_failures && cfl_buf_puts(b, ",failures")) ||
+	    cfl_buf_puts(b, "\n"))
 		return -1;
 	for (size_t i = 0; i < t->n_rows; i++) {
 		if (csv_text(b, t->rows[i].name) ||
@@ -697,10 +879,30 @@ static int render_csv(struct cfl_table *t, struct cfl_buf *b)
 				    put_double(b, stat_value(&t->rows[i], m, s),
 					       "nan"))
 					return -1;
-		if (cfl_buf_puts(b, "\n"))
+		for (size_t k = 0; k < n_keys; k++) {
+			const char *v = row_param(&t->rows[i], keys[k]);
+
+			if (cfl_buf_puts(b, ",") || csv_text(b, v ? v : ""))
+				return -1;
+		}
+		if ((t->n_failures && csv_failures(t, t->rows[i].name, b)) ||
+		    cfl_buf_puts(b, "\n"))
 			return -1;
 	}
 	return 0;
+}
+
+static int render_csv(struct cfl_table *t, struct cfl_buf *b)
+{
+	const char **keys;
+	size_t n_keys;
+	int rc;
+
+	if (param_keys(t, &keys, &n_keys))
+		return -1;
+	rc = render_csv_keys(t, keys, n_keys, b);
+	free(keys);
+	return rc;
 }
 
 static int json_string(struct cfl_buf *b, const char *s)
@@ -721,6 +923,54 @@ static int json_string(struct cfl_buf *b, const char *s)
 			return -1;
 	}
 	return cfl_buf_puts(b, "\"");
+}
+
+/* A JSON number literal (RFC 8259), so parameters keep their type. */
+static int is_json_number(const char *s)
+{
+	const char *p = s;
+
+	if (*p == '-')
+		p++;
+	if (*p == '0')
+		p++;
+	else if (*p >= '1' && *p <= '9')
+		while (*p >= '0' && *p <= '9')
+			p++;
+	else
+		return 0;
+	if (*p == '.') {
+		if (!(p[1] >= '0' && p[1] <= '9'))
+			return 0;
+		for (p++; *p >= '0' && *p <= '9'; p++)
+			;
+	}
+	if (*p == 'e' || *p == 'E') {
+		p++;
+		if (*p == '+' || *p == '-')
+			p++;
+		if (!(*p >= '0' && *p <= '9'))
+			return 0;
+		while (*p >= '0' && *p <= '9')
+			p++;
+	}
+	return !*p;
+}
+
+/* , "params": {...} of a row with parameters. */
+static int json_params(struct cfl_buf *b, const struct cfl_params *p)
+{
+	if (!p)
+		return 0;
+	if (cfl_buf_puts(b, ", \"params\": {"))
+		return -1;
+	for (size_t k = 0; k < p->n; k++)
+		if ((k && cfl_buf_puts(b, ", ")) || json_string(b, p->kv[k].key) ||
+		    cfl_buf_puts(b, ": ") ||
+		    (is_json_number(p->kv[k].value) ? cfl_buf_puts(b, p->kv[k].value)
+						    : json_string(b, p->kv[k].value)))
+			return -1;
+	return cfl_buf_puts(b, "}");
 }
 
 static int render_json(struct cfl_table *t, struct cfl_buf *b)
@@ -773,10 +1023,37 @@ static int render_json(struct cfl_table *t, struct cfl_buf *b)
 			if (cfl_buf_puts(b, "]}"))
 				return -1;
 		}
-		if (cfl_buf_puts(b, "}}"))
+		if (cfl_buf_puts(b, "}") || json_params(b, r->params) ||
+		    cfl_buf_puts(b, "}"))
 			return -1;
 	}
-	return cfl_buf_puts(b, t->n_rows ? "\n  ]\n}\n" : "]\n}\n");
+	if (cfl_buf_puts(b, t->n_rows ? "\n  ]" : "]"))
+		return -1;
+	if (t->n_failures) {
+		if (cfl_buf_puts(b, ",\n  \"failures\": ["))
+			return -1;
+		for (size_t i = 0; i < t->n_failures; i++) {
+			const struct cfl_attempt_info *a = &t->failures[i];
+
+			if (cfl_buf_puts(b, i ? ",\n    {\"row\": " : "\n    {\"row\": ") ||
+			    json_string(b, failure_row(t, a)) ||
+			    cfl_buf_puts(b, ", \"model\": ") || json_string(b, a->model) ||
+			    cfl_buf_puts(b, ", \"candidate\": ") || json_string(b, a->hex) ||
+			    cfl_buf_printf(b, ", \"repeat\": %d, \"fold\": %d, "
+					   "\"attempt\": %d, \"worker\": ", a->repeat,
+					   a->fold, a->attempt) ||
+			    (a->worker[0] ? json_string(b, a->worker)
+					  : cfl_buf_puts(b, "null")) ||
+			    cfl_buf_puts(b, ", \"outcome\": ") ||
+			    json_string(b, a->outcome) ||
+			    cfl_buf_puts(b, ", \"reason\": ") ||
+			    json_string(b, a->reason) || cfl_buf_puts(b, "}"))
+				return -1;
+		}
+		if (cfl_buf_puts(b, "\n  ]"))
+			return -1;
+	}
+	return cfl_buf_puts(b, "\n}\n");
 }
 
 int cfl_table_format_lookup(const char *name)
@@ -826,6 +1103,8 @@ int cfl_table_render_styled(struct cfl_table *t, enum cfl_table_format fmt,
 	case CFL_TABLE_JSON: rc = render_json(t, out); break;
 	default: return cfl_err_set(err, "unknown table format %d", (int)fmt);
 	}
+	if (!rc && (fmt == CFL_TABLE_TEXT || fmt == CFL_TABLE_COMPACT))
+		rc = text_failures(t, out);
 	if (rc)
 		return cfl_err_set(err, "out of memory rendering a table");
 	return 0;

@@ -164,7 +164,8 @@ int cfl_report_tune(struct cfl_store *st, const struct cfl_run_info *info,
 {
 	struct cfl_candidate_info *cands = NULL;
 	struct cfl_metric_row *rows = NULL;
-	size_t n_cands = 0, n_rows = 0;
+	struct cfl_attempt_info *fails = NULL;
+	size_t n_cands = 0, n_rows = 0, n_fails = 0;
 	struct cfl_table t, refit;
 	char buf[64], metric[32];
 	long R;
@@ -181,8 +182,12 @@ int cfl_report_tune(struct cfl_store *st, const struct cfl_run_info *info,
 	if (R < 1)
 		R = 1;
 	if (cfl_store_candidates(st, info->id, &cands, &n_cands, err) ||
-	    cfl_store_run_metrics(st, info->id, CFL_SPLIT_VALID, &rows, &n_rows, err))
+	    cfl_store_run_metrics(st, info->id, CFL_SPLIT_VALID, &rows, &n_rows, err) ||
+	    cfl_store_attempts(st, info->id, &fails, &n_fails, err))
 		goto out;
+	/* the failed attempts (the refit's too) under the candidates' table */
+	t.failures = fails;
+	t.n_failures = n_fails;
 	/* one row per candidate in proposal order; the refit seeds
 	 * (repeat >= R) are not part of the search */
 	for (size_t i = 0; i < n_cands; i++) {
@@ -191,6 +196,10 @@ int cfl_report_tune(struct cfl_store *st, const struct cfl_run_info *info,
 		if (r < 0)
 			goto out;
 		cfl_table_set_failed(&t, r, cands[i].n_failed);
+		/* md, csv and json show them as columns; the text formats
+		 * in the block under the table */
+		if (fmt != CFL_TABLE_TEXT && fmt != CFL_TABLE_COMPACT)
+			t.rows[r].params = &cands[i].kv;
 		if (cands[i].has_score && (best < 0 || cands[i].score > cands[best].score))
 			best = (int)i;
 	}
@@ -291,6 +300,7 @@ out:
 	cfl_table_release(&t);
 	cfl_table_release(&refit);
 	cfl_candidates_free(cands, n_cands);
+	cfl_attempts_free(fails, n_fails);
 	free(rows);
 	return rc;
 }

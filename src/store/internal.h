@@ -40,6 +40,7 @@ static const char *const trial_statuses[] = { "queued", "running", "done",
 					      "failed", "poison",
 					      "interrupted" };
 static const char *const splits[] = { "valid", "test", "oof" };
+static const char *const trial_phases[] = { "repeat", "search", "refit" };
 
 #define N_OF(a) (sizeof(a) / sizeof((a)[0]))
 
@@ -78,6 +79,22 @@ int cfl_store_exec(struct cfl_store *st, const char *sql,
 int cfl_store_tx_begin(struct cfl_store *st, struct cfl_err *err);
 int cfl_store_tx_commit(struct cfl_store *st, struct cfl_err *err);
 void cfl_store_tx_rollback(struct cfl_store *st);
+
+/* ---- parameters as JSON (params.c) ---- */
+
+/* Appends params as one JSON object, keys sorted: a value that is a JSON
+ * number as a number, any other as a string.  0, or -1 with err. */
+int cfl_store_params_json(const struct cfl_params *params, struct cfl_buf *b,
+			  struct cfl_err *err);
+/* Adds the pairs of a flat JSON object (string, number, true, false or
+ * null values; a number's text as written, null as "") to out.  0, or -1
+ * with err when json is not such an object (out may hold some pairs). */
+int cfl_store_params_parse_json(const char *json, struct cfl_params *out,
+				struct cfl_err *err);
+/* Adds the pairs of schema 1's "k=v,k=v" text to out (a piece without '='
+ * continues the value before it).  0, or -1 with err. */
+int cfl_store_params_parse_v1(const char *text, struct cfl_params *out,
+			      struct cfl_err *err);
 
 /* ---- reading rows (store.c) ---- */
 

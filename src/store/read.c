@@ -165,14 +165,17 @@ int cfl_store_runs_list(struct cfl_store *st, struct cfl_run_summary **runs,
 
 void cfl_candidates_free(struct cfl_candidate_info *cands, size_t n_cands)
 {
-	for (size_t i = 0; cands && i < n_cands; i++)
+	for (size_t i = 0; cands && i < n_cands; i++) {
 		free(cands[i].params);
+		cfl_params_release(&cands[i].kv);
+	}
 	free(cands);
 }
 
 static int read_candidate(sqlite3_stmt *s, void *row, struct cfl_err *err)
 {
 	struct cfl_candidate_info *c = row;
+	struct cfl_buf b;
 
 	c->id = sqlite3_column_int64(s, 0);
 	c->seq = (size_t)sqlite3_column_int64(s, 1);
@@ -183,7 +186,18 @@ static int read_candidate(sqlite3_stmt *s, void *row, struct cfl_err *err)
 	c->n_trials = (size_t)sqlite3_column_int64(s, 6);
 	c->n_done = (size_t)sqlite3_column_int64(s, 7);
 	c->n_failed = (size_t)sqlite3_column_int64(s, 8);
-	return (c->params = col_strdup(s, 4, err)) ? 0 : -1;
+	cfl_params_init(&c->kv);
+	if (cfl_store_params_parse_json((const char *)sqlite3_column_text(s, 4),
+					&c->kv, err))
+		return cfl_err_prefix(err, "candidate %s", c->hex);
+	cfl_params_sort(&c->kv);
+	cfl_buf_init(&b);
+	if (cfl_params_format(&c->kv, &b) || cfl_buf_puts(&b, "")) {
+		cfl_buf_release(&b);
+		return cfl_err_set(err, "out of memory");
+	}
+	c->params = b.data;
+	return 0;
 }
 
 int cfl_store_candidates(struct cfl_store *st, int64_t run_id,
@@ -272,6 +286,9 @@ static int read_trial(sqlite3_stmt *s, void *row, struct cfl_err *err)
 	t->finished = col_double(s, 9, 0);
 	t->duration = col_double(s, 10, NAN);
 	t->peak_rss_kb = (long)sqlite3_column_int64(s, 11);
+	status = lookup(trial_phases, N_OF(trial_phases),
+			(const char *)sqlite3_column_text(s, 13));
+	t->phase = status < 0 ? CFL_PHASE_REPEAT : status;
 	if (sqlite3_column_type(s, 12) != SQLITE_NULL &&
 	    !(t->error = col_strdup(s, 12, err)))
 		return -1;
@@ -285,7 +302,7 @@ int cfl_store_trials(struct cfl_store *st, int64_t run_id,
 	sqlite3_stmt *s = cfl_store_prep(st,
 		"SELECT t.id, t.candidate, t.repeat, t.fold, t.attempt, t.seed, "
 		"t.status, t.worker, t.started, t.finished, t.duration, "
-		"t.peak_rss_kb, t.error FROM trials t JOIN candidates c ON "
+		"t.peak_rss_kb, t.error, t.phase FROM trials t JOIN candidates c ON "
 		"c.id = t.candidate WHERE t.run = ? "
 		"ORDER BY c.seq, t.repeat, t.fold", err);
 	struct cfl_store_rows rows = { NULL, 0, 0, sizeof(**trials) };

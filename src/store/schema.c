@@ -1,8 +1,9 @@
 /*
- * Opening a store: the schema (tables and indexes, README.md's database
- * section describes them), its creation in a new file, and the checks of
- * an existing one: a cfl database, not newer than this code (older ones
- * are migrated here when a schema 2 exists).
+ * Opening a store: the schema (tables, indexes and views; docs/database.md
+ * describes them), its creation in a new file, and the checks of an
+ * existing one: a cfl database, not newer than this code.  Older ones are
+ * migrated here, in place and in one transaction, so every other file of
+ * src/store sees the current schema only.
  */
 #include "internal.h"
 
@@ -14,9 +15,11 @@
 
 /* ---- store: the schema ---- */
 
-/* Version 1.  Times are wall-clock epoch seconds (REAL); NaN metric values
+/* Version 2.  Times are wall-clock epoch seconds (REAL); NaN metric values
  * are stored as NULL; prediction blobs are n * n_out IEEE-754 doubles,
- * little-endian, row-major; row blobs n little-endian uint32. */
+ * little-endian, row-major; row blobs n little-endian uint32; candidates'
+ * params are a JSON object (params.c).  trials.phase is the last column,
+ * as the migration from version 1 adds it: both kinds of file are alike. */
 static const char SCHEMA[] =
 	"CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);\n"
 	"CREATE TABLE runs (\n"
@@ -60,6 +63,8 @@ static const char SCHEMA[] =
 	"  duration REAL,\n"
 	"  peak_rss_kb INTEGER,\n"
 	"  error TEXT,\n"
+	"  phase TEXT NOT NULL DEFAULT 'repeat' CHECK (phase IN"
+	" ('repeat','search','refit')),\n"
 	"  UNIQUE (candidate, repeat, fold)\n"
 	");\n"
 	"CREATE INDEX trials_run ON trials (run, status);\n"
@@ -128,6 +133,33 @@ static const char MODELS_SCHEMA[] =
 	"  trial INTEGER PRIMARY KEY REFERENCES trials(id) ON DELETE CASCADE,\n"
 	"  text TEXT NOT NULL\n"
 	");\n";
+
+/* The views of version 2: the common questions as one table each. */
+static const char VIEWS[] =
+	/* one row per trial; metrics as {"test_acc": 0.96, ...}, each value
+	 * as 17 digits (a REAL would be cut to 15): it reads back exactly */
+	"CREATE VIEW trial_rows AS SELECT r.name AS run, r.kind AS run_kind,\n"
+	"  t.id AS trial, c.model, c.hex AS candidate, c.params, t.seed,\n"
+	"  t.repeat, t.fold, t.phase, t.status, t.attempt, t.worker,\n"
+	"  t.started, t.finished, t.duration, t.peak_rss_kb, t.error,\n"
+	"  (SELECT json_group_object(m.split || '_' || m.metric,\n"
+	"     CASE WHEN abs(m.value) <= 1.7976931348623157e308\n"
+	"     THEN json(printf('%!.17g', m.value)) END)\n"
+	"   FROM metrics m WHERE m.trial = t.id) AS metrics\n"
+	"FROM trials t JOIN candidates c ON c.id = t.candidate\n"
+	"JOIN runs r ON r.id = t.run;\n"
+	/* one row per candidate x parameter */
+	"CREATE VIEW candidate_params AS SELECT r.name AS run,\n"
+	"  c.id AS candidate_id, c.hex AS candidate, c.seq, c.model,\n"
+	"  p.key AS param, p.value, c.score\n"
+	"FROM candidates c JOIN runs r ON r.id = c.run, json_each(c.params) p;\n"
+	/* one row per failed or interrupted attempt */
+	"CREATE VIEW failures AS SELECT r.name AS run, a.trial, c.model,\n"
+	"  c.hex AS candidate, t.repeat, t.fold, t.phase, a.attempt,\n"
+	"  a.worker, a.started, a.finished, a.outcome, a.reason\n"
+	"FROM trial_attempts a JOIN trials t ON t.id = a.trial\n"
+	"JOIN candidates c ON c.id = t.candidate JOIN runs r ON r.id = t.run;\n";
+
 
 /* ---- store: opening ---- */
 
@@ -200,16 +232,188 @@ static int create_schema(struct cfl_store *st, struct cfl_err *err)
 		 "PRAGMA user_version = %d;",
 		 CFL_STORE_SCHEMA_VERSION, CFL_VERSION, CFL_STORE_SCHEMA_VERSION);
 	if (cfl_store_exec(st, SCHEMA, err) ||
-	    cfl_store_exec(st, MODELS_SCHEMA, err) || cfl_store_exec(st, sql, err)) {
+	    cfl_store_exec(st, MODELS_SCHEMA, err) || cfl_store_exec(st, VIEWS, err) ||
+	    cfl_store_exec(st, sql, err)) {
 		cfl_store_tx_rollback(st);
 		return -1;
 	}
 	return cfl_store_tx_commit(st, err);
 }
 
+/* ---- store: migrations ---- */
+
+/* The value of "key=..." among a stored config's lines, as a long; -1 when
+ * absent. */
+static long config_long(const char *config, const char *key)
+{
+	size_t n = strlen(key);
+
+	for (const char *p = config; p && *p;) {
+		if (!strncmp(p, key, n) && p[n] == '=')
+			return strtol(p + n + 1, NULL, 10);
+		p = strchr(p, '\n');
+		p = p ? p + 1 : NULL;
+	}
+	return -1;
+}
+
+/* Tune runs' trials: the search's repeats are [0, num_repeat), the refit
+ * of the best the ones from num_repeat on (as the tune code numbers them).
+ * Auto runs': the search's trials have no fold, the bags' have folds. */
+static int migrate_phases(struct cfl_store *st, struct cfl_err *err)
+{
+	sqlite3_stmt *q, *u = NULL;
+	int rc;
+
+	if (cfl_store_exec(st, "ALTER TABLE trials ADD COLUMN phase TEXT NOT "
+			   "NULL DEFAULT 'repeat' CHECK (phase IN "
+			   "('repeat','search','refit'));"
+			   "UPDATE trials SET phase = 'search' WHERE run IN "
+			   "(SELECT id FROM runs WHERE kind = 'tune');"
+			   "UPDATE trials SET phase = CASE WHEN fold < 0 THEN "
+			   "'search' ELSE 'refit' END WHERE run IN "
+			   "(SELECT id FROM runs WHERE kind = 'auto');", err))
+		return -1;
+	if (sqlite3_prepare_v2(st->db, "SELECT id, config FROM runs WHERE "
+			       "kind = 'tune'", -1, &q, NULL) != SQLITE_OK ||
+	    sqlite3_prepare_v2(st->db, "UPDATE trials SET phase = 'refit' "
+			       "WHERE run = ? AND repeat >= ?", -1, &u,
+			       NULL) != SQLITE_OK) {
+		cfl_store_fail(st, err);
+		sqlite3_finalize(q);
+		return -1;
+	}
+	while ((rc = sqlite3_step(q)) == SQLITE_ROW) {
+		long n = config_long((const char *)sqlite3_column_text(q, 1),
+				     "num_repeat");
+
+		if (n <= 0)
+			continue;
+		sqlite3_bind_int64(u, 1, sqlite3_column_int64(q, 0));
+		sqlite3_bind_int64(u, 2, n);
+		if (sqlite3_step(u) != SQLITE_DONE)
+			break;
+		sqlite3_reset(u);
+	}
+	if (rc != SQLITE_DONE)
+		cfl_store_fail(st, err);
+	sqlite3_finalize(q);
+	sqlite3_finalize(u);
+	return rc == SQLITE_DONE ? 0 : -1;
+}
+
+/* Candidates' "k=v,k=v" text becomes a JSON object; hex is kept as it is
+ * (it hashes the text, and still does for new candidates). */
+static int migrate_params(struct cfl_store *st, struct cfl_err *err)
+{
+	sqlite3_stmt *q, *u = NULL;
+	struct cfl_buf j;
+	int rc, bad = 0;
+
+	/* A rowid scan: the unique index on (run, model, params) would
+	 * reorder under the updates and meet a row again. */
+	if (sqlite3_prepare_v2(st->db, "SELECT id, params FROM candidates "
+			       "NOT INDEXED ORDER BY id", -1, &q, NULL) != SQLITE_OK ||
+	    sqlite3_prepare_v2(st->db, "UPDATE candidates SET params = ? "
+			       "WHERE id = ?", -1, &u, NULL) != SQLITE_OK) {
+		cfl_store_fail(st, err);
+		sqlite3_finalize(q);
+		return -1;
+	}
+	cfl_buf_init(&j);
+	while ((rc = sqlite3_step(q)) == SQLITE_ROW) {
+		struct cfl_params kv;
+
+		cfl_params_init(&kv);
+		j.len = 0;
+		bad = cfl_store_params_parse_v1((const char *)sqlite3_column_text(q, 1),
+						&kv, err) ||
+		      cfl_store_params_json(&kv, &j, err);
+		cfl_params_release(&kv);
+		if (bad) {
+			cfl_err_prefix(err, "candidate %lld",
+				       (long long)sqlite3_column_int64(q, 0));
+			break;
+		}
+		sqlite3_bind_text(u, 1, j.data, (int)j.len, SQLITE_TRANSIENT);
+		sqlite3_bind_int64(u, 2, sqlite3_column_int64(q, 0));
+		if (sqlite3_step(u) != SQLITE_DONE)
+			break;
+		sqlite3_reset(u);
+	}
+	if (!bad && rc != SQLITE_DONE)
+		cfl_store_fail(st, err);
+	cfl_buf_release(&j);
+	sqlite3_finalize(q);
+	sqlite3_finalize(u);
+	return !bad && rc == SQLITE_DONE ? 0 : -1;
+}
+
+/* Schema 1 files made before 'auto' runs existed have a runs table whose
+ * CHECK lists 'repeat' and 'tune' only: the table is made again with this
+ * code's definition.  Foreign keys are off here (cfl_store_open turns
+ * them on after the schema checks), so dropping the old table touches no
+ * row that refers to it, and the references name the new one after the
+ * rename. */
+static int migrate_run_kinds(struct cfl_store *st, struct cfl_err *err)
+{
+	static const char cols[] = "id, name, kind, command, config, dataset, "
+				   "dataset_sha256, seed, cfl_version, status, "
+				   "created, finished";
+	const char *def = strstr(SCHEMA, "CREATE TABLE runs ("), *end;
+	long long has_auto;
+	struct cfl_buf sql;
+	int rc;
+
+	if (query_int(st, "SELECT count(*) FROM sqlite_master WHERE type = "
+		      "'table' AND name = 'runs' AND sql LIKE '%''auto''%'",
+		      &has_auto, err))
+		return -1;
+	if (has_auto)
+		return 0;
+	end = def ? strstr(def, ");\n") : NULL;
+	if (!end)
+		return cfl_err_set(err, "no runs table in the schema");
+	cfl_buf_init(&sql);
+	rc = cfl_buf_printf(&sql, "CREATE TABLE runs_v2 %.*s);\n"
+			    "INSERT INTO runs_v2 (%s) SELECT %s FROM runs;\n"
+			    "DROP TABLE runs;\n"
+			    "ALTER TABLE runs_v2 RENAME TO runs;\n",
+			    (int)(end - def - strlen("CREATE TABLE runs ")),
+			    def + strlen("CREATE TABLE runs "), cols, cols);
+	if (rc) {
+		cfl_buf_release(&sql);
+		return cfl_err_set(err, "out of memory");
+	}
+	rc = cfl_store_exec(st, sql.data, err);
+	cfl_buf_release(&sql);
+	return rc;
+}
+
+/* Brings a schema `version` database to this code's, inside check_schema's
+ * transaction: a failure rolls every step back. */
+static int migrate(struct cfl_store *st, long long version,
+		   struct cfl_err *err)
+{
+	char sql[256];
+
+	if (version == 1 &&
+	    (migrate_run_kinds(st, err) || migrate_phases(st, err) ||
+	     migrate_params(st, err) || cfl_store_exec(st, VIEWS, err)))
+		return cfl_err_prefix(err, "cannot migrate '%s' from schema 1",
+				      st->path);
+	snprintf(sql, sizeof(sql),
+		 "UPDATE meta SET value = '%d' WHERE key = 'schema_version';"
+		 "INSERT OR REPLACE INTO meta VALUES ('migrated_by', 'cfl %s');"
+		 "PRAGMA user_version = %d;",
+		 CFL_STORE_SCHEMA_VERSION, CFL_VERSION, CFL_STORE_SCHEMA_VERSION);
+	return cfl_store_exec(st, sql, err);
+}
+
 /* Creates the schema in an empty database, or checks an existing one is
- * cfl's and not newer than this code.  Runs inside check_schema's
- * transaction. */
+ * cfl's and not newer than this code, migrating an older one.  Runs inside
+ * check_schema's transaction.  1: an older schema on a read-only handle
+ * (the caller migrates through a read-write one). */
 static int check_schema_tx(struct cfl_store *st, struct cfl_err *err)
 {
 	long long version, n_tables, has_meta;
@@ -236,8 +440,14 @@ static int check_schema_tx(struct cfl_store *st, struct cfl_err *err)
 		return cfl_err_set(err, "database '%s' was written by a newer "
 				   "cfl (schema %lld > %d); upgrade cfl",
 				   st->path, version, CFL_STORE_SCHEMA_VERSION);
-	/* Older versions: none exist yet; migrations go here.  A file from
-	 * before trial_models gets it (read-only opens read around it). */
+	if (version < CFL_STORE_SCHEMA_VERSION) {
+		if (st->readonly)
+			return 1;
+		if (migrate(st, version, err))
+			return -1;
+	}
+	/* A file from before trial_models gets it (read-only opens read
+	 * around it). */
 	if (!st->readonly && cfl_store_exec(st, MODELS_SCHEMA, err))
 		return -1;
 	return 0;
@@ -252,6 +462,8 @@ static int check_schema_tx(struct cfl_store *st, struct cfl_err *err)
  * one snapshot. */
 static int check_schema(struct cfl_store *st, struct cfl_err *err)
 {
+	int rc;
+
 	if (cfl_store_exec(st, st->readonly ? "BEGIN" : "BEGIN IMMEDIATE", err)) {
 		if ((sqlite3_errcode(st->db) & 0xff) == SQLITE_NOTADB)
 			cfl_err_set(err, "'%s' is not a cfl database (%s)",
@@ -259,18 +471,34 @@ static int check_schema(struct cfl_store *st, struct cfl_err *err)
 		return -1;
 	}
 	st->depth = 1;
-	if (check_schema_tx(st, err)) {
+	rc = check_schema_tx(st, err);
+	if (rc) {
 		cfl_store_tx_rollback(st);
-		return -1;
+		return rc;
 	}
 	return cfl_store_tx_commit(st, err);
 }
 
-struct cfl_store *cfl_store_open(const char *path, enum cfl_store_mode mode,
-				 struct cfl_err *err)
+/* An older schema met by a read-only open: migrated through a read-write
+ * handle (which must not create the file), then opened again. */
+static int migrate_for_reader(const char *path, struct cfl_err *err)
+{
+	struct cfl_store *rw = cfl_store_open(path, CFL_STORE_CREATE, err);
+
+	if (!rw)
+		return cfl_err_prefix(err, "'%s' has an older schema and must "
+				      "be migrated", path);
+	cfl_store_close(rw);
+	return 0;
+}
+
+/* cfl_store_open; migrated: a read-only open after migrate_for_reader,
+ * which must find the current schema. */
+static struct cfl_store *store_open(const char *path, enum cfl_store_mode mode,
+				    int migrated, struct cfl_err *err)
 {
 	struct cfl_store *st;
-	int flags;
+	int flags, rc;
 
 	if (check_path(path, mode, err))
 		return NULL;
@@ -294,7 +522,17 @@ struct cfl_store *cfl_store_open(const char *path, enum cfl_store_mode mode,
 	/* The coordinator is the only writer, but `cfl runs` may read while
 	 * a run writes: wait for locks rather than fail. */
 	sqlite3_busy_timeout(st->db, 10000);
-	if (check_schema(st, err))
+	rc = check_schema(st, err);
+	if (rc == 1 && !migrated) {
+		cfl_store_close(st);
+		if (migrate_for_reader(path, err))
+			return NULL;
+		return store_open(path, mode, 1, err);
+	}
+	if (rc == 1)
+		cfl_err_set(err, "database '%s' still has an older schema after "
+			    "its migration", path);
+	if (rc)
 		goto fail;
 	/* WAL: readers never block the writer; synchronous=NORMAL keeps every
 	 * commit safe from a crash or kill -9 of cfl (only a power loss may
@@ -309,6 +547,12 @@ struct cfl_store *cfl_store_open(const char *path, enum cfl_store_mode mode,
 fail:
 	cfl_store_close(st);
 	return NULL;
+}
+
+struct cfl_store *cfl_store_open(const char *path, enum cfl_store_mode mode,
+				 struct cfl_err *err)
+{
+	return store_open(path, mode, 0, err);
 }
 
 void cfl_store_close(struct cfl_store *st)

@@ -39,6 +39,11 @@ const char *cfl_store_split_name(enum cfl_store_split s)
 	return name_of(splits, N_OF(splits), s);
 }
 
+const char *cfl_trial_phase_name(enum cfl_trial_phase p)
+{
+	return name_of(trial_phases, N_OF(trial_phases), p);
+}
+
 int cfl_store_split_lookup(const char *name)
 {
 	return lookup(splits, N_OF(splits), name);

@@ -316,18 +316,21 @@ int cfl_store_candidate_get_or_add(struct cfl_store *st, int64_t run_id,
 				   int64_t *cand_id, char hex[9],
 				   struct cfl_err *err)
 {
-	struct cfl_buf b;
+	struct cfl_buf b, j;
 	sqlite3_stmt *s;
-	const char *ptext;
+	const char *ptext, *pjson;
 	char h[9];
 	int rc;
 
 	if (!model || !*model)
 		return cfl_err_set(err, "a candidate needs a model name");
 	cfl_buf_init(&b);
-	if (params_text(params, &b, err))
-		return -1;
+	cfl_buf_init(&j);
+	/* the hex id hashes the "k=v" text, as schema 1 did: ids never change */
+	if (params_text(params, &b, err) || cfl_store_params_json(params, &j, err))
+		goto out_fail;
 	ptext = b.data ? b.data : "";
+	pjson = j.data;
 	if (cfl_store_tx_begin(st, err))
 		goto out_fail;
 	if (!(s = cfl_store_prep(st, "SELECT id, hex FROM candidates WHERE run = ? AND "
@@ -335,7 +338,7 @@ int cfl_store_candidate_get_or_add(struct cfl_store *st, int64_t run_id,
 		goto fail;
 	sqlite3_bind_int64(s, 1, run_id);
 	bind_text(s, 2, model);
-	bind_text(s, 3, ptext);
+	bind_text(s, 3, pjson);
 	rc = sqlite3_step(s);
 	if (rc == SQLITE_ROW) {
 		*cand_id = sqlite3_column_int64(s, 0);
@@ -350,7 +353,7 @@ int cfl_store_candidate_get_or_add(struct cfl_store *st, int64_t run_id,
 			goto fail;
 		sqlite3_bind_int64(s, 1, run_id);
 		bind_text(s, 2, model);
-		bind_text(s, 3, ptext);
+		bind_text(s, 3, pjson);
 		bind_text(s, 4, h);
 		if (cfl_store_step(st, s, err))
 			goto fail;
@@ -363,11 +366,13 @@ int cfl_store_candidate_get_or_add(struct cfl_store *st, int64_t run_id,
 	if (hex)
 		memcpy(hex, h, 9);
 	cfl_buf_release(&b);
+	cfl_buf_release(&j);
 	return cfl_store_tx_commit(st, err);
 fail:
 	cfl_store_tx_rollback(st);
 out_fail:
 	cfl_buf_release(&b);
+	cfl_buf_release(&j);
 	return -1;
 }
 
@@ -397,6 +402,16 @@ int cfl_store_trial_ensure(struct cfl_store *st, int64_t run_id,
 			   uint64_t seed, struct cfl_trial_state *out,
 			   struct cfl_err *err)
 {
+	return cfl_store_trial_ensure_in(st, run_id, cand_id, repeat, fold,
+					 seed, -1, out, err);
+}
+
+/* phase -1: by the run's kind. */
+int cfl_store_trial_ensure_in(struct cfl_store *st, int64_t run_id,
+			      int64_t cand_id, int repeat, int fold,
+			      uint64_t seed, enum cfl_trial_phase phase,
+			      struct cfl_trial_state *out, struct cfl_err *err)
+{
 	sqlite3_stmt *s;
 	int rc, status;
 
@@ -404,6 +419,8 @@ int cfl_store_trial_ensure(struct cfl_store *st, int64_t run_id,
 	if (repeat < 0 || fold < -1)
 		return cfl_err_set(err, "bad trial: repeat %d, fold %d", repeat,
 				   fold);
+	if ((int)phase < -1 || (int)phase >= (int)N_OF(trial_phases))
+		return cfl_err_set(err, "bad trial phase %d", (int)phase);
 	if (cfl_store_tx_begin(st, err))
 		return -1;
 	if (!(s = cfl_store_prep(st, "SELECT id, run, seed, status, attempt FROM trials "
@@ -438,15 +455,18 @@ int cfl_store_trial_ensure(struct cfl_store *st, int64_t run_id,
 	} else if (rc == SQLITE_DONE) {
 		sqlite3_reset(s);
 		if (!(s = cfl_store_prep(st, "INSERT INTO trials (run, candidate, repeat, "
-			       "fold, seed, status) SELECT ?1, ?2, ?3, ?4, ?5, "
-			       "'queued' FROM candidates WHERE id = ?2 AND "
-			       "run = ?1", err)))
+			       "fold, seed, status, phase) SELECT ?1, ?2, ?3, ?4, "
+			       "?5, 'queued', coalesce(?6, (SELECT CASE kind "
+			       "WHEN 'repeat' THEN 'repeat' ELSE 'search' END "
+			       "FROM runs WHERE id = ?1)) FROM candidates "
+			       "WHERE id = ?2 AND run = ?1", err)))
 			goto fail;
 		sqlite3_bind_int64(s, 1, run_id);
 		sqlite3_bind_int64(s, 2, cand_id);
 		sqlite3_bind_int(s, 3, repeat);
 		sqlite3_bind_int(s, 4, fold);
 		sqlite3_bind_int64(s, 5, (sqlite3_int64)seed);
+		bind_text(s, 6, (int)phase < 0 ? NULL : cfl_trial_phase_name(phase));
 		if (cfl_store_step(st, s, err))
 			goto fail;
 		if (sqlite3_changes(st->db) == 0) {

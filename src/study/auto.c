@@ -161,7 +161,8 @@ static long add_cand(struct cfl_study *s, size_t f, struct cfl_params *params,
 					   &c->params, &c->id, c->hex, err))
 		return -1;
 	seed = cfl_trial_seed(p->data.seed, c->hex, 0);
-	if (cfl_store_trial_ensure(s->st, s->run_id, c->id, 0, -1, seed, &ts, err))
+	if (cfl_store_trial_ensure_in(s->st, s->run_id, c->id, 0, -1, seed,
+				      CFL_PHASE_SEARCH, &ts, err))
 		return -1;
 	c->trial_id = ts.id;
 	if (ts.status == CFL_TRIAL_DONE) {
@@ -431,8 +432,8 @@ static int submit_bags(struct cfl_study *s, size_t *n_sub, struct cfl_err *err)
 			struct cfl_trial_state ts;
 			struct cfl_trial_spec spec;
 
-			if (cfl_store_trial_ensure(s->st, s->run_id, c->id, 0, fold, seed,
-						   &ts, err))
+			if (cfl_store_trial_ensure_in(s->st, s->run_id, c->id, 0, fold,
+						      seed, CFL_PHASE_REFIT, &ts, err))
 				goto fail;
 			if (ts.status == CFL_TRIAL_DONE)
 				continue;

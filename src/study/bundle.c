@@ -178,7 +178,7 @@ static int ensemble_rows(struct cfl_store *st, int64_t run_id,
 			 const size_t n_rows[2], struct cfl_err *err)
 {
 	struct cfl_ensemble_row *ens = NULL;
-	size_t n_ens = 0, n_out = d->valid.n_classes > 0 ? (size_t)d->valid.n_classes : 1;
+	size_t n_ens = 0, n_out = d->train.n_classes > 0 ? (size_t)d->train.n_classes : 1;
 	struct study_members ms = { 0 };
 	struct cfl_ens_member *em = NULL;
 	struct cfl_ens_input in;

@@ -375,7 +375,7 @@ void study_ens_input(const struct cfl_data *d, const struct study_members *ms,
 		     struct cfl_ens_member *em, const enum cfl_metric_id *metrics,
 		     size_t n_metrics, struct cfl_ens_input *in)
 {
-	int n_classes = d->valid.n_classes;
+	int n_classes = d->train.n_classes;	/* valid may have no rows */
 
 	for (size_t j = 0; j < ms->n; j++)
 		em[j] = (struct cfl_ens_member){ ms->m[j].valid, ms->m[j].test,

@@ -139,8 +139,9 @@ static int submit_trials(struct cfl_study *s, size_t k, int r0, int r1,
 		uint64_t seed = cfl_trial_seed(p->data.seed, c->hex, rep);
 		struct study_tref *tr = &s->trefs[s->n_trefs];
 
-		if (cfl_store_trial_ensure(s->st, s->run_id, c->id, rep, -1, seed,
-					   &ts, err))
+		if (cfl_store_trial_ensure_in(s->st, s->run_id, c->id, rep, -1, seed,
+					      rep < p->num_repeat ? CFL_PHASE_SEARCH :
+					      CFL_PHASE_REFIT, &ts, err))
 			goto fail;
 		if (ts.status == CFL_TRIAL_DONE) {
 			if (rep < p->num_repeat)

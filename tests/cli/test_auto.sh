@@ -82,7 +82,7 @@ test_auto_end_to_end() {
 	[ "$(sqlite3 a.db "select kind || ' ' || status from runs")" = "auto done" ] ||
 		fail "run: $(sqlite3 a.db "select kind, status from runs")"
 	# each family: its defaults (no params) first, then the search
-	[ "$(sqlite3 a.db "select count(*) from candidates where params = ''")" = 2 ] ||
+	[ "$(sqlite3 a.db "select count(*) from candidates where params = '{}'")" = 2 ] ||
 		fail "the defaults are not candidates of both families"
 	[ "$(sqlite3 a.db "select model from candidates where seq = 0")" = linear ] ||
 		fail "the first candidate is not linear's"
@@ -93,6 +93,8 @@ test_auto_end_to_end() {
 	[ "$(sqlite3 a.db "select count(*) from trials t join predictions p on p.trial = t.id
 		where t.fold >= 0 and t.status = 'done' and p.split = 'oof'")" = 10 ] ||
 		fail "not 10 fold trials with out-of-fold predictions"
+	[ "$(sqlite3 a.db "select count(*) from trials where phase <> case when fold < 0
+		then 'search' else 'refit' end")" = 0 ] || fail "phases of the search and the bags"
 	[ "$(sqlite3 a.db "select group_concat(method, ',') from (select method from ensembles order by method)")" = "bag,bag,mean,stacking" ] ||
 		fail "ensembles: $(sqlite3 a.db "select name, method from ensembles")"
 	sqlite3 a.db "select members from ensembles where name = 'stacking'" | grep -q "on [0-9]* oof rows" ||
@@ -153,18 +155,21 @@ test_auto_resume() {
 	expect_rc 1
 }
 
-test_auto_old_database_is_refused_clearly() {
-	sqlite3 old.db "create table meta (key text primary key, value text not null);
-		insert into meta values ('app','cfl'),('schema_version','1');
-		create table runs (id integer primary key, name text not null unique,
-		kind text not null check (kind in ('repeat','tune')), command text not null default '',
-		config text not null default '', dataset text not null default '',
-		dataset_sha256 text not null default '', seed integer not null,
-		cfl_version text not null, status text not null, created real not null, finished real);
-		pragma user_version = 1;" || fail "cannot make the old database"
-	run "$CFL" auto "$ROOT/datasets/iris.csv" --models linear --time-limit 2 --db old.db
-	expect_rc 1
-	expect_err "without 'auto' runs"
+test_auto_old_database_is_migrated_for_auto_runs() {
+	# a schema 1 file made before 'auto' runs existed (its runs table
+	# refused them): the migration makes the table again, rows kept
+	cp "$ROOT/tests/golden/v1/cfl.db" old.db || fail "no v1 fixture"
+	sqlite3 old.db "select sql from sqlite_master where name = 'runs'" | grep -q "'auto'" &&
+		fail "the fixture already takes auto runs"
+	run "$CFL" auto "$ROOT/datasets/iris.csv" --models linear --time-limit 2 --db old.db --name a
+	expect_rc 0
+	[ "$(sqlite3 old.db "select group_concat(name || ':' || kind, ' ') from runs")" = \
+	  "v1-tune:tune v1-repeat:repeat a:auto" ] || fail "runs: $(sqlite3 old.db 'select name, kind from runs')"
+	[ "$(sqlite3 old.db 'pragma foreign_key_check' | wc -l)" = 0 ] || fail "dangling references"
+	run "$CFL" report v1-tune --db old.db
+	expect_rc 0
+	diff <(printf '%s\n' "$out") "$ROOT/tests/golden/v1/tune.txt" >/dev/null ||
+		fail "the old tune run reports differently"
 }
 
 # ---- cfl repeat --time-limit ----

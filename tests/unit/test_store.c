@@ -204,6 +204,265 @@ static void t_candidates(void)
 	cfl_store_close(st);
 }
 
+/* Values with commas, quotes, backslashes, control characters and UTF-8
+ * survive the JSON round trip as text; numbers are JSON numbers with their
+ * literal kept ("1e-3" stays "1e-3"), other text is a JSON string. */
+static void t_candidate_params_json(void)
+{
+	static const char *const kv[][2] = {
+		{ "hidden", "64,64" }, { "lr", "1e-3" }, { "name", "a \"b\" \\c" },
+		{ "tab", "x\ty\n\x01" }, { "utf", "\xc3\xa9t\xc3\xa9" },
+		{ "n", "-0.50" }, { "dot", "1." }, { "plus", "+1" }, { "b", "true" },
+		{ "empty", "" }, { "lead0", "01" },
+	};
+	struct cfl_store *st = open_new("j.db");
+	struct cfl_err err;
+	struct cfl_params p;
+	struct cfl_candidate_info *c;
+	size_t n;
+	int64_t run = new_run(st, "r"), id, id2;
+	char hex[9];
+	sqlite3 *db;
+	sqlite3_stmt *s;
+
+	cfl_params_init(&p);
+	for (size_t i = 0; i < sizeof(kv) / sizeof(kv[0]); i++)
+		CHECK(cfl_params_set(&p, kv[i][0], kv[i][1], &err) == 0);
+	CHECK_INT(cfl_store_candidate_get_or_add(st, run, "fcnn", &p, &id, hex,
+						 &err), 0);
+	CHECK_INT(cfl_store_candidate_get_or_add(st, run, "fcnn", &p, &id2, NULL,
+						 &err), 0);
+	CHECK_INT(id, id2);
+	CHECK_INT(cfl_store_candidates(st, run, &c, &n, &err), 0);
+	CHECK_INT(n, 1);
+	CHECK_INT(c[0].kv.n, sizeof(kv) / sizeof(kv[0]));
+	for (size_t i = 0; i < sizeof(kv) / sizeof(kv[0]); i++)
+		CHECK_MSG(cfl_params_get(&c[0].kv, kv[i][0]) &&
+			  !strcmp(cfl_params_get(&c[0].kv, kv[i][0]), kv[i][1]),
+			  "%s: '%s'", kv[i][0], cfl_params_get(&c[0].kv, kv[i][0]));
+	CHECK(!strncmp(c[0].params, "b=true,dot=1.,empty=,hidden=64,64,", 34));
+	cfl_candidates_free(c, n);
+	cfl_store_close(st);
+	/* what SQLite's JSON1 makes of it */
+	CHECK(sqlite3_open(cfl_test_path("j.db"), &db) == SQLITE_OK);
+	CHECK(sqlite3_prepare_v2(db, "SELECT json_extract(params, '$.hidden'), "
+				 "json_type(params, '$.lr'), json_extract(params, '$.lr'), "
+				 "json_type(params, '$.n'), json_type(params, '$.dot'), "
+				 "json_type(params, '$.lead0'), json_extract(params, '$.name'), "
+				 "json_valid(params) FROM candidates", -1, &s, NULL) == SQLITE_OK);
+	CHECK(sqlite3_step(s) == SQLITE_ROW);
+	CHECK_STR((const char *)sqlite3_column_text(s, 0), "64,64");
+	CHECK_STR((const char *)sqlite3_column_text(s, 1), "real");
+	CHECK(sqlite3_column_double(s, 2) == 1e-3);
+	CHECK_STR((const char *)sqlite3_column_text(s, 3), "real");
+	CHECK_STR((const char *)sqlite3_column_text(s, 4), "text");
+	CHECK_STR((const char *)sqlite3_column_text(s, 5), "text");
+	CHECK_STR((const char *)sqlite3_column_text(s, 6), "a \"b\" \\c");
+	CHECK_INT(sqlite3_column_int(s, 7), 1);
+	sqlite3_finalize(s);
+	/* JSON written by another tool: escapes, spaces, null, nesting refused */
+	CHECK(sqlite3_exec(db, "UPDATE candidates SET params = "
+			   "' { \"k\" : \"\\u00e9\\ud83d\\ude00\\/\" , \"z\":null, \"t\":false } '",
+			   NULL, NULL, NULL) == SQLITE_OK);
+	sqlite3_close(db);
+	st = cfl_store_open(cfl_test_path("j.db"), CFL_STORE_READONLY, &err);
+	CHECK_MSG(st != NULL, "%s", err.msg);
+	CHECK_INT(cfl_store_candidates(st, run, &c, &n, &err), 0);
+	CHECK_STR(cfl_params_get(&c[0].kv, "k"), "\xc3\xa9\xf0\x9f\x98\x80/");
+	CHECK_STR(cfl_params_get(&c[0].kv, "z"), "");
+	CHECK_STR(cfl_params_get(&c[0].kv, "t"), "false");
+	CHECK_STR(c[0].params, "k=\xc3\xa9\xf0\x9f\x98\x80/,t=false,z=");
+	cfl_candidates_free(c, n);
+	cfl_store_close(st);
+	CHECK(sqlite3_open(cfl_test_path("j.db"), &db) == SQLITE_OK);
+	CHECK(sqlite3_exec(db, "UPDATE candidates SET params = '{\"k\":[1,2]}'",
+			   NULL, NULL, NULL) == SQLITE_OK);
+	sqlite3_close(db);
+	st = cfl_store_open(cfl_test_path("j.db"), CFL_STORE_READONLY, &err);
+	CHECK(st != NULL);
+	CHECK_INT(cfl_store_candidates(st, run, &c, &n, &err), -1);
+	CHECK_CONTAINS(err.msg, "not a flat JSON object");
+	cfl_store_close(st);
+	cfl_params_release(&p);
+}
+
+/* Trials of a repeat run are in phase repeat, of a tune run in search by
+ * default; the refit's are created so. */
+static void t_trial_phases(void)
+{
+	struct cfl_store *st = open_new("ph.db");
+	struct cfl_run_info info = { 0 };
+	struct cfl_err err;
+	struct cfl_trial_state ts;
+	struct cfl_trial_info *t;
+	size_t n;
+	int64_t rr = new_run(st, "rep"), rt, cr, ct;
+
+	info.name = "tun";
+	info.kind = CFL_RUN_TUNE;
+	CHECK(cfl_store_run_create(st, &info, &rt, &err) == 0);
+	CHECK(cfl_store_candidate_get_or_add(st, rr, "tree", NULL, &cr, NULL, &err) == 0);
+	CHECK(cfl_store_candidate_get_or_add(st, rt, "tree", NULL, &ct, NULL, &err) == 0);
+	CHECK(cfl_store_trial_ensure(st, rr, cr, 0, -1, 1, &ts, &err) == 0);
+	CHECK(cfl_store_trial_ensure(st, rt, ct, 0, -1, 1, &ts, &err) == 0);
+	CHECK(cfl_store_trial_ensure_in(st, rt, ct, 1, -1, 2, CFL_PHASE_REFIT,
+					&ts, &err) == 0);
+	/* an existing trial keeps its phase */
+	CHECK(cfl_store_trial_ensure_in(st, rt, ct, 0, -1, 1, CFL_PHASE_REFIT,
+					&ts, &err) == 0);
+	CHECK_INT(cfl_store_trial_ensure_in(st, rt, ct, 2, -1, 3, 7, &ts, &err), -1);
+	CHECK_INT(cfl_store_trials(st, rr, &t, &n, &err), 0);
+	CHECK_INT(n, 1);
+	CHECK_STR(cfl_trial_phase_name(t[0].phase), "repeat");
+	cfl_trials_free(t, n);
+	CHECK_INT(cfl_store_trials(st, rt, &t, &n, &err), 0);
+	CHECK_INT(n, 2);
+	CHECK_STR(cfl_trial_phase_name(t[0].phase), "search");
+	CHECK_STR(cfl_trial_phase_name(t[1].phase), "refit");
+	cfl_trials_free(t, n);
+	cfl_store_close(st);
+}
+
+/* Schema 1's DDL as cfl 0.x wrote it (tables only; the indexes do not
+ * matter here). */
+static const char V1_DDL[] =
+	"CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);"
+	"CREATE TABLE runs (id INTEGER PRIMARY KEY, name TEXT NOT NULL UNIQUE,"
+	" kind TEXT NOT NULL CHECK (kind IN ('repeat','tune')), command TEXT NOT"
+	" NULL DEFAULT '', config TEXT NOT NULL DEFAULT '', dataset TEXT NOT NULL"
+	" DEFAULT '', dataset_sha256 TEXT NOT NULL DEFAULT '', seed INTEGER NOT"
+	" NULL, cfl_version TEXT NOT NULL, status TEXT NOT NULL, created REAL NOT"
+	" NULL, finished REAL);"
+	"CREATE TABLE candidates (id INTEGER PRIMARY KEY, run INTEGER NOT NULL"
+	" REFERENCES runs(id) ON DELETE CASCADE, seq INTEGER NOT NULL, model TEXT"
+	" NOT NULL, params TEXT NOT NULL, hex TEXT NOT NULL, score REAL,"
+	" UNIQUE (run, model, params));"
+	"CREATE TABLE trials (id INTEGER PRIMARY KEY, run INTEGER NOT NULL, "
+	" candidate INTEGER NOT NULL, repeat INTEGER NOT NULL, fold INTEGER NOT"
+	" NULL DEFAULT -1, seed INTEGER NOT NULL, status TEXT NOT NULL, attempt"
+	" INTEGER NOT NULL DEFAULT 0, worker TEXT, started REAL, finished REAL,"
+	" duration REAL, peak_rss_kb INTEGER, error TEXT,"
+	" UNIQUE (candidate, repeat, fold));"
+	"CREATE TABLE trial_attempts (id INTEGER PRIMARY KEY, trial INTEGER NOT"
+	" NULL, attempt INTEGER NOT NULL, worker TEXT, started REAL, finished"
+	" REAL NOT NULL, outcome TEXT NOT NULL, reason TEXT NOT NULL);"
+	"CREATE TABLE metrics (trial INTEGER NOT NULL, split TEXT NOT NULL,"
+	" metric TEXT NOT NULL, value REAL, PRIMARY KEY (trial, split, metric));"
+	"CREATE TABLE predictions (trial INTEGER NOT NULL, split TEXT NOT NULL,"
+	" n INTEGER NOT NULL, n_out INTEGER NOT NULL, data BLOB NOT NULL, rows"
+	" BLOB, PRIMARY KEY (trial, split));"
+	"CREATE TABLE ensembles (id INTEGER PRIMARY KEY, run INTEGER NOT NULL,"
+	" name TEXT NOT NULL, method TEXT NOT NULL, members TEXT NOT NULL DEFAULT"
+	" '', repeat INTEGER NOT NULL DEFAULT -1, duration REAL, peak_rss_kb"
+	" INTEGER, created REAL NOT NULL, UNIQUE (run, name, repeat));"
+	"CREATE TABLE ensemble_metrics (ensemble INTEGER NOT NULL, split TEXT NOT"
+	" NULL, metric TEXT NOT NULL, value REAL, PRIMARY KEY (ensemble, split,"
+	" metric));"
+	"CREATE TABLE ensemble_predictions (ensemble INTEGER NOT NULL, split TEXT"
+	" NOT NULL, n INTEGER NOT NULL, n_out INTEGER NOT NULL, data BLOB NOT"
+	" NULL, rows BLOB, PRIMARY KEY (ensemble, split));"
+	"INSERT INTO meta VALUES ('app', 'cfl'), ('schema_version', '1');"
+	"PRAGMA user_version = 1;";
+
+/* A schema 1 file: params "k=v" text becomes JSON (commas kept whole, hex
+ * untouched, the hex of the same params made anew agreeing), tune trials
+ * from num_repeat on are the refit; a bad params text rolls it all back. */
+static void t_migrate_v1(void)
+{
+	struct cfl_store *st;
+	struct cfl_err err;
+	struct cfl_candidate_info *c;
+	struct cfl_trial_info *t;
+	struct cfl_params p;
+	size_t n;
+	sqlite3 *db;
+	char hex[9];
+	int64_t id;
+
+	CHECK(sqlite3_open(cfl_test_path("v1.db"), &db) == SQLITE_OK);
+	CHECK(sqlite3_exec(db, V1_DDL, NULL, NULL, NULL) == SQLITE_OK);
+	CHECK(sqlite3_exec(db,
+		"INSERT INTO runs VALUES (1, 'tn', 'tune', '', 'model=fcnn\n"
+		"num_repeat=2\nnum_parallel=1\n', '', '', 1, '0.1', 'done', 1, 2);"
+		"INSERT INTO runs VALUES (2, 'rp', 'repeat', '', 'num_repeat=1\n', "
+		"'', '', 1, '0.1', 'done', 1, 2);"
+		"INSERT INTO candidates VALUES (1, 1, 0, 'fcnn', "
+		"'hidden=64,64,lr=0.1,opt=adam', 'aaaaaaaa', 0.5);"
+		"INSERT INTO candidates VALUES (2, 1, 1, 'fcnn', "
+		"'hidden=8,lr=1e-3,opt=sgd', 'bbbbbbbb', 0.7);"
+		"INSERT INTO candidates VALUES (3, 2, 0, 'tree', '', 'cccccccc', NULL);"
+		"INSERT INTO trials (id, run, candidate, repeat, seed, status) VALUES"
+		" (1, 1, 1, 0, 1, 'done'), (2, 1, 1, 1, 2, 'done'),"
+		" (3, 1, 2, 0, 3, 'done'), (4, 1, 2, 1, 4, 'failed'),"
+		" (5, 1, 2, 2, 5, 'done'), (6, 1, 2, 3, 6, 'done'),"
+		" (7, 2, 3, 0, 7, 'done');", NULL, NULL, NULL) == SQLITE_OK);
+	sqlite3_close(db);
+
+	st = cfl_store_open(cfl_test_path("v1.db"), CFL_STORE_READONLY, &err);
+	CHECK_MSG(st != NULL, "%s", err.msg);
+	CHECK_INT(cfl_store_candidates(st, 1, &c, &n, &err), 0);
+	CHECK_INT(n, 2);
+	CHECK_STR(c[0].hex, "aaaaaaaa");
+	CHECK_STR(cfl_params_get(&c[0].kv, "hidden"), "64,64");
+	CHECK_STR(c[0].params, "hidden=64,64,lr=0.1,opt=adam");
+	CHECK_STR(cfl_params_get(&c[1].kv, "lr"), "1e-3");
+	CHECK_STR(c[1].hex, "bbbbbbbb");
+	cfl_candidates_free(c, n);
+	CHECK_INT(cfl_store_trials(st, 1, &t, &n, &err), 0);
+	CHECK_INT(n, 6);
+	for (size_t i = 0; i < n; i++)
+		CHECK_MSG(t[i].phase == (t[i].repeat >= 2 ? CFL_PHASE_REFIT
+							  : CFL_PHASE_SEARCH),
+			  "trial %lld phase %d", (long long)t[i].id, t[i].phase);
+	cfl_trials_free(t, n);
+	CHECK_INT(cfl_store_trials(st, 2, &t, &n, &err), 0);
+	CHECK_INT(t[0].phase, CFL_PHASE_REPEAT);
+	cfl_trials_free(t, n);
+	cfl_store_close(st);
+
+	/* a candidate added now finds the migrated one (same params) */
+	st = open_new("v1.db");
+	cfl_params_init(&p);
+	CHECK(cfl_params_set_arg(&p, "opt=sgd", &err) == 0);
+	CHECK(cfl_params_set_arg(&p, "lr=1e-3", &err) == 0);
+	CHECK(cfl_params_set_arg(&p, "hidden=8", &err) == 0);
+	CHECK_INT(cfl_store_candidate_get_or_add(st, 1, "fcnn", &p, &id, hex, &err), 0);
+	CHECK_INT(id, 2);
+	CHECK_STR(hex, "bbbbbbbb");
+	cfl_params_release(&p);
+	cfl_store_close(st);
+
+	/* text that is not k=v: nothing changes */
+	CHECK(sqlite3_open(cfl_test_path("bad.db"), &db) == SQLITE_OK);
+	CHECK(sqlite3_exec(db, V1_DDL, NULL, NULL, NULL) == SQLITE_OK);
+	CHECK(sqlite3_exec(db,
+		"INSERT INTO runs VALUES (1, 'tn', 'tune', '', '', '', '', 1, '0.1',"
+		" 'done', 1, 2);"
+		"INSERT INTO candidates VALUES (1, 1, 0, 'fcnn', 'lr=0.1', 'a', 0);"
+		"INSERT INTO candidates VALUES (2, 1, 1, 'fcnn', 'junk', 'b', 0);",
+		NULL, NULL, NULL) == SQLITE_OK);
+	sqlite3_close(db);
+	CHECK(cfl_store_open(cfl_test_path("bad.db"), CFL_STORE_CREATE, &err) == NULL);
+	CHECK_CONTAINS(err.msg, "cannot migrate");
+	CHECK_CONTAINS(err.msg, "'junk' is not key=value");
+	CHECK(sqlite3_open(cfl_test_path("bad.db"), &db) == SQLITE_OK);
+	{
+		sqlite3_stmt *s;
+
+		CHECK(sqlite3_prepare_v2(db, "SELECT (SELECT params FROM candidates "
+					 "WHERE id = 1), (SELECT count(*) FROM "
+					 "pragma_table_info('trials') WHERE name = "
+					 "'phase'), (SELECT user_version FROM "
+					 "pragma_user_version)", -1, &s, NULL) == SQLITE_OK);
+		CHECK(sqlite3_step(s) == SQLITE_ROW);
+		CHECK_STR((const char *)sqlite3_column_text(s, 0), "lr=0.1");
+		CHECK_INT(sqlite3_column_int(s, 1), 0);
+		CHECK_INT(sqlite3_column_int(s, 2), 1);
+		sqlite3_finalize(s);
+	}
+	sqlite3_close(db);
+}
+
 static void t_trials_results_read_back(void)
 {
 	struct cfl_store *st = open_new("t.db");
@@ -565,7 +824,7 @@ static void t_bad_files(void)
 	      SQLITE_OK);
 	sqlite3_close(db);
 	CHECK(cfl_store_open(cfl_test_path("new.db"), CFL_STORE_CREATE, &err) == NULL);
-	CHECK_CONTAINS(err.msg, "newer cfl (schema 99 > 1)");
+	CHECK_CONTAINS(err.msg, "newer cfl (schema 99 > 2)");
 	CHECK(cfl_store_open(NULL, CFL_STORE_CREATE, &err) == NULL);
 	cfl_store_close(NULL);
 }
@@ -586,7 +845,7 @@ static void t_schema_is_wal_with_foreign_keys(void)
 	CHECK(sqlite3_prepare_v2(db, "SELECT value FROM meta WHERE key = "
 				 "'schema_version'", -1, &s, NULL) == SQLITE_OK);
 	CHECK(sqlite3_step(s) == SQLITE_ROW);
-	CHECK_STR((const char *)sqlite3_column_text(s, 0), "1");
+	CHECK_STR((const char *)sqlite3_column_text(s, 0), "2");
 	sqlite3_finalize(s);
 	sqlite3_close(db);
 }
@@ -669,6 +928,9 @@ const struct cfl_test cfl_tests[] = {
 	TEST(t_enum_names),
 	TEST(t_create_run_and_find),
 	TEST(t_candidates),
+	TEST(t_candidate_params_json),
+	TEST(t_trial_phases),
+	TEST(t_migrate_v1),
 	TEST(t_trials_results_read_back),
 	TEST(t_bad_result_stores_nothing),
 	TEST(t_batch_and_rollback),
