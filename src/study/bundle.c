@@ -216,7 +216,7 @@ static int ensemble_rows(struct cfl_store *st, int64_t run_id,
 			goto out;
 		}
 		same = pv.n == in.n_valid && pt.n == in.n_test &&
-		       pv.n_out == n_out && pt.n_out == n_out &&
+		       (!pv.n || pv.n_out == n_out) && pt.n_out == n_out &&
 		       same_bits(pv.values, o.valid, pv.n * n_out) &&
 		       same_bits(pt.values, o.test, pt.n * n_out);
 		cfl_pred_release(&pv);
