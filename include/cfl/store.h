@@ -159,6 +159,13 @@ int cfl_store_run_finish(struct cfl_store *st, int64_t run_id,
 int cfl_store_ensembles_delete(struct cfl_store *st, int64_t run_id,
 			       struct cfl_err *err);
 
+/* A finished run grows (--resume with a larger --num-repeat or
+ * --num-search): in one transaction, its config and command become the
+ * given ones (NULL: empty) and its ensembles are deleted, to be rebuilt
+ * over every member. */
+int cfl_store_run_grow(struct cfl_store *st, int64_t run_id, const char *config,
+		       const char *command, struct cfl_err *err);
+
 /* Ctrl-C: in one transaction, every running trial of the run becomes
  * interrupted (its attempt recorded in trial_attempts with reason
  * "interrupted") and the run interrupted (finished = now).  Queued, done,

@@ -189,6 +189,34 @@ fail:
 	return -1;
 }
 
+int cfl_store_run_grow(struct cfl_store *st, int64_t run_id, const char *config,
+		       const char *command, struct cfl_err *err)
+{
+	sqlite3_stmt *s;
+
+	if (cfl_store_tx_begin(st, err))
+		return -1;
+	s = cfl_store_prep(st, "UPDATE runs SET config = ?, command = ? WHERE id = ?", err);
+	if (!s)
+		goto fail;
+	bind_text(s, 1, config ? config : "");
+	bind_text(s, 2, command ? command : "");
+	sqlite3_bind_int64(s, 3, run_id);
+	if (update_one(st, s, "run", run_id, err))
+		goto fail;
+	/* the ensembles' members and metrics: ON DELETE CASCADE */
+	s = cfl_store_prep(st, "DELETE FROM ensembles WHERE run = ?", err);
+	if (!s)
+		goto fail;
+	sqlite3_bind_int64(s, 1, run_id);
+	if (cfl_store_step(st, s, err))
+		goto fail;
+	return cfl_store_tx_commit(st, err);
+fail:
+	cfl_store_tx_rollback(st);
+	return -1;
+}
+
 int cfl_store_run_finish(struct cfl_store *st, int64_t run_id,
 			 enum cfl_run_status status, struct cfl_err *err)
 {
