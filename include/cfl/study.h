@@ -47,6 +47,9 @@ struct cfl_study_repeat_plan {
 	int folds;		/* 0: no folds; else K >= 2 trials per repeat */
 	int bootstrap;		/* fit each trial on a bootstrap sample */
 	const char *ensembles;	/* --ensemble list; NULL: the default */
+	int importance;		/* each trial also measures permutation
+				 * importance on the validation part (tree
+				 * models store impurity importance anyway) */
 };
 
 /* What `cfl tune` searches: a model's space, or a command's. */

@@ -113,7 +113,9 @@ struct cfl_wire_welcome {
 #define CFL_LEASE_NOOP 0x10u		/* do nothing, return an empty result (benchmarks) */
 #define CFL_LEASE_COMMAND 0x20u		/* model is a shell command (cfl tune --command):
 					 * run it, its last stdout line is metric "value" */
-#define CFL_LEASE_KNOWN 0x3fu
+#define CFL_LEASE_IMPORTANCE 0x40u	/* also return permutation importance on
+					 * the validation part */
+#define CFL_LEASE_KNOWN 0x7fu
 
 struct cfl_wire_lease {
 	int64_t trial_id;	/* the scheduler's trial key (store id) */
@@ -164,6 +166,12 @@ struct cfl_wire_result {
 	double fit_seconds, predict_seconds;
 	uint64_t peak_rss_kb;	/* the worker process's peak RSS */
 	struct cfl_wire_split split[CFL_WIRE_N_SPLITS];	/* valid, test, oof */
+	/* Feature importance by input column (the data's encoder order), at
+	 * the end of the payload and optional (a peer that sends none ends
+	 * the payload before it): n_columns 0 when there is none. */
+	uint32_t n_columns;
+	double *impurity;	/* (n_columns), or NULL: a model without one */
+	double *permutation;	/* (n_columns), or NULL: not asked for */
 };
 
 struct cfl_wire_ack {

@@ -36,6 +36,7 @@ enum {
 	OPT_BOOTSTRAP,
 	OPT_ENSEMBLE,
 	OPT_TIME_LIMIT,
+	OPT_IMPORTANCE,
 };
 
 static void usage(FILE *f)
@@ -63,6 +64,10 @@ static void usage(FILE *f)
 		"  --ensemble LIST          ensembles of the trained models, each a row:\n"
 		"                           mean, vote, weighted, stacking, greedy or none\n"
 		"                           [mean,stacking with 2 trained models or more]\n"
+		"  --importance             each trial also measures permutation importance\n"
+		"                           on the validation part (tree models store\n"
+		"                           impurity importance anyway); shown after the\n"
+		"                           table\n"
 		CLI_POOL_HELP_DB_NAME("repeat")
 		"  --resume NAME            finish the run NAME: done trials are kept, the\n"
 		"                           others run again; DATA and the plan come from\n"
@@ -203,6 +208,7 @@ static int parse_args(struct plan *pl, int argc, char **argv)
 		{ "bootstrap", no_argument, 0, OPT_BOOTSTRAP },
 		{ "ensemble", required_argument, 0, OPT_ENSEMBLE },
 		{ "time-limit", required_argument, 0, OPT_TIME_LIMIT },
+		{ "importance", no_argument, 0, OPT_IMPORTANCE },
 		/* after the command's own: getopt lists the matches of an
 		 * ambiguous abbreviation in this order, as it did before */
 		CLI_POOL_LONGOPTS,
@@ -256,6 +262,9 @@ static int parse_args(struct plan *pl, int argc, char **argv)
 		case OPT_TIME_LIMIT:
 			if (cli_parse_double(optarg, 0, 1e9, &pl->sp.time_limit))
 				return cli_usage_error("repeat", "--time-limit must be a number of seconds >= 0, got '%s'", optarg);
+			break;
+		case OPT_IMPORTANCE:
+			pl->sp.repeat.importance = 1;
 			break;
 		case 'h':
 			usage(stdout);
@@ -608,7 +617,9 @@ int cmd_repeat(int argc, char **argv)
 		cfl_table_init(&t);
 		if (cfl_table_from_run(&t, cfl_study_store(study), cfl_study_run_id(study),
 				       CFL_SPLIT_TEST, CFL_ROWS_BY_MODEL, &err) ||
-		    cfl_table_render_styled(&t, CFL_TABLE_TEXT, &style, &out, &err)) {
+		    cfl_table_render_styled(&t, CFL_TABLE_TEXT, &style, &out, &err) ||
+		    cfl_report_feature_importance(cfl_study_store(study),
+						  cfl_study_run_id(study), 0, &out, &err)) {
 			cfl_table_release(&t);
 			cli_fail(&err);
 			goto done;

@@ -283,6 +283,8 @@ int cfl_report_tune(struct cfl_store *st, const struct cfl_run_info *info,
 			if (cfl_table_render_styled(&refit, fmt, style, out, err))
 				goto out;
 		}
+		if (cfl_report_feature_importance(st, info->id, cands[best].id, out, err))
+			goto out;
 	} else if (best >= 0) {
 		goto out;
 	}

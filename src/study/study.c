@@ -66,6 +66,9 @@ static int repeat_config(const struct cfl_study_plan *p, struct cfl_buf *b)
 		rc |= cfl_buf_printf(b, "%s%s", i ? "," : "",
 				     cfl_metric_info(p->metrics[i])->name);
 	rc |= cfl_buf_printf(b, "\n");
+	/* only when asked: the plans stored before it stay the same text */
+	if (r->importance)
+		rc |= cfl_buf_printf(b, "importance=1\n");
 	return rc ? -1 : 0;
 }
 
@@ -167,6 +170,8 @@ unsigned cfl_study_plan_needs(const struct cfl_study_plan *p)
 		return p->tune.command ? 0 : CFL_STUDY_NEEDS_VALID;
 	if (p->kind == CFL_RUN_AUTO)
 		return CFL_STUDY_NEEDS_VALID;	/* candidates are scored on it */
+	if (p->repeat.importance)
+		return CFL_STUDY_NEEDS_VALID;	/* permutation importance */
 	for (size_t i = 0; i < p->repeat.n_models; i++)
 		if (stops_early(p->repeat.models[i], &p->repeat.params[i]))
 			return CFL_STUDY_NEEDS_VALID;
@@ -794,7 +799,8 @@ static int repeat_submit(struct cfl_study *s, size_t *n_done, size_t *n_submit,
 				spec.n_folds = (int)n_folds;
 				spec.flags = CFL_LEASE_KEEP_VALID | CFL_LEASE_KEEP_TEST |
 					     (n_folds ? CFL_LEASE_KEEP_OOF : 0) |
-					     (r->bootstrap ? CFL_LEASE_BOOTSTRAP : 0);
+					     (r->bootstrap ? CFL_LEASE_BOOTSTRAP : 0) |
+					     (r->importance ? CFL_LEASE_IMPORTANCE : 0);
 				spec.prev_attempts = ts.attempt;
 				spec.user = &s->refs[k];
 				if (cfl_pool_submit(s->pool, &spec, err))

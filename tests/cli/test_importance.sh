@@ -77,3 +77,39 @@ test_importance_columns_and_models() {
 	expect_rc 2
 	expect_err "--importance=N wants a count >= 0, got 'x'"
 }
+
+# A run's trials keep their importance: impurity for the tree models
+# always, permutation for every model with --importance; the run prints it
+# after the table and `cfl report` prints the same; a database without the
+# table (made before it) reports without it.
+test_importance_stored_with_a_runs_trials() {
+	command -v sqlite3 >/dev/null || skip "no sqlite3 shell"
+	run "$CFL" repeat "$ROOT/datasets/wine.csv" --models linear,tree --num-repeat 2 --db r.db --name a -q
+	expect_rc 0
+	expect_out "Feature importance by input column"
+	expect_out "  tree       impurity    "
+	grep -q "permutation" <<<"$out" && fail "permutation without --importance: $out"
+	[ "$(sqlite3 r.db "select count(*) from trial_importance i join trials t on t.id = i.trial
+		join candidates c on c.id = t.candidate where c.model = 'tree' and i.kind = 'impurity'")" = 26 ] ||
+		fail "not 13 columns x 2 tree trials: $(sqlite3 r.db "select * from trial_importance limit 5")"
+	[ "$(sqlite3 r.db "select round(sum(value), 9) from trial_importance where kind = 'impurity' group by trial" | sort -u)" = 1.0 ] ||
+		fail "a trial's impurity does not sum to 1"
+	run "$CFL" repeat "$ROOT/datasets/wine.csv" --models linear,tree --num-repeat 2 --importance --db r.db --name b -q
+	expect_rc 0
+	expect_out "  linear     permutation "
+	expect_out "  tree       permutation "
+	ran=$out
+	[ "$(sqlite3 r.db "select count(distinct i.trial) from trial_importance i join trials t on t.id = i.trial
+		join runs r on r.id = t.run where r.name = 'b' and i.kind = 'permutation'")" = 4 ] ||
+		fail "permutation importance missing for some trials"
+	run "$CFL" report b --db r.db
+	expect_rc 0
+	[ "$out" = "$ran" ] || fail "cfl report differs from the run: $out // $ran"
+	sqlite3 r.db "drop table trial_importance"
+	chmod a-w r.db
+	run "$CFL" report b --db r.db
+	chmod u+w r.db
+	expect_rc 0
+	grep -q "Feature importance" <<<"$out" && fail "importance from nowhere: $out"
+	expect_out "|  linear  |"
+}
