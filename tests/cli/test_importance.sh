@@ -105,6 +105,11 @@ test_importance_stored_with_a_runs_trials() {
 	run "$CFL" report b --db r.db
 	expect_rc 0
 	[ "$out" = "$ran" ] || fail "cfl report differs from the run: $out // $ran"
+	run "$CFL" report b --db r.db --format html --out h
+	expect_rc 0
+	grep -q "<h2>Feature importance</h2>" h/b.html || fail "no importance section in the HTML report"
+	grep -q "tree: impurity importance by input column" h/b.html || fail "no tree bars in the HTML report"
+	grep -q "linear: impurity" h/b.html && fail "bars for a model without impurity importance"
 	sqlite3 r.db "drop table trial_importance"
 	chmod a-w r.db
 	run "$CFL" report b --db r.db
