@@ -813,6 +813,26 @@ static double improvement(struct cfl_cart_work *w,
 	return wn / w_total * (imp - wl / wn * il - wr / wn * ir);
 }
 
+/* improvement() from the scan's proxy of the best split, without a pass
+ * over the rows: the children's weighted impurities sum to wn - proxy
+ * (gini: w (1 - sum c^2 / w^2) = w - sum c^2 / w), -proxy (entropy:
+ * w log w - sum c log c), sumsq - proxy (variance), so the decrease is
+ * (wn * imp - that) / w_total; for the variance wn * imp = sumsq -
+ * sum^2 / wn leaves (proxy - sum^2 / wn) / w_total. */
+static double proxy_gain(enum cfl_cart_crit crit, const struct best *b,
+			 double wn, double sum, double imp, double w_total)
+{
+	double g;
+
+	if (crit == CFL_CART_GINI)
+		g = wn * imp - (wn - b->proxy);
+	else if (crit == CFL_CART_ENTROPY)
+		g = wn * imp + b->proxy;
+	else
+		g = b->proxy - sum * sum / wn;
+	return fmax(0, g) / w_total;
+}
+
 /* Stable partition of list[start, end) by goleft. */
 static void partition(struct cfl_cart_work *w, struct sv *L, size_t start,
 		      size_t end)
@@ -999,12 +1019,16 @@ int cfl_cart_grow(struct cfl_cart_work *w, const struct cfl_cart_opts *o,
 				w->goleft[B[p].r] = p < b.pos;
 		}
 		/* the weighted impurity decrease: the split's importance, and
-		 * what min_impurity_decrease asks of it */
+		 * what min_impurity_decrease asks of it (then counted over the
+		 * rows, as ever) */
 		imp = impurity(o->crit, w->ctot, k, wn, sum, sumsq);
-		gain = improvement(w, o, tk.start, tk.end, wn, (double)wtot, imp);
-		if (o->min_impurity_decrease > 0 &&
-		    gain + DBL_EPSILON < o->min_impurity_decrease)
-			continue;
+		if (o->min_impurity_decrease > 0) {
+			gain = improvement(w, o, tk.start, tk.end, wn, (double)wtot, imp);
+			if (gain + DBL_EPSILON < o->min_impurity_decrease)
+				continue;
+		} else {
+			gain = proxy_gain(o->crit, &b, wn, sum, imp, (double)wtot);
+		}
 		t->gain[tk.node] = gain;
 
 		/* split: every live list and the rows, stably */

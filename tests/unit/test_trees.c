@@ -814,6 +814,35 @@ static void t_importance_models(void)
 	xy_free(&xy);
 }
 
+/* The gain a split records comes from the scan's proxy; with
+ * min_impurity_decrease set it is counted over the rows instead: the two
+ * agree for every criterion (the same tree, the same importances). */
+static void t_importance_proxy_equals_rows(void)
+{
+	static const char *const crit[] = { "criterion=gini", "criterion=entropy",
+					    "criterion=squared_error" };
+	struct cfl_data d;
+	struct cfl_err err = { "" };
+
+	for (int c = 0; c < 3; c++) {
+		double a[64], b[64];
+		struct cfl_model *m1, *m2;
+
+		load_data(&d, c < 2 ? "datasets/breast_cancer.csv" : "datasets/diabetes.csv");
+		m1 = model_with("tree", crit[c], "max_depth=6", NULL);
+		m2 = model_with("tree", crit[c], "max_depth=6", "min_impurity_decrease=1e-300", NULL);
+		fit_ok(m1, &d.train, NULL);
+		fit_ok(m2, &d.train, NULL);
+		CHECK(cfl_model_importance(m1, a, &err) == 0);
+		CHECK(cfl_model_importance(m2, b, &err) == 0);
+		for (size_t j = 0; j < d.train.d; j++)
+			CHECK_NEAR(a[j], b[j], 1e-9);
+		cfl_model_free(m1);
+		cfl_model_free(m2);
+		cfl_data_release(&d);
+	}
+}
+
 /* Permutation importance: the informative column drops the score, the
  * noise ones barely; the same seed gives the same values, another seed
  * others; a group shuffles its columns together; bad groups are refused. */
@@ -853,6 +882,7 @@ static void t_importance_permutation(void)
 const struct cfl_test cfl_tests[] = {
 	TEST(t_importance_tree_by_hand),
 	TEST(t_importance_models),
+	TEST(t_importance_proxy_equals_rows),
 	TEST(t_importance_permutation),
 	TEST(t_tree_known_split_gini),
 	TEST(t_tree_known_split_feature),
