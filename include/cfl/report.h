@@ -147,12 +147,13 @@ int cfl_report_run_styled(struct cfl_store *st, const struct cfl_run_info *run,
 
 /* The brief feature importance section of the text report: per candidate
  * (cand_id 0: every one; a repeat run has one per model) and kind, its top
- * input columns averaged over its done trials, one line each, after a
+ * input columns averaged over its done trials (up to 5, as many as fit in
+ * width columns, one at least; width 0: no limit), one line each, after a
  * heading; nothing when the run stored none.  Appends to out.  0, or -1
  * with err. */
 int cfl_report_feature_importance(struct cfl_store *st, int64_t run_id,
-				  int64_t cand_id, struct cfl_buf *out,
-				  struct cfl_err *err);
+				  int64_t cand_id, size_t width,
+				  struct cfl_buf *out, struct cfl_err *err);
 
 /* The report of a tune run (tune_report.c): the validation table of the
  * candidates (repeats below the run's num_repeat; the refit's seeds are

@@ -619,7 +619,8 @@ int cmd_repeat(int argc, char **argv)
 				       CFL_SPLIT_TEST, CFL_ROWS_BY_MODEL, &err) ||
 		    cfl_table_render_styled(&t, CFL_TABLE_TEXT, &style, &out, &err) ||
 		    cfl_report_feature_importance(cfl_study_store(study),
-						  cfl_study_run_id(study), 0, &out, &err)) {
+						  cfl_study_run_id(study), 0, style.width,
+						  &out, &err)) {
 			cfl_table_release(&t);
 			cli_fail(&err);
 			goto done;

@@ -10,6 +10,7 @@
  * importance as the store keeps it).  Never prints.
  */
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -109,17 +110,19 @@ out:
 #define TOP_COLUMNS 5
 
 int cfl_report_feature_importance(struct cfl_store *st, int64_t run_id,
-				  int64_t cand_id, struct cfl_buf *out,
-				  struct cfl_err *err)
+				  int64_t cand_id, size_t width,
+				  struct cfl_buf *out, struct cfl_err *err)
 {
 	struct cfl_importance_row *rows;
 	size_t n_rows, i = 0;
-	int header = 0;
+	int header = 0, rc = 0;
 
 	if (cfl_store_run_importance(st, run_id, &rows, &n_rows, err))
 		return -1;
-	while (i < n_rows) {
+	while (i < n_rows && !rc) {
 		size_t j = i, shown = 0;
+		char line[1024];
+		int len;
 
 		/* one group: a candidate's columns of one kind, largest first */
 		while (j < n_rows && rows[j].cand_id == rows[i].cand_id &&
@@ -130,18 +133,32 @@ int cfl_report_feature_importance(struct cfl_store *st, int64_t run_id,
 			continue;
 		}
 		if (!header)
-			cfl_buf_puts(out, "\nFeature importance by input column, mean over "
-				     "the trials (see docs/report.md):\n");
+			rc |= cfl_buf_puts(out, "\nFeature importance by input column "
+					   "(mean over the trials):\n");
 		header = 1;
-		cfl_buf_printf(out, "  %-10s %-11s", rows[i].model, rows[i].kind);
-		for (size_t k = i; k < j && shown < TOP_COLUMNS; k++, shown++)
-			cfl_buf_printf(out, "%s %s %.4f", shown ? "," : "", rows[k].feature,
-				       rows[k].mean);
+		len = snprintf(line, sizeof(line), "  %-10s %-11s", rows[i].model, rows[i].kind);
+		/* the top columns that fit the width, room kept for the count
+		 * of the others; one at least */
+		for (size_t k = i; k < j && shown < TOP_COLUMNS; k++) {
+			char item[192];
+			int il = snprintf(item, sizeof(item), "%s %s %.4f", shown ? "," : "",
+					  rows[k].feature, rows[k].mean);
+			size_t reserve = k + 1 < j ? 12 : 0;
+
+			if (shown && width && (size_t)(len + il) + reserve > width)
+				break;
+			if ((size_t)len + (size_t)il >= sizeof(line))
+				break;
+			memcpy(line + len, item, (size_t)il + 1);
+			len += il;
+			shown++;
+		}
+		rc |= cfl_buf_puts(out, line);
 		if (j - i > shown)
-			cfl_buf_printf(out, " (+%zu more)", j - i - shown);
-		cfl_buf_puts(out, "\n");
+			rc |= cfl_buf_printf(out, " (+%zu more)", j - i - shown);
+		rc |= cfl_buf_puts(out, "\n");
 		i = j;
 	}
 	free(rows);
-	return 0;
+	return rc ? cfl_err_set(err, "out of memory") : 0;
 }

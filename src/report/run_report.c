@@ -32,7 +32,8 @@ int cfl_report_run_styled(struct cfl_store *st, const struct cfl_run_info *run,
 	if (!rc)
 		rc = cfl_table_render_styled(&t, fmt, style, out, err);
 	if (!rc && (fmt == CFL_TABLE_TEXT || fmt == CFL_TABLE_COMPACT))
-		rc = cfl_report_feature_importance(st, run->id, 0, out, err);
+		rc = cfl_report_feature_importance(st, run->id, 0,
+						   style ? style->width : 0, out, err);
 	cfl_table_release(&t);
 	return rc;
 }

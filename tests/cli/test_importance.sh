@@ -105,6 +105,12 @@ test_importance_stored_with_a_runs_trials() {
 	run "$CFL" report b --db r.db
 	expect_rc 0
 	[ "$out" = "$ran" ] || fail "cfl report differs from the run: $out // $ran"
+	# a narrow terminal gets fewer columns per line, never a longer line
+	run "$CFL" report b --db r.db --width 60
+	expect_rc 0
+	expect_out "  tree       impurity    proline"
+	[ "$(sed -n '/^Feature importance/,$p' <<<"$out" | awk '{ if (length($0) > m) m = length($0) } END {print m}')" -le 60 ] ||
+		fail "an importance line wider than 60: $out"
 	run "$CFL" report b --db r.db --format html --out h
 	expect_rc 0
 	grep -q "<h2>Feature importance</h2>" h/b.html || fail "no importance section in the HTML report"
