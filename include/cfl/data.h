@@ -179,6 +179,12 @@ void cfl_encoder_release(struct cfl_encoder *enc);
 /* Name of encoded feature j (e.g. "sepal_length" or "color=red"), into buf. */
 void cfl_encoder_feature_name(const struct cfl_encoder *enc, size_t j,
 			      char *buf, size_t cap);
+/* The input column encoded feature j comes from (0..n_in-1: a one-hot
+ * column's source column), or -1 when j is out of range. */
+long cfl_encoder_feature_column(const struct cfl_encoder *enc, size_t j);
+/* The name of input column k (0..n_in-1), or NULL past the end; owned by
+ * the encoder. */
+const char *cfl_encoder_column_name(const struct cfl_encoder *enc, size_t k);
 
 /* ---- splits ---- */
 

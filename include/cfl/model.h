@@ -52,6 +52,12 @@ struct cfl_model_ops {
 	int (*load)(struct cfl_model *m, struct cfl_reader *in,
 		    struct cfl_err *err);
 	void (*release)(struct cfl_model *m);	/* frees m->state */
+	/* Impurity-based importance of each feature into out (n_features),
+	 * summing to 1 (all 0 when the model made no split): 0; 1 when the
+	 * fitted state does not know it (read from a file); NULL for models
+	 * without one. */
+	int (*importance)(const struct cfl_model *m, double *out,
+			  struct cfl_err *err);
 };
 
 struct cfl_model {
@@ -110,6 +116,51 @@ size_t cfl_model_n_out(const struct cfl_model *m);
 /* out must hold n * cfl_model_n_out(m) doubles. */
 int cfl_model_predict(const struct cfl_model *m, const float *x, size_t n,
 		      double *out, struct cfl_err *err);
+
+/* ---- feature importance (importance.c) ---- */
+
+/* The impurity-based importance of each feature of a fitted tree model
+ * (tree, forest: scikit-learn's feature_importances_, the weighted impurity
+ * decrease of each feature's splits; gbdt: the total loss gain of its
+ * splits), scaled to sum 1, into out (n_features; all 0 when the model
+ * never split).  0; 1 when the model has none (not a tree model, or read
+ * from a file: the gains are not saved); -1 with err. */
+int cfl_model_importance(const struct cfl_model *m, double *out /* OUT */,
+			 struct cfl_err *err);
+
+/* Permutation importance of groups of features on xy (n_classes as the
+ * model's): for each group g (group[j] is feature j's group, 0..n_groups-1:
+ * one source column and its one-hot columns), the mean over n_repeats of
+ * score - score with the group's columns shuffled together (the same row
+ * permutation), where score = sign * metric of the model's predictions:
+ * positive when the model relies on the group.  The permutations come from
+ * seed alone.  out: (n_groups).  0, or -1 with err (no rows, a predict
+ * error, out of memory). */
+int cfl_model_permutation_importance(const struct cfl_model *m,
+				     const struct cfl_xy *xy, const int *group,
+				     size_t n_groups, int metric, int n_repeats,
+				     uint64_t seed, double *out /* OUT */,
+				     struct cfl_err *err);
+
+/* Importance by input column: a one-hot column's features folded back
+ * into their source column (impurity: summed, so the columns still sum to
+ * 1; permutation: the column's features shuffled together). */
+struct cfl_importance {
+	size_t n;		/* input columns, in the encoder's order */
+	double *impurity;	/* (n), or NULL: the model has none */
+	double *permutation;	/* (n), or NULL: not asked for */
+};
+
+/* Fills out (release it) for a model fitted on features enc made: the
+ * impurity importance when the model has one, and with xy (not NULL) the
+ * permutation importance on xy (metric, n_repeats, seed as in
+ * cfl_model_permutation_importance).  0, or -1 with err (out left empty). */
+int cfl_importance_by_column(const struct cfl_model *m,
+			     const struct cfl_encoder *enc,
+			     const struct cfl_xy *xy, int metric, int n_repeats,
+			     uint64_t seed, struct cfl_importance *out /* OUT */,
+			     struct cfl_err *err);
+void cfl_importance_release(struct cfl_importance *imp);
 
 /* ---- model files ---- */
 

@@ -140,7 +140,9 @@ int cfl_table_from_run(struct cfl_table *t, struct cfl_store *st,
  * `cfl report` prints exactly what the run printed): for a repeat run the
  * test table with one row per model then one per ensemble; for a tune run
  * cfl_report_tune (candidates by 8-hex id on validation, ...).  Appends to
- * out.  0, or -1 with err (database error, unknown metric, allocation). */
+ * out.  In the text formats (text, compact) then the run's feature
+ * importance (cfl_report_feature_importance; tune: the best candidate's).
+ * 0, or -1 with err (database error, unknown metric, allocation). */
 int cfl_report_run(struct cfl_store *st, const struct cfl_run_info *run,
 		   enum cfl_table_format fmt, struct cfl_buf *out,
 		   struct cfl_err *err);
@@ -150,6 +152,16 @@ int cfl_report_run_styled(struct cfl_store *st, const struct cfl_run_info *run,
 			  enum cfl_table_format fmt,
 			  const struct cfl_table_style *style,
 			  struct cfl_buf *out, struct cfl_err *err);
+
+/* The brief feature importance section of the text report: per candidate
+ * (cand_id 0: every one; a repeat run has one per model) and kind, its top
+ * input columns averaged over its done trials (up to 5, as many as fit in
+ * width columns, one at least; width 0: no limit), one line each, after a
+ * heading; nothing when the run stored none.  Appends to out.  0, or -1
+ * with err. */
+int cfl_report_feature_importance(struct cfl_store *st, int64_t run_id,
+				  int64_t cand_id, size_t width,
+				  struct cfl_buf *out, struct cfl_err *err);
 
 /* The report of a tune run (tune_report.c): the validation table of the
  * candidates (repeats below the run's num_repeat; the refit's seeds are

@@ -170,6 +170,13 @@ int cfl_store_run_finish(struct cfl_store *st, int64_t run_id,
 int cfl_store_ensembles_delete(struct cfl_store *st, int64_t run_id,
 			       struct cfl_err *err);
 
+/* A finished run grows (--resume with a larger --num-repeat or
+ * --num-search): in one transaction, its config and command become the
+ * given ones (NULL: empty) and its ensembles are deleted, to be rebuilt
+ * over every member. */
+int cfl_store_run_grow(struct cfl_store *st, int64_t run_id, const char *config,
+		       const char *command, struct cfl_err *err);
+
 /* Ctrl-C: in one transaction, every running trial of the run becomes
  * interrupted (its attempt recorded in trial_attempts with reason
  * "interrupted") and the run interrupted (finished = now).  Queued, done,
@@ -410,6 +417,36 @@ void cfl_pred_release(struct cfl_pred *p);
 int cfl_store_predictions(struct cfl_store *st, int64_t trial_id,
 			  enum cfl_store_split split, struct cfl_pred *out /* OUT */,
 			  struct cfl_err *err);
+
+/* ---- feature importance of trials ---- */
+
+/* Stores a done trial's importance of kind ("impurity" or "permutation")
+ * for n input columns named features (non-empty), replacing what the trial
+ * had of that kind; a value that is not finite is stored NULL.  One
+ * transaction (or part of the caller's). */
+int cfl_store_trial_importance(struct cfl_store *st, int64_t trial_id,
+			       const char *kind, size_t n,
+			       const char *const *features, const double *values,
+			       struct cfl_err *err);
+
+/* A column's importance averaged over a candidate's done trials. */
+struct cfl_importance_row {
+	int64_t cand_id;
+	char model[64];
+	char hex[9];
+	char kind[16];		/* "impurity" or "permutation" */
+	char feature[128];
+	double mean;		/* NaN when every value was NULL */
+	size_t n_trials;	/* values averaged */
+};
+
+/* The importance of run run_id's done trials by (candidate, kind, column),
+ * ordered by candidate seq, kind, then mean value, largest first.  The
+ * array is malloc'd (free()); *n_rows may be 0, also for a database made
+ * before importance was stored. */
+int cfl_store_run_importance(struct cfl_store *st, int64_t run_id,
+			     struct cfl_importance_row **rows /* OUT */,
+			     size_t *n_rows /* OUT */, struct cfl_err *err);
 
 /* ---- ensembles: stored like trial results ---- */
 

@@ -50,6 +50,9 @@ struct cfl_study_repeat_plan {
 	const char *save;	/* --save: the bundle file to write at the
 				 * end; every trial then keeps its model (in
 				 * the store, table trial_models); NULL: none */
+	int importance;		/* each trial also measures permutation
+				 * importance on the validation part (tree
+				 * models store impurity importance anyway) */
 };
 
 /* What `cfl tune` searches: a model's space, or a command's. */
@@ -98,7 +101,8 @@ struct cfl_study_plan {
 	const char *db;			/* the database; its folder must exist */
 	const char *name;		/* NULL: the store picks KIND-YYYYMMDD-HHMMSS */
 	const char *resume;		/* the run to finish, or NULL: a new one */
-	const char *command_line;	/* stored with a new run ("cfl repeat ...") */
+	const char *command_line;	/* stored with a new run or a grown one
+					 * ("cfl repeat ...") */
 	double time_limit;		/* seconds from cfl_study_open for the
 					 * whole run; 0: none.  Not part of
 					 * the plan: --resume may change it */
@@ -220,8 +224,13 @@ struct cfl_study;
  * plan's config, command_line, the dataset's path and SHA-256, the seed),
  * or finds p->resume: it must be of p's kind with the same config and
  * dataset SHA-256 ("cannot resume run 'x': it was started with another
- * plan; use the options it was started with:\n  cfl ..."), and is set
- * running again.  data is the loaded dataset (NULL: tune of a command);
+ * plan (models 'a', now 'b'); use the options it was started with:\n
+ * cfl ..."), but for the count a finished run may grow by (repeat's
+ * num_repeat, tune's num_search): a smaller one is refused ("... a resume
+ * can grow it, not shrink it"), a larger one grows the run (its stored
+ * config and command become p's, command_line included; see
+ * cfl_study_grown), the same one on a complete run changes nothing (see
+ * cfl_study_complete).  Otherwise the run is set running again.  data is the loaded dataset (NULL: tune of a command);
  * it and p must outlive the study.  Returns the study (free it), or NULL
  * with err. */
 struct cfl_study *cfl_study_open(const struct cfl_study_plan *p,
@@ -234,6 +243,15 @@ void cfl_study_free(struct cfl_study *s);
 const char *cfl_study_name(const struct cfl_study *s);	/* the run's name */
 int64_t cfl_study_run_id(const struct cfl_study *s);
 int cfl_study_resumed(const struct cfl_study *s);	/* 1 on --resume */
+/* 1 when the run resumed is complete and this plan asks nothing more of it
+ * (repeat: every trial done, the ensembles named by --ensemble stored;
+ * tune: finished): cfl_study_open changed nothing in the store, and the
+ * caller should stop there (cfl_study_free).  0 otherwise. */
+int cfl_study_complete(const struct cfl_study *s);
+/* 1 when the resume grew the run (a larger num_repeat or num_search): the
+ * stored plan and command became this plan's, the ensembles were dropped
+ * for cfl_study_finish to rebuild over every member.  0 otherwise. */
+int cfl_study_grown(const struct cfl_study *s);
 struct cfl_store *cfl_study_store(struct cfl_study *s);
 /* The pool once started, else NULL: join peers to it (remote workers, MPI
  * ranks), interrupt it from a signal handler (cfl_pool_interrupt). */

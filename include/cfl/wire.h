@@ -121,7 +121,9 @@ struct cfl_wire_welcome {
 					 * early stopping (tune's refit) */
 #define CFL_LEASE_KEEP_MODEL 0x80u	/* return the fitted model's text (cfl
 					 * repeat --save): its state, no encoder */
-#define CFL_LEASE_KNOWN 0xffu
+#define CFL_LEASE_IMPORTANCE 0x100u	/* also return permutation importance on
+					 * the validation part */
+#define CFL_LEASE_KNOWN 0x1ffu
 
 struct cfl_wire_lease {
 	int64_t trial_id;	/* the scheduler's trial key (store id) */
@@ -178,6 +180,12 @@ struct cfl_wire_result {
 				 * without its encoder (cfl_model_format), at
 				 * most CFL_WIRE_MAX_MODEL bytes; else NULL
 				 * (sent as empty, decoded as NULL) */
+	/* Feature importance by input column (the data's encoder order), at
+	 * the end of the payload and optional (a peer that sends none ends
+	 * the payload before it): n_columns 0 when there is none. */
+	uint32_t n_columns;
+	double *impurity;	/* (n_columns), or NULL: a model without one */
+	double *permutation;	/* (n_columns), or NULL: not asked for */
 };
 
 struct cfl_wire_ack {

@@ -123,6 +123,9 @@ void cli_data_facts(const char *cmd, const struct cfl_data *d,
 struct cfl_buf;
 /* Appends "cfl ARGS..." to b, each argument quoted for /bin/sh when needed. */
 void cli_command_line(int argc, char **argv, struct cfl_buf *b);
+/* cli_command_line without "--resume NAME" (or "--resume=NAME"): the
+ * command a grown run stores, which `--resume NAME` alone replays. */
+void cli_plan_command_line(int argc, char **argv, struct cfl_buf *b);
 /* Splits a line written by cli_command_line() into a NULL-terminated argv
  * in one malloc'd block (free() it); NULL when malformed or out of memory. */
 char **cli_split_command(const char *cmd, int *argc_out /* OUT */);

@@ -37,6 +37,7 @@ enum {
 	OPT_ENSEMBLE,
 	OPT_TIME_LIMIT,
 	OPT_SAVE,
+	OPT_IMPORTANCE,
 };
 
 static void usage(FILE *f)
@@ -68,11 +69,15 @@ static void usage(FILE *f)
 		"                           the ensembles, as one bundle FILE that\n"
 		"                           'cfl predict FILE DATA --row ROW' applies\n"
 		"                           (docs/bundles.md) [none]\n"
+		"  --importance             each trial also measures permutation importance\n"
+		"                           on the validation part (tree models store\n"
+		"                           impurity importance anyway); shown after the\n"
+		"                           table\n"
 		CLI_POOL_HELP_DB_NAME("repeat")
 		"  --resume NAME            finish the run NAME: done trials are kept, the\n"
 		"                           others run again; DATA and the plan come from\n"
 		"                           the stored run when omitted (given, they must\n"
-		"                           match it)\n"
+		"                           match it); a larger --num-repeat grows it\n"
 		"  --time-limit SEC         stop the whole run after SEC seconds: running\n"
 		"                           trials are stopped and kept as interrupted,\n"
 		"                           the table and ensembles come from the trials\n"
@@ -93,6 +98,7 @@ static void usage(FILE *f)
 		"      --ensemble mean,stacking,greedy\n"
 		"  cfl repeat datasets/iris.csv --models fcnn,linear --save iris.cfl\n"
 		"  cfl repeat --resume nightly --num-jobs 4\n"
+		"  cfl repeat --resume nightly --num-repeat 10\n"
 		"  cfl repeat data.csv --name nightly --trial-timeout 60\n"
 		"  cfl repeat data.csv --name nightly --resume nightly\n"
 		"  mpirun -n 5 cfl repeat data.csv --num-repeat 20\n",
@@ -209,6 +215,7 @@ static int parse_args(struct plan *pl, int argc, char **argv)
 		{ "ensemble", required_argument, 0, OPT_ENSEMBLE },
 		{ "time-limit", required_argument, 0, OPT_TIME_LIMIT },
 		{ "save", required_argument, 0, OPT_SAVE },
+		{ "importance", no_argument, 0, OPT_IMPORTANCE },
 		/* after the command's own: getopt lists the matches of an
 		 * ambiguous abbreviation in this order, as it did before */
 		CLI_POOL_LONGOPTS,
@@ -267,6 +274,9 @@ static int parse_args(struct plan *pl, int argc, char **argv)
 			if (!*optarg)
 				return cli_usage_error("repeat", "--save needs a file name");
 			pl->sp.repeat.save = optarg;
+			break;
+		case OPT_IMPORTANCE:
+			pl->sp.repeat.importance = 1;
 			break;
 		case 'h':
 			usage(stdout);
@@ -434,7 +444,7 @@ int cmd_repeat(int argc, char **argv)
 	struct cfl_study *study = NULL;
 	struct cfl_pool *pool;
 	struct cfl_pool_opts po;
-	struct cfl_buf cmdline, out;
+	struct cfl_buf cmdline, plancmd, out;
 	struct progress pr;
 	struct cfl_study_listener ls = { on_study_event, &pr };
 	struct sigaction old_int, old_term;
@@ -447,9 +457,11 @@ int cmd_repeat(int argc, char **argv)
 	memset(&pl, 0, sizeof(pl));
 	memset(&pr, 0, sizeof(pr));
 	cfl_buf_init(&cmdline);
+	cfl_buf_init(&plancmd);
 	cfl_buf_init(&out);
 	/* the command as typed: getopt_long permutes argv (options first) */
 	cli_command_line(argc, argv, &cmdline);
+	cli_plan_command_line(argc, argv, &plancmd);
 	r = parse_args(&pl, argc, argv);
 	/* --resume NAME alone: the run's stored command fills in DATA and the
 	 * plan */
@@ -462,6 +474,8 @@ int cmd_repeat(int argc, char **argv)
 		argv = rv;
 		cmdline.len = 0;
 		cli_command_line(argc, argv, &cmdline);
+		plancmd.len = 0;
+		cli_plan_command_line(argc, argv, &plancmd);
 		r = parse_args(&pl, argc, argv);
 		if (r == 3)
 			r = cli_usage_error("repeat", "missing DATA (a CSV file)");
@@ -471,6 +485,7 @@ int cmd_repeat(int argc, char **argv)
 		free(rv);
 		free(rv_words);
 		cfl_buf_release(&cmdline);
+		cfl_buf_release(&plancmd);
 		return r < 0 ? CLI_OK : r;
 	}
 	/* a validation part only when something in the run uses it */
@@ -484,6 +499,7 @@ int cmd_repeat(int argc, char **argv)
 		free(rv);
 		free(rv_words);
 		cfl_buf_release(&cmdline);
+		cfl_buf_release(&plancmd);
 		return r;
 	}
 
@@ -526,7 +542,7 @@ int cmd_repeat(int argc, char **argv)
 	/* the store: a new run, or the one to resume */
 	if (cli_pool_mkdir_db(pl.pool.db))
 		goto done;
-	pl.sp.command_line = cmdline.data;
+	pl.sp.command_line = pl.pool.resume ? plancmd.data : cmdline.data;
 	pl.sp.db = pl.pool.db;
 	pl.sp.name = pl.pool.name;
 	pl.sp.resume = pl.pool.resume;
@@ -536,6 +552,16 @@ int cmd_repeat(int argc, char **argv)
 		goto done;
 	}
 	run_name = cfl_study_name(study);
+	if (cfl_study_complete(study)) {
+		/* nothing to run, and the store (and the model file) untouched */
+		int dflt = !strcmp(pl.pool.db, CFL_STORE_DEFAULT_PATH);
+
+		fprintf(stderr, "cfl repeat: run '%s' is complete; nothing to do (cfl report %s%s%s "
+			"shows it; a larger --num-repeat grows it)\n", run_name, run_name,
+			dflt ? "" : " --db ", dflt ? "" : pl.pool.db);
+		rc = CLI_OK;
+		goto done;
+	}
 
 	/* the pool forks now: after the data load, before any BLAS call */
 	cfl_pool_opts_init(&po);
@@ -688,6 +714,7 @@ done:
 	if (loaded)
 		cfl_data_release(&data);
 	cfl_buf_release(&cmdline);
+	cfl_buf_release(&plancmd);
 	cfl_buf_release(&out);
 	plan_release(&pl);
 	free(rv);

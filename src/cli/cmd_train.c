@@ -18,7 +18,10 @@
 #include "cfl/model.h"
 #include "cfl/study.h"
 
-enum { OPT_SET = CLI_OPT_FIRST_FREE, OPT_METRICS };
+enum { OPT_SET = CLI_OPT_FIRST_FREE, OPT_METRICS, OPT_IMPORTANCE };
+
+/* Shuffles per column for permutation importance (scikit-learn's default). */
+#define IMPORTANCE_REPEATS 5
 
 static void usage(FILE *f)
 {
@@ -40,17 +43,24 @@ static void usage(FILE *f)
 		   "  -o, --output FILE  the model file [DATA's basename with .cfl, here]\n"
 		   "  --metrics LIST     metrics to print, comma-separated [acc,auc for\n"
 		   "                     classification, mae,mse for regression]\n"
+		   "  --importance[=N]   print the N most important input columns [20; 0: all]:\n"
+		   "                     impurity (tree models: each column's share of the\n"
+		   "                     splits' gain) and permutation (the drop of the first\n"
+		   "                     metric on the validation part when the column is\n"
+		   "                     shuffled, mean of %d seeded shuffles)\n"
 		   "  -h, --help         this help (with --model: that model's parameters)\n"
 		   "%s\n"
 		   "Output (stdout): one 'key value' line each for the model, the seed, the\n"
 		   "rows of each part, fit_seconds, for fcnn epochs_run and best_epoch (whose\n"
-		   "weights were kept), test_METRIC per metric, model_file.\n\n"
+		   "weights were kept), test_METRIC per metric, model_file; with --importance\n"
+		   "then a table of columns (one-hot columns folded into their source).\n\n"
 		   "Examples:\n"
 		   "  cfl train datasets/iris.csv --model linear --set l2=0.1\n"
 		   "  cfl train datasets/digits.csv --model fcnn --set hidden=64,64 --set optimizer=adam \\\n"
 		   "      --set lr=0.001 --set batch_size=128 --set epochs=40 --set patience=0 --seed 1\n"
-		   "  cfl train datasets/diabetes.csv --model fcnn -o diabetes.cfl --metrics rmse,r2\n",
-		   cli_data_help);
+		   "  cfl train datasets/diabetes.csv --model fcnn -o diabetes.cfl --metrics rmse,r2\n"
+		   "  cfl train datasets/wine.csv --model forest --importance=5\n",
+		   IMPORTANCE_REPEATS, cli_data_help);
 }
 
 static void model_help(FILE *f, const struct cfl_model_ops *ops)
@@ -134,6 +144,72 @@ static void print_metrics(const enum cfl_metric_id *ids, size_t n_ids,
 	}
 }
 
+/* --importance: the model's columns by impurity importance (else by
+ * permutation importance), the top ones. */
+static int print_importance(const struct cfl_model *m, const struct cfl_data *d,
+			    enum cfl_metric_id metric, long top, struct cfl_err *err)
+{
+	struct cfl_importance imp;
+	const struct cfl_xy *xy = d->valid.n ? &d->valid : NULL;
+	size_t *order, n;
+	const double *key;
+
+	if (!xy)
+		fprintf(stderr, "cfl train: no validation part: no permutation importance\n");
+	if (cfl_importance_by_column(m, &d->enc, xy, metric, IMPORTANCE_REPEATS,
+				     cfl_seed_derive(m->seed, "importance", 0), &imp, err))
+		return -1;
+	n = imp.n;
+	key = imp.impurity ? imp.impurity : imp.permutation;
+	if (!key) {
+		fprintf(stderr, "cfl train: %s has no impurity importance and there is no "
+			"validation part: no importance to print\n", m->ops->name);
+		cfl_importance_release(&imp);
+		return 0;
+	}
+	order = cfl_calloc(n ? n : 1, sizeof(*order), err);
+	if (!order) {
+		cfl_importance_release(&imp);
+		return -1;
+	}
+	/* stable insertion sort, largest first: ties keep the columns' order */
+	for (size_t i = 0; i < n; i++) {
+		size_t j = i;
+
+		while (j > 0 && key[order[j - 1]] < key[i]) {
+			order[j] = order[j - 1];
+			j--;
+		}
+		order[j] = i;
+	}
+	if (top == 0 || (size_t)top > n)
+		top = (long)n;
+	printf("\nimportance of %ld of %zu input columns%s:\n", top, n,
+	       imp.impurity ? "" : " (the model has no impurity importance)");
+	printf("  %-24s %10s", "column", imp.impurity ? "impurity" : "");
+	if (imp.permutation)
+		printf(" %15s", "permutation");
+	printf("\n");
+	for (long i = 0; i < top; i++) {
+		size_t k = order[i];
+
+		printf("  %-24s ", cfl_encoder_column_name(&d->enc, k));
+		if (imp.impurity)
+			printf("%10.6f", imp.impurity[k]);
+		else
+			printf("%10s", "");
+		if (imp.permutation)
+			printf(" %15.6f", imp.permutation[k]);
+		printf("\n");
+	}
+	if (imp.permutation)
+		printf("  (permutation: the drop of valid %s when the column is shuffled, "
+		       "mean of %d)\n", cfl_metric_info(metric)->name, IMPORTANCE_REPEATS);
+	free(order);
+	cfl_importance_release(&imp);
+	return 0;
+}
+
 int cmd_train(int argc, char **argv)
 {
 	static const struct option longopts[] = {
@@ -142,6 +218,7 @@ int cmd_train(int argc, char **argv)
 		{ "set", required_argument, 0, OPT_SET },
 		{ "output", required_argument, 0, 'o' },
 		{ "metrics", required_argument, 0, OPT_METRICS },
+		{ "importance", optional_argument, 0, OPT_IMPORTANCE },
 		CLI_DATA_LONGOPTS,
 		{ 0, 0, 0, 0 },
 	};
@@ -157,6 +234,7 @@ int cmd_train(int argc, char **argv)
 	char *out_path = NULL, valid_why[256];
 	double *pred = NULL, t0, fit_secs;
 	int c, help = 0, model_set = 0, rc = CLI_FAIL;
+	long top = -1;	/* --importance: columns to print; -1: none */
 
 	cfl_data_opts_init(&o);
 	cfl_params_init(&params);
@@ -178,6 +256,14 @@ int cmd_train(int argc, char **argv)
 			continue;
 		case OPT_METRICS:
 			metrics = optarg;
+			continue;
+		case OPT_IMPORTANCE:
+			top = 20;
+			if (optarg && cli_parse_long(optarg, 0, 1000000, &top)) {
+				cfl_params_release(&params);
+				return cli_usage_error("train", "--importance=N wants a count >= 0, got '%s'",
+						       optarg);
+			}
 			continue;
 		case OPT_SET:
 			if (cfl_params_set_arg(&params, optarg, &err)) {
@@ -308,6 +394,8 @@ int cmd_train(int argc, char **argv)
 	}
 	print_metrics(ids, (size_t)n_ids, &d.test, pred);
 	printf("model_file   %s\n", out_path);
+	if (top >= 0 && print_importance(m, &d, ids[0], top, &err))
+		goto fail;
 	rc = CLI_OK;
 	goto out;
 fail:

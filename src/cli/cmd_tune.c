@@ -91,7 +91,8 @@ static void usage(FILE *f)
 		"                           DB-FOLDER/NAME.cfl either way]\n"
 		CLI_POOL_HELP_DB_NAME("tune")
 		"  --resume NAME            continue the run NAME after a crash: the next\n"
-		"                           proposal is the one the run would have made\n"
+		"                           proposal is the one the run would have made;\n"
+		"                           a larger --num-search grows a finished run\n"
 		"  --timeout SEC            ask no new candidate after SEC seconds [0: none]\n"
 		CLI_POOL_HELP_RETRIES
 		CLI_POOL_HELP_QUIET
@@ -107,6 +108,7 @@ static void usage(FILE *f)
 		"  cfl tune data.csv --set epochs=20 --num-parallel 4 --name night\n"
 		"  cfl tune --resume night\n"
 		"  cfl tune datasets/wine.csv --model gbdt --save wine-tuned.cfl\n"
+		"  cfl tune --resume night --num-search 60\n"
 		"  cfl tune --command 'python3 train.py --lr {lr}' --params lr.params --direction max\n"
 		"  cfl tune data.csv --model linear --num-jobs 0 --listen 127.0.0.1:7070\n"
 		"  mpirun -n 5 cfl tune data.csv --model linear --num-search 40 --num-parallel 8\n",
@@ -406,7 +408,7 @@ int cmd_tune(int argc, char **argv)
 	struct cfl_pool_opts po;
 	struct cfl_study *study = NULL;
 	struct cfl_pool *pool;
-	struct cfl_buf cmdline, out;
+	struct cfl_buf cmdline, plancmd, out;
 	struct sigaction old_int, old_term;
 	struct show sh;
 	struct cfl_study_listener ls = { on_study_event, &sh };
@@ -422,9 +424,11 @@ int cmd_tune(int argc, char **argv)
 	memset(&sh, 0, sizeof(sh));
 	cfl_space_init(&space);
 	cfl_buf_init(&cmdline);
+	cfl_buf_init(&plancmd);
 	cfl_buf_init(&out);
 	/* the command as typed: getopt_long permutes argv (options first) */
 	cli_command_line(argc, argv, &cmdline);
+	cli_plan_command_line(argc, argv, &plancmd);
 	r = parse_args(&pl, argc, argv);
 	/* --resume NAME alone: the run's stored command fills in the rest */
 	if (r == 3)
@@ -435,6 +439,8 @@ int cmd_tune(int argc, char **argv)
 		argv = rv;
 		cmdline.len = 0;
 		cli_command_line(argc, argv, &cmdline);
+		plancmd.len = 0;
+		cli_plan_command_line(argc, argv, &plancmd);
 		r = parse_args(&pl, argc, argv);
 		if (r == 3)
 			r = cli_usage_error("tune", "missing DATA (a CSV file)");
@@ -443,6 +449,7 @@ int cmd_tune(int argc, char **argv)
 		free(rv);
 		free(rv_words);
 		cfl_buf_release(&cmdline);
+		cfl_buf_release(&plancmd);
 		return r < 0 ? CLI_OK : r;
 	}
 	/* a validation part only when something in the run uses it */
@@ -456,6 +463,7 @@ int cmd_tune(int argc, char **argv)
 		free(rv);
 		free(rv_words);
 		cfl_buf_release(&cmdline);
+		cfl_buf_release(&plancmd);
 		return r;
 	}
 	loaded = pl.cluster.data_loaded;	/* under mpi, while MPI started */
@@ -528,7 +536,7 @@ int cmd_tune(int argc, char **argv)
 	/* the store: a new run, or the one to resume */
 	if (cli_pool_mkdir_db(pl.pool.db))
 		goto done_sig;
-	pl.sp.command_line = cmdline.data;
+	pl.sp.command_line = pl.pool.resume ? plancmd.data : cmdline.data;
 	pl.sp.db = pl.pool.db;
 	pl.sp.name = pl.pool.name;
 	pl.sp.resume = pl.pool.resume;
@@ -538,6 +546,16 @@ int cmd_tune(int argc, char **argv)
 		goto done_sig;
 	}
 	run_name = cfl_study_name(study);
+	if (cfl_study_complete(study)) {
+		/* nothing to run, and the store (and the model file) untouched */
+		int dflt = !strcmp(pl.pool.db, CFL_STORE_DEFAULT_PATH);
+
+		fprintf(stderr, "cfl tune: run '%s' is complete; nothing to do (cfl report %s%s%s "
+			"shows it; a larger --num-search grows it)\n", run_name, run_name,
+			dflt ? "" : " --db ", dflt ? "" : pl.pool.db);
+		rc = CLI_OK;
+		goto done_sig;
+	}
 	sh.pl = &pl;
 	sh.run_name = run_name;
 	sh.resumed = cfl_study_resumed(study);
@@ -662,6 +680,7 @@ done:
 		cfl_data_release(&data);
 	cfl_space_release(&space);
 	cfl_buf_release(&cmdline);
+	cfl_buf_release(&plancmd);
 	cfl_buf_release(&out);
 	free(rv);
 	free(rv_words);

@@ -11,12 +11,20 @@
 
 #include "cfl/store.h"
 
-/* Quotes for /bin/sh what needs it, so the stored line can be pasted. */
-void cli_command_line(int argc, char **argv, struct cfl_buf *b)
+/* Quotes for /bin/sh what needs it, so the stored line can be pasted;
+ * with skip_resume, "--resume NAME" and "--resume=NAME" are left out. */
+static void command_line(int argc, char **argv, int skip_resume, struct cfl_buf *b)
 {
 	cfl_buf_puts(b, "cfl");
 	for (int i = 0; i < argc; i++) {
 		const char *a = argv[i];
+
+		if (skip_resume && i > 0 && !strcmp(a, "--resume")) {
+			i++;
+			continue;
+		}
+		if (skip_resume && i > 0 && !strncmp(a, "--resume=", 9))
+			continue;
 
 		if (a[0] && !strpbrk(a, " \t\n'\"\\$`*?;&|<>(){}")) {
 			cfl_buf_printf(b, " %s", a);
@@ -27,6 +35,16 @@ void cli_command_line(int argc, char **argv, struct cfl_buf *b)
 			cfl_buf_puts(b, *a == '\'' ? "'\\''" : (char[]){ *a, 0 });
 		cfl_buf_puts(b, "'");
 	}
+}
+
+void cli_command_line(int argc, char **argv, struct cfl_buf *b)
+{
+	command_line(argc, argv, 0, b);
+}
+
+void cli_plan_command_line(int argc, char **argv, struct cfl_buf *b)
+{
+	command_line(argc, argv, 1, b);
 }
 
 /* Splits a line as cli_command_line() wrote it (words separated by blanks,

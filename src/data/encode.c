@@ -475,6 +475,23 @@ void cfl_encoder_feature_name(const struct cfl_encoder *enc, size_t j,
 	}
 }
 
+long cfl_encoder_feature_column(const struct cfl_encoder *enc, size_t j)
+{
+	for (size_t k = 0; k < enc->n_in; k++) {
+		const struct cfl_enc_col *c = &enc->in[k];
+		size_t w = c->kind == ENC_NUM ? 1 : c->n_levels + 1;
+
+		if (j >= c->offset && j < c->offset + w)
+			return (long)k;
+	}
+	return -1;
+}
+
+const char *cfl_encoder_column_name(const struct cfl_encoder *enc, size_t k)
+{
+	return k < enc->n_in ? enc->in[k].name : NULL;
+}
+
 void cfl_encoder_release(struct cfl_encoder *enc)
 {
 	if (!enc)

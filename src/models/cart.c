@@ -37,6 +37,7 @@ void cfl_ttree_release(struct cfl_ttree *t)
 		return;
 	free(t->node);
 	free(t->value);
+	free(t->gain);
 	cfl_ttree_init(t, t->n_out);
 }
 
@@ -57,8 +58,13 @@ long cfl_ttree_add(struct cfl_ttree *t, struct cfl_err *err)
 		if (!nv)
 			return -1;
 		t->value = nv;
+		nv = cfl_realloc(t->gain, cap * sizeof(*nv), err);
+		if (!nv)
+			return -1;
+		t->gain = nv;
 		t->cap = cap;
 	}
+	t->gain[t->n_nodes] = 0;
 	t->node[t->n_nodes] = (struct cfl_tnode){ .feat = -1 };
 	memset(t->value + t->n_nodes * t->n_out, 0, t->n_out * sizeof(double));
 	return (long)t->n_nodes++;
@@ -103,6 +109,24 @@ int cfl_ttree_save(const struct cfl_ttree *t, struct cfl_buf *out)
 			return -1;
 	}
 	return 0;
+}
+
+void cfl_ttree_add_gains(const struct cfl_ttree *t, double *out)
+{
+	for (size_t i = 0; t->gain && i < t->n_nodes; i++)
+		if (t->node[i].feat >= 0)
+			out[t->node[i].feat] += t->gain[i];
+}
+
+void cfl_importance_normalize(double *out, size_t d)
+{
+	double s = 0;
+
+	for (size_t j = 0; j < d; j++)
+		s += out[j];
+	if (s > 0)
+		for (size_t j = 0; j < d; j++)
+			out[j] /= s;
 }
 
 int cfl_ttree_load(struct cfl_ttree *t, struct cfl_reader *in,
@@ -789,6 +813,26 @@ static double improvement(struct cfl_cart_work *w,
 	return wn / w_total * (imp - wl / wn * il - wr / wn * ir);
 }
 
+/* improvement() from the scan's proxy of the best split, without a pass
+ * over the rows: the children's weighted impurities sum to wn - proxy
+ * (gini: w (1 - sum c^2 / w^2) = w - sum c^2 / w), -proxy (entropy:
+ * w log w - sum c log c), sumsq - proxy (variance), so the decrease is
+ * (wn * imp - that) / w_total; for the variance wn * imp = sumsq -
+ * sum^2 / wn leaves (proxy - sum^2 / wn) / w_total. */
+static double proxy_gain(enum cfl_cart_crit crit, const struct best *b,
+			 double wn, double sum, double imp, double w_total)
+{
+	double g;
+
+	if (crit == CFL_CART_GINI)
+		g = wn * imp - (wn - b->proxy);
+	else if (crit == CFL_CART_ENTROPY)
+		g = wn * imp + b->proxy;
+	else
+		g = b->proxy - sum * sum / wn;
+	return fmax(0, g) / w_total;
+}
+
 /* Stable partition of list[start, end) by goleft. */
 static void partition(struct cfl_cart_work *w, struct sv *L, size_t start,
 		      size_t end)
@@ -849,6 +893,7 @@ int cfl_cart_grow(struct cfl_cart_work *w, const struct cfl_cart_opts *o,
 	}
 	if (!n_act)
 		return cfl_err_set(err, "tree: no training rows in the sample");
+	t->has_gain = 1;
 	for (size_t j = 0; j < d; j++) {
 		const uint32_t *ord = cd->order + j * n;
 		const float *kv = cd->key + j * n;
@@ -880,7 +925,7 @@ int cfl_cart_grow(struct cfl_cart_work *w, const struct cfl_cart_opts *o,
 		struct task tk = w->stack[--top];
 		size_t nr = tk.end - tk.start, n_live = tk.n_feat, n_keep;
 		const uint32_t *rows = w->rows + tk.start;
-		double wn = 0, sum = 0, sumsq = 0, imp = 0;
+		double wn = 0, sum = 0, sumsq = 0, imp = 0, gain;
 		double ymin = INFINITY, ymax = -INFINITY;
 		double *val = t->value + (size_t)tk.node * t->n_out;
 		struct best b = { .feat = -1, .proxy = -INFINITY };
@@ -973,13 +1018,18 @@ int cfl_cart_grow(struct cfl_cart_work *w, const struct cfl_cart_opts *o,
 			for (size_t p = 0; p < nr; p++)
 				w->goleft[B[p].r] = p < b.pos;
 		}
+		/* the weighted impurity decrease: the split's importance, and
+		 * what min_impurity_decrease asks of it (then counted over the
+		 * rows, as ever) */
+		imp = impurity(o->crit, w->ctot, k, wn, sum, sumsq);
 		if (o->min_impurity_decrease > 0) {
-			imp = impurity(o->crit, w->ctot, k, wn, sum, sumsq);
-			if (improvement(w, o, tk.start, tk.end, wn,
-					(double)wtot, imp) + DBL_EPSILON <
-			    o->min_impurity_decrease)
+			gain = improvement(w, o, tk.start, tk.end, wn, (double)wtot, imp);
+			if (gain + DBL_EPSILON < o->min_impurity_decrease)
 				continue;
+		} else {
+			gain = proxy_gain(o->crit, &b, wn, sum, imp, (double)wtot);
 		}
+		t->gain[tk.node] = gain;
 
 		/* split: every live list and the rows, stably */
 		{

@@ -287,6 +287,37 @@ static int forest_predict(const struct cfl_model *m, const float *x,
 	return 0;
 }
 
+/* scikit-learn's feature_importances_: the mean over the trees that split
+ * of each tree's importances (scaled to sum 1), scaled to sum 1; 1 when
+ * the trees were read from a file. */
+static int forest_importance(const struct cfl_model *m, double *out,
+			     struct cfl_err *err)
+{
+	const struct forest *f = m->state;
+	size_t d = m->n_features;
+	double *one = cfl_calloc(d ? d : 1, sizeof(*one), err);
+
+	if (!one)
+		return -1;
+	memset(out, 0, d * sizeof(*out));
+	for (size_t t = 0; t < f->n_trees; t++) {
+		if (!f->trees[t].has_gain) {
+			free(one);
+			return 1;
+		}
+		if (f->trees[t].n_nodes < 2)
+			continue;
+		memset(one, 0, d * sizeof(*one));
+		cfl_ttree_add_gains(&f->trees[t], one);
+		cfl_importance_normalize(one, d);
+		for (size_t j = 0; j < d; j++)
+			out[j] += one[j];
+	}
+	free(one);
+	cfl_importance_normalize(out, d);
+	return 0;
+}
+
 static int forest_save(const struct cfl_model *m, struct cfl_buf *out,
 		       struct cfl_err *err)
 {
@@ -344,4 +375,5 @@ const struct cfl_model_ops cfl_forest_ops = {
 	.save = forest_save,
 	.load = forest_load,
 	.release = forest_release,
+	.importance = forest_importance,
 };

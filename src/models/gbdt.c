@@ -672,6 +672,7 @@ static int grow_tree(struct fit *F, size_t n_rows, struct cfl_ttree *t,
 	root.hist = hist_take(F, err);
 	if (root.node < 0 || root.hist < 0)
 		return -1;
+	t->has_gain = 1;
 	root.end = n_rows;
 	for (size_t p = 0; p < n_rows; p++) {
 		uint32_t r = F->rows[p];
@@ -746,6 +747,7 @@ static int grow_tree(struct fit *F, size_t n_rows, struct cfl_ttree *t,
 		t->node[c.node].left = (int32_t)ch[0].node;
 		t->node[c.node].right = (int32_t)ch[1].node;
 		t->node[c.node].miss_left = c.miss_left;
+		t->gain[c.node] = c.gain;
 		n_leaves++;
 		if (F->max_depth == 0 || c.depth + 1 < F->max_depth) {
 			small = ch[0].end - ch[0].start <= ch[1].end - ch[1].start ? 0 : 1;
@@ -1197,6 +1199,27 @@ out:
 	return 0;
 }
 
+/* ---- importance ---- */
+
+/* The total gain of each feature's splits over every tree, scaled to sum
+ * 1 (XGBoost's "total_gain"); 1 when the trees were read from a file. */
+static int gbdt_importance(const struct cfl_model *m, double *out,
+			   struct cfl_err *err)
+{
+	const struct gbdt *g = m->state;
+	size_t n_trees = g->n_rounds * g->n_groups;
+
+	(void)err;
+	for (size_t t = 0; t < n_trees; t++)
+		if (!g->trees[t].has_gain)
+			return 1;
+	memset(out, 0, m->n_features * sizeof(*out));
+	for (size_t t = 0; t < n_trees; t++)
+		cfl_ttree_add_gains(&g->trees[t], out);
+	cfl_importance_normalize(out, m->n_features);
+	return 0;
+}
+
 /* ---- predict, save, load ---- */
 
 static int gbdt_predict(const struct cfl_model *m, const float *x, size_t n,
@@ -1294,4 +1317,5 @@ const struct cfl_model_ops cfl_gbdt_ops = {
 	.save = gbdt_save,
 	.load = gbdt_load,
 	.release = gbdt_release,
+	.importance = gbdt_importance,
 };

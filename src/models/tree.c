@@ -70,6 +70,22 @@ static int tree_predict(const struct cfl_model *m, const float *x, size_t n,
 	return 0;
 }
 
+/* scikit-learn's feature_importances_: each feature's weighted impurity
+ * decrease, scaled to sum 1; 1 when the tree was read from a file. */
+static int tree_importance(const struct cfl_model *m, double *out,
+			   struct cfl_err *err)
+{
+	const struct cfl_ttree *t = m->state;
+
+	(void)err;
+	if (!t->has_gain)
+		return 1;
+	memset(out, 0, m->n_features * sizeof(*out));
+	cfl_ttree_add_gains(t, out);
+	cfl_importance_normalize(out, m->n_features);
+	return 0;
+}
+
 static int tree_save(const struct cfl_model *m, struct cfl_buf *out,
 		     struct cfl_err *err)
 {
@@ -106,4 +122,5 @@ const struct cfl_model_ops cfl_tree_ops = {
 	.save = tree_save,
 	.load = tree_load,
 	.release = tree_release,
+	.importance = tree_importance,
 };

@@ -28,6 +28,12 @@ struct cfl_ttree {
 	size_t n_out;		/* values per node */
 	struct cfl_tnode *node;	/* n_nodes; node 0 is the root */
 	double *value;		/* (n_nodes, n_out); meaningful at leaves */
+	double *gain;		/* (n_nodes) what each split gained, as the
+				 * grower measures it (CART: the weighted
+				 * impurity decrease; gbdt: the loss gain); 0 at
+				 * leaves.  Not saved: a tree read from a file
+				 * has zeros */
+	int has_gain;		/* grown here, not read from a file */
 };
 
 void cfl_ttree_init(struct cfl_ttree *t, size_t n_out);
@@ -44,6 +50,11 @@ int cfl_ttree_save(const struct cfl_ttree *t, struct cfl_buf *out);
  * n_features, children after their parent and in range, finite values). */
 int cfl_ttree_load(struct cfl_ttree *t, struct cfl_reader *in,
 		   size_t n_features, size_t n_out, struct cfl_err *err);
+
+/* Adds each split's gain to out[feat] (out: the model's features). */
+void cfl_ttree_add_gains(const struct cfl_ttree *t, double *out);
+/* Scales out[0..d) to sum 1 (left as it is when the sum is not positive). */
+void cfl_importance_normalize(double *out, size_t d);
 
 /* Sorts n floats (no NaN) ascending in O(n) (radix); -0 becomes 0.
  * -1 with err when out of memory. */

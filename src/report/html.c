@@ -801,6 +801,50 @@ static int param_chart(struct cfl_buf *b, const struct param_col *pc, size_t n,
 			   tips);
 }
 
+/* The columns a repeat run's tree models split on: per model, the top
+ * impurity importances (shares, mean over its trials) as bars; nothing
+ * when no trial stored any.  Permutation importance is left to the text
+ * report (its values are metric drops, not shares). */
+static int feature_importance(struct cfl_buf *b, struct cfl_store *st,
+			      int64_t run_id, struct cfl_err *err)
+{
+	enum { TOP = 10 };
+	struct cfl_importance_row *rows;
+	size_t n_rows, i = 0;
+	int header = 0, rc = 0;
+
+	if (cfl_store_run_importance(st, run_id, &rows, &n_rows, err))
+		return -1;
+	while (i < n_rows && !rc) {
+		const char *names[TOP];
+		double vals[TOP];
+		char title[160];
+		size_t j = i, n = 0;
+
+		while (j < n_rows && rows[j].cand_id == rows[i].cand_id &&
+		       !strcmp(rows[j].kind, rows[i].kind))
+			j++;
+		if (strcmp(rows[i].kind, "impurity")) {
+			i = j;
+			continue;
+		}
+		for (size_t k = i; k < j && n < TOP; k++, n++) {
+			names[n] = rows[k].feature;
+			vals[n] = isnan(rows[k].mean) ? 0 : rows[k].mean;
+		}
+		if (!header)
+			rc = cfl_buf_puts(b, "<h2>Feature importance</h2>\n");
+		header = 1;
+		snprintf(title, sizeof(title), "%s: impurity importance by input column "
+			 "(mean over its trials, top %zu of %zu)", rows[i].model, n, j - i);
+		if (!rc)
+			rc = cfl_svg_bars(b, title, "share of the splits' gain", n, names, vals);
+		i = j;
+	}
+	free(rows);
+	return rc ? cfl_err_set(err, "out of memory") : 0;
+}
+
 /* Which parameters matter: the forest's permutation importance of each
  * over the candidates with a score (importance.c). */
 static int importance_chart(struct cfl_buf *b, const struct param_col *cols,
@@ -1202,6 +1246,8 @@ int cfl_report_html(struct cfl_store *st, const struct cfl_run_info *run,
 			TRY(html_table(out, &tt, ens, n_ens));
 		}
 	}
+	if (!tune && feature_importance(out, st, run->id, err))
+		goto out;
 	if (cfl_store_trials(st, run->id, &trs, &n_trs, err) ||
 	    cfl_store_attempts(st, run->id, &ats, &n_ats, err))
 		goto out;

@@ -5,13 +5,18 @@
  * parameter's importance is how much the forest's squared error on the
  * candidates grows when that parameter's column is shuffled (permutation
  * importance), negative growth counted as 0, the shares summing to 1.
- * Seeded: the same candidates give the same figures.  Never prints.
+ * Seeded: the same candidates give the same figures.  Also the brief
+ * section of the text report on the features of a run's trials (their
+ * importance as the store keeps it).  Never prints.
  */
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "cfl/model.h"
+#include "cfl/report.h"
+#include "cfl/store.h"
 #include "internal.h"
 
 /* The shuffles averaged per parameter. */
@@ -97,4 +102,63 @@ out:
 	free(pred);
 	free(perm);
 	return rc;
+}
+
+/* ---- feature importance of a run's trials, for the text report ---- */
+
+/* Columns shown per model and kind; the rest is counted. */
+#define TOP_COLUMNS 5
+
+int cfl_report_feature_importance(struct cfl_store *st, int64_t run_id,
+				  int64_t cand_id, size_t width,
+				  struct cfl_buf *out, struct cfl_err *err)
+{
+	struct cfl_importance_row *rows;
+	size_t n_rows, i = 0;
+	int header = 0, rc = 0;
+
+	if (cfl_store_run_importance(st, run_id, &rows, &n_rows, err))
+		return -1;
+	while (i < n_rows && !rc) {
+		size_t j = i, shown = 0;
+		char line[1024];
+		int len;
+
+		/* one group: a candidate's columns of one kind, largest first */
+		while (j < n_rows && rows[j].cand_id == rows[i].cand_id &&
+		       !strcmp(rows[j].kind, rows[i].kind))
+			j++;
+		if (cand_id && rows[i].cand_id != cand_id) {
+			i = j;
+			continue;
+		}
+		if (!header)
+			rc |= cfl_buf_puts(out, "\nFeature importance by input column "
+					   "(mean over the trials):\n");
+		header = 1;
+		len = snprintf(line, sizeof(line), "  %-10s %-11s", rows[i].model, rows[i].kind);
+		/* the top columns that fit the width, room kept for the count
+		 * of the others; one at least */
+		for (size_t k = i; k < j && shown < TOP_COLUMNS; k++) {
+			char item[192];
+			int il = snprintf(item, sizeof(item), "%s %s %.4f", shown ? "," : "",
+					  rows[k].feature, rows[k].mean);
+			size_t reserve = k + 1 < j ? 12 : 0;
+
+			if (shown && width && (size_t)(len + il) + reserve > width)
+				break;
+			if ((size_t)len + (size_t)il >= sizeof(line))
+				break;
+			memcpy(line + len, item, (size_t)il + 1);
+			len += il;
+			shown++;
+		}
+		rc |= cfl_buf_puts(out, line);
+		if (j - i > shown)
+			rc |= cfl_buf_printf(out, " (+%zu more)", j - i - shown);
+		rc |= cfl_buf_puts(out, "\n");
+		i = j;
+	}
+	free(rows);
+	return rc ? cfl_err_set(err, "out of memory") : 0;
 }

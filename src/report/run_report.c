@@ -38,6 +38,9 @@ int cfl_report_run_styled(struct cfl_store *st, const struct cfl_run_info *run,
 	t.n_failures = n_fails;
 	if (!rc)
 		rc = cfl_table_render_styled(&t, fmt, style, out, err);
+	if (!rc && (fmt == CFL_TABLE_TEXT || fmt == CFL_TABLE_COMPACT))
+		rc = cfl_report_feature_importance(st, run->id, 0,
+						   style ? style->width : 0, out, err);
 	cfl_table_release(&t);
 	cfl_attempts_free(fails, n_fails);
 	return rc;

@@ -292,6 +292,9 @@ int cfl_report_tune(struct cfl_store *st, const struct cfl_run_info *info,
 			if (cfl_table_render_styled(&refit, fmt, style, out, err))
 				goto out;
 		}
+		if (cfl_report_feature_importance(st, info->id, cands[best].id,
+						  style ? style->width : 0, out, err))
+			goto out;
 	} else if (best >= 0) {
 		goto out;
 	}

@@ -188,6 +188,33 @@ static int store_leased(struct cfl_pool *p, const struct sched_trial *t,
 				      err) < 0 ? -1 : 0;
 }
 
+/* A result's importance by input column, named by the coordinator's
+ * encoder (a result whose column count is not the encoder's is ignored: it
+ * cannot be named).  Inside the result's transaction. */
+static int store_importance(struct cfl_pool *p, int64_t trial_id,
+			    const struct cfl_wire_result *r, struct cfl_err *err)
+{
+	const struct cfl_encoder *enc = p->o.data ? &p->o.data->enc : NULL;
+	const char **names;
+	int rc = 0;
+
+	if (!enc || !r->n_columns || r->n_columns != enc->n_in)
+		return 0;
+	names = cfl_calloc(r->n_columns, sizeof(*names), err);
+	if (!names)
+		return -1;
+	for (uint32_t i = 0; i < r->n_columns; i++)
+		names[i] = cfl_encoder_column_name(enc, i);
+	if (r->impurity)
+		rc = cfl_store_trial_importance(p->o.store, trial_id, "impurity",
+						r->n_columns, names, r->impurity, err);
+	if (!rc && r->permutation)
+		rc = cfl_store_trial_importance(p->o.store, trial_id, "permutation",
+						r->n_columns, names, r->permutation, err);
+	free(names);
+	return rc;
+}
+
 /* Returns 0 (stored), 1 (a duplicate), -1 (err). */
 static int store_done(struct cfl_pool *p, const struct sched_trial *t,
 		      const struct cfl_wire_result *r, struct cfl_err *err)
@@ -219,6 +246,8 @@ static int store_done(struct cfl_pool *p, const struct sched_trial *t,
 	if (batch_open(p, err))
 		return -1;
 	rc = cfl_store_trial_done(p->o.store, t->id, (int)r->attempt, &tr, err);
+	if (rc == 0 && store_importance(p, t->id, r, err))
+		return -1;
 	if (rc >= 0)
 		p->batch_n++;
 	return rc;

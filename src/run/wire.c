@@ -63,6 +63,8 @@ void cfl_wire_msg_release(struct cfl_wire_msg *m)
 			free(m->u.result.split[s].rows);
 		}
 		free(m->u.result.model);
+		free(m->u.result.impurity);
+		free(m->u.result.permutation);
 		break;
 	case CFL_WIRE_CHUNK:
 		free(m->u.chunk.data);
@@ -215,6 +217,18 @@ static void enc_result(struct enc *e, const struct cfl_wire_result *r)
 	if (r->model && strlen(r->model) > CFL_WIRE_MAX_MODEL)
 		return fail_enc(e, "model text too large");
 	put_str(e, r->model);
+	/* importance: u32 columns, u8 kinds (1 impurity, 2 permutation), then
+	 * the values of each kind; nothing at all when there is none */
+	if (r->n_columns && (r->impurity || r->permutation)) {
+		if ((uint64_t)r->n_columns * 16 > CFL_WIRE_MAX_PAYLOAD)
+			return fail_enc(e, "too many importance columns");
+		put_u32(e, r->n_columns);
+		put_u8(e, (uint8_t)((r->impurity ? 1 : 0) | (r->permutation ? 2 : 0)));
+		for (uint32_t i = 0; r->impurity && i < r->n_columns; i++)
+			put_f64(e, r->impurity[i]);
+		for (uint32_t i = 0; r->permutation && i < r->n_columns; i++)
+			put_f64(e, r->permutation[i]);
+	}
 }
 
 static void enc_payload(struct enc *e, const struct cfl_wire_msg *m)
@@ -648,6 +662,33 @@ static void dec_result(struct dec *d, struct cfl_wire_result *r)
 	if (!d->bad && !r->model[0]) {
 		free(r->model);
 		r->model = NULL;
+	}
+	if (d->bad || d->pos == d->len)
+		return;	/* no importance */
+	{
+		uint32_t n = get_u32(d);
+		uint8_t kinds = get_u8(d);
+		double **v[2] = { &r->impurity, &r->permutation };
+
+		if (d->bad)
+			return;
+		if (!n || !kinds || kinds > 3 ||
+		    (uint64_t)n * 8 * (uint64_t)((kinds & 1) + (kinds >> 1)) > d->len - d->pos) {
+			fail_dec(d, "importance out of range");
+			return;
+		}
+		r->n_columns = n;
+		for (int k = 0; k < 2; k++) {
+			if (!(kinds & (1 << k)))
+				continue;
+			*v[k] = malloc((size_t)n * sizeof(double));
+			if (!*v[k]) {
+				fail_dec(d, "out of memory");
+				return;
+			}
+			for (uint32_t i = 0; i < n; i++)
+				(*v[k])[i] = get_f64(d);
+		}
 	}
 }
 

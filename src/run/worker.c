@@ -551,6 +551,34 @@ static void set_model_error(struct cfl_wire_result *res, const char *msg)
 	res->error = strdup(msg[0] ? msg : "model error");
 }
 
+/* Shuffles per column for a trial's permutation importance. */
+#define IMPORTANCE_REPEATS 5
+
+/* The fitted model's importance by input column into res: impurity when
+ * the model has it, permutation on the validation part when the lease asks.
+ * What cannot be computed (a metric undefined on the validation part) is
+ * left out: the trial's result stands without it. */
+static void trial_importance(const struct cfl_model *m, const struct cfl_data *data,
+			     const struct cfl_wire_lease *l, struct cfl_wire_result *res)
+{
+	struct cfl_importance imp;
+	struct cfl_err ierr;
+	int perm = (l->flags & CFL_LEASE_IMPORTANCE) && data->valid.n && l->n_metrics;
+
+	if (cfl_importance_by_column(m, &data->enc, perm ? &data->valid : NULL,
+				     perm ? l->metrics[0] : 0, IMPORTANCE_REPEATS,
+				     cfl_seed_derive(l->seed, "importance", 0), &imp, &ierr) &&
+	    (!perm || cfl_importance_by_column(m, &data->enc, NULL, 0, 0, 0, &imp, &ierr)))
+		return;
+	if (!imp.n || (!imp.impurity && !imp.permutation)) {
+		cfl_importance_release(&imp);
+		return;
+	}
+	res->n_columns = (uint32_t)imp.n;
+	res->impurity = imp.impurity;
+	res->permutation = imp.permutation;
+}
+
 int cfl_trial_execute(const struct cfl_data *data,
 		      const struct cfl_wire_lease *l,
 		      struct cfl_wire_result *res, struct cfl_err *err)
@@ -694,6 +722,7 @@ int cfl_trial_execute(const struct cfl_data *data,
 	}
 	t2 = cfl_now();
 	res->predict_seconds = t2 - t1;
+	trial_importance(m, data, l, res);
 timings:
 	res->duration = cfl_now() - t0;
 	if (getrusage(RUSAGE_SELF, &ru) == 0)

@@ -616,3 +616,59 @@ int cfl_store_trial_model(struct cfl_store *st, int64_t trial_id, char **text,
 	sqlite3_reset(s);
 	return *text ? 0 : -1;
 }
+
+static int read_importance(sqlite3_stmt *s, void *row, struct cfl_err *err)
+{
+	struct cfl_importance_row *r = row;
+
+	(void)err;
+	r->cand_id = sqlite3_column_int64(s, 0);
+	col_copy(s, 1, r->model, sizeof(r->model));
+	col_copy(s, 2, r->hex, sizeof(r->hex));
+	col_copy(s, 3, r->kind, sizeof(r->kind));
+	col_copy(s, 4, r->feature, sizeof(r->feature));
+	r->mean = col_double(s, 5, NAN);
+	r->n_trials = (size_t)sqlite3_column_int64(s, 6);
+	return 0;
+}
+
+int cfl_store_run_importance(struct cfl_store *st, int64_t run_id,
+			     struct cfl_importance_row **rows, size_t *n_rows,
+			     struct cfl_err *err)
+{
+	struct cfl_store_rows all = { NULL, 0, 0, sizeof(**rows) };
+	sqlite3_stmt *s;
+	int have;
+
+	*rows = NULL;
+	*n_rows = 0;
+	/* a database no cfl with importance has written to yet */
+	s = cfl_store_prep(st, "SELECT count(*) FROM sqlite_master WHERE type = 'table' "
+			   "AND name = 'trial_importance'", err);
+	if (!s)
+		return -1;
+	if (sqlite3_step(s) != SQLITE_ROW) {
+		cfl_store_fail(st, err);
+		sqlite3_reset(s);
+		return -1;
+	}
+	have = sqlite3_column_int(s, 0);
+	sqlite3_reset(s);
+	if (!have)
+		return 0;
+	s = cfl_store_prep(st, "SELECT c.id, c.model, c.hex, i.kind, i.feature, avg(i.value), "
+			   "count(i.value) FROM trial_importance i JOIN trials t ON t.id = i.trial "
+			   "JOIN candidates c ON c.id = t.candidate WHERE t.run = ? AND "
+			   "t.status = 'done' GROUP BY c.id, i.kind, i.feature "
+			   "ORDER BY c.seq, i.kind, avg(i.value) DESC, i.feature", err);
+	if (!s)
+		return -1;
+	sqlite3_bind_int64(s, 1, run_id);
+	if (cfl_store_read_rows(st, s, &all, read_importance, err)) {
+		free(all.v);
+		return -1;
+	}
+	*rows = all.v;
+	*n_rows = all.n;
+	return 0;
+}

@@ -220,6 +220,18 @@ static int query_int(struct cfl_store *st, const char *sql, long long *out,
 	return 0;
 }
 
+/* Feature importance of trials, by input column: kept apart from SCHEMA
+ * so that a database made before it gets the table when next opened for
+ * writing (readers of an older file find no rows). */
+static const char IMPORTANCE_DDL[] =
+	"CREATE TABLE IF NOT EXISTS trial_importance (\n"
+	"  trial INTEGER NOT NULL REFERENCES trials(id) ON DELETE CASCADE,\n"
+	"  kind TEXT NOT NULL CHECK (kind IN ('impurity','permutation')),\n"
+	"  feature TEXT NOT NULL,\n"
+	"  value REAL,\n"
+	"  PRIMARY KEY (trial, kind, feature)\n"
+	");\n";
+
 static int create_schema(struct cfl_store *st, struct cfl_err *err)
 {
 	char sql[256];
@@ -431,7 +443,8 @@ static int check_schema_tx(struct cfl_store *st, struct cfl_err *err)
 		if (st->readonly)
 			return cfl_err_set(err, "'%s' is an empty database, "
 					   "not a cfl one", st->path);
-		return create_schema(st, err);
+		return create_schema(st, err) ||
+		       cfl_store_exec(st, IMPORTANCE_DDL, err) ? -1 : 0;
 	}
 	if (!has_meta || version == 0)
 		return cfl_err_set(err, "'%s' is an SQLite database but not "
@@ -446,9 +459,10 @@ static int check_schema_tx(struct cfl_store *st, struct cfl_err *err)
 		if (migrate(st, version, err))
 			return -1;
 	}
-	/* A file from before trial_models gets it (read-only opens read
-	 * around it). */
-	if (!st->readonly && cfl_store_exec(st, MODELS_SCHEMA, err))
+	/* A file from before trial_models or trial_importance gets them
+	 * (read-only opens read around them). */
+	if (!st->readonly && (cfl_store_exec(st, MODELS_SCHEMA, err) ||
+			      cfl_store_exec(st, IMPORTANCE_DDL, err)))
 		return -1;
 	return 0;
 }

@@ -189,6 +189,34 @@ fail:
 	return -1;
 }
 
+int cfl_store_run_grow(struct cfl_store *st, int64_t run_id, const char *config,
+		       const char *command, struct cfl_err *err)
+{
+	sqlite3_stmt *s;
+
+	if (cfl_store_tx_begin(st, err))
+		return -1;
+	s = cfl_store_prep(st, "UPDATE runs SET config = ?, command = ? WHERE id = ?", err);
+	if (!s)
+		goto fail;
+	bind_text(s, 1, config ? config : "");
+	bind_text(s, 2, command ? command : "");
+	sqlite3_bind_int64(s, 3, run_id);
+	if (update_one(st, s, "run", run_id, err))
+		goto fail;
+	/* the ensembles' members and metrics: ON DELETE CASCADE */
+	s = cfl_store_prep(st, "DELETE FROM ensembles WHERE run = ?", err);
+	if (!s)
+		goto fail;
+	sqlite3_bind_int64(s, 1, run_id);
+	if (cfl_store_step(st, s, err))
+		goto fail;
+	return cfl_store_tx_commit(st, err);
+fail:
+	cfl_store_tx_rollback(st);
+	return -1;
+}
+
 int cfl_store_run_finish(struct cfl_store *st, int64_t run_id,
 			 enum cfl_run_status status, struct cfl_err *err)
 {
@@ -832,6 +860,43 @@ int cfl_store_ensemble_add(struct cfl_store *st, int64_t run_id,
 	}
 	if (ens_id)
 		*ens_id = id;
+	return cfl_store_tx_commit(st, err);
+fail:
+	cfl_store_tx_rollback(st);
+	return -1;
+}
+
+int cfl_store_trial_importance(struct cfl_store *st, int64_t trial_id,
+			       const char *kind, size_t n,
+			       const char *const *features, const double *values,
+			       struct cfl_err *err)
+{
+	sqlite3_stmt *s;
+
+	if (strcmp(kind, "impurity") && strcmp(kind, "permutation"))
+		return cfl_err_set(err, "bad importance kind '%s'", kind);
+	if (cfl_store_tx_begin(st, err))
+		return -1;
+	for (size_t i = 0; i < n; i++) {
+		if (!features[i] || !features[i][0]) {
+			cfl_err_set(err, "importance of trial %lld: feature %zu has no name",
+				    (long long)trial_id, i);
+			goto fail;
+		}
+		s = cfl_store_prep(st, "INSERT OR REPLACE INTO trial_importance "
+				   "(trial, kind, feature, value) VALUES (?, ?, ?, ?)", err);
+		if (!s)
+			goto fail;
+		sqlite3_bind_int64(s, 1, trial_id);
+		bind_text(s, 2, kind);
+		bind_text(s, 3, features[i]);
+		if (isfinite(values[i]))
+			sqlite3_bind_double(s, 4, values[i]);
+		else
+			sqlite3_bind_null(s, 4);
+		if (cfl_store_step(st, s, err))
+			goto fail;
+	}
 	return cfl_store_tx_commit(st, err);
 fail:
 	cfl_store_tx_rollback(st);

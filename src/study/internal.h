@@ -42,9 +42,13 @@ struct cfl_study {
 	int64_t run_id;
 	char name[128];
 	int resumed;
+	int complete;			/* resumed, nothing to do: untouched */
+	int grown;			/* resumed with a larger count */
 	struct study_ref *refs;		/* repeat: (n_trials) */
 	/* tune */
 	long num_parallel;		/* the plan's, or the resumed run's */
+	long budget;			/* the search's budget: the first
+					 * num_search of the run */
 	struct cfl_search *search;
 	struct study_cand *cands;	/* (num_search) */
 	size_t n_cands;

@@ -70,6 +70,9 @@ static int repeat_config(const struct cfl_study_plan *p, struct cfl_buf *b)
 	/* only when given: the configs of runs without it stay as they were */
 	if (r->save)
 		rc |= cfl_buf_printf(b, "save=%s\n", r->save);
+	/* only when asked: the plans stored before it stay the same text */
+	if (r->importance)
+		rc |= cfl_buf_printf(b, "importance=1\n");
 	return rc ? -1 : 0;
 }
 
@@ -195,6 +198,10 @@ unsigned cfl_study_plan_needs_why(const struct cfl_study_plan *p, char *why,
 	}
 	if (p->kind == CFL_RUN_AUTO) {
 		snprintf(why, cap, "auto scores its candidates on it");
+		return CFL_STUDY_NEEDS_VALID;
+	}
+	if (r->importance) {
+		snprintf(why, cap, "--importance measures permutation importance on it");
 		return CFL_STUDY_NEEDS_VALID;
 	}
 	for (size_t i = 0; i < r->n_models; i++) {
@@ -370,36 +377,151 @@ int cfl_study_substitute(const char *tmpl, const struct cfl_params *p,
 
 /* ---- the run in the store ---- */
 
-/* The num_parallel line of a stored config: 1 with *out set, or 0. */
-static int stored_num_parallel(const char *config, long *out)
+/* The value of line "key=..." of a stored config: 1 with out set (at
+ * most cap-1 bytes), or 0 when there is no such line. */
+static int config_value(const char *config, const char *key, char *out,
+			size_t cap)
 {
-	const char *p = config;
+	size_t kl = strlen(key);
 
-	while (p && *p) {
-		if (!strncmp(p, "num_parallel=", 13)) {
-			char *end;
-			long v = strtol(p + 13, &end, 10);
+	for (const char *p = config; p && *p;) {
+		const char *e = strchr(p, '\n');
+		size_t len = e ? (size_t)(e - p) : strlen(p);
 
-			if (v < 1 || v > 1024 || (*end && *end != '\n'))
-				return 0;
-			*out = v;
+		if (len > kl && !strncmp(p, key, kl) && p[kl] == '=') {
+			snprintf(out, cap, "%.*s", (int)(len - kl - 1), p + kl + 1);
 			return 1;
 		}
-		p = strchr(p, '\n');
-		if (p)
-			p++;
+		p = e ? e + 1 : NULL;
 	}
 	return 0;
 }
 
-/* --resume: finds the run, checks it is this plan's, sets it running. */
+/* A positive integer line of a stored config: 1 with *out set, or 0. */
+static int config_long(const char *config, const char *key, long max, long *out)
+{
+	char buf[32], *end;
+	long v;
+
+	if (!config_value(config, key, buf, sizeof(buf)))
+		return 0;
+	v = strtol(buf, &end, 10);
+	if (v < 1 || v > max || *end)
+		return 0;
+	*out = v;
+	return 1;
+}
+
+/* Whether the line at p is one of the keys a resume may change. */
+static int skipped_line(const char *p, const char *const *skip)
+{
+	for (size_t i = 0; skip[i]; i++) {
+		size_t kl = strlen(skip[i]);
+
+		if (!strncmp(p, skip[i], kl) && p[kl] == '=')
+			return 1;
+	}
+	return 0;
+}
+
+/* Compares two configs line by line, the keys in skip (NULL-terminated)
+ * left out.  0 when they agree; else 1 with the first key that differs in
+ * key (at most cap-1 bytes). */
+static int config_differs(const char *a, const char *b, const char *const *skip,
+			  char *key, size_t cap)
+{
+	for (;;) {
+		while (a && *a && skipped_line(a, skip))
+			a = strchr(a, '\n') ? strchr(a, '\n') + 1 : NULL;
+		while (b && *b && skipped_line(b, skip))
+			b = strchr(b, '\n') ? strchr(b, '\n') + 1 : NULL;
+		if (!a || !*a || !b || !*b) {
+			const char *rest = a && *a ? a : b && *b ? b : NULL;
+
+			if (!rest)
+				return 0;
+			snprintf(key, cap, "%.*s", (int)strcspn(rest, "=\n"), rest);
+			return 1;
+		}
+		size_t la = strcspn(a, "\n"), lb = strcspn(b, "\n");
+
+		if (la != lb || memcmp(a, b, la)) {
+			size_t ka = strcspn(a, "="), kb = strcspn(b, "=");
+
+			/* the key of a's line, or b's when the keys differ */
+			if (ka == kb && !memcmp(a, b, ka))
+				snprintf(key, cap, "%.*s", (int)ka, a);
+			else
+				snprintf(key, cap, "%.*s", (int)(ka < la ? ka : la), a);
+			return 1;
+		}
+		a += la + (a[la] == '\n');
+		b += lb + (b[lb] == '\n');
+	}
+}
+
+/* A run the resume would not change: finished, every trial of the plan
+ * done (repeat) and every ensemble asked for by name stored. */
+static int run_complete(struct cfl_study *s, const struct cfl_run_info *info,
+			int *complete, struct cfl_err *err)
+{
+	const struct cfl_study_plan *p = s->plan;
+	const struct cfl_study_repeat_plan *r = &p->repeat;
+	struct cfl_trial_counts tc;
+	struct cfl_ensemble_row *ens = NULL;
+	size_t planned, n_ens = 0;
+	unsigned mask = 0;
+
+	*complete = 0;
+	if (p->kind == CFL_RUN_TUNE) {
+		*complete = info->status == CFL_RUN_DONE || info->status == CFL_RUN_FAILED;
+		return 0;
+	}
+	if (info->status != CFL_RUN_DONE)
+		return 0;
+	planned = r->n_models * (size_t)p->num_repeat * (size_t)(r->folds ? r->folds : 1);
+	if (cfl_store_trial_counts(s->st, s->run_id, &tc, err))
+		return -1;
+	if (tc.done != planned || tc.total != planned)
+		return 0;
+	if (!r->ensembles)
+		return *complete = 1, 0;
+	if (cfl_ensemble_parse_list(r->ensembles, &mask, NULL) ||
+	    cfl_store_ensembles(s->st, s->run_id, &ens, &n_ens, err))
+		return mask ? -1 : 0;
+	*complete = 1;
+	for (int m = 0; m < CFL_ENS_COUNT; m++) {
+		int found = 0;
+
+		if (!(mask & (1u << m)))
+			continue;
+		for (size_t i = 0; i < n_ens; i++)
+			found |= ens[i].repeat == -1 &&
+				 !strcmp(ens[i].name, cfl_ensemble_method_name(m));
+		if (!found)
+			*complete = 0;
+	}
+	cfl_ensemble_rows_free(ens, n_ens);
+	return 0;
+}
+
+/* --resume: finds the run, checks it is this plan's (the count that may
+ * grow aside), grows it or finds it complete, sets it running. */
 static int resume(struct cfl_study *s, struct cfl_buf *config,
 		  struct cfl_err *err)
 {
 	const struct cfl_study_plan *p = s->plan;
+	static const char *const repeat_skip[] = { "num_repeat", NULL };
+	static const char *const tune_skip[] = { "num_search", "budget", NULL };
+	static const char *const none[] = { NULL };
+	/* repeat and tune grow; an auto run resumes as it was asked */
+	const char *const *skip = p->kind == CFL_RUN_TUNE ? tune_skip
+				  : p->kind == CFL_RUN_REPEAT ? repeat_skip : none;
 	struct cfl_run_info info;
-	const char *why = NULL;
-	int tune = p->kind == CFL_RUN_TUNE;
+	const char *why = NULL, *count = NULL;
+	char key[64] = "", then[256] = "", now[256] = "";
+	int tune = p->kind == CFL_RUN_TUNE, complete = 0, rc = -1;
+	long stored_n = 0, new_n = tune ? p->tune.num_search : p->num_repeat;
 
 	if (cfl_store_run_find(s->st, p->resume, &info, err))
 		return -1;
@@ -408,7 +530,7 @@ static int resume(struct cfl_study *s, struct cfl_buf *config,
 	/* tune without --num-parallel: the run's own, not one derived from
 	 * this command's --num-jobs (resuming with more jobs is fine) */
 	if (tune && !p->tune.num_parallel_set &&
-	    stored_num_parallel(info.config, &s->num_parallel)) {
+	    config_long(info.config, "num_parallel", 1024, &s->num_parallel)) {
 		struct cfl_study_plan q = *p;
 
 		q.tune.num_parallel = s->num_parallel;
@@ -420,22 +542,68 @@ static int resume(struct cfl_study *s, struct cfl_buf *config,
 	}
 	if (info.kind != p->kind)
 		why = "another command";
-	else if (tune ? strcmp(info.config ? info.config : "", config->data)
+	else if (tune ? config_differs(info.config, config->data, skip, key, sizeof(key))
 		      : strcmp(info.dataset_sha256, s->data->sha256_hex))
 		why = tune ? "another plan" : "another dataset (SHA-256 differs)";
 	else if (tune ? s->data && strcmp(info.dataset_sha256, s->data->sha256_hex)
-		      : strcmp(info.config ? info.config : "", config->data))
+		      : config_differs(info.config, config->data, skip, key, sizeof(key)))
 		why = tune ? "another dataset (SHA-256 differs)" : "another plan";
 	if (why) {
-		cfl_err_set(err, "cannot resume run '%s': it was started with %s;"
-			    " use the options it was started with:\n  %s",
-			    p->resume, why, info.command ? info.command : "");
-		cfl_run_info_release(&info);
-		return -1;
+		if (key[0]) {
+			if (!config_value(info.config, key, then, sizeof(then)))
+				snprintf(then, sizeof(then), "(none)");
+			if (!config_value(config->data, key, now, sizeof(now)))
+				snprintf(now, sizeof(now), "(none)");
+			cfl_err_set(err, "cannot resume run '%s': it was started with %s "
+				    "(%s '%s', now '%s'); use the options it was started "
+				    "with:\n  %s", p->resume, why, key, then, now,
+				    info.command ? info.command : "");
+		} else {
+			cfl_err_set(err, "cannot resume run '%s': it was started with %s;"
+				    " use the options it was started with:\n  %s",
+				    p->resume, why, info.command ? info.command : "");
+		}
+		goto out;
 	}
 	snprintf(s->name, sizeof(s->name), "%s", info.name);
+	if (p->kind != CFL_RUN_TUNE && p->kind != CFL_RUN_REPEAT)
+		goto running;
+	/* the count a finished run may grow by */
+	count = tune ? "num_search" : "num_repeat";
+	if (!config_long(info.config, count, 100000, &stored_n))
+		stored_n = new_n;
+	s->budget = stored_n;
+	if (tune)
+		config_long(info.config, "budget", 100000, &s->budget);
+	if (new_n < stored_n) {
+		cfl_err_set(err, "cannot resume run '%s': it has %s %ld; a resume can grow "
+			    "it, not shrink it (give %ld or more)", p->resume,
+			    tune ? "--num-search" : "--num-repeat", stored_n, stored_n);
+		goto out;
+	}
+	if (new_n > stored_n) {
+		/* the first budget stays: a grid search replays the same picks */
+		if (tune && cfl_buf_printf(config, "budget=%ld\n", s->budget)) {
+			cfl_err_set(err, "out of memory");
+			goto out;
+		}
+		if (cfl_store_run_grow(s->st, s->run_id, config->data, p->command_line, err))
+			goto out;
+		s->grown = 1;
+	} else {
+		if (run_complete(s, &info, &complete, err))
+			goto out;
+		if (complete) {
+			s->complete = 1;	/* the store is left as it is */
+			rc = 0;
+			goto out;
+		}
+	}
+running:
+	rc = cfl_store_run_set_status(s->st, s->run_id, CFL_RUN_RUNNING, err);
+out:
 	cfl_run_info_release(&info);
-	return cfl_store_run_set_status(s->st, s->run_id, CFL_RUN_RUNNING, err);
+	return rc;
 }
 
 static int create(struct cfl_study *s, struct cfl_buf *config,
@@ -481,6 +649,7 @@ struct cfl_study *cfl_study_open(const struct cfl_study_plan *p,
 	s->plan = p;
 	s->data = data;
 	s->num_parallel = p->tune.num_parallel;
+	s->budget = p->tune.num_search;
 	s->best = -1;
 	if (p->time_limit > 0)
 		s->deadline = cfl_now() + p->time_limit;
@@ -517,6 +686,8 @@ void cfl_study_free(struct cfl_study *s)
 const char *cfl_study_name(const struct cfl_study *s) { return s->name; }
 int64_t cfl_study_run_id(const struct cfl_study *s) { return s->run_id; }
 int cfl_study_resumed(const struct cfl_study *s) { return s->resumed; }
+int cfl_study_complete(const struct cfl_study *s) { return s->complete; }
+int cfl_study_grown(const struct cfl_study *s) { return s->grown; }
 struct cfl_store *cfl_study_store(struct cfl_study *s) { return s->st; }
 struct cfl_pool *cfl_study_pool(struct cfl_study *s) { return s->pool; }
 
@@ -712,7 +883,8 @@ static int repeat_submit(struct cfl_study *s, size_t *n_done, size_t *n_submit,
 				spec.flags = CFL_LEASE_KEEP_VALID | CFL_LEASE_KEEP_TEST |
 					     (n_folds ? CFL_LEASE_KEEP_OOF : 0) |
 					     (r->bootstrap ? CFL_LEASE_BOOTSTRAP : 0) |
-					     (r->save ? CFL_LEASE_KEEP_MODEL : 0);
+					     (r->save ? CFL_LEASE_KEEP_MODEL : 0) |
+					     (r->importance ? CFL_LEASE_IMPORTANCE : 0);
 				spec.prev_attempts = ts.attempt;
 				spec.user = &s->refs[k];
 				if (cfl_pool_submit(s->pool, &spec, err))

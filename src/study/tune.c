@@ -331,7 +331,7 @@ int cfl_study_tune(struct cfl_study *s, const struct cfl_study_listener *ls,
 	so.seed = cfl_seed_derive(p->data.seed, "tune", 0);
 	so.maximize = 1;	/* scores: higher is better */
 	so.grid_points = (size_t)t->grid_points;
-	so.budget = (size_t)t->num_search;
+	so.budget = (size_t)s->budget;
 	so.liar = t->liar;
 	s->search = cfl_search_new(t->space, &so, err);
 	s->cands = calloc((size_t)t->num_search, sizeof(*s->cands));

@@ -68,10 +68,11 @@ test_pool_opts_run() {
 	expect_out "pt"
 	[ ! -e reports ] || fail "--db p.db created the default 'reports' folder"
 	# --resume NAME alone takes DATA and the plan from the stored command
+	# (both runs are complete: nothing to do)
 	for cmd in repeat tune; do
 		run "$CFL" "$cmd" --resume "p${cmd:0:1}" --db p.db -q
 		expect_rc 0
-		expect_err "run 'p${cmd:0:1}' stored in 'p.db'"
+		expect_err "run 'p${cmd:0:1}' is complete; nothing to do"
 	done
 	run "$CFL" tune --resume pr --db p.db
 	expect_rc 1

@@ -247,12 +247,66 @@ static void t_repeat_then_resume(void)
 	CHECK_INT(h.start_todo, 0);
 	CHECK_INT(h.n_trial, 0);
 
+	/* complete: the study says so and changes nothing */
+	s = cfl_study_open(&p, &d, &err);
+	CHECK_MSG(s, "%s", err.msg);
+	CHECK_INT(cfl_study_complete(s), 1);
+	CHECK_INT(cfl_study_grown(s), 0);
+	{
+		struct cfl_run_info info;
+
+		CHECK(cfl_store_run_find(cfl_study_store(s), "r", &info, &err) == 0);
+		CHECK(info.status == CFL_RUN_DONE);
+		cfl_run_info_release(&info);
+	}
+	cfl_study_free(s);
+
 	/* another plan, another dataset: refused, saying which */
-	p.num_repeat = 3;
+	p.repeat.folds = 3;
 	s = cfl_study_open(&p, &d, &err);
 	CHECK(s == NULL);
-	CHECK_CONTAINS(err.msg, "cannot resume run 'r': it was started with another plan");
+	CHECK_CONTAINS(err.msg, "cannot resume run 'r': it was started with another plan "
+		       "(folds '2', now '3')");
 	CHECK_CONTAINS(err.msg, "\n  cfl repeat datasets/iris.csv");
+	p.repeat.folds = 2;
+	p.num_repeat = 1;
+	s = cfl_study_open(&p, &d, &err);
+	CHECK(s == NULL);
+	CHECK_CONTAINS(err.msg, "it has --num-repeat 2; a resume can grow it, not shrink it");
+
+	/* a larger count grows it: the new repeats only, ensembles rebuilt */
+	p.num_repeat = 3;
+	p.command_line = "cfl repeat datasets/iris.csv --num-repeat 3";
+	memset(&h, 0, sizeof(h));
+	tc = run_repeat(&p, &d, &h);
+	CHECK_INT(tc.done, 12);
+	CHECK_INT(h.start_done, 8);
+	CHECK_INT(h.start_todo, 4);
+	{
+		struct cfl_store *st = cfl_store_open(t.path, CFL_STORE_READONLY, &err);
+		struct cfl_run_info info;
+		struct cfl_ensemble_row *ens;
+		size_t n_ens;
+
+		CHECK_MSG(st, "%s", err.msg);
+		CHECK(cfl_store_run_find(st, "r", &info, &err) == 0);
+		CHECK_CONTAINS(info.config, "\nnum_repeat=3\n");
+		CHECK_STR(info.command, "cfl repeat datasets/iris.csv --num-repeat 3");
+		CHECK(cfl_store_ensembles(st, info.id, &ens, &n_ens, &err) == 0);
+		CHECK_INT(n_ens, 1);
+		{
+			/* "trials a+b,c+d,...; ...": one member per (model,
+			 * repeat), its folds joined */
+			size_t n_members = 1;
+
+			for (const char *c = ens[0].members; *c && *c != ';'; c++)
+				n_members += *c == ',';
+			CHECK_INT(n_members, 6);
+		}
+		cfl_ensemble_rows_free(ens, n_ens);
+		cfl_run_info_release(&info);
+		cfl_store_close(st);
+	}
 	p.num_repeat = 2;
 	d.sha256_hex[0] = d.sha256_hex[0] == '0' ? '1' : '0';
 	s = cfl_study_open(&p, &d, &err);

@@ -125,6 +125,8 @@ static void t_lease(void)
 	cfl_params_release(&m.u.lease.params);
 }
 
+static void expect_bad(const void *buf, size_t len, const char *needle);
+
 static void t_result(void)
 {
 	struct cfl_wire_msg m, o;
@@ -171,6 +173,48 @@ static void t_result(void)
 	CHECK_STR(o.u.result.model, m.u.result.model);
 	CHECK(!memcmp(o.u.result.split[1].pred, pt, sizeof(pt)));
 	cfl_wire_msg_release(&o);
+
+	CHECK_INT(o.u.result.n_columns, 0);	/* none sent: none decoded */
+	CHECK(!o.u.result.impurity && !o.u.result.permutation);
+	cfl_wire_msg_release(&o);
+
+	/* with importance: impurity alone, then both kinds */
+	{
+		double imp[3] = { 0.5, 0.25, 0.25 }, perm[3] = { 0.1, -0.02, 0 };
+		struct cfl_buf b;
+		struct cfl_err err;
+		size_t plain;
+
+		m.u.result.n_columns = 3;
+		m.u.result.impurity = imp;
+		o = roundtrip(&m, 5, 0);
+		CHECK_INT(o.u.result.n_columns, 3);
+		CHECK(!memcmp(o.u.result.impurity, imp, sizeof(imp)));
+		CHECK(o.u.result.permutation == NULL);
+		CHECK(!memcmp(o.u.result.split[2].rows, rows, sizeof(rows)));
+		cfl_wire_msg_release(&o);
+		m.u.result.permutation = perm;
+		o = roundtrip(&m, 6, 0);
+		CHECK(!memcmp(o.u.result.impurity, imp, sizeof(imp)));
+		CHECK(!memcmp(o.u.result.permutation, perm, sizeof(perm)));
+		cfl_wire_msg_release(&o);
+		/* a count that claims more values than sent is refused */
+		cfl_buf_init(&b);
+		m.u.result.permutation = NULL;
+		m.u.result.n_columns = 0;
+		CHECK(cfl_wire_encode(&b, 7, 0, &m, &err) == 0);
+		plain = b.len;
+		cfl_buf_release(&b);
+		cfl_buf_init(&b);
+		m.u.result.n_columns = 3;
+		CHECK(cfl_wire_encode(&b, 7, 0, &m, &err) == 0);
+		CHECK_INT(b.len, plain + 5 + 3 * 8);
+		b.data[plain] = 4;	/* 4 columns, 3 values */
+		expect_bad(b.data, b.len, "importance out of range");
+		cfl_buf_release(&b);
+		m.u.result.n_columns = 0;
+		m.u.result.impurity = NULL;
+	}
 
 	/* a model error */
 	cfl_wire_msg_init(&m, CFL_WIRE_RESULT);
