@@ -268,12 +268,14 @@ static void on_study_event(const struct cfl_study_event *ev, void *ctx)
 /* ---- the leaderboard ---- */
 
 static int print_summary(struct cfl_store *st, int64_t run_id, int timed_out,
-			 struct cfl_err *err)
+			 const char *metric, struct cfl_err *err)
 {
 	struct cfl_study_auto_summary sum;
 
 	if (cfl_study_auto_summary(st, run_id, &sum, err))
 		return -1;
+	if (!sum.metric[0])	/* nothing stored a metric */
+		snprintf(sum.metric, sizeof(sum.metric), "%s", metric);
 	printf("Leaderboard (by %s out of fold on the training part, then on the "
 	       "validation part; the test part chose nothing)\n", sum.metric);
 	printf("%-4s  %-22s  %-8s  %10s  %10s  %10s  %6s  %9s\n", "rank", "entry", "kind",
@@ -443,7 +445,7 @@ int cmd_auto(int argc, char **argv)
 		goto done_sig;
 	}
 	r = print_summary(cfl_study_store(study), cfl_study_run_id(study),
-			  cfl_study_timed_out(study), &err);
+			  cfl_study_timed_out(study), sh.metric, &err);
 	if (r < 0) {
 		cli_fail(&err);
 		goto done_sig;

@@ -11,8 +11,8 @@
  * small reserve for the ensembles.  A candidate
  * still running when its family's share ends is cancelled (a failed trial,
  * "cancelled"), unless the family has no score yet (its defaults always
- * run, and may take the time the bags of the families searched before do
- * not need); bags still running at
+ * run, for up to the family's fair share of all the time left, as long as
+ * the bags of the families searched before still fit); bags still running at
  * the limit are interrupted (run again by --resume).  Asks and tells follow
  * tune's rule (one more ask each time the oldest in flight is told), so
  * --resume replays the stored candidates and goes on from them.
@@ -282,10 +282,13 @@ static int search_family(struct cfl_study *s, size_t f, double family_end,
 	struct cfl_search_opts so;
 	struct cfl_search *search;
 	size_t told = a->n, slots;
+	double fair_end;
 	int exhausted = 0, asked_defaults = 0, rc = 0;
 	const struct cfl_pool_opts *po = cfl_pool_opts(s->pool);
 
 	slots = po->n_local ? po->n_local : 1;
+	fair_end = cfl_now() + (s->deadline - cfl_now()) /
+				       (double)(p->autop.n_models - f);
 	cfl_search_opts_init(&so);
 	so.method = CFL_SEARCH_BO;
 	so.seed = cfl_seed_derive(p->data.seed, p->autop.models[f], 0);
@@ -341,9 +344,12 @@ static int search_family(struct cfl_study *s, size_t f, double family_end,
 			continue;
 		}
 		/* the share is over: cancel what runs, once the family has a
-		 * score (else wait for one while the bags of the families
-		 * before still fit) */
+		 * score (else wait for one for the family's fair share of all
+		 * the time left, while the bags of the families before still
+		 * fit) */
 		first_end = s->deadline - BAG_MARGIN * bag_seconds(s, f);
+		if (first_end > fair_end)
+			first_end = fair_end;
 		if (cfl_now() >= family_end &&
 		    (a->best[f] >= 0 || cfl_now() >= first_end)) {
 			for (size_t k = told; k < a->n; k++) {

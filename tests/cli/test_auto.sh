@@ -70,7 +70,7 @@ test_auto_usage_errors() {
 # one run of the pool and the store: bags of each family's best, their mean
 # and stacking, ranked by validation score, within the limit
 test_auto_end_to_end() {
-	local col first
+	local col
 	run "$CFL" auto "$ROOT/datasets/wine.csv" --models linear,tree --time-limit 6 \
 		--num-jobs 2 --db a.db --name w
 	expect_rc 0
@@ -106,11 +106,6 @@ test_auto_end_to_end() {
 	[ "$(sqlite3 a.db "select count(distinct m.ensemble) from ensemble_metrics m where m.split = 'oof' and m.value is not null")" = 4 ] ||
 		fail "out-of-fold scores not stored"
 	expect_run_seconds a.db 6.5
-	# cfl runs names the leaderboard's first entry as the run's best
-	first=$(awk '/^Leaderboard/ {on = 1; next} on && /^1 / {print $2; exit}' <<<"$out")
-	run "$CFL" runs --db a.db --width 200
-	expect_rc 0
-	expect_out "$first acc"
 }
 
 # a model that never returns: the search waits for a first score until its
@@ -132,12 +127,14 @@ test_auto_time_limit_with_hanging_trials() {
 # candidates, and the ensembles are built again over the bags
 test_auto_resume() {
 	local n1 n2 done1 kept
-	run "$CFL" auto "$ROOT/datasets/iris.csv" --models linear,tree --time-limit 3 \
+	run "$CFL" auto "$ROOT/datasets/iris.csv" --models linear,tree --time-limit 4 \
 		--num-jobs 2 --db r.db --name r
 	expect_rc 0
 	n1=$(sqlite3 r.db "select count(*) from candidates")
 	done1=$(sqlite3 r.db "select group_concat(id || ':' || finished, ',') from trials where status = 'done'")
-	run "$CFL" auto --resume r --db r.db --time-limit 3 --num-jobs 2
+	# the replay asks the search again for each stored candidate: more
+	# time than the first run had, so it can go beyond them under load
+	run "$CFL" auto --resume r --db r.db --time-limit 12 --num-jobs 2
 	expect_rc 0
 	expect_err "resuming"
 	expect_out "Leaderboard"
