@@ -326,7 +326,9 @@ int cmd_train(int argc, char **argv)
 		return cli_usage_error("train", "--metrics: %s", err.msg);
 	}
 	{
-		/* a validation part only when the model stops early on it */
+		/* a validation part only when the model stops early on it, or
+		 * --importance of a model without impurity importance needs it
+		 * for permutation importance */
 		struct cfl_study_plan sp;
 
 		cfl_study_plan_init(&sp);
@@ -336,6 +338,7 @@ int cmd_train(int argc, char **argv)
 		sp.repeat.models[0] = ops->name;
 		sp.repeat.params[0] = params;	/* read only */
 		sp.repeat.ensembles = "none";
+		sp.repeat.importance = top >= 0 && !ops->importance;
 		cfl_study_plan_settle_valid(&sp, valid_why, sizeof(valid_why));
 		o = sp.data;
 	}

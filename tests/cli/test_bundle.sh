@@ -152,9 +152,17 @@ test_bundle_resume_keeps_save() {
 	grep -q '^save=m.cfl$' <<<"$(sqlite3 r.db "select config from runs")" ||
 		fail "no save key: $(sqlite3 r.db 'select config from runs')"
 	rm m.cfl
+	# a complete run resumed changes nothing, the bundle file included
 	run "$CFL" repeat --resume r --db r.db -q
 	expect_rc 0
+	[ -e m.cfl ] && fail "a complete run's resume wrote the bundle again"
+	# grown by a repeat, it writes the bundle it kept in its plan
+	run "$CFL" repeat --resume r --num-repeat 3 --db r.db -q
+	expect_rc 0
 	[ -s m.cfl ] || fail "resume wrote no bundle: $err"
+	run "$CFL" predict m.cfl --list
+	expect_rc 0
+	expect_out "linear#2"
 	run "$CFL" repeat train.csv --models linear --num-repeat 2 --save other.cfl \
 		--db r.db --resume r -q
 	expect_rc 1
