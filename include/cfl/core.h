@@ -61,6 +61,11 @@ int cfl_buf_vprintf(struct cfl_buf *b, const char *fmt, va_list ap);
 int cfl_buf_doubles(struct cfl_buf *b, const double *v, size_t n);
 int cfl_buf_floats(struct cfl_buf *b, const float *v, size_t n);
 
+/* The length of the JSON number literal (RFC 8259:
+ * -?(0|[1-9][0-9]*)(.[0-9]+)?([eE][+-]?[0-9]+)?) at the start of s, or 0
+ * when s does not start with one.  s is a whole number when s[len] is 0. */
+size_t cfl_json_number_len(const char *s);
+
 /* Reads a whole file into b (replacing its contents).  Returns 0, or -1 with
  * "cannot read 'path': strerror" in err. */
 int cfl_buf_read_file(struct cfl_buf *b, const char *path, struct cfl_err *err);

@@ -182,3 +182,35 @@ int cfl_write_file_atomic(const char *path, const void *data, size_t len,
 	cfl_buf_release(&tmp);
 	return 0;
 }
+
+size_t cfl_json_number_len(const char *s)
+{
+	const char *p = s;
+
+	if (*p == '-')
+		p++;
+	if (*p == '0')
+		p++;
+	else if (*p >= '1' && *p <= '9')
+		while (*p >= '0' && *p <= '9')
+			p++;
+	else
+		return 0;
+	if (*p == '.') {
+		if (!(p[1] >= '0' && p[1] <= '9'))
+			return 0;
+		p++;
+		while (*p >= '0' && *p <= '9')
+			p++;
+	}
+	if (*p == 'e' || *p == 'E') {
+		p++;
+		if (*p == '+' || *p == '-')
+			p++;
+		if (!(*p >= '0' && *p <= '9'))
+			return 0;
+		while (*p >= '0' && *p <= '9')
+			p++;
+	}
+	return (size_t)(p - s);
+}

@@ -36,36 +36,12 @@ static int put_double(struct cfl_buf *b, double v)
 	return cfl_buf_puts(b, s);
 }
 
-/* A JSON number literal (as the store writes numbers in params). */
+/* A whole JSON number literal (as the store writes numbers in params). */
 static int is_json_number(const char *s)
 {
-	const char *p = s;
+	size_t n = cfl_json_number_len(s);
 
-	if (*p == '-')
-		p++;
-	if (*p == '0')
-		p++;
-	else if (*p >= '1' && *p <= '9')
-		while (*p >= '0' && *p <= '9')
-			p++;
-	else
-		return 0;
-	if (*p == '.') {
-		if (!(p[1] >= '0' && p[1] <= '9'))
-			return 0;
-		for (p++; *p >= '0' && *p <= '9'; p++)
-			;
-	}
-	if (*p == 'e' || *p == 'E') {
-		p++;
-		if (*p == '+' || *p == '-')
-			p++;
-		if (!(*p >= '0' && *p <= '9'))
-			return 0;
-		while (*p >= '0' && *p <= '9')
-			p++;
-	}
-	return !*p;
+	return n && !s[n];
 }
 
 static int json_string(struct cfl_buf *b, const char *s)

@@ -14,39 +14,6 @@
 
 /* ---- store: parameters as JSON ---- */
 
-/* A JSON number (RFC 8259): -?(0|[1-9][0-9]*)(.[0-9]+)?([eE][+-]?[0-9]+)? */
-static size_t number_len(const char *s)
-{
-	const char *p = s;
-
-	if (*p == '-')
-		p++;
-	if (*p == '0')
-		p++;
-	else if (*p >= '1' && *p <= '9')
-		while (*p >= '0' && *p <= '9')
-			p++;
-	else
-		return 0;
-	if (*p == '.') {
-		if (!(p[1] >= '0' && p[1] <= '9'))
-			return 0;
-		p++;
-		while (*p >= '0' && *p <= '9')
-			p++;
-	}
-	if (*p == 'e' || *p == 'E') {
-		p++;
-		if (*p == '+' || *p == '-')
-			p++;
-		if (!(*p >= '0' && *p <= '9'))
-			return 0;
-		while (*p >= '0' && *p <= '9')
-			p++;
-	}
-	return (size_t)(p - s);
-}
-
 static int put_string(struct cfl_buf *b, const char *s)
 {
 	int rc = cfl_buf_puts(b, "\"");
@@ -83,7 +50,7 @@ int cfl_store_params_json(const struct cfl_params *params, struct cfl_buf *b,
 	rc |= cfl_buf_puts(b, "{");
 	for (size_t i = 0; !rc && i < sorted.n; i++) {
 		const char *v = sorted.kv[i].value ? sorted.kv[i].value : "";
-		size_t n = number_len(v);
+		size_t n = cfl_json_number_len(v);
 
 		rc |= (i && cfl_buf_puts(b, ",")) || put_string(b, sorted.kv[i].key) ||
 		      cfl_buf_puts(b, ":");
@@ -224,7 +191,7 @@ int cfl_store_params_parse_json(const char *json, struct cfl_params *out,
 		if (*p == '"') {
 			if (get_string(&p, &val))
 				goto bad;
-		} else if ((n = number_len(p)) ||
+		} else if ((n = cfl_json_number_len(p)) ||
 			   (n = !strncmp(p, "true", 4) ? 4 :
 				!strncmp(p, "false", 5) ? 5 : 0)) {
 			if (cfl_buf_printf(&val, "%.*s", (int)n, p))
