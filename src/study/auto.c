@@ -661,8 +661,9 @@ int cfl_study_auto_summary(struct cfl_store *st, int64_t run_id,
 				r->test = mt[i].value;
 		members_time(ens[e].members, tr, n_tr, &r->seconds, &r->n_trials);
 	}
-	qsort(out->rows, out->n_rows, sizeof(*out->rows),
-	      out->sign > 0 ? by_valid_max : by_valid_min);
+	if (out->n_rows)	/* no ensemble: rows is NULL, which qsort may not take */
+		qsort(out->rows, out->n_rows, sizeof(*out->rows),
+		      out->sign > 0 ? by_valid_max : by_valid_min);
 
 	/* the families, in the order their first candidate was stored */
 	if (n_cands && !(out->families = cfl_calloc(n_cands, sizeof(*out->families), err)))
