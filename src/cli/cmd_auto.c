@@ -276,16 +276,24 @@ static int print_summary(struct cfl_store *st, int64_t run_id, int timed_out,
 		return -1;
 	if (!sum.metric[0])	/* nothing stored a metric */
 		snprintf(sum.metric, sizeof(sum.metric), "%s", metric);
-	printf("Leaderboard (by %s out of fold on the training part, then on the "
-	       "validation part; the test part chose nothing)\n", sum.metric);
-	printf("%-4s  %-22s  %-8s  %10s  %10s  %10s  %6s  %9s\n", "rank", "entry", "kind",
-	       "oof", "valid", "test", "trials", "seconds");
-	for (size_t i = 0; i < sum.n_rows; i++) {
-		const struct cfl_study_auto_row *r = &sum.rows[i];
+	/* fits 80 columns: the entry column as wide as its longest name */
+	{
+		int w = 5;
 
-		printf("%-4zu  %-22s  %-8s  %10.6f  %10.6f  %10.6f  %6zu  %9.3f\n", i + 1,
-		       r->name, strcmp(r->method, "bag") ? "ensemble" : "bag", r->cv,
-		       r->valid, r->test, r->n_trials, r->seconds);
+		for (size_t i = 0; i < sum.n_rows; i++)
+			if ((int)strlen(sum.rows[i].name) > w)
+				w = (int)strlen(sum.rows[i].name);
+		printf("Leaderboard by %s: out of fold on train, then on valid (test chose "
+		       "nothing)\n", sum.metric);
+		printf("%-4s %-*s %-8s %9s %9s %9s %6s %8s\n", "rank", w, "entry", "kind",
+		       "oof", "valid", "test", "trials", "seconds");
+		for (size_t i = 0; i < sum.n_rows; i++) {
+			const struct cfl_study_auto_row *r = &sum.rows[i];
+
+			printf("%-4zu %-*s %-8s %9.6f %9.6f %9.6f %6zu %8.3f\n", i + 1, w,
+			       r->name, strcmp(r->method, "bag") ? "ensemble" : "bag", r->cv,
+			       r->valid, r->test, r->n_trials, r->seconds);
+		}
 	}
 	if (!sum.n_rows)
 		printf("(no model finished its folds)\n");

@@ -34,6 +34,23 @@ static void usage(FILE *f)
 		   "  cfl predict iris.cfl datasets/iris.csv --list\n");
 }
 
+/* One item of a row's members or scores after the row's columns (37
+ * wide), wrapped to the next line under them past 80 columns. */
+#define ROW_INDENT 37
+#define ROW_WIDTH 80
+
+static void put_item(FILE *f, size_t *col, const char *text)
+{
+	size_t len = strlen(text);
+
+	if (*col > ROW_INDENT && *col + 1 + len > ROW_WIDTH) {
+		fprintf(f, "\n%*s", ROW_INDENT, "");
+		*col = ROW_INDENT;
+	}
+	fprintf(f, " %s", text);
+	*col += 1 + len;
+}
+
 void cli_bundle_list(FILE *f, const struct cfl_bundle *b, const char *only)
 {
 	fprintf(f, "bundle of %s run '%s' (cfl %s) on '%s'\n"
@@ -43,29 +60,41 @@ void cli_bundle_list(FILE *f, const struct cfl_bundle *b, const char *only)
 	fprintf(f, "  %-16s %-8s %-8s %s\n", "row", "kind", "method", "members / scores");
 	for (size_t i = 0; i < b->n_rows; i++) {
 		const struct cfl_bundle_row *r = &b->rows[i];
+		char item[160];
+		size_t col, n;
 
 		if (only && strcmp(only, r->name))
 			continue;
-		fprintf(f, "%c %-16s %-8s %-8s ", strcmp(r->name, b->recommended) ? ' ' : '*',
+		fprintf(f, "%c %-16s %-8s %-8s", strcmp(r->name, b->recommended) ? ' ' : '*',
 			r->name, r->kind, cfl_bundle_method_name(r->method));
+		col = ROW_INDENT;
 		for (size_t j = 0; j < r->n_members; j++) {
 			const struct cfl_bundle_member *m = &r->members[j];
 
-			fputs(j ? ", " : "", f);
-			for (size_t k = 0; k < m->n_models; k++)
-				fprintf(f, "%s%zu", k ? "+" : "", m->models[k] + 1);
+			n = 0;
+			for (size_t k = 0; k < m->n_models && n < sizeof(item) - 24; k++)
+				n += (size_t)snprintf(item + n, sizeof(item) - n, "%s%zu",
+						      k ? "+" : "", m->models[k] + 1);
 			if (!isnan(m->weight))
-				fprintf(f, " x%.6g", m->weight);
+				n += (size_t)snprintf(item + n, sizeof(item) - n, " x%.6g",
+						      m->weight);
+			snprintf(item + n, sizeof(item) - n, "%s",
+				 j + 1 < r->n_members ? "," : "");
+			put_item(f, &col, item);
 		}
 		fputc('\n', f);
 		if (r->n_scores) {
-			fprintf(f, "  %-16s %-8s %-8s", "", "", "");
+			fprintf(f, "%*s", ROW_INDENT, "");
+			col = ROW_INDENT;
 			for (size_t j = 0; j < r->n_scores; j++) {
 				const struct cfl_bundle_score *s = &r->scores[j];
 
-				fprintf(f, " %s %s %.6g", s->split, s->metric, s->value);
-				if (!isnan(s->std) && s->std > 0)
-					fprintf(f, "+-%.3g", s->std);
+				n = (size_t)snprintf(item, sizeof(item), "%s %s %.6g",
+						     s->split, s->metric, s->value);
+				/* a spread of equal figures is rounding, not one */
+				if (!isnan(s->std) && s->std > 1e-12 * fabs(s->value))
+					snprintf(item + n, sizeof(item) - n, "+-%.3g", s->std);
+				put_item(f, &col, item);
 			}
 			fputc('\n', f);
 		}
