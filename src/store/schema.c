@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 
 /* ---- store: the schema ---- */
 
@@ -506,6 +507,28 @@ static int migrate_for_reader(const char *path, struct cfl_err *err)
 	return 0;
 }
 
+/* WAL mode for a read-write handle.  Switching a new file to WAL takes an
+ * exclusive lock; when a second cfl opening the same new file holds the
+ * write lock at that moment, SQLite answers "database is locked" at once
+ * (the busy handler would deadlock), so the switch is tried again for up
+ * to the busy timeout. */
+static int set_wal(struct cfl_store *st, struct cfl_err *err)
+{
+	double until = cfl_now() + 10.0;
+
+	for (;;) {
+		struct timespec nap = { 0, 10 * 1000 * 1000 };
+
+		if (!cfl_store_exec(st, "PRAGMA journal_mode = WAL; "
+				    "PRAGMA synchronous = NORMAL;", err))
+			return 0;
+		if ((sqlite3_errcode(st->db) & 0xff) != SQLITE_BUSY ||
+		    cfl_now() > until)
+			return -1;
+		nanosleep(&nap, NULL);
+	}
+}
+
 /* cfl_store_open; migrated: a read-only open after migrate_for_reader,
  * which must find the current schema. */
 static struct cfl_store *store_open(const char *path, enum cfl_store_mode mode,
@@ -551,9 +574,7 @@ static struct cfl_store *store_open(const char *path, enum cfl_store_mode mode,
 	/* WAL: readers never block the writer; synchronous=NORMAL keeps every
 	 * commit safe from a crash or kill -9 of cfl (only a power loss may
 	 * drop the last commits), at a fraction of FULL's fsync cost. */
-	if (!st->readonly &&
-	    cfl_store_exec(st, "PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL;",
-		 err))
+	if (!st->readonly && set_wal(st, err))
 		goto fail;
 	if (cfl_store_exec(st, "PRAGMA foreign_keys = ON;", err))
 		goto fail;
