@@ -38,6 +38,12 @@ int cmd_worker(int argc, char **argv);
 int cmd_bundle(int argc, char **argv);
 
 /* Prints "cfl CMD: msg" and "Try 'cfl CMD --help'." to stderr; returns 2. */
+/* The default search space of a model: params/MODEL.params here, next to
+ * the binary (a build tree), or where `make install` puts it; written into
+ * buf (cap bytes), which is returned (params/MODEL.params when none is
+ * readable, so the error names it). */
+const char *cli_default_params(const char *model, char *buf, size_t cap);
+
 int cli_usage_error(const char *cmd, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 /* Prints "cfl: msg" (the struct cfl_err text) to stderr; returns 1. */

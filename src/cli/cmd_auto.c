@@ -191,33 +191,9 @@ static int parse_args(struct plan *pl, int argc, char **argv)
 	return parse_models(pl, models ? models : DEFAULT_MODELS, models != NULL);
 }
 
-/* The default space of a model: params/MODEL.params here, next to the
- * binary (a build tree), or where `make install` puts it (as cfl tune). */
 static const char *default_params(struct plan *pl, const char *model)
 {
-	static const char *const dirs[] = { "params", "@/params", "@/../share/cfl/params",
-					    "/usr/local/share/cfl/params",
-					    "/usr/share/cfl/params" };
-	char exe[512];
-	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
-
-	exe[n > 0 ? n : 0] = '\0';
-	if (strrchr(exe, '/'))
-		*strrchr(exe, '/') = '\0';
-	for (size_t i = 0; i < sizeof(dirs) / sizeof(dirs[0]); i++) {
-		if (dirs[i][0] != '@')
-			snprintf(pl->params_buf, sizeof(pl->params_buf), "%s/%.64s.params",
-				 dirs[i], model);
-		else if (exe[0])
-			snprintf(pl->params_buf, sizeof(pl->params_buf), "%.400s%s/%.64s.params",
-				 exe, dirs[i] + 1, model);
-		else
-			continue;
-		if (access(pl->params_buf, R_OK) == 0)
-			return pl->params_buf;
-	}
-	snprintf(pl->params_buf, sizeof(pl->params_buf), "params/%s.params", model);
-	return pl->params_buf;
+	return cli_default_params(model, pl->params_buf, sizeof(pl->params_buf));
 }
 
 /* ---- progress ---- */

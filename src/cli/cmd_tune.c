@@ -300,37 +300,10 @@ static int parse_args(struct plan *pl, int argc, char **argv)
 	return 0;
 }
 
-/* The default space of a model: params/MODEL.params here, next to the
- * binary (a build tree), or where `make install` puts it. */
 static const char *default_params(struct plan *pl)
 {
-	/* "@" is the folder of the cfl binary: a checkout (./params beside
-	 * ./cfl) or an install under any PREFIX (PREFIX/bin/cfl finds
-	 * PREFIX/share/cfl/params), then the usual prefixes. */
-	static const char *const dirs[] = { "params", "@/params", "@/../share/cfl/params",
-					    "/usr/local/share/cfl/params",
-					    "/usr/share/cfl/params" };
-	char exe[512];
-	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
-
-	exe[n > 0 ? n : 0] = '\0';
-	if (strrchr(exe, '/'))
-		*strrchr(exe, '/') = '\0';
-	for (size_t i = 0; i < sizeof(dirs) / sizeof(dirs[0]); i++) {
-		if (dirs[i][0] != '@')
-			snprintf(pl->params_buf, sizeof(pl->params_buf), "%s/%.64s.params",
-				 dirs[i], pl->sp.tune.model);
-		else if (exe[0])
-			snprintf(pl->params_buf, sizeof(pl->params_buf), "%.400s%s/%.64s.params",
-				 exe, dirs[i] + 1, pl->sp.tune.model);
-		else
-			continue;
-		if (access(pl->params_buf, R_OK) == 0)
-			return pl->params_buf;
-	}
-	snprintf(pl->params_buf, sizeof(pl->params_buf), "params/%s.params",
-		 pl->sp.tune.model);
-	return pl->params_buf;
+	return cli_default_params(pl->sp.tune.model, pl->params_buf,
+				  sizeof(pl->params_buf));
 }
 
 /* ---- the study's events ---- */
