@@ -158,7 +158,7 @@ test_auto_old_database_is_migrated_for_auto_runs() {
 	cp "$ROOT/tests/golden/v1/cfl.db" old.db || fail "no v1 fixture"
 	sqlite3 old.db "select sql from sqlite_master where name = 'runs'" | grep -q "'auto'" &&
 		fail "the fixture already takes auto runs"
-	run "$CFL" auto "$ROOT/datasets/iris.csv" --models linear --time-limit 2 --db old.db --name a
+	run "$CFL" auto "$ROOT/datasets/iris.csv" --models linear --time-limit 6 --db old.db --name a
 	expect_rc 0
 	[ "$(sqlite3 old.db "select group_concat(name || ':' || kind, ' ') from runs")" = \
 	  "v1-tune:tune v1-repeat:repeat a:auto" ] || fail "runs: $(sqlite3 old.db 'select name, kind from runs')"
