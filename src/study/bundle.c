@@ -2,7 +2,8 @@
  * Bundles from the store, and their rows applied to data (cfl/bundle.h).
  * Building: every done trial's kept model with the run's encoder put back,
  * a row per model (its repeats' mean), per model repeat, per stored
- * ensemble.  The ensembles are fitted again from the stored predictions
+ * ensemble (auto: the fold models of its finished bags, a row per bag and
+ * per ensemble of the bags: its leaderboard).  The ensembles are fitted again from the stored predictions
  * (the same members, labels and code as the run) and must give the stored
  * predictions bit for bit: the weights the bundle keeps are then exactly
  * the run's, never a rounded copy of the members text.  Applying: each
