@@ -265,6 +265,7 @@ int cfl_bundle_check_path(const char *path, struct cfl_err *err)
 	if ((size_t)snprintf(tmp, sizeof(tmp), "%s.tmp-%ld", path,
 			     (long)getpid()) >= sizeof(tmp))
 		return cfl_err_set(err, "bundle path '%s' too long", path);
+	unlink(tmp);	/* a crashed run's, as cfl_bundle_write does */
 	fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL, 0666);
 	if (fd < 0)
 		return cfl_err_set(err, "cannot write bundle '%s': %s", path,
