@@ -29,7 +29,7 @@
 /* A score the run recorded for a row: the mean over its trials (model and
  * repeat rows), or the ensemble's value. */
 struct cfl_bundle_score {
-	char split[8];		/* "valid" or "test" */
+	char split[8];		/* "valid", "test" or (auto) "oof" */
 	char metric[32];
 	double value;		/* NaN: undefined */
 	double std;		/* population std over the row's trials; 0 for
@@ -55,7 +55,8 @@ enum cfl_bundle_method {
 struct cfl_bundle_row {
 	char *name;		/* "fcnn", "fcnn#2", "stacking", "best" */
 	char *kind;		/* "model" (a model's repeats), "repeat" (one
-				 * of them), "ensemble" */
+				 * of them), "bag" (auto: a candidate's fold
+				 * models), "ensemble" */
 	enum cfl_bundle_method method;
 	size_t n_members;
 	struct cfl_bundle_member *members;
@@ -137,6 +138,25 @@ int cfl_bundle_build_tune(struct cfl_store *st, int64_t run_id,
 			  const struct cfl_data *d, int64_t cand_id,
 			  int first_refit, struct cfl_bundle *b /* OUT */,
 			  struct cfl_err *err);
+
+/* The bundle of auto run run_id: a row per leaderboard entry
+ * (cfl_study_auto_summary), each fitted again from the stored predictions
+ * and checked bit for bit as for repeat: a row of kind "bag" per bag whose
+ * folds all finished ("MODEL:HEX", the mean of its fold models, which must
+ * have been kept), and a row of kind "ensemble" per ensemble of the bags
+ * ("mean", "stacking": its bags with their weights).  Scores: valid, test
+ * and oof.  The default row is the leaderboard's rank 1.  0, or -1 with
+ * err (b empty): no bag finished ("... nothing to bundle"), a fold model
+ * not kept. */
+int cfl_bundle_build_auto(struct cfl_store *st, int64_t run_id,
+			  const struct cfl_data *d, struct cfl_bundle *b /* OUT */,
+			  struct cfl_err *err);
+
+/* Whether a bundle can be written at path, checked before a run trains:
+ * a file can be created next to it (as cfl_bundle_write's temporary) and
+ * path is not a folder.  Creates nothing that stays.  0, or -1 with err
+ * ("cannot write bundle 'x': No such file or directory"). */
+int cfl_bundle_check_path(const char *path, struct cfl_err *err);
 
 /* cfl_bundle_read, then parses the encoder and every model (each model's
  * shape must be the encoder's).  0, or -1 with err (b empty). */

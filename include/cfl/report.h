@@ -139,7 +139,9 @@ int cfl_table_from_run(struct cfl_table *t, struct cfl_store *st,
 /* What a run prints as its results, rendered from the store in fmt (so
  * `cfl report` prints exactly what the run printed): for a repeat run the
  * test table with one row per model then one per ensemble; for a tune run
- * cfl_report_tune (candidates by 8-hex id on validation, ...).  Appends to
+ * cfl_report_tune (candidates by 8-hex id on validation, ...); for an auto
+ * run in the text formats cfl_report_auto (its leaderboard; md, csv and
+ * json: the table of its trials on test, as a repeat's).  Appends to
  * out.  In the text formats (text, compact) then the run's feature
  * importance (cfl_report_feature_importance; tune: the best candidate's).
  * 0, or -1 with err (database error, unknown metric, allocation). */
@@ -162,6 +164,15 @@ int cfl_report_run_styled(struct cfl_store *st, const struct cfl_run_info *run,
 int cfl_report_feature_importance(struct cfl_store *st, int64_t run_id,
 				  int64_t cand_id, size_t width,
 				  struct cfl_buf *out, struct cfl_err *err);
+
+/* The report of an auto run (auto_report.c), text only: the leaderboard
+ * (rank, entry, kind, oof, valid, test, trials, seconds; "(no model
+ * finished its folds)" when empty), the search of each model family, and a
+ * line when the time limit left fold trials unfinished.  cfl_report_run
+ * gives it for auto runs in the text formats.  Appends to out.  0, or -1
+ * with err. */
+int cfl_report_auto(struct cfl_store *st, const struct cfl_run_info *run,
+		    struct cfl_buf *out, struct cfl_err *err);
 
 /* The report of a tune run (tune_report.c): the validation table of the
  * candidates (repeats below the run's num_repeat; the refit's seeds are

@@ -84,6 +84,9 @@ struct cfl_study_auto_plan {
 							 * model's; the caller's */
 	int folds;			/* K >= 2 */
 	enum cfl_metric_id metric;	/* ranks candidates and the leaderboard */
+	const char *save;	/* --save: the bundle of the leaderboard to
+				 * write at the end; the fold trials then keep
+				 * their models; NULL: none */
 };
 
 struct cfl_study_plan {
@@ -298,9 +301,12 @@ int cfl_study_tune_save_best(struct cfl_study *s, const char *path,
 /* Writes the bundle of a finished run (cfl/bundle.h) to path: for repeat
  * every done trial's model, a row per model, per model repeat and per
  * ensemble; for tune (after cfl_study_tune) the refit of the best: a row
- * "best" (the mean of the refit seeds) and one per refit ("best#0", ...).
+ * "best" (the mean of the refit seeds) and one per refit ("best#0", ...);
+ * for auto (after cfl_study_finish) a row per leaderboard entry (each bag
+ * and each ensemble of the bags), the leaderboard's rank 1 the default.
  * 0, or -1 with err (a trial without its kept model: the run was not
- * started with --save; a tune of a command; a write error). */
+ * started with --save; a tune of a command; an auto run with no finished
+ * bag; a write error). */
 int cfl_study_save_bundle(struct cfl_study *s, const char *path,
 			  struct cfl_err *err);
 
@@ -357,6 +363,9 @@ struct cfl_study_auto_family {
 struct cfl_study_auto_summary {
 	char metric[32];	/* the ranking metric */
 	int sign;
+	size_t n_unfinished;	/* fold trials the time limit left
+				 * interrupted or not started: their bags
+				 * are not ranked */
 	size_t n_rows;
 	struct cfl_study_auto_row *rows;	/* best cv first (then valid) */
 	size_t n_families;

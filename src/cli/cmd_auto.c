@@ -2,10 +2,11 @@
  * `cfl auto`: the whole job in one command within a time limit -- tune each
  * model family on the validation part, bag the best of each with --folds,
  * ensemble the bags on their out-of-fold predictions -- and print a
- * leaderboard sorted by validation score.  A thin driver over the study
- * (cfl_study_auto): this file parses options into a plan, loads each
- * family's search space, shows the study's events and prints the
- * leaderboard read back from the store.
+ * leaderboard sorted by validation score, with --save as a bundle.  A thin
+ * driver over the study (cfl_study_auto): this file parses options into a
+ * plan, loads each family's search space, shows the study's events and
+ * prints the leaderboard rendered from the store (cfl_report_run, as `cfl
+ * report` does).
  */
 #include "cli.h"
 #include "pool_opts.h"
@@ -19,7 +20,9 @@
 
 #include "cfl/hpo.h"
 #include "cfl/metrics.h"
+#include "cfl/bundle.h"
 #include "cfl/model.h"
+#include "cfl/report.h"
 #include "cfl/run.h"
 #include "cfl/store.h"
 #include "cfl/study.h"
@@ -29,6 +32,7 @@ enum {
 	OPT_TIME_LIMIT,
 	OPT_FOLDS,
 	OPT_METRIC,
+	OPT_SAVE,
 };
 
 #define DEFAULT_MODELS "fcnn,linear,tree,forest,gbdt"
@@ -46,7 +50,9 @@ static void usage(FILE *f)
 		"--folds folds (out-of-fold predictions), and combines them (mean, and\n"
 		"stacking: non-negative weights summing to one fitted on the out-of-fold\n"
 		"predictions).  Prints a leaderboard sorted by the validation score, with\n"
-		"the test score (never used to choose) and the seconds each entry took.\n\n"
+		"the test score (never used to choose) and the seconds each entry took.\n"
+		"With --save, every entry of the leaderboard goes into one bundle file\n"
+		"for cfl predict (its default row: the leaderboard's rank 1).\n\n"
 		"Options:\n"
 		"  --time-limit SEC         the whole run's time [60]\n"
 		"  --models LIST            the model families [" DEFAULT_MODELS ",\n"
@@ -54,6 +60,9 @@ static void usage(FILE *f)
 		"  --folds K                folds of each family's best [5]\n"
 		"  --metric NAME            ranks candidates and the leaderboard [acc;\n"
 		"                           regression: mse]\n"
+		"  --save FILE              keep the bags' fold models and write the\n"
+		"                           leaderboard as a bundle FILE (rows: each bag\n"
+		"                           MODEL:HEX, mean, stacking) [none]\n"
 		CLI_POOL_HELP_NUM_JOBS
 		CLI_POOL_HELP_DB_NAME("auto")
 		"  --resume NAME            continue the run NAME with a new time limit:\n"
@@ -69,6 +78,7 @@ static void usage(FILE *f)
 		"Examples:\n"
 		"  cfl auto datasets/breast_cancer.csv\n"
 		"  cfl auto datasets/wine.csv --time-limit 30 --models linear,gbdt\n"
+		"  cfl auto datasets/iris.csv --save iris-auto.cfl\n"
 		"  cfl auto train.csv --test test.csv --time-limit 300 --name night\n"
 		"  cfl auto --resume night --time-limit 120\n",
 		cores > 0 ? cores : 1, cli_data_help);
@@ -131,6 +141,7 @@ static int parse_args(struct plan *pl, int argc, char **argv)
 		{ "time-limit", required_argument, 0, OPT_TIME_LIMIT },
 		{ "folds", required_argument, 0, OPT_FOLDS },
 		{ "metric", required_argument, 0, OPT_METRIC },
+		{ "save", required_argument, 0, OPT_SAVE },
 		CLI_POOL_LONGOPTS,
 		{ "help", no_argument, 0, 'h' },
 		{ 0, 0, 0, 0 },
@@ -168,6 +179,11 @@ static int parse_args(struct plan *pl, int argc, char **argv)
 			break;
 		case OPT_METRIC:
 			pl->metric = optarg;
+			break;
+		case OPT_SAVE:
+			if (!optarg[0])
+				return cli_usage_error("auto", "--save needs a file name");
+			pl->sp.autop.save = optarg;
 			break;
 		case 'h':
 			usage(stdout);
@@ -243,56 +259,33 @@ static void on_study_event(const struct cfl_study_event *ev, void *ctx)
 
 /* ---- the leaderboard ---- */
 
-static int print_summary(struct cfl_store *st, int64_t run_id, int timed_out,
-			 const char *metric, struct cfl_err *err)
+/* Prints the leaderboard as `cfl report` renders it.  0 when it has an
+ * entry, 1 when not, -1 with err. */
+static int print_leaderboard(struct cfl_store *st, int64_t run_id,
+			     struct cfl_err *err)
 {
 	struct cfl_study_auto_summary sum;
+	struct cfl_run_info info;
+	struct cfl_buf b;
+	int rc = -1;
 
+	memset(&info, 0, sizeof(info));
+	cfl_buf_init(&b);
 	if (cfl_study_auto_summary(st, run_id, &sum, err))
 		return -1;
-	if (!sum.metric[0])	/* nothing stored a metric */
-		snprintf(sum.metric, sizeof(sum.metric), "%s", metric);
-	/* fits 80 columns: the entry column as wide as its longest name */
-	{
-		int w = 5;
-
-		for (size_t i = 0; i < sum.n_rows; i++)
-			if ((int)strlen(sum.rows[i].name) > w)
-				w = (int)strlen(sum.rows[i].name);
-		printf("Leaderboard by %s: out of fold on train, then on valid (test chose "
-		       "nothing)\n", sum.metric);
-		printf("%-4s %-*s %-8s %9s %9s %9s %6s %8s\n", "rank", w, "entry", "kind",
-		       "oof", "valid", "test", "trials", "seconds");
-		for (size_t i = 0; i < sum.n_rows; i++) {
-			const struct cfl_study_auto_row *r = &sum.rows[i];
-
-			printf("%-4zu %-*s %-8s %9.6f %9.6f %9.6f %6zu %8.3f\n", i + 1, w,
-			       r->name, strcmp(r->method, "bag") ? "ensemble" : "bag", r->cv,
-			       r->valid, r->test, r->n_trials, r->seconds);
-		}
+	if (cfl_store_run_get(st, run_id, &info, err) ||
+	    cfl_report_run_styled(st, &info, CFL_TABLE_TEXT, NULL, &b, err))
+		goto out;
+	if (fwrite(b.data, 1, b.len, stdout) != b.len || fflush(stdout)) {
+		cfl_err_set(err, "cannot write the leaderboard to stdout");
+		goto out;
 	}
-	if (!sum.n_rows)
-		printf("(no model finished its folds)\n");
-	printf("\nSearch (candidates scored by %s on the validation part)\n", sum.metric);
-	printf("%-8s  %10s  %6s  %6s  %-8s  %12s  %9s\n", "model", "candidates", "done",
-	       "failed", "best", "best valid", "seconds");
-	for (size_t i = 0; i < sum.n_families; i++) {
-		const struct cfl_study_auto_family *f = &sum.families[i];
-
-		printf("%-8s  %10zu  %6zu  %6zu  %-8s  %12.6f  %9.3f\n", f->model,
-		       f->n_cands, f->n_done, f->n_failed,
-		       f->best_hex[0] ? f->best_hex : "-", f->best_valid, f->seconds);
-	}
-	if (timed_out)
-		printf("\nThe time limit stopped the folds still running; those bags "
-		       "are not ranked.\n");
-	fflush(stdout);
-	{
-		int ok = sum.n_rows > 0;
-
-		cfl_study_auto_summary_release(&sum);
-		return ok ? 0 : 1;
-	}
+	rc = sum.n_rows > 0 ? 0 : 1;
+out:
+	cfl_buf_release(&b);
+	cfl_run_info_release(&info);
+	cfl_study_auto_summary_release(&sum);
+	return rc;
 }
 
 /* ---- signals ---- */
@@ -363,6 +356,11 @@ int cmd_auto(int argc, char **argv)
 		rc = cli_usage_error("auto", "%s", err.msg);
 		goto done;
 	}
+	/* a bundle that cannot be written fails now, not after the run */
+	if (pl.sp.autop.save && cfl_bundle_check_path(pl.sp.autop.save, &err)) {
+		rc = cli_fail(&err);
+		goto done;
+	}
 
 	cli_catch_stop(on_signal, SA_RESTART, &old_int, &old_term);
 	if (cfl_data_load(&data, &pl.sp.data, &err)) {
@@ -428,11 +426,19 @@ int cmd_auto(int argc, char **argv)
 		cli_fail(&err);
 		goto done_sig;
 	}
-	r = print_summary(cfl_study_store(study), cfl_study_run_id(study),
-			  cfl_study_timed_out(study), sh.metric, &err);
+	r = print_leaderboard(cfl_study_store(study), cfl_study_run_id(study), &err);
 	if (r < 0) {
 		cli_fail(&err);
 		goto done_sig;
+	}
+	if (!r && pl.sp.autop.save) {
+		if (cfl_study_save_bundle(study, pl.sp.autop.save, &err)) {
+			cli_fail(&err);
+			goto done_sig;
+		}
+		fprintf(stderr, "bundle written to '%s'; apply it with:\n"
+			"  cfl predict %s DATA [--row ROW]\n", pl.sp.autop.save,
+			pl.sp.autop.save);
 	}
 	dflt = !strcmp(pl.pool.db, CFL_STORE_DEFAULT_PATH);
 	fprintf(stderr, "run '%s' stored in '%s'; give it more time with:\n"
@@ -441,6 +447,9 @@ int cmd_auto(int argc, char **argv)
 	if (r) {
 		fprintf(stderr, "cfl: no model finished its folds within the time "
 			"limit; give it a longer --time-limit\n");
+		if (pl.sp.autop.save)
+			fprintf(stderr, "cfl: no bundle written to '%s': it would "
+				"have no row\n", pl.sp.autop.save);
 		rc = CLI_FAIL;
 	} else {
 		rc = CLI_OK;

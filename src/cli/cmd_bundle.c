@@ -17,14 +17,14 @@
 static void usage(FILE *f)
 {
 	fprintf(f, "usage: cfl bundle show FILE [--row ROW]\n\n"
-		   "Lists what a bundle (written by 'cfl repeat --save' or 'cfl tune\n"
-		   "--save') holds: the run and dataset it comes from, then one line per\n"
-		   "row that 'cfl predict FILE DATA --row ROW' applies, with how it\n"
+		   "Lists what a bundle (written by 'cfl repeat --save', 'cfl tune --save'\n"
+		   "or 'cfl auto --save') holds: the run and dataset it comes from, then\n"
+		   "one line per row that 'cfl predict FILE DATA --row ROW' applies, with how it\n"
 		   "combines its members (models, or the fold models of one repeat,\n"
 		   "averaged), their weights, and the scores the run recorded (mean over\n"
 		   "the row's trials, or the ensemble's value).  The row marked '*' is the\n"
 		   "one cfl predict applies by default: the best on the first metric on\n"
-		   "the validation part.\n\n"
+		   "the validation part (an auto run's: its leaderboard's rank 1).\n\n"
 		   "Options:\n"
 		   "  --row ROW   only this row [all]\n"
 		   "  -h, --help  this help\n\n"
@@ -53,10 +53,13 @@ static void put_item(FILE *f, size_t *col, const char *text)
 
 void cli_bundle_list(FILE *f, const struct cfl_bundle *b, const char *only)
 {
+	int by_oof = !strcmp(b->kind, "auto");	/* the leaderboard's rank 1 */
+
 	fprintf(f, "bundle of %s run '%s' (cfl %s) on '%s'\n"
-		   "dataset sha256 %s\n%zu models; default row '%s' (best %s on valid)\n\n",
+		   "dataset sha256 %s\n%zu models; default row '%s' (%s %s %s)\n\n",
 		b->kind, b->run, b->cfl_version, b->dataset, b->dataset_sha256,
-		b->n_models, b->recommended, b->metric);
+		b->n_models, b->recommended, by_oof ? "rank 1 by" : "best", b->metric,
+		by_oof ? "out of fold" : "on valid");
 	fprintf(f, "  %-16s %-8s %-8s %s\n", "row", "kind", "method", "members / scores");
 	for (size_t i = 0; i < b->n_rows; i++) {
 		const struct cfl_bundle_row *r = &b->rows[i];

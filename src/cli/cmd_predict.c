@@ -26,7 +26,7 @@ static void usage(FILE *f)
 		   "       cfl predict BUNDLE DATA [--row ROW] [--proba] [-o OUT.csv]\n"
 		   "       cfl predict BUNDLE --list\n\n"
 		   "Applies MODEL (a file written by 'cfl train') or a row of BUNDLE (a file\n"
-		   "written by 'cfl repeat --save' or 'cfl tune --save') to DATA, a CSV\n"
+		   "written by 'cfl repeat/tune/auto --save') to DATA, a CSV\n"
 		   "file with the columns the model was trained on (by name, any order;\n"
 		   "others ignored).  Writes one CSV row per data row: the column\n"
 		   "'prediction' (the most probable class, or the predicted value), and with\n"
@@ -34,11 +34,13 @@ static void usage(FILE *f)
 		   "column, also prints the metrics: to stdout with -o, else to stderr.\n\n"
 		   "A bundle's rows are its run's table rows: a model ('fcnn': the mean of\n"
 		   "its repeats), one repeat ('fcnn#2'), an ensemble ('stacking', 'mean',\n"
-		   "...), tune's refit ('best').  A row's predictions on the run's own test\n"
+		   "...), tune's refit ('best'), auto's leaderboard ('linear:2ef38b55': a\n"
+		   "bag, 'mean', 'stacking').  A row's predictions on the run's own test\n"
 		   "part are the ones the run stored, bit for bit.\n\n"
 		   "Options:\n"
 		   "  --row ROW          the bundle's row to apply [the run's recommendation:\n"
-		   "                     the best on the first metric on validation]\n"
+		   "                     the best on the first metric on validation;\n"
+		   "                     auto: the leaderboard's rank 1]\n"
 		   "  --list             list the bundle's rows, members and scores (as\n"
 		   "                     'cfl bundle show'), then exit\n"
 		   "  --proba            add the class probabilities (classification\n"
@@ -201,8 +203,9 @@ int cmd_predict(int argc, char **argv)
 			return rc;
 		}
 		if (!row_name)
-			fprintf(stderr, "cfl predict: row '%s' (the run's best on validation; --row to choose)\n",
-				row->name);
+			fprintf(stderr, "cfl predict: row '%s' (the run's %s; --row to choose)\n",
+				row->name, strcmp(b.kind, "auto") ? "best on validation"
+				: "leaderboard's rank 1");
 		encp = &b.enc;
 	} else {
 		m = cfl_model_load_file(model_path, &enc, &err);

@@ -1,8 +1,9 @@
 /*
  * What a run prints as its results, rebuilt from the store: `cfl repeat`,
- * `cfl tune` and `cfl report` all render through cfl_report_run, so a
- * report printed later is byte for byte what the run printed.  Depends on
- * the store and the table (from_store.c); never prints.
+ * `cfl tune`, `cfl auto` and `cfl report` all render through
+ * cfl_report_run, so a report printed later is byte for byte what the run
+ * printed.  Depends on the store and the table (from_store.c), and for
+ * auto runs on the study's leaderboard summary; never prints.
  */
 #include "cfl/report.h"
 
@@ -28,6 +29,10 @@ int cfl_report_run_styled(struct cfl_store *st, const struct cfl_run_info *run,
 	 * test. */
 	if (run->kind == CFL_RUN_TUNE)
 		return cfl_report_tune(st, run, fmt, style, out, err);
+	/* auto: the leaderboard it printed */
+	if (run->kind == CFL_RUN_AUTO &&
+	    (fmt == CFL_TABLE_TEXT || fmt == CFL_TABLE_COMPACT))
+		return cfl_report_auto(st, run, out, err);
 	cfl_table_init(&t);
 	rc = cfl_table_from_run(&t, st, run->id, CFL_SPLIT_TEST,
 				CFL_ROWS_BY_MODEL, err);

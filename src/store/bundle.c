@@ -13,6 +13,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "cfl/bundle.h"
@@ -247,6 +249,30 @@ out:
 	sqlite3_finalize(smem);
 	sqlite3_finalize(ssc);
 	return rc;
+}
+
+int cfl_bundle_check_path(const char *path, struct cfl_err *err)
+{
+	char tmp[4096];
+	struct stat sb;
+	int fd;
+
+	if (!path[0])
+		return cfl_err_set(err, "cannot write bundle '': empty file name");
+	if (!stat(path, &sb) && S_ISDIR(sb.st_mode))
+		return cfl_err_set(err, "cannot write bundle '%s': it is a folder", path);
+	/* the temporary cfl_bundle_write makes, made and removed */
+	if ((size_t)snprintf(tmp, sizeof(tmp), "%s.tmp-%ld", path,
+			     (long)getpid()) >= sizeof(tmp))
+		return cfl_err_set(err, "bundle path '%s' too long", path);
+	unlink(tmp);	/* a crashed run's, as cfl_bundle_write does */
+	fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL, 0666);
+	if (fd < 0)
+		return cfl_err_set(err, "cannot write bundle '%s': %s", path,
+				   strerror(errno));
+	close(fd);
+	unlink(tmp);
+	return 0;
 }
 
 int cfl_bundle_write(const struct cfl_bundle *b, const char *path,

@@ -452,7 +452,8 @@ static int submit_bags(struct cfl_study *s, size_t *n_sub, struct cfl_err *err)
 			spec.fold = fold;
 			spec.n_folds = K;
 			spec.flags = CFL_LEASE_KEEP_VALID | CFL_LEASE_KEEP_TEST |
-				     CFL_LEASE_KEEP_OOF;
+				     CFL_LEASE_KEEP_OOF |
+				     (p->autop.save ? CFL_LEASE_KEEP_MODEL : 0);
 			spec.prev_attempts = ts.attempt;
 			spec.user = user_of(k, fold);
 			if (cfl_pool_submit(s->pool, &spec, err))
@@ -661,6 +662,11 @@ int cfl_study_auto_summary(struct cfl_store *st, int64_t run_id,
 				r->test = mt[i].value;
 		members_time(ens[e].members, tr, n_tr, &r->seconds, &r->n_trials);
 	}
+	for (size_t i = 0; i < n_tr; i++)
+		out->n_unfinished += tr[i].fold >= 0 &&
+				     (tr[i].status == CFL_TRIAL_INTERRUPTED ||
+				      tr[i].status == CFL_TRIAL_QUEUED ||
+				      tr[i].status == CFL_TRIAL_RUNNING);
 	if (out->n_rows)	/* no ensemble: rows is NULL, which qsort may not take */
 		qsort(out->rows, out->n_rows, sizeof(*out->rows),
 		      out->sign > 0 ? by_valid_max : by_valid_min);

@@ -2,7 +2,8 @@
  * Bundles from the store, and their rows applied to data (cfl/bundle.h).
  * Building: every done trial's kept model with the run's encoder put back,
  * a row per model (its repeats' mean), per model repeat, per stored
- * ensemble.  The ensembles are fitted again from the stored predictions
+ * ensemble (auto: the fold models of its finished bags, a row per bag and
+ * per ensemble of the bags: its leaderboard).  The ensembles are fitted again from the stored predictions
  * (the same members, labels and code as the run) and must give the stored
  * predictions bit for bit: the weights the bundle keeps are then exactly
  * the run's, never a rounded copy of the members text.  Applying: each
@@ -135,20 +136,20 @@ static int trial_scores(struct cfl_bundle_row *r, const int64_t *ids, size_t n_i
 	return 0;
 }
 
-/* An ensemble's stored scores. */
+/* An ensemble's stored scores on valid, test and (auto) oof. */
 static int ensemble_scores(struct cfl_bundle_row *r, int64_t ens_id,
-			   const struct cfl_metric_row *const rows[2],
-			   const size_t n_rows[2], struct cfl_err *err)
+			   const struct cfl_metric_row *const rows[3],
+			   const size_t n_rows[3], struct cfl_err *err)
 {
-	static const char *const split_names[2] = { "valid", "test" };
+	static const char *const split_names[3] = { "valid", "test", "oof" };
 	size_t n = 0;
 
-	for (int sp = 0; sp < 2; sp++)
+	for (int sp = 0; sp < 3; sp++)
 		for (size_t i = 0; i < n_rows[sp]; i++)
 			n += rows[sp][i].ensemble_id == ens_id;
 	if (!(r->scores = cfl_calloc(n + 1, sizeof(*r->scores), err)))
 		return -1;
-	for (int sp = 0; sp < 2; sp++)
+	for (int sp = 0; sp < 3; sp++)
 		for (size_t i = 0; i < n_rows[sp]; i++) {
 			struct cfl_bundle_score *sc;
 
@@ -169,13 +170,33 @@ static int same_bits(const double *a, const double *b, size_t n)
 	return n == 0 || memcmp(a, b, n * sizeof(double)) == 0;
 }
 
+/* The member of ms whose trials a stored members text ("trials
+ * 12+13+14; ...") lists alone, or ms->n. */
+static size_t bag_member(const struct study_members *ms, const char *text)
+{
+	size_t len;
+
+	if (strncmp(text, "trials ", 7))
+		return ms->n;
+	text += 7;
+	len = strcspn(text, ";");
+	for (size_t j = 0; j < ms->n; j++)
+		if (ms->m[j].trials.len == len && !memcmp(ms->m[j].trials.data, text, len))
+			return j;
+	return ms->n;
+}
+
 /* The stored ensembles as rows: each fitted again on the collected members
- * and checked against its stored predictions. */
+ * and checked against its stored predictions.  bagged (auto): the members
+ * are the bags whose folds all finished, and an ensemble of method "bag"
+ * is the mean of the one bag its members text names (a row of kind
+ * "bag"), as cfl_study_auto_ensembles built it. */
 static int ensemble_rows(struct cfl_store *st, int64_t run_id,
 			 const struct cfl_data *d, struct cfl_bundle *b,
 			 size_t *cap, const enum cfl_metric_id *metrics,
-			 size_t n_metrics, const struct cfl_metric_row *const rows[2],
-			 const size_t n_rows[2], struct cfl_err *err)
+			 size_t n_metrics, int bagged,
+			 const struct cfl_metric_row *const rows[3],
+			 const size_t n_rows[3], struct cfl_err *err)
 {
 	struct cfl_ensemble_row *ens = NULL;
 	size_t n_ens = 0, n_out = d->train.n_classes > 0 ? (size_t)d->train.n_classes : 1;
@@ -190,15 +211,18 @@ static int ensemble_rows(struct cfl_store *st, int64_t run_id,
 		rc = 0;
 		goto out;
 	}
-	if (study_collect(st, run_id, d, n_out, 0, &ms, err) ||
+	if (study_collect(st, run_id, d, n_out, bagged, &ms, err) ||
 	    !(em = cfl_calloc(ms.n + 1, sizeof(*em), err)))
 		goto out;
 	study_ens_input(d, &ms, em, metrics, n_metrics, &in);
 	for (size_t e = 0; e < n_ens; e++) {
-		int method = cfl_ensemble_method_lookup(ens[e].method);
+		int bag = bagged && !strcmp(ens[e].method, "bag");
+		int method = bag ? CFL_ENS_MEAN : cfl_ensemble_method_lookup(ens[e].method);
+		struct cfl_ens_input sub = in;
 		struct cfl_ens_output o;
 		struct cfl_pred pv, pt;
 		struct cfl_bundle_row *r;
+		size_t first = 0;
 		int same;
 
 		if (method < 0 || ens[e].repeat != -1) {
@@ -206,7 +230,17 @@ static int ensemble_rows(struct cfl_store *st, int64_t run_id,
 				    "can put in a bundle", ens[e].name, ens[e].method);
 			goto out;
 		}
-		if (cfl_ensemble_build(method, &in, &o, err))
+		if (bag) {	/* the mean of one bag: the run's arithmetic */
+			first = bag_member(&ms, ens[e].members);
+			if (first == ms.n) {
+				cfl_err_set(err, "bag '%s': its folds are not all done "
+					    "with their predictions", ens[e].name);
+				goto out;
+			}
+			sub.n_members = 1;
+			sub.members = &em[first];
+		}
+		if (cfl_ensemble_build(method, &sub, &o, err))
 			goto out;
 		memset(&pv, 0, sizeof(pv));
 		memset(&pt, 0, sizeof(pt));
@@ -215,7 +249,7 @@ static int ensemble_rows(struct cfl_store *st, int64_t run_id,
 			cfl_ens_output_release(&o);
 			goto out;
 		}
-		same = pv.n == in.n_valid && pt.n == in.n_test &&
+		same = pv.n == sub.n_valid && pt.n == sub.n_test &&
 		       (!pv.n || pv.n_out == n_out) && pt.n_out == n_out &&
 		       same_bits(pv.values, o.valid, pv.n * n_out) &&
 		       same_bits(pt.values, o.test, pt.n * n_out);
@@ -228,11 +262,11 @@ static int ensemble_rows(struct cfl_store *st, int64_t run_id,
 				    ens[e].name);
 			goto out;
 		}
-		r = add_row(b, cap, ens[e].name, "ensemble",
+		r = add_row(b, cap, ens[e].name, bag ? "bag" : "ensemble",
 			    method == CFL_ENS_MEAN ? CFL_BUNDLE_MEAN
 			    : method == CFL_ENS_VOTE ? CFL_BUNDLE_VOTE
 			    : CFL_BUNDLE_WEIGHTED, err);
-		for (size_t j = 0; r && j < ms.n; j++) {
+		for (size_t j = first; r && j < first + sub.n_members; j++) {
 			struct cfl_bundle_member *mb = add_member(r, ms.m[j].n_ids, err);
 
 			if (!mb)
@@ -249,7 +283,7 @@ static int ensemble_rows(struct cfl_store *st, int64_t run_id,
 				mb->models[mb->n_models++] = (size_t)mi;
 			}
 			if (r && r->method == CFL_BUNDLE_WEIGHTED)
-				mb->weight = o.weights[j];
+				mb->weight = o.weights[j - first];
 		}
 		cfl_ens_output_release(&o);
 		if (!r || ensemble_scores(r, ens[e].id, rows, n_rows, err))
@@ -376,28 +410,69 @@ out:
 	return rc;
 }
 
+/* What a builder reads of run run_id: its trials, candidates, metric rows
+ * on valid and test (and oof: auto's) and its metrics.  0, or -1 with err;
+ * the caller frees what was read either way (run_free). */
+struct run_read {
+	struct cfl_trial_info *tr;
+	size_t n_tr;
+	struct cfl_candidate_info *cands;
+	size_t n_cands;
+	struct cfl_metric_row *mrows[3];	/* valid, test, oof */
+	size_t n_mrows[3];
+	enum cfl_metric_id metrics[CFL_M_COUNT];
+	long n_metrics;
+};
+
+static int run_read(struct cfl_store *st, int64_t run_id, int oof,
+		    struct run_read *rr, struct cfl_err *err)
+{
+	memset(rr, 0, sizeof(*rr));
+	if (cfl_store_trials(st, run_id, &rr->tr, &rr->n_tr, err) ||
+	    cfl_store_candidates(st, run_id, &rr->cands, &rr->n_cands, err) ||
+	    cfl_store_run_metrics(st, run_id, CFL_SPLIT_VALID, &rr->mrows[0],
+				  &rr->n_mrows[0], err) ||
+	    cfl_store_run_metrics(st, run_id, CFL_SPLIT_TEST, &rr->mrows[1],
+				  &rr->n_mrows[1], err) ||
+	    (oof && cfl_store_run_metrics(st, run_id, CFL_SPLIT_OOF, &rr->mrows[2],
+					  &rr->n_mrows[2], err)))
+		return -1;
+	rr->n_metrics = study_run_metrics(st, run_id, rr->metrics, CFL_M_COUNT, err);
+	return rr->n_metrics < 0 ? -1 : 0;
+}
+
+static void run_free(struct run_read *rr)
+{
+	for (int sp = 0; sp < 3; sp++)
+		free(rr->mrows[sp]);
+	cfl_trials_free(rr->tr, rr->n_tr);
+	cfl_candidates_free(rr->cands, rr->n_cands);
+	memset(rr, 0, sizeof(*rr));
+}
+
 int cfl_bundle_build_repeat(struct cfl_store *st, int64_t run_id,
 			    const struct cfl_data *d, struct cfl_bundle *b,
 			    struct cfl_err *err)
 {
-	struct cfl_trial_info *tr = NULL;
-	struct cfl_candidate_info *cands = NULL;
-	struct cfl_metric_row *mrows[2] = { NULL, NULL };
-	size_t n_tr = 0, n_cands = 0, n_mrows[2] = { 0, 0 }, cap = 0;
-	enum cfl_metric_id metrics[CFL_M_COUNT];
+	struct run_read rr;
+	struct cfl_trial_info *tr;
+	struct cfl_candidate_info *cands;
+	struct cfl_metric_row **mrows = rr.mrows;
+	size_t n_tr, n_cands, *n_mrows = rr.n_mrows, cap = 0;
+	const enum cfl_metric_id *metrics = rr.metrics;
 	int64_t *ids = NULL;
 	long n_metrics;
 	int rc = -1;
 
 	memset(b, 0, sizeof(*b));
-	if (cfl_store_trials(st, run_id, &tr, &n_tr, err) ||
-	    cfl_store_candidates(st, run_id, &cands, &n_cands, err) ||
-	    cfl_store_run_metrics(st, run_id, CFL_SPLIT_VALID, &mrows[0], &n_mrows[0], err) ||
-	    cfl_store_run_metrics(st, run_id, CFL_SPLIT_TEST, &mrows[1], &n_mrows[1], err))
+	if (run_read(st, run_id, 0, &rr, err))
 		goto out;
-	n_metrics = study_run_metrics(st, run_id, metrics, CFL_M_COUNT, err);
-	if (n_metrics < 0 ||
-	    build_models(st, run_id, d, tr, n_tr, cands, n_cands, 0, 0, b, err))
+	tr = rr.tr;
+	n_tr = rr.n_tr;
+	cands = rr.cands;
+	n_cands = rr.n_cands;
+	n_metrics = rr.n_metrics;
+	if (build_models(st, run_id, d, tr, n_tr, cands, n_cands, 0, 0, b, err))
 		goto out;
 	if (!b->n_models) {
 		cfl_err_set(err, "run '%s' has no done trial: nothing to bundle", b->run);
@@ -461,17 +536,14 @@ int cfl_bundle_build_repeat(struct cfl_store *st, int64_t run_id,
 				       n_mrows, metrics, (size_t)n_metrics, err))
 			goto out;
 	}
-	if (ensemble_rows(st, run_id, d, b, &cap, metrics, (size_t)n_metrics,
+	if (ensemble_rows(st, run_id, d, b, &cap, metrics, (size_t)n_metrics, 0,
 			  (const struct cfl_metric_row *const *)mrows, n_mrows, err) ||
 	    !(b->recommended = cfl_strdup(recommend(b, b->metric), err)))
 		goto out;
 	rc = 0;
 out:
 	free(ids);
-	free(mrows[0]);
-	free(mrows[1]);
-	cfl_trials_free(tr, n_tr);
-	cfl_candidates_free(cands, n_cands);
+	run_free(&rr);
 	if (rc)
 		cfl_bundle_release(b);
 	return rc;
@@ -481,27 +553,21 @@ int cfl_bundle_build_tune(struct cfl_store *st, int64_t run_id,
 			  const struct cfl_data *d, int64_t cand_id,
 			  int first_refit, struct cfl_bundle *b, struct cfl_err *err)
 {
-	struct cfl_trial_info *tr = NULL;
-	struct cfl_candidate_info *cands = NULL;
-	struct cfl_metric_row *mrows[2] = { NULL, NULL };
-	size_t n_tr = 0, n_cands = 0, n_mrows[2] = { 0, 0 }, cap = 0;
-	enum cfl_metric_id metrics[CFL_M_COUNT];
+	struct run_read rr;
+	struct cfl_metric_row **mrows = rr.mrows;
+	size_t *n_mrows = rr.n_mrows, cap = 0;
+	const enum cfl_metric_id *metrics = rr.metrics;
 	struct cfl_bundle_row *best;
 	int64_t *ids = NULL;
 	long n_metrics;
 	int rc = -1;
 
 	memset(b, 0, sizeof(*b));
-	if (cfl_store_trials(st, run_id, &tr, &n_tr, err) ||
-	    cfl_store_candidates(st, run_id, &cands, &n_cands, err) ||
-	    cfl_store_run_metrics(st, run_id, CFL_SPLIT_VALID, &mrows[0], &n_mrows[0], err) ||
-	    cfl_store_run_metrics(st, run_id, CFL_SPLIT_TEST, &mrows[1], &n_mrows[1], err))
-		goto out;
-	n_metrics = study_run_metrics(st, run_id, metrics, CFL_M_COUNT, err);
-	if (n_metrics < 0 ||
-	    build_models(st, run_id, d, tr, n_tr, cands, n_cands, cand_id,
+	if (run_read(st, run_id, 0, &rr, err) ||
+	    build_models(st, run_id, d, rr.tr, rr.n_tr, rr.cands, rr.n_cands, cand_id,
 			 first_refit, b, err))
 		goto out;
+	n_metrics = rr.n_metrics;
 	if (!b->n_models) {
 		cfl_err_set(err, "run '%s' has no done refit: nothing to bundle", b->run);
 		goto out;
@@ -538,10 +604,7 @@ int cfl_bundle_build_tune(struct cfl_store *st, int64_t run_id,
 	rc = 0;
 out:
 	free(ids);
-	free(mrows[0]);
-	free(mrows[1]);
-	cfl_trials_free(tr, n_tr);
-	cfl_candidates_free(cands, n_cands);
+	run_free(&rr);
 	if (rc)
 		cfl_bundle_release(b);
 	return rc;
@@ -666,5 +729,65 @@ out:
 	free(preds);
 	free(w);
 	free(tmp);
+	return rc;
+}
+
+int cfl_bundle_build_auto(struct cfl_store *st, int64_t run_id,
+			  const struct cfl_data *d, struct cfl_bundle *b,
+			  struct cfl_err *err)
+{
+	struct run_read rr;
+	struct cfl_trial_info *folds = NULL;
+	struct cfl_study_auto_summary sum;
+	size_t n_folds = 0, cap = 0;
+	int rc = -1;
+
+	memset(b, 0, sizeof(*b));
+	memset(&sum, 0, sizeof(sum));
+	if (run_read(st, run_id, 1, &rr, err) ||
+	    cfl_study_auto_summary(st, run_id, &sum, err) ||
+	    !(folds = cfl_calloc(rr.n_tr + 1, sizeof(*folds), err)))
+		goto out;
+	/* the models: the fold trials of each bag whose folds all finished
+	 * (shallow copies; the search's trials, fold -1, keep none) */
+	for (size_t i = 0; i < rr.n_tr;) {
+		size_t j = i;
+		int all = 1;
+
+		if (rr.tr[i].fold < 0) {
+			i++;
+			continue;
+		}
+		while (j < rr.n_tr && rr.tr[j].fold >= 0 &&
+		       rr.tr[j].cand_id == rr.tr[i].cand_id &&
+		       rr.tr[j].repeat == rr.tr[i].repeat)
+			all &= rr.tr[j++].status == CFL_TRIAL_DONE;
+		for (size_t k = i; all && k < j; k++)
+			folds[n_folds++] = rr.tr[k];
+		i = j;
+	}
+	if (build_models(st, run_id, d, folds, n_folds, rr.cands, rr.n_cands, 0, 0,
+			 b, err))
+		goto out;
+	if (!b->n_models || !sum.n_rows) {
+		cfl_err_set(err, "run '%s' has no bag whose folds all finished: "
+			    "nothing to bundle", b->run);
+		goto out;
+	}
+	/* the default row is the leaderboard's rank 1: chosen out of fold,
+	 * never on test */
+	if (!(b->metric = cfl_strdup(sum.metric, err)) ||
+	    !(b->recommended = cfl_strdup(sum.rows[0].name, err)) ||
+	    ensemble_rows(st, run_id, d, b, &cap, rr.metrics, (size_t)rr.n_metrics, 1,
+			  (const struct cfl_metric_row *const *)rr.mrows, rr.n_mrows,
+			  err))
+		goto out;
+	rc = 0;
+out:
+	free(folds);
+	cfl_study_auto_summary_release(&sum);
+	run_free(&rr);
+	if (rc)
+		cfl_bundle_release(b);
 	return rc;
 }

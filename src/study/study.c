@@ -140,6 +140,8 @@ static int auto_config(const struct cfl_study_plan *p, struct cfl_buf *b)
 	}
 	rc |= cfl_buf_printf(b, "folds=%d\nmetric=%s\n", a->folds,
 			     cfl_metric_info(a->metric)->name);
+	if (a->save)	/* only when given: older configs stay as they were */
+		rc |= cfl_buf_printf(b, "save=%s\n", a->save);
 	return rc ? -1 : 0;
 }
 
@@ -714,6 +716,7 @@ int cfl_study_start(struct cfl_study *s, const struct cfl_pool_opts *exec,
 	if (s->deadline > 0 && (po.tick <= 0 || po.tick > 0.1))
 		po.tick = 0.1;
 	po.keep_models = p->kind == CFL_RUN_REPEAT ? p->repeat.save != NULL
+			 : p->kind == CFL_RUN_AUTO ? p->autop.save != NULL
 						   : p->tune.save != NULL;
 	if (p->kind == CFL_RUN_REPEAT) {
 		po.n_metrics = p->n_metrics;
@@ -997,6 +1000,8 @@ int cfl_study_save_bundle(struct cfl_study *s, const char *path,
 				   "scored", path);
 	if (s->plan->kind == CFL_RUN_REPEAT
 	    ? cfl_bundle_build_repeat(s->st, s->run_id, s->data, &b, err)
+	    : s->plan->kind == CFL_RUN_AUTO
+	    ? cfl_bundle_build_auto(s->st, s->run_id, s->data, &b, err)
 	    : cfl_bundle_build_tune(s->st, s->run_id, s->data, s->cands[s->best].id,
 				    (int)s->plan->num_repeat, &b, err))
 		return cfl_err_prefix(err, "cannot write bundle '%s'", path);

@@ -19,7 +19,7 @@ expect_run_seconds() {
 test_auto_help() {
 	run "$CFL" auto --help
 	expect_rc 0
-	for o in --time-limit --models --folds --metric --num-jobs --db --name --resume -q Examples:; do
+	for o in --time-limit --models --folds --metric --save --num-jobs --db --name --resume -q Examples:; do
 		expect_out "$o"
 	done
 	run "$CFL" --help
@@ -113,9 +113,12 @@ test_auto_end_to_end() {
 # within the limit with a clear error
 test_auto_time_limit_with_hanging_trials() {
 	CFL_TEST_FAULT=hang run "$CFL" auto "$ROOT/datasets/iris.csv" --models linear,tree \
-		--time-limit 4 --num-jobs 2 --db h.db --name h
+		--time-limit 4 --num-jobs 2 --db h.db --name h --save h.cfl
 	expect_rc 1
 	expect_err "no model finished its folds within the time limit"
+	expect_err "no bundle written to 'h.cfl'"
+	[ -e h.cfl ] && fail "a bundle without rows was written"
+	ls | grep -q 'h.cfl.tmp' && fail "temporary file left: $(ls)"
 	expect_run_seconds h.db 6
 	[ "$(sqlite3 h.db "select count(*) from trials where status = 'running'")" = 0 ] ||
 		fail "trials left running"
@@ -150,6 +153,91 @@ test_auto_resume() {
 	# resuming it as another command is refused
 	run "$CFL" repeat --resume r --db r.db
 	expect_rc 1
+}
+
+# --save: one bundle with a row per leaderboard entry, the default row its
+# rank 1; each row's predictions on the run's own test file give the test
+# figure the run stored for that entry (bit-identity of the predictions is
+# tests/unit/test_bundle.c's); cfl report prints the leaderboard again
+test_auto_save_bundle_and_report() {
+	local names rows e want got rank1
+	awk 'NR == 1 { print > "train.csv"; print > "test.csv"; next }
+	     { print > ((NR - 1) % 5 == 0 ? "test.csv" : "train.csv") }' \
+		"$ROOT/datasets/iris.csv"
+	run "$CFL" auto train.csv --test test.csv --models linear,tree --time-limit 5 \
+		--num-jobs 2 --db s.db --name s --save s.cfl
+	expect_rc 0
+	expect_err "bundle written to 's.cfl'"
+	grep -q '^save=s.cfl$' <<<"$(sqlite3 s.db "select config from runs")" ||
+		fail "no save key: $(sqlite3 s.db 'select config from runs')"
+	# the bags' fold trials kept their models, the search's none
+	[ "$(sqlite3 s.db "select count(*) from trial_models m join trials t on t.id = m.trial
+		where t.fold < 0")" = 0 ] || fail "search trials kept models"
+	[ "$(sqlite3 s.db "select count(*) from trial_models")" = 10 ] ||
+		fail "fold models kept: $(sqlite3 s.db 'select count(*) from trial_models')"
+	# the rows are the leaderboard's entries; the default is its rank 1
+	names=$(awk '/^Leaderboard/ {on = 1; next} on && /^[0-9]+ / {print $2} /^$/ {on = 0}' <<<"$out")
+	rank1=$(head -1 <<<"$names")
+	rows=$(sqlite3 s.cfl "select name from rows order by name")
+	[ "$(sort <<<"$names")" = "$rows" ] || fail "rows '$rows', leaderboard '$names'"
+	[ "$(sqlite3 s.cfl "select value from meta where key = 'recommended'")" = "$rank1" ] ||
+		fail "default row is not the rank 1 '$rank1'"
+	[ "$(sqlite3 s.cfl "select kind from rows where name like 'linear:%'")" = bag ] ||
+		fail "the linear bag's kind"
+	[ "$(sqlite3 s.cfl "select count(*) from scores where split = 'oof' and metric = 'acc'")" = 4 ] ||
+		fail "out-of-fold scores missing from the bundle"
+	# each row reproduces its entry's stored test figure
+	for e in $names; do
+		want=$(sqlite3 s.db "select printf('%.10g', m.value) from ensemble_metrics m
+			join ensembles e on e.id = m.ensemble where e.name = '$e'
+			and m.split = 'test' and m.metric = 'auc'")
+		got=$("$CFL" predict s.cfl test.csv --row "$e" -o /dev/null | awk '$1 == "auc" { print $2 }')
+		[ -n "$want" ] && [ "$got" = "$want" ] || fail "$e: predict $got, stored $want"
+	done
+	local board=$out
+	run "$CFL" predict s.cfl test.csv -o /dev/null
+	expect_rc 0
+	expect_err "row '$rank1' (the run's leaderboard's rank 1"
+	run "$CFL" bundle show s.cfl
+	expect_rc 0
+	expect_out "default row '$rank1' (rank 1 by acc out of fold)"
+	expect_out "oof acc"
+	# cfl report prints what the run printed
+	run "$CFL" report s --db s.db
+	expect_rc 0
+	[ "$out" = "$board" ] || fail "report differs from the run's output: $(diff <(echo "$board") <(echo "$out"))"
+}
+
+# a resumed run with --save writes the bundle of its final leaderboard;
+# a path that cannot be written fails before any work
+test_auto_save_resume_and_bad_path() {
+	local names
+	run "$CFL" auto "$ROOT/datasets/iris.csv" --models linear,tree --time-limit 3 \
+		--num-jobs 2 --db r.db --name r --save r.cfl -q
+	expect_rc 0
+	rm -f r.cfl
+	run "$CFL" auto --resume r --db r.db --time-limit 4 --num-jobs 2 -q
+	expect_rc 0
+	expect_err "bundle written to 'r.cfl'"
+	names=$(awk '/^Leaderboard/ {on = 1; next} on && /^[0-9]+ / {print $2} /^$/ {on = 0}' <<<"$out")
+	[ "$(sort <<<"$names")" = "$(sqlite3 r.cfl "select name from rows order by name")" ] ||
+		fail "the resumed bundle is not the final leaderboard: $names"
+	[ "$(sqlite3 r.cfl "select value from meta where key = 'recommended'")" = "$(head -1 <<<"$names")" ] ||
+		fail "default row after resume"
+	[ "$(sqlite3 r.cfl "select count(*) from models")" = \
+	  "$(sqlite3 r.db "select count(*) from trials where fold >= 0 and status = 'done'")" ] ||
+		fail "the bundle's models are not the bags' folds"
+	run "$CFL" auto "$ROOT/datasets/iris.csv" --models linear --save nosuch/x.cfl --db b.db
+	expect_rc 1
+	expect_err "cannot write bundle 'nosuch/x.cfl': No such file or directory"
+	mkdir -p folder.cfl
+	run "$CFL" auto "$ROOT/datasets/iris.csv" --models linear --save folder.cfl --db b.db
+	expect_rc 1
+	expect_err "cannot write bundle 'folder.cfl': it is a folder"
+	[ ! -e b.db ] || fail "a run was stored before the bad --save was found"
+	run "$CFL" auto "$ROOT/datasets/iris.csv" --models linear --save "" --db b.db
+	expect_rc 2
+	expect_err "--save needs a file name"
 }
 
 test_auto_old_database_is_migrated_for_auto_runs() {

@@ -66,7 +66,7 @@ static void expected(struct cfl_store *st, int64_t run_id,
 {
 	struct cfl_err err = { "" };
 
-	if (!strcmp(r->kind, "ensemble")) {
+	if (!strcmp(r->kind, "ensemble") || !strcmp(r->kind, "bag")) {
 		struct cfl_ensemble_row *ens;
 		size_t n_ens;
 		int found = 0;
@@ -126,6 +126,66 @@ static void expected(struct cfl_store *st, int64_t run_id,
 	}
 }
 
+/* The study of plan p on d, checked, opened and its pool of 2 started. */
+static struct cfl_study *study_started(const struct cfl_study_plan *p,
+				       const struct cfl_data *d)
+{
+	struct cfl_err err = { "" };
+	struct cfl_pool_opts exec;
+	struct cfl_study *s;
+
+	CHECK_MSG(cfl_study_check(p, d, &err) == 0, "%s", err.msg);
+	s = cfl_study_open(p, d, &err);
+	CHECK_MSG(s, "%s", err.msg);
+	cfl_pool_opts_init(&exec);
+	exec.n_local = 2;
+	CHECK_MSG(cfl_study_start(s, &exec, &err) == 0, "%s", err.msg);
+	return s;
+}
+
+/* Loads the bundle at path into b (release it) and applies each of its
+ * rows to test.csv (the run's test part) read through the bundle's
+ * encoder: the predictions must be what study s stored for the row, bit
+ * for bit. */
+static void check_rows(struct cfl_study *s, const struct cfl_data *d,
+		       const char *path, struct cfl_bundle *b, const char *what)
+{
+	struct cfl_err err = { "" };
+	struct cfl_csv csv;
+	struct cfl_xy xy;
+	size_t n_out, len;
+
+	CHECK_MSG(cfl_bundle_load(path, b, &err) == 0, "%s", err.msg);
+	CHECK_INT(b->enc.n_classes, d->train.n_classes);
+	CHECK_MSG(cfl_csv_read(&csv, cfl_test_path("test.csv"), &err) == 0, "%s", err.msg);
+	cfl_xy_init(&xy);
+	CHECK_MSG(cfl_encoder_apply(&b->enc, &csv, -1, &xy, &err) == 0, "%s", err.msg);
+	CHECK_INT(xy.n, d->test.n);
+	CHECK_INT(xy.d, d->test.d);
+	CHECK(memcmp(xy.x, d->test.x, xy.n * xy.d * sizeof(float)) == 0);
+	n_out = d->train.n_classes > 0 ? (size_t)d->train.n_classes : 1;
+	len = xy.n * n_out;
+	for (size_t i = 0; i < b->n_rows; i++) {
+		const struct cfl_bundle_row *r = &b->rows[i];
+		double *got = calloc(len, sizeof(double));
+		double *want = calloc(len, sizeof(double));
+
+		CHECK(got && want);
+		CHECK_MSG(cfl_bundle_predict(b, r, xy.x, xy.n, got, &err) == 0, "%s",
+			  err.msg);
+		expected(cfl_study_store(s), cfl_study_run_id(s), b, r, want, len,
+			 xy.n, n_out);
+		for (size_t j = 0; j < len; j++)
+			CHECK_MSG(!memcmp(&got[j], &want[j], sizeof(double)),
+				  "%s: row '%s' [%zu]: %.17g, stored %.17g", what,
+				  r->name, j, got[j], want[j]);
+		free(got);
+		free(want);
+	}
+	cfl_xy_release(&xy);
+	cfl_csv_release(&csv);
+}
+
 /* A repeat run of models on NAME (its test rows in test.csv), saved as a
  * bundle; every row applied to test.csv must give the stored predictions.
  * Returns the number of rows checked. */
@@ -137,12 +197,9 @@ static size_t run_and_check(const char *name, const char *const *models,
 	struct cfl_data d;
 	struct cfl_err err = { "" };
 	struct cfl_study *s;
-	struct cfl_pool_opts exec;
 	struct cfl_bundle b;
-	struct cfl_csv csv;
-	struct cfl_xy xy;
-	char bundle[512];
-	size_t n_out, len, n_rows;
+	char bundle[512], what[96];
+	size_t n_rows;
 	int n_classes;
 
 	split_csv(name);
@@ -176,44 +233,12 @@ static size_t run_and_check(const char *name, const char *const *models,
 	CHECK_MSG(cfl_data_load(&d, &p.data, &err) == 0, "%s", err.msg);
 	n_classes = d.train.n_classes;
 	p.n_metrics = cfl_metric_defaults(n_classes, p.metrics, CFL_WIRE_MAX_METRICS);
-	CHECK_MSG(cfl_study_check(&p, &d, &err) == 0, "%s", err.msg);
-	s = cfl_study_open(&p, &d, &err);
-	CHECK_MSG(s, "%s", err.msg);
-	cfl_pool_opts_init(&exec);
-	exec.n_local = 2;
-	CHECK_MSG(cfl_study_start(s, &exec, &err) == 0, "%s", err.msg);
+	s = study_started(&p, &d);
 	CHECK_MSG(cfl_study_repeat(s, NULL, &err) == 0, "%s", err.msg);
 	CHECK_MSG(cfl_study_finish(s, NULL, NULL, &err) == 0, "%s", err.msg);
 	CHECK_MSG(cfl_study_save_bundle(s, bundle, &err) == 0, "%s", err.msg);
-
-	CHECK_MSG(cfl_bundle_load(bundle, &b, &err) == 0, "%s", err.msg);
-	CHECK_INT(b.enc.n_classes, n_classes);
-	/* the test rows through the bundle's encoder: the run's inputs */
-	CHECK_MSG(cfl_csv_read(&csv, cfl_test_path("test.csv"), &err) == 0, "%s", err.msg);
-	cfl_xy_init(&xy);
-	CHECK_MSG(cfl_encoder_apply(&b.enc, &csv, -1, &xy, &err) == 0, "%s", err.msg);
-	CHECK_INT(xy.n, d.test.n);
-	CHECK_INT(xy.d, d.test.d);
-	CHECK(memcmp(xy.x, d.test.x, xy.n * xy.d * sizeof(float)) == 0);
-	n_out = n_classes > 0 ? (size_t)n_classes : 1;
-	len = xy.n * n_out;
-	for (size_t i = 0; i < b.n_rows; i++) {
-		const struct cfl_bundle_row *r = &b.rows[i];
-		double *got = calloc(len, sizeof(double));
-		double *want = calloc(len, sizeof(double));
-
-		CHECK(got && want);
-		CHECK_MSG(cfl_bundle_predict(&b, r, xy.x, xy.n, got, &err) == 0, "%s",
-			  err.msg);
-		expected(cfl_study_store(s), cfl_study_run_id(s), &b, r, want, len,
-			 xy.n, n_out);
-		for (size_t j = 0; j < len; j++)
-			CHECK_MSG(!memcmp(&got[j], &want[j], sizeof(double)),
-				  "%s folds=%d bootstrap=%d row '%s' [%zu]: %.17g, stored %.17g",
-				  name, folds, bootstrap, r->name, j, got[j], want[j]);
-		free(got);
-		free(want);
-	}
+	snprintf(what, sizeof(what), "%s folds=%d bootstrap=%d", name, folds, bootstrap);
+	check_rows(s, &d, bundle, &b, what);
 	/* every model and ensemble has its row */
 	for (size_t i = 0; i < n_models; i++) {
 		char rep[64];
@@ -226,8 +251,6 @@ static size_t run_and_check(const char *name, const char *const *models,
 	CHECK(!strcmp(b.run, "r"));
 	CHECK(!strcmp(b.dataset_sha256, d.sha256_hex));
 	n_rows = b.n_rows;
-	cfl_xy_release(&xy);
-	cfl_csv_release(&csv);
 	cfl_bundle_release(&b);
 	cfl_study_free(s);
 	for (size_t i = 0; i < n_models; i++)
@@ -354,6 +377,105 @@ static void t_tune_refit(void)
 	free((char *)p.data.path);
 	free((char *)p.data.test_path);
 	free((char *)p.db);
+}
+
+/* An auto run with --save on NAME: the bundle has a row per leaderboard
+ * entry (each bag, mean, stacking) predicting on test what the store holds
+ * for that entry, bit for bit; its default row is the leaderboard's rank
+ * 1; each row has its out-of-fold score. */
+static void auto_save(const char *name)
+{
+	static const char *const spaces[2] = { "l2 = loguniform(1e-4, 100)\n",
+					       "max_depth = int(2, 8)\n" };
+	struct cfl_study_plan p;
+	struct cfl_data d;
+	struct cfl_space sp[2];
+	struct cfl_err err = { "" };
+	struct cfl_study *s;
+	struct cfl_bundle b;
+	struct cfl_study_auto_summary sum;
+	char bundle[512];
+	int r;
+
+	split_csv(name);
+	cfl_study_plan_init(&p);
+	p.kind = CFL_RUN_AUTO;
+	p.data.path = strdup(cfl_test_path("train.csv"));
+	p.data.test_path = strdup(cfl_test_path("test.csv"));
+	p.db = strdup(cfl_test_path("cfl.db"));
+	p.name = "a";
+	p.command_line = "cfl auto";
+	p.time_limit = 4;
+	p.autop.n_models = 2;
+	p.autop.models[0] = "linear";
+	p.autop.models[1] = "tree";
+	p.autop.folds = 3;
+	snprintf(bundle, sizeof(bundle), "%s", cfl_test_path("auto.cfl"));
+	p.autop.save = bundle;
+	for (int i = 0; i < 2; i++) {
+		CHECK_MSG(cfl_space_parse(&sp[i], p.autop.models[i], spaces[i],
+					  strlen(spaces[i]), cfl_model_find(p.autop.models[i]),
+					  &err) == 0, "%s", err.msg);
+		p.autop.spaces[i] = &sp[i];
+	}
+	CHECK_MSG(cfl_data_load(&d, &p.data, &err) == 0, "%s", err.msg);
+	p.autop.metric = d.train.n_classes ? CFL_M_ACC : CFL_M_MSE;
+	s = study_started(&p, &d);
+	r = cfl_study_auto(s, NULL, &err);
+	CHECK_MSG(r == 0 || r == CFL_STUDY_TIME_LIMIT, "%d: %s", r, err.msg);
+	CHECK_MSG(cfl_study_finish(s, NULL, NULL, &err) == 0, "%s", err.msg);
+	CHECK_MSG(cfl_study_save_bundle(s, bundle, &err) == 0, "%s", err.msg);
+	check_rows(s, &d, bundle, &b, name);
+
+	CHECK_MSG(cfl_study_auto_summary(cfl_study_store(s), cfl_study_run_id(s), &sum,
+					 &err) == 0, "%s", err.msg);
+	CHECK_MSG(sum.n_rows == 4, "%zu leaderboard entries (a bag not finished "
+		  "within 4 s?)", sum.n_rows);
+	CHECK_INT(b.n_rows, sum.n_rows);
+	CHECK(!strcmp(b.recommended, sum.rows[0].name));
+	CHECK(!strcmp(b.kind, "auto"));
+	CHECK(!strcmp(b.metric, d.train.n_classes ? "acc" : "mse"));
+	/* 2 bags of 3 fold models each, nothing of the search */
+	CHECK_INT(b.n_models, 6);
+	for (size_t i = 0; i < b.n_models; i++)
+		CHECK(b.models[i].fold == (int)(i % 3));
+	for (size_t i = 0; i < sum.n_rows; i++) {
+		const struct cfl_bundle_row *row = cfl_bundle_find(&b, sum.rows[i].name);
+		int has_oof = 0;
+
+		CHECK_MSG(row, "no row '%s'", sum.rows[i].name);
+		CHECK(!strcmp(row->kind, strcmp(sum.rows[i].method, "bag") ? "ensemble"
+									   : "bag"));
+		CHECK_INT(row->n_members, strcmp(sum.rows[i].method, "bag") ? 2 : 1);
+		for (size_t j = 0; j < row->n_scores; j++)
+			if (!strcmp(row->scores[j].split, "oof") &&
+			    !strcmp(row->scores[j].metric, b.metric)) {
+				has_oof = 1;
+				CHECK(row->scores[j].value == sum.rows[i].cv ||
+				      (isnan(row->scores[j].value) && isnan(sum.rows[i].cv)));
+			}
+		CHECK_MSG(has_oof, "row '%s' has no oof score", row->name);
+	}
+	CHECK(cfl_bundle_find(&b, "stacking")->method == CFL_BUNDLE_WEIGHTED);
+	cfl_study_auto_summary_release(&sum);
+	cfl_bundle_release(&b);
+	cfl_study_free(s);
+	for (int i = 0; i < 2; i++)
+		cfl_space_release(&sp[i]);
+	cfl_data_release(&d);
+	free((char *)p.data.path);
+	free((char *)p.data.test_path);
+	free((char *)p.db);
+}
+
+static void t_auto_classification(void)
+{
+	auto_save("wine");
+}
+
+static void t_auto_regression(void)
+{
+	auto_save("diabetes");
 }
 
 /* ---- the file's failures ---- */
@@ -495,6 +617,8 @@ const struct cfl_test cfl_tests[] = {
 	TEST_T(t_regression, 240),
 	TEST_T(t_regression_folds_bootstrap, 240),
 	TEST_T(t_tune_refit, 240),
+	TEST_T(t_auto_classification, 120),
+	TEST_T(t_auto_regression, 120),
 	TEST(t_bad_files),
 	{ 0 }
 };
