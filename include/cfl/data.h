@@ -17,19 +17,35 @@
 
 /* A parsed CSV file: a header row and n_rows x n_cols cells.  A missing
  * cell ('', '?', or NA, NaN, null, N/A in any case; after trimming blanks
- * around unquoted cells) is NULL.  Empty header names become "column_N". */
+ * around unquoted cells) has no value.  Every cell's number is in num; a
+ * column's texts are kept only when one of its cells is not a number (then
+ * for every cell of it, numbers too, as written), so a file of numbers
+ * costs 8 bytes a cell.  Empty header names become "column_N". */
 struct cfl_csv {
 	char *name;		/* path, for messages */
 	char delim;		/* detected: ',', ';' or '\t' */
 	size_t n_rows, n_cols;
 	char **header;		/* n_cols */
-	char **cells;		/* (n_rows, n_cols), row-major; NULL = missing */
-	double *num;		/* (n_rows, n_cols): the cell as a number, NaN
-				 * when missing or not a decimal number */
+	double *num;		/* (n_rows, n_cols), row-major: the cell as a
+				 * number, NaN when missing or not a decimal
+				 * number */
+	char ***text;		/* n_cols: NULL for a column of numbers and
+				 * missing cells only, else its n_rows cells'
+				 * text (NULL = missing) */
 	size_t *line;		/* n_rows: 1-based source line of each row */
-	char *store;		/* owns the cell text */
+	void *arena;		/* owns the header and the cell text */
 	char *names;		/* owns generated header names */
 };
+
+/* True when cell (i, j) is missing. */
+int cfl_csv_missing(const struct cfl_csv *csv, size_t i, size_t j);
+#define CFL_CSV_CELL_BUF 32
+/* The text of cell (i, j): the cell as written in a column that keeps its
+ * texts, NULL when missing, else (a column of numbers) its number in the
+ * shortest %g that reads back the same, written into buf (which then holds
+ * it until the next call with buf). */
+const char *cfl_csv_cell(const struct cfl_csv *csv, size_t i, size_t j,
+			 char *buf /* CFL_CSV_CELL_BUF bytes */);
 
 /* The value of a decimal number ([+-]digits[.digits][e[+-]digits], no
  * blanks, inf, nan or hex), or NaN when s is not one. */
@@ -44,7 +60,9 @@ int cfl_csv_is_missing(const char *s);
  * nothing to release. */
 int cfl_csv_parse(struct cfl_csv *csv, const char *name, const char *text,
 		  size_t len, struct cfl_err *err);
-/* Reads and parses path; "cannot open 'path': ..." when it cannot. */
+/* Reads and parses path a window at a time (never the whole file at once;
+ * a pipe is read whole first); "cannot open 'path': ...", "cannot read
+ * 'path': ..." when it cannot, and the errors of cfl_csv_parse. */
 int cfl_csv_read(struct cfl_csv *csv, const char *path, struct cfl_err *err);
 void cfl_csv_release(struct cfl_csv *csv);
 /* Column index of name, or -1. */
@@ -166,6 +184,12 @@ int cfl_encoder_fit(struct cfl_encoder *enc, const struct cfl_schema *schema,
  * column. */
 int cfl_encoder_apply(const struct cfl_encoder *enc, const struct cfl_csv *csv,
 		      int with_target, struct cfl_xy *out, struct cfl_err *err);
+/* cfl_csv_read of a file to encode with enc: the columns enc matches by
+ * text (categorical levels and classes that are not numbers) keep their
+ * cells' text as written even where they hold only numbers, so "1.0" is
+ * not taken for a level "1".  0, or -1 with err as cfl_csv_read. */
+int cfl_encoder_read_csv(const struct cfl_encoder *enc, const char *path,
+			 struct cfl_csv *csv /* OUT */, struct cfl_err *err);
 /* Encodes the rows of csv and returns class indices / target values only
  * (for splits, which need labels before the encoder exists). */
 int cfl_schema_labels(const struct cfl_schema *schema, const struct cfl_csv *csv,

@@ -229,7 +229,7 @@ int cmd_predict(int argc, char **argv)
 	}
 	n_out = encp->n_classes > 0 ? (size_t)encp->n_classes : 1;
 	cfl_xy_init(&xy);
-	if (cfl_csv_read(&csv, data_path, &err)) {
+	if (cfl_encoder_read_csv(encp, data_path, &csv, &err)) {
 		cfl_model_free(m);
 		cfl_encoder_release(&enc);
 		cfl_bundle_release(&b);

@@ -15,6 +15,7 @@
 #include <string.h>
 #include <strings.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -98,11 +99,10 @@ int cfl_csv_is_missing(const char *s)
 
 /* ---- csv: memory ---- */
 
-/* Asks for huge pages under a big block (the file, the cells, their
- * numbers: 2.5 times the file): on a virtual machine a page fault costs
- * microseconds, and 4 KiB pages made faults a third of a load's time.
- * Only a hint; where the kernel says no (or transparent huge pages are
- * off) nothing changes. */
+/* Asks for huge pages under a big block (the numbers of the cells): on a
+ * virtual machine a page fault costs microseconds, and 4 KiB pages made
+ * faults a third of a load's time.  Only a hint; where the kernel says no
+ * (or transparent huge pages are off) nothing changes. */
 static void advise_huge(void *p, size_t n)
 {
 #ifdef MADV_HUGEPAGE
@@ -116,6 +116,126 @@ static void advise_huge(void *p, size_t n)
 	(void)p;
 	(void)n;
 #endif
+}
+
+/* The header's and the text cells' strings live in blocks that never move
+ * (so cells can point into them); a block is freed with the csv. */
+struct arena_block {
+	struct arena_block *next;
+	size_t used, cap;
+	char data[];
+};
+
+#define ARENA_BLOCK (64u << 10)
+
+static char *arena_dup(struct arena_block **arena, const char *s, size_t len,
+		       struct cfl_err *err)
+{
+	struct arena_block *b = *arena;
+	char *out;
+
+	if (!b || b->cap - b->used < len + 1) {
+		size_t cap = len + 1 > ARENA_BLOCK ? len + 1 : ARENA_BLOCK;
+
+		b = cfl_malloc(sizeof(*b) + cap, err);
+		if (!b)
+			return NULL;
+		b->used = 0;
+		b->cap = cap;
+		b->next = *arena;
+		*arena = b;
+	}
+	out = b->data + b->used;
+	memcpy(out, s, len);
+	out[len] = '\0';
+	b->used += len + 1;
+	return out;
+}
+
+static void arena_free(struct arena_block *b)
+{
+	while (b) {
+		struct arena_block *next = b->next;
+
+		free(b);
+		b = next;
+	}
+}
+
+/* ---- csv: the bytes, a window at a time ---- */
+
+/* The file is read cfl_csv_window bytes at a time (more when one row is longer),
+ * never whole: a load holds the numbers of the cells, the text of the
+ * text columns and one window, not a copy of the file.  A text in memory
+ * goes through the same window. */
+size_t cfl_csv_window = 1u << 20;
+
+struct source {
+	const char *name;
+	int fd;			/* -1: read from mem */
+	const char *mem;
+	size_t mem_len;
+	char *buf;		/* buf[0..end) are bytes, buf[end] = '\0' */
+	size_t cap, end;
+	size_t pos;		/* offset in the source of buf[0] */
+	size_t size;		/* the source's size when known, else 0 */
+	int eof;
+};
+
+/* Moves the window to start at buf[keep] (a row that went past its end)
+ * and fills it, twice as big when that row took half of it.  The bytes
+ * from keep on are read again rather than moved: the parse wrote into them.
+ * 0, or -1 with err ("cannot read", "binary file (NUL byte)"). */
+static int source_fill(struct source *s, size_t keep, struct cfl_err *err)
+{
+	size_t n = 0;
+
+	if (!s->buf || s->end - keep >= s->cap / 2) {
+		size_t cap = s->cap ? 2 * s->cap : cfl_csv_window;
+		char *b = cfl_realloc(s->buf, cap + 1, err);
+
+		if (!b)
+			return -1;
+		s->buf = b;
+		s->cap = cap;
+	}
+	s->pos += keep;
+	s->eof = 0;
+	if (s->fd >= 0 && lseek(s->fd, (off_t)s->pos, SEEK_SET) < 0)
+		return cfl_err_set(err, "cannot read '%s': %s", s->name,
+				   strerror(errno));
+	while (n < s->cap && !s->eof) {
+		ssize_t got;
+
+		if (s->fd < 0) {
+			size_t left = s->pos + n < s->mem_len ? s->mem_len - s->pos - n : 0;
+
+			got = (ssize_t)(left < s->cap - n ? left : s->cap - n);
+			memcpy(s->buf + n, s->mem + s->pos + n, (size_t)got);
+		} else {
+			got = read(s->fd, s->buf + n, s->cap - n);
+			if (got < 0 && errno == EINTR)
+				continue;
+			if (got < 0)
+				return cfl_err_set(err, "cannot read '%s': %s", s->name,
+						   strerror(errno));
+		}
+		if (got == 0)
+			s->eof = 1;
+		n += (size_t)got;
+	}
+	s->end = n;
+	s->buf[n] = '\0';
+	if (memchr(s->buf, '\0', n))
+		return cfl_err_set(err, "%s: binary file (NUL byte)", s->name);
+	return 0;
+}
+
+/* Starts s over at the first byte (a second pass). */
+static void source_rewind(struct source *s)
+{
+	s->pos = 0;
+	s->end = 0;
 }
 
 /* ---- csv: parsing ---- */
@@ -146,6 +266,56 @@ static char detect_delim(const char *p, const char *end)
 	return ',';
 }
 
+/* 1 when p..end holds the whole first line (its end outside quotes). */
+static int has_first_line(const char *p, const char *end)
+{
+	int quoted = 0;
+
+	for (; p < end; p++) {
+		if (*p == '"')
+			quoted = !quoted;
+		else if (!quoted && (*p == '\n' || *p == '\r'))
+			return 1;
+	}
+	return 0;
+}
+
+struct parse_state {
+	struct cfl_csv *csv;
+	struct source *src;
+	char delim;
+	int decimal_comma;	/* ';'-separated: "1,5" is 1.5 */
+	unsigned char stop[256];	/* bytes that end an unquoted cell */
+	/* the row being read: its cells, unquoted and NUL-terminated in
+	 * place in the window (NULL: the missing cell after a delimiter
+	 * that ends the file) */
+	char **cell;
+	size_t n_fields, cap_fields;
+	/* the columns */
+	size_t n_cols, n_rows, cap_rows;
+	size_t done;		/* source bytes up to the end of the row */
+	unsigned char *seen_num;	/* n_cols: a number came before any text */
+	size_t *late;		/* n_cols: first text row of a column that had
+				 * numbers before it (their text is read in a
+				 * second pass), or 0 */
+	struct arena_block *arena;
+};
+
+static int row_cell(struct parse_state *st, char *cell, struct cfl_err *err)
+{
+	if (st->n_fields == st->cap_fields) {
+		size_t cap = st->cap_fields ? 2 * st->cap_fields : 64;
+		char **c = cfl_realloc(st->cell, cap * sizeof(*c), err);
+
+		if (!c)
+			return -1;
+		st->cell = c;
+		st->cap_fields = cap;
+	}
+	st->cell[st->n_fields++] = cell;
+	return 0;
+}
+
 /* Strips blanks around an unquoted cell (never the delimiter). */
 static char *trim(char *s, char *e, char delim)
 {
@@ -157,109 +327,302 @@ static char *trim(char *s, char *e, char delim)
 	return s;
 }
 
-struct parse_state {
-	struct cfl_csv *csv;
-	char **cells;		/* growing row-major array, header first */
-	double *num;		/* the cells' numbers, parsed while hot */
-	int decimal_comma;	/* ';'-separated: "1,5" is 1.5 */
-	int header;		/* the header's cells get no number */
-	size_t n_cells, cap_cells;
-	size_t n_header;	/* num[i] is the number of cells[n_header + i] */
-	size_t *line;
-	size_t cap_rows;
-};
-
-static int grow_cells(struct parse_state *st, size_t cap, struct cfl_err *err)
+/* Reads one row starting at *pp (not a blank line) in place: unquoting
+ * only ever shrinks a cell, delimiters become NULs.  Returns 1 with *pp
+ * after its end, 0 when the window ends inside the row and the source goes
+ * on (the row's bytes were written to: read them again, try again), -1 on
+ * an error. */
+static int read_row(struct parse_state *st, char **pp, size_t *line,
+		    struct cfl_err *err)
 {
-	char **c = cfl_realloc(st->cells, cap * sizeof(*c), err);
-	double *v;
+	char *p = *pp, *end = st->src->buf + st->src->end;
+	char delim = st->delim;
+	int eof = st->src->eof;
 
-	if (!c)
-		return -1;
-	st->cells = c;
-	v = cfl_realloc(st->num, cap * sizeof(*v), err);
-	if (!v)
-		return -1;
-	st->num = v;
-	st->cap_cells = cap;
-	advise_huge(c, cap * sizeof(*c));
-	advise_huge(v, cap * sizeof(*v));
-	return 0;
+	st->n_fields = 0;
+	for (;;) {
+		char *cell, *q = p, c;
+
+		while (q < end && *q == ' ')
+			q++;
+		if (q >= end && !eof)
+			return 0;
+		if (q < end && *q == '"') {
+			/* quoted: unquote in place, "" is one quote */
+			char *w, *start;
+			size_t qline = *line;
+
+			p = q + 1;
+			w = start = p;
+			for (;;) {
+				if (p >= end) {
+					if (!eof)
+						return 0;
+					return cfl_err_set(err, "%s:%zu: unclosed quote",
+							   st->csv->name, qline);
+				}
+				if (*p == '"') {
+					if (p + 1 >= end && !eof)
+						return 0;
+					if (p + 1 < end && p[1] == '"') {
+						*w++ = '"';
+						p += 2;
+						continue;
+					}
+					p++;
+					break;
+				}
+				if (*p == '\n')
+					(*line)++;
+				*w++ = *p++;
+			}
+			/* blanks may follow the closing quote */
+			while (p < end && *p == ' ')
+				p++;
+			if (p >= end && !eof)
+				return 0;
+			if (p < end && *p != delim && *p != '\n' && *p != '\r')
+				return cfl_err_set(err, "%s:%zu: unexpected '%c' after a closing quote",
+						   st->csv->name, *line, *p);
+			c = p < end ? *p : '\0';
+			*w = '\0';	/* w < p: the closing quote was consumed */
+			cell = start;
+		} else {
+			char *s = p;
+
+			/* buf[end] is NUL, and NUL stops the scan */
+			while (!st->stop[(unsigned char)*p])
+				p++;
+			if (p >= end && !eof)
+				return 0;
+			c = p < end ? *p : '\0';
+			cell = trim(s, p, delim);
+		}
+		if (row_cell(st, cell, err))
+			return -1;
+		/* c is what ended the cell: delim, '\n', '\r' or '\0' (EOF) */
+		if (c == delim) {
+			*p++ = '\0';
+			if (p >= end) {
+				if (!eof)
+					return 0;
+				/* a delimiter at the very end: one more empty cell */
+				if (row_cell(st, NULL, err))
+					return -1;
+				break;
+			}
+			continue;
+		}
+		if (c == '\r') {
+			*p++ = '\0';
+			if (p >= end && !eof)
+				return 0;	/* is a '\n' next? */
+			if (p < end && *p == '\n')
+				p++;
+			(*line)++;
+		} else if (c == '\n') {
+			*p++ = '\0';
+			(*line)++;
+		}
+		break;
+	}
+	*pp = p;
+	return 1;
 }
 
-static int push_cell(struct parse_state *st, char *cell, struct cfl_err *err)
+/* The number of a cell that is not missing, NaN when it is text.  In a
+ * ';' file "1,5" is 1.5, and the cell's text becomes "1.5". */
+static double cell_number(const struct parse_state *st, char *cell)
 {
-	if (st->n_cells == st->cap_cells) {
-		size_t cap = st->cap_cells ? 2 * st->cap_cells : 1024;
-		char **c = cfl_realloc(st->cells, cap * sizeof(*c), err);
-		double *v;
+	double v = cfl_csv_number(cell);
 
-		if (!c)
-			return -1;
-		st->cells = c;
-		v = cfl_realloc(st->num, cap * sizeof(*v), err);
-		if (!v)
-			return -1;
-		st->num = v;
-		st->cap_cells = cap;
-	}
-	if (!st->header) {
-		double *v = &st->num[st->n_cells - st->n_header];
+	if (st->decimal_comma && isnan(v)) {
+		/* semicolon files often write 1,5 for 1.5 */
+		char *comma = strchr(cell, ',');
 
-		*v = cell ? cfl_csv_number(cell) : NAN;
-		if (st->decimal_comma && cell && isnan(*v)) {
-			/* semicolon files often write 1,5 for 1.5 */
-			char *comma = strchr(cell, ',');
-
-			if (comma && !strchr(comma + 1, ',') && !strchr(cell, '.')) {
-				*comma = '.';
-				*v = cfl_csv_number(cell);
-				if (isnan(*v))
-					*comma = ',';
-			}
+		if (comma && !strchr(comma + 1, ',') && !strchr(cell, '.')) {
+			*comma = '.';
+			v = cfl_csv_number(cell);
+			if (isnan(v))
+				*comma = ',';
 		}
 	}
-	st->cells[st->n_cells++] = cell;
-	return 0;
+	return v;
 }
 
-static int push_row_line(struct parse_state *st, size_t row, size_t line,
-			 struct cfl_err *err)
+static int grow_rows(struct parse_state *st, struct cfl_err *err)
 {
-	if (row == st->cap_rows) {
-		size_t cap = st->cap_rows ? 2 * st->cap_rows : 256;
-		size_t *l = cfl_realloc(st->line, cap * sizeof(*l), err);
+	struct cfl_csv *csv = st->csv;
+	size_t cap = st->cap_rows ? 2 * st->cap_rows : 1024, m = st->n_cols;
 
-		if (!l)
-			return -1;
-		st->line = l;
-		st->cap_rows = cap;
+	/* the rows to come from the bytes to come: one copy of what was
+	 * read so far instead of one per doubling */
+	if (st->n_rows && st->done && st->src->size > st->done) {
+		double per_row = (double)st->done / (double)st->n_rows;
+		double est = (double)st->src->size / per_row * 1.05 + 1024;
+
+		if (est > (double)cap && est < (double)((size_t)-1 / 16))
+			cap = (size_t)est;
 	}
-	st->line[row] = line;
+	double *num;
+	size_t *line;
+
+	if (cap > ((size_t)-1 / sizeof(double)) / (m + 1))
+		return cfl_err_set(err, "%s: too many cells", csv->name);
+	/* big blocks are their own mappings, which realloc moves without
+	 * copying */
+	num = cfl_realloc(csv->num, cap * m * sizeof(*num), err);
+	if (!num)
+		return -1;
+	csv->num = num;
+	advise_huge(num, cap * m * sizeof(*num));
+	line = cfl_realloc(csv->line, cap * sizeof(*line), err);
+	if (!line)
+		return -1;
+	csv->line = line;
+	for (size_t j = 0; j < m; j++)
+		if (csv->text[j]) {
+			char **t = cfl_realloc(csv->text[j], cap * sizeof(*t), err);
+
+			if (!t)
+				return -1;
+			csv->text[j] = t;
+		}
+	st->cap_rows = cap;
 	return 0;
 }
 
-/* Parses buf[0..len) in place; buf[len] must be writable (the NUL). */
-static int parse_owned(struct cfl_csv *csv, char *buf, size_t len,
-		       struct cfl_err *err)
+/* Stores the row just read as data row st->n_rows. */
+static int store_row(struct parse_state *st, size_t line, struct cfl_err *err)
 {
-	struct parse_state st = { .csv = csv, .header = 1 };
-	char *p = buf, *end = buf + len;
-	size_t line = 1, row_start_line, n_fields, n_header = 0, row = 0;
-	unsigned char stop[256] = { 0 };	/* bytes that end an unquoted cell */
-	int header = 1;
-	char delim;
+	struct cfl_csv *csv = st->csv;
+	size_t m = st->n_cols, i = st->n_rows;
+	double *num;
 
-	if (memchr(buf, '\0', len))
-		return cfl_err_set(err, "%s: binary file (NUL byte)", csv->name);
-	if (len >= 3 && (unsigned char)p[0] == 0xEF &&
+	if (i == st->cap_rows && grow_rows(st, err))
+		return -1;
+	num = csv->num + i * m;
+	csv->line[i] = line;
+	for (size_t j = 0; j < m; j++) {
+		char *cell = st->cell[j];
+		char **text = csv->text[j];
+		double v;
+
+		if (!cell || cfl_csv_is_missing(cell)) {
+			num[j] = NAN;
+			if (text)
+				text[i] = NULL;
+			continue;
+		}
+		v = num[j] = cell_number(st, cell);
+		if (!text) {
+			if (!isnan(v)) {
+				st->seen_num[j] = 1;
+				continue;
+			}
+			/* the column's first text: from now on every cell
+			 * of it keeps its text (levels are texts then) */
+			text = csv->text[j] = cfl_calloc(st->cap_rows, sizeof(*text), err);
+			if (!text)
+				return -1;
+			if (st->seen_num[j])
+				st->late[j] = i;
+		}
+		text[i] = arena_dup(&st->arena, cell, strlen(cell), err);
+		if (!text[i])
+			return -1;
+	}
+	st->n_rows++;
+	return 0;
+}
+
+/* The second pass: the text of the number cells that came before a
+ * column's first text (rows below st->late[j]). */
+static int store_late(struct parse_state *st, size_t i, size_t line,
+		      struct cfl_err *err)
+{
+	struct cfl_csv *csv = st->csv;
+	size_t m = st->n_cols;
+
+	if (i >= st->n_rows || csv->line[i] != line || st->n_fields != m)
+		return cfl_err_set(err, "'%s' changed while it was read", csv->name);
+	for (size_t j = 0; j < m; j++) {
+		char *cell = st->cell[j];
+
+		if (i >= st->late[j] || !cell || isnan(csv->num[i * m + j]))
+			continue;
+		cell_number(st, cell);	/* the same text as the first pass */
+		csv->text[j][i] = arena_dup(&st->arena, cell, strlen(cell), err);
+		if (!csv->text[j][i])
+			return -1;
+	}
+	return 0;
+}
+
+/* The header row just read. */
+static int store_header(struct parse_state *st, struct cfl_err *err)
+{
+	struct cfl_csv *csv = st->csv;
+	size_t m = st->n_fields;
+
+	st->n_cols = csv->n_cols = m;
+	csv->header = cfl_calloc(m + 1, sizeof(char *), err);
+	csv->text = cfl_calloc(m + 1, sizeof(char **), err);
+	st->seen_num = cfl_calloc(m + 1, 1, err);
+	st->late = cfl_calloc(m + 1, sizeof(size_t), err);
+	if (!csv->header || !csv->text || !st->seen_num || !st->late)
+		return -1;
+	for (size_t j = 0; j < m; j++) {
+		const char *cell = st->cell[j] ? st->cell[j] : "";
+
+		if (!(csv->header[j] = arena_dup(&st->arena, cell, strlen(cell), err)))
+			return -1;
+	}
+	return 0;
+}
+
+/* One pass over the source: the header, then every row (stored, or in
+ * the second pass, its late texts). */
+static int parse_pass(struct parse_state *st, int second, struct cfl_err *err)
+{
+	struct source *src = st->src;
+	struct cfl_csv *csv = st->csv;
+	char *p;
+	size_t line = 1, row = 0, row_line;
+	int header = 1;
+
+	if (source_fill(src, 0, err))
+		return -1;
+	/* the first line whole in the window (for the delimiter) */
+	while (!src->eof && !has_first_line(src->buf, src->buf + src->end))
+		if (source_fill(src, 0, err))
+			return -1;
+	p = src->buf;
+	if (src->end >= 3 && (unsigned char)p[0] == 0xEF &&
 	    (unsigned char)p[1] == 0xBB && (unsigned char)p[2] == 0xBF)
 		p += 3;
-	delim = detect_delim(p, end);
-	csv->delim = delim;
-	st.decimal_comma = delim == ';';
-	stop[0] = stop['\n'] = stop['\r'] = stop[(unsigned char)delim] = 1;
-	while (p < end) {
+	if (!second) {
+		st->delim = csv->delim = detect_delim(p, src->buf + src->end);
+		st->decimal_comma = st->delim == ';';
+		st->stop[0] = st->stop['\n'] = st->stop['\r'] = 1;
+		st->stop[(unsigned char)st->delim] = 1;
+	}
+	for (;;) {
+		const char *end = src->buf + src->end;
+		int rc;
+
+		if (p >= end || (*p == '\r' && p + 1 >= end)) {
+			if (src->eof && p >= end)
+				break;
+			if (!src->eof) {
+				size_t at = (size_t)(p - src->buf);
+
+				if (source_fill(src, at, err))
+					return -1;
+				p = src->buf;
+				continue;
+			}
+		}
 		/* a blank line (only CR/LF) is skipped */
 		if (*p == '\n' || *p == '\r') {
 			if (*p == '\n' || p + 1 >= end || p[1] != '\n')
@@ -267,135 +630,43 @@ static int parse_owned(struct cfl_csv *csv, char *buf, size_t len,
 			p++;
 			continue;
 		}
-		row_start_line = line;
-		n_fields = 0;
-		for (;;) {
-			char *cell, *q = p, c;
+		row_line = line;
+		rc = read_row(st, &p, &line, err);
+		if (rc < 0)
+			return -1;
+		if (rc == 0) {
+			/* the row goes past the window: read more, again */
+			size_t at = (size_t)(p - src->buf);
 
-			while (q < end && *q == ' ')
-				q++;
-			if (q < end && *q == '"') {
-				/* quoted: unquote in place, "" is one quote */
-				char *w, *start;
-				size_t qline = line;
-
-				p = q + 1;
-				w = start = p;
-				for (;;) {
-					if (p >= end) {
-						cfl_err_set(err, "%s:%zu: unclosed quote",
-							    csv->name, qline);
-						goto fail;
-					}
-					if (*p == '"') {
-						if (p + 1 < end && p[1] == '"') {
-							*w++ = '"';
-							p += 2;
-							continue;
-						}
-						p++;
-						break;
-					}
-					if (*p == '\n')
-						line++;
-					*w++ = *p++;
-				}
-				/* blanks may follow the closing quote */
-				while (p < end && *p == ' ')
-					p++;
-				if (p < end && *p != delim && *p != '\n' && *p != '\r') {
-					cfl_err_set(err, "%s:%zu: unexpected '%c' after a closing quote",
-						    csv->name, line, *p);
-					goto fail;
-				}
-				c = p < end ? *p : '\0';
-				*w = '\0';	/* w < p: the closing quote was consumed */
-				cell = start;
-			} else {
-				char *s = p;
-
-				/* buf[len] is NUL, and NUL stops the scan */
-				while (!stop[(unsigned char)*p])
-					p++;
-				c = p < end ? *p : '\0';
-				cell = trim(s, p, delim);
-			}
-			/* c is what ended the cell: delim, '\n', '\r' or '\0' (EOF) */
-			if (!header && cfl_csv_is_missing(cell))
-				cell = NULL;
-			if (push_cell(&st, cell, err))
-				goto fail;
-			n_fields++;
-			if (c == delim) {
-				*p++ = '\0';
-				if (p >= end) {
-					/* a delimiter at the very end: one more empty cell */
-					if (push_cell(&st, header ? end : NULL, err))
-						goto fail;
-					n_fields++;
-					break;
-				}
-				continue;
-			}
-			if (c == '\r') {
-				*p++ = '\0';
-				if (p < end && *p == '\n')
-					p++;
-				line++;
-			} else if (c == '\n') {
-				*p++ = '\0';
-				line++;
-			}
-			break;
-		}
-		if (header) {
-			/* size the arrays once from the count of line ends, so
-			 * a big file is not copied by repeated growth */
-			size_t n_lines = 1;
-
-			for (const char *q = p; (q = memchr(q, '\n', (size_t)(end - q))); q++)
-				n_lines++;
-			n_header = n_fields;
-			header = 0;
-			st.header = 0;
-			st.n_header = n_header;
-			if (n_lines < ((size_t)-1 / 16) / (n_header + 1) &&
-			    grow_cells(&st, (n_lines + 1) * n_header + 1, err))
-				goto fail;
+			line = row_line;
+			if (source_fill(src, at, err))
+				return -1;
+			p = src->buf;
 			continue;
 		}
-		if (n_fields != n_header) {
-			cfl_err_set(err, "%s:%zu: row has %zu fields, the header has %zu",
-				    csv->name, row_start_line, n_fields, n_header);
-			goto fail;
+		if (header) {
+			header = 0;
+			if (!second && store_header(st, err))
+				return -1;
+			continue;
 		}
-		if (push_row_line(&st, row, row_start_line, err))
-			goto fail;
+		if (st->n_fields != st->n_cols)
+			return cfl_err_set(err, "%s:%zu: row has %zu fields, the header has %zu",
+					   csv->name, row_line, st->n_fields, st->n_cols);
+		st->done = src->pos + (size_t)(p - src->buf);
+		if (second ? store_late(st, row, row_line, err)
+			   : store_row(st, row_line, err))
+			return -1;
 		row++;
 	}
-	if (header) {
-		free(st.cells);
-		free(st.num);
-		free(st.line);
+	if (header)
 		return cfl_err_set(err, "%s: empty file", csv->name);
-	}
-	if (row == 0) {
-		cfl_err_set(err, "%s:%zu: no data rows after the header",
-			    csv->name, line);
-		goto fail;
-	}
-	csv->n_cols = n_header;
-	csv->n_rows = row;
-	csv->header = st.cells;
-	csv->cells = st.cells + n_header;
-	csv->line = st.line;
-	csv->num = st.num;	/* the header row has no numbers */
+	if (row == 0)
+		return cfl_err_set(err, "%s:%zu: no data rows after the header",
+				   csv->name, line);
+	if (second && row != st->n_rows)
+		return cfl_err_set(err, "'%s' changed while it was read", csv->name);
 	return 0;
-fail:
-	free(st.cells);
-	free(st.num);
-	free(st.line);
-	return -1;
 }
 
 /* Header names: empty ones become "column_N"; duplicates are an error (the
@@ -431,37 +702,81 @@ static int fix_header(struct cfl_csv *csv, struct cfl_err *err)
 	return 0;
 }
 
-
-int cfl_csv_parse_owned(struct cfl_csv *csv, const char *name, char *buf,
-			size_t len, struct cfl_err *err)
+/* Parses src into csv: one pass, and a second one when a column's text
+ * came after some of its numbers.  Columns named in keep[0..n_keep) keep
+ * their text from the first row on. */
+static int parse_source(struct cfl_csv *csv, struct source *src,
+			const char *const *keep, size_t n_keep,
+			struct cfl_err *err)
 {
+	struct parse_state st;
+	int rc = -1, any_late = 0;
+
+	memset(&st, 0, sizeof(st));
+	st.csv = csv;
+	st.src = src;
+	if (parse_pass(&st, 0, err))
+		goto out;
+	csv->n_cols = st.n_cols;
+	csv->n_rows = st.n_rows;
+	for (size_t j = 0; j < st.n_cols; j++)
+		any_late |= st.late[j] != 0;
+	for (size_t k = 0; k < n_keep; k++) {
+		long j = cfl_csv_column(csv, keep[k]);
+
+		if (j >= 0 && !csv->text[j]) {
+			/* every cell holds a number or nothing: all late */
+			csv->text[j] = cfl_calloc(st.cap_rows, sizeof(char *), err);
+			if (!csv->text[j])
+				goto out;
+			st.late[j] = st.n_rows;
+			any_late = 1;
+		}
+	}
+	if (any_late && (source_rewind(src), parse_pass(&st, 1, err)))
+		goto out;
+	/* give back what the doubling left unused (a shrink moves nothing) */
+	{
+		size_t n = st.n_rows, m = st.n_cols;
+		double *num = realloc(csv->num, n * m * sizeof(double) + 1);
+		size_t *line = realloc(csv->line, n * sizeof(size_t) + 1);
+
+		if (num)
+			csv->num = num;
+		if (line)
+			csv->line = line;
+	}
+	rc = fix_header(csv, err);
+out:
+	csv->arena = st.arena;
+	free(st.cell);
+	free(st.seen_num);
+	free(st.late);
+	return rc;
+}
+
+static int parse_named(struct cfl_csv *csv, const char *name,
+		       struct source *src, const char *const *keep,
+		       size_t n_keep, struct cfl_err *err)
+{
+	int rc;
+
 	memset(csv, 0, sizeof(*csv));
-	csv->store = buf;
-	csv->name = cfl_strdup(name ? name : "<csv>", err);
-	if (!csv->name) {
-		free(buf);
-		csv->store = NULL;
-		return -1;
-	}
-	if (parse_owned(csv, buf, len, err) || fix_header(csv, err)) {
+	src->name = name ? name : "<csv>";
+	csv->name = cfl_strdup(src->name, err);
+	rc = csv->name ? parse_source(csv, src, keep, n_keep, err) : -1;
+	free(src->buf);
+	if (rc)
 		cfl_csv_release(csv);
-		return -1;
-	}
-	return 0;
+	return rc;
 }
 
 int cfl_csv_parse(struct cfl_csv *csv, const char *name, const char *text,
 		  size_t len, struct cfl_err *err)
 {
-	char *buf;
+	struct source src = { .fd = -1, .mem = text, .mem_len = len, .size = len };
 
-	memset(csv, 0, sizeof(*csv));
-	buf = cfl_malloc(len + 1, err);
-	if (!buf)
-		return -1;
-	memcpy(buf, text, len);
-	buf[len] = '\0';
-	return cfl_csv_parse_owned(csv, name, buf, len, err);
+	return parse_named(csv, name, &src, NULL, 0, err);
 }
 
 /* Reads a whole file with one read of its size (no growing buffer). */
@@ -481,8 +796,6 @@ char *cfl_csv_slurp(const char *path, size_t *len /* OUT */, struct cfl_err *err
 	}
 	cap = fstat(fileno(f), &st) == 0 && st.st_size > 0 ? (size_t)st.st_size + 1 : 65536;
 	buf = cfl_malloc(cap, err);
-	if (buf)
-		advise_huge(buf, cap);
 	while (buf) {
 		size_t got = fread(buf + n, 1, cap - n - 1, f);
 
@@ -492,7 +805,7 @@ char *cfl_csv_slurp(const char *path, size_t *len /* OUT */, struct cfl_err *err
 		if (n + 1 == cap) {
 			/* full: grow only when there is more (the file grew,
 			 * or its size was unknown), not to find the end of a
-			 * file read whole (the copy took a tenth of a load) */
+			 * file read whole */
 			int ch = getc(f);
 			char *b2;
 
@@ -522,16 +835,48 @@ char *cfl_csv_slurp(const char *path, size_t *len /* OUT */, struct cfl_err *err
 	return buf;
 }
 
-int cfl_csv_read(struct cfl_csv *csv, const char *path, struct cfl_err *err)
+int cfl_csv_read_keep(struct cfl_csv *csv, const char *path,
+		      const char *const *keep, size_t n_keep,
+		      size_t *n_bytes /* OUT, may be NULL */,
+		      struct cfl_err *err)
 {
-	size_t len;
-	char *buf;
+	struct source src = { .fd = -1 };
+	struct stat st;
+	char *buf = NULL;
+	size_t len = 0;
+	int rc;
 
 	memset(csv, 0, sizeof(*csv));
-	buf = cfl_csv_slurp(path, &len, err);
-	if (!buf)
-		return -1;
-	return cfl_csv_parse_owned(csv, path, buf, len, err);
+	src.fd = open(path, O_RDONLY);
+	if (src.fd < 0)
+		return cfl_err_set(err, "cannot open '%s': %s", path, strerror(errno));
+	if (fstat(src.fd, &st) == 0 && S_ISDIR(st.st_mode)) {
+		close(src.fd);
+		return cfl_err_set(err, "cannot read '%s': Is a directory", path);
+	}
+	if (fstat(src.fd, &st) || !S_ISREG(st.st_mode)) {
+		/* a pipe cannot be read twice: read it whole first */
+		close(src.fd);
+		if (!(buf = cfl_csv_slurp(path, &len, err)))
+			return -1;
+		src.fd = -1;
+		src.mem = buf;
+		src.mem_len = src.size = len;
+	}
+	if (src.fd >= 0)
+		src.size = (size_t)st.st_size;
+	rc = parse_named(csv, path, &src, keep, n_keep, err);
+	if (n_bytes)
+		*n_bytes = src.pos + src.end;
+	if (src.fd >= 0)
+		close(src.fd);
+	free(buf);
+	return rc;
+}
+
+int cfl_csv_read(struct cfl_csv *csv, const char *path, struct cfl_err *err)
+{
+	return cfl_csv_read_keep(csv, path, NULL, 0, NULL, err);
 }
 
 void cfl_csv_release(struct cfl_csv *csv)
@@ -539,12 +884,40 @@ void cfl_csv_release(struct cfl_csv *csv)
 	if (!csv)
 		return;
 	free(csv->name);
-	free(csv->header);	/* cells live in the same array */
+	free(csv->header);
+	if (csv->text)
+		for (size_t j = 0; j < csv->n_cols; j++)
+			free(csv->text[j]);
+	free(csv->text);
 	free(csv->line);
 	free(csv->num);
 	free(csv->names);
-	free(csv->store);
+	arena_free(csv->arena);
 	memset(csv, 0, sizeof(*csv));
+}
+
+int cfl_csv_missing(const struct cfl_csv *csv, size_t i, size_t j)
+{
+	return isnan(csv->num[i * csv->n_cols + j]) &&
+	       (!csv->text[j] || !csv->text[j][i]);
+}
+
+const char *cfl_csv_cell(const struct cfl_csv *csv, size_t i, size_t j,
+			 char *buf /* CFL_CSV_CELL_BUF */)
+{
+	double v = csv->num[i * csv->n_cols + j];
+
+	if (csv->text[j])
+		return csv->text[j][i];
+	if (isnan(v))
+		return NULL;
+	/* the shortest %g that reads back as the same number */
+	for (int prec = 1; prec <= 17; prec++) {
+		snprintf(buf, CFL_CSV_CELL_BUF, "%.*g", prec, v);
+		if (strtod(buf, NULL) == v)
+			break;
+	}
+	return buf;
 }
 
 long cfl_csv_column(const struct cfl_csv *csv, const char *name)

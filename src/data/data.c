@@ -7,9 +7,9 @@
  * the training file's statistics.  The SHA-256 of the file is computed by
  * a helper thread while the main thread parses (hashing costs about as much
  * as parsing): a regular file is read again from the page cache in small
- * pieces for the hash, anything else (a pipe) is parsed from a copy; the
- * thread is joined before returning, so callers that fork later see a
- * single-threaded process.
+ * pieces for the hash, a pipe is read whole first; the thread is joined
+ * before returning, so callers that fork later see a single-threaded
+ * process.
  */
 #include "internal.h"
 
@@ -39,11 +39,13 @@ static size_t drop_missing_target(struct cfl_csv *csv, long t)
 	if (t < 0)
 		return 0;	/* no such column: typing says so */
 	for (size_t i = 0; i < n; i++) {
-		if (!csv->cells[i * m + (size_t)t])
+		if (cfl_csv_missing(csv, i, (size_t)t))
 			continue;
 		if (k != i) {
-			memmove(csv->cells + k * m, csv->cells + i * m, m * sizeof(char *));
 			memmove(csv->num + k * m, csv->num + i * m, m * sizeof(double));
+			for (size_t j = 0; j < m; j++)
+				if (csv->text[j])
+					csv->text[j][k] = csv->text[j][i];
 			csv->line[k] = csv->line[i];
 		}
 		k++;
@@ -60,7 +62,7 @@ static int load_part(struct cfl_xy *out, const struct cfl_encoder *enc,
 	struct cfl_csv csv;
 	int rc;
 
-	if (cfl_csv_read(&csv, path, err))
+	if (cfl_encoder_read_csv(enc, path, &csv, err))
 		return -1;
 	*n_dropped = drop_missing_target(&csv, cfl_csv_column(&csv, enc->target_name));
 	if (*n_dropped && !csv.n_rows) {
@@ -143,45 +145,42 @@ out:
 	return NULL;
 }
 
-/* Parses buf (taking it) while another thread hashes it; the parse runs on
- * a copy because it writes into its buffer. */
-static int parse_and_hash(struct cfl_data *d, const char *path, char *buf,
-			  size_t len, struct cfl_err *err)
+/* Parses path while another thread hashes it.  A regular file is read
+ * twice, a window at a time each (from the page cache the second time):
+ * neither the parse nor the hash holds a copy of the file.  Anything else
+ * (a pipe) is read whole once, hashed, then parsed. */
+static int parse_and_hash(struct cfl_data *d, const char *path,
+			  struct cfl_err *err)
 {
-	struct hash_job job = { buf, path, len, d->sha256, 0, { "" } };
+	struct hash_job job = { NULL, path, 0, d->sha256, 0, { "" } };
 	struct stat st;
 	pthread_t th;
-	char *copy;
-	int rc;
+	size_t n_read = 0;
+	char *buf;
+	int rc, threaded;
 
-	if (len >= REHASH_CHUNK && stat(path, &st) == 0 && S_ISREG(st.st_mode) &&
-	    (size_t)st.st_size == len) {
-		job.buf = NULL;
-		if (pthread_create(&th, NULL, rehash_thread, &job) == 0) {
-			rc = cfl_csv_parse_owned(&d->csv, path, buf, len, err);
+	if (stat(path, &st) == 0 && S_ISREG(st.st_mode)) {
+		job.len = (size_t)st.st_size;
+		threaded = pthread_create(&th, NULL, rehash_thread, &job) == 0;
+		rc = cfl_csv_read_keep(&d->csv, path, NULL, 0, &n_read, err);
+		if (threaded)
 			pthread_join(th, NULL);
-			if (!rc && job.rc)
-				return cfl_err_set(err, "%s", job.err.msg);
-			return rc;
-		}
-		job.buf = buf;
-	}
-	copy = len >= (1u << 20) ? malloc(len + 1) : NULL;
-	if (!copy || pthread_create(&th, NULL, hash_thread, &job) != 0) {
-		free(copy);
-		hash_thread(&job);
-		if (job.rc) {
-			free(buf);
+		else if (!rc)
+			rehash_thread(&job);
+		if (!rc && n_read != job.len)
+			return cfl_err_set(err, "'%s' changed while it was read", path);
+		if (!rc && job.rc)
 			return cfl_err_set(err, "%s", job.err.msg);
-		}
-		return cfl_csv_parse_owned(&d->csv, path, buf, len, err);
+		return rc;
 	}
-	memcpy(copy, buf, len + 1);
-	rc = cfl_csv_parse_owned(&d->csv, path, copy, len, err);
-	pthread_join(th, NULL);
+	buf = cfl_csv_slurp(path, &job.len, err);
+	if (!buf)
+		return -1;
+	job.buf = buf;
+	hash_thread(&job);
+	rc = job.rc ? cfl_err_set(err, "%s", job.err.msg)
+		    : cfl_csv_parse(&d->csv, path, buf, job.len, err);
 	free(buf);
-	if (!rc && job.rc)
-		return cfl_err_set(err, "%s", job.err.msg);
 	return rc;
 }
 
@@ -199,8 +198,6 @@ static int encode_part(struct cfl_data *d, const size_t *idx, size_t n,
 int cfl_data_load(struct cfl_data *d, const struct cfl_data_opts *o,
 		  struct cfl_err *err)
 {
-	char *buf;
-	size_t len;
 	struct cfl_split split;
 	double *y = NULL;
 	int n_classes;
@@ -209,10 +206,7 @@ int cfl_data_load(struct cfl_data *d, const struct cfl_data_opts *o,
 	memset(&split, 0, sizeof(split));
 	if (!o->path)
 		return cfl_err_set(err, "no data file given");
-	buf = cfl_csv_slurp(o->path, &len, err);
-	if (!buf)
-		return -1;
-	if (parse_and_hash(d, o->path, buf, len, err))
+	if (parse_and_hash(d, o->path, err))
 		goto fail;
 	cfl_sha256_hex(d->sha256, d->sha256_hex);
 	{

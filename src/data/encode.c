@@ -214,15 +214,22 @@ static int fit_categorical(struct cfl_enc_col *c, const struct cfl_csv *csv,
 	c->numeric_levels = numeric_levels;
 	if (cfl_dset_init(&set, n_idx, !numeric_levels, err))
 		return -1;
+	/* levels by text come from a column that has text cells, which
+	 * keeps the text of all of them */
+	if (!numeric_levels && !csv->text[j]) {
+		cfl_dset_release(&set);
+		return cfl_err_set(err, "%s: column '%s' has no text cells", csv->name,
+				   csv->header[j]);
+	}
 	for (size_t i = 0; i < n_idx; i++) {
-		const char *cell = csv->cells[idx[i] * m + j];
+		if (numeric_levels) {
+			double v = csv->num[idx[i] * m + j];
 
-		if (!cell)
-			continue;
-		if (numeric_levels)
-			cfl_dset_add_num(&set, csv->num[idx[i] * m + j]);
-		else
-			cfl_dset_add_str(&set, cell);
+			if (!isnan(v))
+				cfl_dset_add_num(&set, v);
+		} else if (csv->text[j][idx[i]]) {
+			cfl_dset_add_str(&set, csv->text[j][idx[i]]);
+		}
 	}
 	c->n_levels = set.n;
 	c->levels = cfl_calloc(set.n + 1, sizeof(char *), err);
@@ -390,28 +397,39 @@ int cfl_encoder_apply_rows(const struct cfl_encoder *enc,
 	for (size_t r = 0; r < n; r++) {
 		float *row = xy.x + r * enc->d;
 		size_t i = idx ? idx[r] : r;
+		char buf[CFL_CSV_CELL_BUF];
 
 		for (size_t k = 0; k < enc->n_in; k++) {
 			const struct cfl_enc_col *c = &enc->in[k];
-			const char *cell = csv->cells[i * m + col[k]];
-			double v = csv->num[i * m + col[k]];
+			size_t j = col[k];
+			double v = csv->num[i * m + j];
 
 			if (c->kind == ENC_NUM) {
-				if (!cell)
+				if (isnan(v)) {
+					const char *cell = csv->text[j] ? csv->text[j][i] : NULL;
+
+					if (cell) {
+						cfl_err_set(err, "%s:%zu: text '%.40s' in numeric column '%s'",
+							    csv->name, csv->line[i], cell, c->name);
+						goto fail;
+					}
 					v = c->median;
-				else if (isnan(v)) {
-					cfl_err_set(err, "%s:%zu: text '%.40s' in numeric column '%s'",
-						    csv->name, csv->line[i], cell, c->name);
-					goto fail;
 				}
 				row[c->offset] = (float)((v - c->mean) / c->std);
 			} else {
+				/* numeric levels need no text (the number is it) */
+				const char *cell = !c->numeric_levels ? cfl_csv_cell(csv, i, j, buf)
+						   : isnan(v) ? NULL : "";
+
 				row[c->offset + level_slot(c, cell, v)] = 1.0f;
 			}
 		}
 		if (t >= 0) {
-			const char *cell = csv->cells[i * m + (size_t)t];
 			double v = csv->num[i * m + (size_t)t];
+			/* the text only where it is needed: a number's is
+			 * written out, which is slow */
+			const char *cell = (isnan(v) || (enc->n_classes && !enc->class_values))
+					   ? cfl_csv_cell(csv, i, (size_t)t, buf) : "";
 
 			if (!cell) {
 				cfl_err_set(err, "%s:%zu: missing value in the target column '%s'",
@@ -424,7 +442,8 @@ int cfl_encoder_apply_rows(const struct cfl_encoder *enc,
 
 				if (ci < 0) {
 					cfl_err_set(err, "%s:%zu: unknown class '%.40s' in column '%s'",
-						    csv->name, csv->line[i], cell, enc->target_name);
+						    csv->name, csv->line[i],
+						    cfl_csv_cell(csv, i, (size_t)t, buf), enc->target_name);
 					goto fail;
 				}
 				xy.y[r] = (double)ci;
@@ -451,6 +470,25 @@ int cfl_encoder_apply(const struct cfl_encoder *enc, const struct cfl_csv *csv,
 		      int with_target, struct cfl_xy *out, struct cfl_err *err)
 {
 	return cfl_encoder_apply_rows(enc, csv, NULL, 0, with_target, out, err);
+}
+
+int cfl_encoder_read_csv(const struct cfl_encoder *enc, const char *path,
+			 struct cfl_csv *csv /* OUT */, struct cfl_err *err)
+{
+	const char **keep = cfl_calloc(enc->n_in + 2, sizeof(char *), err);
+	size_t n_keep = 0;
+	int rc;
+
+	if (!keep)
+		return -1;
+	for (size_t k = 0; k < enc->n_in; k++)
+		if (enc->in[k].kind == ENC_CAT && !enc->in[k].numeric_levels)
+			keep[n_keep++] = enc->in[k].name;
+	if (enc->n_classes && !enc->class_values && enc->target_name)
+		keep[n_keep++] = enc->target_name;
+	rc = cfl_csv_read_keep(csv, path, keep, n_keep, NULL, err);
+	free(keep);
+	return rc;
 }
 
 void cfl_encoder_feature_name(const struct cfl_encoder *enc, size_t j,

@@ -24,10 +24,17 @@ void cfl_dset_release(struct dset *s);
 int cfl_dset_add_num(struct dset *s, double v);
 int cfl_dset_add_str(struct dset *s, const char *v);
 
-/* Parses buf[0..len) in place and takes it (buf[len] must be writable;
- * freed on failure too). */
-int cfl_csv_parse_owned(struct cfl_csv *csv, const char *name, char *buf,
-			size_t len, struct cfl_err *err);
+/* cfl_csv_read, where the columns named keep[0..n_keep) (when present)
+ * keep their text even when every cell is a number, and *n_bytes (when not
+ * NULL) gets the count of bytes read. */
+int cfl_csv_read_keep(struct cfl_csv *csv, const char *path,
+		      const char *const *keep, size_t n_keep,
+		      size_t *n_bytes /* OUT, may be NULL */,
+		      struct cfl_err *err);
+
+/* The bytes a CSV file is read in at first [1 MiB] (tests shrink it so
+ * that rows cross window ends everywhere). */
+extern size_t cfl_csv_window;
 
 /* Reads a whole file into a new NUL-terminated buffer; NULL with
  * "cannot open 'path': ..." in err. */

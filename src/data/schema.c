@@ -31,7 +31,6 @@ static void sweep_stats(struct cfl_schema *s, const struct cfl_csv *csv,
 		first_text[j] = (size_t)-1;
 	}
 	for (size_t i = 0; i < n; i++) {
-		char *const *cells = csv->cells + i * m;
 		const double *num = csv->num + i * m;
 
 		for (size_t j = 0; j < m; j++) {
@@ -45,7 +44,7 @@ static void sweep_stats(struct cfl_schema *s, const struct cfl_csv *csv,
 					c->min = v;
 				if (v > c->max)
 					c->max = v;
-			} else if (!cells[j]) {
+			} else if (!csv->text[j] || !csv->text[j][i]) {
 				c->n_missing++;
 			} else if (!c->n_text++) {
 				first_text[j] = i;
@@ -79,10 +78,12 @@ static void count_distinct(struct cfl_column *c, const struct cfl_csv *csv,
 	c->distinct_capped = 0;
 	if (c->n_text) {
 		cfl_dset_clear(strs);
+		char **text = csv->text[j];	/* a column with text keeps it */
+
 		for (size_t i = 0; i < n; i++) {
-			if (!csv->cells[i * m + j])
+			if (!text[i])
 				continue;
-			repeat |= !cfl_dset_add_str(strs, csv->cells[i * m + j]);
+			repeat |= !cfl_dset_add_str(strs, text[i]);
 			if (strs->n > DISTINCT_CAP && repeat) {
 				c->distinct_capped = 1;
 				break;
@@ -114,7 +115,7 @@ static int check_stray_text(const struct cfl_column *c,
 	size_t n_present = csv->n_rows - c->n_missing;
 
 	if (c->n_text && n_present >= 10 && 10 * c->n_text <= n_present) {
-		const char *cell = csv->cells[first_text * csv->n_cols + j];
+		const char *cell = csv->text[j][first_text];
 
 		return cfl_err_set(err, "%s:%zu: text '%.40s' in numeric column '%s' (%zu of %zu values are numbers); fix it or write a missing value (NA)",
 				   csv->name, csv->line[first_text], cell,
@@ -156,12 +157,12 @@ static int infer_target(struct cfl_schema *s, const struct cfl_csv *csv,
 			struct cfl_err *err)
 {
 	struct cfl_column *c = &s->cols[s->target];
-	size_t t = s->target, m = csv->n_cols, n = csv->n_rows, k;
+	size_t t = s->target, n = csv->n_rows, k;
 	struct cfl_err e2;
 
 	if (c->n_missing) {
 		for (size_t i = 0; i < n; i++)
-			if (!csv->cells[i * m + t])
+			if (cfl_csv_missing(csv, i, t))
 				return cfl_err_set(err, "%s:%zu: missing value in the target column '%s'",
 						   csv->name, csv->line[i], c->name);
 	}
@@ -174,7 +175,7 @@ static int infer_target(struct cfl_schema *s, const struct cfl_csv *csv,
 			  ? CFL_TASK_CLF : CFL_TASK_REG;
 	if (s->task == CFL_TASK_REG) {
 		if (c->n_text) {
-			const char *cell = csv->cells[first_text * m + t];
+			const char *cell = csv->text[t][first_text];
 
 			return cfl_err_set(err, "%s:%zu: regression target '%s' is not a number: '%.40s'",
 					   csv->name, csv->line[first_text], c->name, cell);
@@ -184,9 +185,12 @@ static int infer_target(struct cfl_schema *s, const struct cfl_csv *csv,
 					   csv->name, c->name);
 		return 0;
 	}
-	if (c->n_distinct < 2)
+	if (c->n_distinct < 2) {
+		char buf[CFL_CSV_CELL_BUF];
+
 		return cfl_err_set(err, "%s: target '%s' has one class ('%.40s'): nothing to classify",
-				   csv->name, c->name, csv->cells[t]);
+				   csv->name, c->name, cfl_csv_cell(csv, 0, t, buf));
+	}
 	if (c->n_distinct > MAX_CLASSES && c->distinct_capped)
 		return cfl_err_set(err, "%s: target '%s' has more than %d classes; use --task reg",
 				   csv->name, c->name, MAX_CLASSES);
@@ -281,10 +285,14 @@ int cfl_schema_labels(const struct cfl_schema *s, const struct cfl_csv *csv,
 		      double *y, struct cfl_err *err)
 {
 	size_t m = csv->n_cols, t = s->target;
+	char buf[CFL_CSV_CELL_BUF];
 
 	for (size_t i = 0; i < csv->n_rows; i++) {
-		const char *cell = csv->cells[i * m + t];
 		double v = csv->num[i * m + t];
+		/* the text only where it is needed: a number's is written
+		 * out, which is slow */
+		const char *cell = isnan(v) || (s->task != CFL_TASK_REG && !s->class_values)
+				   ? cfl_csv_cell(csv, i, t, buf) : "";
 
 		if (!cell)
 			return cfl_err_set(err, "%s:%zu: missing value in the target column '%s'",
@@ -300,7 +308,8 @@ int cfl_schema_labels(const struct cfl_schema *s, const struct cfl_csv *csv,
 
 			if (ci < 0)
 				return cfl_err_set(err, "%s:%zu: unknown class '%.40s' in column '%s'",
-						   csv->name, csv->line[i], cell, s->cols[t].name);
+						   csv->name, csv->line[i],
+						   cfl_csv_cell(csv, i, t, buf), s->cols[t].name);
 			y[i] = (double)ci;
 		}
 	}

@@ -1,58 +1,99 @@
 #!/usr/bin/env bash
-# CSV loading: `cfl data load` (read, type, split, encode; the time it
-# reports itself, so process start-up is left out) on the 100k x 20
-# synthetic classification set, beside pandas.read_csv when /usr/bin/python3
-# has pandas, else numpy.loadtxt (parse only).  Median of 5 runs each
-# (QUICK: 3).
+# CSV loading, W6 of ../shared/WORKLOADS.md: `cfl data load` (read, type,
+# split, encode, hash) of a 1,000,000 x 21 numeric CSV (20 normal columns of
+# random scales and offsets written %.6g, a 0/1 target; generated here,
+# seeded; QUICK: 200,000 rows) against pandas.read_csv alone, the file read
+# from the page cache.  Per tool: CPU seconds (user + system), wall seconds
+# and the peak resident set of the whole process, also as a ratio to the
+# file's size.  cfl is timed as a whole process (start-up included, through
+# os.wait4); pandas inside its process around read_csv (interpreter start and
+# import left out).  Runs alternate; medians of 5 (QUICK: 3).
 set -u
 : "${ROOT:?}" "${CFL:?}" "${BENCH_DIR:?}" "${PY:=/usr/bin/python3}"
 . "$ROOT/tests/bench/lib.sh"
 N=$(reps 5 3)
-DATA="$BENCH_DIR/synth_clf_100k.csv"
-[ -f "$DATA" ] || { echo "bench_csv: $DATA is missing (run tests/bench/make_data.py)"; exit 1; }
+ROWS=$(reps 1000000 200000)
+DATA="$BENCH_DIR/w6_${ROWS}.csv"
+mkdir -p "$BENCH_DIR" || exit 1
 
-cfl_times=()
-for _ in $(seq "$N"); do
-	line=$("$CFL" data load "$DATA") || { echo "bench_csv: cfl data load failed"; exit 1; }
-	cfl_times+=("$(awk '{ for (i = 1; i < NF; i++) if ($i == "seconds") print $(i + 1) }' <<<"$line")")
-done
-cfl_med=$(printf '%s\n' "${cfl_times[@]}" | median)
-
-peer_out=$("$PY" - "$DATA" "$N" <<'PYEOF'
-import sys, time
-path = sys.argv[1]
-try:
-    import pandas as pd
-    name = "pandas.read_csv"
-    load = lambda: pd.read_csv(path)
-except ImportError:
-    import numpy as np
-    name = "numpy.loadtxt"
-    load = lambda: np.loadtxt(path, delimiter=",", skiprows=1)
-ts = []
-for _ in range(int(sys.argv[2])):
-    t = time.perf_counter()
-    load()
-    ts.append(time.perf_counter() - t)
-ts.sort()
-print(name, "%.4f" % ts[(len(ts) - 1) // 2])
+if [ ! -f "$DATA" ]; then
+	"$PY" - "$DATA" "$ROWS" <<'PYEOF' || { echo "bench_csv: cannot write $DATA"; exit 1; }
+import os, sys
+import numpy as np
+path, n, d = sys.argv[1], int(sys.argv[2]), 20
+rng = np.random.default_rng(6)
+scale = 10.0 ** rng.uniform(-3, 4, d)
+offset = rng.normal(0, 3, d) * scale
+w = rng.normal(0, 1, d)
+with open(path + '.tmp', 'w') as f:
+    f.write(','.join('x%d' % j for j in range(d)) + ',y\n')
+    for s in range(0, n, 100000):
+        z = rng.normal(0, 1, (min(100000, n - s), d))
+        y = (z @ w + rng.normal(0, 1, len(z)) > 0).astype(int)
+        np.savetxt(f, np.column_stack([z * scale + offset, y]),
+                   fmt=['%.6g'] * d + ['%d'], delimiter=',')
+os.replace(path + '.tmp', path)
 PYEOF
-) || { echo "bench_csv: the peer failed"; exit 1; }
-peer_name=${peer_out% *}
-peer_med=${peer_out##* }
-ratio=$(awk -v a="$peer_med" -v b="$cfl_med" 'BEGIN { printf "%.1f", a / b }')
-size=$(du -m "$DATA" | cut -f1)
+fi
+size=$(stat -c %s "$DATA")
+cat "$DATA" >/dev/null	# into the page cache
 
-emit "csv load synth_clf_100k" "s, cfl data load vs $peer_name (peer / cfl)" "$cfl_med" "$peer_med" "$ratio" \
-	"range $(printf '%s\n' "${cfl_times[@]}" | range)" ">= 1"
-echo "csv load, synth_clf_100k (100000 x 21, ${size} MB): cfl ${cfl_med} s, $peer_name ${peer_med} s, cfl is ${ratio}x faster"
+# One run of a tool: prints "CPU_S WALL_S MAXRSS_KB".
+measure() {
+	"$PY" - "$1" "$CFL" "$DATA" <<'PYEOF'
+import os, resource, subprocess, sys, time
+tool, cfl, path = sys.argv[1:4]
+if tool == 'cfl':
+    t = time.perf_counter()
+    p = subprocess.Popen([cfl, 'data', 'load', path], stdout=subprocess.DEVNULL)
+    _, status, ru = os.wait4(p.pid, 0)
+    wall = time.perf_counter() - t
+    if status != 0:
+        sys.exit('cfl data load failed')
+    print('%.4f %.4f %d' % (ru.ru_utime + ru.ru_stime, wall, ru.ru_maxrss))
+else:
+    import pandas as pd
+    c, t = time.process_time(), time.perf_counter()
+    pd.read_csv(path)
+    cpu, wall = time.process_time() - c, time.perf_counter() - t
+    print('%.4f %.4f %d' % (cpu, wall, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss))
+PYEOF
+}
+
+"$PY" -c 'import pandas' 2>/dev/null || { echo "bench_csv: $PY has no pandas"; exit 1; }
+c_cpu=() c_wall=() c_rss=() p_cpu=() p_wall=() p_rss=()
+for _ in $(seq "$N"); do
+	read -r a b c < <(measure cfl) && [ -n "$c" ] || { echo "bench_csv: cfl data load failed"; exit 1; }
+	c_cpu+=("$a") c_wall+=("$b") c_rss+=("$c")
+	read -r a b c < <(measure pandas) && [ -n "$c" ] || { echo "bench_csv: pandas.read_csv failed"; exit 1; }
+	p_cpu+=("$a") p_wall+=("$b") p_rss+=("$c")
+done
+med() { printf '%s\n' "$@" | median; }
+rng() { printf '%s\n' "$@" | range; }
+cc=$(med "${c_cpu[@]}") pc=$(med "${p_cpu[@]}")
+cw=$(med "${c_wall[@]}") pw=$(med "${p_wall[@]}")
+cr=$(med "${c_rss[@]}") pr=$(med "${p_rss[@]}")
+div() { awk -v a="$1" -v b="$2" -v f="$3" 'BEGIN { printf f, a / b }'; }
+cr_mib=$(div "$cr" 1024 "%.1f") pr_mib=$(div "$pr" 1024 "%.1f")
+c_x=$(div "$((cr * 1024))" "$size" "%.2f") p_x=$(div "$((pr * 1024))" "$size" "%.2f")
+mb=$(div "$size" 1048576 "%.0f")
+W="csv load W6 ${ROWS} x 21 (${mb} MiB)"
+
+emit "$W" "CPU s, cfl data load vs pandas.read_csv (peer / cfl)" "$cc" "$pc" \
+	"$(div "$pc" "$cc" "%.2f")" "cfl $(rng "${c_cpu[@]}"), pandas $(rng "${p_cpu[@]}")" ">= 1"
+emit "$W" "wall s, cfl data load vs pandas.read_csv (peer / cfl)" "$cw" "$pw" \
+	"$(div "$pw" "$cw" "%.2f")" "cfl $(rng "${c_wall[@]}"), pandas $(rng "${p_wall[@]}")" ">= 1"
+emit "$W" "peak RSS MiB, cfl data load vs pandas.read_csv (peer / cfl)" "$cr_mib" "$pr_mib" \
+	"$(div "$pr" "$cr" "%.2f")" "" ""
+emit "$W" "peak RSS / file size, cfl vs pandas (cfl / file)" "$c_x" "$p_x" "$c_x" "" "<= 2"
+echo "csv load, W6 ($ROWS x 21, $mb MiB): CPU cfl $cc s, pandas $pc s; wall cfl $cw s, pandas $pw s;" \
+	"peak RSS cfl $cr_mib MiB (${c_x}x the file), pandas $pr_mib MiB (${p_x}x)"
 {
-	echo "### CSV loading (synth_clf_100k: 100000 rows x 21 columns, ${size} MB)"
+	echo "### CSV loading (W6: $ROWS rows x 21 columns, $mb MiB)"
 	echo
-	echo "| what | median of $N (s) |"
-	echo "|---|---|"
-	echo "| cfl data load (read + type + split + encode) | $cfl_med |"
-	echo "| $peer_name (parse only) | $peer_med |"
-	echo "| ratio (peer / cfl) | $ratio |"
+	echo "| what | CPU s | wall s | peak RSS MiB | RSS / file |"
+	echo "|---|---|---|---|---|"
+	echo "| cfl data load (read + type + split + encode + hash) | $cc | $cw | $cr_mib | $c_x |"
+	echo "| pandas.read_csv (parse only) | $pc | $pw | $pr_mib | $p_x |"
 	echo
 } >> "$BENCH_DIR/results.md"

@@ -37,6 +37,7 @@ static int class_of(const char *s, int add)
 static int load(const char *path, int clf, struct cfl_xy *xy, struct cfl_err *err)
 {
 	struct cfl_csv csv;
+	char cell[CFL_CSV_CELL_BUF];
 	size_t d;
 	int fit = n_cls == 0;
 
@@ -49,7 +50,7 @@ static int load(const char *path, int clf, struct cfl_xy *xy, struct cfl_err *er
 	xy->y = malloc(xy->n * sizeof(double) + 1);
 	if (clf && fit) {
 		for (size_t i = 0; i < xy->n; i++)
-			class_of(csv.cells[i * csv.n_cols + d], 1);
+			class_of(cfl_csv_cell(&csv, i, d, cell), 1);
 		qsort(classes, (size_t)n_cls, sizeof(char *), cmp_str);
 		/* numeric labels sort as numbers */
 		for (int c = 1; c < n_cls; c++)
@@ -68,7 +69,7 @@ static int load(const char *path, int clf, struct cfl_xy *xy, struct cfl_err *er
 	for (size_t i = 0; i < xy->n; i++) {
 		for (size_t j = 0; j < d; j++)
 			xy->x[i * d + j] = (float)csv.num[i * csv.n_cols + j];
-		xy->y[i] = clf ? class_of(csv.cells[i * csv.n_cols + d], 0) :
+		xy->y[i] = clf ? class_of(cfl_csv_cell(&csv, i, d, cell), 0) :
 				 csv.num[i * csv.n_cols + d];
 	}
 	cfl_csv_release(&csv);

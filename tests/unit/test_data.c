@@ -24,7 +24,8 @@ static const char *parse_err(const char *text)
 	return err.msg;
 }
 
-#define CELL(csv, i, j) ((csv).cells[(i) * (csv).n_cols + (j)])
+static char cell_buf[CFL_CSV_CELL_BUF];
+#define CELL(csv, i, j) cfl_csv_cell(&(csv), (i), (j), cell_buf)
 
 static void infer_ok(struct cfl_schema *s, const struct cfl_csv *csv,
 		     const struct cfl_schema_opts *o)
