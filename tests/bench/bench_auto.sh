@@ -11,9 +11,9 @@
 # them, else "below"; then auto's leaderboards.  The load average is printed
 # with the table: every figure here is wall-clock bound.
 # AUTO_SETS="iris ..." picks datasets (QUICK=1: the four small ones);
-# AUTO_LIMIT=S sets the limit; AUTO_REUSE_PEERS=1 keeps the peers' figures of
-# an earlier run (they are seeded, so the same; scikit-learn's MLP on
-# digits and on the synthetic set takes minutes).
+# AUTO_LIMIT=S sets the limit.  The peers' figures come from sk_defaults
+# (tests/bench/lib.sh), shared with bench_w7.sh and kept for the run
+# (scikit-learn's MLP on the synthetic set takes minutes).
 set -u
 : "${ROOT:?}" "${BENCH_DIR:?}" "${PY:=/usr/bin/python3}"
 CFL_BIN=${CFL:-$ROOT/cfl}
@@ -69,10 +69,8 @@ for ds in $SETS; do
 	best_def=$(awk -F, -v s="$sign" 'NR > 1 && (b == "" || s * $3 > s * v) { b = $1; v = $3 } END { print b, v }' "$B/def-$ds.csv")
 
 	# scikit-learn's defaults, random_state 0
-	if [ "${AUTO_REUSE_PEERS:-0}" != 1 ] || [ ! -s "$B/peer-$ds.txt" ]; then
-		"$PY" "$ROOT/tests/bench/w7_peers.py" "$task" "$tr" "$te" 1 > "$B/peer-$ds.txt" ||
-			{ echo "bench_auto: peers on $ds failed"; rm -f "$B/peer-$ds.txt"; status=1; continue; }
-	fi
+	sk_defaults "$task" "$ds" 1 | awk '{ print $1, $3 }' > "$B/peer-$ds.txt" && [ -s "$B/peer-$ds.txt" ] ||
+		{ echo "bench_auto: peers on $ds failed"; rm -f "$B/peer-$ds.txt"; status=1; continue; }
 	peers=$(for m in $MODELS; do awk -v m="$m" '$1 == m { printf "%.4f ", $2 }' "$B/peer-$ds.txt"; done)
 	best_peer=$(awk -v s="$sign" '(b == "" || s * $2 > s * v) { b = $1; v = $2 } END { print b, v }' "$B/peer-$ds.txt")
 

@@ -9,16 +9,15 @@
 # mean by more than half the larger of the two seed spreads (else "ok");
 # then cfl's default ensembles (mean, stacking) against cfl's best member.
 # W7_SETS="iris ..." picks datasets; CFL_W7=path runs another cfl binary
-# (to measure a build before a change side by side); W7_REUSE_PEERS=1 keeps
-# the peers' figures of an earlier run in $BENCH_DIR/w7 (they are seeded,
-# so the same; scikit-learn's MLP on digits takes minutes).  QUICK: 2 seeds,
-# and W7_REUSE_PEERS=1 unless set.
+# (to measure a build before a change side by side).  The peers' figures
+# come from sk_defaults (tests/bench/lib.sh), shared with bench_auto.sh and
+# kept for the run (scikit-learn's MLP on digits takes a minute).  QUICK: 2
+# seeds.
 set -u
 : "${ROOT:?}" "${BENCH_DIR:?}" "${PY:=/usr/bin/python3}"
 . "$ROOT/tests/bench/lib.sh"
 CFL_BIN=${CFL_W7:-${CFL:-$ROOT/cfl}}
 REPS=${W7_REPEATS:-$(reps 3 2)}
-REUSE_PEERS=${W7_REUSE_PEERS:-$(reps 0 1)}
 SETS=${W7_SETS:-iris wine breast_cancer digits diabetes}
 MODELS="fcnn linear tree forest gbdt"
 B="$BENCH_DIR/w7"
@@ -50,12 +49,12 @@ for ds in $SETS; do
 		{ echo "bench_w7: cfl on $ds failed: $(tail -3 "$B/cfl-$ds.err")"; status=1; continue; }
 	"$CFL_BIN" report "w7-$ds" --db "$B/w7.db" --format csv > "$B/cfl-$ds.csv" ||
 		{ echo "bench_w7: cfl report on $ds failed"; status=1; continue; }
-	if [ "$REUSE_PEERS" != 1 ] || [ ! -s "$B/peer-$ds.txt" ] ||
-	   [ "$(cat "$B/peer-$ds.reps" 2>/dev/null)" != "$REPS" ]; then
-		"$PY" "$ROOT/tests/bench/w7_peers.py" "$task" "$tr" "$te" "$REPS" > "$B/peer-$ds.txt" ||
-			{ echo "bench_w7: peers on $ds failed"; rm -f "$B/peer-$ds.txt"; status=1; continue; }
-		echo "$REPS" > "$B/peer-$ds.reps"
-	fi
+	# the peers' mean and population std over the seeds, per model
+	sk_defaults "$task" "$ds" "$REPS" | awk '{ n[$1]++; s[$1] += $3; q[$1] += $3 * $3 }
+		END { for (m in n) { mu = s[m] / n[m]; v = q[m] / n[m] - mu * mu
+			printf "%s %.10f %.10f\n", m, mu, (v > 0 ? sqrt(v) : 0) } }' > "$B/peer-$ds.txt" &&
+		[ -s "$B/peer-$ds.txt" ] ||
+		{ echo "bench_w7: peers on $ds failed"; rm -f "$B/peer-$ds.txt"; status=1; continue; }
 	for model in $MODELS; do
 		c=$(awk -F, -v m="$model" '$1 == m { print $3, $4 }' "$B/cfl-$ds.csv")
 		p=$(awk -v m="$model" '$1 == m { print $2, $3 }' "$B/peer-$ds.txt")

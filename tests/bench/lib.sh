@@ -73,3 +73,23 @@ emit_file() {
 		emit "$w" "$m" "$c" "$p" "$r" "$s" "$t" || return 1
 	done <"$1"
 }
+
+# sk_defaults clf|reg DATASET SEEDS: scikit-learn's default models
+# (w7_peers.py) on the peers' split of DATASET with random_state
+# 0..SEEDS-1, one line per model and seed, "name seed value".  They are
+# seeded, so a bench run computes each seed once: the lines are kept in
+# $BENCH_DIR/peers/DATASET.txt, bench_auto.sh (seed 0) and bench_w7.sh
+# (seeds 0-2) share them, and only missing seeds run.  run.sh empties the
+# folder at the start of a full run (BENCH_REUSE_PEERS=1 keeps it; QUICK=1
+# keeps it unless BENCH_REUSE_PEERS=0).
+sk_defaults() {
+	local task=$1 ds=$2 n=$3 f="$BENCH_DIR/peers/$2.txt" have
+	mkdir -p "$BENCH_DIR/peers" || return 1
+	have=$(awk '$2 + 1 > m { m = $2 + 1 } END { print m + 0 }' "$f" 2>/dev/null || echo 0)
+	if [ "$have" -lt "$n" ]; then
+		"${PY:-/usr/bin/python3}" "$ROOT/tests/bench/w7_peers.py" "$task" "$BENCH_DIR/$ds.train.csv" \
+			"$BENCH_DIR/$ds.test.csv" "$n" "$have" > "$f.part" || { rm -f "$f.part"; return 1; }
+		cat "$f.part" >> "$f" && rm -f "$f.part"
+	fi
+	awk -v n="$n" '$2 < n' "$f"
+}

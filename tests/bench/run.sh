@@ -18,6 +18,9 @@ export QUICK=${QUICK:-0}
 mkdir -p "$BENCH_DIR"
 $PY tests/bench/make_data.py "$BENCH_DIR" || exit 1
 : > "$BENCH_DIR/results.md"
+# the peers' seeded quality figures (sk_defaults in lib.sh): fresh on a full
+# run, kept by QUICK=1 or BENCH_REUSE_PEERS=1
+if [ "${BENCH_REUSE_PEERS:-$QUICK}" != 1 ]; then rm -rf "$BENCH_DIR/peers"; fi
 JSONL="$BENCH_DIR/results.jsonl"
 scripts=()
 for b in tests/bench/bench_*.sh; do
@@ -40,14 +43,25 @@ else
 	: > "$JSONL"
 fi
 status=0
+cpu_total=0
 start=$(date +%s)
 for b in "${scripts[@]}"; do
 	echo "== $b"
-	t0=$(date +%s)
-	bash "$b" || { echo "bench $b failed"; status=1; }
-	echo "== $b: $(($(date +%s) - t0)) s"
+	# wall and CPU seconds (user + system of the script and everything it
+	# waited for): the CPU figure says what the script costs whatever the load
+	if [ -x /usr/bin/time ]; then
+		/usr/bin/time -f '%e %U %S' -o "$BENCH_DIR/time.txt" bash "$b" || { echo "bench $b failed"; status=1; }
+		read -r w u s < <(tail -1 "$BENCH_DIR/time.txt")
+		cpu=$(awk -v u="$u" -v s="$s" 'BEGIN { printf "%.0f", u + s }')
+		cpu_total=$((cpu_total + cpu))
+		echo "== $b: ${w%.*} s wall, $cpu s CPU"
+	else
+		t0=$(date +%s)
+		bash "$b" || { echo "bench $b failed"; status=1; }
+		echo "== $b: $(($(date +%s) - t0)) s"
+	fi
 done
-echo "== bench: $(($(date +%s) - start)) s, load average now $(cut -d' ' -f1-3 /proc/loadavg)"
+echo "== bench: $(($(date +%s) - start)) s wall, ${cpu_total} s CPU on $(getconf _NPROCESSORS_ONLN) cores, load average now $(cut -d' ' -f1-3 /proc/loadavg)"
 if [ -s "$JSONL" ]; then
 	$PY tests/bench/gen_results.py "$JSONL" "$BENCH_DIR/RESULTS.md" || status=1
 	if [ "$QUICK" = 0 ] && [ $status = 0 ]; then

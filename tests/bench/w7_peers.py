@@ -2,17 +2,19 @@
 peers' split (DIR/NAME.train.csv, DIR/NAME.test.csv): MLPClassifier /
 MLPRegressor and LogisticRegression / Ridge after StandardScaler,
 DecisionTree, RandomForest and HistGradientBoosting on raw features, with
-random_state 0..REPEATS-1.  Prints one line per model: "name mean std" of
-the test accuracy (classification) or RMSE (regression) over the seeds (std
-over seeds, population).
+random_state FIRST..REPEATS-1 (FIRST: 0 unless given).  Prints one line per
+model and seed: "name seed value", the test accuracy (classification) or
+RMSE (regression).  tests/bench/lib.sh's sk_defaults keeps these lines for
+a bench run, so that bench_auto.sh and bench_w7.sh share the seeds.
 
-usage: w7_peers.py clf|reg TRAIN TEST REPEATS"""
+usage: w7_peers.py clf|reg TRAIN TEST REPEATS [FIRST]"""
 import csv, sys, warnings
 
 import numpy as np
 
 warnings.filterwarnings('ignore')
 task, train, test, reps = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4])
+first = int(sys.argv[5]) if len(sys.argv) > 5 else 0
 clf = task == 'clf'
 
 
@@ -47,8 +49,7 @@ models = [
     ('gbdt', lambda r: (HistGradientBoostingClassifier if clf else HistGradientBoostingRegressor)(random_state=r)),
 ]
 for name, make in models:
-    v = []
-    for r in range(reps):
+    for r in range(first, reps):
         p = make(r).fit(Xtr, ytr).predict(Xte)
-        v.append(float(np.mean(p == yte)) if clf else float(np.sqrt(np.mean((p - yte) ** 2))))
-    print('%s %.10f %.10f' % (name, np.mean(v), np.std(v)), flush=True)
+        v = float(np.mean(p == yte)) if clf else float(np.sqrt(np.mean((p - yte) ** 2)))
+        print('%s %d %.10f' % (name, r, v), flush=True)
