@@ -411,8 +411,12 @@ int cfl_study_stop(struct cfl_study *s, struct cfl_err *err);
  * the store shows one row per ensemble.  Labels and shapes come from d;
  * d->test's labels only score the finished ensembles. */
 
-/* The default ensembles of `cfl repeat`: mean and stacking when there are
- * two trained models or more (repeats x models), none otherwise. */
+/* The default ensembles of `cfl repeat`, built when there are two trained
+ * models or more (repeats x models), none otherwise: mean, and stacking
+ * too when the members have out-of-fold predictions (--folds).  Without
+ * folds the default fits nothing, so it holds out no validation rows: a
+ * meta-learner fitted on a few validation rows can lose badly to the
+ * plain mean. */
 #define CFL_STUDY_ENSEMBLE_DEFAULT "mean,stacking"
 
 /* Checks a method mask (cfl_ensemble_parse_list) against the task before
@@ -435,7 +439,8 @@ int cfl_study_ensembles(struct cfl_store *st, int64_t run_id,
 
 /* The ensembles step of `cfl repeat`: builds the ensembles named in
  * methods ("mean,stacking", "none"; NULL: CFL_STUDY_ENSEMBLE_DEFAULT, then
- * only with two members or more) with the run's metrics (those its first
+ * only with two members or more, and stacking only when every member has
+ * out-of-fold predictions) with the run's metrics (those its first
  * done trial stored on test, in their order), as cfl_study_ensembles.  0
  * (also when no trial is done), or -1 with err: an unknown method, vote on
  * a regression, a database error. */

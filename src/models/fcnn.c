@@ -30,16 +30,20 @@
 #define BN_EPS 1e-5f
 #define BN_MOMENTUM 0.1f	/* PyTorch's: running = 0.9 running + 0.1 batch */
 #define EVAL_ROWS 1024		/* rows per forward pass when predicting */
-/* batch_size=auto and epochs=auto: 128 rows per step and 40 epochs (the
- * settings PyTorch users start from), shrunk / raised on small data so the
- * optimiser takes enough steps: 40 Adam steps (iris at batch 128) leave a
- * net far from trained. */
+/* batch_size=auto and epochs=auto: 128 rows per step (shrunk on small
+ * data) and at most 200 epochs (scikit-learn's MLP max_iter), raised on
+ * small data so the optimiser takes enough steps: 40 Adam steps (iris at
+ * batch 128) leave a net far from trained.  Such a run ends earlier when
+ * the training loss stops improving (n_iter_no_change, tol), as
+ * scikit-learn's MLP does, so the defaults need no validation rows; never
+ * before AUTO_MIN_STEPS steps. */
 #define AUTO_BATCH 128
 #define AUTO_MIN_BATCH 16
 #define AUTO_STEPS_PER_EPOCH 16
-#define AUTO_EPOCHS 40
+#define AUTO_EPOCHS 200
 #define AUTO_MIN_STEPS 2000
 #define AUTO_MAX_EPOCHS 1000
+#define AUTO_NO_CHANGE 10
 
 /* The element-wise loops that run every step are compiled for several
  * instruction sets (the build targets plain x86-64). */
@@ -213,9 +217,13 @@ static const struct cfl_param_spec fcnn_params[] = {
 	{ "batch_size", CFL_P_INT, "auto", 1, 1000000, NULL,
 	  "rows per step; the last partial batch is kept; auto: 128, or rows/16 (at least 16) when that is smaller, so small data gets 16 steps per epoch" },
 	{ "epochs", CFL_P_INT, "auto", 1, 100000, NULL,
-	  "passes over the training rows; auto: 40, or more on small data so that training takes at least 2000 steps (at most 1000 epochs)" },
-	{ "patience", CFL_P_INT, "10", 0, 100000, NULL,
-	  "stop after this many epochs without a better validation score and keep the best weights; 0: no early stopping" },
+	  "passes over the training rows; auto: at most 200, or more on small data so that training takes at least 2000 steps (at most 1000 epochs), ended earlier by n_iter_no_change" },
+	{ "patience", CFL_P_INT, "0", 0, 100000, NULL,
+	  "stop after this many epochs without a better validation score and keep the best weights (holds out validation rows); 0: no early stopping on validation" },
+	{ "n_iter_no_change", CFL_P_INT, "auto", 0, 100000, NULL,
+	  "stop when the epoch's mean training loss has not fallen by tol below its best for more than this many epochs in a row, keeping the last weights (scikit-learn's MLP rule); 0: never; auto: 10 when epochs is auto and no validation early stopping runs, else 0" },
+	{ "tol", CFL_P_FLOAT, "1e-4", 0, 1e6, NULL,
+	  "the training-loss improvement n_iter_no_change asks for" },
 	{ "monitor", CFL_P_CHOICE, "loss", 0, 0,
 	  "loss|acc|auc|f1|logloss|ber|mae|mse|rmse|r2|corr",
 	  "the validation score early stopping watches" },
@@ -839,6 +847,10 @@ struct settings {
 	struct optim_state opt;
 	size_t batch_size, epochs, patience;
 	int monitor;		/* -1: the loss, else a metric id */
+	int epochs_auto, no_change_auto;
+	size_t no_change;	/* n_iter_no_change when given */
+	size_t min_epochs;	/* epochs=auto: no loss stop before these */
+	double tol;
 };
 
 static int read_settings(const struct cfl_model *m, size_t d, size_t n,
@@ -909,13 +921,21 @@ static int read_settings(const struct cfl_model *m, size_t d, size_t n,
 		size_t bs = s->batch_size < n ? s->batch_size : n ? n : 1;
 		size_t steps = (n + bs - 1) / bs, e = AUTO_EPOCHS;
 
-		if (steps && e * steps < AUTO_MIN_STEPS)
-			e = (AUTO_MIN_STEPS + steps - 1) / steps;
+		if (steps)
+			s->min_epochs = (AUTO_MIN_STEPS + steps - 1) / steps;
+		if (e < s->min_epochs)
+			e = s->min_epochs;
 		s->epochs = e < AUTO_MAX_EPOCHS ? e : AUTO_MAX_EPOCHS;
+		s->epochs_auto = 1;
 	} else {
 		s->epochs = (size_t)cfl_param_int(m, "epochs");
 	}
 	s->patience = (size_t)cfl_param_int(m, "patience");
+	if (strcmp(cfl_param_str(m, "n_iter_no_change"), "auto") == 0)
+		s->no_change_auto = 1;
+	else
+		s->no_change = (size_t)cfl_param_int(m, "n_iter_no_change");
+	s->tol = cfl_param_float(m, "tol");
 	return 0;
 }
 
@@ -1085,8 +1105,8 @@ static int fit(struct cfl_model *m, const struct cfl_xy *train,
 	struct mt rng;
 	struct cfl_rng drop;
 	float *t = NULL, *best_theta = NULL, *best_stats = NULL;
-	size_t *idx = NULL, bs, since_best = 0;
-	double *vout = NULL, best = -INFINITY;
+	size_t *idx = NULL, bs, since_best = 0, no_change, stale = 0;
+	double *vout = NULL, best = -INFINITY, best_loss = INFINITY;
 	int early, rc = -1;
 
 	memset(&wv, 0, sizeof(wv));
@@ -1095,6 +1115,8 @@ static int fit(struct cfl_model *m, const struct cfl_xy *train,
 		return -1;
 	bs = s.batch_size < train->n ? s.batch_size : train->n;
 	early = valid && valid->n && s.patience > 0;
+	no_change = !s.no_change_auto ? s.no_change
+		    : s.epochs_auto && !early ? AUTO_NO_CHANGE : 0;
 	if (work_init(&w, f, bs, 1, s.dropout > 0, err)) {
 		fcnn_free(f);
 		return -1;
@@ -1131,7 +1153,8 @@ static int fit(struct cfl_model *m, const struct cfl_xy *train,
 
 			gather(w.xbatch, tb, train->x, t, idx + b0, nb, f->n_in);
 			forward(f, &w, w.xbatch, nb, TRAIN, s.dropout, &drop);
-			loss_check += loss_grad(f, &w, tb, nb, w.delta[0], 0);
+			loss_check += loss_grad(f, &w, tb, nb, w.delta[0],
+						no_change > 0);
 			backward(f, &w, w.xbatch, nb);
 			optim_step(&s.opt, f->theta, w.grad, f->n_theta);
 		}
@@ -1140,6 +1163,17 @@ static int fit(struct cfl_model *m, const struct cfl_xy *train,
 			cfl_err_set(err, "fcnn: training diverged (the loss is not finite in epoch %zu); try a smaller lr",
 				    e + 1);
 			goto out;
+		}
+		if (no_change) {
+			/* scikit-learn's MLP: the mean loss over the epoch's
+			 * rows, compared with the best one less tol */
+			double l = loss_check / (double)train->n;
+
+			stale = l > best_loss - s.tol ? stale + 1 : 0;
+			if (l < best_loss)
+				best_loss = l;
+			if (stale > no_change && e + 1 >= s.min_epochs)
+				break;
 		}
 		if (early) {
 			double sc = valid_score(f, &wv, valid, s.monitor, vout);

@@ -398,7 +398,8 @@ void study_ens_input(const struct cfl_data *d, const struct study_members *ms,
 }
 
 /* cfl_study_ensembles; with min_members 2 (the default list) nothing is
- * built for a single member. */
+ * built for a single member, and stacking only on out-of-fold
+ * predictions. */
 static int build_all(struct cfl_store *st, int64_t run_id,
 		     const struct cfl_data *d, const enum cfl_metric_id *metrics,
 		     size_t n_metrics, unsigned methods, size_t min_members,
@@ -423,6 +424,10 @@ static int build_all(struct cfl_store *st, int64_t run_id,
 		rc = 0;
 		goto out;
 	}
+	/* the default list stacks only on out-of-fold predictions */
+	for (size_t j = 0; min_members > 1 && !bagged && j < ms.n; j++)
+		if (!ms.m[j].oof)
+			methods &= ~(1u << CFL_ENS_STACKING);
 	if (!(em = cfl_calloc(ms.n + 1, sizeof(*em), err)))
 		goto out;
 	study_ens_input(d, &ms, em, metrics, n_metrics, &in);

@@ -224,8 +224,10 @@ unsigned cfl_study_plan_needs_why(const struct cfl_study_plan *p, char *why,
 	if (!r->ensembles && r->n_models * (size_t)p->num_repeat < 2)
 		methods = 0;
 	methods &= ~((1u << CFL_ENS_MEAN) | (1u << CFL_ENS_VOTE));
-	if (r->folds)
-		methods &= ~(1u << CFL_ENS_STACKING);	/* stacks on OOF */
+	/* stacking fits on OOF with folds; the default list stacks on
+	 * nothing else */
+	if (r->folds || !r->ensembles)
+		methods &= ~(1u << CFL_ENS_STACKING);
 	for (int m = 0; m < CFL_ENS_COUNT; m++)
 		if (methods & (1u << m)) {
 			snprintf(why, cap, "ensemble '%s' is fitted on it%s",

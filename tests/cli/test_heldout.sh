@@ -40,29 +40,49 @@ test_heldout_repeat_trains_on_all_rows_when_nothing_uses_validation() {
 		fail "run a's stored config: $(sqlite3 r.db "SELECT config FROM runs WHERE name = 'a'")"
 }
 
+# The default command of the benchmarks (every model, no options): fcnn
+# stops on its training loss and the default ensemble is the mean, so no
+# row is held out and no stacking row is built.
+test_heldout_default_repeat_holds_out_nothing() {
+	messy clf 300 3 > m.csv
+	run "$CFL" repeat m.csv --models fcnn,linear,tree,forest,gbdt --num-repeat 1 \
+		--set fcnn.hidden=8 --db r.db
+	expect_rc 0
+	expect_err "train 240 rows, validation 0 (nothing in this run uses one), test 60"
+	grep -qE '^\| +mean +\|' <<<"$out" || fail "no mean row: $out"
+	! grep -qE '^\| +stacking +\|' <<<"$out" || fail "a stacking row without --folds: $out"
+}
+
 test_heldout_repeat_keeps_validation_when_used() {
 	messy clf 300 3 > m.csv
-	# fcnn stops early by default (patience 10)
-	run "$CFL" repeat m.csv --models tree,fcnn --num-repeat 1 --ensemble mean --db r.db -q
+	# fcnn stops early on validation when given a patience
+	run "$CFL" repeat m.csv --models tree,fcnn --set fcnn.patience=10 --num-repeat 1 \
+		--ensemble mean --db r.db -q
 	expect_rc 0
-	run "$CFL" repeat m.csv --models tree,fcnn --num-repeat 1 --ensemble mean --db r.db
+	run "$CFL" repeat m.csv --models tree,fcnn --set fcnn.patience=10 --num-repeat 1 \
+		--ensemble mean --db r.db
 	expect_rc 0
 	expect_err "train 216 rows, validation 24 (0.1 of train: fcnn stops early on it, patience=10), test 60"
-	# without early stopping, nothing uses it
-	run "$CFL" repeat m.csv --models tree,fcnn --set fcnn.patience=0 --num-repeat 1 \
-		--ensemble mean --db r.db
+	# without early stopping (the default), nothing uses it
+	run "$CFL" repeat m.csv --models tree,fcnn --num-repeat 1 --ensemble mean --db r.db
 	expect_rc 0
 	expect_err "train 240 rows, validation 0 (nothing in this run uses one)"
 	# gbdt's early stopping uses it
 	run "$CFL" repeat m.csv --models gbdt --set early_stopping_rounds=5 --num-repeat 1 --db r.db
 	expect_rc 0
 	expect_err "validation 24 (0.1 of train: gbdt stops early on it, early_stopping_rounds=5)"
-	# the default ensembles fit stacking on it, with two models or more ...
+	# the default ensembles fit nothing without --folds ...
 	run "$CFL" repeat m.csv --models tree,forest --num-repeat 1 --db r.db
+	expect_rc 0
+	expect_err "validation 0 (nothing in this run uses one)"
+	! grep -q stacking <<<"$out" || fail "default stacking without --folds: $out"
+	# ... stacking asked for without them is fitted on validation rows ...
+	run "$CFL" repeat m.csv --models tree,forest --num-repeat 1 --ensemble stacking --db r.db
 	expect_rc 0
 	expect_err "validation 24 (0.1 of train: ensemble 'stacking' is fitted on it without --folds)"
 	expect_out "stacking"
-	# ... but on out-of-fold predictions with --folds, and not at all with one
+	# ... the default stacks on out-of-fold predictions with --folds, and
+	# nothing is built with one model
 	run "$CFL" repeat m.csv --models tree,forest --num-repeat 1 --folds 3 --db r.db
 	expect_rc 0
 	expect_err "validation 0 (nothing in this run uses one)"
@@ -86,6 +106,9 @@ test_heldout_train_and_tune_say_what_they_hold_out() {
 	expect_rc 0
 	expect_out "valid_rows   48"
 	run "$CFL" train m.csv --model fcnn --set epochs=2 -o f.cfl
+	expect_rc 0
+	expect_out "valid_rows   0"
+	run "$CFL" train m.csv --model fcnn --set epochs=2 --set patience=3 -o f.cfl
 	expect_rc 0
 	expect_out "valid_rows   24"
 	run "$CFL" tune m.csv --model tree --num-search 2 --num-repeat 1 --db r.db

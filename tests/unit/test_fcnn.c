@@ -1,7 +1,8 @@
 /* Unit tests of the fcnn model (src/models/fcnn.c): gradients of every
  * layer and loss against central finite differences, learning on simple
  * data with every optimiser, bit-identical models from one seed, save ->
- * load -> predict, early stopping keeping the best epoch, standardised
+ * load -> predict, early stopping keeping the best epoch, the stop on the
+ * training loss, standardised
  * regression targets, parameter and model-file errors.  Data is built by
  * hand; epochs are few so the suite stays fast. */
 #include "runner.h"
@@ -454,6 +455,78 @@ static void t_early_stopping_keeps_best(void)
 	xy_free(&va);
 }
 
+/* Without validation rows the default stops on the training loss, by
+ * scikit-learn's MLP rule: the epoch's mean loss must fall by tol below
+ * the best so far; after more than n_iter_no_change epochs in a row that
+ * it has not, training ends with the last weights.  A tol larger than any
+ * loss makes every epoch after the first count, so the run ends exactly
+ * after n_iter_no_change + 2 epochs. */
+static void t_training_loss_stop(void)
+{
+	struct cfl_xy tr, va;
+	struct cfl_model *m, *ref;
+	char *a, *b;
+	size_t run, at;
+
+	make_data(&tr, 40, 6, 2, 7);
+	make_data(&va, 20, 6, 2, 8);
+	m = model_with(3, "hidden=8", "epochs=300", "n_iter_no_change=3",
+		       "tol=1e6", NULL);
+	fit_ok(m, &tr, NULL);
+	CHECK(cfl_fcnn_epochs(m, &run, &at) == 0);
+	CHECK_MSG(run == 5 && at == 5, "ran %zu, kept %zu", run, at);
+	CHECK(m->n_iter_kept == 0);	/* not a validation stop */
+	/* the last weights: those of a plain run of that many epochs */
+	ref = model_with(3, "hidden=8", "epochs=5", NULL);
+	fit_ok(ref, &tr, NULL);
+	a = saved_state(m);
+	b = saved_state(ref);
+	CHECK_STR(a, b);
+	free(a);
+	free(b);
+	cfl_model_free(ref);
+	cfl_model_free(m);
+	/* a real tol: the loss of blobs keeps falling for a while, then
+	 * flattens; the same seed stops at the same epoch */
+	m = model_with(3, "hidden=8", "lr=0.01", "epochs=2000",
+		       "n_iter_no_change=10", NULL);
+	ref = model_with(3, "hidden=8", "lr=0.01", "epochs=2000",
+			 "n_iter_no_change=10", NULL);
+	fit_ok(m, &tr, NULL);
+	fit_ok(ref, &tr, NULL);
+	CHECK(cfl_fcnn_epochs(m, &run, &at) == 0);
+	CHECK_MSG(run > 12 && run < 2000, "ran %zu", run);
+	a = saved_state(m);
+	b = saved_state(ref);
+	CHECK_STR(a, b);
+	free(a);
+	free(b);
+	cfl_model_free(ref);
+	cfl_model_free(m);
+	/* auto (the default): off when epochs is given ... */
+	m = model_with(3, "hidden=8", "epochs=30", "tol=1e6", NULL);
+	fit_ok(m, &tr, NULL);
+	CHECK(cfl_fcnn_epochs(m, &run, &at) == 0);
+	CHECK_MSG(run == 30, "ran %zu", run);
+	cfl_model_free(m);
+	/* ... on with epochs=auto, but never before 2000 steps (40 rows:
+	 * batch 16, 3 steps an epoch, 667 epochs) ... */
+	m = model_with(3, "hidden=8", "tol=1e6", NULL);
+	fit_ok(m, &tr, NULL);
+	CHECK(cfl_fcnn_epochs(m, &run, &at) == 0);
+	CHECK_MSG(run == 667, "ran %zu", run);
+	cfl_model_free(m);
+	/* ... and off when early stopping watches validation rows */
+	m = model_with(3, "hidden=8", "tol=1e6", "patience=1000", NULL);
+	fit_ok(m, &tr, &va);
+	CHECK(cfl_fcnn_epochs(m, &run, &at) == 0);
+	CHECK_MSG(run == 667, "ran %zu", run);
+	CHECK(m->n_iter_kept == at);
+	cfl_model_free(m);
+	xy_free(&tr);
+	xy_free(&va);
+}
+
 /* A validation metric can drive early stopping too. */
 static void t_monitor_metric(void)
 {
@@ -660,6 +733,7 @@ const struct cfl_test cfl_tests[] = {
 	TEST(t_matches_earlier_path),
 	TEST(t_save_load_predict),
 	TEST(t_early_stopping_keeps_best),
+	TEST(t_training_loss_stop),
 	TEST(t_monitor_metric),
 	TEST(t_regression_targets_mapped_back),
 	TEST(t_hidden_auto),

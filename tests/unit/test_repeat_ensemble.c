@@ -392,8 +392,16 @@ static void t_for_run_defaults(void)
 	CHECK_MSG(cfl_study_ensembles_for_run(s.st, s.run, &s.d, NULL, NULL, &err) == 0, "%s",
 		  err.msg);
 	CHECK(ens_id(&s, "mean") > 0);
-	CHECK(ens_id(&s, "stacking") > 0);
+	/* no folds: the default fits nothing on validation rows */
+	CHECK(ens_id(&s, "stacking") == 0);
 	CHECK(ens_id(&s, "greedy") == 0);
+	sim_end(&s);
+	/* with folds the default stacks on out-of-fold predictions */
+	sim_run(&s, "datasets/iris.csv", 2, 3, 0);
+	CHECK_MSG(cfl_study_ensembles_for_run(s.st, s.run, &s.d, NULL, NULL, &err) == 0, "%s",
+		  err.msg);
+	CHECK(ens_id(&s, "mean") > 0);
+	CHECK(ens_id(&s, "stacking") > 0);
 	sim_end(&s);
 	/* regression: vote refused before anything is built */
 	sim_run(&s, "datasets/diabetes.csv", 1, 0, 0);

@@ -111,7 +111,14 @@ static void t_plan_needs_and_checks(void)
 	struct cfl_err err = { "" };
 
 	repeat_plan(&p, "x.db");
-	/* the default ensembles: stacking without folds fits on validation */
+	/* the default ensembles fit nothing without folds (mean) ... */
+	CHECK(cfl_study_plan_needs(&p) == 0);
+	/* ... and stack on out-of-fold predictions with them */
+	p.repeat.folds = 5;
+	CHECK(cfl_study_plan_needs(&p) == 0);
+	p.repeat.folds = 0;
+	/* stacking asked for without folds fits on validation */
+	p.repeat.ensembles = "stacking";
 	CHECK(cfl_study_plan_needs(&p) == CFL_STUDY_NEEDS_VALID);
 	p.repeat.ensembles = "mean,vote";
 	CHECK(cfl_study_plan_needs(&p) == 0);
@@ -122,10 +129,10 @@ static void t_plan_needs_and_checks(void)
 	CHECK(cfl_study_plan_needs(&p) == CFL_STUDY_NEEDS_VALID);
 	/* a model that stops early watches the validation part */
 	p.repeat.ensembles = "mean";
-	p.repeat.models[1] = "fcnn";	/* patience 10 by default */
-	CHECK(cfl_study_plan_needs(&p) == CFL_STUDY_NEEDS_VALID);
-	CHECK(cfl_params_set_arg(&p.repeat.params[1], "patience=0", &err) == 0);
+	p.repeat.models[1] = "fcnn";	/* stops on its training loss by default */
 	CHECK(cfl_study_plan_needs(&p) == 0);
+	CHECK(cfl_params_set_arg(&p.repeat.params[1], "patience=10", &err) == 0);
+	CHECK(cfl_study_plan_needs(&p) == CFL_STUDY_NEEDS_VALID);
 	cfl_params_release(&p.repeat.params[1]);
 	cfl_params_init(&p.repeat.params[1]);
 	p.repeat.models[1] = "baseline";
