@@ -7,7 +7,7 @@
 # (RMSE for diabetes) and its std over the seeds, cfl minus the peer in the
 # metric's good direction, and "below" when cfl is worse than the peer's
 # mean by more than half the larger of the two seed spreads (else "ok");
-# then cfl's default ensembles (mean, stacking) against cfl's best member.
+# then cfl's default ensembles (mean: no --folds) against cfl's best member.
 # W7_SETS="iris ..." picks datasets; CFL_W7=path runs another cfl binary
 # (to measure a build before a change side by side).  The peers' figures
 # come from sk_defaults (tests/bench/lib.sh), shared with bench_auto.sh and
