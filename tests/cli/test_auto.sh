@@ -3,6 +3,12 @@
 # runs.finished: what cfl itself measured), with margins wide enough for a
 # loaded machine; CFL_TEST_FAULT (docs/repeat.md) makes trials hang or slow.
 
+# A run that must finish its bags in its time limit gets $(lim S): S
+# seconds, what the plain build needs on a loaded 2-core machine, times 4
+# under the sanitizers (cfl-san trains 3-10 times slower; with S alone
+# wine's tree bag did not finish at load 7)
+lim() { case "$CFL" in *-san) echo $(($1 * 4)) ;; *) echo "$1" ;; esac; }
+
 # the ranks' out-of-fold scores of auto's leaderboard, one a line
 auto_oof_column() {
 	awk '/^Leaderboard/ {on = 1; next} on && /^[0-9]+ / {print $4} /^$/ {on = 0}' <<<"$1"
@@ -71,7 +77,7 @@ test_auto_usage_errors() {
 # and stacking, ranked by validation score, within the limit
 test_auto_end_to_end() {
 	local col
-	run "$CFL" auto "$ROOT/datasets/wine.csv" --models linear,tree --time-limit 6 \
+	run "$CFL" auto "$ROOT/datasets/wine.csv" --models linear,tree --time-limit "$(lim 6)" \
 		--num-jobs 2 --db a.db --name w
 	expect_rc 0
 	expect_out "Leaderboard"
@@ -105,7 +111,7 @@ test_auto_end_to_end() {
 	# the out-of-fold scores are stored with the bags and ensembles
 	[ "$(sqlite3 a.db "select count(distinct m.ensemble) from ensemble_metrics m where m.split = 'oof' and m.value is not null")" = 4 ] ||
 		fail "out-of-fold scores not stored"
-	expect_run_seconds a.db 6.5
+	expect_run_seconds a.db "$(lim 6).5"
 }
 
 # a model that never returns: the search waits for a first score until its
@@ -130,14 +136,14 @@ test_auto_time_limit_with_hanging_trials() {
 # candidates, and the ensembles are built again over the bags
 test_auto_resume() {
 	local n1 n2 done1 kept
-	run "$CFL" auto "$ROOT/datasets/iris.csv" --models linear,tree --time-limit 4 \
+	run "$CFL" auto "$ROOT/datasets/iris.csv" --models linear,tree --time-limit "$(lim 4)" \
 		--num-jobs 2 --db r.db --name r
 	expect_rc 0
 	n1=$(sqlite3 r.db "select count(*) from candidates")
 	done1=$(sqlite3 r.db "select group_concat(id || ':' || finished, ',') from trials where status = 'done'")
 	# the replay asks the search again for each stored candidate: more
 	# time than the first run had, so it can go beyond them under load
-	run "$CFL" auto --resume r --db r.db --time-limit 12 --num-jobs 2
+	run "$CFL" auto --resume r --db r.db --time-limit "$(lim 12)" --num-jobs 2
 	expect_rc 0
 	expect_err "resuming"
 	expect_out "Leaderboard"
@@ -164,7 +170,7 @@ test_auto_save_bundle_and_report() {
 	awk 'NR == 1 { print > "train.csv"; print > "test.csv"; next }
 	     { print > ((NR - 1) % 5 == 0 ? "test.csv" : "train.csv") }' \
 		"$ROOT/datasets/iris.csv"
-	run "$CFL" auto train.csv --test test.csv --models linear,tree --time-limit 5 \
+	run "$CFL" auto train.csv --test test.csv --models linear,tree --time-limit "$(lim 5)" \
 		--num-jobs 2 --db s.db --name s --save s.cfl
 	expect_rc 0
 	expect_err "bundle written to 's.cfl'"
@@ -212,11 +218,11 @@ test_auto_save_bundle_and_report() {
 # a path that cannot be written fails before any work
 test_auto_save_resume_and_bad_path() {
 	local names
-	run "$CFL" auto "$ROOT/datasets/iris.csv" --models linear,tree --time-limit 3 \
+	run "$CFL" auto "$ROOT/datasets/iris.csv" --models linear,tree --time-limit "$(lim 3)" \
 		--num-jobs 2 --db r.db --name r --save r.cfl -q
 	expect_rc 0
 	rm -f r.cfl
-	run "$CFL" auto --resume r --db r.db --time-limit 4 --num-jobs 2 -q
+	run "$CFL" auto --resume r --db r.db --time-limit "$(lim 4)" --num-jobs 2 -q
 	expect_rc 0
 	expect_err "bundle written to 'r.cfl'"
 	names=$(awk '/^Leaderboard/ {on = 1; next} on && /^[0-9]+ / {print $2} /^$/ {on = 0}' <<<"$out")
@@ -246,7 +252,7 @@ test_auto_old_database_is_migrated_for_auto_runs() {
 	cp "$ROOT/tests/golden/v1/cfl.db" old.db || fail "no v1 fixture"
 	sqlite3 old.db "select sql from sqlite_master where name = 'runs'" | grep -q "'auto'" &&
 		fail "the fixture already takes auto runs"
-	run "$CFL" auto "$ROOT/datasets/iris.csv" --models linear --time-limit 6 --db old.db --name a
+	run "$CFL" auto "$ROOT/datasets/iris.csv" --models linear --time-limit "$(lim 6)" --db old.db --name a
 	expect_rc 0
 	[ "$(sqlite3 old.db "select group_concat(name || ':' || kind, ' ') from runs")" = \
 	  "v1-tune:tune v1-repeat:repeat a:auto" ] || fail "runs: $(sqlite3 old.db 'select name, kind from runs')"
