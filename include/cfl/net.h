@@ -217,6 +217,9 @@ struct cfl_tcp_opts {
 					 * parts (cfl_data_pack_parts); copied */
 	size_t data_len;
 	const char *config;		/* WELCOME's config text (key=value lines) */
+	int lfd;			/* a socket from cfl_tcp_bind on o->addr,
+					 * taken over (closed on failure too);
+					 * -1: bind o->addr here [-1] */
 	/* where events go ("worker 'h:12' joined ...", refusals); may be NULL */
 	void (*log)(void *ctx, const char *msg);
 	void *log_ctx;
@@ -225,6 +228,20 @@ struct cfl_tcp_opts {
 void cfl_tcp_opts_init(struct cfl_tcp_opts *o);
 
 struct cfl_tcp;
+
+/* Binds and listens on addr ("HOST:PORT", port 0: any) before the pool
+ * exists, so that workers can connect while the coordinator still loads its
+ * data: the kernel completes their connections and holds them (and their
+ * first bytes) until cfl_tcp_listen takes the socket over (opts.lfd).
+ * Refuses a non-loopback address without a token (token NULL or empty).
+ * The socket is closed in children forked meanwhile.  Returns the socket
+ * with the port actually bound in *port, or -1 with err ("cannot listen on
+ * 'H:P': Address already in use", ...). */
+int cfl_tcp_bind(const char *addr, const struct cfl_token *token, int *port,
+		 struct cfl_err *err);
+/* Closes a socket from cfl_tcp_bind that was never taken over; -1 is a
+ * no-op. */
+void cfl_tcp_unbind(int fd);
 
 /* Listens on o->addr and joins the pool as a source.  Refuses a non-loopback
  * address without a token.  Keeps a copy of the data bytes and serves them

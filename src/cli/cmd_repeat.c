@@ -509,6 +509,9 @@ int cmd_repeat(int argc, char **argv)
 	 * data load): the pool's poll() still wakes up */
 	cli_catch_stop(on_signal, SA_RESTART, &old_int, &old_term);
 
+	/* remote workers connect and start while the data loads */
+	if (cli_remote_bind(&pl.remote, "repeat"))
+		goto done;
 	/* under mpi rank 0 loaded it while MPI started */
 	if (!pl.cluster.data_loaded && cfl_data_load(&data, &pl.sp.data, &err)) {
 		cli_fail(&err);

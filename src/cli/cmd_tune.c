@@ -469,6 +469,9 @@ int cmd_tune(int argc, char **argv)
 	}
 
 	cli_catch_stop(on_signal, SA_RESTART, &old_int, &old_term);
+	/* remote workers connect and start while the data loads */
+	if (cli_remote_bind(&pl.remote, "tune"))
+		goto done_sig;
 
 	/* the data and the metric */
 	if (!pl.sp.tune.command) {

@@ -31,6 +31,7 @@ void cli_remote_init(struct cli_remote *r)
 	memset(r, 0, sizeof(*r));
 	r->heartbeat = 1;
 	r->max_workers = 256;
+	r->lfd = -1;
 }
 
 int cli_remote_option(struct cli_remote *r, const char *cmd, int c,
@@ -88,6 +89,29 @@ static void log_line(void *ctx, const char *msg)
 	fprintf(stderr, "cfl %s: %s\n", (const char *)ctx, msg);
 }
 
+int cli_remote_bind(struct cli_remote *r, const char *cmd)
+{
+	struct cfl_err err;
+	char host[256];
+	int port;
+
+	if (!r->listen || r->lfd >= 0)
+		return 0;
+	r->lfd = cfl_tcp_bind(r->listen, r->token_file ? &r->token : NULL,
+			      &r->port, &err);
+	if (r->lfd < 0)
+		return cli_fail(&err);
+	cfl_net_parse_hostport(r->listen, host, sizeof(host), &port, &err);
+	/* the exact line to paste elsewhere (always printed: it is how a
+	 * user or a script learns the port) */
+	fprintf(stderr, "cfl %s: listening for workers; start them with:\n"
+		"  cfl worker --connect %s%s%s:%d%s%s\n", cmd,
+		strchr(host, ':') ? "[" : "", host, strchr(host, ':') ? "]" : "",
+		r->port, r->token_file ? " --token-file " : "",
+		r->token_file ? r->token_file : "");
+	return 0;
+}
+
 int cli_remote_start(struct cli_remote *r, const char *cmd,
 		     struct cfl_pool *pool, const struct cfl_data_opts *d,
 		     const struct cfl_data *data,
@@ -97,12 +121,12 @@ int cli_remote_start(struct cli_remote *r, const char *cmd,
 	struct cfl_tcp_opts o;
 	struct cfl_buf config, parts;
 	struct cfl_err err;
-	char host[256];
-	int port;
 
 	(void)quiet;
 	if (!r->listen)
 		return 0;
+	if (cli_remote_bind(r, cmd))
+		return 1;
 	cfl_buf_init(&config);
 	cfl_buf_init(&parts);
 	/* workers get the encoded parts, not the file: they parse nothing */
@@ -120,22 +144,16 @@ int cli_remote_start(struct cli_remote *r, const char *cmd,
 	o.data = parts.data;
 	o.data_len = parts.len;
 	o.config = config.data;
+	o.lfd = r->lfd;
 	o.log = log_line;
 	o.log_ctx = (void *)cmd;
+	r->lfd = -1;	/* the listener's now, even when it fails */
 	r->tcp = cfl_tcp_listen(pool, &o, &err);
 	cfl_pool_set_log(pool, log_line, (void *)cmd);
 	cfl_buf_release(&config);
 	cfl_buf_release(&parts);
 	if (!r->tcp)
 		return cli_fail(&err);
-	cfl_net_parse_hostport(r->listen, host, sizeof(host), &port, &err);
-	/* the exact line to paste elsewhere (always printed: it is how a
-	 * user or a script learns the port) */
-	fprintf(stderr, "cfl %s: listening for workers; start them with:\n"
-		"  cfl worker --connect %s%s%s:%d%s%s\n", cmd,
-		strchr(host, ':') ? "[" : "", host, strchr(host, ':') ? "]" : "",
-		cfl_tcp_port(r->tcp), r->token_file ? " --token-file " : "",
-		r->token_file ? r->token_file : "");
 	return 0;
 }
 
@@ -143,5 +161,7 @@ void cli_remote_stop(struct cli_remote *r)
 {
 	cfl_tcp_free(r->tcp);
 	r->tcp = NULL;
+	cfl_tcp_unbind(r->lfd);
+	r->lfd = -1;
 	cfl_token_clear(&r->token);
 }

@@ -34,6 +34,8 @@ struct cli_remote {
 	double heartbeat;
 	long max_workers;	/* remote workers connected at once */
 	struct cfl_token token;
+	int lfd;		/* cli_remote_bind's socket, until started */
+	int port;		/* the port it bound */
 	struct cfl_tcp *tcp;
 };
 
@@ -46,14 +48,21 @@ int cli_remote_option(struct cli_remote *r, const char *cmd, int c,
  * address, the token file's mode): 0, or the exit code after printing
  * why. */
 int cli_remote_check(struct cli_remote *r, const char *cmd);
-/* Starts listening on the pool (after cfl_pool_new) and prints the exact
- * `cfl worker` line on stderr.  Returns 0, or 1 after printing why. */
+/* Listens early, before the data load, and prints the exact `cfl worker`
+ * line on stderr: workers started from it connect, start and wait while the
+ * coordinator loads.  No-op without --listen.  Returns 0, or 1 after
+ * printing why. */
+int cli_remote_bind(struct cli_remote *r, const char *cmd);
+/* Starts serving workers on the pool (after cfl_pool_new) on the socket
+ * cli_remote_bind bound (binding it now when it did not run).  Returns 0,
+ * or 1 after printing why. */
 int cli_remote_start(struct cli_remote *r, const char *cmd,
 		     struct cfl_pool *pool, const struct cfl_data_opts *d,
 		     const struct cfl_data *data,
 		     const struct cfl_pool_opts *po, const char *run_key,
 		     int quiet);
-/* Closes the listener: after cfl_pool_close.  Safe when never started. */
+/* Closes the listener: after cfl_pool_close.  Safe when never bound or
+ * started. */
 void cli_remote_stop(struct cli_remote *r);
 
 #endif

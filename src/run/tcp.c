@@ -139,12 +139,15 @@ struct cfl_tcp {
 /* The listener whose descriptors forked children must not keep: a child
  * holding a copy of a refused connection would keep it open. */
 static struct cfl_tcp *g_tcp;
+static int g_bound_fd = -1;	/* cfl_tcp_bind's, not yet taken over */
 static pthread_once_t g_atfork_once = PTHREAD_ONCE_INIT;
 
 static void atfork_child(void)
 {
 	struct cfl_tcp *t = g_tcp;
 
+	if (g_bound_fd >= 0)
+		close(g_bound_fd);
 	if (!t)
 		return;
 	if (t->lfd >= 0)
@@ -848,9 +851,25 @@ void cfl_tcp_opts_init(struct cfl_tcp_opts *o)
 	o->max_pending = 32;
 	o->max_pending_per_host = 8;
 	o->max_workers = 256;
+	o->lfd = -1;
 }
 
-static int listen_on(struct cfl_tcp *t, const char *host, int port,
+/* The local port of a bound socket. */
+static int socket_port(int fd)
+{
+	struct sockaddr_storage ss;
+	socklen_t sl = sizeof(ss);
+
+	if (getsockname(fd, (struct sockaddr *)&ss, &sl))
+		return 0;
+	return ntohs(ss.ss_family == AF_INET6
+		     ? ((struct sockaddr_in6 *)&ss)->sin6_port
+		     : ((struct sockaddr_in *)&ss)->sin_port);
+}
+
+/* Binds and listens on host:port: the socket, with the port bound in
+ * *bound, or -1 with err. */
+static int listen_on(const char *host, int port, int *bound,
 		     struct cfl_err *err)
 {
 	struct addrinfo hints, *res = NULL, *ai;
@@ -863,9 +882,10 @@ static int listen_on(struct cfl_tcp *t, const char *host, int port,
 	hints.ai_flags = AI_PASSIVE | AI_NUMERICSERV;
 	snprintf(ps, sizeof(ps), "%d", port);
 	rc = getaddrinfo(host, ps, &hints, &res);
-	if (rc)
-		return cfl_err_set(err, "cannot resolve '%s': %s", host,
-				   gai_strerror(rc));
+	if (rc) {
+		cfl_err_set(err, "cannot resolve '%s': %s", host, gai_strerror(rc));
+		return -1;
+	}
 	for (ai = res; ai; ai = ai->ai_next) {
 		int one = 1;
 		int fd = socket(ai->ai_family, ai->ai_socktype | SOCK_NONBLOCK |
@@ -878,23 +898,54 @@ static int listen_on(struct cfl_tcp *t, const char *host, int port,
 		setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
 		if (bind(fd, ai->ai_addr, ai->ai_addrlen) == 0 &&
 		    listen(fd, 256) == 0) {
-			struct sockaddr_storage ss;
-			socklen_t sl = sizeof(ss);
-
-			getsockname(fd, (struct sockaddr *)&ss, &sl);
-			t->port = ntohs(ss.ss_family == AF_INET6
-					? ((struct sockaddr_in6 *)&ss)->sin6_port
-					: ((struct sockaddr_in *)&ss)->sin_port);
-			t->lfd = fd;
+			*bound = socket_port(fd);
 			freeaddrinfo(res);
-			return 0;
+			return fd;
 		}
 		e = errno;
 		close(fd);
 	}
 	freeaddrinfo(res);
-	return cfl_err_set(err, "cannot listen on '%s:%d': %s", host, port,
-			   strerror(e ? e : EADDRNOTAVAIL));
+	cfl_err_set(err, "cannot listen on '%s:%d': %s", host, port,
+		    strerror(e ? e : EADDRNOTAVAIL));
+	return -1;
+}
+
+/* Checks addr and the token rule: 0, or -1 with err; host gets addr's host. */
+static int check_addr(const char *addr, const struct cfl_token *token,
+		      char *host, size_t cap, int *port, struct cfl_err *err)
+{
+	if (cfl_net_parse_hostport(addr, host, cap, port, err))
+		return -1;
+	if ((!token || !token->len) && !cfl_net_is_loopback(host))
+		return cfl_err_set(err, "listening on '%s' needs a token file (only "
+				   "loopback addresses may go without)", addr);
+	return 0;
+}
+
+int cfl_tcp_bind(const char *addr, const struct cfl_token *token, int *port,
+		 struct cfl_err *err)
+{
+	char host[256];
+	int want, fd;
+
+	if (check_addr(addr, token, host, sizeof(host), &want, err))
+		return -1;
+	fd = listen_on(host, want, port, err);
+	if (fd < 0)
+		return -1;
+	pthread_once(&g_atfork_once, register_atfork);
+	g_bound_fd = fd;
+	return fd;
+}
+
+void cfl_tcp_unbind(int fd)
+{
+	if (fd < 0)
+		return;
+	if (g_bound_fd == fd)
+		g_bound_fd = -1;
+	close(fd);
 }
 
 struct cfl_tcp *cfl_tcp_listen(struct cfl_pool *pool,
@@ -907,20 +958,18 @@ struct cfl_tcp *cfl_tcp_listen(struct cfl_pool *pool,
 	char host[256];
 	int port;
 
-	if (cfl_net_parse_hostport(o->addr, host, sizeof(host), &port, err))
-		return NULL;
-	if ((!o->token || !o->token->len) && !cfl_net_is_loopback(host)) {
-		cfl_err_set(err, "listening on '%s' needs a token file (only "
-			    "loopback addresses may go without)", o->addr);
-		return NULL;
-	}
-	if (!o->data) {
-		cfl_err_set(err, "no dataset to serve to workers");
+	if (check_addr(o->addr, o->token, host, sizeof(host), &port, err) ||
+	    !o->data) {
+		if (!o->data)
+			cfl_err_set(err, "no dataset to serve to workers");
+		cfl_tcp_unbind(o->lfd);
 		return NULL;
 	}
 	t = cfl_calloc(1, sizeof(*t), err);
-	if (!t)
+	if (!t) {
+		cfl_tcp_unbind(o->lfd);
 		return NULL;
+	}
 	t->pool = pool;
 	t->o = *o;
 	if (t->o.heartbeat <= 0)
@@ -937,7 +986,14 @@ struct cfl_tcp *cfl_tcp_listen(struct cfl_pool *pool,
 		t->o.max_workers = 256;
 	if (o->token)
 		t->token = *o->token;
-	t->lfd = t->efd = t->tfd = -1;
+	t->efd = t->tfd = -1;
+	/* an early socket is ours from here, closed with t */
+	t->lfd = o->lfd;
+	if (t->lfd >= 0) {
+		if (g_bound_fd == t->lfd)
+			g_bound_fd = -1;
+		t->port = socket_port(t->lfd);
+	}
 	cfl_buf_init(&t->data);
 	t->config = cfl_strdup(o->config ? o->config : "", err);
 	if (!t->config)
@@ -950,8 +1006,9 @@ struct cfl_tcp *cfl_tcp_listen(struct cfl_pool *pool,
 		goto fail;
 	}
 	/* workers fetch and check it by this digest */
-	if (cfl_sha256(t->data.data, t->data.len, t->sha, err) ||
-	    listen_on(t, host, port, err))
+	if (cfl_sha256(t->data.data, t->data.len, t->sha, err))
+		goto fail;
+	if (t->lfd < 0 && (t->lfd = listen_on(host, port, &t->port, err)) < 0)
 		goto fail;
 	t->efd = epoll_create1(EPOLL_CLOEXEC);
 	t->tfd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);

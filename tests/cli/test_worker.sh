@@ -241,6 +241,34 @@ test_worker_sigstop_caught_by_heartbeats() {
 	[ "$w_rc" = 1 ] || fail "stopped worker exit $w_rc"
 }
 
+# The coordinator listens before it loads its data: a worker started from
+# the printed line connects while the data is still being read (here a FIFO
+# that stays empty for 2 s), waits in the kernel's queue, and is served as
+# soon as the data is in, on its first connection, plain and over TLS.
+test_worker_connects_while_the_coordinator_loads() {
+	(umask 077; head -c 32 /dev/urandom | base64 >tok)
+	local tls
+	for tls in "" --token-file; do
+		rm -f data.csv r.db* workers.err
+		mkfifo data.csv
+		w_coord data.csv --models linear --num-repeat 2 --num-jobs 0 \
+			--listen 127.0.0.1:0 --db r.db ${tls:+$tls tok}
+		w_worker --jobs 1 ${tls:+$tls tok}; local a=$!
+		sleep 2
+		grep -q "train 120 rows" coord.err &&
+			fail "the data was loaded before it was written: $(cat coord.err)"
+		cat "$ROOT/datasets/iris.csv" >data.csv
+		w_wait $a; [ "$w_rc" = 0 ] || fail "worker exit $w_rc: $(cat workers.err)"
+		w_wait $COORD_PID; [ "$w_rc" = 0 ] || fail "coordinator exit $w_rc: $(cat coord.err)"
+		grep -q "train 120 rows" coord.err || fail "no data facts: $(cat coord.err)"
+		grep -q "the run is over (2 trials here)" workers.err ||
+			fail "the worker did not run both trials: $(cat workers.err)"
+		grep -q "reconnecting\|lost the coordinator" workers.err &&
+			fail "the worker needed a second connection: $(cat workers.err)"
+		[ "$(grep -c "joined" coord.err)" = 1 ] || fail "not one join: $(cat coord.err)"
+	done
+}
+
 # A wrong token is refused with a message on both sides; the right one works.
 test_worker_wrong_token_refused() {
 	(umask 077; head -c 32 /dev/urandom | base64 >good.tok; head -c 32 /dev/urandom | base64 >bad.tok)
