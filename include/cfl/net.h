@@ -267,14 +267,16 @@ struct cfl_link {
 };
 
 void cfl_link_init(struct cfl_link *l);
-/* Connects to host:port and, with a token (NULL or empty: none, plain
- * TCP), runs the TLS handshake, within timeout seconds.  Returns 0, or -1
- * with err; *fatal is set when trying again cannot help ("authentication
- * failed (wrong token?): ..."; a coordinator that speaks no TLS), clear
- * when it may (refused, unreachable, closed: the coordinator busy). */
+/* Connects to host:port within timeout seconds and, with a token (NULL or
+ * empty: none, plain TCP), runs the TLS handshake within handshake_timeout
+ * more (a coordinator still loading its data answers only then).  Returns
+ * 0, or -1 with err; *fatal is set when trying again cannot help
+ * ("authentication failed (wrong token?): ..."; a coordinator that speaks no
+ * TLS), clear when it may (refused, unreachable, closed: the coordinator
+ * busy). */
 int cfl_link_connect(struct cfl_link *l, const char *host, int port,
 		     const struct cfl_token *token, double timeout,
-		     int *fatal /* OUT */, struct cfl_err *err);
+		     double handshake_timeout, int *fatal, struct cfl_err *err);
 /* Encodes m and sends it, waiting at most timeout seconds for
  * the socket.  Returns 0, or -1 with err (the link is then unusable). */
 int cfl_link_send(struct cfl_link *l, const struct cfl_wire_msg *m,

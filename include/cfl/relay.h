@@ -26,6 +26,11 @@
 #include "cfl/run.h"
 #include "cfl/wire.h"
 
+/* Seconds a worker waits, once connected, for the coordinator's TLS
+ * handshake and WELCOME: a coordinator listens before it loads its data
+ * and answers only after, which takes a while on a large file. */
+#define CFL_RELAY_WELCOME_WAIT 120
+
 /* ---- the link: what a transport gives the relay ----
  *
  * One connection to the coordinator carrying whole messages.  send and recv

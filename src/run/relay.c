@@ -708,10 +708,10 @@ static int welcome(struct cfl_relay *r, uint64_t *size, struct cfl_err *err)
 {
 	struct cfl_run_config cfg;
 	struct cfl_wire_msg m;
-	int k = r->link.ops->recv(r->link.ctx, &m, 10, err);
+	int k = r->link.ops->recv(r->link.ctx, &m, CFL_RELAY_WELCOME_WAIT, err);
 
 	if (k == 0)
-		cfl_err_set(err, "no WELCOME within 10 s");
+		cfl_err_set(err, "no WELCOME within %d s", CFL_RELAY_WELCOME_WAIT);
 	if (k <= 0)
 		return -1;
 	r->last_recv = cfl_now();

@@ -211,7 +211,7 @@ static int tcp_connect(void *ctx, int *fatal, struct cfl_err *err)
 	struct cfl_tcp_relay_link *l = ctx;
 
 	return cfl_link_connect(&l->link, l->host, l->port, l->token, 10,
-				fatal, err);
+				CFL_RELAY_WELCOME_WAIT, fatal, err);
 }
 
 static const struct cfl_relay_link_ops tcp_ops = {

@@ -1185,8 +1185,8 @@ static int connect_to(const char *host, int port, double deadline, int *out,
 }
 
 int cfl_link_connect(struct cfl_link *l, const char *host, int port,
-		     const struct cfl_token *token, double timeout, int *fatal,
-		     struct cfl_err *err)
+		     const struct cfl_token *token, double timeout,
+		     double handshake_timeout, int *fatal, struct cfl_err *err)
 {
 	double deadline = cfl_now() + timeout;
 	int fd = -1;
@@ -1195,6 +1195,8 @@ int cfl_link_connect(struct cfl_link *l, const char *host, int port,
 	cfl_link_close(l);
 	if (connect_to(host, port, deadline, &fd, err))
 		return -1;
+	/* the coordinator answers once it has loaded its data */
+	deadline = cfl_now() + handshake_timeout;
 	if (token && token->len) {
 		struct cfl_tls *s = cfl_tls_new(fd, CFL_TLS_CLIENT, token, err);
 		int rc = s ? 0 : -1;
@@ -1211,7 +1213,8 @@ int cfl_link_connect(struct cfl_link *l, const char *host, int port,
 				cfl_err_set(err, "'%s:%d': %s", host, port, e.msg);
 			else if (rc == 0 && !wait_fd(fd, want, deadline))
 				rc = cfl_err_set(err, "no TLS handshake from '%s:%d' "
-						 "within %g s", host, port, timeout);
+						 "within %g s", host, port,
+						 handshake_timeout);
 		}
 		if (rc < 0) {
 			cfl_tls_free(s);

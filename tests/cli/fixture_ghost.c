@@ -33,7 +33,7 @@ static int join(struct cfl_link *l, int port, int i, int wait_lease)
 	int fatal, r;
 
 	cfl_link_init(l);
-	if (cfl_link_connect(l, "127.0.0.1", port, NULL, 10, &fatal, &err)) {
+	if (cfl_link_connect(l, "127.0.0.1", port, NULL, 10, 10, &fatal, &err)) {
 		fprintf(stderr, "fixture_ghost: %s\n", err.msg);
 		return -1;
 	}
@@ -124,7 +124,7 @@ int main(int argc, char **argv)
 			int fatal;
 
 			cfl_link_init(&l);
-			if (cfl_link_connect(&l, "127.0.0.1", port, NULL, 10, &fatal, &err))
+			if (cfl_link_connect(&l, "127.0.0.1", port, NULL, 10, 10, &fatal, &err))
 				_exit(1);
 		}
 		printf("%s\n", send_big(l.fd) == 0 ? "held" : "dropped");

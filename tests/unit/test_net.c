@@ -738,7 +738,7 @@ static void join(struct cfl_link *l, int port, const char *name,
 	int fatal;
 
 	cfl_link_init(l);
-	CHECK_MSG(cfl_link_connect(l, "127.0.0.1", port, g_tok, 5, &fatal, &err) == 0,
+	CHECK_MSG(cfl_link_connect(l, "127.0.0.1", port, g_tok, 5, 5, &fatal, &err) == 0,
 		  "%s", err.msg);
 	cfl_wire_msg_init(&m, CFL_WIRE_HELLO);
 	m.u.hello.proto = proto;
@@ -1050,7 +1050,7 @@ static void t_tcp_garbage_then_honest(void)
 		int fatal;
 
 		cfl_link_init(&p);
-		CHECK(cfl_link_connect(&p, "127.0.0.1", port, NULL, 5, &fatal, &err) == 0);
+		CHECK(cfl_link_connect(&p, "127.0.0.1", port, NULL, 5, 5, &fatal, &err) == 0);
 		cfl_wire_msg_init(&h, CFL_WIRE_HELLO);
 		h.u.hello.proto = CFL_WIRE_VERSION;
 		h.u.hello.n_slots = 1;
@@ -1070,7 +1070,7 @@ static void t_tcp_garbage_then_honest(void)
 
 		make_token(&other, "not the coordinator's token......");
 		cfl_link_init(&p);
-		CHECK(cfl_link_connect(&p, "127.0.0.1", port, &other, 5, &fatal, &err) == -1);
+		CHECK(cfl_link_connect(&p, "127.0.0.1", port, &other, 5, 5, &fatal, &err) == -1);
 		CHECK_INT(fatal, 1);
 		CHECK_CONTAINS(err.msg, "authentication failed");
 	}
