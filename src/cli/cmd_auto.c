@@ -133,8 +133,9 @@ static int parse_models(struct plan *pl, const char *arg, int given)
 	return 0;
 }
 
-static int parse_args(struct plan *pl, int argc, char **argv)
+static int parse_args(void *ctx, int argc, char **argv)
 {
+	struct plan *pl = ctx;
 	static const struct option opts[] = {
 		CLI_DATA_LONGOPTS,
 		{ "models", required_argument, 0, OPT_MODELS },
@@ -301,6 +302,12 @@ static void on_signal(int sig)
 		cfl_pool_interrupt(g_pool);
 }
 
+static void reset_cb(void *pl)
+{
+	plan_release(pl);
+	memset(pl, 0, sizeof(struct plan));
+}
+
 int cmd_auto(int argc, char **argv)
 {
 	struct plan pl;
@@ -320,21 +327,8 @@ int cmd_auto(int argc, char **argv)
 	memset(&sh, 0, sizeof(sh));
 	memset(&data, 0, sizeof(data));
 	cfl_buf_init(&cmdline);
-	cli_command_line(argc, argv, &cmdline);
-	r = parse_args(&pl, argc, argv);
-	if (r == 3)
-		r = cli_pool_resume_alone("auto", &pl.pool, &pl.cluster, argc, argv,
-					  &argc, &rv, &rv_words);
-	if (r == 3) {
-		plan_release(&pl);
-		memset(&pl, 0, sizeof(pl));
-		argv = rv;
-		cmdline.len = 0;
-		cli_command_line(argc, argv, &cmdline);
-		r = parse_args(&pl, argc, argv);
-		if (r == 3)
-			r = cli_usage_error("auto", "missing DATA (a CSV file)");
-	}
+	r = cli_pool_parse("auto", argc, argv, parse_args, reset_cb, &pl, &pl.pool,
+			   &pl.cluster, &cmdline, NULL, &rv, &rv_words);
 	if (r) {
 		plan_release(&pl);
 		free(rv);

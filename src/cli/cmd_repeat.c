@@ -202,8 +202,9 @@ static int apply_sets(struct plan *pl)
 	return 0;
 }
 
-static int parse_args(struct plan *pl, int argc, char **argv)
+static int parse_args(void *ctx, int argc, char **argv)
 {
+	struct plan *pl = ctx;
 	static const struct option opts[] = {
 		CLI_DATA_LONGOPTS,
 		CLI_REMOTE_LONGOPTS,
@@ -438,6 +439,12 @@ static void on_study_event(const struct cfl_study_event *ev, void *ctx)
 
 /* ---- the command ---- */
 
+static void reset_cb(void *pl)
+{
+	plan_release(pl);
+	memset(pl, 0, sizeof(struct plan));
+}
+
 int cmd_repeat(int argc, char **argv)
 {
 	struct plan pl;
@@ -461,27 +468,8 @@ int cmd_repeat(int argc, char **argv)
 	cfl_buf_init(&cmdline);
 	cfl_buf_init(&plancmd);
 	cfl_buf_init(&out);
-	/* the command as typed: getopt_long permutes argv (options first) */
-	cli_command_line(argc, argv, &cmdline);
-	cli_plan_command_line(argc, argv, &plancmd);
-	r = parse_args(&pl, argc, argv);
-	/* --resume NAME alone: the run's stored command fills in DATA and the
-	 * plan */
-	if (r == 3)
-		r = cli_pool_resume_alone("repeat", &pl.pool, &pl.cluster, argc, argv,
-					  &argc, &rv, &rv_words);
-	if (r == 3) {
-		plan_release(&pl);
-		memset(&pl, 0, sizeof(pl));
-		argv = rv;
-		cmdline.len = 0;
-		cli_command_line(argc, argv, &cmdline);
-		plancmd.len = 0;
-		cli_plan_command_line(argc, argv, &plancmd);
-		r = parse_args(&pl, argc, argv);
-		if (r == 3)
-			r = cli_usage_error("repeat", "missing DATA (a CSV file)");
-	}
+	r = cli_pool_parse("repeat", argc, argv, parse_args, reset_cb, &pl, &pl.pool,
+			   &pl.cluster, &cmdline, &plancmd, &rv, &rv_words);
 	if (r) {
 		plan_release(&pl);
 		free(rv);

@@ -132,8 +132,9 @@ struct plan {
 	struct cli_remote remote;	/* --listen: remote workers */
 };
 
-static int parse_args(struct plan *pl, int argc, char **argv)
+static int parse_args(void *ctx, int argc, char **argv)
 {
+	struct plan *pl = ctx;
 	static const struct option opts[] = {
 		CLI_DATA_LONGOPTS,
 		CLI_CLUSTER_LONGOPTS,
@@ -372,6 +373,11 @@ static void on_signal(int sig)
 		cfl_pool_interrupt(g_pool);
 }
 
+static void reset_cb(void *pl)
+{
+	memset(pl, 0, sizeof(struct plan));
+}
+
 int cmd_tune(int argc, char **argv)
 {
 	struct plan pl;
@@ -399,25 +405,8 @@ int cmd_tune(int argc, char **argv)
 	cfl_buf_init(&cmdline);
 	cfl_buf_init(&plancmd);
 	cfl_buf_init(&out);
-	/* the command as typed: getopt_long permutes argv (options first) */
-	cli_command_line(argc, argv, &cmdline);
-	cli_plan_command_line(argc, argv, &plancmd);
-	r = parse_args(&pl, argc, argv);
-	/* --resume NAME alone: the run's stored command fills in the rest */
-	if (r == 3)
-		r = cli_pool_resume_alone("tune", &pl.pool, &pl.cluster, argc, argv,
-					  &argc, &rv, &rv_words);
-	if (r == 3) {
-		memset(&pl, 0, sizeof(pl));
-		argv = rv;
-		cmdline.len = 0;
-		cli_command_line(argc, argv, &cmdline);
-		plancmd.len = 0;
-		cli_plan_command_line(argc, argv, &plancmd);
-		r = parse_args(&pl, argc, argv);
-		if (r == 3)
-			r = cli_usage_error("tune", "missing DATA (a CSV file)");
-	}
+	r = cli_pool_parse("tune", argc, argv, parse_args, reset_cb, &pl, &pl.pool,
+			   &pl.cluster, &cmdline, &plancmd, &rv, &rv_words);
 	if (r) {
 		free(rv);
 		free(rv_words);

@@ -86,6 +86,42 @@ int cli_pool_shared_option(const char *cmd, int c, const char *arg,
 	return r;
 }
 
+int cli_pool_parse(const char *cmd, int argc, char **argv,
+		   int (*parse)(void *ctx, int argc, char **argv),
+		   void (*reset)(void *ctx), void *ctx,
+		   const struct cli_pool_opts *pool,
+		   const struct cli_cluster *cluster, struct cfl_buf *cmdline,
+		   struct cfl_buf *plancmd, char ***argv_words, char ***words)
+{
+	int r;
+
+	*argv_words = *words = NULL;
+	/* the command as typed: getopt_long permutes argv (options first) */
+	cli_command_line(argc, argv, cmdline);
+	if (plancmd)
+		cli_plan_command_line(argc, argv, plancmd);
+	r = parse(ctx, argc, argv);
+	/* --resume NAME alone: the run's stored command fills in DATA and the
+	 * plan */
+	if (r == 3)
+		r = cli_pool_resume_alone(cmd, pool, cluster, argc, argv, &argc,
+					  argv_words, words);
+	if (r != 3)
+		return r;
+	reset(ctx);
+	argv = *argv_words;
+	cmdline->len = 0;
+	cli_command_line(argc, argv, cmdline);
+	if (plancmd) {
+		plancmd->len = 0;
+		cli_plan_command_line(argc, argv, plancmd);
+	}
+	r = parse(ctx, argc, argv);
+	if (r == 3)
+		r = cli_usage_error(cmd, "missing DATA (a CSV file)");
+	return r;
+}
+
 int cli_pool_resume_alone(const char *cmd, const struct cli_pool_opts *o,
 			  const struct cli_cluster *cluster, int argc,
 			  char **argv, int *new_argc, char ***new_argv,

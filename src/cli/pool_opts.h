@@ -121,6 +121,23 @@ int cli_pool_resume_alone(const char *cmd, const struct cli_pool_opts *o,
 			  char **argv, int *new_argc /* OUT */,
 			  char ***new_argv /* OUT */, char ***words /* OUT */);
 
+/* A pool command's whole parse: parse(ctx, argc, argv) gives 0, 3 (no DATA),
+ * -1 (done: --help) or an exit code.  For --resume NAME without DATA, the
+ * run's stored arguments (cli_pool_resume_alone, with the first parse's
+ * *pool and *cluster) are parsed again after reset(ctx), which empties ctx
+ * (pool and cluster point into it).  cmdline gets the command as typed or
+ * stored (cli_command_line), plancmd (may be NULL) its plan
+ * (cli_plan_command_line).  *argv_words and *words own the stored
+ * arguments: free() both whatever is returned.  Returns 0, -1 (done: exit
+ * 0) or the exit code after printing why ("missing DATA (a CSV file)"). */
+int cli_pool_parse(const char *cmd, int argc, char **argv,
+		   int (*parse)(void *ctx, int argc, char **argv),
+		   void (*reset)(void *ctx), void *ctx,
+		   const struct cli_pool_opts *pool,
+		   const struct cli_cluster *cluster, struct cfl_buf *cmdline,
+		   struct cfl_buf *plancmd, char ***argv_words /* OUT */,
+		   char ***words /* OUT */);
+
 /* Copies the execution options (workers, threads, timeout, retries,
  * trials per worker) into po, after cfl_pool_opts_init(po); the rest of po
  * is the caller's. */

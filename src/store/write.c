@@ -189,6 +189,19 @@ fail:
 	return -1;
 }
 
+/* Deletes the run's ensembles (their members and metrics go with them: ON
+ * DELETE CASCADE), inside the caller's transaction.  0, or -1 with err. */
+static int delete_ensembles(struct cfl_store *st, int64_t run_id,
+			    struct cfl_err *err)
+{
+	sqlite3_stmt *s = cfl_store_prep(st, "DELETE FROM ensembles WHERE run = ?", err);
+
+	if (!s)
+		return -1;
+	sqlite3_bind_int64(s, 1, run_id);
+	return cfl_store_step(st, s, err) ? -1 : 0;
+}
+
 int cfl_store_run_grow(struct cfl_store *st, int64_t run_id, const char *config,
 		       const char *command, struct cfl_err *err)
 {
@@ -202,14 +215,8 @@ int cfl_store_run_grow(struct cfl_store *st, int64_t run_id, const char *config,
 	bind_text(s, 1, config ? config : "");
 	bind_text(s, 2, command ? command : "");
 	sqlite3_bind_int64(s, 3, run_id);
-	if (update_one(st, s, "run", run_id, err))
-		goto fail;
-	/* the ensembles' members and metrics: ON DELETE CASCADE */
-	s = cfl_store_prep(st, "DELETE FROM ensembles WHERE run = ?", err);
-	if (!s)
-		goto fail;
-	sqlite3_bind_int64(s, 1, run_id);
-	if (cfl_store_step(st, s, err))
+	if (update_one(st, s, "run", run_id, err) ||
+	    delete_ensembles(st, run_id, err))
 		goto fail;
 	return cfl_store_tx_commit(st, err);
 fail:
@@ -226,15 +233,9 @@ int cfl_store_run_finish(struct cfl_store *st, int64_t run_id,
 int cfl_store_ensembles_delete(struct cfl_store *st, int64_t run_id,
 				struct cfl_err *err)
 {
-	sqlite3_stmt *s;
-
 	if (cfl_store_tx_begin(st, err))
 		return -1;
-	s = cfl_store_prep(st, "DELETE FROM ensembles WHERE run = ?", err);
-	if (!s)
-		goto fail;
-	sqlite3_bind_int64(s, 1, run_id);
-	if (cfl_store_step(st, s, err))
+	if (delete_ensembles(st, run_id, err))
 		goto fail;
 	return cfl_store_tx_commit(st, err);
 fail:
