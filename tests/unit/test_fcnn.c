@@ -527,6 +527,35 @@ static void t_training_loss_stop(void)
 	xy_free(&va);
 }
 
+/* epochs=auto with the loss stop off runs exactly the epochs it chose:
+ * 40 where 40 epochs are already 2000 steps, else enough for 2000 steps
+ * (the batch is 128 rows from 2048 rows on, rows/16 below). */
+static void t_epochs_auto(void)
+{
+	static const struct { size_t n, epochs; } shapes[] = {
+		{ 6400, 40 },	/* 50 steps an epoch: 40 epochs are 2000 */
+		{ 12800, 40 },	/* 100 steps an epoch: 4000 steps */
+		{ 2560, 100 },	/* 20 steps an epoch */
+		{ 300, 125 },	/* batch 19, 16 steps an epoch */
+		{ 40, 667 },	/* batch 16, 3 steps an epoch */
+	};
+
+	for (size_t i = 0; i < sizeof(shapes) / sizeof(shapes[0]); i++) {
+		struct cfl_xy tr;
+		struct cfl_model *m = model_with(3, "hidden=2", "n_iter_no_change=0",
+						 NULL);
+		size_t run, at;
+
+		make_data(&tr, shapes[i].n, 2, 2, 7);
+		fit_ok(m, &tr, NULL);
+		CHECK(cfl_fcnn_epochs(m, &run, &at) == 0);
+		CHECK_MSG(run == shapes[i].epochs, "%zu rows: ran %zu epochs, expected %zu",
+			  shapes[i].n, run, shapes[i].epochs);
+		cfl_model_free(m);
+		xy_free(&tr);
+	}
+}
+
 /* A validation metric can drive early stopping too. */
 static void t_monitor_metric(void)
 {
@@ -734,6 +763,7 @@ const struct cfl_test cfl_tests[] = {
 	TEST(t_save_load_predict),
 	TEST(t_early_stopping_keeps_best),
 	TEST(t_training_loss_stop),
+	TEST(t_epochs_auto),
 	TEST(t_monitor_metric),
 	TEST(t_regression_targets_mapped_back),
 	TEST(t_hidden_auto),
