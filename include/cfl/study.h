@@ -367,7 +367,9 @@ struct cfl_study_auto_summary {
 				 * interrupted or not started: their bags
 				 * are not ranked */
 	size_t n_rows;
-	struct cfl_study_auto_row *rows;	/* best cv first (then valid) */
+	struct cfl_study_auto_row *rows;	/* best cv first (then valid; equal
+						 * on both: bag, mean, stacking,
+						 * then fewer seconds) */
 	size_t n_families;
 	struct cfl_study_auto_family *families;	/* in search order */
 };

@@ -34,8 +34,8 @@
  * data) and 40 epochs, raised on small data until the optimiser takes
  * AUTO_MIN_STEPS steps: 40 Adam steps (iris at batch 128) leave a net far
  * from trained, while on large data 40 epochs are already thousands of
- * steps (more would only multiply the time: 200 epochs on 80,000 rows are
- * five times W1's run).  Such a run ends earlier when the training loss
+ * steps (a cap of 200 would let a loss that keeps falling run five times
+ * longer there).  Such a run ends earlier when the training loss
  * stops improving (n_iter_no_change, tol), as scikit-learn's MLP does, so
  * the defaults need no validation rows; never before AUTO_MIN_STEPS steps. */
 #define AUTO_BATCH 128

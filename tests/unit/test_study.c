@@ -7,7 +7,10 @@
 #include "runner.h"
 
 #include "cfl/model.h"
+#include "cfl/store.h"
 #include "cfl/study.h"
+
+#include <math.h>
 
 struct tmpdb {
 	char dir[64], path[96];
@@ -418,11 +421,107 @@ static void t_tune_refits_the_best(void)
 	tmpdb_end(&t);
 }
 
+/* One auto leaderboard entry stored as cfl_study_auto_ensembles stores it:
+ * acc on valid, test and out of fold; members "trials A+B" (the trials'
+ * seconds are the entry's). */
+static void add_entry(struct cfl_store *st, int64_t run, const char *name,
+		      const char *method, double oof, double valid,
+		      const int64_t *trial, size_t n_trial)
+{
+	struct cfl_metric_value mv = { "acc", valid }, mt = { "acc", 0.5 },
+				mo = { "acc", oof };
+	struct cfl_trial_result res;
+	struct cfl_ensemble_info info;
+	struct cfl_err err;
+	char members[128] = "trials ";
+
+	for (size_t i = 0; i < n_trial; i++)
+		snprintf(members + strlen(members), sizeof(members) - strlen(members),
+			 "%s%lld", i ? "+" : "", (long long)trial[i]);
+	memset(&res, 0, sizeof(res));
+	res.split[CFL_SPLIT_VALID] = (struct cfl_split_result){ 1, &mv, 0, 0, NULL, NULL };
+	res.split[CFL_SPLIT_TEST] = (struct cfl_split_result){ 1, &mt, 0, 0, NULL, NULL };
+	res.split[CFL_SPLIT_OOF] = (struct cfl_split_result){ 1, &mo, 0, 0, NULL, NULL };
+	info.name = name;
+	info.method = method;
+	info.members = members;
+	info.repeat = -1;
+	CHECK_MSG(cfl_store_ensemble_add(st, run, &info, &res, NULL, &err) == 0,
+		  "%s", err.msg);
+}
+
+/* The leaderboard's order: out of fold, then valid; entries equal on both
+ * go bag, mean, stacking, and cheaper bags first (the name decided
+ * before: fcnn above linear, stacking above a tree bag). */
+static void t_auto_summary_ties(void)
+{
+	static const struct { const char *model; double seconds; } fam[] = {
+		{ "fcnn", 2.0 }, { "linear", 0.1 }, { "tree", 0.5 }, { "gbdt", 1.0 },
+	};
+	static const char *want[] = { "gbdt:x", "linear:x", "tree:x", "fcnn:x",
+				      "mean", "stacking" };
+	struct tmpdb t;
+	struct cfl_err err;
+	struct cfl_store *st;
+	struct cfl_run_info info = { 0 };
+	struct cfl_study_auto_summary sum;
+	int64_t run, tr[4][2];
+
+	tmpdb_new(&t);
+	st = cfl_store_open(t.path, CFL_STORE_CREATE, &err);
+	CHECK_MSG(st != NULL, "%s", err.msg);
+	info.name = "a";
+	info.kind = CFL_RUN_AUTO;
+	info.command = "cfl auto x.csv";
+	info.config = "";
+	info.dataset = "x.csv";
+	CHECK_MSG(cfl_store_run_create(st, &info, &run, &err) == 0, "%s", err.msg);
+	for (size_t f = 0; f < 4; f++) {
+		int64_t c;
+
+		CHECK(cfl_store_candidate_get_or_add(st, run, fam[f].model, NULL, &c,
+						     NULL, &err) == 0);
+		for (int k = 0; k < 2; k++) {
+			struct cfl_trial_state ts;
+			struct cfl_metric_value m = { "acc", 0.9 };
+			struct cfl_trial_result res;
+
+			CHECK(cfl_store_trial_ensure_in(st, run, c, 0, k, 7, CFL_PHASE_REFIT,
+							&ts, &err) == 0);
+			memset(&res, 0, sizeof(res));
+			res.duration = fam[f].seconds;
+			res.split[CFL_SPLIT_VALID] =
+				(struct cfl_split_result){ 1, &m, 0, 0, NULL, NULL };
+			CHECK(cfl_store_trial_leased(st, ts.id, 1, "local:1", &err) == 0);
+			CHECK_MSG(cfl_store_trial_done(st, ts.id, 1, &res, &err) == 0, "%s",
+				  err.msg);
+			tr[f][k] = ts.id;
+		}
+	}
+	/* stored in an order that is none of the expected ones */
+	add_entry(st, run, "stacking", "stacking", 0.98, 0.97, tr[0], 2);
+	add_entry(st, run, "tree:x", "bag", 0.98, 0.97, tr[2], 2);
+	add_entry(st, run, "mean", "mean", 0.98, 0.97, tr[1], 2);
+	add_entry(st, run, "fcnn:x", "bag", 0.98, 0.97, tr[0], 2);
+	add_entry(st, run, "linear:x", "bag", 0.98, 0.97, tr[1], 2);
+	add_entry(st, run, "gbdt:x", "bag", 0.99, 0.90, tr[3], 2);
+	CHECK_MSG(cfl_study_auto_summary(st, run, &sum, &err) == 0, "%s", err.msg);
+	CHECK_INT(sum.n_rows, 6);
+	for (size_t i = 0; i < sum.n_rows && i < 6; i++)
+		CHECK_MSG(!strcmp(sum.rows[i].name, want[i]), "rank %zu: %s, expected %s",
+			  i + 1, sum.rows[i].name, want[i]);
+	CHECK(sum.n_rows > 1 && fabs(sum.rows[1].seconds - 0.2) < 1e-9);
+	cfl_study_auto_summary_release(&sum);
+	cfl_store_close(st);
+	tmpdb_end(&t);
+}
+
 const struct cfl_test cfl_tests[] = {
 	TEST(t_plan_config_text),
 	TEST(t_plan_needs_and_checks),
 	TEST(t_repeat_then_resume),
 	TEST(t_stop_before_start),
 	TEST(t_tune_refits_the_best),
+	TEST(t_auto_summary_ties),
 	{ 0 }
 };
