@@ -5,6 +5,10 @@
  * out-of-fold predictions, and leave the ensembles of the bags to
  * cfl_study_finish.  Everything goes through the one pool and the one run.
  *
+ * Every family's defaults are submitted at the start, in family order, so
+ * a slow family's defaults (fcnn on many rows) run beside the others'
+ * instead of taking its share alone, and a family searched late has had
+ * its defaults running since the start.
  * Time: the families search one after another, each until its share of
  * the search budget (what is left of it over the families left, the bags
  * of the families searched set aside), and the bags get the rest but a
@@ -60,6 +64,7 @@ struct study_auto {
 	struct cfl_trial_info *trials;	/* the run's trials (resume) */
 	size_t n_trials;
 	long best[CFL_STUDY_MAX_MODELS];	/* index into c, or -1 */
+	long dflt[CFL_STUDY_MAX_MODELS];	/* each family's defaults */
 	double search_end;
 };
 
@@ -271,6 +276,30 @@ static void tell(struct cfl_study *s, struct cfl_search *search, size_t k,
 	cfl_study_emit(ls, &ev);
 }
 
+/* Cancels candidate k's trial if it is still pending: 0, or -1 with err. */
+static int cancel(struct cfl_study *s, size_t k, struct cfl_err *err)
+{
+	struct auto_cand *c = &s->autos->c[k];
+	int q;
+
+	if (!c->pending || c->cancelled)
+		return 0;
+	/* 0: still queued; cancelled once it runs */
+	q = cfl_pool_cancel(s->pool, c->trial_id, err);
+	if (q < 0)
+		return -1;
+	c->cancelled = q;
+	return 0;
+}
+
+static int cancel_from(struct cfl_study *s, size_t k, struct cfl_err *err)
+{
+	for (; k < s->autos->n; k++)
+		if (cancel(s, k, err))
+			return -1;
+	return 0;
+}
+
 /* Searches family f until family_end.  0, or 2 / 3 (interrupted, time
  * limit) or -1. */
 static int search_family(struct cfl_study *s, size_t f, double family_end,
@@ -282,8 +311,9 @@ static int search_family(struct cfl_study *s, size_t f, double family_end,
 	struct cfl_search_opts so;
 	struct cfl_search *search;
 	size_t told = a->n, slots;
+	long dk = a->dflt[f];	/* submitted at the start; told first */
 	double fair_end;
-	int exhausted = 0, asked_defaults = 0, rc = 0;
+	int exhausted = 0, rc = 0;
 	const struct cfl_pool_opts *po = cfl_pool_opts(s->pool);
 
 	slots = po->n_local ? po->n_local : 1;
@@ -301,46 +331,44 @@ static int search_family(struct cfl_study *s, size_t f, double family_end,
 	for (;;) {
 		int r;
 		double bags = s->deadline - BAG_MARGIN * bag_seconds(s, f + 1), first_end;
+		int dflt_open = dk >= 0 && !a->c[dk].told;
 
 		/* this family's bag too is set aside once it has a best */
 		if (family_end > bags)
 			family_end = bags;
-		/* ask while slots are free and the share lasts; the first
-		 * candidate is the model's defaults */
-		while (!exhausted && a->n - told < slots && !s->timed_out &&
-		       (cfl_now() < family_end || !asked_defaults)) {
+		/* ask while slots are free and the share lasts (the defaults,
+		 * not told yet, hold one) */
+		while (!exhausted && a->n - told + (size_t)dflt_open < slots &&
+		       !s->timed_out && cfl_now() < family_end) {
 			struct cfl_params params;
 			size_t idx = 0;
 
 			cfl_params_init(&params);
-			if (asked_defaults) {
-				r = cfl_search_ask(search, &params, &idx, err);
-				if (r < 0) {
-					cfl_params_release(&params);
-					rc = -1;
-					goto out;
-				}
-				if (r == 1) {
-					cfl_params_release(&params);
-					exhausted = 1;
-					break;
-				}
-			}
-			if (add_cand(s, f, &params, asked_defaults ? (long)idx : -1,
-				     err) < 0) {
+			r = cfl_search_ask(search, &params, &idx, err);
+			if (r < 0) {
 				cfl_params_release(&params);
 				rc = -1;
 				goto out;
 			}
-			asked_defaults = 1;
+			if (r == 1) {
+				cfl_params_release(&params);
+				exhausted = 1;
+				break;
+			}
+			if (add_cand(s, f, &params, (long)idx, err) < 0) {
+				cfl_params_release(&params);
+				rc = -1;
+				goto out;
+			}
 		}
-		if (told == a->n)
+		if (told == a->n && !dflt_open)
 			break;
-		if (!a->c[told].pending) {
-			tell(s, search, told, ls, err, &rc);
+		/* told in the order asked: the defaults, the oldest, first */
+		if (dflt_open ? !a->c[dk].pending : !a->c[told].pending) {
+			tell(s, search, dflt_open ? (size_t)dk : told, ls, err, &rc);
 			if (rc)
 				goto out;
-			told++;
+			told += !dflt_open;
 			continue;
 		}
 		/* the share is over: cancel what runs, once the family has a
@@ -352,19 +380,10 @@ static int search_family(struct cfl_study *s, size_t f, double family_end,
 			first_end = fair_end;
 		if (cfl_now() >= family_end &&
 		    (a->best[f] >= 0 || cfl_now() >= first_end)) {
-			for (size_t k = told; k < a->n; k++) {
-				struct auto_cand *c = &a->c[k];
-				int q;
-
-				if (!c->pending || c->cancelled)
-					continue;
-				/* 0: still queued; cancelled once it runs */
-				q = cfl_pool_cancel(s->pool, c->trial_id, err);
-				if (q < 0) {
-					rc = -1;
-					goto out;
-				}
-				c->cancelled = q;
+			if ((dflt_open && cancel(s, (size_t)dk, err)) ||
+			    cancel_from(s, told, err)) {
+				rc = -1;
+				goto out;
 			}
 		}
 		if (cfl_now() >= family_end && a->best[f] < 0)
@@ -385,41 +404,15 @@ out:
 
 /* ---- bags ---- */
 
-/* The wall seconds the bags of families [0, f) should take: each best's
- * seconds x the folds, over the pool's slots, plus the slowest one for
- * the ragged end. */
-static double bag_seconds(const struct cfl_study *s, size_t f)
+/* Families [0, f) with a best, by its score, best first: *n of them. */
+static void by_score(const struct study_auto *a, size_t f, size_t *order,
+		     size_t *n)
 {
-	const struct study_auto *a = s->autos;
-	const struct cfl_pool_opts *po = cfl_pool_opts(s->pool);
-	double K = s->plan->autop.folds, t = 0, slowest = 0;
-
-	for (size_t g = 0; g < f; g++) {
-		double sec;
-
-		if (a->best[g] < 0 || isnan(a->c[a->best[g]].seconds))
-			continue;
-		sec = a->c[a->best[g]].seconds;
-		t += K * sec;
-		if (sec > slowest)
-			slowest = sec;
-	}
-	return t / (double)(po->n_local ? po->n_local : 1) + slowest;
-}
-
-/* Submits the K fold trials of each family's best candidate, the best
- * family first.  *n_sub: trials submitted. */
-static int submit_bags(struct cfl_study *s, size_t *n_sub, struct cfl_err *err)
-{
-	const struct cfl_study_plan *p = s->plan;
-	struct study_auto *a = s->autos;
-	size_t order[CFL_STUDY_MAX_MODELS], n = 0;
-	int K = p->autop.folds;
-
-	for (size_t f = 0; f < p->autop.n_models; f++)
-		if (a->best[f] >= 0)
-			order[n++] = f;
-	for (size_t i = 1; i < n; i++)	/* by score, best first */
+	*n = 0;
+	for (size_t g = 0; g < f; g++)
+		if (a->best[g] >= 0)
+			order[(*n)++] = g;
+	for (size_t i = 1; i < *n; i++)
 		for (size_t j = i; j > 0 && a->c[a->best[order[j]]].score >
 						    a->c[a->best[order[j - 1]]].score; j--) {
 			size_t t = order[j];
@@ -427,6 +420,96 @@ static int submit_bags(struct cfl_study *s, size_t *n_sub, struct cfl_err *err)
 			order[j] = order[j - 1];
 			order[j - 1] = t;
 		}
+}
+
+/* Which bags of families [0, f) to run, and the wall seconds they should
+ * take: each best's seconds x the folds, over the pool's slots, plus the
+ * slowest one for the ragged end.  Taken best family first, a bag that
+ * would not finish in the time left after those before it is left out:
+ * queued first, a slow bag would hold the slots until the limit and no
+ * bag would finish (and the search need not set time aside for it).  When
+ * none fits, the quickest is kept: it has a chance.  fits (per family,
+ * may be NULL): 1 for a bag to run. */
+static double bag_plan(const struct cfl_study *s, size_t f, int *fits)
+{
+	const struct study_auto *a = s->autos;
+	const struct cfl_pool_opts *po = cfl_pool_opts(s->pool);
+	double K = s->plan->autop.folds, t = 0, slowest = 0;
+	double slots = po->n_local ? (double)po->n_local : 1.0;
+	double left = s->deadline - cfl_now();
+	size_t order[CFL_STUDY_MAX_MODELS], n, n_fit = 0, quick = 0;
+	int fit[CFL_STUDY_MAX_MODELS] = { 0 };
+
+	by_score(a, f, order, &n);
+	for (size_t i = 0; i < n; i++) {
+		double sec = a->c[a->best[order[i]]].seconds, sl;
+
+		if (isnan(sec)) {	/* no time known: nothing to set aside */
+			fit[order[i]] = 1;
+			n_fit++;
+			continue;
+		}
+		if (sec < a->c[a->best[order[quick]]].seconds ||
+		    isnan(a->c[a->best[order[quick]]].seconds))
+			quick = i;
+		sl = sec > slowest ? sec : slowest;
+		if ((t + K * sec) / slots + sl <= left) {
+			fit[order[i]] = 1;
+			n_fit++;
+			t += K * sec;
+			slowest = sl;
+		}
+	}
+	if (n && !n_fit) {
+		double sec = a->c[a->best[order[quick]]].seconds;
+
+		fit[order[quick]] = 1;
+		t = K * sec;
+		slowest = sec;
+	}
+	if (fits)
+		memcpy(fits, fit, sizeof(fit));
+	return t / slots + slowest;
+}
+
+static double bag_seconds(const struct cfl_study *s, size_t f)
+{
+	return bag_plan(s, f, NULL);
+}
+
+/* Submits the K fold trials of each family's best candidate that
+ * bag_plan keeps, the best family first; says which it leaves out.
+ * *n_sub: trials submitted. */
+static int submit_bags(struct cfl_study *s, const struct cfl_study_listener *ls,
+		       size_t *n_sub, struct cfl_err *err)
+{
+	const struct cfl_study_plan *p = s->plan;
+	struct study_auto *a = s->autos;
+	const struct cfl_pool_opts *po = cfl_pool_opts(s->pool);
+	size_t order[CFL_STUDY_MAX_MODELS], n;
+	int K = p->autop.folds, fits[CFL_STUDY_MAX_MODELS];
+	double left = s->deadline - cfl_now();
+
+	bag_plan(s, p->autop.n_models, fits);
+	by_score(a, p->autop.n_models, order, &n);
+	for (size_t i = 0; i < n; i++) {
+		struct cfl_study_event ev;
+		char text[192];
+		const struct auto_cand *c = &a->c[a->best[order[i]]];
+
+		if (fits[order[i]])
+			continue;
+		snprintf(text, sizeof(text), "%s: its bag (%d x %.1f s over %zu slots) "
+			 "would not finish in the %.1f s left; not bagged (--resume "
+			 "with more time bags it)", p->autop.models[c->family], K,
+			 c->seconds, po->n_local ? po->n_local : 1,
+			 left > 0 ? left : 0.0);
+		memset(&ev, 0, sizeof(ev));
+		ev.kind = CFL_STUDY_NOTE;
+		ev.pool = s->pool;
+		ev.text = text;
+		cfl_study_emit(ls, &ev);
+	}
 	if (cfl_store_begin(s->st, err))
 		return -1;
 	for (size_t i = 0; i < n; i++) {
@@ -434,6 +517,8 @@ static int submit_bags(struct cfl_study *s, size_t *n_sub, struct cfl_err *err)
 		struct auto_cand *c = &a->c[k];
 		uint64_t seed = cfl_trial_seed(p->data.seed, c->hex, 0);
 
+		if (!fits[order[i]])
+			continue;
 		for (int fold = 0; fold < K; fold++) {
 			struct cfl_trial_state ts;
 			struct cfl_trial_spec spec;
@@ -489,7 +574,7 @@ int cfl_study_auto(struct cfl_study *s, const struct cfl_study_listener *ls,
 		return -1;
 	s->autos = a;
 	for (size_t f = 0; f < CFL_STUDY_MAX_MODELS; f++)
-		a->best[f] = -1;
+		a->best[f] = a->dflt[f] = -1;
 	if (s->resumed &&
 	    (cfl_store_run_metrics(s->st, s->run_id, CFL_SPLIT_VALID, &a->stored,
 				   &a->n_stored, err) ||
@@ -512,6 +597,15 @@ int cfl_study_auto(struct cfl_study *s, const struct cfl_study_listener *ls,
 	cfl_study_emit(ls, &se);
 
 	for (size_t f = 0; f < n_models; f++) {
+		struct cfl_params none;
+
+		cfl_params_init(&none);
+		a->dflt[f] = add_cand(s, f, &none, -1, err);
+		cfl_params_release(&none);
+		if (a->dflt[f] < 0)
+			return -1;
+	}
+	for (size_t f = 0; f < n_models; f++) {
 		double now = cfl_now(), end;
 
 		a->search_end = t0 + (left - reserve) * SEARCH_MAX_SHARE;
@@ -531,7 +625,7 @@ int cfl_study_auto(struct cfl_study *s, const struct cfl_study_listener *ls,
 			return CFL_STUDY_TIME_LIMIT;
 	}
 
-	if (submit_bags(s, &n_sub, err))
+	if (submit_bags(s, ls, &n_sub, err))
 		return -1;
 	snprintf(text, sizeof(text), "bagging the best of each model with %d folds: "
 		 "%zu trials in at most %.1f s", p->autop.folds, n_sub,
