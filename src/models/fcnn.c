@@ -458,10 +458,20 @@ static uint32_t mt_next(struct mt *m)
 	uint32_t y;
 
 	if (m->i >= 624) {
-		for (size_t k = 0; k < 624; k++) {
-			y = (m->s[k] & 0x80000000u) | (m->s[(k + 1) % 624] & 0x7fffffffu);
-			m->s[k] = m->s[(k + 397) % 624] ^ (y >> 1) ^ ((y & 1) ? 0x9908b0dfu : 0);
+		/* the twist, in place, in three parts without an index
+		 * modulo 624, so the first two vectorise */
+		size_t k = 0;
+
+		for (; k < 624 - 397; k++) {
+			y = (m->s[k] & 0x80000000u) | (m->s[k + 1] & 0x7fffffffu);
+			m->s[k] = m->s[k + 397] ^ (y >> 1) ^ ((y & 1) ? 0x9908b0dfu : 0);
 		}
+		for (; k < 623; k++) {
+			y = (m->s[k] & 0x80000000u) | (m->s[k + 1] & 0x7fffffffu);
+			m->s[k] = m->s[k + 397 - 624] ^ (y >> 1) ^ ((y & 1) ? 0x9908b0dfu : 0);
+		}
+		y = (m->s[623] & 0x80000000u) | (m->s[0] & 0x7fffffffu);
+		m->s[623] = m->s[396] ^ (y >> 1) ^ ((y & 1) ? 0x9908b0dfu : 0);
 		m->i = 0;
 	}
 	y = m->s[m->i++];
@@ -747,7 +757,11 @@ static double loss_grad(const struct fcnn *f, const struct work *w,
 			for (size_t j = 1; j < k; j++)
 				mx = zi[j] > mx ? zi[j] : mx;
 			for (size_t j = 0; j < k; j++) {
-				gi[j] = expf(zi[j] - mx);
+				const float dj = zi[j] - mx;
+
+				/* the largest logit's term is expf(0) = 1
+				 * exactly: no call (NaN still takes expf) */
+				gi[j] = dj == 0.0f ? 1.0f : expf(dj);
 				sum += gi[j];
 			}
 			/* sum is at least 1 unless NaN, so the log is finite
