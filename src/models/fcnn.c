@@ -131,6 +131,44 @@ static void gemm_nn(size_t m, size_t n, size_t k, const float *a,
 
 #define NARROW 2
 #define LANES 16
+#define TN_CHUNK 32
+
+/* The sum of LANES partial sums by a fixed tree: lane l plus lane l + h
+ * for h = LANES / 2, ..., 1.  With GCC's vector types the first two levels
+ * are one vector add each (the high half onto the low half) in registers;
+ * the plain loop over h left the lanes in memory, a store and a reload
+ * per add.  Both give the same bits. */
+#if defined(__GNUC__)
+typedef float lanes8 __attribute__((vector_size(32)));
+typedef float lanes4 __attribute__((vector_size(16)));
+
+static inline float lane_tree(const float *acc)
+{
+	lanes8 lo, hi, s8;
+	lanes4 a, b, s4;
+
+	_Static_assert(LANES == 16, "lane_tree sums 16 lanes");
+	memcpy(&lo, acc, sizeof(lo));
+	memcpy(&hi, acc + 8, sizeof(hi));
+	s8 = lo + hi;
+	memcpy(&a, &s8, sizeof(a));
+	memcpy(&b, (const float *)&s8 + 4, sizeof(b));
+	s4 = a + b;
+	return (s4[0] + s4[2]) + (s4[1] + s4[3]);
+}
+#else
+static inline float lane_tree(const float *acc)
+{
+	float s8[8], s4[4];
+
+	_Static_assert(LANES == 16, "lane_tree sums 16 lanes");
+	for (size_t l = 0; l < 8; l++)
+		s8[l] = acc[l] + acc[l + 8];
+	for (size_t l = 0; l < 4; l++)
+		s4[l] = s8[l] + s8[l + 4];
+	return (s4[0] + s4[2]) + (s4[1] + s4[3]);
+}
+#endif
 
 /* z (n, m) += x (n, k) w^T, w (m, k). */
 CLONES
@@ -148,10 +186,7 @@ static void narrow_nt(float *restrict z, const float *restrict x,
 					acc[l] += x[p + l] * wj[p + l];
 			for (; p < k; p++)
 				tail += x[p] * wj[p];
-			for (size_t h = LANES / 2; h > 0; h /= 2)
-				for (size_t l = 0; l < h; l++)
-					acc[l] += acc[l + h];
-			z[j] += acc[0] + tail;
+			z[j] += lane_tree(acc) + tail;
 		}
 }
 
@@ -162,32 +197,107 @@ static void narrow_tn(float *restrict gw, float *restrict gb,
 		      const float *restrict dz, const float *restrict x,
 		      size_t n, size_t m, size_t k)
 {
-	for (size_t p = 0; p < m * k; p++)
-		gw[p] = 0;
+	_Static_assert(NARROW == 2, "narrow_tn handles m = 1 and m = 2");
 	for (size_t j = 0; j < m; j++)
 		gb[j] = 0;
-	for (size_t i = 0; i < n; i++, dz += m, x += k)
-		for (size_t j = 0; j < m; j++) {
-			const float d = dz[j];
-			float *g = gw + j * k;
+	for (size_t i = 0; i < n; i++)
+		for (size_t j = 0; j < m; j++)
+			gb[j] += dz[i * m + j];
+	/* TN_CHUNK columns at a time, summed over the rows in registers
+	 * (not through gw in memory, a store and a reload per row) */
+	for (size_t p0 = 0; p0 < k; p0 += TN_CHUNK) {
+		const size_t c = k - p0 < TN_CHUNK ? k - p0 : TN_CHUNK;
+		const float *xp = x + p0;
+		float a0[TN_CHUNK] = { 0 }, a1[TN_CHUNK] = { 0 };
 
-			for (size_t p = 0; p < k; p++)
-				g[p] += d * x[p];
-			gb[j] += d;
+		if (c == TN_CHUNK && m == 2) {
+			for (size_t i = 0; i < n; i++) {
+				const float d0 = dz[2 * i], d1 = dz[2 * i + 1];
+
+				for (size_t q = 0; q < TN_CHUNK; q++) {
+					a0[q] += d0 * xp[i * k + q];
+					a1[q] += d1 * xp[i * k + q];
+				}
+			}
+		} else if (c == TN_CHUNK) {
+			for (size_t i = 0; i < n; i++)
+				for (size_t q = 0; q < TN_CHUNK; q++)
+					a0[q] += dz[i] * xp[i * k + q];
+		} else {
+			for (size_t i = 0; i < n; i++)
+				for (size_t q = 0; q < c; q++) {
+					a0[q] += dz[i * m] * xp[i * k + q];
+					if (m > 1)
+						a1[q] += dz[i * m + 1] * xp[i * k + q];
+				}
 		}
+		for (size_t q = 0; q < c; q++) {
+			gw[p0 + q] = a0[q];
+			if (m > 1)
+				gw[k + p0 + q] = a1[q];
+		}
+	}
 }
 
-/* dx (n, k) = dz (n, m) w, w (m, k). */
+/* dx (n, k) = dz (n, m) w, w (m, k).  When h is not NULL, dx then goes
+ * through the ReLU (and the dropout mask, when not NULL) of the hidden
+ * layer whose output h (n, k) this layer read, and gb (k) gets the column
+ * sums of the result: relu_back's work, in the same pass. */
 CLONES
 static void narrow_nn(float *restrict dx, const float *restrict dz,
-		      const float *restrict w, size_t n, size_t m, size_t k)
+		      const float *restrict w, size_t n, size_t m, size_t k,
+		      const float *restrict h, const float *restrict mask,
+		      float *restrict gb)
 {
+	const float *w1 = w + k;
+
+	_Static_assert(NARROW == 2, "narrow_nn handles m = 1 and m = 2");
+	for (size_t p = 0; h && p < k; p++)
+		gb[p] = 0;
+	/* one pass per row, each element stored once: the variants are
+	 * written out so the compiler keeps every one a single loop */
 	for (size_t i = 0; i < n; i++, dz += m, dx += k) {
-		for (size_t p = 0; p < k; p++)
-			dx[p] = dz[0] * w[p];
-		for (size_t j = 1; j < m; j++)
+		const float d0 = dz[0], d1 = m > 1 ? dz[1] : 0.0f;
+
+		if (!h && m == 1) {
 			for (size_t p = 0; p < k; p++)
-				dx[p] += dz[j] * w[j * k + p];
+				dx[p] = d0 * w[p];
+		} else if (!h) {
+			for (size_t p = 0; p < k; p++)
+				dx[p] = d0 * w[p] + d1 * w1[p];
+		} else if (m == 1 && mask) {
+			for (size_t p = 0; p < k; p++) {
+				float v = h[p] > 0.0f ? d0 * w[p] * mask[p] : 0.0f;
+
+				dx[p] = v;
+				gb[p] += v;
+			}
+		} else if (m == 1) {
+			for (size_t p = 0; p < k; p++) {
+				float v = h[p] > 0.0f ? d0 * w[p] : 0.0f;
+
+				dx[p] = v;
+				gb[p] += v;
+			}
+		} else if (mask) {
+			for (size_t p = 0; p < k; p++) {
+				float v = h[p] > 0.0f ? (d0 * w[p] + d1 * w1[p]) * mask[p] : 0.0f;
+
+				dx[p] = v;
+				gb[p] += v;
+			}
+		} else {
+			for (size_t p = 0; p < k; p++) {
+				float v = h[p] > 0.0f ? d0 * w[p] + d1 * w1[p] : 0.0f;
+
+				dx[p] = v;
+				gb[p] += v;
+			}
+		}
+		if (h) {
+			h += k;
+			mask = mask ? mask + k : NULL;
+		}
 	}
 }
 
@@ -349,10 +459,20 @@ static uint32_t mt_next(struct mt *m)
 	uint32_t y;
 
 	if (m->i >= 624) {
-		for (size_t k = 0; k < 624; k++) {
-			y = (m->s[k] & 0x80000000u) | (m->s[(k + 1) % 624] & 0x7fffffffu);
-			m->s[k] = m->s[(k + 397) % 624] ^ (y >> 1) ^ ((y & 1) ? 0x9908b0dfu : 0);
+		/* the twist, in place, in three parts without an index
+		 * modulo 624, so the first two vectorise */
+		size_t k = 0;
+
+		for (; k < 624 - 397; k++) {
+			y = (m->s[k] & 0x80000000u) | (m->s[k + 1] & 0x7fffffffu);
+			m->s[k] = m->s[k + 397] ^ (y >> 1) ^ ((y & 1) ? 0x9908b0dfu : 0);
 		}
+		for (; k < 623; k++) {
+			y = (m->s[k] & 0x80000000u) | (m->s[k + 1] & 0x7fffffffu);
+			m->s[k] = m->s[k + 397 - 624] ^ (y >> 1) ^ ((y & 1) ? 0x9908b0dfu : 0);
+		}
+		y = (m->s[623] & 0x80000000u) | (m->s[0] & 0x7fffffffu);
+		m->s[623] = m->s[396] ^ (y >> 1) ^ ((y & 1) ? 0x9908b0dfu : 0);
 		m->i = 0;
 	}
 	y = m->s[m->i++];
@@ -638,7 +758,11 @@ static double loss_grad(const struct fcnn *f, const struct work *w,
 			for (size_t j = 1; j < k; j++)
 				mx = zi[j] > mx ? zi[j] : mx;
 			for (size_t j = 0; j < k; j++) {
-				gi[j] = expf(zi[j] - mx);
+				const float dj = zi[j] - mx;
+
+				/* the largest logit's term is expf(0) = 1
+				 * exactly: no call (NaN still takes expf) */
+				gi[j] = dj == 0.0f ? 1.0f : expf(dj);
 				sum += gi[j];
 			}
 			/* sum is at least 1 unless NaN, so the log is finite
@@ -668,6 +792,7 @@ static double loss_grad(const struct fcnn *f, const struct work *w,
 }
 
 /* Column sums of a (n, k) into out (k). */
+CLONES
 static void col_sums(const float *restrict a, size_t n, size_t k,
 		     float *restrict out)
 {
@@ -678,23 +803,47 @@ static void col_sums(const float *restrict a, size_t n, size_t k,
 			out[j] += a[i * k + j];
 }
 
-/* dZ = dH * dropout mask * ReLU'(.) in place on dz (n): the layer's output
- * h is positive exactly where both let the gradient through. */
+/* dZ = dH * dropout mask * ReLU'(.) in place on dz (n, k): the layer's
+ * output h is positive exactly where both let the gradient through.  gb
+ * (k), when not NULL, gets the column sums of the result (rows added in
+ * order, as col_sums does) in the same pass. */
 CLONES
 static void relu_back(float *restrict dz, const float *restrict h,
-		      const float *restrict mask, size_t n)
+		      const float *restrict mask, size_t n, size_t k,
+		      float *restrict gb)
 {
-	if (mask)
-		for (size_t i = 0; i < n; i++)
-			dz[i] = h[i] > 0.0f ? dz[i] * mask[i] : 0.0f;
-	else
-		for (size_t i = 0; i < n; i++)
-			dz[i] = h[i] > 0.0f ? dz[i] : 0.0f;
+	for (size_t j = 0; gb && j < k; j++)
+		gb[j] = 0;
+	/* each variant one loop, each element stored once */
+	for (size_t i = 0; i < n; i++, dz += k, h += k) {
+		if (mask && gb) {
+			for (size_t j = 0; j < k; j++) {
+				float v = h[j] > 0.0f ? dz[j] * mask[j] : 0.0f;
+
+				dz[j] = v;
+				gb[j] += v;
+			}
+		} else if (mask) {
+			for (size_t j = 0; j < k; j++)
+				dz[j] = h[j] > 0.0f ? dz[j] * mask[j] : 0.0f;
+		} else if (gb) {
+			for (size_t j = 0; j < k; j++) {
+				float v = h[j] > 0.0f ? dz[j] : 0.0f;
+
+				dz[j] = v;
+				gb[j] += v;
+			}
+		} else {
+			for (size_t j = 0; j < k; j++)
+				dz[j] = h[j] > 0.0f ? dz[j] : 0.0f;
+		}
+		mask = mask ? mask + k : NULL;
+	}
 }
 
 /* Hidden layer l backward, in place on dz (n, n_out): from the gradient of
  * its output (after dropout) to that of x W^T + b, filling the batch-norm
- * gradients on the way. */
+ * gradients on the way, or without batch norm the bias gradient. */
 static void hidden_backward(struct fcnn *f, struct work *w, size_t l,
 			    size_t n, float *dz)
 {
@@ -703,7 +852,8 @@ static void hidden_backward(struct fcnn *f, struct work *w, size_t l,
 	const float *gamma, *xh, *inv;
 	float *dg, *db;
 
-	relu_back(dz, w->act[l + 1], w->mask[l], n * k);
+	relu_back(dz, w->act[l + 1], w->mask[l], n, k,
+		  f->batch_norm ? NULL : w->grad + ly->b);
 	if (!f->batch_norm)
 		return;
 	/* y = gamma xhat + beta, xhat = (z - mu) inv (all (n, k)):
@@ -729,23 +879,34 @@ static void hidden_backward(struct fcnn *f, struct work *w, size_t l,
 
 /* Linear part of layer l backward, given dZ (n, n_out) and its input X
  * (n, n_in): dW (n_out, n_in) = dZ^T X and db (n_out) = column sums of dZ
- * into w->grad, and when dx is not NULL dX (n, n_in) = dZ W. */
-static void linear_backward(struct fcnn *f, struct work *w, size_t l,
-			    size_t n, const float *dz, const float *x, float *dx)
+ * into w->grad (db unless bias_done: hidden_backward summed it), and when
+ * dx is not NULL dX (n, n_in) = dZ W.  Returns 1 when dX has also been
+ * through layer l - 1's hidden_backward (a narrow layer without batch
+ * norm does that in the same pass), else 0. */
+static int linear_backward(struct fcnn *f, struct work *w, size_t l,
+			   size_t n, const float *dz, const float *x, float *dx,
+			   int bias_done)
 {
 	const struct layer *ly = &f->layer[l];
 
 	if (ly->n_out <= NARROW) {
+		const int fuse = dx && !f->batch_norm;
+
+		/* also sums db, the same bits again when bias_done */
 		narrow_tn(w->grad + ly->w, w->grad + ly->b, dz, x, n, ly->n_out,
 			  ly->n_in);
 		if (dx)
-			narrow_nn(dx, dz, f->theta + ly->w, n, ly->n_out, ly->n_in);
-		return;
+			narrow_nn(dx, dz, f->theta + ly->w, n, ly->n_out, ly->n_in,
+				  fuse ? x : NULL, w->mask[l - 1],
+				  fuse ? w->grad + f->layer[l - 1].b : NULL);
+		return fuse;
 	}
 	gemm_tn(ly->n_out, ly->n_in, n, dz, x, w->grad + ly->w);
-	col_sums(dz, n, ly->n_out, w->grad + ly->b);
+	if (!bias_done)
+		col_sums(dz, n, ly->n_out, w->grad + ly->b);
 	if (dx)
 		gemm_nn(n, ly->n_in, ly->n_out, dz, f->theta + ly->w, dx);
+	return 0;
 }
 
 /* Backward pass of a forward(TRAIN or CHECK) over x (n, n_in), given dZ
@@ -753,12 +914,17 @@ static void linear_backward(struct fcnn *f, struct work *w, size_t l,
 static void backward(struct fcnn *f, struct work *w, const float *x, size_t n)
 {
 	float *dz = w->delta[0], *dnext = w->delta[1], *t;
+	int done = 0;	/* dz has been through its layer's hidden_backward */
 
 	for (size_t l = f->n_layers; l-- > 0;) {
-		if (f->layer[l].hidden)
+		const int hidden = f->layer[l].hidden;
+
+		if (hidden && !done)
 			hidden_backward(f, w, l, n, dz);
-		/* layer 0 needs no input gradient */
-		linear_backward(f, w, l, n, dz, l ? w->act[l] : x, l ? dnext : NULL);
+		/* layer 0 needs no input gradient; every layer before the
+		 * last is a hidden one */
+		done = linear_backward(f, w, l, n, dz, l ? w->act[l] : x,
+				       l ? dnext : NULL, hidden && !f->batch_norm);
 		t = dz;
 		dz = dnext;
 		dnext = t;
@@ -1070,26 +1236,34 @@ static double valid_score(struct fcnn *f, struct work *w,
 
 /* Copies rows idx[0..n) of x (., d) and t into xb (n, d) and tb (n): a
  * plain loop, since a memcpy call per short row costs more than the copy
- * (GCC turns the row loop into such a call unless told not to). */
+ * (GCC turns the row loop into such a call unless told not to).  The rows
+ * are scattered over memory: each row GATHER_AHEAD places on is asked for
+ * ahead (both ends, it may span two cache lines, and its target) so its
+ * misses overlap this copy, and so are the rows next[0..n_next) of the
+ * next batch, which then arrive while this batch's products run. */
 #if defined(__GNUC__) && !defined(__clang__)
 __attribute__((optimize("no-tree-loop-distribute-patterns")))
 #endif
 CLONES
 static void gather(float *restrict xb, float *restrict tb,
 		   const float *restrict x, const float *restrict t,
-		   const size_t *restrict idx, size_t n, size_t d)
+		   const size_t *restrict idx, size_t n, size_t d,
+		   const size_t *restrict next, size_t n_next)
 {
+	const size_t last = d ? d - 1 : 0;
+
 	for (size_t i = 0; i < n; i++) {
 		const float *row = x + idx[i] * d;
 
-		/* the rows are scattered over memory: ask for the row
-		 * GATHER_AHEAD places on (both ends, it may span two
-		 * cache lines) so its misses overlap this copy */
 		if (i + GATHER_AHEAD < n) {
-			const float *next = x + idx[i + GATHER_AHEAD] * d;
-
-			__builtin_prefetch(next);
-			__builtin_prefetch(next + (d ? d - 1 : 0));
+			__builtin_prefetch(x + idx[i + GATHER_AHEAD] * d);
+			__builtin_prefetch(x + idx[i + GATHER_AHEAD] * d + last);
+			__builtin_prefetch(t + idx[i + GATHER_AHEAD]);
+		}
+		if (i < n_next) {
+			__builtin_prefetch(x + next[i] * d);
+			__builtin_prefetch(x + next[i] * d + last);
+			__builtin_prefetch(t + next[i]);
 		}
 		for (size_t j = 0; j < d; j++)
 			xb[i * d + j] = row[j];
@@ -1150,9 +1324,11 @@ static int fit(struct cfl_model *m, const struct cfl_xy *train,
 		mt_randperm(&rng, idx, train->n);
 		for (size_t b0 = 0; b0 < train->n; b0 += bs) {
 			size_t nb = train->n - b0 < bs ? train->n - b0 : bs;
+			size_t after = train->n - b0 - nb;
 			float *tb = w.tbatch;
 
-			gather(w.xbatch, tb, train->x, t, idx + b0, nb, f->n_in);
+			gather(w.xbatch, tb, train->x, t, idx + b0, nb, f->n_in,
+			       idx + b0 + nb, after < bs ? after : bs);
 			forward(f, &w, w.xbatch, nb, TRAIN, s.dropout, &drop);
 			loss_check += loss_grad(f, &w, tb, nb, w.delta[0],
 						no_change > 0);

@@ -586,6 +586,7 @@ int cfl_trial_execute(const struct cfl_data *data,
 	const struct cfl_model_ops *ops;
 	struct cfl_model *m = NULL;
 	struct cfl_xy fit, oof;
+	const struct cfl_xy *fit_rows = &fit;
 	struct cfl_err merr;
 	size_t *idx = NULL, *fold = NULL, n_fit = 0, n_oof = 0;
 	uint32_t *oof_rows = NULL;
@@ -659,6 +660,10 @@ int cfl_trial_execute(const struct cfl_data *data,
 		/* tune's refit: every row the search saw, train and validation */
 		if (cfl_xy_concat(&fit, &data->train, &data->valid, err))
 			goto fail;
+	} else if (l->fold < 0 && !(l->flags & CFL_LEASE_BOOTSTRAP)) {
+		/* every train row in order: the rows themselves (a copy
+		 * would double the memory and the cache they take) */
+		fit_rows = &data->train;
 	} else if (cfl_xy_take(&fit, &data->train, idx, n_fit, err)) {
 		goto fail;
 	}
@@ -668,7 +673,7 @@ int cfl_trial_execute(const struct cfl_data *data,
 		set_model_error(res, merr.msg);
 		goto timings;
 	}
-	if (cfl_model_fit(m, &fit, data->valid.n && !(l->flags & CFL_LEASE_REFIT)
+	if (cfl_model_fit(m, fit_rows, data->valid.n && !(l->flags & CFL_LEASE_REFIT)
 				   ? &data->valid : NULL, &merr)) {
 		set_model_error(res, merr.msg);
 		goto timings;

@@ -167,6 +167,27 @@ static void t_grad_dropout(void)
 	xy_free(&xy);
 }
 
+/* Layers of one or two outputs take the plain loops, which also pass the
+ * gradient through the ReLU below and sum its bias gradient: a narrow
+ * hidden layer under a narrow output (two classes), and a one-unit hidden
+ * layer over 33 units (a full column block and one more) for regression,
+ * with dropout on one of them. */
+static void t_grad_narrow_layers(void)
+{
+	struct cfl_xy xy;
+	struct cfl_model *m = model_with(3, "hidden=7,2", NULL);
+
+	make_data(&xy, 12, 4, 2, 13);
+	grad_check(m, &xy);
+	cfl_model_free(m);
+	xy_free(&xy);
+	m = model_with(4, "hidden=33,1", "dropout=0.2", NULL);
+	make_data(&xy, 12, 3, 0, 14);
+	grad_check(m, &xy);
+	cfl_model_free(m);
+	xy_free(&xy);
+}
+
 static void t_grad_mse(void)
 {
 	struct cfl_xy xy;
@@ -754,6 +775,7 @@ const struct cfl_test cfl_tests[] = {
 	TEST(t_grad_ce_no_hidden),
 	TEST(t_grad_batch_norm),
 	TEST(t_grad_dropout),
+	TEST(t_grad_narrow_layers),
 	TEST(t_grad_mse),
 	TEST(t_grad_mae),
 	TEST(t_learns_blobs),
