@@ -308,6 +308,13 @@ test_worker_hostile_connections() {
 	# a HELLO of 1025 bytes
 	printf 'CFLW\002\001\000\000\000\000\000\000\000\000\000\000\001\004\000\000' >&5
 	local fds=() i fd
+	# the coordinator listens before it loads and accepts once it has: the
+	# three are refused before the idle flood, which would otherwise make
+	# them give way unread (the oldest in their handshake goes first)
+	for i in $(seq 100); do
+		[ "$(grep -c 'refused connection from' coord.err)" -ge 3 ] && break
+		sleep 0.1
+	done
 	for i in $(seq 200); do
 		exec {fd}<>"/dev/tcp/127.0.0.1/$PORT" || break
 		fds+=("$fd")
