@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # make bench: generates the synthetic datasets once, then runs every
 # tests/bench/bench_*.sh in turn (BENCH=NAME: only the scripts whose name
-# holds NAME).  Each prints its figures and records each one with `emit`
+# holds NAME; BENCH="NAME1 NAME2": any of them).  Each prints its figures and records each one with `emit`
 # (tests/bench/lib.sh) in build/bench/results.jsonl; at the end
 # gen_results.py turns that file into build/bench/RESULTS.md and, on a full
 # run (not QUICK=1), into tests/bench/RESULTS.md, the table the docs link.
@@ -34,7 +34,11 @@ JSONL="$BENCH_DIR/results.jsonl"
 scripts=()
 for b in tests/bench/bench_*.sh; do
 	[ -e "$b" ] || continue
-	[ -n "${BENCH:-}" ] && [[ "$b" != *"$BENCH"* ]] && continue
+	if [ -n "${BENCH:-}" ]; then
+		hit=0
+		for w in $BENCH; do [[ "$b" == *"$w"* ]] && hit=1; done
+		[ $hit = 1 ] || continue
+	fi
 	scripts+=("$b")
 done
 if [ -n "${BENCH:-}" ] && [ -s "$JSONL" ]; then
@@ -117,7 +121,7 @@ done
 total=$(($(date +%s) - start))
 cpu_total=$(awk '$3 != "-" { s += $3 } END { print s + 0 }' "$TIMES")
 budget=${BENCH_BUDGET:-$(reps 900 180)}
-echo "== per script (wall s, CPU s): $(awk '{ printf "%s%s %s/%s", NR > 1 ? ", " : "", $1, $2, $3 }' "$TIMES")"
+echo "== per script (wall s, CPU s): $(awk '{ printf "%s%s %s/%s", (NR > 1 ? ", " : ""), $1, $2, $3 }' "$TIMES")"
 echo "== bench: $total s wall, ${cpu_total} s CPU on $(getconf _NPROCESSORS_ONLN) cores, load average now $(cut -d' ' -f1-3 /proc/loadavg)"
 if [ -z "${BENCH:-}" ]; then
 	if [ "$total" -le "$budget" ]; then
