@@ -1,12 +1,13 @@
 #!/usr/bin/env bash
 # make bench: generates the synthetic datasets once, then runs every
 # tests/bench/bench_*.sh in turn (BENCH=NAME: only the scripts whose name
-# holds NAME; BENCH="NAME1 NAME2": any of them).  Each prints its figures and records each one with `emit`
-# (tests/bench/lib.sh) in build/bench/results.jsonl; at the end
+# holds NAME; BENCH="NAME1 NAME2": any of them).  Each prints its figures
+# and records each one with `emit` (tests/bench/lib.sh) in
+# build/bench/results.jsonl; at the end
 # gen_results.py turns that file into build/bench/RESULTS.md and, on a full
 # run (not QUICK=1), into tests/bench/RESULTS.md, the table the docs link.
 # A run with BENCH= replaces only its own scripts' figures in the file.
-# QUICK=1: the same tables on fewer repeats (about 3 minutes).
+# QUICK=1: the same tables on fewer repeats.
 #
 # Budget: a whole run is meant to take at most 15 minutes wall on a quiet
 # 2-core machine (QUICK=1: 3 minutes; BENCH_BUDGET=S sets another); the
