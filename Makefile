@@ -240,7 +240,8 @@ bench-deps:
 	  else echo "bench: run: sudo apt-get install -y$$missing"; exit 1; fi; \
 	fi
 
-# make bench QUICK=1: the same tables on fewer repeats (about 3 minutes);
+# make bench QUICK=1: the same tables on fewer repeats (budget: 3 minutes;
+# run.sh says whether a run met it);
 # make bench BENCH=w4: one script (tests/bench/bench_w4.sh).
 QUICK ?= 0
 bench:

@@ -23,7 +23,8 @@
 # $BENCH_DIR/quality.jsonl; the Markdown table goes to results.md.
 # QUALITY_SEEDS (10), QUALITY_W1_SETS and QUALITY_W3_SETS pick a subset;
 # QUALITY_REUSE_PEERS=1 keeps the peers' per-seed figures of an earlier run
-# in $BENCH_DIR/quality (they are seeded, so the same).
+# in $BENCH_DIR/quality (they are seeded, so the same); QUICK=1 keeps them
+# unless QUALITY_REUSE_PEERS=0.
 set -u
 : "${ROOT:?}" "${BENCH_DIR:?}" "${PY:=/usr/bin/python3}"
 CFL_BIN=${CFL:-$ROOT/cfl}
@@ -51,7 +52,7 @@ print(",".join(repr(v) for r in d["rows"] if r["name"] == sys.argv[1] for v in r
 }
 # true when peer file $1 must be (re)made: not reusing, or not SEEDS lines
 need_peer() {
-	[ "${QUALITY_REUSE_PEERS:-0}" != 1 ] || [ ! -s "$1" ] || [ "$(cat "$1.seeds" 2>/dev/null)" != "$SEEDS" ]
+	[ "${QUALITY_REUSE_PEERS:-$QUICK}" != 1 ] || [ ! -s "$1" ] || [ "$(cat "$1.seeds" 2>/dev/null)" != "$SEEDS" ]
 }
 
 status=0

@@ -1,12 +1,22 @@
 #!/usr/bin/env bash
 # make bench: generates the synthetic datasets once, then runs every
 # tests/bench/bench_*.sh in turn (BENCH=NAME: only the scripts whose name
-# holds NAME).  Each prints its figures and records each one with `emit`
-# (tests/bench/lib.sh) in build/bench/results.jsonl; at the end
+# holds NAME; BENCH="NAME1 NAME2": any of them).  Each prints its figures
+# and records each one with `emit` (tests/bench/lib.sh) in
+# build/bench/results.jsonl; at the end
 # gen_results.py turns that file into build/bench/RESULTS.md and, on a full
 # run (not QUICK=1), into tests/bench/RESULTS.md, the table the docs link.
 # A run with BENCH= replaces only its own scripts' figures in the file.
-# QUICK=1: the same tables on fewer repeats (about 3 minutes).
+# QUICK=1: the same tables on fewer repeats.
+#
+# Budget: a whole run is meant to take at most 15 minutes wall on a quiet
+# 2-core machine (QUICK=1: 3 minutes; BENCH_BUDGET=S sets another); the
+# last lines give each script's wall and CPU seconds, the total, and
+# whether a whole run met the budget (also recorded as a figure).  Timed
+# scripts run one at a time on an otherwise idle machine.  The scripts that
+# only score quality and time nothing share the two cores: bench_quality.sh
+# runs beside scikit-learn's seeded defaults for bench_w7.sh and
+# bench_auto.sh (sk_defaults, computed ahead) and then bench_w7.sh itself.
 set -u
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 cd "$ROOT"
@@ -25,7 +35,11 @@ JSONL="$BENCH_DIR/results.jsonl"
 scripts=()
 for b in tests/bench/bench_*.sh; do
 	[ -e "$b" ] || continue
-	[ -n "${BENCH:-}" ] && [[ "$b" != *"$BENCH"* ]] && continue
+	if [ -n "${BENCH:-}" ]; then
+		hit=0
+		for w in $BENCH; do [[ "$b" == *"$w"* ]] && hit=1; done
+		[ $hit = 1 ] || continue
+	fi
 	scripts+=("$b")
 done
 if [ -n "${BENCH:-}" ] && [ -s "$JSONL" ]; then
@@ -43,25 +57,84 @@ else
 	: > "$JSONL"
 fi
 status=0
-cpu_total=0
-start=$(date +%s)
-for b in "${scripts[@]}"; do
-	echo "== $b"
-	# wall and CPU seconds (user + system of the script and everything it
-	# waited for): the CPU figure says what the script costs whatever the load
+TIMES="$BENCH_DIR/times.txt"
+: > "$TIMES"
+# run_one SCRIPT [TAG]: runs it, then prints and records ("name wall cpu" in
+# $TIMES) its wall and CPU seconds (user + system of the script and everything
+# it waited for: what the script costs whatever the load); status 1 if it failed
+run_one() {
+	local b=$1 tf="$BENCH_DIR/time.$$.$BASHPID.txt" rc=0 w u s cpu t0
+	echo "== $b${2:+ ($2)}"
 	if [ -x /usr/bin/time ]; then
-		/usr/bin/time -f '%e %U %S' -o "$BENCH_DIR/time.txt" bash "$b" || { echo "bench $b failed"; status=1; }
-		read -r w u s < <(tail -1 "$BENCH_DIR/time.txt")
+		/usr/bin/time -f '%e %U %S' -o "$tf" bash "$b" || rc=1
+		read -r w u s < <(tail -1 "$tf")
+		rm -f "$tf"
+		w=${w%.*}
 		cpu=$(awk -v u="$u" -v s="$s" 'BEGIN { printf "%.0f", u + s }')
-		cpu_total=$((cpu_total + cpu))
-		echo "== $b: ${w%.*} s wall, $cpu s CPU"
 	else
 		t0=$(date +%s)
-		bash "$b" || { echo "bench $b failed"; status=1; }
-		echo "== $b: $(($(date +%s) - t0)) s"
+		bash "$b" || rc=1
+		w=$(($(date +%s) - t0)) cpu=-
 	fi
+	[ $rc = 0 ] || echo "bench $b failed"
+	echo "== $b: $w s wall, $cpu s CPU${2:+ ($2)}"
+	echo "$(basename "$b" .sh) $w $cpu" >> "$TIMES"
+	return $rc
+}
+# scikit-learn's seeded default models of bench_w7.sh (seeds 0-2; QUICK:
+# 0-1) and bench_auto.sh (seed 0, and synth_clf_100k on a full run), so
+# that neither computes them while it runs; the order: what w7 needs first
+prefetch_peers() {
+	local n ds task t0 rc=0
+	n=$(reps 3 2)
+	t0=$(date +%s)
+	for ds in iris wine breast_cancer digits diabetes; do
+		[ $ds = diabetes ] && task=reg || task=clf
+		sk_defaults $task $ds "$n" > /dev/null || rc=1
+	done
+	if [ $# -gt 0 ]; then "$@" || rc=1; fi
+	if [ "$QUICK" = 0 ]; then sk_defaults clf synth_clf_100k 1 > /dev/null || rc=1; fi
+	echo "== scikit-learn defaults for bench_w7/bench_auto computed ahead: $(($(date +%s) - t0)) s wall"
+	return $rc
+}
+has() { local b; for b in "${scripts[@]}"; do [[ "$b" == *"/bench_$1.sh" ]] && return 0; done; return 1; }
+start=$(date +%s)
+lane=""
+if has quality && { has w7 || has auto; }; then
+	# the quality-only scripts side by side, before the timed ones
+	lane=tests/bench/bench_w7.sh
+	has w7 || lane=""
+	if [ -n "$lane" ]; then
+		prefetch_peers run_one "$lane" "beside bench_quality.sh" > "$BENCH_DIR/lane.log" 2>&1 &
+	else
+		prefetch_peers > "$BENCH_DIR/lane.log" 2>&1 &
+	fi
+	lane_pid=$!
+	run_one tests/bench/bench_quality.sh "beside the scikit-learn defaults${lane:+ and bench_w7.sh}" || status=1
+	wait $lane_pid || { status=1; echo "bench: the scikit-learn defaults or bench_w7.sh failed"; }
+	cat "$BENCH_DIR/lane.log"
+	lane="tests/bench/bench_quality.sh $lane"
+fi
+for b in "${scripts[@]}"; do
+	[[ " $lane " == *" $b "* ]] && continue
+	run_one "$b" || status=1
 done
-echo "== bench: $(($(date +%s) - start)) s wall, ${cpu_total} s CPU on $(getconf _NPROCESSORS_ONLN) cores, load average now $(cut -d' ' -f1-3 /proc/loadavg)"
+total=$(($(date +%s) - start))
+cpu_total=$(awk '$3 != "-" { s += $3 } END { print s + 0 }' "$TIMES")
+budget=${BENCH_BUDGET:-$(reps 900 180)}
+echo "== per script (wall s, CPU s): $(awk '{ printf "%s%s %s/%s", (NR > 1 ? ", " : ""), $1, $2, $3 }' "$TIMES")"
+echo "== bench: $total s wall, ${cpu_total} s CPU on $(getconf _NPROCESSORS_ONLN) cores, load average now $(cut -d' ' -f1-3 /proc/loadavg)"
+if [ -z "${BENCH:-}" ]; then
+	if [ "$total" -le "$budget" ]; then
+		echo "== budget: met ($total s of $budget s$([ "$QUICK" = 1 ] && echo ", QUICK=1"))"
+	else
+		echo "== budget: MISSED by $((total - budget)) s ($total s against $budget s$([ "$QUICK" = 1 ] && echo ", QUICK=1"); a quiet 2-core machine is assumed)"
+	fi
+	BENCH_SCRIPT=run.sh emit "make bench" "wall s of the whole run / the budget$([ "$QUICK" = 1 ] && echo " (QUICK=1)")" \
+		"$total" "$budget" "$(ratio "$total" "$budget")" "CPU ${cpu_total} s" "<= 1"
+else
+	echo "== budget: $budget s applies to a whole run (BENCH= ran a part)"
+fi
 if [ -s "$JSONL" ]; then
 	$PY tests/bench/gen_results.py "$JSONL" "$BENCH_DIR/RESULTS.md" || status=1
 	if [ "$QUICK" = 0 ] && [ $status = 0 ]; then
