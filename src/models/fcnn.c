@@ -190,17 +190,18 @@ static void narrow_nt(float *restrict z, const float *restrict x,
 		}
 }
 
-/* gw (m, k) = dz^T x and gb (m) = column sums of dz, for dz (n, m) and
- * x (n, k): rows added in order. */
+/* gw (m, k) = dz^T x and, when gb is not NULL (the bias gradient not
+ * summed already), gb (m) = column sums of dz, for dz (n, m) and x (n, k):
+ * rows added in order. */
 CLONES
 static void narrow_tn(float *restrict gw, float *restrict gb,
 		      const float *restrict dz, const float *restrict x,
 		      size_t n, size_t m, size_t k)
 {
 	_Static_assert(NARROW == 2, "narrow_tn handles m = 1 and m = 2");
-	for (size_t j = 0; j < m; j++)
+	for (size_t j = 0; gb && j < m; j++)
 		gb[j] = 0;
-	for (size_t i = 0; i < n; i++)
+	for (size_t i = 0; gb && i < n; i++)
 		for (size_t j = 0; j < m; j++)
 			gb[j] += dz[i * m + j];
 	/* TN_CHUNK columns at a time, summed over the rows in registers
@@ -892,9 +893,8 @@ static int linear_backward(struct fcnn *f, struct work *w, size_t l,
 	if (ly->n_out <= NARROW) {
 		const int fuse = dx && !f->batch_norm;
 
-		/* also sums db, the same bits again when bias_done */
-		narrow_tn(w->grad + ly->w, w->grad + ly->b, dz, x, n, ly->n_out,
-			  ly->n_in);
+		narrow_tn(w->grad + ly->w, bias_done ? NULL : w->grad + ly->b, dz,
+			  x, n, ly->n_out, ly->n_in);
 		if (dx)
 			narrow_nn(dx, dz, f->theta + ly->w, n, ly->n_out, ly->n_in,
 				  fuse ? x : NULL, w->mask[l - 1],

@@ -93,17 +93,15 @@ for ds in $SETS; do
 			wait "$cpid" && [ $prc = 0 ] ||
 				{ echo "bench_w3: quality runs of $model on $ds failed"; status=1; continue; }
 		fi
-		pqs=$qs
-		[ "$preps" -lt "$REPS" ] && pqs=$preps
 		cm=$(cut -d' ' -f2 "$B/cfl.txt" | mean)
 		pm=$(cut -d' ' -f2 "$B/peer.txt" | mean)
 		# a peer timed fewer times than cfl: say so in the row
-		pnote=""
-		[ "$preps" -lt "$REPS" ] && pnote=" (peer: $preps run)"
-		pseeds=""
-		[ "$pqs" != "$qs" ] && pseeds=", the peer's of $pqs"
-		pspread=""
-		[ "$preps" -lt "$REPS" ] && pspread="; peer: $preps run(s), cfl: median of $REPS"
+		pnote="" pseeds="" pspread=""
+		if [ "$preps" -lt "$REPS" ]; then
+			pnote=" (peer: $preps run)"
+			[ "$preps" != "$qs" ] && pseeds=", the peer's of $preps"
+			pspread="; peer: $preps run(s), cfl: median of $REPS"
+		fi
 		ratio=$(awk -v a="$ct" -v b="$pt" 'BEGIN { printf "%.3f", a / b }')
 		target=$(target_of "$model")
 		tmet=$(awk -v r="$ratio" -v t="$target" 'BEGIN { print (r <= t) ? "met" : "MISSED" }')

@@ -123,48 +123,36 @@ static void grad_check(struct cfl_model *m, const struct cfl_xy *xy)
 	CHECK_MSG(kinks * 10 <= n, "%zu of %zu entries at a kink", kinks, n);
 }
 
-static void t_grad_ce(void)
+/* grad_check of model m on make_data(n, d, k, seed); frees m. */
+static void grad_case(struct cfl_model *m, size_t n, size_t d, int k,
+		      uint64_t seed)
 {
 	struct cfl_xy xy;
-	struct cfl_model *m = model_with(1, "hidden=6,5", NULL);
 
-	make_data(&xy, 12, 4, 3, 7);
+	make_data(&xy, n, d, k, seed);
 	grad_check(m, &xy);
 	cfl_model_free(m);
 	xy_free(&xy);
+}
+
+static void t_grad_ce(void)
+{
+	grad_case(model_with(1, "hidden=6,5", NULL), 12, 4, 3, 7);
 }
 
 static void t_grad_ce_no_hidden(void)
 {
-	struct cfl_xy xy;
-	struct cfl_model *m = model_with(2, "hidden=none", NULL);
-
-	make_data(&xy, 10, 3, 2, 8);
-	grad_check(m, &xy);
-	cfl_model_free(m);
-	xy_free(&xy);
+	grad_case(model_with(2, "hidden=none", NULL), 10, 3, 2, 8);
 }
 
 static void t_grad_batch_norm(void)
 {
-	struct cfl_xy xy;
-	struct cfl_model *m = model_with(6, "hidden=5,4", "batch_norm=true", NULL);
-
-	make_data(&xy, 16, 4, 3, 9);
-	grad_check(m, &xy);
-	cfl_model_free(m);
-	xy_free(&xy);
+	grad_case(model_with(6, "hidden=5,4", "batch_norm=true", NULL), 16, 4, 3, 9);
 }
 
 static void t_grad_dropout(void)
 {
-	struct cfl_xy xy;
-	struct cfl_model *m = model_with(6, "hidden=8,6", "dropout=0.3", NULL);
-
-	make_data(&xy, 12, 4, 2, 10);
-	grad_check(m, &xy);
-	cfl_model_free(m);
-	xy_free(&xy);
+	grad_case(model_with(6, "hidden=8,6", "dropout=0.3", NULL), 12, 4, 2, 10);
 }
 
 /* Layers of one or two outputs take the plain loops, which also pass the
@@ -174,29 +162,13 @@ static void t_grad_dropout(void)
  * with dropout on one of them. */
 static void t_grad_narrow_layers(void)
 {
-	struct cfl_xy xy;
-	struct cfl_model *m = model_with(3, "hidden=7,2", NULL);
-
-	make_data(&xy, 12, 4, 2, 13);
-	grad_check(m, &xy);
-	cfl_model_free(m);
-	xy_free(&xy);
-	m = model_with(4, "hidden=33,1", "dropout=0.2", NULL);
-	make_data(&xy, 12, 3, 0, 14);
-	grad_check(m, &xy);
-	cfl_model_free(m);
-	xy_free(&xy);
+	grad_case(model_with(3, "hidden=7,2", NULL), 12, 4, 2, 13);
+	grad_case(model_with(4, "hidden=33,1", "dropout=0.2", NULL), 12, 3, 0, 14);
 }
 
 static void t_grad_mse(void)
 {
-	struct cfl_xy xy;
-	struct cfl_model *m = model_with(5, "hidden=6,5", "batch_norm=1", NULL);
-
-	make_data(&xy, 12, 3, 0, 11);
-	grad_check(m, &xy);
-	cfl_model_free(m);
-	xy_free(&xy);
+	grad_case(model_with(5, "hidden=6,5", "batch_norm=1", NULL), 12, 3, 0, 11);
 }
 
 static void t_grad_mae(void)
