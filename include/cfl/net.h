@@ -213,9 +213,10 @@ struct cfl_tcp_opts {
 					 * the oldest give way [8] */
 	size_t max_workers;		/* workers (HELLO accepted) at once;
 					 * more are refused with ERROR [256] */
-	const void *data;		/* the bytes workers fetch: the encoded
-					 * parts (cfl_data_pack_parts); copied */
-	size_t data_len;
+	struct cfl_buf *data;		/* the bytes workers fetch: the encoded
+					 * parts (cfl_data_pack_parts), taken
+					 * over, not copied (left empty, on
+					 * failure too) */
 	const char *config;		/* WELCOME's config text (key=value lines) */
 	int lfd;			/* a socket from cfl_tcp_bind on o->addr,
 					 * taken over (closed on failure too);

@@ -208,14 +208,20 @@ struct cfl_fetch {
 	unsigned char sha256[32];
 	uint64_t size, next_req;
 	int filling;
+	struct cfl_buf *keep;	/* also gathers the bytes here, or NULL */
 };
 
 /* Looks for sha256 (size bytes) in cache c: returns 1 with *path
  * (malloc'd; unchecked) when it is there, 0 when the fetch has begun (send
- * cfl_fetch_request's messages), -1 with err. */
+ * cfl_fetch_request's messages), -1 with err.  When keep is not NULL the
+ * fetched bytes are also gathered into it (emptied first, sized once), so
+ * that a caller who loads them at once need not read the entry back: after
+ * cfl_fetch_chunk returns 1 it holds exactly the checked bytes; after a
+ * failure or an abort its content is meaningless. */
 int cfl_fetch_begin(struct cfl_fetch *f /* OUT */, const struct cfl_cache *c,
 		    const unsigned char sha256[32], uint64_t size,
-		    char **path /* OUT */, struct cfl_err *err);
+		    struct cfl_buf *keep, char **path /* OUT */,
+		    struct cfl_err *err);
 /* 1 with m the next FETCH to send, 0 when enough are in flight. */
 int cfl_fetch_request(struct cfl_fetch *f, struct cfl_wire_msg *m /* OUT */);
 /* Adds a received CHUNK.  Returns 0 when more is wanted, 1 when the entry

@@ -141,8 +141,7 @@ int cli_remote_start(struct cli_remote *r, const char *cmd,
 	o.token = r->token_file ? &r->token : NULL;
 	o.heartbeat = r->heartbeat;
 	o.max_workers = (size_t)r->max_workers;
-	o.data = parts.data;
-	o.data_len = parts.len;
+	o.data = &parts;	/* taken over, not copied */
 	o.config = config.data;
 	o.lfd = r->lfd;
 	o.log = log_line;

@@ -8,6 +8,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <errno.h>
+#include <stdint.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 int cfl_err_set(struct cfl_err *err, const char *fmt, ...)
 {
@@ -81,4 +84,19 @@ char *cfl_strdup(const char *s, struct cfl_err *err)
 	if (d)
 		memcpy(d, s, n);
 	return d;
+}
+
+void cfl_advise_huge(void *p, size_t n)
+{
+#ifdef MADV_HUGEPAGE
+	uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE);
+	uintptr_t a = ((uintptr_t)p + page - 1) & ~(page - 1);
+	uintptr_t b = ((uintptr_t)p + n) & ~(page - 1);
+
+	if (p && n >= (size_t)4 << 20 && b > a)
+		madvise((void *)a, b - a, MADV_HUGEPAGE);
+#else
+	(void)p;
+	(void)n;
+#endif
 }

@@ -99,25 +99,6 @@ int cfl_csv_is_missing(const char *s)
 
 /* ---- csv: memory ---- */
 
-/* Asks for huge pages under a big block (the numbers of the cells): on a
- * virtual machine a page fault costs microseconds, and 4 KiB pages made
- * faults a third of a load's time.  Only a hint; where the kernel says no
- * (or transparent huge pages are off) nothing changes. */
-static void advise_huge(void *p, size_t n)
-{
-#ifdef MADV_HUGEPAGE
-	uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE);
-	uintptr_t a = ((uintptr_t)p + page - 1) & ~(page - 1);
-	uintptr_t b = ((uintptr_t)p + n) & ~(page - 1);
-
-	if (n >= (size_t)4 << 20 && b > a)
-		madvise((void *)a, b - a, MADV_HUGEPAGE);
-#else
-	(void)p;
-	(void)n;
-#endif
-}
-
 /* The header's and the text cells' strings live in blocks that never move
  * (so cells can point into them); a block is freed with the csv. */
 struct arena_block {
@@ -475,7 +456,7 @@ static int grow_rows(struct parse_state *st, struct cfl_err *err)
 	if (!num)
 		return -1;
 	csv->num = num;
-	advise_huge(num, cap * m * sizeof(*num));
+	cfl_advise_huge(num, cap * m * sizeof(*num));
 	line = cfl_realloc(csv->line, cap * sizeof(*line), err);
 	if (!line)
 		return -1;

@@ -284,10 +284,19 @@ int cfl_data_pack_parts(const struct cfl_data *d, struct cfl_buf *out,
 {
 	const struct cfl_xy *parts[3] = { &d->train, &d->valid, &d->test };
 	uint32_t order = PARTS_ORDER;
-	int bad = cfl_buf_append(out, parts_magic, sizeof(parts_magic)) ||
-		  cfl_buf_append(out, &order, sizeof(order)) ||
-		  cfl_buf_append(out, d->sha256, 32);
+	size_t size = sizeof(parts_magic) + sizeof(order) + 32;
+	int bad;
 
+	for (int i = 0; i < 3; i++)	/* sized once, not grown by copies */
+		size += 4 * sizeof(uint64_t) +
+			parts[i]->n * parts[i]->d * sizeof(float) +
+			(parts[i]->y ? parts[i]->n * sizeof(double) : 0);
+	if (cfl_buf_reserve(out, size))
+		return cfl_err_set(err, "out of memory (packing the data parts)");
+	cfl_advise_huge(out->data + out->len, size);
+	bad = cfl_buf_append(out, parts_magic, sizeof(parts_magic)) ||
+	      cfl_buf_append(out, &order, sizeof(order)) ||
+	      cfl_buf_append(out, d->sha256, 32);
 	for (int i = 0; i < 3 && !bad; i++) {
 		const struct cfl_xy *p = parts[i];
 
@@ -355,11 +364,13 @@ static int unpack_part(struct cfl_xy *xy, struct unpack *u, const char *name,
 	xy->x = cfl_malloc((size_t)(n * d) * sizeof(float) + sizeof(float), err);
 	if (!xy->x)
 		return -1;
+	cfl_advise_huge(xy->x, (size_t)(n * d) * sizeof(float));
 	memcpy(xy->x, x, (size_t)(n * d) * sizeof(float));
 	if (has_y) {
 		xy->y = cfl_malloc((size_t)n * sizeof(double) + sizeof(double), err);
 		if (!xy->y)
 			return -1;
+		cfl_advise_huge(xy->y, (size_t)n * sizeof(double));
 		memcpy(xy->y, y, (size_t)n * sizeof(double));
 	}
 	return 0;

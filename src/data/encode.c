@@ -392,6 +392,7 @@ int cfl_encoder_apply_rows(const struct cfl_encoder *enc,
 	xy.x = cfl_calloc(n * enc->d + 1, sizeof(float), err);
 	if (!xy.x)
 		goto fail;
+	cfl_advise_huge(xy.x, n * enc->d * sizeof(float));
 	if (t >= 0 && !(xy.y = cfl_calloc(n + 1, sizeof(double), err)))
 		goto fail;
 	for (size_t r = 0; r < n; r++) {

@@ -524,18 +524,18 @@ static int await(struct cfl_relay *r, enum cfl_wire_type want,
 }
 
 /* Finds the dataset in the cache, unchecked (*verified = 0), or fetches
- * it into the cache, hashed on the way in (*verified = 1).  Returns the
- * path (malloc'd) or NULL with err. */
+ * it into the cache, hashed on the way in, with its bytes also in *bytes
+ * (*verified = 1).  Returns the path (malloc'd) or NULL with err. */
 static char *fetch_data(struct cfl_relay *r, struct cfl_cache *cache,
-			uint64_t size, int *verified /* OUT */,
-			struct cfl_err *err)
+			uint64_t size, struct cfl_buf *bytes,
+			int *verified /* OUT */, struct cfl_err *err)
 {
 	struct cfl_fetch f;
 	char *path = NULL;
 	int k;
 
 	*verified = 0;
-	k = cfl_fetch_begin(&f, cache, r->data_sha, size, &path, err);
+	k = cfl_fetch_begin(&f, cache, r->data_sha, size, bytes, &path, err);
 	if (k)
 		return k > 0 ? path : NULL;
 	*verified = 1;
@@ -587,7 +587,8 @@ static int load_parts(struct cfl_data *d, const char *path,
 }
 
 /* Finds the dataset in the cache or fetches it, and loads it into r->own.
- * A cached entry is not hashed before the load: the load hashes every byte
+ * Fetched bytes were checked on the way in and are loaded from memory.  A
+ * cached entry is not hashed before the load: the load hashes every byte
  * it reads, so comparing that hash with the announced one checks the entry
  * in the same pass.  When the check or the load fails on an entry
  * found in the cache, the cache checks the entry itself (removing it when
@@ -598,23 +599,29 @@ static int load_parts(struct cfl_data *d, const char *path,
 static int load_data(struct cfl_relay *r, uint64_t size, struct cfl_err *err)
 {
 	struct cfl_cache cache;
+	struct cfl_buf bytes;
 	int rc = -2;
 
 	if (cfl_cache_init(&cache, r->o.cache_dir, err))
 		return -1;
+	cfl_buf_init(&bytes);
 	for (int round = 1;; round++) {
 		struct cfl_err lerr;
 		char *path, *checked = NULL;
 		unsigned char got[32];
 		int verified, k, intact;
 
-		path = fetch_data(r, &cache, size, &verified, err);
+		path = fetch_data(r, &cache, size, &bytes, &verified, err);
 		if (!path) {
 			rc = r->fatal || r->shutdown ? -2 : -1;
 			break;
 		}
-		k = load_parts(&r->own, path, got, r->data_sha, &lerr);
-		if (!k && !memcmp(got, r->data_sha, 32)) {
+		if (verified)	/* its hash was checked on the way in */
+			k = cfl_data_unpack_parts(&r->own, bytes.data, bytes.len,
+						  &lerr);
+		else
+			k = load_parts(&r->own, path, got, r->data_sha, &lerr);
+		if (!k && (verified || !memcmp(got, r->data_sha, 32))) {
 			free(path);
 			rc = 0;
 			break;
@@ -647,6 +654,7 @@ static int load_data(struct cfl_relay *r, uint64_t size, struct cfl_err *err)
 		free(path);
 		break;
 	}
+	cfl_buf_release(&bytes);
 	cfl_cache_release(&cache);
 	return rc;
 }

@@ -215,7 +215,7 @@ int cfl_fetch_answer(const struct cfl_wire_fetch *req,
 
 int cfl_fetch_begin(struct cfl_fetch *f, const struct cfl_cache *c,
 		    const unsigned char sha256[32], uint64_t size,
-		    char **path, struct cfl_err *err)
+		    struct cfl_buf *keep, char **path, struct cfl_err *err)
 {
 	int r;
 
@@ -228,6 +228,16 @@ int cfl_fetch_begin(struct cfl_fetch *f, const struct cfl_cache *c,
 		return r;
 	if (cfl_cache_fill_begin(&f->fill, c, sha256, size, err))
 		return -1;
+	if (keep) {
+		keep->len = 0;
+		if (cfl_buf_reserve(keep, (size_t)size)) {
+			cfl_cache_fill_abort(&f->fill);
+			return cfl_err_set(err, "out of memory (a dataset of %llu bytes)",
+					   (unsigned long long)size);
+		}
+		cfl_advise_huge(keep->data, (size_t)size);
+		f->keep = keep;
+	}
 	f->filling = 1;
 	return 0;
 }
@@ -258,6 +268,9 @@ int cfl_fetch_chunk(struct cfl_fetch *f, const struct cfl_wire_chunk *c,
 		cfl_fetch_abort(f);
 		return -1;
 	}
+	/* in order and within the size (the fill checked): room reserved */
+	if (f->keep)
+		cfl_buf_append(f->keep, c->data, c->n);
 	if (f->fill.offset < f->size)
 		return 0;
 	f->filling = 0;

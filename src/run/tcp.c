@@ -958,20 +958,32 @@ struct cfl_tcp *cfl_tcp_listen(struct cfl_pool *pool,
 	char host[256];
 	int port;
 
+	struct cfl_buf taken;
+
+	/* what is taken over is ours from here, freed on failure too */
+	cfl_buf_init(&taken);
+	if (o->data) {
+		taken = *o->data;
+		cfl_buf_init(o->data);
+	}
 	if (check_addr(o->addr, o->token, host, sizeof(host), &port, err) ||
-	    !o->data) {
-		if (!o->data)
+	    !taken.data) {
+		if (!taken.data)
 			cfl_err_set(err, "no dataset to serve to workers");
+		cfl_buf_release(&taken);
 		cfl_tcp_unbind(o->lfd);
 		return NULL;
 	}
 	t = cfl_calloc(1, sizeof(*t), err);
 	if (!t) {
+		cfl_buf_release(&taken);
 		cfl_tcp_unbind(o->lfd);
 		return NULL;
 	}
+	t->data = taken;
 	t->pool = pool;
 	t->o = *o;
+	t->o.data = NULL;
 	if (t->o.heartbeat <= 0)
 		t->o.heartbeat = 1;
 	if (t->o.dead_after <= 0)
@@ -994,18 +1006,11 @@ struct cfl_tcp *cfl_tcp_listen(struct cfl_pool *pool,
 			g_bound_fd = -1;
 		t->port = socket_port(t->lfd);
 	}
-	cfl_buf_init(&t->data);
 	t->config = cfl_strdup(o->config ? o->config : "", err);
 	if (!t->config)
 		goto fail;
-	/* the parts the coordinator loaded, so workers train on the data
-	 * the table claims */
-	if (cfl_buf_append(&t->data, o->data, o->data_len)) {
-		cfl_err_set(err, "out of memory (%zu bytes of data to serve)",
-			    o->data_len);
-		goto fail;
-	}
-	/* workers fetch and check it by this digest */
+	/* workers fetch the parts the coordinator loaded (so they train on
+	 * the data the table claims), and check them by this digest */
 	if (cfl_sha256(t->data.data, t->data.len, t->sha, err))
 		goto fail;
 	if (t->lfd < 0 && (t->lfd = listen_on(host, port, &t->port, err)) < 0)

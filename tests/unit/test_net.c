@@ -692,14 +692,15 @@ static void coordinator(int port_fd, const char *csv)
 	cfl_buf_init(&bytes);
 	if (cfl_buf_read_file(&bytes, csv, &err))
 		_exit(16);
-	to.data = bytes.data;
-	to.data_len = bytes.len;
+	to.data = &bytes;
 	to.config = "run=test\n";
 	to.handshake_timeout = 2;
 	to.token = g_tok;
 	t = cfl_tcp_listen(p, &to, &err);
 	if (!t)
 		_exit(12);
+	if (bytes.data)	/* the bytes were taken over, not copied */
+		_exit(17);
 	port = cfl_tcp_port(t);
 	if (write(port_fd, &port, sizeof(port)) != sizeof(port))
 		_exit(13);

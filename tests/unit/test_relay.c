@@ -123,7 +123,8 @@ static void t_config_bad(void)
 /* ---- FETCH / CHUNK ---- */
 
 /* Moves a 2.5-chunk file from the answering side into a cache, as the
- * relay and a coordinator do, with the chunks coming back in order. */
+ * relay and a coordinator do, with the chunks coming back in order, and
+ * keeps its bytes in memory too. */
 static void t_fetch_into_cache(void)
 {
 	size_t len = 2 * CFL_TCP_CHUNK + CFL_TCP_CHUNK / 2;
@@ -131,7 +132,7 @@ static void t_fetch_into_cache(void)
 	struct cfl_cache cache;
 	struct cfl_fetch f;
 	struct cfl_wire_msg req[8], chunk;
-	struct cfl_buf got;
+	struct cfl_buf got, kept;
 	struct cfl_err err;
 	char *path = NULL;
 	size_t n_req = 0, n_chunks = 0;
@@ -142,7 +143,9 @@ static void t_fetch_into_cache(void)
 		bytes[i] = (unsigned char)(i * 7 + (i >> 11));
 	CHECK(cfl_sha256(bytes, len, sha, &err) == 0);
 	CHECK(cfl_cache_init(&cache, cfl_test_path("cache"), &err) == 0);
-	CHECK(cfl_fetch_begin(&f, &cache, sha, len, &path, &err) == 0);
+	cfl_buf_init(&kept);
+	CHECK(cfl_buf_append(&kept, "stale", 5) == 0);	/* emptied first */
+	CHECK(cfl_fetch_begin(&f, &cache, sha, len, &kept, &path, &err) == 0);
 	for (r = 0; r == 0;) {
 		while (n_req < 8 && cfl_fetch_request(&f, &req[n_req]))
 			n_req++;
@@ -159,9 +162,12 @@ static void t_fetch_into_cache(void)
 	CHECK(cfl_buf_read_file(&got, path, &err) == 0);
 	CHECK(got.len == len && !memcmp(got.data, bytes, len));
 	cfl_buf_release(&got);
+	/* and the same bytes were kept in memory for the caller */
+	CHECK(kept.len == len && !memcmp(kept.data, bytes, len));
+	cfl_buf_release(&kept);
 	free(path);
 	/* now it is in the cache */
-	CHECK(cfl_fetch_begin(&f, &cache, sha, len, &path, &err) == 1);
+	CHECK(cfl_fetch_begin(&f, &cache, sha, len, NULL, &path, &err) == 1);
 	free(path);
 	/* a request for other bytes, or past the end, is refused */
 	cfl_wire_msg_init(&req[0], CFL_WIRE_FETCH);
@@ -173,7 +179,7 @@ static void t_fetch_into_cache(void)
 	CHECK(cfl_fetch_answer(&req[0].u.fetch, sha, bytes, len, &chunk, &err) == -1);
 	/* a chunk of other data ends the fetch */
 	sha[0] ^= 1;
-	CHECK(cfl_fetch_begin(&f, &cache, sha, len, &path, &err) == 0);
+	CHECK(cfl_fetch_begin(&f, &cache, sha, len, NULL, &path, &err) == 0);
 	sha[0] ^= 1;
 	cfl_wire_msg_init(&chunk, CFL_WIRE_CHUNK);
 	memcpy(chunk.u.chunk.sha256, sha, 32);
@@ -495,8 +501,7 @@ static void t_relay_tcp(void)
 	CHECK(cfl_run_config_format(&cfg, "tcp#1", &dopts, &po, &err) == 0);
 	cfl_tcp_opts_init(&to);
 	to.addr = "127.0.0.1:0";
-	to.data = parts.data;
-	to.data_len = parts.len;
+	to.data = &parts;	/* taken over */
 	to.config = cfg.data;
 	t = cfl_tcp_listen(p, &to, &err);
 	CHECK_MSG(t != NULL, "%s", err.msg);
