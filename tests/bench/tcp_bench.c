@@ -84,8 +84,7 @@ int main(int argc, char **argv)
 		cfl_buf_init(&parts);
 		if (cfl_data_pack_parts(&d, &parts, &err))
 			goto fail;
-		to.data = parts.data;
-		to.data_len = parts.len;
+		to.data = &parts;	/* taken over */
 		to.config = "run=bench\nthreads=1\n";
 		to.token = tok.len ? &tok : NULL;	/* TLS with a token */
 		t = cfl_tcp_listen(p, &to, &err);
