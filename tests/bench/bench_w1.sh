@@ -9,7 +9,7 @@
 # training beside a plain sgemm loop of the same shapes (sgemm_w1.c), run
 # alternately one process at a time.
 # W1_DATASETS and W1_REPEATS (default 3; QUICK: 1) narrow it down; the
-# peers run once on synth_clf_100k (their figures: medians over its 3 seeds).
+# peers run once (their train time: the median over the run's 3 seeds).
 set -u
 : "${ROOT:?}" "${CFL:?}" "${BENCH_DIR:?}" "${PY:=/usr/bin/python3}"
 . "$ROOT/tests/bench/lib.sh"
@@ -45,12 +45,21 @@ for name in $DATASETS; do
 				END { print "cfl", n, r, "seed", s, m, "train_s", t }' "$BENCH_DIR/w1_$name.$s.out" >> "$REC"
 		done
 		echo "cfl $name $rep wall_s $(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.3f", b - a }')" >> "$REC"
-		# the peers take 15-17 s a run on synth_clf_100k (a quiet 2-core
-		# machine): run once there (3 seeds), to keep make bench in 15 minutes
-		[ "$rep" -gt 1 ] && [ "$name" = synth_clf_100k ] && continue
+		# the peers run once (3 seeds; their train time per seed is the
+		# median of the three), to keep make bench in 15 minutes: 15-17 s a
+		# run on synth_clf_100k (a quiet 2-core machine), 1-3 s elsewhere,
+		# mostly start-up, 7-40x cfl's; QUICK=1 reuses the 100k figures of
+		# the last full run (peer_kept in lib.sh)
+		[ "$rep" -gt 1 ] && continue
 		for peer in torch sklearn; do
-			(cd "$ROOT/tests/bench" && "$PY" "w1_$peer.py" "$BENCH_DIR" "$name") > "$BENCH_DIR/w1_peer.out" ||
-				{ echo "bench_w1: w1_$peer.py failed on $name"; exit 1; }
+			if [ "$name" = synth_clf_100k ] && peer_kept "w1-$name-$peer"; then
+				cp "$(peer_kept_file "w1-$name-$peer")" "$BENCH_DIR/w1_peer.out" || exit 1
+				echo "note $peer $name $(peer_kept_note "w1-$name-$peer")" >> "$REC"
+			else
+				(cd "$ROOT/tests/bench" && "$PY" "w1_$peer.py" "$BENCH_DIR" "$name") > "$BENCH_DIR/w1_peer.out" ||
+					{ echo "bench_w1: w1_$peer.py failed on $name"; exit 1; }
+				[ "$name" != synth_clf_100k ] || peer_keep "w1-$name-$peer" "$BENCH_DIR/w1_peer.out" || exit 1
+			fi
 			awk -v r="$rep" '{ $3 = r " " $3; print }' "$BENCH_DIR/w1_peer.out" |
 				sed -E 's/^([a-z]+) ([a-z_0-9]+) ([0-9]+) seed/\1 \2 \3 seed/' >> "$REC"
 		done
@@ -81,10 +90,12 @@ rec, md, n_train = sys.argv[1], sys.argv[2], sys.argv[3]
 emit = open(sys.argv[4], "w")
 def fig(*f):
     emit.write("\x1f".join("%.4g" % v if isinstance(v, float) else str(v) for v in f) + "\n")
-runs, wall, gemm = {}, {}, []
+runs, wall, gemm, note = {}, {}, [], {}
 for line in open(rec):
     f = line.split()
-    if f[0] == 'sgemm':
+    if f[0] == 'note':
+        note[(f[1], f[2])] = ' '.join(f[3:])
+    elif f[0] == 'sgemm':
         gemm.append((float(f[1]), float(f[2]), float(f[3])))
     elif f[3] == 'wall_s':
         wall.setdefault((f[0], f[1]), []).append(float(f[4]))
@@ -114,13 +125,15 @@ for name in names:
         ratio = tt[tool] / tt['torch'] if 'torch' in tt else float('nan')
         if tool == 'cfl':
             cfl_row = len(out)
-        out.append('| %s | %s | %s | %s | %.4f | %.2f | %s |' % (name, tool, cells[0], cells[1], tt[tool], w,
+        out.append('| %s | %s%s | %s | %s | %.4f | %.2f | %s |' % (name, tool,
+                   ' (%s)' % note[(tool, name)] if (tool, name) in note else '', cells[0], cells[1], tt[tool], w,
                    '%.3f' % (tt[tool] / tt['torch']) if 'torch' in tt else ''))
     if 'torch' in tt:
         out[cfl_row] = out[cfl_row].rsplit('|', 2)[0] + '| %.3f |' % (tt['cfl'] / tt['torch'])
         ts = [float(kv['train_s']) for _, _, kv in runs[('cfl', name)]]
         fig('W1 %s' % name, 'train s per seed, cfl / PyTorch', tt['cfl'], tt['torch'], tt['cfl'] / tt['torch'],
-            'cfl range %.3g-%.3g' % (min(ts), max(ts)), '')
+            'cfl range %.3g-%.3g%s' % (min(ts), max(ts), '; PyTorch: ' + note[('torch', name)]
+                                       if ('torch', name) in note else ''), '')
         for k in keys:
             c = st.mean(float(kv[k]) for rep, _, kv in runs[('cfl', name)] if rep == 1)
             t = st.mean(float(kv[k]) for rep, _, kv in runs[('torch', name)] if rep == 1)

@@ -6,7 +6,8 @@
 # storage (tests/bench/w2_optuna.py).  Medians of W2_RUNS runs [3; QUICK:
 # 1]; Optuna, 5-12 s a run against cfl's 0.2-1.2 s, runs W2_PEER_RUNS
 # times [1] (the first runs, interleaved), to keep make bench within 15
-# minutes.  Appends to results.md and emits the figures.  Skipped when fcnn
+# minutes; QUICK=1 reuses the last full run's Optuna runs (the row says
+# so).  Appends to results.md and emits the figures.  Skipped when fcnn
 # is not built in.
 set -u
 ROOT=${ROOT:-$(cd "$(dirname "$0")/../.." && pwd)}
@@ -41,7 +42,15 @@ for ds in breast_cancer digits; do
 			params=$(grep -A2 "^best     (" "$BENCH_DIR/w2/cfl.txt" | tail -1 | tr -d " {}'" )
 			echo "cfl $ds.csv $n best_value $row test_acc $test wall_s $(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.3f", b - a }') params $params" >> "$out"
 			[ "$r" -le "$PEER_RUNS" ] || continue
-			$PY tests/bench/w2_optuna.py "datasets/$ds.csv" $n "$BENCH_DIR/w2" >> "$out" || exit 1
+			# QUICK=1 reuses Optuna's first run of the last full run
+			# (peer_kept in lib.sh): 4-12 s each, half of QUICK's W2
+			if [ "$r" = 1 ] && peer_kept "w2-$ds-$n"; then
+				echo "$(cat "$(peer_kept_file "w2-$ds-$n")") kept $(peer_kept_note "w2-$ds-$n")" >> "$out"
+			else
+				$PY tests/bench/w2_optuna.py "datasets/$ds.csv" $n "$BENCH_DIR/w2" > "$BENCH_DIR/w2/optuna.txt" || exit 1
+				cat "$BENCH_DIR/w2/optuna.txt" >> "$out"
+				[ "$r" != 1 ] || peer_keep "w2-$ds-$n" "$BENCH_DIR/w2/optuna.txt" || exit 1
+			fi
 		done
 	done
 done
@@ -51,7 +60,8 @@ rows = collections.defaultdict(list)
 emit = open(sys.argv[2], "w")
 for l in open(sys.argv[1]):
     f = l.split()
-    rows[(f[1], int(f[2]), f[0])].append((float(f[4]), float(f[6]), float(f[8]), f[10]))
+    rows[(f[1], int(f[2]), f[0])].append((float(f[4]), float(f[6]), float(f[8]), f[10],
+                                          ' '.join(f[12:]) if f[11:12] == ['kept'] else ''))
 nruns = lambda tool: max(len(v) for k, v in rows.items() if k[2] == tool)
 print("\n## W2 tune: optimizer x lr, 2 processes (cfl: median of %d runs; Optuna: %d)\n" % (nruns("cfl"), nruns("optuna")))
 print("| dataset | budget | tool | best value (valid acc) | its test acc | wall s | best params | Optuna / cfl wall |")
@@ -62,14 +72,16 @@ for (ds, n, tool) in sorted(rows):
     ratio = ""
     if tool == "optuna":
         ratio = "%.1fx" % (wall / statistics.median(x[2] for x in rows[(ds, n, "cfl")]))
-    print("| %s | %d | %s | %.4f | %.4f | %.2f | %s | %s |" % (ds, n, tool,
+    kept = [x[4] for x in v if x[4]]
+    print("| %s | %d | %s%s | %.4f | %.4f | %.2f | %s | %s |" % (ds, n, tool, " (%s)" % kept[0] if kept else "",
           statistics.median(x[0] for x in v), statistics.median(x[1] for x in v), wall, v[0][3], ratio))
     if tool == "optuna":
         c = rows[(ds, n, "cfl")]
         cw = statistics.median(x[2] for x in c)
         walls = [x[2] for x in c]
         for fig in (("W2 %s %d" % (ds, n), "wall s, Optuna / cfl", cw, wall, wall / cw,
-                     "cfl range %.3g-%.3g; Optuna %d run(s)" % (min(walls), max(walls), len(v)), ">= 5"),
+                     "cfl range %.3g-%.3g; Optuna %d run(s)%s" % (min(walls), max(walls), len(v),
+                                                                  ", " + kept[0] if kept else ""), ">= 5"),
                     ("W2 %s %d" % (ds, n), "test acc of the best candidate, cfl vs Optuna",
                      statistics.median(x[1] for x in c), statistics.median(x[1] for x in v),
                      statistics.median(x[1] for x in c) / statistics.median(x[1] for x in v), "", ">= 1")):

@@ -4,18 +4,24 @@
 # XGBoost hist (100 rounds, depth 6, learning rate 0.3, 2 jobs) at the same
 # settings, on raw features and the peers' train/test split.  Runs are
 # interleaved (cfl seed r, then the peer with random_state r), so load on
-# the machine hits both alike.  Reports the median fit time (fit call only)
+# the machine hits both alike; the peer is one process per dataset and
+# model (w3_peers.py serve: it imports and loads once, then fits one seed
+# each time it is asked).  Reports the median fit time (fit call only)
 # and its ratio cfl / peer, and the mean test accuracy (or RMSE) over the
 # seeds (30 seeds on the small sets: W3_QUALITY_SEEDS), against the quality
 # and speed targets.  W3_REPEATS=N (default 3; QUICK: 1, and 5 quality seeds), W3_SETS="digits ..." and
 # W3_MODELS="tree ..." pick a subset; W3_THREADS=1 runs forest and gbdt
 # on one thread each side (a loaded machine punishes XGBoost's spinning).
-# scikit-learn's RandomForest on the 100k sets takes 16 s and 58 s a fit on
-# a quiet 2-core machine, most of make bench's 15 minutes if repeated: it
-# is timed once there (W3_SLOW_PEER_REPS, default 1; the row says so),
-# against cfl's median of W3_REPEATS, and scored on that one seed.  The
-# quality runs of the small sets (no timing) run cfl and the peer side by
-# side.
+# scikit-learn's RandomForest and DecisionTree on the 100k sets take 16 +
+# 58 s and 2.6 + 1.7 s a fit on a quiet 2-core machine, many times cfl's:
+# they are timed once there (W3_SLOW_PEER_REPS, default 1; the row says
+# so), against cfl's median of W3_REPEATS, and scored on that one seed.
+# QUICK=1 reuses the 100k peers' output of the last full run
+# (tests/bench/lib.sh's peer_kept; the row says so).
+# The quality runs of the small sets (no timing) run cfl and the peer side
+# by side; W3_PART=quality runs only them (run.sh does so ahead, beside the
+# other quality-only scripts, and exports W3_QUALITY_AHEAD=1 so that the
+# timed run takes their figures from $BENCH_DIR/w3/quality).
 set -u
 : "${ROOT:?}" "${BENCH_DIR:?}" "${PY:=/usr/bin/python3}"
 . "$ROOT/tests/bench/lib.sh"
@@ -23,9 +29,11 @@ REPS=${W3_REPEATS:-$(reps 3 1)}
 THREADS=${W3_THREADS:-2}	# forest and gbdt, both sides; W3 says 2
 QSEEDS=${W3_QUALITY_SEEDS:-$(reps 30 5)}
 SLOW_PEER_REPS=${W3_SLOW_PEER_REPS:-1}
+PART=${W3_PART:-all}
 SETS=${W3_SETS:-digits breast_cancer diabetes synth_clf_100k synth_reg_100k}
 MODELS=${W3_MODELS:-tree forest gbdt}
 B="$BENCH_DIR/w3"
+QDIR="$B/quality"
 mkdir -p "$B"
 # the driver is built by the Makefile, linked like cfl
 make -s --no-print-directory -C "$ROOT" "build/bench-bin/w3_bench" >/dev/null && cp "$ROOT/build/bench-bin/w3_bench" "$B/" || exit 1
@@ -44,6 +52,61 @@ cfl_args() {
 }
 target_of() { case "$1" in tree) echo 0.5 ;; forest) echo 0.25 ;; gbdt) echo 1.0 ;; esac; }
 peer_of() { case "$1" in tree) echo DecisionTree ;; forest) echo RandomForest ;; gbdt) echo "XGBoost hist" ;; esac; }
+
+is_big() { [ "$(wc -l < "$1")" -ge 10000 ]; }
+
+# quality_runs DS MODEL TASK TRAIN TEST: QSEEDS seeds of cfl and the peer
+# at once (no timing), their lines in $QDIR/DS-MODEL.cfl and .peer.  The
+# peer on one thread: its models do not depend on the thread count, and
+# XGBoost's two spinning threads beside other work cost it 10x the time
+quality_runs() {
+	local cpid prc
+	mkdir -p "$QDIR" || return 1
+	# shellcheck disable=SC2046
+	"$B/w3_bench" "$2" "$3" "$4" "$5" "$QSEEDS" $(cfl_args "$2") > "$QDIR/$1-$2.cfl" &
+	cpid=$!
+	"$PY" "$ROOT/tests/bench/w3_peers.py" "$2" "$3" "$4" "$5" "$QSEEDS" 1 > "$QDIR/$1-$2.peer"
+	prc=$?
+	wait "$cpid" && [ $prc = 0 ] || { rm -f "$QDIR/$1-$2".*; return 1; }
+}
+
+if [ "$PART" = quality ]; then
+	rm -rf "$QDIR"
+	[ "$QSEEDS" -gt "$REPS" ] || exit 0
+	status=0
+	for ds in $SETS; do
+		tr="$BENCH_DIR/$ds.train.csv" te="$BENCH_DIR/$ds.test.csv"
+		[ -f "$tr" ] || { echo "bench_w3: $tr is missing (run tests/bench/make_data.py)"; exit 1; }
+		is_big "$tr" && continue
+		for model in $MODELS; do
+			quality_runs "$ds" "$model" "$(task_of "$ds")" "$tr" "$te" ||
+				{ echo "bench_w3: quality runs of $model on $ds failed"; status=1; }
+		done
+	done
+	exit $status
+fi
+
+# the peer process of one dataset and model (w3_peers.py serve)
+peer_start() {
+	coproc PEER { exec "$PY" "$ROOT/tests/bench/w3_peers.py" "$@" serve "$threads"; }
+	peer_in=${PEER[1]} peer_out=${PEER[0]} peer_pid=$PEER_PID
+	local line=""
+	read -r line <&"$peer_out"
+	[ "$line" = ready ] || { peer_stop; return 1; }
+}
+# peer_fit SEED: one fit, its line appended to $B/peer.txt
+peer_fit() {
+	local line=""
+	echo "$1" >&"$peer_in" && read -r line <&"$peer_out" && [ -n "$line" ] && echo "$line" >> "$B/peer.txt"
+}
+peer_stop() {
+	[ -n "${peer_pid:-}" ] || return 0
+	exec {peer_in}>&- {peer_out}<&-
+	wait "$peer_pid" 2>/dev/null
+	local rc=$?
+	peer_pid=""
+	return $rc
+}
 
 {
 	echo "### W3 trees ($THREADS threads for forest and gbdt; fit time: median of $REPS interleaved runs; metric: mean over seeds 0..$((QSEEDS - 1)) on the small sets, 0..$((REPS - 1)) on the 100k ones)"
@@ -64,17 +127,28 @@ for ds in $SETS; do
 		threads=1
 		[ "$model" != tree ] && threads=$THREADS
 		big=0
-		[ "$(wc -l < "$tr")" -lt 10000 ] || big=1
+		is_big "$tr" && big=1
 		preps=$REPS
-		[ $big = 1 ] && [ "$model" = forest ] && [ "$SLOW_PEER_REPS" -lt "$REPS" ] && preps=$SLOW_PEER_REPS
+		[ $big = 1 ] && [ "$model" != gbdt ] && [ "$SLOW_PEER_REPS" -lt "$REPS" ] && preps=$SLOW_PEER_REPS
+		kept=""
+		if [ $big = 1 ] && peer_kept "w3-$ds-$model"; then
+			kept=$(peer_kept_note "w3-$ds-$model")
+			cp "$(peer_kept_file "w3-$ds-$model")" "$B/peer.txt" || exit 1
+			preps=0
+		fi
+		if [ "$preps" -gt 0 ] && ! peer_start "$model" "$task" "$tr" "$te"; then
+			echo "bench_w3: peer $model on $ds failed to start"; status=1; continue
+		fi
 		for ((r = 0; r < REPS; r++)); do
 			# shellcheck disable=SC2046
 			"$B/w3_bench" "$model" "$task" "$tr" "$te" 1 seed=$r $(cfl_args "$model") >> "$B/cfl.txt" ||
-				{ echo "bench_w3: cfl $model on $ds failed"; status=1; continue 2; }
+				{ echo "bench_w3: cfl $model on $ds failed"; status=1; peer_stop; continue 2; }
 			[ "$r" -lt "$preps" ] || continue
-			"$PY" "$ROOT/tests/bench/w3_peers.py" "$model" "$task" "$tr" "$te" 1 "$threads" "$r" >> "$B/peer.txt" ||
-				{ echo "bench_w3: peer $model on $ds failed"; status=1; continue 2; }
+			peer_fit "$r" || { echo "bench_w3: peer $model on $ds failed"; status=1; peer_stop; continue 2; }
 		done
+		peer_stop || { echo "bench_w3: peer $model on $ds failed"; status=1; continue; }
+		[ $big = 1 ] && [ -z "$kept" ] && { peer_keep "w3-$ds-$model" "$B/peer.txt" || status=1; }
+		pn=$(grep -c . "$B/peer.txt")
 		ct=$(cut -d' ' -f1 "$B/cfl.txt" | median)
 		crange=$(cut -d' ' -f1 "$B/cfl.txt" | range)
 		pt=$(cut -d' ' -f1 "$B/peer.txt" | median)
@@ -84,23 +158,25 @@ for ds in $SETS; do
 		qs=$REPS
 		if [ $big = 0 ] && [ "$QSEEDS" -gt "$REPS" ]; then
 			qs=$QSEEDS
-			# quality only (no timing): both at once
-			# shellcheck disable=SC2046
-			"$B/w3_bench" "$model" "$task" "$tr" "$te" "$qs" $(cfl_args "$model") > "$B/cfl.txt" &
-			cpid=$!
-			"$PY" "$ROOT/tests/bench/w3_peers.py" "$model" "$task" "$tr" "$te" "$qs" "$threads" > "$B/peer.txt"
-			prc=$?
-			wait "$cpid" && [ $prc = 0 ] ||
-				{ echo "bench_w3: quality runs of $model on $ds failed"; status=1; continue; }
+			if [ "${W3_QUALITY_AHEAD:-0}" != 1 ] || [ "$(grep -c . "$QDIR/$ds-$model.peer" 2>/dev/null)" != "$QSEEDS" ] ||
+				[ "$(grep -c . "$QDIR/$ds-$model.cfl" 2>/dev/null)" != "$QSEEDS" ]; then
+				quality_runs "$ds" "$model" "$task" "$tr" "$te" ||
+					{ echo "bench_w3: quality runs of $model on $ds failed"; status=1; continue; }
+			fi
+			cp "$QDIR/$ds-$model.cfl" "$B/cfl.txt" && cp "$QDIR/$ds-$model.peer" "$B/peer.txt" || exit 1
 		fi
 		cm=$(cut -d' ' -f2 "$B/cfl.txt" | mean)
 		pm=$(cut -d' ' -f2 "$B/peer.txt" | mean)
-		# a peer timed fewer times than cfl: say so in the row
+		# a peer timed fewer times than cfl, or kept from a full run: say so in the row
 		pnote="" pseeds="" pspread=""
-		if [ "$preps" -lt "$REPS" ]; then
-			pnote=" (peer: $preps run)"
-			[ "$preps" != "$qs" ] && pseeds=", the peer's of $preps"
-			pspread="; peer: $preps run(s), cfl: median of $REPS"
+		if [ -n "$kept" ]; then
+			pnote=" (peer: $kept)"
+			[ "$pn" != "$qs" ] && pseeds=", the peer's of $pn"
+			pspread="; peer: $pn run(s) $kept, cfl: median of $REPS"
+		elif [ "$pn" -lt "$REPS" ]; then
+			pnote=" (peer: $pn run)"
+			[ "$pn" != "$qs" ] && pseeds=", the peer's of $pn"
+			pspread="; peer: $pn run(s), cfl: median of $REPS"
 		fi
 		ratio=$(awk -v a="$ct" -v b="$pt" 'BEGIN { printf "%.3f", a / b }')
 		target=$(target_of "$model")

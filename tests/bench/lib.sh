@@ -93,3 +93,26 @@ sk_defaults() {
 	fi
 	awk -v n="$n" '$2 < n' "$f"
 }
+
+# Peers timed on the 100k sets take minutes even once, more than QUICK=1's
+# 3 minutes allow.  A full run keeps such a peer's output (its timings and
+# figures) in $BENCH_DIR/peer_times/KEY.txt, with when and at what load it
+# was measured in KEY.when; QUICK=1 reuses it (BENCH_REUSE_PEER_TIMES=0:
+# never; =1: a full run too, which then measures no 100k peer), and the row
+# says so.
+#   peer_kept KEY       true when this run reuses KEY's kept output
+#   peer_kept_file KEY  the file of KEY's kept output
+#   peer_keep KEY FILE  on a full run, keeps FILE as KEY's output
+#   peer_kept_note KEY  "timed by the full run of DATE, load L"
+peer_kept_file() { echo "$BENCH_DIR/peer_times/$1.txt"; }
+peer_kept() {
+	[ "${BENCH_REUSE_PEER_TIMES:-$QUICK}" = 1 ] &&
+		[ -s "$(peer_kept_file "$1")" ] && [ -s "$BENCH_DIR/peer_times/$1.when" ]
+}
+peer_keep() {
+	[ "$QUICK" = 0 ] || return 0
+	mkdir -p "$BENCH_DIR/peer_times" || return 1
+	cp "$2" "$(peer_kept_file "$1")" &&
+		echo "$(date -u +%Y-%m-%dT%H:%MZ), load $(cut -d' ' -f1 /proc/loadavg)" > "$BENCH_DIR/peer_times/$1.when"
+}
+peer_kept_note() { echo "timed by the full run of $(cat "$BENCH_DIR/peer_times/$1.when")"; }

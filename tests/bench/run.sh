@@ -13,10 +13,13 @@
 # 2-core machine (QUICK=1: 3 minutes; BENCH_BUDGET=S sets another); the
 # last lines give each script's wall and CPU seconds, the total, and
 # whether a whole run met the budget (also recorded as a figure).  Timed
-# scripts run one at a time on an otherwise idle machine.  The scripts that
-# only score quality and time nothing share the two cores: bench_quality.sh
-# runs beside scikit-learn's seeded defaults for bench_w7.sh and
-# bench_auto.sh (sk_defaults, computed ahead) and then bench_w7.sh itself.
+# scripts run one at a time on an otherwise idle machine.  The work that
+# only scores quality and times nothing shares the two cores, ahead of
+# them: bench_quality.sh and then bench_w3.sh's quality runs
+# (W3_PART=quality) run beside scikit-learn's seeded defaults for
+# bench_w7.sh and bench_auto.sh (sk_defaults) and then bench_w7.sh itself.
+# QUICK=1 also reuses the 100k sets' peer timings of the last full run
+# (peer_kept in lib.sh; BENCH_REUSE_PEER_TIMES=0 times them afresh).
 set -u
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 cd "$ROOT"
@@ -59,8 +62,8 @@ fi
 status=0
 TIMES="$BENCH_DIR/times.txt"
 : > "$TIMES"
-# run_one SCRIPT [TAG]: runs it, then prints and records ("name wall cpu" in
-# $TIMES) its wall and CPU seconds (user + system of the script and everything
+# run_one SCRIPT [TAG [PART]]: runs it, then prints and records ("name wall
+# cpu" in $TIMES; the name "bench_x:PART" with a PART) its wall and CPU seconds (user + system of the script and everything
 # it waited for: what the script costs whatever the load); status 1 if it failed
 run_one() {
 	local b=$1 tf="$BENCH_DIR/time.$$.$BASHPID.txt" rc=0 w u s cpu t0
@@ -78,7 +81,7 @@ run_one() {
 	fi
 	[ $rc = 0 ] || echo "bench $b failed"
 	echo "== $b: $w s wall, $cpu s CPU${2:+ ($2)}"
-	echo "$(basename "$b" .sh) $w $cpu" >> "$TIMES"
+	echo "$(basename "$b" .sh)${3:+:$3} $w $cpu" >> "$TIMES"
 	return $rc
 }
 # scikit-learn's seeded default models of bench_w7.sh (seeds 0-2; QUICK:
@@ -100,20 +103,32 @@ prefetch_peers() {
 has() { local b; for b in "${scripts[@]}"; do [[ "$b" == *"/bench_$1.sh" ]] && return 0; done; return 1; }
 start=$(date +%s)
 lane=""
-if has quality && { has w7 || has auto; }; then
-	# the quality-only scripts side by side, before the timed ones
-	lane=tests/bench/bench_w7.sh
+if has quality || has w7 || has auto; then
+	# the quality-only work side by side, before the timed scripts: one
+	# lane runs bench_quality.sh and then W3's quality runs of the small
+	# sets, the other scikit-learn's seeded defaults and then bench_w7.sh
+	lane=tests/bench/bench_w7.sh beside=""
 	has w7 || lane=""
 	if [ -n "$lane" ]; then
 		prefetch_peers run_one "$lane" "beside bench_quality.sh" > "$BENCH_DIR/lane.log" 2>&1 &
-	else
+		beside="beside the scikit-learn defaults and bench_w7.sh"
+	elif has auto; then
 		prefetch_peers > "$BENCH_DIR/lane.log" 2>&1 &
+		beside="beside the scikit-learn defaults"
+	else
+		: > "$BENCH_DIR/lane.log" &
 	fi
 	lane_pid=$!
-	run_one tests/bench/bench_quality.sh "beside the scikit-learn defaults${lane:+ and bench_w7.sh}" || status=1
+	if has quality; then
+		run_one tests/bench/bench_quality.sh "$beside" || status=1
+		lane="tests/bench/bench_quality.sh $lane"
+	fi
+	if has w3; then
+		W3_PART=quality run_one tests/bench/bench_w3.sh "its quality runs, ahead${beside:+, $beside}" quality &&
+			export W3_QUALITY_AHEAD=1
+	fi
 	wait $lane_pid || { status=1; echo "bench: the scikit-learn defaults or bench_w7.sh failed"; }
 	cat "$BENCH_DIR/lane.log"
-	lane="tests/bench/bench_quality.sh $lane"
 fi
 for b in "${scripts[@]}"; do
 	[[ " $lane " == *" $b "* ]] && continue

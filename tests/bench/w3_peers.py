@@ -3,8 +3,12 @@ RandomForest (100 trees, 2 jobs) and XGBoost hist (100 rounds, depth 6,
 2 jobs) fitted on DIR/NAME.train.csv and scored on DIR/NAME.test.csv.
 Prints one line per repeat r (random_state r): "fit_seconds m1 m2" with
 acc and AUC (one-vs-rest macro) or RMSE and R2.  Only fit() is timed.
+With REPEATS "serve" it imports and loads once, prints "ready", then fits
+once per seed read from stdin (one a line) until stdin ends, so that
+bench_w3.sh can interleave its runs with cfl's without paying the start-up
+each time.
 
-usage: w3_peers.py tree|forest|gbdt clf|reg TRAIN TEST REPEATS THREADS [SEED0]"""
+usage: w3_peers.py tree|forest|gbdt clf|reg TRAIN TEST REPEATS|serve THREADS [SEED0]"""
 import csv, sys, time
 
 import numpy as np
@@ -20,7 +24,8 @@ def load(path, clf):
 
 model, task, train, test, reps, threads = sys.argv[1:7]
 clf = task == 'clf'
-reps, threads = int(reps), int(threads)
+serve = reps == 'serve'
+reps, threads = (0 if serve else int(reps)), int(threads)
 seed0 = int(sys.argv[7]) if len(sys.argv) > 7 else 0
 Xtr, ytr = load(train, clf)
 Xte, yte = load(test, clf)
@@ -34,17 +39,30 @@ else:
     yte = np.array(yte, dtype=float)
 
 from sklearn.metrics import accuracy_score, mean_squared_error, r2_score, roc_auc_score
+if model == 'tree':
+    from sklearn.tree import DecisionTreeClassifier, DecisionTreeRegressor
+elif model == 'forest':
+    from sklearn.ensemble import RandomForestClassifier, RandomForestRegressor
+else:
+    import xgboost as xgb
 
-for r in range(seed0, seed0 + reps):
+
+def seeds():
+    if not serve:
+        yield from range(seed0, seed0 + reps)
+        return
+    print('ready', flush=True)
+    for line in sys.stdin:
+        yield int(line)
+
+
+for r in seeds():
     if model == 'tree':
-        from sklearn.tree import DecisionTreeClassifier, DecisionTreeRegressor
         m = (DecisionTreeClassifier if clf else DecisionTreeRegressor)(random_state=r)
     elif model == 'forest':
-        from sklearn.ensemble import RandomForestClassifier, RandomForestRegressor
         m = (RandomForestClassifier if clf else RandomForestRegressor)(
             n_estimators=100, n_jobs=threads, random_state=r)
     else:
-        import xgboost as xgb
         m = (xgb.XGBClassifier if clf else xgb.XGBRegressor)(
             tree_method='hist', n_estimators=100, max_depth=6, learning_rate=0.3,
             n_jobs=threads, random_state=r)
