@@ -63,8 +63,9 @@ status=0
 TIMES="$BENCH_DIR/times.txt"
 : > "$TIMES"
 # run_one SCRIPT [TAG [PART]]: runs it, then prints and records ("name wall
-# cpu" in $TIMES; the name "bench_x:PART" with a PART) its wall and CPU seconds (user + system of the script and everything
-# it waited for: what the script costs whatever the load); status 1 if it failed
+# cpu" in $TIMES; the name "bench_x:PART" with a PART) its wall and CPU
+# seconds (user + system of the script and everything it waited for: what
+# the script costs whatever the load); status 1 if it failed
 run_one() {
 	local b=$1 tf="$BENCH_DIR/time.$$.$BASHPID.txt" rc=0 w u s cpu t0
 	echo "== $b${2:+ ($2)}"
