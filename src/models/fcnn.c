@@ -170,10 +170,12 @@ static inline float lane_tree(const float *acc)
 }
 #endif
 
-/* z (n, m) += x (n, k) w^T, w (m, k). */
+/* z (n, m) = b + x (n, k) w^T, w (m, k), b (m): the bias added here
+ * gives the bits of z seeded with it (seed_rows) plus the sum. */
 CLONES
 static void narrow_nt(float *restrict z, const float *restrict x,
-		      const float *restrict w, size_t n, size_t m, size_t k)
+		      const float *restrict w, const float *restrict b,
+		      size_t n, size_t m, size_t k)
 {
 	for (size_t i = 0; i < n; i++, x += k, z += m)
 		for (size_t j = 0; j < m; j++) {
@@ -186,7 +188,7 @@ static void narrow_nt(float *restrict z, const float *restrict x,
 					acc[l] += x[p + l] * wj[p + l];
 			for (; p < k; p++)
 				tail += x[p] * wj[p];
-			z[j] += lane_tree(acc) + tail;
+			z[j] = b[j] + (lane_tree(acc) + tail);
 		}
 }
 
@@ -726,11 +728,13 @@ static void forward(struct fcnn *f, struct work *w, const float *x, size_t n,
 		const struct layer *ly = &f->layer[l];
 		float *z = w->act[l + 1];
 
-		seed_rows(z, f->theta + ly->b, n, ly->n_out);
-		if (ly->n_out <= NARROW)
-			narrow_nt(z, in, f->theta + ly->w, n, ly->n_out, ly->n_in);
-		else
+		if (ly->n_out <= NARROW) {
+			narrow_nt(z, in, f->theta + ly->w, f->theta + ly->b, n,
+				  ly->n_out, ly->n_in);
+		} else {
+			seed_rows(z, f->theta + ly->b, n, ly->n_out);
 			gemm_nt_acc(n, ly->n_out, ly->n_in, in, f->theta + ly->w, z);
+		}
 		if (ly->hidden)
 			hidden_forward(f, w, l, n, mode, p_drop, rng);
 		in = z;
@@ -750,7 +754,28 @@ static double loss_grad(const struct fcnn *f, const struct work *w,
 	const float inv_n = 1.0f / (float)n;
 	double loss = 0;
 
-	if (f->loss == LOSS_CE) {
+	if (f->loss == LOSS_CE && k == 2) {
+		/* the loop below for two classes, without a branch on which
+		 * logit is the larger (a coin flip per row): the smaller one's
+		 * term is expf(lo - hi), the larger one's 1, in the same
+		 * order, so the bits are the same (and a logit that is not
+		 * finite still makes the loss so) */
+		for (size_t i = 0; i < n; i++) {
+			const float z0 = z[2 * i], z1 = z[2 * i + 1];
+			const int top = z1 > z0;
+			const float mx = top ? z1 : z0, lo = top ? z0 : z1;
+			const float e = expf(lo - mx), sum = 1.0f + e;
+			const float q = inv_n / sum;
+			const size_t y = (size_t)t[i];
+			float *gi = dz + 2 * i;
+
+			loss += (want_loss ? log((double)sum) : (double)sum) -
+				(double)(z[2 * i + y] - mx);
+			gi[top] = q;
+			gi[!top] = e * q;
+			gi[y] -= inv_n;
+		}
+	} else if (f->loss == LOSS_CE) {
 		for (size_t i = 0; i < n; i++) {
 			const float *zi = z + i * k;
 			float *gi = dz + i * k, mx = zi[0], sum = 0;

@@ -376,6 +376,56 @@ static void t_matches_earlier_path(void)
 	}
 }
 
+/* The loops around the products were rearranged without changing a sum
+ * (the two-class loss without a branch per row, the bias of a narrow layer
+ * added by narrow_nt): the saved model and its predictions are byte for
+ * byte those the code before wrote (their SHA-256 below, printed by it;
+ * OpenBLAS on this project's x86-64 machines).  Two classes after a
+ * narrow hidden layer or not, with dropout, and regression (width 1). */
+static void t_same_bits_as_before(void)
+{
+	static const struct {
+		int k;
+		const char *p[4];
+		const char *sha;
+	} cf[] = {
+		{ 2, { "hidden=16,16", "epochs=4", "batch_size=32", NULL },
+		  "4a1ba937514e7cc47f8ea3bdcec39eee9158c81c5be642c422ec5459efaab769" },
+		{ 2, { "hidden=9,2", "epochs=4", "batch_size=32", NULL },
+		  "1bf27358daed351c5022a0525cd621ead444ed1cbf8365ef9cc3b8efc0fd6c0a" },
+		{ 2, { "hidden=16,16", "epochs=3", "dropout=0.2", NULL },
+		  "ed60e56bbd2c16fe225e0ce1e8852ab5354c64cb14a31ef3700c1a66332c77b7" },
+		{ 0, { "hidden=16,16", "epochs=4", "batch_size=32", NULL },
+		  "33bc9d28ac30036db44df2247be6d783d59dfed28790078ce8702b0af8a1f9d4" },
+	};
+
+	for (size_t c = 0; c < sizeof(cf) / sizeof(cf[0]); c++) {
+		const char *const *p = cf[c].p;
+		struct cfl_model *m = model_with(9, p[0], p[1], p[2], "patience=0", NULL);
+		struct cfl_sha256 h;
+		struct cfl_err err = { "" };
+		struct cfl_xy tr;
+		unsigned char digest[32];
+		char hex[65], *text;
+		double *out;
+
+		make_data(&tr, 300, 20, cf[c].k, 21);
+		fit_ok(m, &tr, NULL);
+		text = saved_state(m);
+		out = predict_all(m, &tr);
+		CHECK_MSG(cfl_sha256_init(&h, &err) == 0, "%s", err.msg);
+		cfl_sha256_update(&h, text, strlen(text));
+		cfl_sha256_update(&h, out, tr.n * cfl_model_n_out(m) * sizeof(double));
+		cfl_sha256_final(&h, digest);
+		cfl_sha256_hex(digest, hex);
+		CHECK_MSG(strcmp(hex, cf[c].sha) == 0, "case %zu: %s, before %s", c, hex, cf[c].sha);
+		free(text);
+		free(out);
+		cfl_model_free(m);
+		xy_free(&tr);
+	}
+}
+
 /* save -> load -> predict gives the very same doubles, for classification
  * with batch norm and for regression. */
 static void t_save_load_predict(void)
@@ -754,6 +804,7 @@ const struct cfl_test cfl_tests[] = {
 	TEST(t_every_optimizer_learns),
 	TEST(t_same_seed_bit_identical),
 	TEST(t_matches_earlier_path),
+	TEST(t_same_bits_as_before),
 	TEST(t_save_load_predict),
 	TEST(t_early_stopping_keeps_best),
 	TEST(t_training_loss_stop),
