@@ -40,6 +40,13 @@
 #define TRIAL_OVERHEAD 0.02
 #define RESERVE_SHARE 0.03
 #define RESERVE_MIN 0.25
+/* A family's search stops once this many candidates in a row (at least
+ * twice the slots) scored no better than its best: on the W1 set linear
+ * and tree kept asking for their whole shares (191 and 72 candidates)
+ * long after their best, while fcnn, slower a candidate, had none done.
+ * Its unused time goes to the families searched after it, and the second
+ * pass shares what is left among the families that have not stopped. */
+#define STALL_CANDIDATES 10
 
 struct auto_cand {
 	size_t family;
@@ -48,6 +55,7 @@ struct auto_cand {
 	struct cfl_params params;
 	long idx;		/* the search's index; -1: the defaults */
 	int pending;		/* its trial is not final yet */
+	int replayed;		/* stored final by an earlier session (resume) */
 	int cancelled;		/* cfl_pool_cancel stopped it */
 	int told;
 	double value;		/* the metric on valid; NaN: failed */
@@ -65,6 +73,10 @@ struct study_auto {
 	size_t n_trials;
 	long best[CFL_STUDY_MAX_MODELS];	/* index into c, or -1 */
 	long dflt[CFL_STUDY_MAX_MODELS];	/* each family's defaults */
+	/* each family's search, kept for the second pass */
+	struct cfl_search *search[CFL_STUDY_MAX_MODELS];
+	size_t since_best[CFL_STUDY_MAX_MODELS];	/* told, none better */
+	int stopped[CFL_STUDY_MAX_MODELS];	/* stalled or space exhausted */
 	double search_end;
 };
 
@@ -76,6 +88,8 @@ void cfl_study_auto_release(struct cfl_study *s)
 		return;
 	for (size_t i = 0; i < a->n; i++)
 		cfl_params_release(&a->c[i].params);
+	for (size_t f = 0; f < CFL_STUDY_MAX_MODELS; f++)
+		cfl_search_free(a->search[f]);
 	free(a->c);
 	free(a->stored);
 	cfl_trials_free(a->trials, a->n_trials);
@@ -170,6 +184,8 @@ static long add_cand(struct cfl_study *s, size_t f, struct cfl_params *params,
 				      CFL_PHASE_SEARCH, &ts, err))
 		return -1;
 	c->trial_id = ts.id;
+	c->replayed = ts.status == CFL_TRIAL_DONE || ts.status == CFL_TRIAL_FAILED ||
+		      ts.status == CFL_TRIAL_POISON;
 	if (ts.status == CFL_TRIAL_DONE) {
 		if (stored_done(a, metric, ts.id, &c->value))
 			c->score = sign * c->value;
@@ -261,8 +277,14 @@ static void tell(struct cfl_study *s, struct cfl_search *search, size_t k,
 		return;
 	}
 	if (!isnan(c->score) &&
-	    (a->best[f] < 0 || c->score > a->c[a->best[f]].score))
+	    (a->best[f] < 0 || c->score > a->c[a->best[f]].score)) {
 		a->best[f] = (long)k;
+		a->since_best[f] = 0;
+	} else if (!c->replayed) {
+		/* a replayed candidate counted in the session that ran it:
+		 * --resume gives each family a fresh run of them */
+		a->since_best[f]++;
+	}
 	best = a->best[f] >= 0 ? a->c[a->best[f]].score : NAN;
 	memset(&ev, 0, sizeof(ev));
 	ev.kind = CFL_STUDY_CANDIDATE;
@@ -300,8 +322,18 @@ static int cancel_from(struct cfl_study *s, size_t k, struct cfl_err *err)
 	return 0;
 }
 
-/* Searches family f until family_end.  0, or 2 / 3 (interrupted, time
- * limit) or -1. */
+/* The most candidates in a row without a better score before a family's
+ * search stops. */
+static size_t stall_limit(size_t slots)
+{
+	return 2 * slots > STALL_CANDIDATES ? 2 * slots : STALL_CANDIDATES;
+}
+
+/* Searches family f until family_end (its search goes on from where an
+ * earlier call left it), or until it stops: its space exhausted, or
+ * stall_limit candidates in a row no better than its best (then no more
+ * are asked, and those in flight finish within the share).  0, or 2 / 3
+ * (interrupted, time limit) or -1. */
 static int search_family(struct cfl_study *s, size_t f, double family_end,
 			 const struct cfl_study_listener *ls,
 			 struct cfl_err *err)
@@ -309,24 +341,26 @@ static int search_family(struct cfl_study *s, size_t f, double family_end,
 	const struct cfl_study_plan *p = s->plan;
 	struct study_auto *a = s->autos;
 	struct cfl_search_opts so;
-	struct cfl_search *search;
+	struct cfl_search *search = a->search[f];
 	size_t told = a->n, slots;
 	long dk = a->dflt[f];	/* submitted at the start; told first */
 	double fair_end;
-	int exhausted = 0, rc = 0;
+	int rc = 0, said = a->stopped[f];
 	const struct cfl_pool_opts *po = cfl_pool_opts(s->pool);
 
 	slots = po->n_local ? po->n_local : 1;
 	fair_end = cfl_now() + (s->deadline - cfl_now()) /
 				       (double)(p->autop.n_models - f);
-	cfl_search_opts_init(&so);
-	so.method = CFL_SEARCH_BO;
-	so.seed = cfl_seed_derive(p->data.seed, p->autop.models[f], 0);
-	so.maximize = 1;
-	so.liar = CFL_LIAR_KRIGING;
-	search = cfl_search_new(p->autop.spaces[f], &so, err);
-	if (!search)
-		return -1;
+	if (!search) {
+		cfl_search_opts_init(&so);
+		so.method = CFL_SEARCH_BO;
+		so.seed = cfl_seed_derive(p->data.seed, p->autop.models[f], 0);
+		so.maximize = 1;
+		so.liar = CFL_LIAR_KRIGING;
+		search = a->search[f] = cfl_search_new(p->autop.spaces[f], &so, err);
+		if (!search)
+			return -1;
+	}
 	s->wake_at = family_end;
 	for (;;) {
 		int r;
@@ -336,9 +370,21 @@ static int search_family(struct cfl_study *s, size_t f, double family_end,
 		/* this family's bag too is set aside once it has a best */
 		if (family_end > bags)
 			family_end = bags;
+		if (!a->stopped[f] && a->best[f] >= 0 &&
+		    a->since_best[f] >= stall_limit(slots))
+			a->stopped[f] = 1;
+		if (a->stopped[f] && !said) {
+			char text[160];
+
+			snprintf(text, sizeof(text), "%s: %zu candidates in a row no better "
+				 "than its best; its search stops", p->autop.models[f],
+				 a->since_best[f]);
+			emit_phase(s, ls, text);
+			said = 1;
+		}
 		/* ask while slots are free and the share lasts (the defaults,
 		 * not told yet, hold one) */
-		while (!exhausted && a->n - told + (size_t)dflt_open < slots &&
+		while (!a->stopped[f] && a->n - told + (size_t)dflt_open < slots &&
 		       !s->timed_out && cfl_now() < family_end) {
 			struct cfl_params params;
 			size_t idx = 0;
@@ -352,7 +398,7 @@ static int search_family(struct cfl_study *s, size_t f, double family_end,
 			}
 			if (r == 1) {
 				cfl_params_release(&params);
-				exhausted = 1;
+				a->stopped[f] = said = 1;	/* no need to say */
 				break;
 			}
 			if (add_cand(s, f, &params, (long)idx, err) < 0) {
@@ -398,7 +444,6 @@ static int search_family(struct cfl_study *s, size_t f, double family_end,
 	}
 out:
 	s->wake_at = 0;
-	cfl_search_free(search);
 	return rc;
 }
 
@@ -605,24 +650,40 @@ int cfl_study_auto(struct cfl_study *s, const struct cfl_study_listener *ls,
 		if (a->dflt[f] < 0)
 			return -1;
 	}
-	for (size_t f = 0; f < n_models; f++) {
-		double now = cfl_now(), end;
+	/* the first pass: each family in turn, its share what is left over
+	 * the families left; the second: what is left of the search budget
+	 * (the families that stopped early left it) over the families that
+	 * have not stopped, in the same order */
+	for (int pass = 0; pass < 2; pass++) {
+		size_t n_left = 0;
 
-		a->search_end = t0 + (left - reserve) * SEARCH_MAX_SHARE;
-		if (a->search_end > s->deadline - BAG_MARGIN * bag_seconds(s, f))
-			a->search_end = s->deadline - BAG_MARGIN * bag_seconds(s, f);
-		end = now + (a->search_end - now) / (double)(n_models - f);
+		for (size_t f = 0; f < n_models; f++)
+			n_left += pass == 0 || !a->stopped[f];
+		for (size_t f = 0; f < n_models; f++) {
+			double now = cfl_now(), end;
+			size_t bagged = pass ? n_models : f;
 
-		snprintf(text, sizeof(text), "%s: searching for %.1f s",
-			 p->autop.models[f], end > now ? end - now : 0.0);
-		emit_phase(s, ls, text);
-		r = search_family(s, f, end, ls, err);
-		if (r < 0)
-			return -1;
-		if (r == 2)
-			return CFL_STUDY_INTERRUPTED;
-		if (r == 3)
-			return CFL_STUDY_TIME_LIMIT;
+			if (pass && a->stopped[f])
+				continue;
+			a->search_end = t0 + (left - reserve) * SEARCH_MAX_SHARE;
+			if (a->search_end > s->deadline - BAG_MARGIN * bag_seconds(s, bagged))
+				a->search_end = s->deadline - BAG_MARGIN * bag_seconds(s, bagged);
+			end = now + (a->search_end - now) / (double)n_left--;
+			if (pass && end <= now)
+				break;
+
+			snprintf(text, sizeof(text), "%s: searching for %.1f s%s",
+				 p->autop.models[f], end > now ? end - now : 0.0,
+				 pass ? " more" : "");
+			emit_phase(s, ls, text);
+			r = search_family(s, f, end, ls, err);
+			if (r < 0)
+				return -1;
+			if (r == 2)
+				return CFL_STUDY_INTERRUPTED;
+			if (r == 3)
+				return CFL_STUDY_TIME_LIMIT;
+		}
 	}
 
 	if (submit_bags(s, ls, &n_sub, err))
