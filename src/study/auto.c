@@ -11,8 +11,10 @@
  * its defaults running since the start.
  * Time: the families search one after another, each until its share of
  * the search budget (what is left of it over the families left, the bags
- * of the families searched set aside), and the bags get the rest but a
- * small reserve for the ensembles.  A candidate
+ * of the families searched set aside) or until it stops improving (its
+ * time then goes to the families after it), then a second pass shares
+ * what is left among the families that did not stop; the bags get the
+ * rest but a small reserve for the ensembles.  A candidate
  * still running when its family's share ends is cancelled (a failed trial,
  * "cancelled"), unless the family has no score yet (its defaults always
  * run, for up to the family's fair share of all the time left, as long as
