@@ -12,9 +12,10 @@
  * Time: the families search one after another, each until its share of
  * the search budget (what is left of it over the families left, the bags
  * of the families searched set aside) or until it stops improving (its
- * time then goes to the families after it), then a second pass shares
- * what is left among the families that did not stop; the bags get the
- * rest but a small reserve for the ensembles.  A candidate
+ * time then goes to the families after it), then round after round
+ * shares what is left the same way, each family's search going on with a
+ * fresh count of candidates no better; the bags get the rest but a small
+ * reserve for the ensembles.  A candidate
  * still running when its family's share ends is cancelled (a failed trial,
  * "cancelled"), unless the family has no score yet (its defaults always
  * run, for up to the family's fair share of all the time left, as long as
@@ -46,8 +47,9 @@
  * twice the slots) scored no better than its best: on the W1 set linear
  * and tree kept asking for their whole shares (191 and 72 candidates)
  * long after their best, while fcnn, slower a candidate, had none done.
- * Its unused time goes to the families searched after it, and the second
- * pass shares what is left among the families that have not stopped. */
+ * Its unused time goes to the families searched after it; the next round
+ * shares what is left again, the count starting afresh, so on small data,
+ * where every family stops soon, the rounds go on until the budget ends. */
 #define STALL_CANDIDATES 10
 
 struct auto_cand {
@@ -75,10 +77,11 @@ struct study_auto {
 	size_t n_trials;
 	long best[CFL_STUDY_MAX_MODELS];	/* index into c, or -1 */
 	long dflt[CFL_STUDY_MAX_MODELS];	/* each family's defaults */
-	/* each family's search, kept for the second pass */
+	/* each family's search, kept for the next round */
 	struct cfl_search *search[CFL_STUDY_MAX_MODELS];
 	size_t since_best[CFL_STUDY_MAX_MODELS];	/* told, none better */
-	int stopped[CFL_STUDY_MAX_MODELS];	/* stalled or space exhausted */
+	int stopped[CFL_STUDY_MAX_MODELS];	/* stalled this round */
+	int exhausted[CFL_STUDY_MAX_MODELS];	/* its space has no more */
 	double search_end;
 };
 
@@ -347,7 +350,7 @@ static int search_family(struct cfl_study *s, size_t f, double family_end,
 	size_t told = a->n, slots;
 	long dk = a->dflt[f];	/* submitted at the start; told first */
 	double fair_end;
-	int rc = 0, said = a->stopped[f];
+	int rc = 0, said = search != NULL;	/* said in its first round only */
 	const struct cfl_pool_opts *po = cfl_pool_opts(s->pool);
 
 	slots = po->n_local ? po->n_local : 1;
@@ -386,7 +389,8 @@ static int search_family(struct cfl_study *s, size_t f, double family_end,
 		}
 		/* ask while slots are free and the share lasts (the defaults,
 		 * not told yet, hold one) */
-		while (!a->stopped[f] && a->n - told + (size_t)dflt_open < slots &&
+		while (!a->stopped[f] && !a->exhausted[f] &&
+		       a->n - told + (size_t)dflt_open < slots &&
 		       !s->timed_out && cfl_now() < family_end) {
 			struct cfl_params params;
 			size_t idx = 0;
@@ -400,7 +404,7 @@ static int search_family(struct cfl_study *s, size_t f, double family_end,
 			}
 			if (r == 1) {
 				cfl_params_release(&params);
-				a->stopped[f] = said = 1;	/* no need to say */
+				a->exhausted[f] = 1;
 				break;
 			}
 			if (add_cand(s, f, &params, (long)idx, err) < 0) {
@@ -652,20 +656,27 @@ int cfl_study_auto(struct cfl_study *s, const struct cfl_study_listener *ls,
 		if (a->dflt[f] < 0)
 			return -1;
 	}
-	/* the first pass: each family in turn, its share what is left over
-	 * the families left; the second: what is left of the search budget
-	 * (the families that stopped early left it) over the families that
-	 * have not stopped, in the same order */
-	for (int pass = 0; pass < 2; pass++) {
-		size_t n_left = 0;
+	/* round after round, each family in turn, its share what is left of
+	 * the search budget over the families left in the round (a family
+	 * that stops early leaves its time to those after it); a round after
+	 * the first starts each family's count of candidates no better afresh,
+	 * and the rounds end with the budget, or when one asked nothing (every
+	 * space exhausted, or no time left to ask in) */
+	for (int pass = 0, again = 0;; pass++) {
+		size_t n_left = 0, n_asked = a->n;
 
-		for (size_t f = 0; f < n_models; f++)
-			n_left += pass == 0 || !a->stopped[f];
+		for (size_t f = 0; f < n_models; f++) {
+			a->stopped[f] = 0;
+			a->since_best[f] = 0;
+			n_left += !a->exhausted[f];
+		}
+		if (pass && !n_left)
+			break;
 		for (size_t f = 0; f < n_models; f++) {
 			double now = cfl_now(), end;
 			size_t bagged = pass ? n_models : f;
 
-			if (pass && a->stopped[f])
+			if (pass && a->exhausted[f])
 				continue;
 			a->search_end = t0 + (left - reserve) * SEARCH_MAX_SHARE;
 			if (a->search_end > s->deadline - BAG_MARGIN * bag_seconds(s, bagged))
@@ -673,6 +684,9 @@ int cfl_study_auto(struct cfl_study *s, const struct cfl_study_listener *ls,
 			end = now + (a->search_end - now) / (double)n_left--;
 			if (pass && end <= now)
 				break;
+			if (pass && !again++)	/* said once */
+				emit_phase(s, ls, "another round for the families, "
+					   "each with a fresh count of candidates no better");
 
 			snprintf(text, sizeof(text), "%s: searching for %.1f s%s",
 				 p->autop.models[f], end > now ? end - now : 0.0,
@@ -686,6 +700,8 @@ int cfl_study_auto(struct cfl_study *s, const struct cfl_study_listener *ls,
 			if (r == 3)
 				return CFL_STUDY_TIME_LIMIT;
 		}
+		if (pass && a->n == n_asked)
+			break;
 	}
 
 	if (submit_bags(s, ls, &n_sub, err))
