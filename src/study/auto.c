@@ -685,13 +685,14 @@ int cfl_study_auto(struct cfl_study *s, const struct cfl_study_listener *ls,
 			if (pass && end <= now)
 				break;
 			if (pass && !again++)	/* said once */
-				emit_phase(s, ls, "another round for the families, "
-					   "each with a fresh count of candidates no better");
+				emit_phase(s, ls, "another round for the families, and so on "
+					   "until the search's time ends, each with a fresh "
+					   "count of candidates no better");
 
-			snprintf(text, sizeof(text), "%s: searching for %.1f s%s",
-				 p->autop.models[f], end > now ? end - now : 0.0,
-				 pass ? " more" : "");
-			emit_phase(s, ls, text);
+			snprintf(text, sizeof(text), "%s: searching for %.1f s",
+				 p->autop.models[f], end > now ? end - now : 0.0);
+			if (!pass)	/* the rounds after: said once above */
+				emit_phase(s, ls, text);
 			r = search_family(s, f, end, ls, err);
 			if (r < 0)
 				return -1;
