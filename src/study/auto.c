@@ -337,10 +337,12 @@ static size_t stall_limit(size_t slots)
 /* Searches family f until family_end (its search goes on from where an
  * earlier call left it), or until it stops: its space exhausted, or
  * stall_limit candidates in a row no better than its best (then no more
- * are asked, and those in flight finish within the share).  0, or 2 / 3
- * (interrupted, time limit) or -1. */
-static int search_family(struct cfl_study *s, size_t f, double family_end,
-			 const struct cfl_study_listener *ls,
+ * are asked, and those in flight finish within the share).  The bags of
+ * families [0, n_before) are set aside, and its own once it has a best
+ * (the first round: f; the rounds after: all).  0, or 2 / 3 (interrupted,
+ * time limit) or -1. */
+static int search_family(struct cfl_study *s, size_t f, size_t n_before,
+			 double family_end, const struct cfl_study_listener *ls,
 			 struct cfl_err *err)
 {
 	const struct cfl_study_plan *p = s->plan;
@@ -369,7 +371,8 @@ static int search_family(struct cfl_study *s, size_t f, double family_end,
 	s->wake_at = family_end;
 	for (;;) {
 		int r;
-		double bags = s->deadline - BAG_MARGIN * bag_seconds(s, f + 1), first_end;
+		double bags = s->deadline - BAG_MARGIN * bag_seconds(s, n_before > f ? n_before : f + 1),
+		       first_end;
 		int dflt_open = dk >= 0 && !a->c[dk].told;
 
 		/* this family's bag too is set aside once it has a best */
@@ -427,7 +430,7 @@ static int search_family(struct cfl_study *s, size_t f, double family_end,
 		 * score (else wait for one for the family's fair share of all
 		 * the time left, while the bags of the families before still
 		 * fit) */
-		first_end = s->deadline - BAG_MARGIN * bag_seconds(s, f);
+		first_end = s->deadline - BAG_MARGIN * bag_seconds(s, n_before);
 		if (first_end > fair_end)
 			first_end = fair_end;
 		if (cfl_now() >= family_end &&
@@ -693,7 +696,7 @@ int cfl_study_auto(struct cfl_study *s, const struct cfl_study_listener *ls,
 				 p->autop.models[f], end > now ? end - now : 0.0);
 			if (!pass)	/* the rounds after: said once above */
 				emit_phase(s, ls, text);
-			r = search_family(s, f, end, ls, err);
+			r = search_family(s, f, bagged, end, ls, err);
 			if (r < 0)
 				return -1;
 			if (r == 2)
