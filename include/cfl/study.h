@@ -84,6 +84,10 @@ struct cfl_study_auto_plan {
 							 * model's; the caller's */
 	int folds;			/* K >= 2 */
 	enum cfl_metric_id metric;	/* ranks candidates and the leaderboard */
+	int use_all_time;	/* search round after round until the
+				 * search's share of the time ends; 0: stop
+				 * after a round that improved no family's
+				 * best.  Not part of the stored plan */
 	const char *save;	/* --save: the bundle of the leaderboard to
 				 * write at the end; the fold trials then keep
 				 * their models; NULL: none */
@@ -321,11 +325,13 @@ int cfl_study_timed_out(const struct cfl_study *s);
 
 /* `cfl auto`'s run (plan kind CFL_RUN_AUTO), within the plan's time_limit
  * counted from cfl_study_open: each family of autop.models in turn is
- * searched on the validation part for its share of half the budget (the
- * share of the families left of what is left), its defaults first, then
- * the GP over its space (one seed per candidate, tune's ask/tell rule);
- * a candidate still running at the end of its family's share is cancelled
- * (once the family has a score).  Then each family's best is bagged with
+ * searched on the validation part for its share of at most 0.8 of the
+ * budget (the share of the families left of what is left), its defaults
+ * first, then the GP over its space (one seed per candidate, tune's
+ * ask/tell rule), round after round until a round after the first
+ * improves no family's best (autop.use_all_time: until the search's time
+ * ends); a candidate still running at the end of its family's share is
+ * cancelled (once the family has a score).  Then each family's best is bagged with
  * autop.folds fold trials (out-of-fold predictions kept), the best family
  * first, until the limit minus a small reserve for the ensembles.  On
  * --resume the stored candidates are replayed (done trials not run again)

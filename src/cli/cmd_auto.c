@@ -33,6 +33,7 @@ enum {
 	OPT_FOLDS,
 	OPT_METRIC,
 	OPT_SAVE,
+	OPT_USE_ALL_TIME,
 };
 
 #define DEFAULT_MODELS "fcnn,linear,tree,forest,gbdt"
@@ -45,8 +46,9 @@ static void usage(FILE *f)
 		"usage: cfl auto DATA [options]\n\n"
 		"Finds a good model for DATA within --time-limit seconds, in one run of the\n"
 		"pool and the database: searches each model family on the validation part\n"
-		"for its share of half the time (the model's defaults first, then Bayesian\n"
-		"optimisation over params/MODEL.params), trains the best of each family on\n"
+		"for its share of the time (the model's defaults first, then Bayesian\n"
+		"optimisation over params/MODEL.params; round after round, until a round\n"
+		"improves no family's best), trains the best of each family on\n"
 		"--folds folds (out-of-fold predictions), and combines them (mean, and\n"
 		"stacking: non-negative weights summing to one fitted on the out-of-fold\n"
 		"predictions).  Prints a leaderboard sorted by the validation score, with\n"
@@ -60,6 +62,8 @@ static void usage(FILE *f)
 		"  --folds K                folds of each family's best [5]\n"
 		"  --metric NAME            ranks candidates and the leaderboard [acc;\n"
 		"                           regression: mse]\n"
+		"  --use-all-time           search on until the search's time ends, even\n"
+		"                           after a round of every family improved nothing\n"
 		"  --save FILE              keep the bags' fold models and write the\n"
 		"                           leaderboard as a bundle FILE (rows: each bag\n"
 		"                           MODEL:HEX, mean, stacking) [none]\n"
@@ -143,6 +147,7 @@ static int parse_args(void *ctx, int argc, char **argv)
 		{ "folds", required_argument, 0, OPT_FOLDS },
 		{ "metric", required_argument, 0, OPT_METRIC },
 		{ "save", required_argument, 0, OPT_SAVE },
+		{ "use-all-time", no_argument, 0, OPT_USE_ALL_TIME },
 		CLI_POOL_LONGOPTS,
 		{ "help", no_argument, 0, 'h' },
 		{ 0, 0, 0, 0 },
@@ -185,6 +190,9 @@ static int parse_args(void *ctx, int argc, char **argv)
 			if (!optarg[0])
 				return cli_usage_error("auto", "--save needs a file name");
 			pl->sp.autop.save = optarg;
+			break;
+		case OPT_USE_ALL_TIME:
+			pl->sp.autop.use_all_time = 1;
 			break;
 		case 'h':
 			usage(stdout);

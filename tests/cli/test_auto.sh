@@ -25,7 +25,7 @@ expect_run_seconds() {
 test_auto_help() {
 	run "$CFL" auto --help
 	expect_rc 0
-	for o in --time-limit --models --folds --metric --save --num-jobs --db --name --resume -q Examples:; do
+	for o in --time-limit --models --folds --metric --save --use-all-time --num-jobs --db --name --resume -q Examples:; do
 		expect_out "$o"
 	done
 	run "$CFL" --help
@@ -142,6 +142,31 @@ test_auto_family_stops_when_no_better() {
 	expect_err "another round for the families"
 	[ "$(sqlite3 s.db "select count(*) from candidates where model = 'linear'")" -gt 12 ] ||
 		fail "linear had no second round"
+}
+
+# a round after the first that improves no family's best ends the search
+# (on iris every linear and tree candidate scores the same on the
+# validation part), so the run ends long before its limit; --use-all-time
+# searches on until the search's share of the time ends
+test_auto_search_ends_when_a_round_improves_nothing() {
+	local n lo
+	run "$CFL" auto "$ROOT/datasets/iris.csv" --models linear,tree --time-limit "$(lim 60)" \
+		--num-jobs 2 --db e.db --name e
+	expect_rc 0
+	expect_err "the search ends: a whole round improved no family's best"
+	expect_out "Leaderboard by acc"
+	# two rounds, each: the best, 10 no better, at most 2 in flight
+	n=$(sqlite3 e.db "select count(*) from candidates where model = 'linear'")
+	[ "$n" -ge 20 ] && [ "$n" -le 26 ] || fail "linear asked $n candidates, expected two rounds (20 to 26)"
+	expect_run_seconds e.db "$(lim 20)"
+	run "$CFL" auto "$ROOT/datasets/iris.csv" --models linear,tree --time-limit "$(lim 4)" \
+		--use-all-time --num-jobs 2 --db f.db --name f
+	expect_rc 0
+	grep -q "the search ends" <<<"$err" && fail "--use-all-time: the search ended early: ${err:0:600}"
+	expect_err "another round for the families"
+	# the search's share is 0.8 of the limit less a small reserve
+	lo=$(awk -v l="$(lim 4)" 'BEGIN { print 0.7 * l }')
+	expect_run_seconds f.db "$(lim 6)" "$lo"
 }
 
 # a model that never returns: the search waits for a first score until its
