@@ -24,7 +24,9 @@
 # QUALITY_SEEDS (10), QUALITY_W1_SETS and QUALITY_W3_SETS pick a subset;
 # QUALITY_REUSE_PEERS=1 keeps the peers' per-seed figures of an earlier run
 # in $BENCH_DIR/quality (they are seeded, so the same); QUICK=1 keeps them
-# unless QUALITY_REUSE_PEERS=0.
+# unless QUALITY_REUSE_PEERS=0.  A full run keeps its table and figures;
+# QUICK=1 prints and records those of the last full run instead of
+# computing them (quality_kept in lib.sh; the rows say so).
 set -u
 : "${ROOT:?}" "${BENCH_DIR:?}" "${PY:=/usr/bin/python3}"
 CFL_BIN=${CFL:-$ROOT/cfl}
@@ -38,6 +40,16 @@ B="$BENCH_DIR/quality"
 mkdir -p "$B"
 rm -f "$B/q.db" "$B/rows.txt"
 export OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1
+if quality_kept quality; then
+	K=$(quality_kept_dir quality)
+	note=$(quality_kept_note quality)
+	[ -s "$K/table.md" ] && [ -s "$K/emit.txt" ] || { echo "bench_quality: $K is incomplete"; exit 1; }
+	echo "bench_quality: the figures $note"
+	{ echo "(the table below: $note)"; echo; cat "$K/table.md"; } >> "$BENCH_DIR/results.md"
+	awk -F'\x1f' -v n="$note" 'BEGIN { OFS = FS } { $2 = $2 ", " n; print }' "$K/emit.txt" > "$B/emit.txt" &&
+		emit_file "$B/emit.txt" || exit 1
+	exit 0
+fi
 
 task_of() { case "$1" in diabetes|synth_reg*) echo reg ;; *) echo clf ;; esac; }
 metric_of() { [ "$(task_of "$1")" = reg ] && echo rmse || echo acc; }
@@ -105,7 +117,7 @@ for ds in $W3_SETS; do
 done
 
 [ -s "$B/rows.txt" ] || exit 1
-"$PY" - "$B/rows.txt" "$SEEDS" "$BENCH_DIR/results.md" "$BENCH_DIR/quality.jsonl" "$B/emit.txt" <<'PYEOF' || exit 1
+"$PY" - "$B/rows.txt" "$SEEDS" "$B/table.md" "$BENCH_DIR/quality.jsonl" "$B/emit.txt" <<'PYEOF' || exit 1
 import json, math, sys
 rows, n, md, jl, ef = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4], open(sys.argv[5], 'w')
 import statistics as st
@@ -147,8 +159,13 @@ with open(jl, 'a') as jf:
                       verdict))
 out.append('')
 print('\n'.join(out))
-with open(md, 'a') as f:
+with open(md, 'w') as f:
     f.write('\n'.join(out) + '\n')
 PYEOF
+cat "$B/table.md" >> "$BENCH_DIR/results.md"
 emit_file "$B/emit.txt" || status=1
+# a full run's figures, for QUICK=1 (all of them: not a subset or other seeds)
+if [ $status = 0 ] && [ -z "${QUALITY_SEEDS:-}${QUALITY_W1_SETS:-}${QUALITY_W3_SETS:-}" ]; then
+	quality_keep quality "$B/table.md" "$B/emit.txt" || status=1
+fi
 exit $status

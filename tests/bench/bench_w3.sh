@@ -4,9 +4,9 @@
 # XGBoost hist (100 rounds, depth 6, learning rate 0.3, 2 jobs) at the same
 # settings, on raw features and the peers' train/test split.  Runs are
 # interleaved (cfl seed r, then the peer with random_state r), so load on
-# the machine hits both alike; the peer is one process per dataset and
-# model (w3_peers.py serve: it imports and loads once, then fits one seed
-# each time it is asked).  Reports the median fit time (fit call only)
+# the machine hits both alike; the peer is one process per dataset
+# (w3_peers.py serve: it imports and loads once, then fits one model and
+# seed each time it is asked).  Reports the median fit time (fit call only)
 # and its ratio cfl / peer, and the mean test accuracy (or RMSE) over the
 # seeds (30 seeds on the small sets: W3_QUALITY_SEEDS), against the quality
 # and speed targets.  W3_REPEATS=N (default 3; QUICK: 1, and 5 quality seeds), W3_SETS="digits ..." and
@@ -21,7 +21,9 @@
 # The quality runs of the small sets (no timing) run cfl and the peer side
 # by side; W3_PART=quality runs only them (run.sh does so ahead, beside the
 # other quality-only scripts, and exports W3_QUALITY_AHEAD=1 so that the
-# timed run takes their figures from $BENCH_DIR/w3/quality).
+# timed run takes their figures from $BENCH_DIR/w3/quality).  A full run
+# keeps them; QUICK=1 takes the last full run's 30-seed figures instead of
+# running 5 seeds (quality_kept in lib.sh; the row says so).
 set -u
 : "${ROOT:?}" "${BENCH_DIR:?}" "${PY:=/usr/bin/python3}"
 . "$ROOT/tests/bench/lib.sh"
@@ -35,6 +37,12 @@ MODELS=${W3_MODELS:-tree forest gbdt}
 B="$BENCH_DIR/w3"
 QDIR="$B/quality"
 mkdir -p "$B"
+qkept=""
+if quality_kept w3 && [ -s "$(quality_kept_dir w3)/seeds" ]; then
+	qkept=$(quality_kept_note w3)
+	QDIR=$(quality_kept_dir w3)
+	QSEEDS=$(cat "$QDIR/seeds")
+fi
 # the driver is built by the Makefile, linked like cfl
 make -s --no-print-directory -C "$ROOT" "build/bench-bin/w3_bench" >/dev/null && cp "$ROOT/build/bench-bin/w3_bench" "$B/" || exit 1
 
@@ -71,6 +79,7 @@ quality_runs() {
 }
 
 if [ "$PART" = quality ]; then
+	[ -z "$qkept" ] || { echo "bench_w3: the quality runs $qkept"; exit 0; }
 	rm -rf "$QDIR"
 	[ "$QSEEDS" -gt "$REPS" ] || exit 0
 	status=0
@@ -83,21 +92,26 @@ if [ "$PART" = quality ]; then
 				{ echo "bench_w3: quality runs of $model on $ds failed"; status=1; }
 		done
 	done
+	# a full run's figures, for QUICK=1 (all of them: no subset)
+	if [ $status = 0 ] && [ -z "${W3_SETS:-}${W3_MODELS:-}${W3_QUALITY_SEEDS:-}" ]; then
+		echo "$QSEEDS" > "$QDIR/seeds" && quality_keep w3 "$QDIR"/* || status=1
+	fi
 	exit $status
 fi
 
-# the peer process of one dataset and model (w3_peers.py serve)
+# the peer process of one dataset, for every model (w3_peers.py serve)
 peer_start() {
-	coproc PEER { exec "$PY" "$ROOT/tests/bench/w3_peers.py" "$@" serve "$threads"; }
+	coproc PEER { exec "$PY" "$ROOT/tests/bench/w3_peers.py" "${MODELS// /,}" "$@" serve "$THREADS"; }
 	peer_in=${PEER[1]} peer_out=${PEER[0]} peer_pid=$PEER_PID
 	local line=""
 	read -r line <&"$peer_out"
 	[ "$line" = ready ] || { peer_stop; return 1; }
 }
-# peer_fit SEED: one fit, its line appended to $B/peer.txt
+# peer_fit MODEL SEED: one fit, its line appended to $B/peer.txt
 peer_fit() {
 	local line=""
-	echo "$1" >&"$peer_in" && read -r line <&"$peer_out" && [ -n "$line" ] && echo "$line" >> "$B/peer.txt"
+	[ -n "${peer_pid:-}" ] || return 1
+	echo "$1 $2" >&"$peer_in" && read -r line <&"$peer_out" && [ -n "$line" ] && echo "$line" >> "$B/peer.txt"
 }
 peer_stop() {
 	[ -n "${peer_pid:-}" ] || return 0
@@ -124,8 +138,6 @@ for ds in $SETS; do
 	for model in $MODELS; do
 		: > "$B/cfl.txt"
 		: > "$B/peer.txt"
-		threads=1
-		[ "$model" != tree ] && threads=$THREADS
 		big=0
 		is_big "$tr" && big=1
 		preps=$REPS
@@ -136,17 +148,16 @@ for ds in $SETS; do
 			cp "$(peer_kept_file "w3-$ds-$model")" "$B/peer.txt" || exit 1
 			preps=0
 		fi
-		if [ "$preps" -gt 0 ] && ! peer_start "$model" "$task" "$tr" "$te"; then
-			echo "bench_w3: peer $model on $ds failed to start"; status=1; continue
+		if [ "$preps" -gt 0 ] && [ -z "${peer_pid:-}" ] && ! peer_start "$task" "$tr" "$te"; then
+			echo "bench_w3: peer on $ds failed to start"; status=1; continue
 		fi
 		for ((r = 0; r < REPS; r++)); do
 			# shellcheck disable=SC2046
 			"$B/w3_bench" "$model" "$task" "$tr" "$te" 1 seed=$r $(cfl_args "$model") >> "$B/cfl.txt" ||
 				{ echo "bench_w3: cfl $model on $ds failed"; status=1; peer_stop; continue 2; }
 			[ "$r" -lt "$preps" ] || continue
-			peer_fit "$r" || { echo "bench_w3: peer $model on $ds failed"; status=1; peer_stop; continue 2; }
+			peer_fit "$model" "$r" || { echo "bench_w3: peer $model on $ds failed"; status=1; peer_stop; continue 2; }
 		done
-		peer_stop || { echo "bench_w3: peer $model on $ds failed"; status=1; continue; }
 		[ $big = 1 ] && [ -z "$kept" ] && { peer_keep "w3-$ds-$model" "$B/peer.txt" || status=1; }
 		pn=$(grep -c . "$B/peer.txt")
 		ct=$(cut -d' ' -f1 "$B/cfl.txt" | median)
@@ -155,10 +166,14 @@ for ds in $SETS; do
 		# one test row is 0.9 points of breast_cancer's accuracy, and a
 		# tree's seed only breaks ties: on the small sets, score the mean
 		# over more seeds than the timing needs
-		qs=$REPS
+		qs=$REPS qnote=""
 		if [ $big = 0 ] && [ "$QSEEDS" -gt "$REPS" ]; then
 			qs=$QSEEDS
-			if [ "${W3_QUALITY_AHEAD:-0}" != 1 ] || [ "$(grep -c . "$QDIR/$ds-$model.peer" 2>/dev/null)" != "$QSEEDS" ] ||
+			if [ -n "$qkept" ]; then
+				[ -s "$QDIR/$ds-$model.cfl" ] && [ -s "$QDIR/$ds-$model.peer" ] ||
+					{ echo "bench_w3: $QDIR lacks $ds-$model"; status=1; continue; }
+				qnote="; $qkept"
+			elif [ "${W3_QUALITY_AHEAD:-0}" != 1 ] || [ "$(grep -c . "$QDIR/$ds-$model.peer" 2>/dev/null)" != "$QSEEDS" ] ||
 				[ "$(grep -c . "$QDIR/$ds-$model.cfl" 2>/dev/null)" != "$QSEEDS" ]; then
 				quality_runs "$ds" "$model" "$task" "$tr" "$te" ||
 					{ echo "bench_w3: quality runs of $model on $ds failed"; status=1; continue; }
@@ -191,10 +206,11 @@ for ds in $SETS; do
 		echo "W3 $ds $model: cfl ${ct} s, $(peer_of "$model") ${pt} s, ratio ${ratio} (target <= ${target}: ${tmet}); cfl ${cm} vs ${pm}: ${quality}"
 		emit "W3 $ds $model" "fit s ($THREADS threads), cfl / $(peer_of "$model")" "$ct" "$pt" "$ratio" \
 			"cfl range $crange$pspread" "<= $target"
-		emit "W3 $ds $model" "$([ "$task" = clf ] && echo "test acc" || echo "test RMSE") (mean of $qs seeds$pseeds), cfl vs $(peer_of "$model")" \
+		emit "W3 $ds $model" "$([ "$task" = clf ] && echo "test acc" || echo "test RMSE") (mean of $qs seeds$pseeds$qnote), cfl vs $(peer_of "$model")" \
 			"$cm" "$pm" "$(ratio "$cm" "$pm")" "" "$([ "$task" = clf ] && echo ">= peer - 0.005" || echo "<= 1.02")"
-		echo "| $ds | $model | $(peer_of "$model") | $ct | $pt$pnote | $ratio | <= $target $tmet | $cm | $pm$pnote | $quality |" >> "$BENCH_DIR/results.md"
+		echo "| $ds | $model | $(peer_of "$model") | $ct | $pt$pnote | $ratio | <= $target $tmet | $cm${qnote:+ (${qnote#; })} | $pm$pnote | $quality |" >> "$BENCH_DIR/results.md"
 	done
+	peer_stop || { echo "bench_w3: the peer on $ds failed"; status=1; }
 done
 echo >> "$BENCH_DIR/results.md"
 exit $status

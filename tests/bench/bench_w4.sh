@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # W4 optimiser quality (../shared/WORKLOADS.md): Branin, Hartmann6 and
 # Rosenbrock, 100 evaluations (regret also read at 30), seeds 0..19 (QUICK:
-# 0..5; W4_SEEDS=N for 0..N), cfl's bo and random (through the library:
+# 0..3; W4_SEEDS=N for 0..N), cfl's bo and random (through the library:
 # tests/bench/w4_driver.c) side by side with Optuna's TPE and random
 # samplers; and cfl's bo with 4 candidates in flight (as `cfl tune
 # --num-parallel 4`) against its own sequential search.  Prints the median
@@ -13,7 +13,7 @@ ROOT=${ROOT:-$(cd "$(dirname "$0")/../.." && pwd)}
 BENCH_DIR=${BENCH_DIR:-$ROOT/build/bench}
 PY=${PY:-/usr/bin/python3}
 . "$ROOT/tests/bench/lib.sh"
-SEEDS=${W4_SEEDS:-$(reps 19 5)}
+SEEDS=${W4_SEEDS:-$(reps 19 3)}
 export OPENBLAS_NUM_THREADS=1
 cd "$ROOT"
 mkdir -p "$BENCH_DIR/w4"

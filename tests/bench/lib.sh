@@ -116,3 +116,29 @@ peer_keep() {
 		echo "$(date -u +%Y-%m-%dT%H:%MZ), load $(cut -d' ' -f1 /proc/loadavg)" > "$BENCH_DIR/peer_times/$1.when"
 }
 peer_kept_note() { echo "timed by the full run of $(cat "$BENCH_DIR/peer_times/$1.when")"; }
+
+# The quality-only figures (they time nothing; cfl's and the peers' are
+# seeded) take a minute of QUICK=1's 3 even on fewer seeds: a full run
+# keeps them (bench_quality.sh's table and figures, W3's 30-seed quality
+# runs of the small sets) in $BENCH_DIR/quality_kept/KEY, with when and at
+# what load in KEY.when; QUICK=1 reuses them (BENCH_REUSE_QUALITY=0: never;
+# a full run always computes them afresh), and the rows say so.  They are
+# the figures of the tree of that full run: a QUICK=1 run after a change to
+# a model scores nothing new until BENCH_REUSE_QUALITY=0 or a full run.
+#   quality_kept KEY       true when this run reuses KEY's kept figures
+#   quality_kept_dir KEY   the folder of KEY's kept figures
+#   quality_keep KEY FILE...  on a full run, keeps a copy of the files as KEY's
+#   quality_kept_note KEY  "kept from the full run of DATE, load L"
+quality_kept_dir() { echo "$BENCH_DIR/quality_kept/$1"; }
+quality_kept() {
+	[ "$QUICK" = 1 ] && [ "${BENCH_REUSE_QUALITY:-1}" = 1 ] &&
+		[ -d "$(quality_kept_dir "$1")" ] && [ -s "$BENCH_DIR/quality_kept/$1.when" ]
+}
+quality_keep() {
+	[ "$QUICK" = 0 ] || return 0
+	local d; d=$(quality_kept_dir "$1")
+	shift
+	rm -rf "$d" "$d.when" && mkdir -p "$d" && cp -p "$@" "$d"/ &&
+		echo "$(date -u +%Y-%m-%dT%H:%MZ), load $(cut -d' ' -f1 /proc/loadavg)" > "$d.when"
+}
+quality_kept_note() { echo "kept from the full run of $(cat "$BENCH_DIR/quality_kept/$1.when")"; }

@@ -16,10 +16,12 @@
 # scripts run one at a time on an otherwise idle machine.  The work that
 # only scores quality and times nothing shares the two cores, ahead of
 # them: bench_quality.sh and then bench_w3.sh's quality runs
-# (W3_PART=quality) run beside scikit-learn's seeded defaults for
-# bench_w7.sh and bench_auto.sh (sk_defaults) and then bench_w7.sh itself.
+# (W3_PART=quality) and bench_auto.sh's cfl defaults (AUTO_PART=defaults)
+# run beside scikit-learn's seeded defaults for bench_w7.sh and
+# bench_auto.sh (sk_defaults) and then bench_w7.sh itself.
 # QUICK=1 also reuses the 100k sets' peer timings of the last full run
-# (peer_kept in lib.sh; BENCH_REUSE_PEER_TIMES=0 times them afresh).
+# (peer_kept in lib.sh; BENCH_REUSE_PEER_TIMES=0 times them afresh) and
+# its quality-only figures (quality_kept; BENCH_REUSE_QUALITY=0: afresh).
 set -u
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 cd "$ROOT"
@@ -106,8 +108,9 @@ start=$(date +%s)
 lane=""
 if has quality || has w7 || has auto; then
 	# the quality-only work side by side, before the timed scripts: one
-	# lane runs bench_quality.sh and then W3's quality runs of the small
-	# sets, the other scikit-learn's seeded defaults and then bench_w7.sh
+	# lane runs bench_quality.sh, W3's quality runs of the small sets and
+	# bench_auto.sh's cfl defaults, the other scikit-learn's seeded
+	# defaults and then bench_w7.sh
 	lane=tests/bench/bench_w7.sh beside=""
 	has w7 || lane=""
 	if [ -n "$lane" ]; then
@@ -127,6 +130,10 @@ if has quality || has w7 || has auto; then
 	if has w3; then
 		W3_PART=quality run_one tests/bench/bench_w3.sh "its quality runs, ahead${beside:+, $beside}" quality &&
 			export W3_QUALITY_AHEAD=1
+	fi
+	if has auto; then
+		AUTO_PART=defaults run_one tests/bench/bench_auto.sh "its cfl defaults, ahead${beside:+, $beside}" defaults &&
+			export AUTO_DEFAULTS_AHEAD=1
 	fi
 	wait $lane_pid || { status=1; echo "bench: the scikit-learn defaults or bench_w7.sh failed"; }
 	cat "$BENCH_DIR/lane.log"

@@ -4,21 +4,26 @@ RandomForest (100 trees, 2 jobs) and XGBoost hist (100 rounds, depth 6,
 Prints one line per repeat r (random_state r): "fit_seconds m1 m2" with
 acc and AUC (one-vs-rest macro) or RMSE and R2.  Only fit() is timed.
 With REPEATS "serve" it imports and loads once, prints "ready", then fits
-once per seed read from stdin (one a line) until stdin ends, so that
+once per line read from stdin until stdin ends, "SEED" or "MODEL SEED"
+(MODEL one of those named, comma-separated, on the command line), so that
 bench_w3.sh can interleave its runs with cfl's without paying the start-up
 each time.
 
-usage: w3_peers.py tree|forest|gbdt clf|reg TRAIN TEST REPEATS|serve THREADS [SEED0]"""
+usage: w3_peers.py tree|forest|gbdt[,...] clf|reg TRAIN TEST REPEATS|serve THREADS [SEED0]"""
 import csv, sys, time
 
 import numpy as np
+import pandas as pd
 
 
 def load(path, clf):
+    # pandas parses the 100k sets in a fifth of the csv module's time;
+    # round_trip parses each number as float() does, the label is text
     with open(path) as f:
-        rows = list(csv.reader(f))[1:]
-    X = np.array([[float(v) for v in r[:-1]] for r in rows], dtype=np.float32)
-    y = [r[-1] for r in rows]
+        label = next(csv.reader(f))[-1]
+    d = pd.read_csv(path, float_precision='round_trip', dtype={label: str}, keep_default_na=False)
+    X = d.iloc[:, :-1].to_numpy(dtype=np.float32)
+    y = list(d.iloc[:, -1])
     return X, y
 
 
@@ -38,25 +43,34 @@ else:
     ytr = np.array(ytr, dtype=float)
     yte = np.array(yte, dtype=float)
 
+models = model.split(',')
+if not set(models) <= {'tree', 'forest', 'gbdt'} or (len(models) > 1 and not serve):
+    sys.exit('w3_peers.py: unknown model list %r (several only with serve)' % model)
 from sklearn.metrics import accuracy_score, mean_squared_error, r2_score, roc_auc_score
-if model == 'tree':
+if 'tree' in models:
     from sklearn.tree import DecisionTreeClassifier, DecisionTreeRegressor
-elif model == 'forest':
+if 'forest' in models:
     from sklearn.ensemble import RandomForestClassifier, RandomForestRegressor
-else:
+if 'gbdt' in models:
     import xgboost as xgb
 
 
 def seeds():
     if not serve:
-        yield from range(seed0, seed0 + reps)
+        for r in range(seed0, seed0 + reps):
+            yield model, r
         return
     print('ready', flush=True)
     for line in sys.stdin:
-        yield int(line)
+        f = line.split()
+        if len(f) == 1:
+            f = [models[0]] + f
+        if len(f) != 2 or f[0] not in models:
+            sys.exit('w3_peers.py: bad request %r (MODEL SEED, a model of %s)' % (line, model))
+        yield f[0], int(f[1])
 
 
-for r in seeds():
+for model, r in seeds():
     if model == 'tree':
         m = (DecisionTreeClassifier if clf else DecisionTreeRegressor)(random_state=r)
     elif model == 'forest':
