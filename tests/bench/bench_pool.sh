@@ -23,7 +23,9 @@ runs() {	# runs DB N J TPW -> median us per trial
 }
 with_store=$(runs "$B/p.db" 10000 2 0)
 no_store=$(runs - 10000 2 0)
-fork_each=$(runs "$B/p.db" 1000 2 1)
+# a fork per trial costs 0.4-6 ms a trial by the machine's load: 250
+# trials (1000 took 6 s a run at load 2, for the same cost per trial)
+fork_each=$(runs "$B/p.db" 250 2 1)
 store_cost=$(awk -v a="$with_store" -v b="$no_store" 'BEGIN { printf "%.1f", a - b }')
 echo "pool, 10000 no-op trials, 2 workers: ${with_store} us per trial with the store" \
 	"(target <= 100), ${no_store} us without: store ${store_cost} us per committed trial" \

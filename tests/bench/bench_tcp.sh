@@ -16,8 +16,11 @@ export CFL_CACHE_DIR="$B/cache"
 TOK="$B/bench.tok"
 (umask 077; head -c 32 /dev/urandom | base64 >"$TOK")
 
-# 1. no-op trials per second
-tput() { for _ in $(seq "$RUNS"); do "$B/tcp_bench" "$CFL" "$ROOT/datasets/iris.csv" 20000 "$@" || exit 1; done | median; }
+# 1. no-op trials per second: 5,000 a run (tcp_bench times the trials
+#    once both workers have joined: about 1 s at 5,000-6,000 a second,
+#    where 20,000 took 3-4 s a run for the same rate)
+NOOP_N=${TCP_NOOP_TRIALS:-5000}
+tput() { for _ in $(seq "$RUNS"); do "$B/tcp_bench" "$CFL" "$ROOT/datasets/iris.csv" "$NOOP_N" "$@" || exit 1; done | median; }
 tcp=$(tput tcp)
 tls=$(tput tcp "$TOK")
 loc=$(tput local)

@@ -48,17 +48,17 @@ for name in $DATASETS; do
 		# the peers run once (3 seeds; their train time per seed is the
 		# median of the three), to keep make bench in 15 minutes: 15-17 s a
 		# run on synth_clf_100k (a quiet 2-core machine), 1-3 s elsewhere,
-		# mostly start-up, 7-40x cfl's; QUICK=1 reuses the 100k figures of
-		# the last full run (peer_kept in lib.sh)
+		# mostly start-up, 7-40x cfl's; QUICK=1 reuses their figures of the
+		# last full run (peer_kept in lib.sh)
 		[ "$rep" -gt 1 ] && continue
 		for peer in torch sklearn; do
-			if [ "$name" = synth_clf_100k ] && peer_kept "w1-$name-$peer"; then
+			if peer_kept "w1-$name-$peer"; then
 				cp "$(peer_kept_file "w1-$name-$peer")" "$BENCH_DIR/w1_peer.out" || exit 1
 				echo "note $peer $name $(peer_kept_note "w1-$name-$peer")" >> "$REC"
 			else
 				(cd "$ROOT/tests/bench" && "$PY" "w1_$peer.py" "$BENCH_DIR" "$name") > "$BENCH_DIR/w1_peer.out" ||
 					{ echo "bench_w1: w1_$peer.py failed on $name"; exit 1; }
-				[ "$name" != synth_clf_100k ] || peer_keep "w1-$name-$peer" "$BENCH_DIR/w1_peer.out" || exit 1
+				peer_keep "w1-$name-$peer" "$BENCH_DIR/w1_peer.out" || exit 1
 			fi
 			awk -v r="$rep" '{ $3 = r " " $3; print }' "$BENCH_DIR/w1_peer.out" |
 				sed -E 's/^([a-z]+) ([a-z_0-9]+) ([0-9]+) seed/\1 \2 \3 seed/' >> "$REC"

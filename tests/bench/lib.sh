@@ -95,7 +95,8 @@ sk_defaults() {
 }
 
 # Peers timed on the 100k sets take minutes even once, more than QUICK=1's
-# 3 minutes allow.  A full run keeps such a peer's output (its timings and
+# 3 minutes allow, and W1's PyTorch and MLP start in 1-3 s on every set.
+# A full run keeps such a peer's output (its timings and
 # figures) in $BENCH_DIR/peer_times/KEY.txt, with when and at what load it
 # was measured in KEY.when; QUICK=1 reuses it (BENCH_REUSE_PEER_TIMES=0:
 # never; =1: a full run too, which then measures no 100k peer), and the row
