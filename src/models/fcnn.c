@@ -23,6 +23,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #define MAX_HIDDEN 32
 #define MAX_LAYERS (MAX_HIDDEN + 1)
@@ -53,6 +54,13 @@
 #define CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
 #else
 #define CLONES
+#endif
+
+/* Loops the compiler must not turn into memcpy / memset calls. */
+#if defined(__GNUC__) && !defined(__clang__)
+#define NO_LIBCALLS __attribute__((optimize("no-tree-loop-distribute-patterns")))
+#else
+#define NO_LIBCALLS
 #endif
 
 enum loss { LOSS_CE, LOSS_MSE, LOSS_MAE };
@@ -171,13 +179,20 @@ static inline float lane_tree(const float *acc)
 #endif
 
 /* z (n, m) = b + x (n, k) w^T, w (m, k), b (m): the bias added here
- * gives the bits of z seeded with it (seed_rows) plus the sum. */
+ * gives the bits of z seeded with it (seed_rows) plus the sum.  With
+ * relu_x, each row of x first goes through the ReLU in place (relu's
+ * work for the hidden layer before, while the row is in cache). */
 CLONES
-static void narrow_nt(float *restrict z, const float *restrict x,
+static void narrow_nt(float *restrict z, float *restrict x,
 		      const float *restrict w, const float *restrict b,
-		      size_t n, size_t m, size_t k)
+		      size_t n, size_t m, size_t k, int relu_x)
 {
-	for (size_t i = 0; i < n; i++, x += k, z += m)
+	for (size_t i = 0; i < n; i++, x += k, z += m) {
+		for (size_t p = 0; relu_x && p < k; p++) {
+			float v = x[p];
+
+			x[p] = v > 0.0f ? v : 0.0f;
+		}
 		for (size_t j = 0; j < m; j++) {
 			const float *wj = w + j * k;
 			float acc[LANES] = { 0 }, tail = 0;
@@ -190,11 +205,12 @@ static void narrow_nt(float *restrict z, const float *restrict x,
 				tail += x[p] * wj[p];
 			z[j] = b[j] + (lane_tree(acc) + tail);
 		}
+	}
 }
 
-/* gw (m, k) = dz^T x and, when gb is not NULL (the bias gradient not
- * summed already), gb (m) = column sums of dz, for dz (n, m) and x (n, k):
- * rows added in order. */
+/* gw (m, k) = dz^T x, unless gw is NULL (narrow_nn makes it), and, when
+ * gb is not NULL (the bias gradient not summed already), gb (m) = column
+ * sums of dz, for dz (n, m) and x (n, k): rows added in order. */
 CLONES
 static void narrow_tn(float *restrict gw, float *restrict gb,
 		      const float *restrict dz, const float *restrict x,
@@ -208,7 +224,7 @@ static void narrow_tn(float *restrict gw, float *restrict gb,
 			gb[j] += dz[i * m + j];
 	/* TN_CHUNK columns at a time, summed over the rows in registers
 	 * (not through gw in memory, a store and a reload per row) */
-	for (size_t p0 = 0; p0 < k; p0 += TN_CHUNK) {
+	for (size_t p0 = 0; gw && p0 < k; p0 += TN_CHUNK) {
 		const size_t c = k - p0 < TN_CHUNK ? k - p0 : TN_CHUNK;
 		const float *xp = x + p0;
 		float a0[TN_CHUNK] = { 0 }, a1[TN_CHUNK] = { 0 };
@@ -244,19 +260,25 @@ static void narrow_tn(float *restrict gw, float *restrict gb,
 
 /* dx (n, k) = dz (n, m) w, w (m, k).  When h is not NULL, dx then goes
  * through the ReLU (and the dropout mask, when not NULL) of the hidden
- * layer whose output h (n, k) this layer read, and gb (k) gets the column
- * sums of the result: relu_back's work, in the same pass. */
+ * layer whose output h (n, k) this layer read, gb (k) gets the column
+ * sums of the result (relu_back's work) and gw (m, k) = dz^T h (narrow_tn's),
+ * all in the same pass over h: each element of gw is the sum of the same
+ * products in the same order as narrow_tn's, so it has the same bits. */
+NO_LIBCALLS
 CLONES
 static void narrow_nn(float *restrict dx, const float *restrict dz,
 		      const float *restrict w, size_t n, size_t m, size_t k,
 		      const float *restrict h, const float *restrict mask,
-		      float *restrict gb)
+		      float *restrict gb, float *restrict gw)
 {
 	const float *w1 = w + k;
+	float *restrict gw1 = gw + k;
 
 	_Static_assert(NARROW == 2, "narrow_nn handles m = 1 and m = 2");
 	for (size_t p = 0; h && p < k; p++)
 		gb[p] = 0;
+	for (size_t p = 0; h && p < m * k; p++)
+		gw[p] = 0;
 	/* one pass per row, each element stored once: the variants are
 	 * written out so the compiler keeps every one a single loop */
 	for (size_t i = 0; i < n; i++, dz += m, dx += k) {
@@ -274,6 +296,7 @@ static void narrow_nn(float *restrict dx, const float *restrict dz,
 
 				dx[p] = v;
 				gb[p] += v;
+				gw[p] += d0 * h[p];
 			}
 		} else if (m == 1) {
 			for (size_t p = 0; p < k; p++) {
@@ -281,6 +304,7 @@ static void narrow_nn(float *restrict dx, const float *restrict dz,
 
 				dx[p] = v;
 				gb[p] += v;
+				gw[p] += d0 * h[p];
 			}
 		} else if (mask) {
 			for (size_t p = 0; p < k; p++) {
@@ -288,6 +312,8 @@ static void narrow_nn(float *restrict dx, const float *restrict dz,
 
 				dx[p] = v;
 				gb[p] += v;
+				gw[p] += d0 * h[p];
+				gw1[p] += d1 * h[p];
 			}
 		} else {
 			for (size_t p = 0; p < k; p++) {
@@ -295,6 +321,8 @@ static void narrow_nn(float *restrict dx, const float *restrict dz,
 
 				dx[p] = v;
 				gb[p] += v;
+				gw[p] += d0 * h[p];
+				gw1[p] += d1 * h[p];
 			}
 		}
 		if (h) {
@@ -621,7 +649,9 @@ fail:
 }
 
 /* Every row of z (n, k) set to b (k): the bias the layer's product is
- * then added to. */
+ * then added to.  A plain loop: GCC would make each row a memcpy call,
+ * which costs more than the copy of a short row. */
+NO_LIBCALLS
 CLONES
 static void seed_rows(float *restrict z, const float *restrict b, size_t n,
 		      size_t k)
@@ -648,7 +678,8 @@ enum mode { EVAL, TRAIN, CHECK };	/* CHECK: TRAIN without running stats */
 /* Hidden layer l forward, in place on z = act[l + 1] (n, n_out) which
  * holds x W^T + b:  [batch norm] -> ReLU -> [dropout]. */
 static void hidden_forward(struct fcnn *f, struct work *w, size_t l, size_t n,
-			   enum mode mode, float p_drop, struct cfl_rng *rng)
+			   enum mode mode, float p_drop, struct cfl_rng *rng,
+			   int relu_later)
 {
 	const struct layer *ly = &f->layer[l];
 	const size_t k = ly->n_out;
@@ -706,7 +737,8 @@ static void hidden_forward(struct fcnn *f, struct work *w, size_t l, size_t n,
 				}
 		}
 	}
-	relu(z, n * k);
+	if (!relu_later)
+		relu(z, n * k);
 	if (mode != EVAL && p_drop > 0) {
 		/* two 32-bit draws per random word: keep when u >= p */
 		const uint64_t thr = (uint64_t)((double)p_drop * 4294967296.0);
@@ -732,20 +764,30 @@ static void forward(struct fcnn *f, struct work *w, const float *x, size_t n,
 		    enum mode mode, float p_drop, struct cfl_rng *rng)
 {
 	const float *in = x;
+	/* the ReLU of a hidden layer followed by a narrow one, when no
+	 * dropout comes after it, is left to narrow_nt */
+	const int drop = mode != EVAL && p_drop > 0;
+	int relu_in = 0;
 
 	for (size_t l = 0; l < f->n_layers; l++) {
 		const struct layer *ly = &f->layer[l];
 		float *z = w->act[l + 1];
+		int relu_later;
 
 		if (ly->n_out <= NARROW) {
-			narrow_nt(z, in, f->theta + ly->w, f->theta + ly->b, n,
-				  ly->n_out, ly->n_in);
+			/* in is act[l] when relu_in (never x) */
+			narrow_nt(z, relu_in ? w->act[l] : (float *)in,
+				  f->theta + ly->w, f->theta + ly->b, n,
+				  ly->n_out, ly->n_in, relu_in);
 		} else {
 			seed_rows(z, f->theta + ly->b, n, ly->n_out);
 			gemm_nt_acc(n, ly->n_out, ly->n_in, in, f->theta + ly->w, z);
 		}
+		relu_later = ly->hidden && !drop && l + 1 < f->n_layers &&
+			     f->layer[l + 1].n_out <= NARROW;
 		if (ly->hidden)
-			hidden_forward(f, w, l, n, mode, p_drop, rng);
+			hidden_forward(f, w, l, n, mode, p_drop, rng, relu_later);
+		relu_in = relu_later;
 		in = z;
 	}
 }
@@ -927,12 +969,14 @@ static int linear_backward(struct fcnn *f, struct work *w, size_t l,
 	if (ly->n_out <= NARROW) {
 		const int fuse = dx && !f->batch_norm;
 
-		narrow_tn(w->grad + ly->w, bias_done ? NULL : w->grad + ly->b, dz,
-			  x, n, ly->n_out, ly->n_in);
+		narrow_tn(fuse ? NULL : w->grad + ly->w,
+			  bias_done ? NULL : w->grad + ly->b, dz, x, n,
+			  ly->n_out, ly->n_in);
 		if (dx)
 			narrow_nn(dx, dz, f->theta + ly->w, n, ly->n_out, ly->n_in,
 				  fuse ? x : NULL, w->mask[l - 1],
-				  fuse ? w->grad + f->layer[l - 1].b : NULL);
+				  fuse ? w->grad + f->layer[l - 1].b : NULL,
+				  w->grad + ly->w);
 		return fuse;
 	}
 	gemm_tn(ly->n_out, ly->n_in, n, dz, x, w->grad + ly->w);
@@ -1275,9 +1319,7 @@ static double valid_score(struct fcnn *f, struct work *w,
  * ahead (both ends, it may span two cache lines, and its target) so its
  * misses overlap this copy, and so are the rows next[0..n_next) of the
  * next batch, which then arrive while this batch's products run. */
-#if defined(__GNUC__) && !defined(__clang__)
-__attribute__((optimize("no-tree-loop-distribute-patterns")))
-#endif
+NO_LIBCALLS
 CLONES
 static void gather(float *restrict xb, float *restrict tb,
 		   const float *restrict x, const float *restrict t,
@@ -1305,6 +1347,56 @@ static void gather(float *restrict xb, float *restrict tb,
 	}
 }
 
+/* Training rows (and their targets) up to HUGE_COPY_MAX bytes are copied
+ * once into memory asked for on 2 MiB pages: gather reads 128 rows at
+ * random every step, and on 4 KiB pages nearly each one missed the TLB
+ * too (a page walk per row, the larger part of gather's time).  The same
+ * values, so the same model; without the pages (the kernel may refuse)
+ * the copy is only a copy. */
+#define HUGE_PAGE ((size_t)2 << 20)
+#define HUGE_COPY_MAX ((size_t)1 << 30)
+
+struct huge_copy {
+	void *map;
+	size_t len;
+};
+
+/* A copy of x (n, d) followed by t (n) on huge pages where the kernel
+ * allows, or NULL (too large, or no memory: gather then reads x and t
+ * where they are). */
+static float *huge_rows(struct huge_copy *h, const float *x, const float *t,
+			size_t n, size_t d)
+{
+	size_t bytes = (n * d + n) * sizeof(float);
+	unsigned char *p;
+	float *c;
+
+	h->map = NULL;
+	if (n == 0 || d > HUGE_COPY_MAX / sizeof(float) / (n + 1) ||
+	    bytes > HUGE_COPY_MAX)
+		return NULL;
+	h->len = (bytes + 2 * HUGE_PAGE - 1) / HUGE_PAGE * HUGE_PAGE;
+	p = mmap(NULL, h->len, PROT_READ | PROT_WRITE,
+		 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (p == MAP_FAILED)
+		return NULL;
+	h->map = p;
+	c = (float *)(p + (HUGE_PAGE - (uintptr_t)p % HUGE_PAGE) % HUGE_PAGE);
+#ifdef MADV_HUGEPAGE
+	(void)madvise(c, h->len - (size_t)((unsigned char *)c - p), MADV_HUGEPAGE);
+#endif
+	memcpy(c, x, n * d * sizeof(float));
+	memcpy(c + n * d, t, n * sizeof(float));
+	return c;
+}
+
+static void huge_release(struct huge_copy *h)
+{
+	if (h->map)
+		munmap(h->map, h->len);
+	h->map = NULL;
+}
+
 static int fit(struct cfl_model *m, const struct cfl_xy *train,
 	       const struct cfl_xy *valid, struct cfl_err *err)
 {
@@ -1316,6 +1408,9 @@ static int fit(struct cfl_model *m, const struct cfl_xy *train,
 	float *t = NULL, *best_theta = NULL, *best_stats = NULL;
 	size_t *idx = NULL, bs, since_best = 0, no_change, stale = 0;
 	double *vout = NULL, best = -INFINITY, best_loss = INFINITY;
+	const float *xs, *ts;
+	struct huge_copy hc = { NULL, 0 };
+	float *hx;
 	int early, rc = -1;
 
 	memset(&wv, 0, sizeof(wv));
@@ -1350,6 +1445,9 @@ static int fit(struct cfl_model *m, const struct cfl_xy *train,
 		if (!vout || !best_theta || !best_stats)
 			goto out;
 	}
+	hx = huge_rows(&hc, train->x, t, train->n, f->n_in);
+	xs = hx ? hx : train->x;
+	ts = hx ? hx + train->n * f->n_in : t;
 	cfl_rng_seed(&drop, cfl_seed_derive(m->seed, "fcnn.dropout", 0));
 	f->best_epoch = s.epochs;
 	for (size_t e = 0; e < s.epochs; e++) {
@@ -1361,7 +1459,7 @@ static int fit(struct cfl_model *m, const struct cfl_xy *train,
 			size_t after = train->n - b0 - nb;
 			float *tb = w.tbatch;
 
-			gather(w.xbatch, tb, train->x, t, idx + b0, nb, f->n_in,
+			gather(w.xbatch, tb, xs, ts, idx + b0, nb, f->n_in,
 			       idx + b0 + nb, after < bs ? after : bs);
 			forward(f, &w, w.xbatch, nb, TRAIN, s.dropout, &drop);
 			loss_check += loss_grad(f, &w, tb, nb, w.delta[0],
@@ -1412,6 +1510,7 @@ static int fit(struct cfl_model *m, const struct cfl_xy *train,
 	f = NULL;
 	rc = 0;
 out:
+	huge_release(&hc);
 	work_release(&w);
 	work_release(&wv);
 	free(s.opt.m);
