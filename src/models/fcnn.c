@@ -179,20 +179,13 @@ static inline float lane_tree(const float *acc)
 #endif
 
 /* z (n, m) = b + x (n, k) w^T, w (m, k), b (m): the bias added here
- * gives the bits of z seeded with it (seed_rows) plus the sum.  With
- * relu_x, each row of x first goes through the ReLU in place (relu's
- * work for the hidden layer before, while the row is in cache). */
+ * gives the bits of z seeded with it (seed_rows) plus the sum. */
 CLONES
-static void narrow_nt(float *restrict z, float *restrict x,
+static void narrow_nt(float *restrict z, const float *restrict x,
 		      const float *restrict w, const float *restrict b,
-		      size_t n, size_t m, size_t k, int relu_x)
+		      size_t n, size_t m, size_t k)
 {
-	for (size_t i = 0; i < n; i++, x += k, z += m) {
-		for (size_t p = 0; relu_x && p < k; p++) {
-			float v = x[p];
-
-			x[p] = v > 0.0f ? v : 0.0f;
-		}
+	for (size_t i = 0; i < n; i++, x += k, z += m)
 		for (size_t j = 0; j < m; j++) {
 			const float *wj = w + j * k;
 			float acc[LANES] = { 0 }, tail = 0;
@@ -205,7 +198,6 @@ static void narrow_nt(float *restrict z, float *restrict x,
 				tail += x[p] * wj[p];
 			z[j] = b[j] + (lane_tree(acc) + tail);
 		}
-	}
 }
 
 /* gw (m, k) = dz^T x, unless gw is NULL (narrow_nn makes it), and, when
@@ -583,23 +575,61 @@ struct work {
 	float *xbatch;			/* (cap, n_in): gathered input rows */
 	float *tbatch;			/* cap: their targets */
 	float *grad;			/* n_theta */
+	size_t n_bufs;			/* allocated so far (work_buf) */
 };
+
+/* The work buffers start at different offsets within a 4 KiB page
+ * (STAGGER bytes apart, one more step each): buffers of a power-of-two
+ * size, allocated one after the other, start at nearly the same offset,
+ * and a loop that stores to one and loads from another at the same index
+ * then finds each load's address matching the last store's low 12 bits,
+ * which the CPU treats as a possible dependency (4K aliasing) and waits
+ * for. */
+#define STAGGER 320
+#define BUF_HEAD 64
+
+static float *work_buf(struct work *w, size_t n, size_t size,
+		       struct cfl_err *err)
+{
+	const size_t off = BUF_HEAD + (w->n_bufs++ * STAGGER) % 4096;
+	unsigned char *base;
+
+	if (size && n > (SIZE_MAX - off) / size) {
+		cfl_err_set(err, "fcnn: work buffer too large");
+		return NULL;
+	}
+	base = cfl_calloc(1, off + n * size, err);
+	if (!base)
+		return NULL;
+	memcpy(base + off - sizeof(base), &base, sizeof(base));
+	return (float *)(base + off);
+}
+
+static void work_free(float *p)
+{
+	unsigned char *base;
+
+	if (!p)
+		return;
+	memcpy(&base, (unsigned char *)p - sizeof(base), sizeof(base));
+	free(base);
+}
 
 static void work_release(struct work *w)
 {
 	for (size_t l = 0; l <= MAX_LAYERS; l++)
-		free(w->act[l]);
+		work_free(w->act[l]);
 	for (size_t l = 0; l < MAX_LAYERS; l++) {
-		free(w->xhat[l]);
-		free(w->mask[l]);
-		free(w->mu[l]);
-		free(w->inv_std[l]);
+		work_free(w->xhat[l]);
+		work_free(w->mask[l]);
+		work_free(w->mu[l]);
+		work_free(w->inv_std[l]);
 	}
-	free(w->delta[0]);
-	free(w->delta[1]);
-	free(w->xbatch);
-	free(w->tbatch);
-	free(w->grad);
+	work_free(w->delta[0]);
+	work_free(w->delta[1]);
+	work_free(w->xbatch);
+	work_free(w->tbatch);
+	work_free(w->grad);
 	memset(w, 0, sizeof(*w));
 }
 
@@ -617,30 +647,30 @@ static int work_init(struct work *w, const struct fcnn *f, size_t cap,
 
 		if (ly->n_out > widest)
 			widest = ly->n_out;
-		if (!(w->act[l + 1] = cfl_calloc(cap, ly->n_out * sizeof(float), err)))
+		if (!(w->act[l + 1] = work_buf(w, cap, ly->n_out * sizeof(float), err)))
 			goto fail;
 		if (!ly->hidden)
 			continue;
 		if (f->batch_norm &&
-		    (!(w->mu[l] = cfl_calloc(ly->n_out, sizeof(float), err)) ||
-		     !(w->inv_std[l] = cfl_calloc(ly->n_out, sizeof(float), err))))
+		    (!(w->mu[l] = work_buf(w, ly->n_out, sizeof(float), err)) ||
+		     !(w->inv_std[l] = work_buf(w, ly->n_out, sizeof(float), err))))
 			goto fail;
 		if (!train)
 			continue;
 		if (f->batch_norm &&
-		    !(w->xhat[l] = cfl_calloc(cap, ly->n_out * sizeof(float), err)))
+		    !(w->xhat[l] = work_buf(w, cap, ly->n_out * sizeof(float), err)))
 			goto fail;
 		if (dropout &&
-		    !(w->mask[l] = cfl_calloc(cap, ly->n_out * sizeof(float), err)))
+		    !(w->mask[l] = work_buf(w, cap, ly->n_out * sizeof(float), err)))
 			goto fail;
 	}
-	if (!(w->xbatch = cfl_calloc(cap, (f->n_in ? f->n_in : 1) * sizeof(float), err)) ||
-	    !(w->tbatch = cfl_calloc(cap, sizeof(float), err)))
+	if (!(w->xbatch = work_buf(w, cap, (f->n_in ? f->n_in : 1) * sizeof(float), err)) ||
+	    !(w->tbatch = work_buf(w, cap, sizeof(float), err)))
 		goto fail;
 	if (train &&
-	    (!(w->delta[0] = cfl_calloc(cap, widest * sizeof(float), err)) ||
-	     !(w->delta[1] = cfl_calloc(cap, widest * sizeof(float), err)) ||
-	     !(w->grad = cfl_calloc(f->n_theta, sizeof(float), err))))
+	    (!(w->delta[0] = work_buf(w, cap, widest * sizeof(float), err)) ||
+	     !(w->delta[1] = work_buf(w, cap, widest * sizeof(float), err)) ||
+	     !(w->grad = work_buf(w, f->n_theta, sizeof(float), err))))
 		goto fail;
 	return 0;
 fail:
@@ -678,8 +708,7 @@ enum mode { EVAL, TRAIN, CHECK };	/* CHECK: TRAIN without running stats */
 /* Hidden layer l forward, in place on z = act[l + 1] (n, n_out) which
  * holds x W^T + b:  [batch norm] -> ReLU -> [dropout]. */
 static void hidden_forward(struct fcnn *f, struct work *w, size_t l, size_t n,
-			   enum mode mode, float p_drop, struct cfl_rng *rng,
-			   int relu_later)
+			   enum mode mode, float p_drop, struct cfl_rng *rng)
 {
 	const struct layer *ly = &f->layer[l];
 	const size_t k = ly->n_out;
@@ -737,8 +766,7 @@ static void hidden_forward(struct fcnn *f, struct work *w, size_t l, size_t n,
 				}
 		}
 	}
-	if (!relu_later)
-		relu(z, n * k);
+	relu(z, n * k);
 	if (mode != EVAL && p_drop > 0) {
 		/* two 32-bit draws per random word: keep when u >= p */
 		const uint64_t thr = (uint64_t)((double)p_drop * 4294967296.0);
@@ -764,30 +792,20 @@ static void forward(struct fcnn *f, struct work *w, const float *x, size_t n,
 		    enum mode mode, float p_drop, struct cfl_rng *rng)
 {
 	const float *in = x;
-	/* the ReLU of a hidden layer followed by a narrow one, when no
-	 * dropout comes after it, is left to narrow_nt */
-	const int drop = mode != EVAL && p_drop > 0;
-	int relu_in = 0;
 
 	for (size_t l = 0; l < f->n_layers; l++) {
 		const struct layer *ly = &f->layer[l];
 		float *z = w->act[l + 1];
-		int relu_later;
 
 		if (ly->n_out <= NARROW) {
-			/* in is act[l] when relu_in (never x) */
-			narrow_nt(z, relu_in ? w->act[l] : (float *)in,
-				  f->theta + ly->w, f->theta + ly->b, n,
-				  ly->n_out, ly->n_in, relu_in);
+			narrow_nt(z, in, f->theta + ly->w, f->theta + ly->b, n,
+				  ly->n_out, ly->n_in);
 		} else {
 			seed_rows(z, f->theta + ly->b, n, ly->n_out);
 			gemm_nt_acc(n, ly->n_out, ly->n_in, in, f->theta + ly->w, z);
 		}
-		relu_later = ly->hidden && !drop && l + 1 < f->n_layers &&
-			     f->layer[l + 1].n_out <= NARROW;
 		if (ly->hidden)
-			hidden_forward(f, w, l, n, mode, p_drop, rng, relu_later);
-		relu_in = relu_later;
+			hidden_forward(f, w, l, n, mode, p_drop, rng);
 		in = z;
 	}
 }
