@@ -1386,13 +1386,16 @@ struct huge_copy {
 static float *huge_rows(struct huge_copy *h, const float *x, const float *t,
 			size_t n, size_t d)
 {
-	size_t bytes = (n * d + n) * sizeof(float);
+	size_t bytes;
 	unsigned char *p;
 	float *c;
 
 	h->map = NULL;
-	if (n == 0 || d > HUGE_COPY_MAX / sizeof(float) / (n + 1) ||
-	    bytes > HUGE_COPY_MAX)
+	if (n == 0 || n > HUGE_COPY_MAX / sizeof(float) ||
+	    d > HUGE_COPY_MAX / sizeof(float) / n)
+		return NULL;
+	bytes = (n * d + n) * sizeof(float);	/* no overflow: at most 2 caps */
+	if (bytes > HUGE_COPY_MAX)
 		return NULL;
 	h->len = (bytes + 2 * HUGE_PAGE - 1) / HUGE_PAGE * HUGE_PAGE;
 	p = mmap(NULL, h->len, PROT_READ | PROT_WRITE,
