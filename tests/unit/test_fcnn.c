@@ -378,7 +378,9 @@ static void t_matches_earlier_path(void)
 
 /* The loops around the products were rearranged without changing a sum
  * (the two-class loss without a branch per row, the bias of a narrow layer
- * added by narrow_nt): the saved model and its predictions are byte for
+ * added by narrow_nt, its weight gradient summed in narrow_nn's pass, the
+ * rows gathered from a copy, the buffers moved): the saved model and its
+ * predictions are byte for
  * byte those the code before wrote (their SHA-256 below, printed by it;
  * OpenBLAS on this project's x86-64 machines).  Two classes after a
  * narrow hidden layer or not, with dropout, and regression (width 1). */
