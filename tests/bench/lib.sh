@@ -3,7 +3,9 @@
 #
 #     emit WORKLOAD METRIC CFL PEER RATIO [SPREAD] [TARGET]
 #
-# appends one JSON object to $BENCH_DIR/results.jsonl: the figure of cfl,
+# appends one JSON object to $BENCH_DIR/results.jsonl (QUICK=1 runs:
+# results.quick.jsonl, $BENCH_JSONL, so that they never replace a full
+# run's figures): the figure of cfl,
 # the peer's figure measured in the same run (or the baseline it is compared
 # with), their ratio, the spread (a range "lo-hi" or a std), the target, the
 # load average, the CPU model, the date and the script that measured it.
@@ -56,7 +58,7 @@ emit() {
 		"$(json_value "$4")" "$(json_value "$5")" "$(json_value "${6:-}")" \
 		"$(json_value "${7:-}")" "$(json_value "$load")" "$(json_value "$cpu")" \
 		"$(json_value "$(date -u +%Y-%m-%dT%H:%M:%SZ)")" "$QUICK" \
-		"$(json_value "$script")" >>"$BENCH_DIR/results.jsonl"
+		"$(json_value "$script")" >>"$BENCH_DIR/${BENCH_JSONL:-results.jsonl}"
 }
 
 # ratio A B [FORMAT] -> A / B (empty when either is not a positive number)

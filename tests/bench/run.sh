@@ -3,7 +3,7 @@
 # tests/bench/bench_*.sh in turn (BENCH=NAME: only the scripts whose name
 # holds NAME; BENCH="NAME1 NAME2": any of them).  Each prints its figures
 # and records each one with `emit` (tests/bench/lib.sh) in
-# build/bench/results.jsonl; at the end
+# build/bench/results.jsonl (QUICK=1: results.quick.jsonl); at the end
 # gen_results.py turns that file into build/bench/RESULTS.md and, on a full
 # run (not QUICK=1), into tests/bench/RESULTS.md, the table the docs link.
 # A run with BENCH= replaces only its own scripts' figures in the file.
@@ -36,7 +36,11 @@ $PY tests/bench/make_data.py "$BENCH_DIR" || exit 1
 # the peers' seeded quality figures (sk_defaults in lib.sh): fresh on a full
 # run, kept by QUICK=1 or BENCH_REUSE_PEERS=1
 if [ "${BENCH_REUSE_PEERS:-$QUICK}" != 1 ]; then rm -rf "$BENCH_DIR/peers"; fi
-JSONL="$BENCH_DIR/results.jsonl"
+# a QUICK=1 run records its figures in a file of its own: a full BENCH= run
+# after it then merges into the last full run's figures, not QUICK's
+export BENCH_JSONL=results.jsonl
+[ "$QUICK" = 1 ] && BENCH_JSONL=results.quick.jsonl
+JSONL="$BENCH_DIR/$BENCH_JSONL"
 scripts=()
 for b in tests/bench/bench_*.sh; do
 	[ -e "$b" ] || continue
