@@ -164,3 +164,13 @@ with open(md, 'a') as f:
     f.write(text + '\n\n')
 PYEOF
 emit_file "$BENCH_DIR/w1_emit.txt"
+# the fit's GFLOP/s (median of the pairs) against single-thread sgemm at
+# 1024^3 (best of 5, after the pairs): the large-shape peak of this core
+if [ -n "$gemm" ]; then
+	pk=$("$BENCH_DIR/sgemm_w1" peak | awk '$1 == "peak_gflops" { print $2 }')
+	fit=$(awk '$1 == "sgemm" { print $2 }' "$REC" | median)
+	[ -n "$pk" ] && [ -n "$fit" ] || { echo "bench_w1: the sgemm peak failed"; exit 1; }
+	echo "W1 synth_clf_100k: fcnn fit $fit GFLOP/s, single-thread sgemm at 1024^3 $pk GFLOP/s" | tee -a "$BENCH_DIR/results.md"
+	emit "W1 synth_clf_100k" "fcnn fit GFLOP/s / single-thread sgemm at 1024^3" "$fit" "$pk" \
+		"$(ratio "$fit" "$pk" %.3f)" "" ">= 0.75"
+fi
