@@ -1404,9 +1404,7 @@ static float *huge_rows(struct huge_copy *h, const float *x, const float *t,
 		return NULL;
 	h->map = p;
 	c = (float *)(p + (HUGE_PAGE - (uintptr_t)p % HUGE_PAGE) % HUGE_PAGE);
-#ifdef MADV_HUGEPAGE
-	(void)madvise(c, h->len - (size_t)((unsigned char *)c - p), MADV_HUGEPAGE);
-#endif
+	cfl_advise_huge(c, h->len - (size_t)((unsigned char *)c - p));
 	memcpy(c, x, n * d * sizeof(float));
 	memcpy(c + n * d, t, n * sizeof(float));
 	return c;

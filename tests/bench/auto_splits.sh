@@ -26,6 +26,7 @@ N=${1:-20}
 shift 2>/dev/null
 SETS=${*:-iris wine breast_cancer diabetes}
 D=${SPLITS_DIR:-$ROOT/build/bench/auto_splits}
+. "$ROOT/tests/bench/lib.sh"
 [ -x "$CFL_BIN" ] || { echo "auto_splits: $CFL_BIN is missing (run make)" >&2; exit 1; }
 case "$N" in '' | *[!0-9]*) echo "auto_splits: SPLITS must be a number, got '$N'" >&2; exit 2 ;; esac
 mkdir -p "$D" || exit 1
@@ -66,10 +67,8 @@ PYEOF
 		"$CFL_BIN" auto "$tr" --test "$te" --time-limit 60 --metric "$metric" ${AUTO_ARGS:-} \
 			--db "$D/runs.db" --name "auto-$ds-$rs" -q > "$D/auto-$ds-$rs.txt" 2> "$D/auto-$ds-$rs.err" ||
 			{ echo "auto_splits: cfl auto on $ds split $rs failed: $(tail -2 "$D/auto-$ds-$rs.err")" >&2; status=1; continue; }
-		"$CFL_BIN" repeat "$tr" --test "$te" --models fcnn,linear,tree,forest,gbdt --num-repeat 1 \
-			--metrics "$metric" --ensemble none --db "$D/runs.db" --name "def-$ds-$rs" -q > /dev/null 2>&1 &&
-			"$CFL_BIN" report "def-$ds-$rs" --db "$D/runs.db" --format csv > "$D/def-$ds-$rs.csv" ||
-			{ echo "auto_splits: the defaults on $ds split $rs failed" >&2; status=1; continue; }
+		CFL=$CFL_BIN cfl_defaults "$tr" "$te" "$metric" "$D/runs.db" "def-$ds-$rs" "$D/def-$ds-$rs.csv" ||
+			{ echo "auto_splits: the defaults on $ds split $rs failed: $(tail -2 "$D/def-$ds-$rs.csv.err")" >&2; status=1; continue; }
 		# one line per split: key value pairs
 		{
 			awk '/^Leaderboard/ { on = 1; next }

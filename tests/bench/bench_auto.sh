@@ -39,14 +39,9 @@ task_of() { case "$1" in diabetes | synth_reg*) echo reg ;; *) echo clf ;; esac;
 # defaults DS METRIC: the five cfl models with their defaults, seed 0, on
 # DS's split, their test figures in $B/def-DS.csv (cfl report's csv)
 defaults() {
-	rm -f "$B/def-$1.csv"
-	"$CFL_BIN" repeat "$BENCH_DIR/$1.train.csv" --test "$BENCH_DIR/$1.test.csv" \
-		--models fcnn,linear,tree,forest,gbdt --num-repeat 1 --metrics "$2" --ensemble none \
-		--db "$B/defaults.db" --name "def-$1" -q > /dev/null 2> "$B/def-$1.err" ||
-		{ echo "bench_auto: cfl repeat on $1 failed: $(tail -3 "$B/def-$1.err")"; return 1; }
-	"$CFL_BIN" report "def-$1" --db "$B/defaults.db" --format csv > "$B/def-$1.csv.part" &&
-		mv "$B/def-$1.csv.part" "$B/def-$1.csv" ||
-		{ echo "bench_auto: cfl report on $1 failed"; rm -f "$B/def-$1.csv.part"; return 1; }
+	CFL=$CFL_BIN cfl_defaults "$BENCH_DIR/$1.train.csv" "$BENCH_DIR/$1.test.csv" "$2" \
+		"$B/defaults.db" "def-$1" "$B/def-$1.csv" ||
+		{ echo "bench_auto: cfl's defaults on $1 failed: $(tail -3 "$B/def-$1.csv.err")"; return 1; }
 }
 
 if [ "${AUTO_PART:-all}" = defaults ]; then

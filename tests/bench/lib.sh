@@ -145,3 +145,15 @@ quality_keep() {
 		echo "$(date -u +%Y-%m-%dT%H:%MZ), load $(cut -d' ' -f1 /proc/loadavg)" > "$d.when"
 }
 quality_kept_note() { echo "kept from the full run of $(cat "$BENCH_DIR/quality_kept/$1.when")"; }
+
+# cfl_defaults TRAIN TEST METRIC DB NAME CSV: `cfl repeat` of the five models
+# with their defaults (seed 0, no ensemble) trained on TRAIN and scored on
+# TEST, run NAME in DB; cfl report's csv of it (a model a line, its test
+# figure in the third column) in CSV, its stderr in CSV.err
+cfl_defaults() {
+	rm -f "$6"
+	"${CFL:-$ROOT/cfl}" repeat "$1" --test "$2" --models fcnn,linear,tree,forest,gbdt --num-repeat 1 \
+		--metrics "$3" --ensemble none --db "$4" --name "$5" -q > /dev/null 2> "$6.err" || return 1
+	"${CFL:-$ROOT/cfl}" report "$5" --db "$4" --format csv > "$6.part" 2>> "$6.err" && mv "$6.part" "$6" ||
+		{ rm -f "$6.part"; return 1; }
+}
