@@ -137,6 +137,9 @@ struct cfl_ens_input {
 						 * members (weighted, greedy) */
 	double l2;				/* stacking's meta-learner penalty */
 	size_t greedy_rounds;
+	int greedy_on_oof;			/* greedy selects on the OOF
+						 * predictions (every member
+						 * has them) instead of valid */
 };
 
 /* Defaults of struct cfl_ens_input's knobs. */

@@ -88,6 +88,9 @@ struct cfl_study_auto_plan {
 				 * search's share of the time ends; 0: stop
 				 * after a round that improved no family's
 				 * best.  Not part of the stored plan */
+	int refit;		/* --refit: each bag's candidate refit on
+				 * every training row once its folds are
+				 * done, its bag then predicting with it */
 	const char *save;	/* --save: the bundle of the leaderboard to
 				 * write at the end; the fold trials then keep
 				 * their models; NULL: none */
@@ -355,6 +358,8 @@ struct cfl_study_auto_row {
 	double valid, test;	/* ... on the validation and test parts */
 	double seconds;		/* the workers' seconds of the trials in it */
 	size_t n_trials;
+	double rank_cv;		/* what the leaderboard sorts by: cv, plus
+				 * the summary's mean_credit for `mean` */
 };
 
 /* What auto's search did for one model family. */
@@ -373,9 +378,15 @@ struct cfl_study_auto_summary {
 				 * interrupted or not started: their bags
 				 * are not ranked */
 	size_t n_rows;
-	struct cfl_study_auto_row *rows;	/* best cv first (then valid; equal
-						 * on both: bag, mean, stacking,
-						 * then fewer seconds) */
+	struct cfl_study_auto_row *rows;	/* best rank_cv first (then valid;
+						 * equal on both: bag, mean,
+						 * stacking, then fewer seconds) */
+	/* with acc: one binomial standard error of the best entry's
+	 * out-of-fold accuracy over the training rows, credited to `mean`
+	 * (the entry that depends least on the chance of the split), so
+	 * that it ranks first unless an entry beats it by more; else 0 */
+	double mean_credit;
+	size_t n_oof;		/* the training rows the oof scores cover */
 	size_t n_families;
 	struct cfl_study_auto_family *families;	/* in search order */
 };

@@ -649,16 +649,31 @@ static int build(enum cfl_ensemble_method method,
 		free(s);
 		return apply_weights(in, pv, pt, out, err);
 	}
-	case CFL_ENS_GREEDY:
+	case CFL_ENS_GREEDY: {
+		/* selected on validation, or with greedy_on_oof on the
+		 * out-of-fold predictions of every training row when every
+		 * member has them */
+		int on_oof = in->greedy_on_oof && in->y_train && in->n_train > 0;
+		const double **po = NULL;
+		int rc;
+
 		if (!first)
 			return cfl_err_set(err, "ensemble 'greedy' needs a metric");
+		for (size_t j = 0; j < m && on_oof; j++)
+			on_oof = in->members[j].oof != NULL;
 		if (!(out->weights = cfl_calloc(m, sizeof(double), err)) ||
-		    cfl_ensemble_greedy(pv, m, in->n_valid, in->n_out,
-					in->y_valid, in->n_classes,
-					in->metrics[0], in->greedy_rounds,
-					out->weights, err))
+		    (on_oof && !(po = member_preds(in, PART_OOF, err))))
 			return -1;
-		return apply_weights(in, pv, pt, out, err);
+		rc = on_oof
+		     ? cfl_ensemble_greedy(po, m, in->n_train, in->n_out, in->y_train,
+					   in->n_classes, in->metrics[0],
+					   in->greedy_rounds, out->weights, err)
+		     : cfl_ensemble_greedy(pv, m, in->n_valid, in->n_out, in->y_valid,
+					   in->n_classes, in->metrics[0],
+					   in->greedy_rounds, out->weights, err);
+		free(po);
+		return rc ? -1 : apply_weights(in, pv, pt, out, err);
+	}
 	case CFL_ENS_STACKING:
 		return stack(in, pv, pt, out, err);
 	default:

@@ -215,6 +215,7 @@ static int ensemble_rows(struct cfl_store *st, int64_t run_id,
 	    !(em = cfl_calloc(ms.n + 1, sizeof(*em), err)))
 		goto out;
 	study_ens_input(d, &ms, em, metrics, n_metrics, &in);
+	in.greedy_on_oof = bagged;
 	for (size_t e = 0; e < n_ens; e++) {
 		int bag = bagged && !strcmp(ens[e].method, "bag");
 		int method = bag ? CFL_ENS_MEAN : cfl_ensemble_method_lookup(ens[e].method);
@@ -267,16 +268,20 @@ static int ensemble_rows(struct cfl_store *st, int64_t run_id,
 			    : method == CFL_ENS_VOTE ? CFL_BUNDLE_VOTE
 			    : CFL_BUNDLE_WEIGHTED, err);
 		for (size_t j = first; r && j < first + sub.n_members; j++) {
-			struct cfl_bundle_member *mb = add_member(r, ms.m[j].n_ids, err);
+			/* a bag refit on every training row predicts with that
+			 * one model (its test predictions are the member's) */
+			const int64_t *ids = ms.m[j].refit ? &ms.m[j].refit : ms.m[j].ids;
+			size_t n_ids = ms.m[j].refit ? 1 : ms.m[j].n_ids;
+			struct cfl_bundle_member *mb = add_member(r, n_ids, err);
 
 			if (!mb)
 				r = NULL;
-			for (size_t k = 0; r && k < ms.m[j].n_ids; k++) {
-				long mi = model_of(b, ms.m[j].ids[k]);
+			for (size_t k = 0; r && k < n_ids; k++) {
+				long mi = model_of(b, ids[k]);
 
 				if (mi < 0) {
 					cfl_err_set(err, "ensemble '%s': trial %lld kept no model",
-						    ens[e].name, (long long)ms.m[j].ids[k]);
+						    ens[e].name, (long long)ids[k]);
 					r = NULL;
 					break;
 				}
@@ -749,12 +754,15 @@ int cfl_bundle_build_auto(struct cfl_store *st, int64_t run_id,
 	    !(folds = cfl_calloc(rr.n_tr + 1, sizeof(*folds), err)))
 		goto out;
 	/* the models: the fold trials of each bag whose folds all finished
-	 * (shallow copies; the search's trials, fold -1, keep none) */
+	 * and the bags' done refits (shallow copies; the search's trials,
+	 * repeat 0 and fold -1, keep none) */
 	for (size_t i = 0; i < rr.n_tr;) {
 		size_t j = i;
 		int all = 1;
 
 		if (rr.tr[i].fold < 0) {
+			if (rr.tr[i].repeat == 1 && rr.tr[i].status == CFL_TRIAL_DONE)
+				folds[n_folds++] = rr.tr[i];
 			i++;
 			continue;
 		}
@@ -762,6 +770,12 @@ int cfl_bundle_build_auto(struct cfl_store *st, int64_t run_id,
 		       rr.tr[j].cand_id == rr.tr[i].cand_id &&
 		       rr.tr[j].repeat == rr.tr[i].repeat)
 			all &= rr.tr[j++].status == CFL_TRIAL_DONE;
+		/* a bag refit predicts with its refit alone (the next
+		 * trial: repeat 1 of the same candidate) */
+		if (j < rr.n_tr && rr.tr[j].cand_id == rr.tr[i].cand_id &&
+		    rr.tr[j].repeat == 1 && rr.tr[j].fold < 0 &&
+		    rr.tr[j].status == CFL_TRIAL_DONE)
+			all = 0;
 		for (size_t k = i; all && k < j; k++)
 			folds[n_folds++] = rr.tr[k];
 		i = j;

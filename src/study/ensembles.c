@@ -58,11 +58,14 @@ static int load(struct cfl_store *st, int64_t trial, enum cfl_store_split split,
  * a member when each has validation (when there is a validation part) and
  * test predictions.  Folds are
  * averaged; their OOF rows are put together and kept when they cover every
- * training row exactly once. */
+ * training row exactly once.  refit (auto: the done refit of a bag, or
+ * NULL): its test predictions replace the folds' mean there, and it is
+ * listed last among the member's trials. */
 static int add_member(struct cfl_store *st, const struct cfl_data *d,
 		      size_t n_out, const struct cfl_trial_info *tr,
-		      size_t first, size_t last, struct study_members *ms,
-		      struct cfl_err *err)
+		      size_t first, size_t last,
+		      const struct cfl_trial_info *refit,
+		      struct study_members *ms, struct cfl_err *err)
 {
 	size_t nv = d->valid.n, nt = d->test.n, ntr = d->train.n;
 	size_t k = 0, n_oof = 0;
@@ -131,6 +134,21 @@ static int add_member(struct cfl_store *st, const struct cfl_data *d,
 		free(m.oof);
 		m.oof = NULL;
 	}
+	if (ok && refit) {
+		struct cfl_pred pt;
+
+		if (load(st, refit->id, CFL_SPLIT_TEST, nt, n_out, &pt, err))
+			goto out;
+		if (pt.values) {	/* else: the folds' mean, as without one */
+			memcpy(m.test, pt.values, nt * n_out * sizeof(double));
+			m.refit = refit->id;
+			if (cfl_buf_printf(&m.trials, "+%lld", (long long)refit->id))
+				ok = -1;
+		}
+		cfl_pred_release(&pt);
+		if (ok < 0)
+			goto out;
+	}
 	if (ok) {
 		if (ms->n == ms->cap) {
 			size_t cap = ms->cap ? 2 * ms->cap : 8;
@@ -161,8 +179,8 @@ int study_collect(struct cfl_store *st, int64_t run_id,
 		  const struct cfl_data *d, size_t n_out, int bagged,
 		   struct study_members *ms, struct cfl_err *err)
 {
-	struct cfl_trial_info *tr = NULL;
-	size_t n_tr = 0, first = 0;
+	struct cfl_trial_info *tr = NULL, *refits = NULL;
+	size_t n_tr = 0, first = 0, n_refits = 0;
 	int rc = 0;
 
 	if (cfl_store_trials(st, run_id, &tr, &n_tr, err))
@@ -170,9 +188,18 @@ int study_collect(struct cfl_store *st, int64_t run_id,
 	if (bagged) {
 		size_t n = 0;
 
+		/* auto's refits (repeat 1, fold -1), kept apart: each goes
+		 * with the bag of its candidate */
+		if (!(refits = cfl_calloc(n_tr + 1, sizeof(*refits), err))) {
+			cfl_trials_free(tr, n_tr);
+			return -1;
+		}
 		for (size_t i = 0; i < n_tr; i++) {
 			if (tr[i].fold < 0) {
 				free(tr[i].error);
+				tr[i].error = NULL;
+				if (tr[i].repeat == 1 && tr[i].status == CFL_TRIAL_DONE)
+					refits[n_refits++] = tr[i];
 				continue;
 			}
 			tr[n++] = tr[i];
@@ -196,13 +223,19 @@ int study_collect(struct cfl_store *st, int64_t run_id,
 	while (first < n_tr && rc == 0) {
 		size_t last = first;
 
+		const struct cfl_trial_info *refit = NULL;
+
 		while (last < n_tr && tr[last].cand_id == tr[first].cand_id &&
 		       tr[last].repeat == tr[first].repeat)
 			last++;
-		rc = add_member(st, d, n_out, tr, first, last, ms, err);
+		for (size_t i = 0; i < n_refits && !refit; i++)
+			if (refits[i].cand_id == tr[first].cand_id)
+				refit = &refits[i];
+		rc = add_member(st, d, n_out, tr, first, last, refit, ms, err);
 		first = last;
 	}
 	cfl_trials_free(tr, n_tr);
+	free(refits);
 	return rc;
 }
 
@@ -431,6 +464,7 @@ static int build_all(struct cfl_store *st, int64_t run_id,
 	if (!(em = cfl_calloc(ms.n + 1, sizeof(*em), err)))
 		goto out;
 	study_ens_input(d, &ms, em, metrics, n_metrics, &in);
+	in.greedy_on_oof = bagged;
 	/* auto: each bag is a row of its own first ("MODEL:HEX", the mean of
 	 * its folds), so the leaderboard ranks it with the ensembles */
 	for (size_t j = 0; bagged && j < ms.n; j++) {
@@ -501,7 +535,8 @@ int cfl_study_auto_ensembles(struct cfl_store *st, int64_t run_id,
 			     const struct cfl_study_listener *ls,
 			     struct cfl_err *err)
 {
-	unsigned methods = (1u << CFL_ENS_MEAN) | (1u << CFL_ENS_STACKING);
+	unsigned methods = (1u << CFL_ENS_MEAN) | (1u << CFL_ENS_STACKING) |
+			   (1u << CFL_ENS_GREEDY);
 
 	return build_all(st, run_id, d, metrics, n_metrics, methods, 2, 1, ls, err);
 }

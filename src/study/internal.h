@@ -78,6 +78,18 @@ struct cfl_study {
  * value go to *knob / *value. */
 int cfl_study_stops_early(const char *model, const struct cfl_params *params,
 			  const char **knob, const char **value);
+/* The params of a refit on train and validation together into out
+ * (initialised here): params, and when the model stops early, the
+ * early-stopping knob off and the iteration count (fcnn's epochs, gbdt's
+ * n_rounds) set to the median of the non-zero counts among iters (what the
+ * fits it follows kept), since the refit has no validation part to stop
+ * on.  *on_all: 1 when the refit trains on train and validation together;
+ * 0 when the model stops early but no count is known (trials done before a
+ * --resume): then it refits on train and stops early on validation.  0, or
+ * -1 with err. */
+int study_refit_params(const char *model, const struct cfl_params *params,
+		       const size_t *iters, size_t n_iters,
+		       struct cfl_params *out, int *on_all, struct cfl_err *err);
 
 /* ---- ensembles.c: members from the store ---- */
 
@@ -89,6 +101,10 @@ struct study_member {
 	int64_t *ids;			/* (n_ids) the same trials */
 	size_t n_ids;
 	int64_t cand_id;
+	/* auto: the bag's refit on every training row, or 0; its test
+	 * predictions are the member's (trials lists it last, after the
+	 * folds, and ids leaves it out) and its model predicts new rows */
+	int64_t refit;
 };
 
 struct study_members {

@@ -142,6 +142,8 @@ static int auto_config(const struct cfl_study_plan *p, struct cfl_buf *b)
 			     cfl_metric_info(a->metric)->name);
 	if (a->save)	/* only when given: older configs stay as they were */
 		rc |= cfl_buf_printf(b, "save=%s\n", a->save);
+	if (a->refit)
+		rc |= cfl_buf_printf(b, "refit=1\n");
 	return rc ? -1 : 0;
 }
 
@@ -177,6 +179,63 @@ int cfl_study_stops_early(const char *model, const struct cfl_params *params,
 			}
 		}
 	return 0;
+}
+
+static int cmp_size(const void *a, const void *b)
+{
+	size_t x = *(const size_t *)a, y = *(const size_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+int study_refit_params(const char *model, const struct cfl_params *params,
+		       const size_t *iters, size_t n_iters,
+		       struct cfl_params *out, int *on_all, struct cfl_err *err)
+{
+	static const char *const count_of[][2] = {
+		{ "patience", "epochs" }, { "early_stopping_rounds", "n_rounds" },
+	};
+	const char *knob, *value;
+	size_t *known, n = 0, med;
+	char buf[32];
+	int rc = -1;
+
+	cfl_params_init(out);
+	*on_all = 1;
+	if (cfl_params_copy(out, params, err))
+		return -1;
+	if (!cfl_study_stops_early(model, params, &knob, &value))
+		return 0;
+	known = calloc(n_iters + 1, sizeof(size_t));
+	if (!known) {
+		cfl_params_release(out);
+		return cfl_err_set(err, "out of memory");
+	}
+	for (size_t r = 0; r < n_iters; r++)
+		if (iters[r])
+			known[n++] = iters[r];
+	if (!n) {
+		*on_all = 0;
+		rc = 0;
+		goto out;
+	}
+	qsort(known, n, sizeof(size_t), cmp_size);
+	med = n % 2 ? known[n / 2] : (known[n / 2 - 1] + known[n / 2] + 1) / 2;
+	for (size_t i = 0; i < sizeof(count_of) / sizeof(count_of[0]); i++) {
+		if (strcmp(knob, count_of[i][0]))
+			continue;
+		snprintf(buf, sizeof(buf), "%zu", med);
+		if (cfl_params_set(out, count_of[i][0], "0", err) ||
+		    cfl_params_set(out, count_of[i][1], buf, err))
+			goto out;
+		cfl_params_sort(out);
+	}
+	rc = 0;
+out:
+	free(known);
+	if (rc)
+		cfl_params_release(out);
+	return rc;
 }
 
 unsigned cfl_study_plan_needs_why(const struct cfl_study_plan *p, char *why,

@@ -48,67 +48,13 @@ static double stored_value(const struct cfl_study *s, int64_t cand_id, int repea
 	return NAN;
 }
 
-static int cmp_size(const void *a, const void *b)
-{
-	size_t x = *(const size_t *)a, y = *(const size_t *)b;
-
-	return x < y ? -1 : x > y;
-}
-
-/* The params of candidate c's refit into out (initialised here): its own,
- * and when the model stops early, the early-stopping knob off and the
- * iteration count (fcnn's epochs, gbdt's n_rounds) set to the median of
- * what its search repeats kept, since the refit has no validation part to
- * stop on.  *on_all: 1 when the refit trains on train and validation
- * together; 0 when the model stops early but no search repeat's count is
- * known (all were done before a --resume): then it refits on train and
- * stops early on validation, as the search did.  0, or -1 with err. */
+/* The params of candidate c's refit (study_refit_params over the
+ * iteration counts its search repeats kept). */
 static int refit_params(const struct cfl_study *s, const struct study_cand *c,
 			struct cfl_params *out, int *on_all, struct cfl_err *err)
 {
-	static const char *const count_of[][2] = {
-		{ "patience", "epochs" }, { "early_stopping_rounds", "n_rounds" },
-	};
-	const struct cfl_study_plan *p = s->plan;
-	const char *knob, *value;
-	size_t *known, n = 0, med;
-	char buf[32];
-	int rc = -1;
-
-	cfl_params_init(out);
-	*on_all = 1;
-	if (cfl_params_copy(out, &c->params, err))
-		return -1;
-	if (!cfl_study_stops_early(p->tune.model, &c->params, &knob, &value))
-		return 0;
-	known = calloc((size_t)p->num_repeat + 1, sizeof(size_t));
-	if (!known)
-		return cfl_err_set(err, "out of memory");
-	for (long r = 0; r < p->num_repeat; r++)
-		if (c->iters[r])
-			known[n++] = c->iters[r];
-	if (!n) {
-		*on_all = 0;
-		rc = 0;
-		goto out;
-	}
-	qsort(known, n, sizeof(size_t), cmp_size);
-	med = n % 2 ? known[n / 2] : (known[n / 2 - 1] + known[n / 2] + 1) / 2;
-	for (size_t i = 0; i < sizeof(count_of) / sizeof(count_of[0]); i++) {
-		if (strcmp(knob, count_of[i][0]))
-			continue;
-		snprintf(buf, sizeof(buf), "%zu", med);
-		if (cfl_params_set(out, count_of[i][0], "0", err) ||
-		    cfl_params_set(out, count_of[i][1], buf, err))
-			goto out;
-		cfl_params_sort(out);
-	}
-	rc = 0;
-out:
-	free(known);
-	if (rc)
-		cfl_params_release(out);
-	return rc;
+	return study_refit_params(s->plan->tune.model, &c->params, c->iters,
+				  (size_t)s->plan->num_repeat, out, on_all, err);
 }
 
 /* Submits the trials (repeats [r0, r1)) of candidate k; done ones (on

@@ -10,7 +10,7 @@
 # on the splits random_state 0..SPLITS-1 (train_test_split, test_size 0.2,
 # stratified for classification, as make_data.py) and prints, per dataset,
 # the mean test accuracy (RMSE for diabetes) of auto's leaderboard's first
-# entry, of its `mean` and `stacking` entries, and of each default model of
+# entry, of its `mean`, `stacking` and `greedy` entries, and of each default model of
 # `cfl repeat --models fcnn,linear,tree,forest,gbdt` (seed 0), the best of
 # them picked on the mean over the splits (with hindsight: it favours the
 # defaults).  Not part of `make bench`: on the small sets auto ends when
@@ -35,8 +35,8 @@ export OPENBLAS_NUM_THREADS=1
 
 echo "### cfl auto --time-limit 60${AUTO_ARGS:+ $AUTO_ARGS} against cfl's defaults, mean test figure over $N splits (load at the start: $(cut -d' ' -f1-3 /proc/loadavg))"
 echo
-echo "| dataset | metric | auto: first entry | auto: mean | auto: stacking | fcnn | linear | tree | forest | gbdt | best default | first entry - best default |"
-echo "|---|---|---|---|---|---|---|---|---|---|---|---|"
+echo "| dataset | metric | auto: first entry | auto: mean | auto: stacking | auto: greedy | fcnn | linear | tree | forest | gbdt | best default | first entry - best default |"
+echo "|---|---|---|---|---|---|---|---|---|---|---|---|---|"
 status=0
 for ds in $SETS; do
 	src="$ROOT/datasets/$ds.csv"
@@ -72,7 +72,7 @@ PYEOF
 		# one line per split: key value pairs
 		{
 			awk '/^Leaderboard/ { on = 1; next }
-			     on && /^[0-9]+ / { if ($1 == 1) print "first", $6; if ($2 == "mean" || $2 == "stacking") print $2, $6 }
+			     on && /^[0-9]+ / { if ($1 == 1) print "first", $6; if ($2 == "mean" || $2 == "stacking" || $2 == "greedy") print $2, $6 }
 			     on && /^$/ { on = 0 }' "$D/auto-$ds-$rs.txt"
 			awk -F, 'NR > 1 { print $1, $3 }' "$D/def-$ds-$rs.csv"
 		} | awk '{ printf "%s=%s ", $1, $2 } END { print "" }' >> "$D/$ds.lines"
@@ -85,7 +85,7 @@ PYEOF
 		nm = split("fcnn linear tree forest gbdt", models, " ")
 		for (i = 1; i <= nm; i++)
 			if (cnt[models[i]] && (best == "" || s * m(models[i]) > s * m(best))) best = models[i]
-		printf "| %s (%d splits) | %s | %s | %s | %s |", ds, cnt["first"], metric, f("first"), f("mean"), f("stacking")
+		printf "| %s (%d splits) | %s | %s | %s | %s | %s |", ds, cnt["first"], metric, f("first"), f("mean"), f("stacking"), f("greedy")
 		for (i = 1; i <= nm; i++) printf " %s |", f(models[i])
 		printf " %s %s | %+.4f |\n", best, f(best), s * (m("first") - m(best))
 	}' "$D/$ds.lines"

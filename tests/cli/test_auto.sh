@@ -76,7 +76,7 @@ test_auto_usage_errors() {
 # one run of the pool and the store: bags of each family's best, their mean
 # and stacking, ranked by validation score, within the limit
 test_auto_end_to_end() {
-	local col
+	local col credit
 	run "$CFL" auto "$ROOT/datasets/wine.csv" --models linear,tree --time-limit "$(lim 6)" \
 		--num-jobs 2 --db a.db --name w
 	expect_rc 0
@@ -101,15 +101,30 @@ test_auto_end_to_end() {
 		fail "not 10 fold trials with out-of-fold predictions"
 	[ "$(sqlite3 a.db "select count(*) from trials where phase <> case when fold < 0
 		then 'search' else 'refit' end")" = 0 ] || fail "phases of the search and the bags"
-	[ "$(sqlite3 a.db "select group_concat(method, ',') from (select method from ensembles order by method)")" = "bag,bag,mean,stacking" ] ||
+	# no refit without --refit
+	[ "$(sqlite3 a.db "select count(*) from trials where repeat <> 0")" = 0 ] ||
+		fail "trials of repeat 1 without --refit"
+	[ "$(sqlite3 a.db "select group_concat(method, ',') from (select method from ensembles order by method)")" = "bag,bag,greedy,mean,stacking" ] ||
 		fail "ensembles: $(sqlite3 a.db "select name, method from ensembles")"
 	sqlite3 a.db "select members from ensembles where name = 'stacking'" | grep -q "on [0-9]* oof rows" ||
 		fail "stacking not fitted on the out-of-fold predictions: $(sqlite3 a.db "select members from ensembles where name = 'stacking'")"
-	col=$(auto_oof_column "$out")
-	[ "$(wc -l <<<"$col")" = 4 ] || fail "leaderboard rows: $out"
+	# sorted by the out-of-fold score, mean's with the standard error the
+	# table says it was credited
+	credit=$(sed -n 's/^(mean ranks with one standard error, \([0-9.]*\),.*/\1/p' <<<"$out")
+	# one binomial standard error of the best oof accuracy over the
+	# training rows the line names (none when the best is 1: no line)
+	awk -v c="${credit:-0}" -v n="$(sed -n 's/^ best.s accuracy over \([0-9]*\) training rows.*/\1/p' <<<"$out")" '
+		/^Leaderboard/ {on = 1; next}
+		on && /^[0-9]+ / {if ($4 > p) p = $4} /^$/ {on = 0}
+		END {if (c == 0) exit !(p == 1); se = sqrt(p * (1 - p) / n)
+		     exit !(n > 100 && c > se - 1e-6 && c < se + 1e-6)}' <<<"$out" ||
+		fail "the credit ${credit:-none} is not sqrt(p (1 - p) / n): $out"
+	col=$(awk -v c="${credit:-0}" '/^Leaderboard/ {on = 1; next}
+		on && /^[0-9]+ / {print ($2 == "mean" ? $4 + c : $4)} /^$/ {on = 0}' <<<"$out")
+	[ "$(wc -l <<<"$col")" = 5 ] || fail "leaderboard rows: $out"
 	[ "$col" = "$(sort -gr <<<"$col")" ] || fail "leaderboard not sorted by the out-of-fold score: $col"
 	# the out-of-fold scores are stored with the bags and ensembles
-	[ "$(sqlite3 a.db "select count(distinct m.ensemble) from ensemble_metrics m where m.split = 'oof' and m.value is not null")" = 4 ] ||
+	[ "$(sqlite3 a.db "select count(distinct m.ensemble) from ensemble_metrics m where m.split = 'oof' and m.value is not null")" = 5 ] ||
 		fail "out-of-fold scores not stored"
 	expect_run_seconds a.db "$(lim 6).5"
 }
@@ -245,7 +260,7 @@ test_auto_save_bundle_and_report() {
 		fail "default row is not the rank 1 '$rank1'"
 	[ "$(sqlite3 s.cfl "select kind from rows where name like 'linear:%'")" = bag ] ||
 		fail "the linear bag's kind"
-	[ "$(sqlite3 s.cfl "select count(*) from scores where split = 'oof' and metric = 'acc'")" = 4 ] ||
+	[ "$(sqlite3 s.cfl "select count(*) from scores where split = 'oof' and metric = 'acc'")" = 5 ] ||
 		fail "out-of-fold scores missing from the bundle"
 	# each row reproduces its entry's stored test figure
 	for e in $names; do
@@ -267,6 +282,84 @@ test_auto_save_bundle_and_report() {
 	run "$CFL" report s --db s.db
 	expect_rc 0
 	[ "$out" = "$board" ] || fail "report differs from the run's output: $(diff <(echo "$board") <(echo "$out"))"
+}
+
+# --refit: each bag's candidate is trained once more on every training row
+# (repeat 1, fold -1) and the bag predicts with it: the bundle holds the
+# two refits' models only, a bag entry's stored test predictions are its
+# refit's, and each row of the bundle gives its entry's test figure again
+test_auto_refit() {
+	local names e want got
+	awk 'NR == 1 { print > "train.csv"; print > "test.csv"; next }
+	     { print > ((NR - 1) % 5 == 0 ? "test.csv" : "train.csv") }' \
+		"$ROOT/datasets/iris.csv"
+	run "$CFL" auto train.csv --test test.csv --models linear,tree --time-limit "$(lim 5)" \
+		--num-jobs 2 --db s.db --name s --save s.cfl --refit
+	expect_rc 0
+	expect_err "refit on every training row: done"
+	grep -q '^refit=1$' <<<"$(sqlite3 s.db "select config from runs")" ||
+		fail "no refit key: $(sqlite3 s.db 'select config from runs')"
+	[ "$(sqlite3 s.db "select count(*) from trials where repeat = 1 and fold = -1
+		and phase = 'refit' and status = 'done'")" = 2 ] ||
+		fail "refits: $(sqlite3 s.db "select repeat, fold, status from trials where repeat = 1")"
+	# 10 fold models and 2 refits kept; the bundle takes the refits only
+	[ "$(sqlite3 s.db "select count(*) from trial_models")" = 12 ] ||
+		fail "models kept: $(sqlite3 s.db 'select count(*) from trial_models')"
+	[ "$(sqlite3 s.cfl "select group_concat(repeat || ':' || fold, ' ') from models")" = "1:-1 1:-1" ] ||
+		fail "bundle models: $(sqlite3 s.cfl "select group_concat(repeat || ':' || fold, ' ') from models")"
+	for e in linear tree; do
+		[ "$(sqlite3 s.db "select hex(p.data) = hex(q.data) from ensemble_predictions p
+			join ensembles e on e.id = p.ensemble, predictions q join trials t on t.id = q.trial
+			join candidates c on c.id = t.candidate where e.name like '$e:%'
+			and c.model = '$e' and c.hex = substr(e.name, length('$e') + 2)
+			and t.repeat = 1 and t.fold = -1 and p.split = 'test' and q.split = 'test'")" = 1 ] ||
+			fail "the $e bag's test predictions are not its refit's"
+	done
+	# the search table counts the search's trials only
+	awk '/^Search/ {on = 1; next} on && $1 ~ /^(linear|tree)$/ && $2 != $3 + $4 {bad = 1}
+	     END {exit bad}' <<<"$out" || fail "search table counts the refits: $out"
+	names=$(awk '/^Leaderboard/ {on = 1; next} on && /^[0-9]+ / {print $2} /^$/ {on = 0}' <<<"$out")
+	[ "$(wc -l <<<"$names")" = 5 ] || fail "leaderboard entries: $names"
+	for e in $names; do
+		want=$(sqlite3 s.db "select printf('%.10g', m.value) from ensemble_metrics m
+			join ensembles e on e.id = m.ensemble where e.name = '$e'
+			and m.split = 'test' and m.metric = 'auc'")
+		got=$("$CFL" predict s.cfl test.csv --row "$e" -o /dev/null | awk '$1 == "auc" { print $2 }')
+		[ -n "$want" ] && [ "$got" = "$want" ] || fail "$e: predict $got, stored $want"
+	done
+}
+
+# with --refit, a bag whose refit failed predicts with its folds' mean: the
+# run, its leaderboard and its bundle go on without it (CFL_TEST_FAULT=
+# error:1 fails every trial of repeat 1, the refits only)
+test_auto_refit_failed_falls_back_to_folds() {
+	local names e want got
+	awk 'NR == 1 { print > "train.csv"; print > "test.csv"; next }
+	     { print > ((NR - 1) % 5 == 0 ? "test.csv" : "train.csv") }' \
+		"$ROOT/datasets/iris.csv"
+	CFL_TEST_FAULT=error:1 run "$CFL" auto train.csv --test test.csv --models linear,tree \
+		--time-limit "$(lim 5)" --num-jobs 2 --db f.db --name f --save f.cfl --refit
+	expect_rc 0
+	expect_err "(refit): failed"
+	[ "$(sqlite3 f.db "select count(*) from trials where repeat = 1 and status = 'done'")" = 0 ] ||
+		fail "a refit was done despite the fault"
+	[ "$(sqlite3 f.db "select count(*) from trials where repeat = 1")" = 2 ] ||
+		fail "refit trials: $(sqlite3 f.db "select count(*) from trials where repeat = 1")"
+	# the bags' members are their 5 folds, and so are the bundle's models
+	[ "$(sqlite3 f.db "select count(*) from ensembles where method = 'bag'
+		and members glob 'trials [0-9]*+[0-9]*+[0-9]*+[0-9]*+[0-9]*; *'")" = 2 ] ||
+		fail "bag members: $(sqlite3 f.db "select members from ensembles where method = 'bag'")"
+	[ "$(sqlite3 f.cfl "select count(*) from models where fold >= 0")" = 10 ] ||
+		fail "bundle models: $(sqlite3 f.cfl "select group_concat(repeat || ':' || fold, ' ') from models")"
+	names=$(awk '/^Leaderboard/ {on = 1; next} on && /^[0-9]+ / {print $2} /^$/ {on = 0}' <<<"$out")
+	[ "$(wc -l <<<"$names")" = 5 ] || fail "leaderboard entries: $names"
+	for e in $names; do
+		want=$(sqlite3 f.db "select printf('%.10g', m.value) from ensemble_metrics m
+			join ensembles e on e.id = m.ensemble where e.name = '$e'
+			and m.split = 'test' and m.metric = 'auc'")
+		got=$("$CFL" predict f.cfl test.csv --row "$e" -o /dev/null | awk '$1 == "auc" { print $2 }')
+		[ -n "$want" ] && [ "$got" = "$want" ] || fail "$e: predict $got, stored $want"
+	done
 }
 
 # a resumed run with --save writes the bundle of its final leaderboard;

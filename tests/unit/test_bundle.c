@@ -380,10 +380,11 @@ static void t_tune_refit(void)
 }
 
 /* An auto run with --save on NAME: the bundle has a row per leaderboard
- * entry (each bag, mean, stacking) predicting on test what the store holds
- * for that entry, bit for bit; its default row is the leaderboard's rank
- * 1; each row has its out-of-fold score. */
-static void auto_save(const char *name)
+ * entry (each bag, mean, stacking, greedy) predicting on test what the store holds
+ * for that entry, bit for bit (refit: with the bags' refits, else with
+ * their fold models); its default row is the leaderboard's rank 1; each
+ * row has its out-of-fold score. */
+static void auto_save(const char *name, int refit)
 {
 	static const char *const spaces[2] = { "l2 = loguniform(1e-4, 100)\n",
 					       "max_depth = int(2, 8)\n" };
@@ -416,6 +417,7 @@ static void auto_save(const char *name)
 	p.autop.models[0] = "linear";
 	p.autop.models[1] = "tree";
 	p.autop.folds = 3;
+	p.autop.refit = refit;
 	snprintf(bundle, sizeof(bundle), "%s", cfl_test_path("auto.cfl"));
 	p.autop.save = bundle;
 	for (int i = 0; i < 2; i++) {
@@ -435,16 +437,26 @@ static void auto_save(const char *name)
 
 	CHECK_MSG(cfl_study_auto_summary(cfl_study_store(s), cfl_study_run_id(s), &sum,
 					 &err) == 0, "%s", err.msg);
-	CHECK_MSG(sum.n_rows == 4, "%zu leaderboard entries (a bag not finished "
+	/* 2 bags, mean, stacking and greedy */
+	CHECK_MSG(sum.n_rows == 5, "%zu leaderboard entries (a bag not finished "
 		  "within 4 s?)", sum.n_rows);
 	CHECK_INT(b.n_rows, sum.n_rows);
 	CHECK(!strcmp(b.recommended, sum.rows[0].name));
 	CHECK(!strcmp(b.kind, "auto"));
 	CHECK(!strcmp(b.metric, d.train.n_classes ? "acc" : "mse"));
-	/* 2 bags of 3 fold models each, nothing of the search */
-	CHECK_INT(b.n_models, 6);
-	for (size_t i = 0; i < b.n_models; i++)
-		CHECK(b.models[i].fold == (int)(i % 3));
+	if (refit) {
+		/* 2 bags, each predicting with its refit on every training
+		 * row (repeat 1, no fold); nothing of the search, and no
+		 * fold model, since every refit finished */
+		CHECK_INT(b.n_models, 2);
+		for (size_t i = 0; i < b.n_models; i++)
+			CHECK(b.models[i].fold == -1 && b.models[i].repeat == 1);
+	} else {
+		/* 2 bags of 3 fold models each, nothing of the search */
+		CHECK_INT(b.n_models, 6);
+		for (size_t i = 0; i < b.n_models; i++)
+			CHECK(b.models[i].fold == (int)(i % 3));
+	}
 	for (size_t i = 0; i < sum.n_rows; i++) {
 		const struct cfl_bundle_row *row = cfl_bundle_find(&b, sum.rows[i].name);
 		int has_oof = 0;
@@ -463,6 +475,7 @@ static void auto_save(const char *name)
 		CHECK_MSG(has_oof, "row '%s' has no oof score", row->name);
 	}
 	CHECK(cfl_bundle_find(&b, "stacking")->method == CFL_BUNDLE_WEIGHTED);
+	CHECK(cfl_bundle_find(&b, "greedy")->method == CFL_BUNDLE_WEIGHTED);
 	cfl_study_auto_summary_release(&sum);
 	cfl_bundle_release(&b);
 	cfl_study_free(s);
@@ -476,12 +489,22 @@ static void auto_save(const char *name)
 
 static void t_auto_classification(void)
 {
-	auto_save("wine");
+	auto_save("wine", 0);
 }
 
 static void t_auto_regression(void)
 {
-	auto_save("diabetes");
+	auto_save("diabetes", 0);
+}
+
+static void t_auto_refit_classification(void)
+{
+	auto_save("wine", 1);
+}
+
+static void t_auto_refit_regression(void)
+{
+	auto_save("diabetes", 1);
 }
 
 /* ---- the file's failures ---- */
@@ -625,6 +648,8 @@ const struct cfl_test cfl_tests[] = {
 	TEST_T(t_tune_refit, 240),
 	TEST_T(t_auto_classification, 120),
 	TEST_T(t_auto_regression, 120),
+	TEST_T(t_auto_refit_classification, 120),
+	TEST_T(t_auto_refit_regression, 120),
 	TEST(t_bad_files),
 	{ 0 }
 };

@@ -474,6 +474,36 @@ static void t_stacking_on_oof(void)
 	cfl_ens_output_release(&o1);
 }
 
+/* greedy_on_oof: ensemble selection on the out-of-fold predictions of
+ * every training row (auto), not on validation.  Member 0 is right on
+ * every validation row and wrong on every OOF row: selected on validation
+ * it gets weight (the first of the members tied at accuracy 1), on OOF
+ * none; a member without OOF predictions sends it back to validation. */
+static void t_greedy_on_oof(void)
+{
+	struct big f;
+	struct cfl_ens_output ov, oo, ob;
+	struct cfl_err err;
+	double wrong[NB];
+
+	big_init(&f, 1);
+	for (int i = 0; i < NB; i++)
+		wrong[i] = (double)(((int)f.y_train[i] + 1) % 3);
+	big_fill(f.oof[0], wrong, NB, 0);
+	CHECK_MSG(cfl_ensemble_build(CFL_ENS_GREEDY, &f.in, &ov, &err) == 0, "%s", err.msg);
+	f.in.greedy_on_oof = 1;
+	CHECK_MSG(cfl_ensemble_build(CFL_ENS_GREEDY, &f.in, &oo, &err) == 0, "%s", err.msg);
+	CHECK(ov.weights[0] > 0);
+	CHECK(oo.weights[0] == 0);
+	CHECK(oo.weights[1] + oo.weights[2] == 1);
+	f.members[2].oof = NULL;
+	CHECK_MSG(cfl_ensemble_build(CFL_ENS_GREEDY, &f.in, &ob, &err) == 0, "%s", err.msg);
+	CHECK(same(ov.weights, ob.weights, 3));
+	cfl_ens_output_release(&ov);
+	cfl_ens_output_release(&oo);
+	cfl_ens_output_release(&ob);
+}
+
 /* With few rows to fit on (6 validation rows here),
  * stacking fits nothing, keeps the mean's weights and says so. */
 static void t_stacking_few_rows_is_the_mean(void)
@@ -607,6 +637,7 @@ const struct cfl_test cfl_tests[] = {
 	TEST(t_build_every_method),
 	TEST(t_stacking_ignores_test_labels),
 	TEST(t_stacking_on_oof),
+	TEST(t_greedy_on_oof),
 	TEST(t_stacking_few_rows_is_the_mean),
 	TEST(t_stacking_regression_never_worse),
 	TEST(t_weights_ignore_test_labels),
