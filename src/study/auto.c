@@ -784,9 +784,14 @@ int cfl_study_auto(struct cfl_study *s, const struct cfl_study_listener *ls,
 			if (pass && end <= now)
 				break;
 			if (pass && !again++)	/* said once */
-				emit_phase(s, ls, "another round for the families, and so on "
-					   "until the search's time ends, each with a fresh "
-					   "count of candidates no better");
+				emit_phase(s, ls, p->autop.use_all_time
+					   ? "another round for the families, each with a "
+					     "fresh count of candidates no better; rounds go "
+					     "on until the search's time ends (--use-all-time)"
+					   : "another round for the families, each with a "
+					     "fresh count of candidates no better; rounds go "
+					     "on until one improves no family's best or the "
+					     "search's time ends");
 
 			snprintf(text, sizeof(text), "%s: searching for %.1f s",
 				 p->autop.models[f], end > now ? end - now : 0.0);

@@ -14,6 +14,26 @@ auto_oof_column() {
 	awk '/^Leaderboard/ {on = 1; next} on && /^[0-9]+ / {print $4} /^$/ {on = 0}' <<<"$1"
 }
 
+# the rows of iris.csv, every fifth to $2 and the others to $1, each with
+# the header
+iris_split() {
+	awk -v tr="$1" -v te="$2" 'NR == 1 { print > tr; print > te; next }
+	     { print > ((NR - 1) % 5 == 0 ? te : tr) }' "$ROOT/datasets/iris.csv"
+}
+
+# each row $3 (one a line) of bundle $2, applied to test.csv, gives the test
+# auc the run stored in $1 for that entry
+expect_rows_give_test_auc() {
+	local e want got
+	for e in $3; do
+		want=$(sqlite3 "$1" "select printf('%.10g', m.value) from ensemble_metrics m
+			join ensembles e on e.id = m.ensemble where e.name = '$e'
+			and m.split = 'test' and m.metric = 'auc'")
+		got=$("$CFL" predict "$2" test.csv --row "$e" -o /dev/null | awk '$1 == "auc" { print $2 }')
+		[ -n "$want" ] && [ "$got" = "$want" ] || fail "$e: predict $got, stored $want"
+	done
+}
+
 # fails unless the stored run took at most $2 seconds (and at least $3)
 expect_run_seconds() {
 	local took
@@ -168,6 +188,7 @@ test_auto_search_ends_when_a_round_improves_nothing() {
 	run "$CFL" auto "$ROOT/datasets/iris.csv" --models linear,tree --time-limit "$(lim 60)" \
 		--num-jobs 2 --db e.db --name e
 	expect_rc 0
+	expect_err "rounds go on until one improves no family's best or the search's time ends"
 	expect_err "the search ends: a whole round improved no family's best"
 	expect_out "Leaderboard by acc"
 	# two rounds, each: the best, 10 no better, at most 2 in flight
@@ -178,7 +199,7 @@ test_auto_search_ends_when_a_round_improves_nothing() {
 		--use-all-time --num-jobs 2 --db f.db --name f
 	expect_rc 0
 	grep -q "the search ends" <<<"$err" && fail "--use-all-time: the search ended early: ${err:0:600}"
-	expect_err "another round for the families"
+	expect_err "rounds go on until the search's time ends (--use-all-time)"
 	# the search's share is 0.8 of the limit less a small reserve
 	lo=$(awk -v l="$(lim 4)" 'BEGIN { print 0.7 * l }')
 	expect_run_seconds f.db "$(lim 6)" "$lo"
@@ -236,10 +257,8 @@ test_auto_resume() {
 # figure the run stored for that entry (bit-identity of the predictions is
 # tests/unit/test_bundle.c's); cfl report prints the leaderboard again
 test_auto_save_bundle_and_report() {
-	local names rows e want got rank1
-	awk 'NR == 1 { print > "train.csv"; print > "test.csv"; next }
-	     { print > ((NR - 1) % 5 == 0 ? "test.csv" : "train.csv") }' \
-		"$ROOT/datasets/iris.csv"
+	local names rows rank1
+	iris_split train.csv test.csv
 	run "$CFL" auto train.csv --test test.csv --models linear,tree --time-limit "$(lim 5)" \
 		--num-jobs 2 --db s.db --name s --save s.cfl
 	expect_rc 0
@@ -263,13 +282,7 @@ test_auto_save_bundle_and_report() {
 	[ "$(sqlite3 s.cfl "select count(*) from scores where split = 'oof' and metric = 'acc'")" = 5 ] ||
 		fail "out-of-fold scores missing from the bundle"
 	# each row reproduces its entry's stored test figure
-	for e in $names; do
-		want=$(sqlite3 s.db "select printf('%.10g', m.value) from ensemble_metrics m
-			join ensembles e on e.id = m.ensemble where e.name = '$e'
-			and m.split = 'test' and m.metric = 'auc'")
-		got=$("$CFL" predict s.cfl test.csv --row "$e" -o /dev/null | awk '$1 == "auc" { print $2 }')
-		[ -n "$want" ] && [ "$got" = "$want" ] || fail "$e: predict $got, stored $want"
-	done
+	expect_rows_give_test_auc s.db s.cfl "$names"
 	local board=$out
 	run "$CFL" predict s.cfl test.csv -o /dev/null
 	expect_rc 0
@@ -289,10 +302,8 @@ test_auto_save_bundle_and_report() {
 # two refits' models only, a bag entry's stored test predictions are its
 # refit's, and each row of the bundle gives its entry's test figure again
 test_auto_refit() {
-	local names e want got
-	awk 'NR == 1 { print > "train.csv"; print > "test.csv"; next }
-	     { print > ((NR - 1) % 5 == 0 ? "test.csv" : "train.csv") }' \
-		"$ROOT/datasets/iris.csv"
+	local names e
+	iris_split train.csv test.csv
 	run "$CFL" auto train.csv --test test.csv --models linear,tree --time-limit "$(lim 5)" \
 		--num-jobs 2 --db s.db --name s --save s.cfl --refit
 	expect_rc 0
@@ -320,23 +331,15 @@ test_auto_refit() {
 	     END {exit bad}' <<<"$out" || fail "search table counts the refits: $out"
 	names=$(awk '/^Leaderboard/ {on = 1; next} on && /^[0-9]+ / {print $2} /^$/ {on = 0}' <<<"$out")
 	[ "$(wc -l <<<"$names")" = 5 ] || fail "leaderboard entries: $names"
-	for e in $names; do
-		want=$(sqlite3 s.db "select printf('%.10g', m.value) from ensemble_metrics m
-			join ensembles e on e.id = m.ensemble where e.name = '$e'
-			and m.split = 'test' and m.metric = 'auc'")
-		got=$("$CFL" predict s.cfl test.csv --row "$e" -o /dev/null | awk '$1 == "auc" { print $2 }')
-		[ -n "$want" ] && [ "$got" = "$want" ] || fail "$e: predict $got, stored $want"
-	done
+	expect_rows_give_test_auc s.db s.cfl "$names"
 }
 
 # with --refit, a bag whose refit failed predicts with its folds' mean: the
 # run, its leaderboard and its bundle go on without it (CFL_TEST_FAULT=
 # error:1 fails every trial of repeat 1, the refits only)
 test_auto_refit_failed_falls_back_to_folds() {
-	local names e want got
-	awk 'NR == 1 { print > "train.csv"; print > "test.csv"; next }
-	     { print > ((NR - 1) % 5 == 0 ? "test.csv" : "train.csv") }' \
-		"$ROOT/datasets/iris.csv"
+	local names
+	iris_split train.csv test.csv
 	CFL_TEST_FAULT=error:1 run "$CFL" auto train.csv --test test.csv --models linear,tree \
 		--time-limit "$(lim 5)" --num-jobs 2 --db f.db --name f --save f.cfl --refit
 	expect_rc 0
@@ -353,13 +356,7 @@ test_auto_refit_failed_falls_back_to_folds() {
 		fail "bundle models: $(sqlite3 f.cfl "select group_concat(repeat || ':' || fold, ' ') from models")"
 	names=$(awk '/^Leaderboard/ {on = 1; next} on && /^[0-9]+ / {print $2} /^$/ {on = 0}' <<<"$out")
 	[ "$(wc -l <<<"$names")" = 5 ] || fail "leaderboard entries: $names"
-	for e in $names; do
-		want=$(sqlite3 f.db "select printf('%.10g', m.value) from ensemble_metrics m
-			join ensembles e on e.id = m.ensemble where e.name = '$e'
-			and m.split = 'test' and m.metric = 'auc'")
-		got=$("$CFL" predict f.cfl test.csv --row "$e" -o /dev/null | awk '$1 == "auc" { print $2 }')
-		[ -n "$want" ] && [ "$got" = "$want" ] || fail "$e: predict $got, stored $want"
-	done
+	expect_rows_give_test_auc f.db f.cfl "$names"
 }
 
 # a resumed run with --save writes the bundle of its final leaderboard;
