@@ -19,6 +19,15 @@
 /* Here because this file includes cblas.h (declared in include/cfl/model.h). */
 void cfl_model_set_threads(int n)
 {
+	/* Already so: nothing to do, and nothing must be done.  In a child
+	 * forked from a process that used BLAS, OpenBLAS's fork handler has
+	 * shut its thread pool down, and openblas_set_num_threads starts it
+	 * again (all the threads of its start-up count, each spinning on
+	 * sched_yield a while before it sleeps) even to set one thread:
+	 * 5 ms more per forked worker, and a spinning thread beside each
+	 * worker.  openblas_get_num_threads only reads the count. */
+	if (n == openblas_get_num_threads())
+		return;
 	openblas_set_num_threads(n);
 }
 

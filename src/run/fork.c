@@ -5,6 +5,7 @@
  * store, and leaves with _exit().  A child's death is seen as EOF on its
  * socket and explained by waitpid (signal name or exit code).
  */
+#include "cfl/model.h"
 #include "cfl/run.h"
 
 #include <errno.h>
@@ -137,6 +138,11 @@ int cfl_fork_spawn(struct cfl_pool *p, struct cfl_err *err)
 	}
 	snprintf(name, sizeof(name), "local:%lu", ++n_spawned);
 	fflush(NULL);	/* nothing buffered is copied into the child */
+	/* The child inherits BLAS's thread count: one, unless it asks for
+	 * more (--threads-per-trial), so that it need not start OpenBLAS's
+	 * thread pool again (cfl_model_set_threads).  The coordinator's own
+	 * BLAS work, the GP's small matrices, is quicker on one thread. */
+	cfl_model_set_threads(1);
 	pid = fork();
 	if (pid < 0) {
 		close(sv[0]);

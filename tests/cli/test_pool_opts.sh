@@ -108,3 +108,27 @@ EOF
 	grep -qF -- "--threads-per-trial" <<<"$out" && fail "tune --help lists --threads-per-trial"
 	return 0
 }
+
+# a forked worker runs its trials on its one thread: it does not start
+# OpenBLAS's thread pool again after the fork (each pool thread spun on
+# sched_yield beside its worker and cost a forked worker about 5 ms), nor
+# with --threads-per-trial 1 ask for more.  Each trial sleeps 0.3 s
+# (CFL_TEST_FAULT=slow), long enough to count the workers' threads.
+test_pool_workers_have_one_thread() {
+	local pid kids k n seen=0 i
+	CFL_TEST_FAULT=slow "$CFL" repeat "$ROOT/datasets/iris.csv" --models linear \
+		--num-repeat 8 --num-jobs 2 --ensemble none --db t.db -q > /dev/null 2>&1 &
+	pid=$!
+	for ((i = 0; i < 50 && seen < 2; i++)); do
+		sleep 0.05
+		kids=$(pgrep -P "$pid")
+		for k in $kids; do
+			n=$(awk '/^Threads:/ { print $2 }' "/proc/$k/status" 2>/dev/null) || continue
+			[ -n "$n" ] || continue
+			[ "$n" = 1 ] || { kill "$pid"; wait "$pid"; fail "worker $k has $n threads"; return; }
+			seen=$((seen + 1))
+		done
+	done
+	wait "$pid" || fail "cfl repeat failed"
+	[ "$seen" -ge 2 ] || fail "saw no worker to count the threads of"
+}
