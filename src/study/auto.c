@@ -1007,9 +1007,9 @@ int cfl_study_auto_summary(struct cfl_store *st, int64_t run_id,
 	 * chance (on iris one row is 1% of the 108 training rows): with acc,
 	 * `mean` is credited one binomial standard error of the best
 	 * entry's accuracy, sqrt(p (1 - p) / n), and ranks first unless an
-	 * entry beats it by more.  Measured over 20 splits of the small
-	 * sets, choosing the mean this way was the better choice on each
-	 * (docs/auto.md). */
+	 * entry beats it by more.  Over 20 splits it raised the first
+	 * entry's test accuracy on iris, wine and breast_cancer (the
+	 * figures: docs/auto.md). */
 	out->n_oof = oof_rows(st, tr, n_tr);
 	for (size_t e = 0; e < out->n_rows; e++)
 		out->rows[e].rank_cv = out->rows[e].cv;
