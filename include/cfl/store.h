@@ -448,6 +448,26 @@ int cfl_store_run_importance(struct cfl_store *st, int64_t run_id,
 			     struct cfl_importance_row **rows /* OUT */,
 			     size_t *n_rows /* OUT */, struct cfl_err *err);
 
+/* ---- iterations a trial kept ---- */
+
+/* Stores that done trial trial_id's model stopped early and kept n_iter
+ * iterations (fcnn's epochs, gbdt's rounds), so that a refit after a
+ * --resume runs as many as one in the session that ran the trial did.
+ * One statement (or part of the caller's transaction). */
+int cfl_store_trial_iters(struct cfl_store *st, int64_t trial_id, long n_iter,
+			  struct cfl_err *err);
+
+/* The iterations kept by run run_id's done trials that stopped early:
+ * (trial id, count) pairs, malloc'd (free()); *n may be 0, also for a
+ * database made before they were stored. */
+struct cfl_iters_row {
+	int64_t trial_id;
+	long n_iter;
+};
+int cfl_store_run_iters(struct cfl_store *st, int64_t run_id,
+			struct cfl_iters_row **rows /* OUT */, size_t *n /* OUT */,
+			struct cfl_err *err);
+
 /* ---- ensembles: stored like trial results ---- */
 
 struct cfl_ensemble_info {

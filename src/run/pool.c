@@ -246,7 +246,9 @@ static int store_done(struct cfl_pool *p, const struct sched_trial *t,
 	if (batch_open(p, err))
 		return -1;
 	rc = cfl_store_trial_done(p->o.store, t->id, (int)r->attempt, &tr, err);
-	if (rc == 0 && store_importance(p, t->id, r, err))
+	if (rc == 0 && (store_importance(p, t->id, r, err) ||
+			(r->n_iter_kept &&
+			 cfl_store_trial_iters(p->o.store, t->id, (long)r->n_iter_kept, err))))
 		return -1;
 	if (rc >= 0)
 		p->batch_n++;

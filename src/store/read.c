@@ -672,3 +672,51 @@ int cfl_store_run_importance(struct cfl_store *st, int64_t run_id,
 	*n_rows = all.n;
 	return 0;
 }
+
+static int read_iters(sqlite3_stmt *s, void *row, struct cfl_err *err)
+{
+	struct cfl_iters_row *r = row;
+
+	(void)err;
+	r->trial_id = sqlite3_column_int64(s, 0);
+	r->n_iter = (long)sqlite3_column_int64(s, 1);
+	return 0;
+}
+
+int cfl_store_run_iters(struct cfl_store *st, int64_t run_id,
+			struct cfl_iters_row **rows, size_t *n, struct cfl_err *err)
+{
+	struct cfl_store_rows all = { NULL, 0, 0, sizeof(**rows) };
+	sqlite3_stmt *s;
+	int have;
+
+	*rows = NULL;
+	*n = 0;
+	/* a database no cfl that stores them has written to yet */
+	s = cfl_store_prep(st, "SELECT count(*) FROM sqlite_master WHERE type = 'table' "
+			   "AND name = 'trial_iters'", err);
+	if (!s)
+		return -1;
+	if (sqlite3_step(s) != SQLITE_ROW) {
+		cfl_store_fail(st, err);
+		sqlite3_reset(s);
+		return -1;
+	}
+	have = sqlite3_column_int(s, 0);
+	sqlite3_reset(s);
+	if (!have)
+		return 0;
+	s = cfl_store_prep(st, "SELECT i.trial, i.n_iter FROM trial_iters i JOIN trials t "
+			   "ON t.id = i.trial WHERE t.run = ? AND t.status = 'done' "
+			   "ORDER BY i.trial", err);
+	if (!s)
+		return -1;
+	sqlite3_bind_int64(s, 1, run_id);
+	if (cfl_store_read_rows(st, s, &all, read_iters, err)) {
+		free(all.v);
+		return -1;
+	}
+	*rows = all.v;
+	*n = all.n;
+	return 0;
+}

@@ -233,6 +233,14 @@ static const char IMPORTANCE_DDL[] =
 	"  PRIMARY KEY (trial, kind, feature)\n"
 	");\n";
 
+/* The iterations a trial that stopped early kept (cfl_store_trial_iters):
+ * apart from SCHEMA as trial_importance is. */
+static const char ITERS_DDL[] =
+	"CREATE TABLE IF NOT EXISTS trial_iters (\n"
+	"  trial INTEGER PRIMARY KEY REFERENCES trials(id) ON DELETE CASCADE,\n"
+	"  n_iter INTEGER NOT NULL\n"
+	");\n";
+
 static int create_schema(struct cfl_store *st, struct cfl_err *err)
 {
 	char sql[256];
@@ -445,7 +453,8 @@ static int check_schema_tx(struct cfl_store *st, struct cfl_err *err)
 			return cfl_err_set(err, "'%s' is an empty database, "
 					   "not a cfl one", st->path);
 		return create_schema(st, err) ||
-		       cfl_store_exec(st, IMPORTANCE_DDL, err) ? -1 : 0;
+		       cfl_store_exec(st, IMPORTANCE_DDL, err) ||
+		       cfl_store_exec(st, ITERS_DDL, err) ? -1 : 0;
 	}
 	if (!has_meta || version == 0)
 		return cfl_err_set(err, "'%s' is an SQLite database but not "
@@ -460,10 +469,12 @@ static int check_schema_tx(struct cfl_store *st, struct cfl_err *err)
 		if (migrate(st, version, err))
 			return -1;
 	}
-	/* A file from before trial_models or trial_importance gets them
+	/* A file from before trial_models, trial_importance or trial_iters
+	 * gets them
 	 * (read-only opens read around them). */
 	if (!st->readonly && (cfl_store_exec(st, MODELS_SCHEMA, err) ||
-			      cfl_store_exec(st, IMPORTANCE_DDL, err)))
+			      cfl_store_exec(st, IMPORTANCE_DDL, err) ||
+			      cfl_store_exec(st, ITERS_DDL, err)))
 		return -1;
 	return 0;
 }

@@ -903,3 +903,16 @@ fail:
 	cfl_store_tx_rollback(st);
 	return -1;
 }
+
+int cfl_store_trial_iters(struct cfl_store *st, int64_t trial_id, long n_iter,
+			  struct cfl_err *err)
+{
+	sqlite3_stmt *s = cfl_store_prep(st, "INSERT OR REPLACE INTO trial_iters "
+					 "(trial, n_iter) VALUES (?, ?)", err);
+
+	if (!s)
+		return -1;
+	sqlite3_bind_int64(s, 1, trial_id);
+	sqlite3_bind_int64(s, 2, n_iter);
+	return cfl_store_step(st, s, err);
+}

@@ -85,6 +85,8 @@ struct study_auto {
 	size_t n_stored;
 	struct cfl_trial_info *trials;	/* the run's trials (resume) */
 	size_t n_trials;
+	struct cfl_iters_row *iters;	/* the iterations they kept (resume) */
+	size_t n_iters;
 	long best[CFL_STUDY_MAX_MODELS];	/* index into c, or -1 */
 	long dflt[CFL_STUDY_MAX_MODELS];	/* each family's defaults */
 	/* each family's search, kept for the next round */
@@ -109,6 +111,7 @@ void cfl_study_auto_release(struct cfl_study *s)
 		cfl_search_free(a->search[f]);
 	free(a->c);
 	free(a->stored);
+	free(a->iters);
 	cfl_trials_free(a->trials, a->n_trials);
 	free(a);
 	s->autos = NULL;
@@ -614,7 +617,10 @@ static int submit_bags(struct cfl_study *s, const struct cfl_study_listener *ls,
 						      seed, CFL_PHASE_REFIT, &ts, err))
 				goto fail;
 			if (ts.status == CFL_TRIAL_DONE) {
-				c->folds_done++;	/* its count unknown */
+				/* done in an earlier session: what it kept */
+				c->folds_done++;
+				c->iters[fold] = study_stored_iters(a->iters, a->n_iters,
+								    ts.id);
 				continue;
 			}
 			memset(&spec, 0, sizeof(spec));
@@ -724,7 +730,8 @@ int cfl_study_auto(struct cfl_study *s, const struct cfl_study_listener *ls,
 	if (s->resumed &&
 	    (cfl_store_run_metrics(s->st, s->run_id, CFL_SPLIT_VALID, &a->stored,
 				   &a->n_stored, err) ||
-	     cfl_store_trials(s->st, s->run_id, &a->trials, &a->n_trials, err)))
+	     cfl_store_trials(s->st, s->run_id, &a->trials, &a->n_trials, err) ||
+	     cfl_store_run_iters(s->st, s->run_id, &a->iters, &a->n_iters, err)))
 		return -1;
 	/* the GP's small matrices are faster on one BLAS thread */
 	cfl_worker_set_threads(1);

@@ -56,6 +56,8 @@ struct cfl_study {
 	size_t n_trefs;
 	struct cfl_metric_row *stored;	/* valid metrics stored (resume) */
 	size_t n_stored, n_stored_cands;
+	struct cfl_iters_row *iters;	/* iterations trials kept (resume) */
+	size_t n_iters;
 	double best_score;
 	int has_best;
 	long best;			/* the candidate refitted, or -1 */
@@ -87,6 +89,10 @@ int cfl_study_stops_early(const char *model, const struct cfl_params *params,
  * 0 when the model stops early but no count is known (trials done before a
  * --resume): then it refits on train and stops early on validation.  0, or
  * -1 with err. */
+/* The iterations stored trial trial_id kept (its model stopped early), or
+ * 0: from rows (n), as cfl_store_run_iters read them. */
+size_t study_stored_iters(const struct cfl_iters_row *rows, size_t n,
+			  int64_t trial_id);
 int study_refit_params(const char *model, const struct cfl_params *params,
 		       const size_t *iters, size_t n_iters,
 		       struct cfl_params *out, int *on_all, struct cfl_err *err);

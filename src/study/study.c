@@ -188,6 +188,15 @@ static int cmp_size(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
+size_t study_stored_iters(const struct cfl_iters_row *rows, size_t n,
+			  int64_t trial_id)
+{
+	for (size_t i = 0; i < n; i++)
+		if (rows[i].trial_id == trial_id)
+			return rows[i].n_iter > 0 ? (size_t)rows[i].n_iter : 0;
+	return 0;
+}
+
 int study_refit_params(const char *model, const struct cfl_params *params,
 		       const size_t *iters, size_t n_iters,
 		       struct cfl_params *out, int *on_all, struct cfl_err *err)

@@ -35,6 +35,8 @@ void cfl_study_tune_release(struct cfl_study *s)
 	s->trefs = NULL;
 	free(s->stored);
 	s->stored = NULL;
+	free(s->iters);
+	s->iters = NULL;
 }
 
 static double stored_value(const struct cfl_study *s, int64_t cand_id, int repeat)
@@ -90,8 +92,13 @@ static int submit_trials(struct cfl_study *s, size_t k, int r0, int r1,
 					      CFL_PHASE_REFIT, &ts, err))
 			goto fail;
 		if (ts.status == CFL_TRIAL_DONE) {
-			if (rep < p->num_repeat)
+			if (rep < p->num_repeat) {
 				c->vals[rep] = stored_value(s, c->id, rep);
+				/* for the refit's count, as in the session
+				 * that ran it */
+				c->iters[rep] = study_stored_iters(s->iters, s->n_iters,
+								   ts.id);
+			}
 			continue;
 		}
 		if (ts.status == CFL_TRIAL_FAILED || ts.status == CFL_TRIAL_POISON) {
@@ -235,7 +242,8 @@ static int wait_one(struct cfl_study *s, const struct cfl_study_listener *ls,
 	return r;
 }
 
-/* Reads what a resumed run stored: its candidates and validation metrics. */
+/* Reads what a resumed run stored: its candidates, validation metrics and
+ * the iterations its trials kept. */
 static int load_stored(struct cfl_study *s, struct cfl_err *err)
 {
 	struct cfl_candidate_info *sc = NULL;
@@ -244,7 +252,8 @@ static int load_stored(struct cfl_study *s, struct cfl_err *err)
 		return 0;
 	if (cfl_store_candidates(s->st, s->run_id, &sc, &s->n_stored_cands, err) ||
 	    cfl_store_run_metrics(s->st, s->run_id, CFL_SPLIT_VALID, &s->stored,
-				  &s->n_stored, err)) {
+				  &s->n_stored, err) ||
+	    cfl_store_run_iters(s->st, s->run_id, &s->iters, &s->n_iters, err)) {
 		cfl_candidates_free(sc, s->n_stored_cands);
 		return -1;
 	}
@@ -355,8 +364,9 @@ int cfl_study_tune(struct cfl_study *s, const struct cfl_study_listener *ls,
 			memset(&se, 0, sizeof(se));
 			se.kind = CFL_STUDY_NOTE;
 			se.text = "the refit trains on the train part and stops early on "
-				  "validation, as the search did: its search repeats ran "
-				  "before --resume, so their epoch or round counts are unknown";
+				  "validation, as the search did: its search repeats' epoch "
+				  "or round counts are not in the database (a cfl older than "
+				  "the table trial_iters ran them)";
 			cfl_study_emit(ls, &se);
 		}
 	}

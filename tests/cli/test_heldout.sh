@@ -172,3 +172,28 @@ test_heldout_tune_refit_keeps_the_best_round_count() {
 	k=$(awk '$1 == "param" && $2 == "epochs" { print $3 }' f.cfl)
 	[ -n "$k" ] && [ "$k" -ge 1 ] && [ "$k" -le 60 ] || fail "saved model's epochs '$k'"
 }
+
+# the iterations a trial kept are stored (trial_iters), so a refit run by
+# --resume after its search repeats were done (the refit trials lost here
+# as by a kill before them) counts the same rounds as the run that was
+# not stopped, not the search's own early stopping
+test_heldout_tune_refit_after_resume_keeps_the_round_count() {
+	local first
+	messy clf 300 3 > m.csv
+	run "$CFL" tune m.csv --model gbdt --set early_stopping_rounds=3 --set n_rounds=400 \
+		--num-search 2 --num-repeat 3 --db r.db --name g -q
+	expect_rc 0
+	first=$(grep '^param' g.cfl)
+	[ "$(sqlite3 r.db "SELECT count(*) FROM trial_iters i JOIN trials t ON t.id = i.trial
+		WHERE t.repeat < 3 AND i.n_iter BETWEEN 1 AND 400")" = 6 ] ||
+		fail "iterations stored: $(sqlite3 r.db 'SELECT * FROM trial_iters')"
+	sqlite3 r.db "PRAGMA foreign_keys = ON; DELETE FROM trials WHERE repeat >= 3;
+		UPDATE runs SET status = 'interrupted', finished = NULL" || fail "sqlite3"
+	rm -f g.cfl
+	run "$CFL" tune --resume g --db r.db -q
+	expect_rc 0
+	[ "$(sqlite3 r.db "SELECT count(*) FROM trials WHERE repeat >= 3 AND status = 'done'")" = 3 ] ||
+		fail "the refit did not run again"
+	[ "$(grep '^param' g.cfl)" = "$first" ] ||
+		fail "refit after resume: $(grep '^param' g.cfl | tr '\n' ' '), before: $(tr '\n' ' ' <<<"$first")"
+}
