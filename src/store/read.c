@@ -617,6 +617,27 @@ int cfl_store_trial_model(struct cfl_store *st, int64_t trial_id, char **text,
 	return *text ? 0 : -1;
 }
 
+/* 1 when the database has table name, 0 when not (a file made before a
+ * cfl that writes it), -1 with err. */
+static int has_table(struct cfl_store *st, const char *name, struct cfl_err *err)
+{
+	sqlite3_stmt *s = cfl_store_prep(st, "SELECT count(*) FROM sqlite_master "
+					 "WHERE type = 'table' AND name = ?", err);
+	int have;
+
+	if (!s)
+		return -1;
+	bind_text(s, 1, name);
+	if (sqlite3_step(s) != SQLITE_ROW) {
+		cfl_store_fail(st, err);
+		sqlite3_reset(s);
+		return -1;
+	}
+	have = sqlite3_column_int(s, 0) > 0;
+	sqlite3_reset(s);
+	return have;
+}
+
 static int read_importance(sqlite3_stmt *s, void *row, struct cfl_err *err)
 {
 	struct cfl_importance_row *r = row;
@@ -643,19 +664,8 @@ int cfl_store_run_importance(struct cfl_store *st, int64_t run_id,
 	*rows = NULL;
 	*n_rows = 0;
 	/* a database no cfl with importance has written to yet */
-	s = cfl_store_prep(st, "SELECT count(*) FROM sqlite_master WHERE type = 'table' "
-			   "AND name = 'trial_importance'", err);
-	if (!s)
-		return -1;
-	if (sqlite3_step(s) != SQLITE_ROW) {
-		cfl_store_fail(st, err);
-		sqlite3_reset(s);
-		return -1;
-	}
-	have = sqlite3_column_int(s, 0);
-	sqlite3_reset(s);
-	if (!have)
-		return 0;
+	if ((have = has_table(st, "trial_importance", err)) <= 0)
+		return have;
 	s = cfl_store_prep(st, "SELECT c.id, c.model, c.hex, i.kind, i.feature, avg(i.value), "
 			   "count(i.value) FROM trial_importance i JOIN trials t ON t.id = i.trial "
 			   "JOIN candidates c ON c.id = t.candidate WHERE t.run = ? AND "
@@ -693,19 +703,8 @@ int cfl_store_run_iters(struct cfl_store *st, int64_t run_id,
 	*rows = NULL;
 	*n = 0;
 	/* a database no cfl that stores them has written to yet */
-	s = cfl_store_prep(st, "SELECT count(*) FROM sqlite_master WHERE type = 'table' "
-			   "AND name = 'trial_iters'", err);
-	if (!s)
-		return -1;
-	if (sqlite3_step(s) != SQLITE_ROW) {
-		cfl_store_fail(st, err);
-		sqlite3_reset(s);
-		return -1;
-	}
-	have = sqlite3_column_int(s, 0);
-	sqlite3_reset(s);
-	if (!have)
-		return 0;
+	if ((have = has_table(st, "trial_iters", err)) <= 0)
+		return have;
 	s = cfl_store_prep(st, "SELECT i.trial, i.n_iter FROM trial_iters i JOIN trials t "
 			   "ON t.id = i.trial WHERE t.run = ? AND t.status = 'done' "
 			   "ORDER BY i.trial", err);
