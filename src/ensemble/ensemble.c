@@ -664,13 +664,10 @@ static int build(enum cfl_ensemble_method method,
 		if (!(out->weights = cfl_calloc(m, sizeof(double), err)) ||
 		    (on_oof && !(po = member_preds(in, PART_OOF, err))))
 			return -1;
-		rc = on_oof
-		     ? cfl_ensemble_greedy(po, m, in->n_train, in->n_out, in->y_train,
-					   in->n_classes, in->metrics[0],
-					   in->greedy_rounds, out->weights, err)
-		     : cfl_ensemble_greedy(pv, m, in->n_valid, in->n_out, in->y_valid,
-					   in->n_classes, in->metrics[0],
-					   in->greedy_rounds, out->weights, err);
+		rc = cfl_ensemble_greedy(on_oof ? po : pv, m,
+					 on_oof ? in->n_train : in->n_valid, in->n_out,
+					 on_oof ? in->y_train : in->y_valid, in->n_classes,
+					 in->metrics[0], in->greedy_rounds, out->weights, err);
 		free(po);
 		return rc ? -1 : apply_weights(in, pv, pt, out, err);
 	}

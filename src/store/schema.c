@@ -241,6 +241,15 @@ static const char ITERS_DDL[] =
 	"  n_iter INTEGER NOT NULL\n"
 	");\n";
 
+/* The side tables a database made before them gets on its first
+ * read-write open. */
+static int side_tables(struct cfl_store *st, struct cfl_err *err)
+{
+	return cfl_store_exec(st, MODELS_SCHEMA, err) ||
+	       cfl_store_exec(st, IMPORTANCE_DDL, err) ||
+	       cfl_store_exec(st, ITERS_DDL, err) ? -1 : 0;
+}
+
 static int create_schema(struct cfl_store *st, struct cfl_err *err)
 {
 	char sql[256];
@@ -252,8 +261,8 @@ static int create_schema(struct cfl_store *st, struct cfl_err *err)
 		 "('schema_version', '%d'), ('created_by', 'cfl %s');"
 		 "PRAGMA user_version = %d;",
 		 CFL_STORE_SCHEMA_VERSION, CFL_VERSION, CFL_STORE_SCHEMA_VERSION);
-	if (cfl_store_exec(st, SCHEMA, err) ||
-	    cfl_store_exec(st, MODELS_SCHEMA, err) || cfl_store_exec(st, VIEWS, err) ||
+	/* the side tables (trial_models, ...) come after: side_tables */
+	if (cfl_store_exec(st, SCHEMA, err) || cfl_store_exec(st, VIEWS, err) ||
 	    cfl_store_exec(st, sql, err)) {
 		cfl_store_tx_rollback(st);
 		return -1;
@@ -452,9 +461,7 @@ static int check_schema_tx(struct cfl_store *st, struct cfl_err *err)
 		if (st->readonly)
 			return cfl_err_set(err, "'%s' is an empty database, "
 					   "not a cfl one", st->path);
-		return create_schema(st, err) ||
-		       cfl_store_exec(st, IMPORTANCE_DDL, err) ||
-		       cfl_store_exec(st, ITERS_DDL, err) ? -1 : 0;
+		return create_schema(st, err) || side_tables(st, err) ? -1 : 0;
 	}
 	if (!has_meta || version == 0)
 		return cfl_err_set(err, "'%s' is an SQLite database but not "
@@ -470,11 +477,8 @@ static int check_schema_tx(struct cfl_store *st, struct cfl_err *err)
 			return -1;
 	}
 	/* A file from before trial_models, trial_importance or trial_iters
-	 * gets them
-	 * (read-only opens read around them). */
-	if (!st->readonly && (cfl_store_exec(st, MODELS_SCHEMA, err) ||
-			      cfl_store_exec(st, IMPORTANCE_DDL, err) ||
-			      cfl_store_exec(st, ITERS_DDL, err)))
+	 * gets them (read-only opens read around them). */
+	if (!st->readonly && side_tables(st, err))
 		return -1;
 	return 0;
 }

@@ -103,10 +103,10 @@ void cfl_study_auto_release(struct cfl_study *s)
 
 	if (!a)
 		return;
-	for (size_t i = 0; i < a->n; i++)
+	for (size_t i = 0; i < a->n; i++) {
 		cfl_params_release(&a->c[i].params);
-	for (size_t i = 0; i < a->n; i++)
 		free(a->c[i].iters);
+	}
 	for (size_t f = 0; f < CFL_STUDY_MAX_MODELS; f++)
 		cfl_search_free(a->search[f]);
 	free(a->c);
@@ -481,8 +481,6 @@ out:
 
 /* ---- bags ---- */
 
-#define MAX_BAGS CFL_STUDY_MAX_MODELS
-
 /* The candidates to bag among families [0, f): each family's best, by its
  * score, best first (the order they are queued in).  *n of them into
  * order (indexes into a->c). */
@@ -505,14 +503,14 @@ static void bag_list(const struct study_auto *a, size_t f, size_t *order,
 
 /* Which bags of families [0, f) to run (bag_list's), and the wall seconds
  * they should take: each candidate's seconds x the folds (and with refit,
- * one more fit), over the pool's slots, plus the
- * slowest one for the ragged end.  Taken in bag_list's order, a bag that
+ * one more fit), over the pool's slots, plus the slowest one for the
+ * ragged end.  Taken in bag_list's order, a bag that
  * would not finish in the time left after those before it is left out:
  * queued first, a slow bag would hold the slots until the limit and no
  * bag would finish (and the search need not set time aside for it).  When
  * none fits, the quickest is kept: it has a chance.  order/fits (may be
- * NULL; MAX_BAGS each): the list, and 1 for a bag to run; *n its
- * length. */
+ * NULL; CFL_STUDY_MAX_MODELS each): the list, and 1 for a bag to run;
+ * *n its length. */
 static double bag_plan(const struct cfl_study *s, size_t f, size_t *order,
 		       int *fits, size_t *n_out)
 {
@@ -522,8 +520,8 @@ static double bag_plan(const struct cfl_study *s, size_t f, size_t *order,
 	double K = s->plan->autop.folds + !!s->plan->autop.refit, t = 0, slowest = 0;
 	double slots = po->n_local ? (double)po->n_local : 1.0;
 	double left = s->deadline - cfl_now();
-	size_t list[MAX_BAGS], n, n_fit = 0, quick = 0;
-	int fit[MAX_BAGS] = { 0 };
+	size_t list[CFL_STUDY_MAX_MODELS], n, n_fit = 0, quick = 0;
+	int fit[CFL_STUDY_MAX_MODELS] = { 0 };
 
 	bag_list(a, f, list, &n);
 	for (size_t i = 0; i < n; i++) {
@@ -574,8 +572,8 @@ static int submit_bags(struct cfl_study *s, const struct cfl_study_listener *ls,
 	const struct cfl_study_plan *p = s->plan;
 	struct study_auto *a = s->autos;
 	const struct cfl_pool_opts *po = cfl_pool_opts(s->pool);
-	size_t order[MAX_BAGS], n;
-	int K = p->autop.folds, fits[MAX_BAGS];
+	size_t order[CFL_STUDY_MAX_MODELS], n;
+	int K = p->autop.folds, fits[CFL_STUDY_MAX_MODELS];
 	double left = s->deadline - cfl_now();
 
 	bag_plan(s, p->autop.n_models, order, fits, &n);

@@ -222,7 +222,6 @@ int study_collect(struct cfl_store *st, int64_t run_id,
 	 * of equal (candidate, repeat). */
 	while (first < n_tr && rc == 0) {
 		size_t last = first;
-
 		const struct cfl_trial_info *refit = NULL;
 
 		while (last < n_tr && tr[last].cand_id == tr[first].cand_id &&

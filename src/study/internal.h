@@ -80,19 +80,19 @@ struct cfl_study {
  * value go to *knob / *value. */
 int cfl_study_stops_early(const char *model, const struct cfl_params *params,
 			  const char **knob, const char **value);
+/* The iterations stored trial trial_id kept (its model stopped early), or
+ * 0: from rows (n), as cfl_store_run_iters read them. */
+size_t study_stored_iters(const struct cfl_iters_row *rows, size_t n,
+			  int64_t trial_id);
 /* The params of a refit on train and validation together into out
  * (initialised here): params, and when the model stops early, the
  * early-stopping knob off and the iteration count (fcnn's epochs, gbdt's
  * n_rounds) set to the median of the non-zero counts among iters (what the
  * fits it follows kept), since the refit has no validation part to stop
  * on.  *on_all: 1 when the refit trains on train and validation together;
- * 0 when the model stops early but no count is known (trials done before a
- * --resume): then it refits on train and stops early on validation.  0, or
- * -1 with err. */
-/* The iterations stored trial trial_id kept (its model stopped early), or
- * 0: from rows (n), as cfl_store_run_iters read them. */
-size_t study_stored_iters(const struct cfl_iters_row *rows, size_t n,
-			  int64_t trial_id);
+ * 0 when the model stops early but no count is known (trials run by a cfl
+ * that did not store the counts): then it refits on train and stops early
+ * on validation.  0, or -1 with err. */
 int study_refit_params(const char *model, const struct cfl_params *params,
 		       const size_t *iters, size_t n_iters,
 		       struct cfl_params *out, int *on_all, struct cfl_err *err);
