@@ -4,9 +4,10 @@
  * majority vote, a weighted mean with weights from validation scores,
  * stacking (non-negative weights summing to one fitted on out-of-fold
  * predictions when every member has them, else on validation predictions;
- * the linear meta-learner below stays for callers that want one) and greedy
+ * the linear meta-learner below stays for callers that want one), greedy
  * ensemble selection (Caruana et al. 2004: forward selection with
- * replacement on validation).
+ * replacement on validation) and top (the mean of the members that the
+ * validation rows cannot tell from the best).
  *
  * Invariant: nothing is ever fitted on test rows.  Test labels are read only
  * to score the finished ensemble, so changing them changes the test metrics
@@ -28,16 +29,19 @@ enum cfl_ensemble_method {
 	CFL_ENS_WEIGHTED,	/* mean weighted by validation scores */
 	CFL_ENS_STACKING,	/* weights fitted on OOF or validation predictions */
 	CFL_ENS_GREEDY,		/* Caruana's forward selection with replacement */
+	CFL_ENS_TOP,		/* mean of the members within CFL_ENS_TOP_SE
+				 * standard errors of the best */
 	CFL_ENS_COUNT
 };
 
-/* "mean", "vote", "weighted", "stacking", "greedy"; NULL when out of range. */
+/* "mean", "vote", "weighted", "stacking", "greedy", "top"; NULL when out
+ * of range. */
 const char *cfl_ensemble_method_name(enum cfl_ensemble_method m);
 /* The method named name, or -1. */
 int cfl_ensemble_method_lookup(const char *name);
 /* Parses a comma-separated list ("mean,stacking") into a bit mask (bit m
  * for method m).  "none" or "" gives 0.  -1 with "unknown ensemble 'x'
- * (known: mean, vote, weighted, stacking, greedy)" otherwise. */
+ * (known: mean, vote, weighted, stacking, greedy, top)" otherwise. */
 int cfl_ensemble_parse_list(const char *list, unsigned *mask /* OUT */,
 			    struct cfl_err *err);
 
@@ -83,6 +87,27 @@ int cfl_ensemble_greedy(const double *const *preds, size_t n_members, size_t n,
 			size_t n_out, const double *y, int n_classes,
 			enum cfl_metric_id metric, size_t n_rounds,
 			double *w /* OUT (n_members) */, struct cfl_err *err);
+
+/* Top: the members that n rows cannot tell from the best one, averaged.
+ * Each member's per-row losses are cfl_metric_row_losses of metric on
+ * (y, preds[j]); the best member has the lowest mean loss (the lowest
+ * index on ties).  Member j is kept when its mean loss exceeds the best's
+ * by at most k_se standard errors of the paired differences (their sample
+ * std over sqrt(n); with one row, when it is no worse); the best is always
+ * kept.  w[j] = 1 / kept for the kept members, 0 for the others.  Where
+ * the members differ by chance (a few rows of a small validation part) it
+ * is the mean of them all; where the rows show one member better, that
+ * member alone.  Fails when the losses cannot be computed (err says why). */
+#define CFL_ENS_TOP_SE 2.0
+int cfl_ensemble_top(const double *const *preds, size_t n_members, size_t n,
+		     size_t n_out, const double *y, int n_classes,
+		     enum cfl_metric_id metric, double k_se,
+		     double *w /* OUT (n_members) */, struct cfl_err *err);
+/* The paired standard error of loss a minus loss b over n rows (the
+ * sample std of a[i] - b[i] over sqrt(n); 0 with fewer than two rows) and,
+ * in *mean_diff, the mean of a[i] - b[i]. */
+double cfl_ensemble_paired_se(const double *a, const double *b, size_t n,
+			      double *mean_diff /* OUT */);
 
 /* Stacking: a linear model over the members' predictions.  Its inputs per
  * row are, member after member, the probabilities of classes 1..k-1
@@ -137,9 +162,10 @@ struct cfl_ens_input {
 						 * members (weighted, greedy) */
 	double l2;				/* stacking's meta-learner penalty */
 	size_t greedy_rounds;
-	int greedy_on_oof;			/* greedy selects on the OOF
-						 * predictions (every member
-						 * has them) instead of valid */
+	int select_on_oof;			/* greedy and top select on the
+						 * OOF predictions (when every
+						 * member has them) instead of
+						 * on valid */
 };
 
 /* Defaults of struct cfl_ens_input's knobs. */

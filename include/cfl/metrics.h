@@ -76,6 +76,26 @@ int cfl_metric_eval(enum cfl_metric_id id, const double *y, const double *out,
 		    size_t n, int n_classes, double *value /* OUT */,
 		    struct cfl_err *err);
 
+/* ---- per row: what a metric sums, to compare two models row by row ----
+ * The loss of each of n rows (same inputs and checks as cfl_metric_eval):
+ * the metric's own per-row term where it is a mean of one (acc: the row's
+ * error, 0 or 1, so the mean is 1 - acc; logloss: the row's log loss;
+ * mae: |error|; mse: error^2), and where it is not, the loss it is a
+ * function of (rmse, r2: error^2, whose mean is mse) or stands in for it
+ * (auc, f1, ber: the row's error; corr: error^2).  Lower is better for
+ * every metric.  0, or -1 with err. */
+int cfl_metric_row_losses(enum cfl_metric_id id, const double *y,
+			  const double *out, size_t n, int n_classes,
+			  double *loss /* OUT (n) */, struct cfl_err *err);
+/* How much the metric moves for a unit of the mean row loss, at a mean
+ * loss of mean_loss (the magnitude of d metric / d mean loss): 1 for acc,
+ * logloss, mae and mse; 1 / (2 sqrt(mse)) for rmse; n / SS_tot of the n
+ * labels y for r2.  NaN where the loss only stands in for the metric (auc,
+ * f1, ber, corr) or the slope is not finite: such a metric is not moved by
+ * a difference of losses. */
+double cfl_metric_loss_slope(enum cfl_metric_id id, double mean_loss,
+			     const double *y, size_t n);
+
 /* ---- scores: one metric over the repeats of a model or candidate ----
  * carefree-learn's rule, the one the tables, tune's selection and `cfl runs`
  * share: score = sign * mean - std, std the population one (divided by n). */

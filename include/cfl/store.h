@@ -448,6 +448,24 @@ int cfl_store_run_importance(struct cfl_store *st, int64_t run_id,
 			     struct cfl_importance_row **rows /* OUT */,
 			     size_t *n_rows /* OUT */, struct cfl_err *err);
 
+/* ---- auto's credits ---- */
+
+/* Stores that auto's leaderboard ranks ensemble ens_id with credit (in
+ * the units of the run's ranking metric) added to its out-of-fold score
+ * (subtracted, for a metric where lower is better).  One statement; a
+ * second call replaces the first. */
+int cfl_store_ensemble_credit(struct cfl_store *st, int64_t ens_id, double credit,
+			      struct cfl_err *err);
+/* Run run_id's credits: (ensemble id, credit) pairs, malloc'd (free());
+ * *n may be 0, also for a database made before they were stored. */
+struct cfl_credit_row {
+	int64_t ensemble_id;
+	double credit;
+};
+int cfl_store_run_credits(struct cfl_store *st, int64_t run_id,
+			  struct cfl_credit_row **rows /* OUT */, size_t *n /* OUT */,
+			  struct cfl_err *err);
+
 /* ---- iterations a trial kept ---- */
 
 /* Stores that done trial trial_id's model stopped early and kept n_iter

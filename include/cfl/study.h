@@ -348,6 +348,8 @@ int cfl_study_timed_out(const struct cfl_study *s);
 int cfl_study_auto(struct cfl_study *s, const struct cfl_study_listener *ls,
 		   struct cfl_err *err);
 
+enum { CFL_AUTO_CREDIT_NONE, CFL_AUTO_CREDIT_PAIRED, CFL_AUTO_CREDIT_BINOMIAL };
+
 /* A row of auto's leaderboard: a bag or an ensemble of bags. */
 struct cfl_study_auto_row {
 	char name[96];		/* "stacking", "mean", "gbdt:1a2b3c4d" */
@@ -359,7 +361,9 @@ struct cfl_study_auto_row {
 	double seconds;		/* the workers' seconds of the trials in it */
 	size_t n_trials;
 	double rank_cv;		/* what the leaderboard sorts by: cv, plus
-				 * the summary's mean_credit for `mean` */
+				 * credit (minus, for a metric where lower
+				 * is better) */
+	double credit;		/* 0 but for the entry the summary credits */
 };
 
 /* What auto's search did for one model family. */
@@ -379,13 +383,20 @@ struct cfl_study_auto_summary {
 				 * are not ranked */
 	size_t n_rows;
 	struct cfl_study_auto_row *rows;	/* best rank_cv first (then valid;
-						 * equal on both: bag, mean,
-						 * stacking, then fewer seconds) */
-	/* with acc: one binomial standard error of the best entry's
-	 * out-of-fold accuracy over the training rows, credited to `mean`
-	 * (the entry that depends least on the chance of the split), so
-	 * that it ranks first unless an entry beats it by more; else 0 */
-	double mean_credit;
+						 * equal on both: top, bag, mean,
+						 * stacking, greedy, then fewer
+						 * seconds) */
+	/* The entry ranked with a credit, so that it ranks first unless an
+	 * entry beats it by more than chance would (credit: none, 0):
+	 * CFL_AUTO_CREDIT_PAIRED: `top`, credited two paired standard
+	 * errors of its out-of-fold loss against the best entry's, as the
+	 * run stored it (cfl_store_run_credits);
+	 * CFL_AUTO_CREDIT_BINOMIAL: a run by a cfl before `top` (none
+	 * stored) with acc: `mean`, credited one binomial standard error of
+	 * the best entry's out-of-fold accuracy over the training rows. */
+	int credit_kind;
+	char credit_entry[96];
+	double credit;
 	size_t n_oof;		/* the training rows the oof scores cover */
 	size_t n_families;
 	struct cfl_study_auto_family *families;	/* in search order */

@@ -1,6 +1,6 @@
 /*
- * Ensembles of stored predictions: mean, vote, weighted mean, stacking and
- * greedy selection (include/cfl/ensemble.h).  Every fit here reads
+ * Ensembles of stored predictions: mean, vote, weighted mean, stacking,
+ * greedy selection and top (include/cfl/ensemble.h).  Every fit here reads
  * validation or out-of-fold rows only; test rows are predicted and scored,
  * never fitted on.  Pure arithmetic on caller arrays: no store, no I/O, no
  * randomness (ties are broken by the lowest index), so an ensemble is the
@@ -20,7 +20,7 @@ static int cmp_desc(const void *a, const void *b)
 }
 
 static const char *const method_names[CFL_ENS_COUNT] = {
-	"mean", "vote", "weighted", "stacking", "greedy",
+	"mean", "vote", "weighted", "stacking", "greedy", "top",
 };
 
 const char *cfl_ensemble_method_name(enum cfl_ensemble_method m)
@@ -58,7 +58,7 @@ int cfl_ensemble_parse_list(const char *list, unsigned *mask,
 		if (m < 0)
 			return cfl_err_set(err,
 					   "unknown ensemble '%s' (known: mean, vote, "
-					   "weighted, stacking, greedy)", name);
+					   "weighted, stacking, greedy, top)", name);
 		*mask |= 1u << m;
 		p += len;
 		if (*p == ',' && *++p == 0)
@@ -251,6 +251,67 @@ out:
 	free(trial);
 	free(count);
 	free(best_count);
+	return rc;
+}
+
+double cfl_ensemble_paired_se(const double *a, const double *b, size_t n,
+			      double *mean_diff)
+{
+	double mean = 0, ss = 0;
+
+	for (size_t i = 0; i < n; i++)
+		mean += (a[i] - b[i]) / (double)n;
+	for (size_t i = 0; i < n; i++)
+		ss += (a[i] - b[i] - mean) * (a[i] - b[i] - mean);
+	*mean_diff = mean;
+	return n > 1 ? sqrt(ss / (double)(n - 1) / (double)n) : 0;
+}
+
+int cfl_ensemble_top(const double *const *preds, size_t n_members, size_t n,
+		     size_t n_out, const double *y, int n_classes,
+		     enum cfl_metric_id metric, double k_se, double *w,
+		     struct cfl_err *err)
+{
+	double *loss = NULL, best_mean = INFINITY;
+	size_t best = 0, kept = 0;
+	int rc = -1;
+
+	(void)n_out;
+	if (check_members(n_members, err))
+		return -1;
+	if (!(loss = cfl_calloc(n_members * n + 1, sizeof(double), err)))
+		return -1;
+	for (size_t j = 0; j < n_members; j++) {
+		double mean = 0;
+
+		if (cfl_metric_row_losses(metric, y, preds[j], n, n_classes,
+					  loss + j * n, err)) {
+			cfl_err_prefix(err, "top ensemble");
+			goto out;
+		}
+		for (size_t i = 0; i < n; i++)
+			mean += loss[j * n + i] / (double)n;
+		if (mean < best_mean) {
+			best_mean = mean;
+			best = j;
+		}
+	}
+	if (!isfinite(best_mean)) {
+		cfl_err_set(err, "top ensemble: no member's loss is finite");
+		goto out;
+	}
+	for (size_t j = 0; j < n_members; j++) {
+		double diff, se = cfl_ensemble_paired_se(loss + j * n, loss + best * n,
+							 n, &diff);
+
+		w[j] = j == best || diff <= k_se * se;
+		kept += w[j] > 0;
+	}
+	for (size_t j = 0; j < n_members; j++)
+		w[j] /= (double)kept;
+	rc = 0;
+out:
+	free(loss);
 	return rc;
 }
 
@@ -649,25 +710,34 @@ static int build(enum cfl_ensemble_method method,
 		free(s);
 		return apply_weights(in, pv, pt, out, err);
 	}
-	case CFL_ENS_GREEDY: {
-		/* selected on validation, or with greedy_on_oof on the
+	case CFL_ENS_GREEDY:
+	case CFL_ENS_TOP: {
+		/* selected on validation, or with select_on_oof on the
 		 * out-of-fold predictions of every training row when every
 		 * member has them */
-		int on_oof = in->greedy_on_oof && in->y_train && in->n_train > 0;
+		int on_oof = in->select_on_oof && in->y_train && in->n_train > 0;
 		const double **po = NULL;
+		size_t n;
+		const double *y;
 		int rc;
 
 		if (!first)
-			return cfl_err_set(err, "ensemble 'greedy' needs a metric");
+			return cfl_err_set(err, "ensemble '%s' needs a metric",
+					   cfl_ensemble_method_name(method));
 		for (size_t j = 0; j < m && on_oof; j++)
 			on_oof = in->members[j].oof != NULL;
 		if (!(out->weights = cfl_calloc(m, sizeof(double), err)) ||
 		    (on_oof && !(po = member_preds(in, PART_OOF, err))))
 			return -1;
-		rc = cfl_ensemble_greedy(on_oof ? po : pv, m,
-					 on_oof ? in->n_train : in->n_valid, in->n_out,
-					 on_oof ? in->y_train : in->y_valid, in->n_classes,
-					 in->metrics[0], in->greedy_rounds, out->weights, err);
+		n = on_oof ? in->n_train : in->n_valid;
+		y = on_oof ? in->y_train : in->y_valid;
+		rc = method == CFL_ENS_GREEDY
+		     ? cfl_ensemble_greedy(on_oof ? po : pv, m, n, in->n_out, y,
+					   in->n_classes, in->metrics[0],
+					   in->greedy_rounds, out->weights, err)
+		     : cfl_ensemble_top(on_oof ? po : pv, m, n, in->n_out, y,
+					in->n_classes, in->metrics[0], CFL_ENS_TOP_SE,
+					out->weights, err);
 		free(po);
 		return rc ? -1 : apply_weights(in, pv, pt, out, err);
 	}

@@ -188,24 +188,27 @@ static double ber(const size_t *cm, int k)
 
 /* sklearn 1.2's log_loss: clip to [eps, 1 - eps], renormalise each row,
  * then the mean of -log p(true class). */
-static double logloss(const double *y, const double *out, size_t n, int k)
+static double row_logloss(const double *row, int k, int label)
 {
 	const double eps = DBL_EPSILON;
+	double sum = 0, p = 0;
+
+	for (int j = 0; j < k; j++) {
+		double v = fmin(fmax(row[j], eps), 1 - eps);
+
+		sum += v;
+		if (j == label)
+			p = v;
+	}
+	return -log(p / sum);
+}
+
+static double logloss(const double *y, const double *out, size_t n, int k)
+{
 	double total = 0;
 
-	for (size_t i = 0; i < n; i++) {
-		const double *row = out + i * k;
-		double sum = 0, p = 0;
-
-		for (int j = 0; j < k; j++) {
-			double v = fmin(fmax(row[j], eps), 1 - eps);
-
-			sum += v;
-			if (j == (int)y[i])
-				p = v;
-		}
-		total += -log(p / sum);
-	}
+	for (size_t i = 0; i < n; i++)
+		total += row_logloss(out + i * k, k, (int)y[i]);
 	return total / (double)n;
 }
 
@@ -425,6 +428,67 @@ int cfl_metric_eval(enum cfl_metric_id id, const double *y, const double *out,
 		break;
 	}
 	return cfl_err_set(err, "unknown metric id %d", (int)id);
+}
+
+/* ---- metrics: per row ---- */
+
+int cfl_metric_row_losses(enum cfl_metric_id id, const double *y,
+			  const double *out, size_t n, int n_classes,
+			  double *loss, struct cfl_err *err)
+{
+	const struct cfl_metric_info *mi = cfl_metric_info(id);
+	int k = n_classes;
+
+	if (!mi)
+		return cfl_err_set(err, "unknown metric id %d", (int)id);
+	if (check_inputs(mi, y, out, n, n_classes, err))
+		return -1;
+	for (size_t i = 0; i < n; i++) {
+		double e = mi->reg ? out[i] - y[i] : 0;
+
+		switch (id) {
+		case CFL_M_LOGLOSS:
+			loss[i] = row_logloss(out + i * k, k, (int)y[i]);
+			break;
+		case CFL_M_MAE:
+			loss[i] = fabs(e);
+			break;
+		case CFL_M_MSE:
+		case CFL_M_RMSE:
+		case CFL_M_R2:
+		case CFL_M_CORR:
+			loss[i] = e * e;
+			break;
+		default:	/* acc, and for auc, f1 and ber the row's error */
+			loss[i] = argmax(out + i * k, k) != (int)y[i];
+			break;
+		}
+	}
+	return 0;
+}
+
+double cfl_metric_loss_slope(enum cfl_metric_id id, double mean_loss,
+			     const double *y, size_t n)
+{
+	double mean = 0, ss = 0;
+
+	switch (id) {
+	case CFL_M_ACC:
+	case CFL_M_LOGLOSS:
+	case CFL_M_MAE:
+	case CFL_M_MSE:
+		return 1;
+	case CFL_M_RMSE:	/* d sqrt(m) = dm / (2 sqrt(m)) */
+		return mean_loss > 0 ? 1 / (2 * sqrt(mean_loss)) : NAN;
+	case CFL_M_R2:		/* 1 - m / (SS_tot / n) */
+		for (size_t i = 0; i < n; i++)
+			mean += y[i] / (double)n;
+		for (size_t i = 0; i < n; i++)
+			ss += (y[i] - mean) * (y[i] - mean);
+		return ss > 0 ? (double)n / ss : NAN;
+	default:
+		return NAN;
+	}
 }
 
 /* ---- scores ---- */

@@ -42,11 +42,16 @@ int cfl_report_auto(struct cfl_store *st, const struct cfl_run_info *run,
 	}
 	if (!sum.n_rows)
 		rc |= cfl_buf_printf(out, "(no model finished its folds)\n");
-	if (sum.mean_credit > 0)
-		rc |= cfl_buf_printf(out, "(mean ranks with one standard error, %.6f, "
+	if (sum.credit_kind == CFL_AUTO_CREDIT_PAIRED)
+		rc |= cfl_buf_printf(out, "(%s ranks with two paired standard errors of "
+				     "its oof loss against the\n best entry's, %.6f, "
+				     "added to its oof; an entry must beat it by more)\n",
+				     sum.credit_entry, sum.credit);
+	else if (sum.credit_kind == CFL_AUTO_CREDIT_BINOMIAL && sum.credit > 0)
+		rc |= cfl_buf_printf(out, "(%s ranks with one standard error, %.6f, "
 				     "added to its oof: the\n best's accuracy over %zu "
 				     "training rows; an entry must beat it by more)\n",
-				     sum.mean_credit, sum.n_oof);
+				     sum.credit_entry, sum.credit, sum.n_oof);
 	rc |= cfl_buf_printf(out, "\nSearch (candidates scored by %s on the validation "
 			     "part)\n", sum.metric);
 	rc |= cfl_buf_printf(out, "%-8s  %10s  %6s  %6s  %-8s  %12s  %9s\n", "model",

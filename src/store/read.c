@@ -683,6 +683,44 @@ int cfl_store_run_importance(struct cfl_store *st, int64_t run_id,
 	return 0;
 }
 
+static int read_credit(sqlite3_stmt *s, void *row, struct cfl_err *err)
+{
+	struct cfl_credit_row *r = row;
+
+	(void)err;
+	r->ensemble_id = sqlite3_column_int64(s, 0);
+	r->credit = sqlite3_column_double(s, 1);
+	return 0;
+}
+
+int cfl_store_run_credits(struct cfl_store *st, int64_t run_id,
+			  struct cfl_credit_row **rows, size_t *n,
+			  struct cfl_err *err)
+{
+	struct cfl_store_rows all = { NULL, 0, 0, sizeof(**rows) };
+	sqlite3_stmt *s;
+	int have;
+
+	*rows = NULL;
+	*n = 0;
+	/* a database no cfl that stores them has written to yet */
+	if ((have = has_table(st, "ensemble_credit", err)) <= 0)
+		return have;
+	s = cfl_store_prep(st, "SELECT c.ensemble, c.credit FROM ensemble_credit c "
+			   "JOIN ensembles e ON e.id = c.ensemble WHERE e.run = ? "
+			   "ORDER BY c.ensemble", err);
+	if (!s)
+		return -1;
+	sqlite3_bind_int64(s, 1, run_id);
+	if (cfl_store_read_rows(st, s, &all, read_credit, err)) {
+		free(all.v);
+		return -1;
+	}
+	*rows = all.v;
+	*n = all.n;
+	return 0;
+}
+
 static int read_iters(sqlite3_stmt *s, void *row, struct cfl_err *err)
 {
 	struct cfl_iters_row *r = row;

@@ -241,13 +241,23 @@ static const char ITERS_DDL[] =
 	"  n_iter INTEGER NOT NULL\n"
 	");\n";
 
+/* What auto's leaderboard adds to an entry's out-of-fold score when it
+ * ranks it (cfl_store_ensemble_credit): apart from SCHEMA as
+ * trial_importance is. */
+static const char CREDIT_DDL[] =
+	"CREATE TABLE IF NOT EXISTS ensemble_credit (\n"
+	"  ensemble INTEGER PRIMARY KEY REFERENCES ensembles(id) ON DELETE CASCADE,\n"
+	"  credit REAL NOT NULL\n"
+	");\n";
+
 /* The side tables a database made before them gets on its first
  * read-write open. */
 static int side_tables(struct cfl_store *st, struct cfl_err *err)
 {
 	return cfl_store_exec(st, MODELS_SCHEMA, err) ||
 	       cfl_store_exec(st, IMPORTANCE_DDL, err) ||
-	       cfl_store_exec(st, ITERS_DDL, err) ? -1 : 0;
+	       cfl_store_exec(st, ITERS_DDL, err) ||
+	       cfl_store_exec(st, CREDIT_DDL, err) ? -1 : 0;
 }
 
 static int create_schema(struct cfl_store *st, struct cfl_err *err)
@@ -476,8 +486,8 @@ static int check_schema_tx(struct cfl_store *st, struct cfl_err *err)
 		if (migrate(st, version, err))
 			return -1;
 	}
-	/* A file from before trial_models, trial_importance or trial_iters
-	 * gets them (read-only opens read around them). */
+	/* A file from before trial_models, trial_importance, trial_iters or
+	 * ensemble_credit gets them (read-only opens read around them). */
 	if (!st->readonly && side_tables(st, err))
 		return -1;
 	return 0;

@@ -904,6 +904,19 @@ fail:
 	return -1;
 }
 
+int cfl_store_ensemble_credit(struct cfl_store *st, int64_t ens_id, double credit,
+			       struct cfl_err *err)
+{
+	sqlite3_stmt *s = cfl_store_prep(st, "INSERT OR REPLACE INTO ensemble_credit "
+					 "(ensemble, credit) VALUES (?, ?)", err);
+
+	if (!s)
+		return -1;
+	sqlite3_bind_int64(s, 1, ens_id);
+	sqlite3_bind_double(s, 2, credit);
+	return cfl_store_step(st, s, err);
+}
+
 int cfl_store_trial_iters(struct cfl_store *st, int64_t trial_id, long n_iter,
 			  struct cfl_err *err)
 {

@@ -892,20 +892,23 @@ static int better(double x, double y, int sign)
 	return 0;
 }
 
-/* How much an entry builds on the others: a bag, then the mean of the
- * bags, then the stacking (whose weights were fitted on the very rows its
- * out-of-fold score is measured on, which flatters it a little). */
+/* The order of entries equal on the out-of-fold and validation scores:
+ * top first (the bags the rows cannot tell apart, averaged: a bag equal
+ * to it may be so by chance), then a bag, then the mean of them all, then
+ * the stacking and greedy selection (whose weights were fitted on the
+ * very rows their out-of-fold score is measured on, which flatters them a
+ * little). */
 static int kind_rank(const char *method)
 {
-	return !strcmp(method, "bag") ? 0 : !strcmp(method, "mean") ? 1
-	       : !strcmp(method, "stacking") ? 2 : 3;
+	return !strcmp(method, "top") ? 0 : !strcmp(method, "bag") ? 1
+	       : !strcmp(method, "mean") ? 2 : !strcmp(method, "stacking") ? 3 : 4;
 }
 
-/* Out of fold (mean credited, see cfl_study_auto_summary), then on
+/* Out of fold (top credited, see cfl_study_auto_summary), then on
  * valid; entries equal on both (small data: the same count of rows right)
- * go simplest first, then cheapest (the workers' seconds), so rank 1 is
- * never an ensemble or a costlier model that scored no better.  Never on
- * test. */
+ * go in kind_rank's order, then cheapest (the workers' seconds), so rank 1
+ * is never a fitted ensemble or a costlier model that scored no better.
+ * Never on test. */
 static int by_valid(const void *x, const void *y, int sign)
 {
 	const struct cfl_study_auto_row *a = x, *b = y;
@@ -967,6 +970,8 @@ int cfl_study_auto_summary(struct cfl_store *st, int64_t run_id,
 	struct cfl_trial_info *tr = NULL;
 	struct cfl_metric_row *mv = NULL, *mt = NULL, *mo = NULL;
 	size_t n_ens = 0, n_cands = 0, n_tr = 0, n_mv = 0, n_mt = 0, n_mo = 0;
+	struct cfl_credit_row *cr = NULL;
+	size_t n_cr = 0;
 	int rc = -1;
 
 	memset(out, 0, sizeof(*out));
@@ -1009,27 +1014,46 @@ int cfl_study_auto_summary(struct cfl_store *st, int64_t run_id,
 		members_time(ens[e].members, tr, n_tr, &r->seconds, &r->n_trials);
 	}
 	/* The out-of-fold scores of entries a row or two apart differ by
-	 * chance (on iris one row is 1% of the 108 training rows): with acc,
-	 * `mean` is credited one binomial standard error of the best
-	 * entry's accuracy, sqrt(p (1 - p) / n), and ranks first unless an
-	 * entry beats it by more.  Over 20 splits it raised the first
-	 * entry's test accuracy on iris, wine and breast_cancer (the
-	 * figures: docs/auto.md). */
+	 * chance (on iris one row is 1% of the 108 training rows), and those
+	 * of stacking and greedy are flattered by weights fitted on the same
+	 * rows: `top` (the mean of the bags the rows cannot tell from the
+	 * best) is credited two paired standard errors of its loss against
+	 * the best entry's, computed when the ensembles were built (they
+	 * need the labels) and stored; it ranks first unless an entry beats
+	 * it by more.  A run by a cfl before `top` stored none: with acc,
+	 * `mean` gets one binomial standard error of the best entry's
+	 * accuracy, sqrt(p (1 - p) / n), as that cfl ranked it. */
 	out->n_oof = oof_rows(st, tr, n_tr);
 	for (size_t e = 0; e < out->n_rows; e++)
 		out->rows[e].rank_cv = out->rows[e].cv;
-	if (!strcmp(out->metric, "acc") && out->n_oof) {
+	if (cfl_store_run_credits(st, run_id, &cr, &n_cr, err))
+		goto out;
+	for (size_t i = 0; i < n_cr; i++)
+		for (size_t e = 0; e < n_ens; e++)
+			if (ens[e].id == cr[i].ensemble_id && !isnan(out->rows[e].cv)) {
+				out->credit_kind = CFL_AUTO_CREDIT_PAIRED;
+				out->credit = out->rows[e].credit = cr[i].credit;
+				snprintf(out->credit_entry, sizeof(out->credit_entry), "%s",
+					 out->rows[e].name);
+			}
+	if (!n_cr && !strcmp(out->metric, "acc") && out->n_oof) {
 		double best = NAN;
 
 		for (size_t e = 0; e < out->n_rows; e++)
 			if (!isnan(out->rows[e].cv) && (isnan(best) || out->rows[e].cv > best))
 				best = out->rows[e].cv;
-		if (!isnan(best) && best >= 0 && best <= 1)
-			out->mean_credit = sqrt(best * (1 - best) / (double)out->n_oof);
 		for (size_t e = 0; e < out->n_rows; e++)
-			if (!strcmp(out->rows[e].method, "mean") && !isnan(out->rows[e].cv))
-				out->rows[e].rank_cv += out->mean_credit;
+			if (!strcmp(out->rows[e].method, "mean") && !isnan(out->rows[e].cv) &&
+			    !isnan(best) && best >= 0 && best <= 1) {
+				out->credit_kind = CFL_AUTO_CREDIT_BINOMIAL;
+				out->credit = out->rows[e].credit =
+					sqrt(best * (1 - best) / (double)out->n_oof);
+				snprintf(out->credit_entry, sizeof(out->credit_entry), "%s",
+					 out->rows[e].name);
+			}
 	}
+	for (size_t e = 0; e < out->n_rows; e++)
+		out->rows[e].rank_cv += out->sign * out->rows[e].credit;
 	for (size_t i = 0; i < n_tr; i++)
 		out->n_unfinished += tr[i].fold >= 0 &&
 				     (tr[i].status == CFL_TRIAL_INTERRUPTED ||
@@ -1082,6 +1106,7 @@ out:
 	free(mv);
 	free(mt);
 	free(mo);
+	free(cr);
 	if (rc)
 		cfl_study_auto_summary_release(out);
 	return rc;

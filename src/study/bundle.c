@@ -215,7 +215,7 @@ static int ensemble_rows(struct cfl_store *st, int64_t run_id,
 	    !(em = cfl_calloc(ms.n + 1, sizeof(*em), err)))
 		goto out;
 	study_ens_input(d, &ms, em, metrics, n_metrics, &in);
-	in.greedy_on_oof = bagged;
+	in.select_on_oof = bagged;
 	for (size_t e = 0; e < n_ens; e++) {
 		int bag = bagged && !strcmp(ens[e].method, "bag");
 		int method = bag ? CFL_ENS_MEAN : cfl_ensemble_method_lookup(ens[e].method);

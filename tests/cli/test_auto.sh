@@ -124,29 +124,44 @@ test_auto_end_to_end() {
 	# no refit without --refit
 	[ "$(sqlite3 a.db "select count(*) from trials where repeat <> 0")" = 0 ] ||
 		fail "trials of repeat 1 without --refit"
-	[ "$(sqlite3 a.db "select group_concat(method, ',') from (select method from ensembles order by method)")" = "bag,bag,greedy,mean,stacking" ] ||
+	[ "$(sqlite3 a.db "select group_concat(method, ',') from (select method from ensembles order by method)")" = "bag,bag,greedy,mean,stacking,top" ] ||
 		fail "ensembles: $(sqlite3 a.db "select name, method from ensembles")"
 	sqlite3 a.db "select members from ensembles where name = 'stacking'" | grep -q "on [0-9]* oof rows" ||
 		fail "stacking not fitted on the out-of-fold predictions: $(sqlite3 a.db "select members from ensembles where name = 'stacking'")"
-	# sorted by the out-of-fold score, mean's with the standard error the
-	# table says it was credited
+	# sorted by the out-of-fold score, top's with the credit the table
+	# says, the one stored (tests/unit/test_bundle.c works its value out
+	# again from the stored predictions)
+	credit=$(sed -n 's/^ best entry.s, \([0-9.]*\), added to its oof.*/\1/p' <<<"$out")
+	[ -n "$credit" ] || fail "no credit line: $out"
+	[ "$(sqlite3 a.db "select printf('%.6f', c.credit) from ensemble_credit c
+		join ensembles e on e.id = c.ensemble where e.name = 'top'")" = "$credit" ] ||
+		fail "top's stored credit: $(sqlite3 a.db "select * from ensemble_credit")"
+	col=$(awk -v c="$credit" '/^Leaderboard/ {on = 1; next}
+		on && /^[0-9]+ / {print ($2 == "top" ? $4 + c : $4)} /^$/ {on = 0}' <<<"$out")
+	[ "$(wc -l <<<"$col")" = 6 ] || fail "leaderboard rows: $out"
+	[ "$col" = "$(sort -gr <<<"$col")" ] || fail "leaderboard not sorted by the out-of-fold score: $col"
+	# the out-of-fold scores are stored with the bags and ensembles
+	[ "$(sqlite3 a.db "select count(distinct m.ensemble) from ensemble_metrics m where m.split = 'oof' and m.value is not null")" = 6 ] ||
+		fail "out-of-fold scores not stored"
+	expect_run_seconds a.db "$(lim 6).5"
+	# a run by a cfl before top (no credit stored, no top): its report
+	# ranks `mean` as that cfl did, with one binomial standard error of
+	# the best oof accuracy over the training rows the line names (none
+	# when the best is 1: no line)
+	sqlite3 a.db "delete from ensemble_credit; delete from ensembles where name = 'top'"
+	run "$CFL" report w --db a.db
+	expect_rc 0
 	credit=$(sed -n 's/^(mean ranks with one standard error, \([0-9.]*\),.*/\1/p' <<<"$out")
-	# one binomial standard error of the best oof accuracy over the
-	# training rows the line names (none when the best is 1: no line)
 	awk -v c="${credit:-0}" -v n="$(sed -n 's/^ best.s accuracy over \([0-9]*\) training rows.*/\1/p' <<<"$out")" '
 		/^Leaderboard/ {on = 1; next}
 		on && /^[0-9]+ / {if ($4 > p) p = $4} /^$/ {on = 0}
 		END {if (c == 0) exit !(p == 1); se = sqrt(p * (1 - p) / n)
 		     exit !(n > 100 && c > se - 1e-6 && c < se + 1e-6)}' <<<"$out" ||
-		fail "the credit ${credit:-none} is not sqrt(p (1 - p) / n): $out"
+		fail "the old run's credit ${credit:-none} is not sqrt(p (1 - p) / n): $out"
 	col=$(awk -v c="${credit:-0}" '/^Leaderboard/ {on = 1; next}
 		on && /^[0-9]+ / {print ($2 == "mean" ? $4 + c : $4)} /^$/ {on = 0}' <<<"$out")
-	[ "$(wc -l <<<"$col")" = 5 ] || fail "leaderboard rows: $out"
-	[ "$col" = "$(sort -gr <<<"$col")" ] || fail "leaderboard not sorted by the out-of-fold score: $col"
-	# the out-of-fold scores are stored with the bags and ensembles
-	[ "$(sqlite3 a.db "select count(distinct m.ensemble) from ensemble_metrics m where m.split = 'oof' and m.value is not null")" = 5 ] ||
-		fail "out-of-fold scores not stored"
-	expect_run_seconds a.db "$(lim 6).5"
+	[ "$(wc -l <<<"$col")" = 5 ] || fail "the old run's leaderboard rows: $out"
+	[ "$col" = "$(sort -gr <<<"$col")" ] || fail "the old run's leaderboard is not sorted with mean's credit: $col"
 }
 
 # a family's search stops once 10 candidates in a row (2 workers) scored no
@@ -279,7 +294,7 @@ test_auto_save_bundle_and_report() {
 		fail "default row is not the rank 1 '$rank1'"
 	[ "$(sqlite3 s.cfl "select kind from rows where name like 'linear:%'")" = bag ] ||
 		fail "the linear bag's kind"
-	[ "$(sqlite3 s.cfl "select count(*) from scores where split = 'oof' and metric = 'acc'")" = 5 ] ||
+	[ "$(sqlite3 s.cfl "select count(*) from scores where split = 'oof' and metric = 'acc'")" = 6 ] ||
 		fail "out-of-fold scores missing from the bundle"
 	# each row reproduces its entry's stored test figure
 	expect_rows_give_test_auc s.db s.cfl "$names"
@@ -330,7 +345,7 @@ test_auto_refit() {
 	awk '/^Search/ {on = 1; next} on && $1 ~ /^(linear|tree)$/ && $2 != $3 + $4 {bad = 1}
 	     END {exit bad}' <<<"$out" || fail "search table counts the refits: $out"
 	names=$(awk '/^Leaderboard/ {on = 1; next} on && /^[0-9]+ / {print $2} /^$/ {on = 0}' <<<"$out")
-	[ "$(wc -l <<<"$names")" = 5 ] || fail "leaderboard entries: $names"
+	[ "$(wc -l <<<"$names")" = 6 ] || fail "leaderboard entries: $names"
 	expect_rows_give_test_auc s.db s.cfl "$names"
 }
 
@@ -355,7 +370,7 @@ test_auto_refit_failed_falls_back_to_folds() {
 	[ "$(sqlite3 f.cfl "select count(*) from models where fold >= 0")" = 10 ] ||
 		fail "bundle models: $(sqlite3 f.cfl "select group_concat(repeat || ':' || fold, ' ') from models")"
 	names=$(awk '/^Leaderboard/ {on = 1; next} on && /^[0-9]+ / {print $2} /^$/ {on = 0}' <<<"$out")
-	[ "$(wc -l <<<"$names")" = 5 ] || fail "leaderboard entries: $names"
+	[ "$(wc -l <<<"$names")" = 6 ] || fail "leaderboard entries: $names"
 	expect_rows_give_test_auc f.db f.cfl "$names"
 }
 

@@ -265,35 +265,35 @@ static size_t run_and_check(const char *name, const char *const *models,
 static const char *const clf_models[] = { "linear", "tree", "forest", "gbdt",
 					  "fcnn", "baseline" };
 #define N_CLF (sizeof(clf_models) / sizeof(clf_models[0]))
-#define ALL_CLF "mean,vote,weighted,stacking,greedy"
-#define ALL_REG "mean,weighted,stacking,greedy"
+#define ALL_CLF "mean,vote,weighted,stacking,greedy,top"
+#define ALL_REG "mean,weighted,stacking,greedy,top"
 
 static void t_classification(void)
 {
-	/* 6 models, 12 repeats, 5 ensembles */
-	CHECK_INT(run_and_check("iris", clf_models, N_CLF, ALL_CLF, 0, 0), 6 + 12 + 5);
+	/* 6 models, 12 repeats, 6 ensembles */
+	CHECK_INT(run_and_check("iris", clf_models, N_CLF, ALL_CLF, 0, 0), 6 + 12 + 6);
 }
 
 static void t_classification_folds(void)
 {
-	CHECK_INT(run_and_check("iris", clf_models, N_CLF, ALL_CLF, 3, 0), 6 + 12 + 5);
+	CHECK_INT(run_and_check("iris", clf_models, N_CLF, ALL_CLF, 3, 0), 6 + 12 + 6);
 }
 
 static void t_classification_bootstrap(void)
 {
-	CHECK_INT(run_and_check("wine", clf_models, N_CLF, ALL_CLF, 0, 1), 6 + 12 + 5);
+	CHECK_INT(run_and_check("wine", clf_models, N_CLF, ALL_CLF, 0, 1), 6 + 12 + 6);
 }
 
 static void t_regression(void)
 {
 	CHECK_INT(run_and_check("diabetes", clf_models, N_CLF, ALL_REG, 0, 0),
-		  6 + 12 + 4);
+		  6 + 12 + 5);
 }
 
 static void t_regression_folds_bootstrap(void)
 {
 	CHECK_INT(run_and_check("diabetes", clf_models, N_CLF, ALL_REG, 3, 1),
-		  6 + 12 + 4);
+		  6 + 12 + 5);
 }
 
 /* A tune run with --save: the bundle of its refit; "best#k" predicts what
@@ -379,8 +379,96 @@ static void t_tune_refit(void)
 	free((char *)p.db);
 }
 
+/* Auto's credit for `top`, worked out again from what the run stored: each
+ * bundle row's out-of-fold predictions (its members' weights over each
+ * bag's fold trials' stored OOF rows), their losses on the training
+ * labels, the entry with the lowest mean loss, and two paired standard
+ * errors of top's losses against its (mse and acc move one for one with
+ * their loss).  Fold models only (a refit row predicts with its refit). */
+static void check_top_credit(struct cfl_study *s, const struct cfl_data *d,
+			     const struct cfl_bundle *b,
+			     const struct cfl_study_auto_summary *sum)
+{
+	size_t n = d->train.n, k = d->train.n_classes ? (size_t)d->train.n_classes : 1;
+	double *mix = calloc(b->n_rows * n * k, sizeof(double));
+	double *loss = calloc(b->n_rows * n, sizeof(double));
+	double *means = calloc(b->n_rows, sizeof(double));
+	double diff, want, got = NAN;
+	size_t best = 0, best_bag = b->n_rows, top = b->n_rows;
+	struct cfl_err err = { "" };
+
+	CHECK(mix && loss && means);
+	for (size_t r = 0; r < b->n_rows; r++) {
+		const struct cfl_bundle_row *row = &b->rows[r];
+
+		for (size_t j = 0; j < row->n_members; j++) {
+			const struct cfl_bundle_member *mb = &row->members[j];
+			double w = row->method == CFL_BUNDLE_WEIGHTED ? mb->weight
+				   : 1.0 / (double)row->n_members;
+
+			for (size_t q = 0; q < mb->n_models; q++) {
+				struct cfl_pred po;
+
+				CHECK_MSG(cfl_store_predictions(cfl_study_store(s),
+								b->models[mb->models[q]].trial,
+								CFL_SPLIT_OOF, &po, &err) == 0,
+					  "%s", err.msg);
+				CHECK(po.n_out == k && po.rows);
+				for (size_t i = 0; i < po.n; i++)
+					for (size_t c = 0; c < k; c++)
+						mix[(r * n + po.rows[i]) * k + c] +=
+							w * po.values[i * k + c];
+				cfl_pred_release(&po);
+			}
+		}
+		CHECK_MSG(cfl_metric_row_losses(d->train.n_classes ? CFL_M_ACC : CFL_M_MSE,
+						d->train.y, mix + r * n * k, n,
+						d->train.n_classes, loss + r * n, &err) == 0,
+			  "%s", err.msg);
+		for (size_t i = 0; i < n; i++)
+			means[r] += loss[r * n + i] / (double)n;
+		if (means[r] < means[best])
+			best = r;
+		if (!strcmp(row->name, "top"))
+			top = r;
+	}
+	CHECK_MSG(top < b->n_rows, "no top row");
+	/* top keeps the bags within two paired standard errors of the best
+	 * bag's losses, the others with weight 0 */
+	for (size_t r = 0; r < b->n_rows; r++)
+		if (!strcmp(b->rows[r].kind, "bag") &&
+		    (best_bag == b->n_rows || means[r] < means[best_bag]))
+			best_bag = r;
+	for (size_t j = 0; j < b->rows[top].n_members; j++) {
+		const struct cfl_bundle_member *mb = &b->rows[top].members[j];
+
+		for (size_t q = 0; q < b->n_rows; q++) {
+			double se;
+
+			if (strcmp(b->rows[q].kind, "bag") ||
+			    b->rows[q].members[0].models[0] != mb->models[0])
+				continue;
+			se = cfl_ensemble_paired_se(loss + q * n, loss + best_bag * n, n, &diff);
+			CHECK_MSG((mb->weight > 0) == (diff <= 2 * se),
+				  "bag '%s' in top with weight %g, %g above the best "
+				  "bag, 2 SE %g", b->rows[q].name, mb->weight, diff, 2 * se);
+		}
+	}
+	want = 2 * cfl_ensemble_paired_se(loss + top * n, loss + best * n, n, &diff);
+	for (size_t i = 0; i < sum->n_rows; i++)
+		if (!strcmp(sum->rows[i].name, "top"))
+			got = sum->rows[i].credit;
+	CHECK_INT(sum->credit_kind, CFL_AUTO_CREDIT_PAIRED);
+	CHECK(!strcmp(sum->credit_entry, "top") && got == sum->credit);
+	CHECK_MSG(fabs(got - want) <= 1e-9 * (1 + want), "top's credit %.17g, "
+		  "worked out again %.17g (best entry '%s')", got, want, b->rows[best].name);
+	free(mix);
+	free(loss);
+	free(means);
+}
+
 /* An auto run with --save on NAME: the bundle has a row per leaderboard
- * entry (each bag, mean, stacking, greedy) predicting on test what the store holds
+ * entry (each bag, mean, stacking, greedy, top) predicting on test what the store holds
  * for that entry, bit for bit (refit: with the bags' refits, else with
  * their fold models); its default row is the leaderboard's rank 1; each
  * row has its out-of-fold score. */
@@ -437,8 +525,8 @@ static void auto_save(const char *name, int refit)
 
 	CHECK_MSG(cfl_study_auto_summary(cfl_study_store(s), cfl_study_run_id(s), &sum,
 					 &err) == 0, "%s", err.msg);
-	/* 2 bags, mean, stacking and greedy */
-	CHECK_MSG(sum.n_rows == 5, "%zu leaderboard entries (a bag not finished "
+	/* 2 bags, mean, stacking, greedy and top */
+	CHECK_MSG(sum.n_rows == 6, "%zu leaderboard entries (a bag not finished "
 		  "within 4 s?)", sum.n_rows);
 	CHECK_INT(b.n_rows, sum.n_rows);
 	CHECK(!strcmp(b.recommended, sum.rows[0].name));
@@ -476,6 +564,9 @@ static void auto_save(const char *name, int refit)
 	}
 	CHECK(cfl_bundle_find(&b, "stacking")->method == CFL_BUNDLE_WEIGHTED);
 	CHECK(cfl_bundle_find(&b, "greedy")->method == CFL_BUNDLE_WEIGHTED);
+	CHECK(cfl_bundle_find(&b, "top")->method == CFL_BUNDLE_WEIGHTED);
+	if (!refit)
+		check_top_credit(s, &d, &b, &sum);
 	cfl_study_auto_summary_release(&sum);
 	cfl_bundle_release(&b);
 	cfl_study_free(s);

@@ -153,6 +153,38 @@ static void t_greedy(void)
 	}
 }
 
+/* Top: the members the rows cannot tell from the best.  y = 0 on 4 rows;
+ * member a errs by 1 on every row (squared losses 1 1 1 1, the best), b
+ * by 1 1 1 2 (losses 1 1 1 4: 0.75 above a, paired standard error
+ * sd(0 0 0 3) / 2 = 0.75), c by 3 everywhere (losses 9: 8 above, a
+ * standard error of 0).  Within 2 SE: a and b; within 0.5 SE: a alone. */
+static void t_top(void)
+{
+	static const double y[] = { 0, 0, 0, 0 };
+	static const double a[] = { 1, 1, 1, 1 }, b[] = { 1, -1, 1, 2 },
+			    c[] = { 3, 3, -3, 3 };
+	const double *p[] = { a, b, c }, *q[] = { c, b, a };
+	double w[3], diff;
+	struct cfl_err err;
+	double la[] = { 1, 1, 1, 1 }, lb[] = { 1, 1, 1, 4 };
+
+	CHECK_NEAR(cfl_ensemble_paired_se(lb, la, 4, &diff), 0.75, 1e-15);
+	CHECK(diff == 0.75);
+	CHECK(cfl_ensemble_paired_se(la, lb, 1, &diff) == 0 && diff == 0);
+	CHECK_MSG(cfl_ensemble_top(p, 3, 4, 1, y, 0, CFL_M_MSE, 2.0, w, &err) == 0,
+		  "%s", err.msg);
+	CHECK(w[0] == 0.5 && w[1] == 0.5 && w[2] == 0);
+	CHECK(cfl_ensemble_top(p, 3, 4, 1, y, 0, CFL_M_MSE, 0.5, w, &err) == 0);
+	CHECK(w[0] == 1 && w[1] == 0 && w[2] == 0);
+	/* the order of the members does not matter; rmse ranks by the same
+	 * squared errors */
+	CHECK(cfl_ensemble_top(q, 3, 4, 1, y, 0, CFL_M_RMSE, 2.0, w, &err) == 0);
+	CHECK(w[0] == 0 && w[1] == 0.5 && w[2] == 0.5);
+	/* a metric the inputs do not allow is an error, not a pick */
+	CHECK(cfl_ensemble_top(p, 3, 4, 1, y, 0, CFL_M_ACC, 2.0, w, &err) == -1);
+	CHECK_CONTAINS(err.msg, "top ensemble");
+}
+
 /* Ridge with l2 = 0 recovers an exact linear relation:
  * y = 0.5 p1 + 0.25 p2 + 1. */
 static void t_stacking_regression_exact(void)
@@ -474,12 +506,12 @@ static void t_stacking_on_oof(void)
 	cfl_ens_output_release(&o1);
 }
 
-/* greedy_on_oof: ensemble selection on the out-of-fold predictions of
+/* select_on_oof: ensemble selection (and top) on the out-of-fold predictions of
  * every training row (auto), not on validation.  Member 0 is right on
  * every validation row and wrong on every OOF row: selected on validation
  * it gets weight (the first of the members tied at accuracy 1), on OOF
  * none; a member without OOF predictions sends it back to validation. */
-static void t_greedy_on_oof(void)
+static void t_select_on_oof(void)
 {
 	struct big f;
 	struct cfl_ens_output ov, oo, ob;
@@ -491,7 +523,7 @@ static void t_greedy_on_oof(void)
 		wrong[i] = (double)(((int)f.y_train[i] + 1) % 3);
 	big_fill(f.oof[0], wrong, NB, 0);
 	CHECK_MSG(cfl_ensemble_build(CFL_ENS_GREEDY, &f.in, &ov, &err) == 0, "%s", err.msg);
-	f.in.greedy_on_oof = 1;
+	f.in.select_on_oof = 1;
 	CHECK_MSG(cfl_ensemble_build(CFL_ENS_GREEDY, &f.in, &oo, &err) == 0, "%s", err.msg);
 	CHECK(ov.weights[0] > 0);
 	CHECK(oo.weights[0] == 0);
@@ -502,6 +534,16 @@ static void t_greedy_on_oof(void)
 	cfl_ens_output_release(&ov);
 	cfl_ens_output_release(&oo);
 	cfl_ens_output_release(&ob);
+	/* top the same: member 0 kept on validation, left out on OOF */
+	f.members[2].oof = f.oof[2];
+	f.in.select_on_oof = 0;
+	CHECK_MSG(cfl_ensemble_build(CFL_ENS_TOP, &f.in, &ov, &err) == 0, "%s", err.msg);
+	f.in.select_on_oof = 1;
+	CHECK_MSG(cfl_ensemble_build(CFL_ENS_TOP, &f.in, &oo, &err) == 0, "%s", err.msg);
+	CHECK(ov.weights[0] > 0);
+	CHECK(oo.weights[0] == 0 && oo.weights[1] + oo.weights[2] == 1);
+	cfl_ens_output_release(&ov);
+	cfl_ens_output_release(&oo);
 }
 
 /* With few rows to fit on (6 validation rows here),
@@ -620,6 +662,9 @@ static void t_parse_list(void)
 	CHECK(cfl_ensemble_parse_list("mean,", &mask, &err) == -1);
 	CHECK(cfl_ensemble_parse_list(",mean", &mask, &err) == -1);
 	CHECK_STR(cfl_ensemble_method_name(CFL_ENS_GREEDY), "greedy");
+	CHECK_STR(cfl_ensemble_method_name(CFL_ENS_TOP), "top");
+	CHECK(cfl_ensemble_parse_list("top", &mask, &err) == 0);
+	CHECK_INT(mask, 1u << CFL_ENS_TOP);
 	CHECK(cfl_ensemble_method_name(CFL_ENS_COUNT) == NULL);
 	CHECK_INT(cfl_ensemble_method_lookup("vote"), CFL_ENS_VOTE);
 	CHECK_INT(cfl_ensemble_method_lookup("Vote"), -1);
@@ -631,13 +676,14 @@ const struct cfl_test cfl_tests[] = {
 	TEST(t_weighted),
 	TEST(t_score_weights),
 	TEST(t_greedy),
+	TEST(t_top),
 	TEST(t_stacking_regression_exact),
 	TEST(t_stacking_binary_shape),
 	TEST(t_build_mean_scores),
 	TEST(t_build_every_method),
 	TEST(t_stacking_ignores_test_labels),
 	TEST(t_stacking_on_oof),
-	TEST(t_greedy_on_oof),
+	TEST(t_select_on_oof),
 	TEST(t_stacking_few_rows_is_the_mean),
 	TEST(t_stacking_regression_never_worse),
 	TEST(t_weights_ignore_test_labels),

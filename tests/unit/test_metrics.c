@@ -259,6 +259,61 @@ static void t_tune_selection(void)
 	}
 }
 
+/* Per-row losses: their mean is the metric where it is a mean of rows
+ * (acc: 1 - acc; logloss; mae; mse), and the loss it is a function of
+ * elsewhere (rmse, r2: mse); the slope turns a difference of mean losses
+ * into one of the metric. */
+static void t_row_losses(void)
+{
+	static const double yc[] = { 0, 1, 2, 1 };
+	static const double pc[] = { .7, .2, .1, .1, .3, .6, .2, .5, .3, .3, .4, .3 };
+	static const double yr[] = { 1, 2, 3, 5 }, pr[] = { 1.5, 2, 2, 7 };
+	struct cfl_err err;
+	double l[4], v, mean;
+
+	CHECK(cfl_metric_row_losses(CFL_M_ACC, yc, pc, 4, 3, l, &err) == 0);
+	CHECK(l[0] == 0 && l[1] == 1 && l[2] == 1 && l[3] == 0);
+	for (int id = 0; id < CFL_M_COUNT; id++) {
+		const struct cfl_metric_info *mi = cfl_metric_info(id);
+		const double *y = mi->reg ? yr : yc, *p = mi->reg ? pr : pc;
+		int k = mi->reg ? 0 : 3;
+
+		CHECK_MSG(cfl_metric_row_losses(id, y, p, 4, k, l, &err) == 0, "%s: %s",
+			  mi->name, err.msg);
+		CHECK(cfl_metric_eval(id, y, p, 4, k, &v, &err) == 0);
+		mean = (l[0] + l[1] + l[2] + l[3]) / 4;
+		switch (id) {
+		case CFL_M_ACC:
+			CHECK_NEAR(mean, 1 - v, 1e-15);
+			CHECK(cfl_metric_loss_slope(id, mean, y, 4) == 1);
+			break;
+		case CFL_M_LOGLOSS:
+		case CFL_M_MAE:
+		case CFL_M_MSE:
+			CHECK_NEAR(mean, v, 1e-15);
+			CHECK(cfl_metric_loss_slope(id, mean, y, 4) == 1);
+			break;
+		case CFL_M_RMSE:
+			CHECK_NEAR(sqrt(mean), v, 1e-15);
+			/* 1 / (2 rmse): squared errors .25 0 1 4, mse 1.3125 */
+			CHECK_NEAR(mean, 1.3125, 1e-15);
+			CHECK_NEAR(cfl_metric_loss_slope(id, mean, y, 4), 0.5 / sqrt(1.3125),
+				   1e-15);
+			break;
+		case CFL_M_R2:	/* 1 - mse / var(y), var = 2.1875 */
+			CHECK_NEAR(1 - mean / 2.1875, v, 1e-15);
+			CHECK_NEAR(cfl_metric_loss_slope(id, mean, y, 4), 1 / 2.1875, 1e-15);
+			break;
+		default:	/* auc, f1, ber, corr: a stand-in, no slope */
+			CHECK(isnan(cfl_metric_loss_slope(id, mean, y, 4)));
+			break;
+		}
+	}
+	/* the inputs are checked as cfl_metric_eval checks them */
+	CHECK(cfl_metric_row_losses(CFL_M_MSE, yc, pc, 4, 3, l, &err) == -1);
+	CHECK(cfl_metric_row_losses(CFL_M_ACC, yc, pc, 0, 3, l, &err) == -1);
+}
+
 const struct cfl_test cfl_tests[] = {
 	TEST(t_fixtures),
 	TEST(t_info),
@@ -268,5 +323,6 @@ const struct cfl_test cfl_tests[] = {
 	TEST(t_auc_pairs),
 	TEST(t_score_rule),
 	TEST(t_tune_selection),
+	TEST(t_row_losses),
 	{ 0 },
 };
