@@ -350,6 +350,18 @@ int cfl_study_auto(struct cfl_study *s, const struct cfl_study_listener *ls,
 
 enum { CFL_AUTO_CREDIT_NONE, CFL_AUTO_CREDIT_PAIRED, CFL_AUTO_CREDIT_BINOMIAL };
 
+/* auto's leaderboard ranks `top` with this many paired standard errors of
+ * its out-of-fold loss against the best entry's added to its score.
+ * stacking and greedy fit their weights on the very rows their OOF score
+ * is measured on: the best of the many mixes greedy tries beats a fixed
+ * one by about sqrt(2 ln M) standard errors of M mixes by chance alone
+ * (3 for M near 100).  Over 40 splits of the four small sets, 2 and 3
+ * ranked another entry first on 4 splits, with the same test figure on 3
+ * (one row of 114 less on the fourth, breast_cancer); on the W1 set
+ * greedy's lead of 2.6 standard errors out of fold came out 13 test rows
+ * of 20,000 behind top (docs/auto.md). */
+#define CFL_STUDY_TOP_CREDIT_SE 3.0
+
 /* A row of auto's leaderboard: a bag or an ensemble of bags. */
 struct cfl_study_auto_row {
 	char name[96];		/* "stacking", "mean", "gbdt:1a2b3c4d" */
@@ -388,9 +400,9 @@ struct cfl_study_auto_summary {
 						 * seconds) */
 	/* The entry ranked with a credit, so that it ranks first unless an
 	 * entry beats it by more than chance would (credit: none, 0):
-	 * CFL_AUTO_CREDIT_PAIRED: `top`, credited two paired standard
-	 * errors of its out-of-fold loss against the best entry's, as the
-	 * run stored it (cfl_store_run_credits);
+	 * CFL_AUTO_CREDIT_PAIRED: `top`, credited CFL_STUDY_TOP_CREDIT_SE
+	 * paired standard errors of its out-of-fold loss against the best
+	 * entry's, as the run stored it (cfl_store_run_credits);
 	 * CFL_AUTO_CREDIT_BINOMIAL: a run by a cfl before `top` (none
 	 * stored) with acc: `mean`, credited one binomial standard error of
 	 * the best entry's out-of-fold accuracy over the training rows. */

@@ -43,10 +43,10 @@ int cfl_report_auto(struct cfl_store *st, const struct cfl_run_info *run,
 	if (!sum.n_rows)
 		rc |= cfl_buf_printf(out, "(no model finished its folds)\n");
 	if (sum.credit_kind == CFL_AUTO_CREDIT_PAIRED)
-		rc |= cfl_buf_printf(out, "(%s ranks with two paired standard errors of "
+		rc |= cfl_buf_printf(out, "(%s ranks with %g paired standard errors of "
 				     "its oof loss against the\n best entry's, %.6f, "
 				     "added to its oof; an entry must beat it by more)\n",
-				     sum.credit_entry, sum.credit);
+				     sum.credit_entry, CFL_STUDY_TOP_CREDIT_SE, sum.credit);
 	else if (sum.credit_kind == CFL_AUTO_CREDIT_BINOMIAL && sum.credit > 0)
 		rc |= cfl_buf_printf(out, "(%s ranks with one standard error, %.6f, "
 				     "added to its oof: the\n best's accuracy over %zu "

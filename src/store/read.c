@@ -638,6 +638,35 @@ static int has_table(struct cfl_store *st, const char *name, struct cfl_err *err
 	return have;
 }
 
+/* The rows of run run_id in side table `table` that sql (one parameter:
+ * the run's id) selects, each read by read_row into a malloc'd array of
+ * size-byte rows (*rows, *n; NULL and 0 for a database no cfl that
+ * stores the table has written to yet).  0, or -1 with err. */
+static int run_side_rows(struct cfl_store *st, int64_t run_id, const char *table,
+			 const char *sql, size_t size,
+			 int (*read_row)(sqlite3_stmt *, void *, struct cfl_err *),
+			 void **rows, size_t *n, struct cfl_err *err)
+{
+	struct cfl_store_rows all = { NULL, 0, 0, size };
+	sqlite3_stmt *s;
+	int have;
+
+	*rows = NULL;
+	*n = 0;
+	if ((have = has_table(st, table, err)) <= 0)
+		return have;
+	if (!(s = cfl_store_prep(st, sql, err)))
+		return -1;
+	sqlite3_bind_int64(s, 1, run_id);
+	if (cfl_store_read_rows(st, s, &all, read_row, err)) {
+		free(all.v);
+		return -1;
+	}
+	*rows = all.v;
+	*n = all.n;
+	return 0;
+}
+
 static int read_importance(sqlite3_stmt *s, void *row, struct cfl_err *err)
 {
 	struct cfl_importance_row *r = row;
@@ -657,30 +686,17 @@ int cfl_store_run_importance(struct cfl_store *st, int64_t run_id,
 			     struct cfl_importance_row **rows, size_t *n_rows,
 			     struct cfl_err *err)
 {
-	struct cfl_store_rows all = { NULL, 0, 0, sizeof(**rows) };
-	sqlite3_stmt *s;
-	int have;
+	void *v;
+	int rc = run_side_rows(st, run_id, "trial_importance",
+			       "SELECT c.id, c.model, c.hex, i.kind, i.feature, avg(i.value), "
+			       "count(i.value) FROM trial_importance i JOIN trials t ON t.id = i.trial "
+			       "JOIN candidates c ON c.id = t.candidate WHERE t.run = ? AND "
+			       "t.status = 'done' GROUP BY c.id, i.kind, i.feature "
+			       "ORDER BY c.seq, i.kind, avg(i.value) DESC, i.feature",
+			       sizeof(**rows), read_importance, &v, n_rows, err);
 
-	*rows = NULL;
-	*n_rows = 0;
-	/* a database no cfl with importance has written to yet */
-	if ((have = has_table(st, "trial_importance", err)) <= 0)
-		return have;
-	s = cfl_store_prep(st, "SELECT c.id, c.model, c.hex, i.kind, i.feature, avg(i.value), "
-			   "count(i.value) FROM trial_importance i JOIN trials t ON t.id = i.trial "
-			   "JOIN candidates c ON c.id = t.candidate WHERE t.run = ? AND "
-			   "t.status = 'done' GROUP BY c.id, i.kind, i.feature "
-			   "ORDER BY c.seq, i.kind, avg(i.value) DESC, i.feature", err);
-	if (!s)
-		return -1;
-	sqlite3_bind_int64(s, 1, run_id);
-	if (cfl_store_read_rows(st, s, &all, read_importance, err)) {
-		free(all.v);
-		return -1;
-	}
-	*rows = all.v;
-	*n_rows = all.n;
-	return 0;
+	*rows = v;
+	return rc;
 }
 
 static int read_credit(sqlite3_stmt *s, void *row, struct cfl_err *err)
@@ -697,28 +713,15 @@ int cfl_store_run_credits(struct cfl_store *st, int64_t run_id,
 			  struct cfl_credit_row **rows, size_t *n,
 			  struct cfl_err *err)
 {
-	struct cfl_store_rows all = { NULL, 0, 0, sizeof(**rows) };
-	sqlite3_stmt *s;
-	int have;
+	void *v;
+	int rc = run_side_rows(st, run_id, "ensemble_credit",
+			       "SELECT c.ensemble, c.credit FROM ensemble_credit c "
+			       "JOIN ensembles e ON e.id = c.ensemble WHERE e.run = ? "
+			       "ORDER BY c.ensemble",
+			       sizeof(**rows), read_credit, &v, n, err);
 
-	*rows = NULL;
-	*n = 0;
-	/* a database no cfl that stores them has written to yet */
-	if ((have = has_table(st, "ensemble_credit", err)) <= 0)
-		return have;
-	s = cfl_store_prep(st, "SELECT c.ensemble, c.credit FROM ensemble_credit c "
-			   "JOIN ensembles e ON e.id = c.ensemble WHERE e.run = ? "
-			   "ORDER BY c.ensemble", err);
-	if (!s)
-		return -1;
-	sqlite3_bind_int64(s, 1, run_id);
-	if (cfl_store_read_rows(st, s, &all, read_credit, err)) {
-		free(all.v);
-		return -1;
-	}
-	*rows = all.v;
-	*n = all.n;
-	return 0;
+	*rows = v;
+	return rc;
 }
 
 static int read_iters(sqlite3_stmt *s, void *row, struct cfl_err *err)
@@ -734,26 +737,13 @@ static int read_iters(sqlite3_stmt *s, void *row, struct cfl_err *err)
 int cfl_store_run_iters(struct cfl_store *st, int64_t run_id,
 			struct cfl_iters_row **rows, size_t *n, struct cfl_err *err)
 {
-	struct cfl_store_rows all = { NULL, 0, 0, sizeof(**rows) };
-	sqlite3_stmt *s;
-	int have;
+	void *v;
+	int rc = run_side_rows(st, run_id, "trial_iters",
+			       "SELECT i.trial, i.n_iter FROM trial_iters i JOIN trials t "
+			       "ON t.id = i.trial WHERE t.run = ? AND t.status = 'done' "
+			       "ORDER BY i.trial",
+			       sizeof(**rows), read_iters, &v, n, err);
 
-	*rows = NULL;
-	*n = 0;
-	/* a database no cfl that stores them has written to yet */
-	if ((have = has_table(st, "trial_iters", err)) <= 0)
-		return have;
-	s = cfl_store_prep(st, "SELECT i.trial, i.n_iter FROM trial_iters i JOIN trials t "
-			   "ON t.id = i.trial WHERE t.run = ? AND t.status = 'done' "
-			   "ORDER BY i.trial", err);
-	if (!s)
-		return -1;
-	sqlite3_bind_int64(s, 1, run_id);
-	if (cfl_store_read_rows(st, s, &all, read_iters, err)) {
-		free(all.v);
-		return -1;
-	}
-	*rows = all.v;
-	*n = all.n;
-	return 0;
+	*rows = v;
+	return rc;
 }

@@ -1017,7 +1017,7 @@ int cfl_study_auto_summary(struct cfl_store *st, int64_t run_id,
 	 * chance (on iris one row is 1% of the 108 training rows), and those
 	 * of stacking and greedy are flattered by weights fitted on the same
 	 * rows: `top` (the mean of the bags the rows cannot tell from the
-	 * best) is credited two paired standard errors of its loss against
+	 * best) is credited three paired standard errors of its loss against
 	 * the best entry's, computed when the ensembles were built (they
 	 * need the labels) and stored; it ranks first unless an entry beats
 	 * it by more.  A run by a cfl before `top` stored none: with acc,

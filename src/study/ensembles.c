@@ -442,14 +442,6 @@ void study_ens_input(const struct cfl_data *d, const struct study_members *ms,
 	in->greedy_rounds = CFL_ENS_DEFAULT_GREEDY_ROUNDS;
 }
 
-/* auto's leaderboard ranks `top` with this many paired standard errors
- * of its out-of-fold loss against the best entry's added to its score:
- * stacking and greedy fit their weights on the very rows their OOF score
- * is measured on, and over 20 splits of the four small sets (and 20 more
- * taken after the choice) the entry ranked first scored better on test
- * with it (the figures: docs/auto.md). */
-#define TOP_CREDIT_SE 2.0
-
 /* The entries auto built, each with its id and its OOF rows' losses. */
 struct oof_entries {
 	size_t n, n_rows;
@@ -458,10 +450,10 @@ struct oof_entries {
 	double *loss;		/* (n, n_rows); NaN in a row's first: none */
 };
 
-/* Stores auto's credit for `top`: TOP_CREDIT_SE paired standard errors
- * of its loss against the entry with the lowest mean loss, in the units
- * of the first metric (cfl_metric_loss_slope; nothing for a metric a
- * loss only stands in for). */
+/* Stores auto's credit for `top`: CFL_STUDY_TOP_CREDIT_SE paired standard
+ * errors of its loss against the entry with the lowest mean loss, in the
+ * units of the first metric (cfl_metric_loss_slope; nothing for a metric
+ * a loss only stands in for). */
 static int top_credit(struct cfl_store *st, const struct oof_entries *e,
 		      const struct cfl_ens_input *in, struct cfl_err *err)
 {
@@ -488,7 +480,8 @@ static int top_credit(struct cfl_store *st, const struct oof_entries *e,
 	slope = cfl_metric_loss_slope(in->metrics[0], best_mean, in->y_train, n);
 	if (!isfinite(slope) || !isfinite(se))
 		return 0;
-	return cfl_store_ensemble_credit(st, e->id[top], TOP_CREDIT_SE * se * slope, err);
+	return cfl_store_ensemble_credit(st, e->id[top],
+					 CFL_STUDY_TOP_CREDIT_SE * se * slope, err);
 }
 
 /* cfl_study_ensembles; with min_members 2 (the default list) nothing is
@@ -528,11 +521,14 @@ static int build_all(struct cfl_store *st, int64_t run_id,
 	study_ens_input(d, &ms, em, metrics, n_metrics, &in);
 	in.select_on_oof = bagged;
 	ent.n_rows = in.n_train;
-	if (bagged && (!(ent.id = cfl_calloc(ms.n + CFL_ENS_COUNT, sizeof(*ent.id), err)) ||
-		       !(ent.method = cfl_calloc(ms.n + CFL_ENS_COUNT, sizeof(*ent.method), err)) ||
-		       !(ent.loss = cfl_calloc((ms.n + CFL_ENS_COUNT) * (in.n_train + 1),
-					       sizeof(*ent.loss), err))))
-		goto out;
+	if (bagged) {	/* a row per bag and per method */
+		size_t cap = ms.n + CFL_ENS_COUNT;
+
+		if (!(ent.id = cfl_calloc(cap, sizeof(*ent.id), err)) ||
+		    !(ent.method = cfl_calloc(cap, sizeof(*ent.method), err)) ||
+		    !(ent.loss = cfl_calloc(cap * (in.n_train + 1), sizeof(*ent.loss), err)))
+			goto out;
+	}
 	/* auto: each bag is a row of its own first ("MODEL:HEX", the mean of
 	 * its folds), so the leaderboard ranks it with the ensembles */
 	for (size_t j = 0; bagged && j < ms.n; j++) {

@@ -382,7 +382,7 @@ static void t_tune_refit(void)
 /* Auto's credit for `top`, worked out again from what the run stored: each
  * bundle row's out-of-fold predictions (its members' weights over each
  * bag's fold trials' stored OOF rows), their losses on the training
- * labels, the entry with the lowest mean loss, and two paired standard
+ * labels, the entry with the lowest mean loss, and three paired standard
  * errors of top's losses against its (mse and acc move one for one with
  * their loss).  Fold models only (a refit row predicts with its refit). */
 static void check_top_credit(struct cfl_study *s, const struct cfl_data *d,
@@ -454,7 +454,7 @@ static void check_top_credit(struct cfl_study *s, const struct cfl_data *d,
 				  "bag, 2 SE %g", b->rows[q].name, mb->weight, diff, 2 * se);
 		}
 	}
-	want = 2 * cfl_ensemble_paired_se(loss + top * n, loss + best * n, n, &diff);
+	want = 3 * cfl_ensemble_paired_se(loss + top * n, loss + best * n, n, &diff);
 	for (size_t i = 0; i < sum->n_rows; i++)
 		if (!strcmp(sum->rows[i].name, "top"))
 			got = sum->rows[i].credit;
