@@ -15,7 +15,8 @@
 # them picked on the mean over the splits (with hindsight: it favours the
 # defaults).  Not part of `make bench`: on the small sets auto ends when
 # its search stops improving (seconds, not its limit), but 4 x 20 runs of
-# auto and of the five defaults still take about 10 minutes.
+# auto and of the five defaults still take about 3 minutes (02:41-02:44
+# on 2026-11-27, load 1.2-2.4).
 # Files go to build/bench/auto_splits/ (SPLITS_DIR=DIR for another);
 # AUTO_ARGS="--folds 10" adds options to every `cfl auto`; SPLIT_FIRST=K
 # takes the splits random_state K..K+SPLITS-1 instead (fresh splits, to
