@@ -100,9 +100,14 @@ int cfl_ensemble_greedy(const double *const *preds, size_t n_members, size_t n,
  * member alone.  Fails when the losses cannot be computed (err says why). */
 #define CFL_ENS_TOP_SE 2.0
 int cfl_ensemble_top(const double *const *preds, size_t n_members, size_t n,
-		     size_t n_out, const double *y, int n_classes,
-		     enum cfl_metric_id metric, double k_se,
-		     double *w /* OUT (n_members) */, struct cfl_err *err);
+		     const double *y, int n_classes, enum cfl_metric_id metric,
+		     double k_se, double *w /* OUT (n_members) */,
+		     struct cfl_err *err);
+/* Of m rows of n losses each (loss[j * n + i]), the one with the lowest
+ * mean (the lowest index on ties; a row whose mean is NaN never), its
+ * mean in *mean; m (and *mean infinite) when there is none. */
+size_t cfl_ensemble_lowest_loss(const double *loss, size_t m, size_t n,
+				double *mean /* OUT */);
 /* The paired standard error of loss a minus loss b over n rows (the
  * sample std of a[i] - b[i] over sqrt(n); 0 with fewer than two rows) and,
  * in *mean_diff, the mean of a[i] - b[i]. */

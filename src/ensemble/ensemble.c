@@ -267,35 +267,44 @@ double cfl_ensemble_paired_se(const double *a, const double *b, size_t n,
 	return n > 1 ? sqrt(ss / (double)(n - 1) / (double)n) : 0;
 }
 
-int cfl_ensemble_top(const double *const *preds, size_t n_members, size_t n,
-		     size_t n_out, const double *y, int n_classes,
-		     enum cfl_metric_id metric, double k_se, double *w,
-		     struct cfl_err *err)
+size_t cfl_ensemble_lowest_loss(const double *loss, size_t m, size_t n,
+				double *mean)
 {
-	double *loss = NULL, best_mean = INFINITY;
-	size_t best = 0, kept = 0;
+	size_t best = m;
+
+	*mean = INFINITY;
+	for (size_t j = 0; j < m; j++) {
+		double s = 0;
+
+		for (size_t i = 0; i < n; i++)
+			s += loss[j * n + i] / (double)n;
+		if (s < *mean) {
+			*mean = s;
+			best = j;
+		}
+	}
+	return best;
+}
+
+int cfl_ensemble_top(const double *const *preds, size_t n_members, size_t n,
+		     const double *y, int n_classes, enum cfl_metric_id metric,
+		     double k_se, double *w, struct cfl_err *err)
+{
+	double *loss = NULL, best_mean;
+	size_t best, kept = 0;
 	int rc = -1;
 
-	(void)n_out;
 	if (check_members(n_members, err))
 		return -1;
 	if (!(loss = cfl_calloc(n_members * n + 1, sizeof(double), err)))
 		return -1;
-	for (size_t j = 0; j < n_members; j++) {
-		double mean = 0;
-
+	for (size_t j = 0; j < n_members; j++)
 		if (cfl_metric_row_losses(metric, y, preds[j], n, n_classes,
 					  loss + j * n, err)) {
 			cfl_err_prefix(err, "top ensemble");
 			goto out;
 		}
-		for (size_t i = 0; i < n; i++)
-			mean += loss[j * n + i] / (double)n;
-		if (mean < best_mean) {
-			best_mean = mean;
-			best = j;
-		}
-	}
+	best = cfl_ensemble_lowest_loss(loss, n_members, n, &best_mean);
 	if (!isfinite(best_mean)) {
 		cfl_err_set(err, "top ensemble: no member's loss is finite");
 		goto out;
@@ -735,9 +744,9 @@ static int build(enum cfl_ensemble_method method,
 		     ? cfl_ensemble_greedy(on_oof ? po : pv, m, n, in->n_out, y,
 					   in->n_classes, in->metrics[0],
 					   in->greedy_rounds, out->weights, err)
-		     : cfl_ensemble_top(on_oof ? po : pv, m, n, in->n_out, y,
-					in->n_classes, in->metrics[0], CFL_ENS_TOP_SE,
-					out->weights, err);
+		     : cfl_ensemble_top(on_oof ? po : pv, m, n, y, in->n_classes,
+					in->metrics[0], CFL_ENS_TOP_SE, out->weights,
+					err);
 		free(po);
 		return rc ? -1 : apply_weights(in, pv, pt, out, err);
 	}

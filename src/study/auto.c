@@ -961,6 +961,20 @@ static size_t oof_rows(struct cfl_store *st, const struct cfl_trial_info *tr,
 	return 0;
 }
 
+/* Row e of out ranks with value added to its out-of-fold score (when it
+ * has one), and the summary says which and why (kind). */
+static void credit(struct cfl_study_auto_summary *out, size_t e, int kind,
+		   double value)
+{
+	struct cfl_study_auto_row *r = &out->rows[e];
+
+	if (isnan(r->cv))
+		return;
+	out->credit_kind = kind;
+	out->credit = r->credit = value;
+	snprintf(out->credit_entry, sizeof(out->credit_entry), "%s", r->name);
+}
+
 int cfl_study_auto_summary(struct cfl_store *st, int64_t run_id,
 			   struct cfl_study_auto_summary *out,
 			   struct cfl_err *err)
@@ -1030,12 +1044,8 @@ int cfl_study_auto_summary(struct cfl_store *st, int64_t run_id,
 		goto out;
 	for (size_t i = 0; i < n_cr; i++)
 		for (size_t e = 0; e < n_ens; e++)
-			if (ens[e].id == cr[i].ensemble_id && !isnan(out->rows[e].cv)) {
-				out->credit_kind = CFL_AUTO_CREDIT_PAIRED;
-				out->credit = out->rows[e].credit = cr[i].credit;
-				snprintf(out->credit_entry, sizeof(out->credit_entry), "%s",
-					 out->rows[e].name);
-			}
+			if (ens[e].id == cr[i].ensemble_id)
+				credit(out, e, CFL_AUTO_CREDIT_PAIRED, cr[i].credit);
 	if (!n_cr && !strcmp(out->metric, "acc") && out->n_oof) {
 		double best = NAN;
 
@@ -1043,14 +1053,9 @@ int cfl_study_auto_summary(struct cfl_store *st, int64_t run_id,
 			if (!isnan(out->rows[e].cv) && (isnan(best) || out->rows[e].cv > best))
 				best = out->rows[e].cv;
 		for (size_t e = 0; e < out->n_rows; e++)
-			if (!strcmp(out->rows[e].method, "mean") && !isnan(out->rows[e].cv) &&
-			    !isnan(best) && best >= 0 && best <= 1) {
-				out->credit_kind = CFL_AUTO_CREDIT_BINOMIAL;
-				out->credit = out->rows[e].credit =
-					sqrt(best * (1 - best) / (double)out->n_oof);
-				snprintf(out->credit_entry, sizeof(out->credit_entry), "%s",
-					 out->rows[e].name);
-			}
+			if (!strcmp(out->rows[e].method, "mean") && best >= 0 && best <= 1)
+				credit(out, e, CFL_AUTO_CREDIT_BINOMIAL,
+				       sqrt(best * (1 - best) / (double)out->n_oof));
 	}
 	for (size_t e = 0; e < out->n_rows; e++)
 		out->rows[e].rank_cv += out->sign * out->rows[e].credit;

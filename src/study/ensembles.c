@@ -457,23 +457,13 @@ struct oof_entries {
 static int top_credit(struct cfl_store *st, const struct oof_entries *e,
 		      const struct cfl_ens_input *in, struct cfl_err *err)
 {
-	size_t n = e->n_rows, best = e->n, top = e->n;
-	double best_mean = INFINITY, diff, se, slope;
+	size_t n = e->n_rows, top = e->n, best;
+	double best_mean, diff, se, slope;
 
-	for (size_t k = 0; k < e->n; k++) {
-		double mean = 0;
-
-		if (isnan(e->loss[k * n]))
-			continue;
-		for (size_t i = 0; i < n; i++)
-			mean += e->loss[k * n + i] / (double)n;
-		if (mean < best_mean) {
-			best_mean = mean;
-			best = k;
-		}
-		if (e->method[k] == CFL_ENS_TOP)
+	for (size_t k = 0; k < e->n; k++)
+		if (e->method[k] == CFL_ENS_TOP && !isnan(e->loss[k * n]))
 			top = k;
-	}
+	best = cfl_ensemble_lowest_loss(e->loss, e->n, n, &best_mean);
 	if (best == e->n || top == e->n || !in->n_metrics)
 		return 0;
 	se = cfl_ensemble_paired_se(e->loss + top * n, e->loss + best * n, n, &diff);

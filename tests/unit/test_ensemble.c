@@ -171,17 +171,17 @@ static void t_top(void)
 	CHECK_NEAR(cfl_ensemble_paired_se(lb, la, 4, &diff), 0.75, 1e-15);
 	CHECK(diff == 0.75);
 	CHECK(cfl_ensemble_paired_se(la, lb, 1, &diff) == 0 && diff == 0);
-	CHECK_MSG(cfl_ensemble_top(p, 3, 4, 1, y, 0, CFL_M_MSE, 2.0, w, &err) == 0,
+	CHECK_MSG(cfl_ensemble_top(p, 3, 4, y, 0, CFL_M_MSE, 2.0, w, &err) == 0,
 		  "%s", err.msg);
 	CHECK(w[0] == 0.5 && w[1] == 0.5 && w[2] == 0);
-	CHECK(cfl_ensemble_top(p, 3, 4, 1, y, 0, CFL_M_MSE, 0.5, w, &err) == 0);
+	CHECK(cfl_ensemble_top(p, 3, 4, y, 0, CFL_M_MSE, 0.5, w, &err) == 0);
 	CHECK(w[0] == 1 && w[1] == 0 && w[2] == 0);
 	/* the order of the members does not matter; rmse ranks by the same
 	 * squared errors */
-	CHECK(cfl_ensemble_top(q, 3, 4, 1, y, 0, CFL_M_RMSE, 2.0, w, &err) == 0);
+	CHECK(cfl_ensemble_top(q, 3, 4, y, 0, CFL_M_RMSE, 2.0, w, &err) == 0);
 	CHECK(w[0] == 0 && w[1] == 0.5 && w[2] == 0.5);
 	/* a metric the inputs do not allow is an error, not a pick */
-	CHECK(cfl_ensemble_top(p, 3, 4, 1, y, 0, CFL_M_ACC, 2.0, w, &err) == -1);
+	CHECK(cfl_ensemble_top(p, 3, 4, y, 0, CFL_M_ACC, 2.0, w, &err) == -1);
 	CHECK_CONTAINS(err.msg, "top ensemble");
 }
 
