@@ -80,4 +80,29 @@ int cfl_sched_failed(struct sched *s, long idx, int attempt, int how,
 /* Running trials become interrupted; returns how many. */
 size_t cfl_sched_interrupt(struct sched *s);
 
+/* ---- result checks (check.c): may a RESULT be stored? ---- */
+
+struct result_check {
+	const struct cfl_data *data;	/* NULL: metric names only */
+	const enum cfl_metric_id *metrics;	/* what every lease asks */
+	size_t n_metrics;
+	size_t *fold;		/* (train.n) the fold of each train row for */
+	uint64_t fold_seed;	/* this fold_seed and */
+	int n_folds;		/* this count; NULL: none made yet */
+};
+
+void cfl_result_check_init(struct result_check *c, const struct cfl_data *data,
+			   const enum cfl_metric_id *metrics, size_t n_metrics);
+void cfl_result_check_release(struct result_check *c);
+/* Whether r (status OK) may be stored as the outcome of trial t: every
+ * number finite (a metric may be NaN: undefined), each split's metrics the
+ * lease's in its order (none on a split the trial does not score), its
+ * predictions (n rows x n_out) exactly where the lease keeps them --
+ * valid, test, and out of fold the fold's own rows in order -- and a model
+ * text, when the lease keeps one, that loads for the data (its width and
+ * classes, the lease's model).  1 when it may; 0 with why filled
+ * ("metric 'accuracy' on test, the lease asked for 'acc'"). */
+int cfl_result_check(struct result_check *c, const struct sched_trial *t,
+		     const struct cfl_wire_result *r, char *why, size_t cap);
+
 #endif

@@ -83,6 +83,7 @@ struct cfl_pool {
 	void (*log)(void *ctx, const char *msg);	/* may be NULL */
 	void *log_ctx;
 	uint32_t result_max;	/* the largest RESULT this run's data allows */
+	struct result_check check;	/* what a RESULT must be to be stored */
 };
 
 /* ---- pool: options ---- */
@@ -514,39 +515,9 @@ static int peer_dead(struct cfl_pool *p, size_t i, struct cfl_err *err)
 	return 0;
 }
 
-/* Whether every prediction and metric of r is a number a run may store:
- * a prediction must be finite; a metric finite or NaN (NaN: undefined on
- * this data, such as auc with a class missing; stored as NULL).  When not,
- * why says where. */
-static int result_finite(const struct cfl_wire_result *r, char *why, size_t cap)
-{
-	static const char *const split[CFL_WIRE_N_SPLITS] = { "valid", "test", "oof" };
-
-	for (int s = 0; s < CFL_WIRE_N_SPLITS; s++) {
-		const struct cfl_wire_split *ws = &r->split[s];
-		size_t n = (size_t)ws->n * ws->n_out;
-
-		for (uint32_t i = 0; i < ws->n_metrics; i++)
-			if (isinf(ws->metrics[i].value)) {
-				snprintf(why, cap, "metric %.31s on %s is %g",
-					 ws->metrics[i].name, split[s],
-					 ws->metrics[i].value);
-				return 0;
-			}
-		for (size_t i = 0; ws->pred && i < n; i++)
-			if (!isfinite(ws->pred[i])) {
-				snprintf(why, cap, "prediction %zu of row %zu on %s is %g",
-					 i % ws->n_out, i / ws->n_out, split[s],
-					 ws->pred[i]);
-				return 0;
-			}
-	}
-	return 1;
-}
-
 /* A RESULT from pe.  Returns 0, or -1 on a store error (fatal).  Only a
- * result of a (trial, attempt) that pe holds counts; one with a non-finite
- * number is a failed attempt. */
+ * result of a (trial, attempt) that pe holds counts; one that its lease
+ * and the run refuse (cfl_result_check) is a failed attempt. */
 static int handle_result(struct cfl_pool *p, struct peer *pe,
 			 struct cfl_wire_msg *msg, struct cfl_err *err)
 {
@@ -583,10 +554,10 @@ static int handle_result(struct cfl_pool *p, struct peer *pe,
 	if (r->status == CFL_RESULT_OK) {
 		char why[200], reason[256];
 
-		if (!result_finite(r, why, sizeof(why))) {
+		if (!cfl_result_check(&p->check, &p->s.t[idx], r, why, sizeof(why))) {
 			int attempt = (int)r->attempt;
 
-			snprintf(reason, sizeof(reason), "non-finite result: %s", why);
+			snprintf(reason, sizeof(reason), "refused result: %s", why);
 			plog(p, "worker '%s', trial %lld attempt %d: %s: a failed "
 			     "attempt", pe->pub.name, (long long)r->trial_id,
 			     attempt, reason);
@@ -1013,6 +984,7 @@ struct cfl_pool *cfl_pool_new(const struct cfl_pool_opts *o, struct cfl_err *err
 	if (p->o.n_metrics > CFL_WIRE_MAX_METRICS)
 		p->o.n_metrics = CFL_WIRE_MAX_METRICS;
 	cfl_sched_init(&p->s, o->max_retries);
+	cfl_result_check_init(&p->check, p->o.data, p->o.metrics, p->o.n_metrics);
 	p->result_max = result_limit(o->data, o->keep_models);
 	p->wake[0] = p->wake[1] = -1;
 	p->last_tick = cfl_now();
@@ -1265,6 +1237,7 @@ int cfl_pool_close(struct cfl_pool *p, struct cfl_err *err)
 	free(p->sources);
 	free(p->evq);
 	cfl_sched_release(&p->s);
+	cfl_result_check_release(&p->check);
 	if (p->wake[0] >= 0)
 		close(p->wake[0]);
 	if (p->wake[1] >= 0)
