@@ -1,0 +1,81 @@
+# What a token holder sends cannot end or poison a run (docs/worker.md,
+# "What a token holder can do"): forged RESULTs for leases it holds are
+# failed attempts, never stored (tests/cli/fixture_forged.c proxy), bad
+# rows already in a database do not break report, --resume or the bundle,
+# and connections that take every lease and vanish burn no attempt.
+# Uses test_worker.sh's helpers (w_coord, w_worker, w_wait, w_table).
+
+# fg_local: sets FG_ARGS (the run: variables do not reach a test's shell,
+# functions do) and writes the local run's table into local.table.
+fg_local() {
+	FG_ARGS=(--models linear,tree --num-repeat 2 --folds 3 --ensemble mean,stacking -q)
+	run "$CFL" repeat "$ROOT/datasets/iris.csv" "${FG_ARGS[@]}" --num-jobs 2 \
+		--db local.db --save local.cflb
+	expect_rc 0
+	w_table <(echo "$out") >local.table
+	[ -s local.table ] || fail "no local table"
+}
+
+# fg_forge KIND: a worker behind fixture_forged's proxy, whose first two
+# results are forged (KIND), runs the whole run: two failed attempts, the
+# run ends 0 with the local run's table and a bundle.
+fg_forge() {
+	fg_local
+	w_coord "$ROOT/datasets/iris.csv" "${FG_ARGS[@]}" --num-jobs 0 \
+		--listen 127.0.0.1:0 --db r.db --save r.cflb
+	"$ROOT/${CFL_BUILD:-build}/tests/fixture_forged" proxy 0 "$PORT" "$1" 2 \
+		>proxy.out 2>proxy.err &
+	local px=$! pport=
+	for _ in $(seq 100); do
+		pport=$(grep -o -m1 'listening [0-9]*' proxy.out 2>/dev/null | cut -d' ' -f2)
+		[ -n "$pport" ] && break
+		sleep 0.05
+	done
+	[ -n "$pport" ] || fail "no proxy: $(cat proxy.err)"
+	CFL_CACHE_DIR="$TMP/cache" "$CFL" worker --connect "127.0.0.1:$pport" \
+		--retry-for 5 --jobs 1 --name liar -q 2>>workers.err &
+	local a=$!
+	w_wait $COORD_PID 120
+	[ "$w_rc" = 0 ] || fail "coordinator exit $w_rc: $(cat coord.err)"
+	w_wait $a; w_wait $px
+	grep -q "^forged 2$" proxy.out || fail "proxy: $(cat proxy.out proxy.err)"
+	w_table coord.out >remote.table
+	diff local.table remote.table >&2 || fail "tables differ"
+	[ "$(sqlite3 r.db "select count(*) from trial_attempts where reason like 'refused result: %'")" = 2 ] ||
+		fail "attempts: $(sqlite3 r.db 'select outcome, reason from trial_attempts')"
+	[ "$(sqlite3 r.db "select count(*) from trials where status='done'")" = 12 ] ||
+		fail "trials: $(sqlite3 r.db 'select status from trials')"
+	[ -s r.cflb ] || fail "no bundle: $(cat coord.err)"
+	run "$CFL" report --db r.db
+	expect_rc 0
+}
+
+test_forged_result_metric_name() {
+	fg_forge metric
+	sqlite3 r.db "select reason from trial_attempts" | grep -q "metric 'accuracy' on test, the lease asked for 'acc'" ||
+		fail "reason: $(sqlite3 r.db 'select reason from trial_attempts')"
+}
+
+test_forged_result_prediction_shape() {
+	fg_forge shape
+	sqlite3 r.db "select reason from trial_attempts" | grep -q "3 x 1 predictions on test, the data has 30 x 3" ||
+		fail "reason: $(sqlite3 r.db 'select reason from trial_attempts')"
+}
+
+test_forged_result_oof_rows() {
+	fg_forge rows
+	sqlite3 r.db "select reason from trial_attempts" | grep -q "out-of-fold row 0 is not row" ||
+		fail "reason: $(sqlite3 r.db 'select reason from trial_attempts')"
+}
+
+test_forged_result_model_text() {
+	fg_forge model
+	sqlite3 r.db "select reason from trial_attempts" | grep -q "a model that does not load" ||
+		fail "reason: $(sqlite3 r.db 'select reason from trial_attempts')"
+}
+
+test_forged_result_unasked_predictions() {
+	fg_forge extra
+	sqlite3 r.db "select reason from trial_attempts" | grep -q "predictions on valid, the lease asked for none" ||
+		fail "reason: $(sqlite3 r.db 'select reason from trial_attempts')"
+}
