@@ -11,6 +11,7 @@
 /* ---- scheduler: the lease state machine, no I/O ----
  *
  * queued --take--> running(attempt n) --done--> done
+ *                      |--lost with its peer---------> queued (not counted)
  *                      |--failed, n <= max_retries--> queued
  *                      |--failed (model error)------> failed
  *                      `--failed (worker killed)----> poison
@@ -66,13 +67,10 @@ enum sched_fail {
 				 * POISON */
 	SCHED_CANCELLED = 2,	/* the caller stopped it (cfl_pool_cancel):
 				 * FAILED at once, never retried */
-	SCHED_LOST = 3,		/* a remote peer holding it vanished before it
-				 * said a word after the lease: requeued
-				 * without counting toward poison, up to
-				 * SCHED_MAX_LOST times a trial; after that as
-				 * SCHED_KILLED */
+	SCHED_LOST = 3,		/* a remote peer holding it vanished (EOF,
+				 * reset, silence, dropped): nothing about the
+				 * trial, so requeued without counting */
 };
-#define SCHED_MAX_LOST 20
 /* A failed attempt (how: enum sched_fail).  Returns the trial's new status
  * (QUEUED when retried), or -1 when the failure is stale (ignored). */
 int cfl_sched_failed(struct sched *s, long idx, int attempt, int how,

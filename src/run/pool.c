@@ -30,7 +30,6 @@ struct slot {
 	int attempt;
 	double deadline;	/* 0: none */
 	int cancelled;		/* timed out, CANCEL sent (kept peers) */
-	double leased_at;	/* cfl_now() when the LEASE was queued */
 };
 
 struct peer {
@@ -41,6 +40,7 @@ struct peer {
 	uint64_t seq;
 	size_t n_leased;
 	double last_heard, last_sent_hb;
+	size_t n_results;	/* results accepted from it (any status) */
 	int dead;
 	int hello;
 	char why[256];		/* a protocol error that made us drop it */
@@ -84,7 +84,15 @@ struct cfl_pool {
 	void *log_ctx;
 	uint32_t result_max;	/* the largest RESULT this run's data allows */
 	struct result_check check;	/* what a RESULT must be to be stored */
+	/* Leases a remote peer may hold beyond the results it has given:
+	 * halved each time one vanishes holding leases without giving a
+	 * result, doubled by each peer's first result.  Connections that take
+	 * leases and vanish burn no attempt (SCHED_LOST) but would delay the
+	 * run; this bounds what each new one takes. */
+	size_t probation;
 };
+
+#define PROBATION_MAX 4096
 
 /* ---- pool: options ---- */
 
@@ -331,7 +339,7 @@ static int peer_set_slots(struct peer *pe, size_t n, struct cfl_err *err)
 	if (!s)
 		return -1;
 	for (size_t i = pe->pub.n_slots; i < n; i++)
-		s[i] = (struct slot){ -1, 0, 0, 0, 0 };
+		s[i] = (struct slot){ -1, 0, 0, 0 };
 	pe->slots = s;
 	pe->pub.n_slots = n;
 	return 0;
@@ -498,13 +506,21 @@ static int peer_dead(struct cfl_pool *p, size_t i, struct cfl_err *err)
 		snprintf(reason, sizeof(reason), "worker exited without a result");
 	if (pe->why[0])
 		snprintf(reason, sizeof(reason), "%s", pe->why);
+	/* a remote peer runs its trials in processes of its own, which it
+	 * reports on (CRASHED): its connection's end says nothing about them.
+	 * One that gave no result for what it held makes the next ones
+	 * start with fewer leases. */
+	if (!pe->pub.ops->kill_on_timeout && had_leases && !pe->n_results) {
+		size_t half = pe->n_busy / 2 ? pe->n_busy / 2 : 1;
+
+		if (half < p->probation)
+			p->probation = half;
+		plog(p, "worker '%s' left holding %zu leases and no result: they "
+		     "are leased again; a new worker now starts with %zu",
+		     pe->pub.name, pe->n_busy, p->probation);
+	}
 	for (size_t k = 0; k < pe->pub.n_slots; k++) {
-		/* a remote peer (its trials run in processes of its own, so its
-		 * connection's end is not a trial's doing) that said nothing
-		 * after the lease never started it, as far as we know */
-		int how = !pe->pub.ops->kill_on_timeout &&
-				  pe->last_heard <= pe->slots[k].leased_at
-				  ? SCHED_LOST : SCHED_KILLED;
+		int how = pe->pub.ops->kill_on_timeout ? SCHED_KILLED : SCHED_LOST;
 
 		if (pe->slots[k].idx >= 0 &&
 		    lease_failed(p, pe, k, how, reason, err))
@@ -576,6 +592,8 @@ static int handle_result(struct cfl_pool *p, struct peer *pe,
 	}
 	pe->slots[k].idx = -1;
 	pe->n_busy--;
+	if (!pe->n_results++ && p->probation < PROBATION_MAX)
+		p->probation *= 2;
 	if (r->status != CFL_RESULT_OK) {
 		/* a model error: a failed attempt that did not kill the worker;
 		 * CRASHED: a remote worker's process died running it */
@@ -816,6 +834,9 @@ static int assign(struct cfl_pool *p, struct cfl_err *err)
 		for (size_t k = 0; k < pe->pub.n_slots && p->s.q_len; k++) {
 			if (pe->pub.max_leases && pe->n_leased >= pe->pub.max_leases)
 				break;	/* it will leave: no lease would run */
+			if (!pe->pub.ops->kill_on_timeout &&
+			    pe->n_busy >= pe->n_results + p->probation)
+				break;	/* on probation: results first */
 			struct cfl_wire_msg m;
 			struct sched_trial *t;
 			long idx;
@@ -845,7 +866,7 @@ static int assign(struct cfl_pool *p, struct cfl_err *err)
 			pe->slots[k] = (struct slot){
 				idx, t->attempt,
 				p->o.trial_timeout > 0 ? cfl_now() + p->o.trial_timeout : 0,
-				0, cfl_now() };
+				0 };
 			pe->n_busy++;
 			pe->n_leased++;
 		}
@@ -986,6 +1007,7 @@ struct cfl_pool *cfl_pool_new(const struct cfl_pool_opts *o, struct cfl_err *err
 	cfl_sched_init(&p->s, o->max_retries);
 	cfl_result_check_init(&p->check, p->o.data, p->o.metrics, p->o.n_metrics);
 	p->result_max = result_limit(o->data, o->keep_models);
+	p->probation = PROBATION_MAX;
 	p->wake[0] = p->wake[1] = -1;
 	p->last_tick = cfl_now();
 	if (pipe(p->wake) || set_nonblock(p->wake[0]) || set_nonblock(p->wake[1])) {

@@ -214,14 +214,17 @@ int cfl_sched_failed(struct sched *s, long idx, int attempt, int how,
 	s->n_attempts_failed++;
 	snprintf(t->reason, sizeof(t->reason), "%s", reason);
 	/* a peer that connects, takes leases and vanishes says nothing about
-	 * the trials: they must not turn into poison (capped, so that a
-	 * trial that really kills its remote worker at once still ends) */
-	if (how == SCHED_LOST && t->n_lost < SCHED_MAX_LOST)
+	 * the trials: they are leased again, never closer to poison (the
+	 * pool gives such peers fewer leases instead; a trial that kills its
+	 * remote worker's process is told by the worker: CRASHED) */
+	if (how == SCHED_LOST) {
 		t->n_lost++;
-	else
-		t->n_failed++;
-	if (how == SCHED_LOST)
-		how = SCHED_KILLED;
+		t->status = CFL_TRIAL_QUEUED;
+		if (queue_push(s, (size_t)idx, NULL) == 0)
+			return CFL_TRIAL_QUEUED;
+		how = SCHED_KILLED;	/* no memory to requeue */
+	}
+	t->n_failed++;
 	if (how != SCHED_CANCELLED && t->n_failed <= s->max_retries) {
 		t->status = CFL_TRIAL_QUEUED;
 		if (queue_push(s, (size_t)idx, NULL) == 0)

@@ -79,3 +79,37 @@ test_forged_result_unasked_predictions() {
 	sqlite3 r.db "select reason from trial_attempts" | grep -q "predictions on valid, the lease asked for none" ||
 		fail "reason: $(sqlite3 r.db 'select reason from trial_attempts')"
 }
+
+# fg_vanish hb|nohb: 22 connections that each say HELLO with 64 slots,
+# take every lease (12 trials) and reset, one HEARTBEAT after the leases
+# or none, burn no attempt: an honest worker then runs every trial once
+# and the table is the local one.  Before, both poisoned all 12 trials
+# (the heartbeat made each vanish count at once).
+fg_vanish() {
+	local args=("$ROOT/datasets/iris.csv" --models linear,baseline --num-repeat 6
+		    --max-retries 1 -q)
+	run "$CFL" repeat "${args[@]}" --num-jobs 2 --db local.db
+	expect_rc 0
+	w_table <(echo "$out") >local.table
+	w_coord "${args[@]}" --num-jobs 0 --listen 127.0.0.1:0 --db r.db
+	"$ROOT/${CFL_BUILD:-build}/tests/fixture_forged" vanish "$PORT" 22 "$1" \
+		>vanish.out 2>vanish.err || fail "vanish: $(cat vanish.err)"
+	local leases
+	leases=$(sed -n 's/^leases //p' vanish.out)
+	[ "${leases:-0}" -ge 22 ] || fail "the attack took too few leases: $(cat vanish.out)"
+	[ "$(sqlite3 r.db "select count(*) from trials where status in ('poison','failed')")" = 0 ] ||
+		fail "trials: $(sqlite3 r.db 'select status, attempt from trials')"
+	w_worker --jobs 2 --name honest -q; local a=$!
+	w_wait $a; [ "$w_rc" = 0 ] || fail "worker exit $w_rc: $(cat workers.err)"
+	w_wait $COORD_PID; [ "$w_rc" = 0 ] || fail "coordinator exit $w_rc: $(cat coord.err)"
+	w_table coord.out >remote.table
+	diff local.table remote.table >&2 || fail "tables differ"
+	[ "$(sqlite3 r.db "select count(*) from trials where status='done' and worker='honest'")" = 12 ] ||
+		fail "trials: $(sqlite3 r.db 'select status, worker from trials')"
+	# no attempt was counted against a trial: each ran once, honestly
+	[ "$(sqlite3 r.db "select count(*) from trial_attempts where outcome in ('failed','poison')")" = 0 ] ||
+		fail "attempts: $(sqlite3 r.db 'select outcome, reason from trial_attempts' | sort | uniq -c)"
+}
+
+test_forged_vanishing_workers_with_heartbeat() { fg_vanish hb; }
+test_forged_vanishing_workers_without_heartbeat() { fg_vanish nohb; }

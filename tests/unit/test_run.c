@@ -74,31 +74,35 @@ static void t_sched_lifecycle(void)
 	cfl_sched_release(&s);
 }
 
-/* A lease lost with a remote peer that never said a word after it
- * (SCHED_LOST) is requeued without counting toward poison, up to
- * SCHED_MAX_LOST times; then it counts as a killed attempt. */
+/* A lease lost with a remote peer (SCHED_LOST: it vanished, whatever it
+ * said before) is requeued without counting, however often: only evidence
+ * about the trial (a kill, a timeout, a failed result) burns attempts. */
 static void t_sched_lost_leases(void)
 {
 	struct sched s;
 	struct cfl_err err;
 	struct cfl_trial_spec a = spec(10);
+	int n = 1000;
 
 	cfl_sched_init(&s, 1);
 	CHECK_INT(cfl_sched_add(&s, &a, &err), 0);
-	for (int i = 1; i <= SCHED_MAX_LOST; i++) {
+	for (int i = 1; i <= n; i++) {
 		CHECK_INT(cfl_sched_take(&s), 0);
 		CHECK_INT(cfl_sched_failed(&s, 0, i, SCHED_LOST, "worker lost"),
 			  CFL_TRIAL_QUEUED);
-		CHECK_INT(s.t[0].n_failed, 0);
 	}
-	/* past the cap: a killed attempt (retried once with max_retries 1),
-	 * then poison */
+	CHECK_INT(s.t[0].n_failed, 0);
+	CHECK_INT(s.t[0].n_lost, n);
+	/* evidence: a killed attempt (retried once with max_retries 1), then
+	 * poison */
 	CHECK_INT(cfl_sched_take(&s), 0);
-	CHECK_INT(cfl_sched_failed(&s, 0, SCHED_MAX_LOST + 1, SCHED_LOST, "lost"),
+	CHECK_INT(cfl_sched_failed(&s, 0, n + 1, SCHED_KILLED, "signal 9"),
 		  CFL_TRIAL_QUEUED);
-	CHECK_INT(s.t[0].n_failed, 1);
 	CHECK_INT(cfl_sched_take(&s), 0);
-	CHECK_INT(cfl_sched_failed(&s, 0, SCHED_MAX_LOST + 2, SCHED_LOST, "lost"),
+	CHECK_INT(cfl_sched_failed(&s, 0, n + 2, SCHED_LOST, "lost"),
+		  CFL_TRIAL_QUEUED);
+	CHECK_INT(cfl_sched_take(&s), 0);
+	CHECK_INT(cfl_sched_failed(&s, 0, n + 3, SCHED_KILLED, "signal 9"),
 		  CFL_TRIAL_POISON);
 	CHECK_INT(s.n_running, 0);
 	cfl_sched_release(&s);
