@@ -270,15 +270,17 @@ int cfl_data_load(struct cfl_data *d, const struct cfl_data_opts *o,
 		  struct cfl_err *err);
 void cfl_data_release(struct cfl_data *d);
 
-/* The encoded parts of d (train, valid, test) and the data file's SHA-256,
- * as one binary blob: what a worker needs to run trials, without the CSV
+/* The encoded parts of d (train, valid, test), the data file's SHA-256 and
+ * the encoder, as one binary blob: what a worker needs to run trials (and
+ * to name input columns as the coordinator does), without the CSV
  * (rank 0 of an MPI job loads the file once and broadcasts this).  Native
  * byte order, marked, so a rank of another byte order refuses it.  Appends
  * to out; 0, or -1 with err (out of memory). */
 int cfl_data_pack_parts(const struct cfl_data *d, struct cfl_buf *out,
 			struct cfl_err *err);
 /* Reads what cfl_data_pack_parts wrote into d (overwritten): the three
- * parts and sha256 / sha256_hex; csv, schema and encoder stay empty.
+ * parts, sha256 / sha256_hex and the encoder (which must match the parts'
+ * width and classes); csv and schema stay empty.
  * Every size is checked against len.  0, or -1 with err ("data parts: ..."
  * for a truncated or malformed blob); on failure d holds nothing. */
 int cfl_data_unpack_parts(struct cfl_data *d, const void *blob, size_t len,

@@ -270,7 +270,11 @@ void cfl_data_release(struct cfl_data *d)
 /* ---- data: the encoded parts as one blob ---- */
 
 /* "CFLPARTS", a byte-order mark, the data file's SHA-256, then per part:
- * n, d (u64), n_classes (i64), has_y (u64), x (n*d floats), y (n doubles). */
+ * n, d (u64), n_classes (i64), has_y (u64), x (n*d floats), y (n doubles);
+ * then the encoder: its text's length (u64; 0: none, as without data) and
+ * text (cfl_encoder_save),
+ * so that a worker names input columns (feature importance) as the
+ * coordinator does. */
 static const char parts_magic[8] = { 'C', 'F', 'L', 'P', 'A', 'R', 'T', 'S' };
 #define PARTS_ORDER 0x01020304u
 
@@ -285,14 +289,24 @@ int cfl_data_pack_parts(const struct cfl_data *d, struct cfl_buf *out,
 	const struct cfl_xy *parts[3] = { &d->train, &d->valid, &d->test };
 	uint32_t order = PARTS_ORDER;
 	size_t size = sizeof(parts_magic) + sizeof(order) + 32;
+	struct cfl_buf enc;
 	int bad;
 
+	cfl_buf_init(&enc);
+	/* no encoder (no data: an MPI job without a file) travels as none */
+	if (d->enc.n_in && cfl_encoder_save(&d->enc, &enc)) {
+		cfl_buf_release(&enc);
+		return cfl_err_set(err, "out of memory (packing the data parts)");
+	}
+	size += sizeof(uint64_t) + enc.len;
 	for (int i = 0; i < 3; i++)	/* sized once, not grown by copies */
 		size += 4 * sizeof(uint64_t) +
 			parts[i]->n * parts[i]->d * sizeof(float) +
 			(parts[i]->y ? parts[i]->n * sizeof(double) : 0);
-	if (cfl_buf_reserve(out, size))
+	if (cfl_buf_reserve(out, size)) {
+		cfl_buf_release(&enc);
 		return cfl_err_set(err, "out of memory (packing the data parts)");
+	}
 	cfl_advise_huge(out->data + out->len, size);
 	bad = cfl_buf_append(out, parts_magic, sizeof(parts_magic)) ||
 	      cfl_buf_append(out, &order, sizeof(order)) ||
@@ -306,6 +320,9 @@ int cfl_data_pack_parts(const struct cfl_data *d, struct cfl_buf *out,
 		      cfl_buf_append(out, p->x, p->n * p->d * sizeof(float)) ||
 		      (p->y && cfl_buf_append(out, p->y, p->n * sizeof(double)));
 	}
+	bad = bad || pack_u64(out, enc.len) ||
+	      (enc.len && cfl_buf_append(out, enc.data, enc.len));
+	cfl_buf_release(&enc);
 	return bad ? cfl_err_set(err, "out of memory (packing the data parts)") : 0;
 }
 
@@ -376,6 +393,29 @@ static int unpack_part(struct cfl_xy *xy, struct unpack *u, const char *name,
 	return 0;
 }
 
+/* The encoder after the parts: it must describe them (their width and
+ * classes). */
+static int unpack_encoder(struct cfl_data *d, struct unpack *u, struct cfl_err *err)
+{
+	struct cfl_reader r;
+	uint64_t n;
+	const char *text;
+
+	if (take_u64(u, &n) || !(text = take(u, (size_t)n)))
+		return cfl_err_set(err, "data parts: the encoder is cut short");
+	if (!n)
+		return 0;	/* none: the parts hold no data */
+	cfl_reader_init(&r, "data parts: encoder", text, (size_t)n);
+	if (cfl_encoder_load(&d->enc, &r, err))
+		return -1;
+	if (d->enc.d != d->train.d || d->enc.n_classes != d->train.n_classes)
+		return cfl_err_set(err, "data parts: the encoder (%zu features, %d "
+				   "classes) does not match the parts (%zu, %d)",
+				   d->enc.d, d->enc.n_classes, d->train.d,
+				   d->train.n_classes);
+	return 0;
+}
+
 int cfl_data_unpack_parts(struct cfl_data *d, const void *blob, size_t len,
 			  struct cfl_err *err)
 {
@@ -405,9 +445,13 @@ int cfl_data_unpack_parts(struct cfl_data *d, const void *blob, size_t len,
 			cfl_data_release(d);
 			return -1;
 		}
+	if (unpack_encoder(d, &u, err)) {
+		cfl_data_release(d);
+		return -1;
+	}
 	if (u.left) {
 		cfl_data_release(d);
-		return cfl_err_set(err, "data parts: %zu bytes after the test part",
+		return cfl_err_set(err, "data parts: %zu bytes after the encoder",
 				   u.left);
 	}
 	if (d->valid.d != d->train.d || d->test.d != d->train.d ||

@@ -113,3 +113,37 @@ fg_vanish() {
 
 test_forged_vanishing_workers_with_heartbeat() { fg_vanish hb; }
 test_forged_vanishing_workers_without_heartbeat() { fg_vanish nohb; }
+
+# fg_importance DB: a database's importance rows by (model, repeat, kind,
+# feature), values to 17 digits.
+fg_importance() {
+	sqlite3 "$1" "select c.model, t.repeat, t.fold, i.kind, i.feature, printf('%.17g', i.value)
+		      from trial_importance i join trials t on t.id = i.trial
+		      join candidates c on c.id = t.candidate order by 1, 2, 3, 4, 5"
+}
+
+# The same run stores the same feature importance wherever its trials ran:
+# locally, on a TCP worker and (when mpirun is here) on MPI ranks.  Before,
+# remote workers had no encoder to name the columns with and stored none.
+test_forged_importance_same_on_every_backend() {
+	local args=("$ROOT/datasets/iris.csv" --models tree,linear --num-repeat 2
+		    --importance --seed 5 -q)
+	run "$CFL" repeat "${args[@]}" --num-jobs 2 --db local.db
+	expect_rc 0
+	fg_importance local.db >local.imp
+	[ "$(wc -l <local.imp)" -ge 16 ] || fail "local importance: $(cat local.imp)"
+	w_coord "${args[@]}" --num-jobs 0 --listen 127.0.0.1:0 --db tcp.db
+	w_worker --jobs 2 --name w1 -q; local a=$!
+	w_wait $a; [ "$w_rc" = 0 ] || fail "worker exit $w_rc: $(cat workers.err)"
+	w_wait $COORD_PID; [ "$w_rc" = 0 ] || fail "coordinator exit $w_rc: $(cat coord.err)"
+	fg_importance tcp.db >tcp.imp
+	diff local.imp tcp.imp >&2 || fail "TCP importance differs"
+	grep -q "Feature importance" coord.out || fail "no importance section: $(cat coord.out)"
+	command -v mpirun >/dev/null 2>&1 || skip "mpirun is not installed (local and TCP agree)"
+	"$CFL" --version | grep -q '^backends:.* mpi' || skip "built without MPI (local and TCP agree)"
+	run mpi_run -n 3 "$(mpi_rc)" "$CFL" repeat "${args[@]}" --num-jobs 1 --db mpi.db
+	mpi_rank0_rc
+	expect_rc 0
+	fg_importance mpi.db >mpi.imp
+	diff local.imp mpi.imp >&2 || fail "MPI importance differs"
+}

@@ -818,6 +818,12 @@ static void t_data_pack_parts(void)
 	}
 	CHECK_STR(back.sha256_hex, d.sha256_hex);
 	CHECK(back.csv.n_rows == 0 && back.schema.n_cols == 0);
+	/* the encoder too: a worker names input columns as the coordinator */
+	CHECK_INT(back.enc.n_in, d.enc.n_in);
+	CHECK_INT(back.enc.d, d.enc.d);
+	for (size_t k = 0; k < d.enc.n_in; k++)
+		CHECK_STR(cfl_encoder_column_name(&back.enc, k),
+			  cfl_encoder_column_name(&d.enc, k));
 	cfl_data_release(&back);
 
 	/* every shorter blob is cut short somewhere */
@@ -829,7 +835,7 @@ static void t_data_pack_parts(void)
 	/* a trailing byte, a wrong magic, another byte order, a huge count */
 	cfl_buf_append(&b, "x", 1);
 	CHECK(cfl_data_unpack_parts(&back, b.data, b.len, &err) == -1);
-	CHECK_CONTAINS(err.msg, "bytes after the test part");
+	CHECK_CONTAINS(err.msg, "bytes after the encoder");
 	b.len--;
 	b.data[0] = 'X';
 	CHECK(cfl_data_unpack_parts(&back, b.data, b.len, &err) == -1);
