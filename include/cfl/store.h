@@ -412,8 +412,10 @@ void cfl_pred_release(struct cfl_pred *p);
 
 /* The predictions of a trial (cfl_store_predictions) or an ensemble
  * (cfl_store_ensemble_predictions) on split.  Returns 0 and fills out, 1
- * when none are stored (out zeroed), -1 on error (also when a stored blob
- * has the wrong size: "corrupt predictions of trial N"). */
+ * when none are stored (out zeroed) -- also when the stored row cannot be
+ * predictions (a blob whose size is not n x n_out doubles, or row indices
+ * not n): a reader skips such a row as it skips a missing one --, -1 on a
+ * database error. */
 int cfl_store_predictions(struct cfl_store *st, int64_t trial_id,
 			  enum cfl_store_split split, struct cfl_pred *out /* OUT */,
 			  struct cfl_err *err);

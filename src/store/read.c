@@ -4,6 +4,7 @@
  * are read by cfl_store_read_rows with one row decoder each.
  */
 #include "internal.h"
+#include "cfl/metrics.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -404,25 +405,56 @@ static int read_ensemble_metric(sqlite3_stmt *s, void *row,
 	return 0;
 }
 
+/* The metric names a stored row may have: cfl's metrics and a command's
+ * "value", as an SQL list ('acc', 'auc', ..., 'value'). */
+static const char *known_metrics(void)
+{
+	static char list[512];
+
+	if (!list[0]) {
+		size_t n = 0;
+
+		for (int i = 0; i < CFL_M_COUNT; i++)
+			n += (size_t)snprintf(list + n, sizeof(list) - n, "'%s', ",
+					      cfl_metric_info(i)->name);
+		snprintf(list + n, sizeof(list) - n, "'value'");
+	}
+	return list;
+}
+
 int cfl_store_run_metrics(struct cfl_store *st, int64_t run_id,
 			  enum cfl_store_split split, struct cfl_metric_row **rows,
 			  size_t *n_rows, struct cfl_err *err)
 {
-	static const struct {
+	/* a trial with a metric cfl does not know (a row a forged result or
+	 * an older cfl stored) is left out with all its metrics, as if it had
+	 * not run: no table, ensemble or bundle is built on it */
+	static char trial_sql[1024];
+	static const char ensemble_sql[] =
+		"SELECT e.id, e.name, e.repeat, m.metric, m.value FROM "
+		"ensemble_metrics m JOIN ensembles e ON e.id = m.ensemble "
+		"WHERE e.run = ? AND m.split = ? AND m.metric IN (%s) "
+		"ORDER BY e.id, m.rowid";
+	static char ens_sql[1024];
+	const struct {
 		const char *sql;
 		int (*read_row)(sqlite3_stmt *s, void *row, struct cfl_err *err);
 	} q[2] = {
-		{ "SELECT t.candidate, t.id, c.model, c.hex, t.repeat, t.fold, "
-		  "m.metric, m.value FROM metrics m JOIN trials t ON t.id = m.trial "
-		  "JOIN candidates c ON c.id = t.candidate WHERE t.run = ? AND "
-		  "m.split = ? AND t.status = 'done' "
-		  "ORDER BY c.seq, t.repeat, t.fold, m.rowid", read_trial_metric },
-		{ "SELECT e.id, e.name, e.repeat, m.metric, m.value FROM "
-		  "ensemble_metrics m JOIN ensembles e ON e.id = m.ensemble "
-		  "WHERE e.run = ? AND m.split = ? ORDER BY e.id, m.rowid",
-		  read_ensemble_metric },
+		{ trial_sql, read_trial_metric },
+		{ ens_sql, read_ensemble_metric },
 	};
 	struct cfl_store_rows all = { NULL, 0, 0, sizeof(**rows) };
+
+	if (!trial_sql[0]) {
+		snprintf(trial_sql, sizeof(trial_sql),
+			 "SELECT t.candidate, t.id, c.model, c.hex, t.repeat, t.fold, "
+			 "m.metric, m.value FROM metrics m JOIN trials t ON t.id = m.trial "
+			 "JOIN candidates c ON c.id = t.candidate WHERE t.run = ? AND "
+			 "m.split = ? AND t.status = 'done' AND NOT EXISTS (SELECT 1 "
+			 "FROM metrics b WHERE b.trial = t.id AND b.metric NOT IN (%s)) "
+			 "ORDER BY c.seq, t.repeat, t.fold, m.rowid", known_metrics());
+		snprintf(ens_sql, sizeof(ens_sql), ensemble_sql, known_metrics());
+	}
 
 	*rows = NULL;
 	*n_rows = 0;
@@ -454,8 +486,8 @@ void cfl_pred_release(struct cfl_pred *p)
 	memset(p, 0, sizeof(*p));
 }
 
-static int read_pred(struct cfl_store *st, const char *sql, const char *what,
-		     int64_t id, enum cfl_store_split split, struct cfl_pred *out,
+static int read_pred(struct cfl_store *st, const char *sql, int64_t id,
+		     enum cfl_store_split split, struct cfl_pred *out,
 		     struct cfl_err *err)
 {
 	sqlite3_stmt *s = cfl_store_prep(st, sql, err);
@@ -485,10 +517,9 @@ static int read_pred(struct cfl_store *st, const char *sql, const char *what,
 	if (n <= 0 || n_out <= 0 || (size_t)n > MAX_PRED_BYTES / 8 / (size_t)n_out ||
 	    !data || (size_t)sqlite3_column_bytes(s, 2) != (size_t)(n * n_out * 8) ||
 	    (rows && (size_t)sqlite3_column_bytes(s, 3) != (size_t)n * 4)) {
+		/* not predictions (a damaged row): as if none were kept */
 		sqlite3_reset(s);
-		return cfl_err_set(err, "corrupt %s predictions of %s %lld in '%s'",
-				   cfl_store_split_name(split), what, (long long)id,
-				   st->path);
+		return 1;
 	}
 	out->n = (size_t)n;
 	out->n_out = (size_t)n_out;
@@ -521,7 +552,7 @@ int cfl_store_predictions(struct cfl_store *st, int64_t trial_id,
 			  struct cfl_err *err)
 {
 	return read_pred(st, "SELECT n, n_out, data, rows FROM predictions "
-			 "WHERE trial = ? AND split = ?", "trial", trial_id,
+			 "WHERE trial = ? AND split = ?", trial_id,
 			 split, out, err);
 }
 
@@ -533,7 +564,7 @@ int cfl_store_ensemble_predictions(struct cfl_store *st, int64_t ens_id,
 {
 	return read_pred(st, "SELECT n, n_out, data, rows FROM "
 			 "ensemble_predictions WHERE ensemble = ? AND split = ?",
-			 "ensemble", ens_id, split, out, err);
+			 ens_id, split, out, err);
 }
 
 void cfl_ensemble_rows_free(struct cfl_ensemble_row *ens, size_t n_ens)

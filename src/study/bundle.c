@@ -224,7 +224,7 @@ static int ensemble_rows(struct cfl_store *st, int64_t run_id,
 		struct cfl_pred pv, pt;
 		struct cfl_bundle_row *r;
 		size_t first = 0;
-		int same;
+		int same, skip = 0;
 
 		if (method < 0 || ens[e].repeat != -1) {
 			cfl_err_set(err, "ensemble '%s': method '%s' is not one this cfl "
@@ -267,7 +267,7 @@ static int ensemble_rows(struct cfl_store *st, int64_t run_id,
 			    method == CFL_ENS_MEAN ? CFL_BUNDLE_MEAN
 			    : method == CFL_ENS_VOTE ? CFL_BUNDLE_VOTE
 			    : CFL_BUNDLE_WEIGHTED, err);
-		for (size_t j = first; r && j < first + sub.n_members; j++) {
+		for (size_t j = first; r && !skip && j < first + sub.n_members; j++) {
 			/* a bag refit on every training row predicts with that
 			 * one model (its test predictions are the member's) */
 			const int64_t *ids = ms.m[j].refit ? &ms.m[j].refit : ms.m[j].ids;
@@ -280,9 +280,8 @@ static int ensemble_rows(struct cfl_store *st, int64_t run_id,
 				long mi = model_of(b, ids[k]);
 
 				if (mi < 0) {
-					cfl_err_set(err, "ensemble '%s': trial %lld kept no model",
-						    ens[e].name, (long long)ids[k]);
-					r = NULL;
+					/* a model that does not load: no row */
+					skip = 1;
 					break;
 				}
 				mb->models[mb->n_models++] = (size_t)mi;
@@ -291,6 +290,15 @@ static int ensemble_rows(struct cfl_store *st, int64_t run_id,
 				mb->weight = o.weights[j - first];
 		}
 		cfl_ens_output_release(&o);
+		if (r && skip) {
+			for (size_t j = 0; j < r->n_members; j++)
+				free(r->members[j].models);
+			free(r->members);
+			free(r->name);
+			free(r->kind);
+			b->n_rows--;
+			continue;
+		}
 		if (!r || ensemble_scores(r, ens[e].id, rows, n_rows, err))
 			goto out;
 	}
@@ -342,9 +350,11 @@ static const char *recommend(const struct cfl_bundle *b, const char *metric)
 
 /* Run info, encoder and models: every done trial's kept model, as a whole
  * model file (only_cand not 0: that candidate's trials of repeat
- * min_repeat and later only). */
+ * min_repeat and later only).  A kept model that does not load (a row no
+ * check let in, or an older cfl's) leaves its trial out: its status in tr
+ * becomes failed, and an ensemble of it is no row. */
 static int build_models(struct cfl_store *st, int64_t run_id,
-			const struct cfl_data *d, const struct cfl_trial_info *tr,
+			const struct cfl_data *d, struct cfl_trial_info *tr,
 			size_t n_tr, const struct cfl_candidate_info *cands,
 			size_t n_cands, int64_t only_cand, int min_repeat,
 			struct cfl_bundle *b, struct cfl_err *err)
@@ -395,10 +405,19 @@ static int build_models(struct cfl_store *st, int64_t run_id,
 		cfl_buf_init(&full);
 		r = cfl_model_text_add_encoder(text, strlen(text), &d->enc, &full, err);
 		free(text);
+		if (!r) {
+			struct cfl_encoder e;
+			struct cfl_model *fm = cfl_model_parse("model", full.data,
+							       full.len, &e, err);
+
+			r = fm ? 0 : -1;
+			cfl_model_free(fm);
+			cfl_encoder_release(&e);
+		}
 		if (r) {
 			cfl_buf_release(&full);
-			cfl_err_prefix(err, "trial %lld", (long long)tr[i].id);
-			goto out;
+			tr[i].status = CFL_TRIAL_FAILED;
+			continue;
 		}
 		m = &b->models[b->n_models++];
 		m->trial = tr[i].id;

@@ -34,8 +34,9 @@ void study_members_release(struct study_members *ms)
 	memset(ms, 0, sizeof(*ms));
 }
 
-/* Loads a trial's predictions on split into out (zeroed when none).  -1
- * when they exist with a shape other than (n, n_out). */
+/* Loads a trial's predictions on split into out (zeroed when none, and
+ * when they have a shape other than (n, n_out): a row no check let in, or
+ * an older cfl's, leaves its member out rather than failing the run). */
 static int load(struct cfl_store *st, int64_t trial, enum cfl_store_split split,
 		size_t n, size_t n_out, struct cfl_pred *out, struct cfl_err *err)
 {
@@ -44,13 +45,8 @@ static int load(struct cfl_store *st, int64_t trial, enum cfl_store_split split,
 	if (rc)
 		return rc < 0 ? -1 : 0;
 	if (out->n_out != n_out || (split != CFL_SPLIT_OOF && out->n != n) ||
-	    (split != CFL_SPLIT_OOF && out->rows)) {
-		cfl_err_set(err, "trial %lld: %zu x %zu predictions on %s, the "
-				 "data has %zu x %zu", (long long)trial, out->n,
-			    out->n_out, cfl_store_split_name(split), n, n_out);
+	    (split != CFL_SPLIT_OOF && out->rows))
 		cfl_pred_release(out);
-		return -1;
-	}
 	return 0;
 }
 

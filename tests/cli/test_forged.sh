@@ -147,3 +147,44 @@ test_forged_importance_same_on_every_backend() {
 	fg_importance mpi.db >mpi.imp
 	diff local.imp mpi.imp >&2 || fail "MPI importance differs"
 }
+
+# Bad rows already in a database (stored by an older cfl or by hand; a
+# check now keeps them out): each kind leaves `cfl report`, `--resume`
+# and the bundle working -- readers leave that trial (or its member, its
+# model) out.  Before, the metric made report and resume fail, the shapes
+# made resume fail, the model texts made the bundle fail.
+test_forged_stored_bad_rows_are_skipped() {
+	run "$CFL" repeat "$ROOT/datasets/iris.csv" --models linear,tree --num-repeat 2 \
+		--folds 3 --ensemble mean,stacking --save b.cflb --db good.db --name good -q
+	expect_rc 0
+	local kind sql
+	for kind in metric shape size rows model state; do
+		case $kind in
+		metric) sql="update metrics set metric='accuracy' where trial=1 and metric='acc'" ;;
+		shape) sql="update predictions set n=3, n_out=1, data=zeroblob(24) where trial=1 and split='test'" ;;
+		size) sql="update predictions set data=zeroblob(24) where trial=2 and split='test'" ;;
+		rows) sql="update predictions set rows=x'0f270000' || substr(rows, 5) where trial=1 and split='oof'" ;;
+		model) sql="update trial_models set text='garbage' where trial=1" ;;
+		state) sql="update trial_models set text=replace(text, 'state', 'state
+zzz') where trial=7" ;;
+		esac
+		cp good.db $kind.db
+		# the bad row, and the last trial to run again on --resume
+		sqlite3 $kind.db "$sql; update trials set status='interrupted' where id=12;
+			delete from metrics where trial=12; delete from predictions where trial=12;
+			delete from trial_models where trial=12; update runs set status='interrupted'" ||
+			fail "$kind: cannot store the row"
+		run "$CFL" report good --db $kind.db
+		expect_rc 0
+		expect_out "linear"
+		rm -f b.cflb
+		run "$CFL" repeat --resume good --db $kind.db -q
+		[ "$rc" = 0 ] || fail "$kind: resume exit $rc: $err"
+		grep -q "^|  *linear  *|" <<<"$out" || fail "$kind: no table: $out"
+		[ "$(sqlite3 $kind.db "select count(*) from trials where status='done'")" = 12 ] ||
+			fail "$kind: trials: $(sqlite3 $kind.db 'select id, status from trials')"
+		[ -s b.cflb ] || fail "$kind: no bundle: $err"
+		run "$CFL" predict b.cflb "$ROOT/datasets/iris.csv"
+		[ "$rc" = 0 ] || fail "$kind: predict exit $rc: $err"
+	done
+}
