@@ -680,7 +680,9 @@ static int pump_mpi(struct link *l, int child_done, struct cfl_buf *tmp,
 		if (!flag)
 			return 0;
 		*progress = 1;
-		if (recv_probed(&st, tmp, (size_t)1 << 30, err) < 0)
+		/* the other pump sends the child's bytes CHUNK at a time
+		 * (pump_read): a larger message is no part of the stream */
+		if (recv_probed(&st, tmp, CHUNK, err) < 0)
 			return -1;
 		if (st.MPI_TAG == TAG_EOF) {
 			l->eof_got = 1;
