@@ -983,6 +983,104 @@ static void t_pool_cancel_remote_peer(void)
 	cfl_data_release(&d);
 }
 
+/* A result is checked against its lease and the data before it is stored:
+ * an honest one passes; each single flaw a token holder could send is
+ * refused with its reason. */
+static void t_result_check(void)
+{
+	static const enum cfl_metric_id metrics[2] = { CFL_M_ACC, CFL_M_LOGLOSS };
+	struct cfl_data d;
+	struct cfl_wire_lease l;
+	struct cfl_wire_result r;
+	struct result_check c;
+	struct sched_trial t;
+	struct cfl_err err;
+	char why[256], *model;
+	uint32_t row0;
+
+	load_iris(&d);
+	lease_init(&l, 5);
+	l.flags |= CFL_LEASE_KEEP_OOF | CFL_LEASE_KEEP_MODEL;
+	l.fold = 1;
+	l.n_folds = 3;
+	l.fold_seed = 7;
+	CHECK_MSG(cfl_trial_execute(&d, &l, &r, &err) == 0, "%s", err.msg);
+	CHECK_INT(r.status, CFL_RESULT_OK);
+	memset(&t, 0, sizeof(t));
+	t.model = "linear";
+	t.flags = l.flags;
+	t.fold = 1;
+	t.n_folds = 3;
+	t.fold_seed = 7;
+	cfl_result_check_init(&c, &d, metrics, 2);
+	CHECK_MSG(cfl_result_check(&c, &t, &r, why, sizeof(why)) == 1, "%s", why);
+
+	snprintf(r.split[1].metrics[0].name, 32, "accuracy");
+	CHECK(cfl_result_check(&c, &t, &r, why, sizeof(why)) == 0);
+	CHECK_CONTAINS(why, "metric 'accuracy' on test, the lease asked for 'acc'");
+	snprintf(r.split[1].metrics[0].name, 32, "acc");
+	r.split[0].n_metrics = 1;
+	CHECK(cfl_result_check(&c, &t, &r, why, sizeof(why)) == 0);
+	CHECK_CONTAINS(why, "1 metrics on valid, the lease asked for 2");
+	r.split[0].n_metrics = 2;
+	r.split[1].metrics[1].value = INFINITY;
+	CHECK(cfl_result_check(&c, &t, &r, why, sizeof(why)) == 0);
+	CHECK_CONTAINS(why, "non-finite result: metric logloss on test");
+	r.split[1].metrics[1].value = 0.5;
+
+	r.split[1].n_out = 1;
+	CHECK(cfl_result_check(&c, &t, &r, why, sizeof(why)) == 0);
+	CHECK_CONTAINS(why, "predictions on test, the data has");
+	r.split[1].n_out = 3;
+	t.flags &= ~CFL_LEASE_KEEP_VALID;
+	CHECK(cfl_result_check(&c, &t, &r, why, sizeof(why)) == 0);
+	CHECK_CONTAINS(why, "predictions on valid, the lease asked for none");
+	t.flags |= CFL_LEASE_KEEP_VALID;
+	row0 = r.split[2].rows[0];
+	r.split[2].rows[0] = r.split[2].rows[1];
+	CHECK(cfl_result_check(&c, &t, &r, why, sizeof(why)) == 0);
+	CHECK_CONTAINS(why, "out-of-fold row 0 is not row");
+	r.split[2].rows[0] = row0;
+	t.fold = 2;	/* another fold's rows */
+	CHECK(cfl_result_check(&c, &t, &r, why, sizeof(why)) == 0);
+	t.fold = 1;
+
+	model = r.model;
+	r.model = "cfl-model 1\nmodel linear\nstate\nzzz\n";
+	CHECK(cfl_result_check(&c, &t, &r, why, sizeof(why)) == 0);
+	CHECK_CONTAINS(why, "a model that does not load");
+	r.model = NULL;
+	CHECK(cfl_result_check(&c, &t, &r, why, sizeof(why)) == 0);
+	CHECK_CONTAINS(why, "no model, which the lease asked for");
+	r.model = model;
+	t.model = "tree";
+	CHECK(cfl_result_check(&c, &t, &r, why, sizeof(why)) == 0);
+	CHECK_CONTAINS(why, "a model 'linear', the lease asked for 'tree'");
+	t.model = "linear";
+	CHECK_MSG(cfl_result_check(&c, &t, &r, why, sizeof(why)) == 1, "%s", why);
+	cfl_trial_result_release(&r);
+
+	/* a benchmark's empty trial, and a command's one metric "value" */
+	memset(&r, 0, sizeof(r));
+	t.flags = CFL_LEASE_NOOP;
+	t.fold = -1;
+	CHECK_MSG(cfl_result_check(&c, &t, &r, why, sizeof(why)) == 1, "%s", why);
+	t.flags = CFL_LEASE_COMMAND;
+	CHECK(cfl_result_check(&c, &t, &r, why, sizeof(why)) == 0);
+	CHECK_CONTAINS(why, "0 metrics on valid, the lease asked for 1");
+	{
+		struct cfl_wire_metric v = { "value", 1.5 };
+
+		r.split[0].n_metrics = 1;
+		r.split[0].metrics = &v;
+		CHECK_MSG(cfl_result_check(&c, &t, &r, why, sizeof(why)) == 1, "%s", why);
+		snprintf(v.name, sizeof(v.name), "acc");
+		CHECK(cfl_result_check(&c, &t, &r, why, sizeof(why)) == 0);
+	}
+	cfl_result_check_release(&c);
+	cfl_data_release(&d);
+}
+
 const struct cfl_test cfl_tests[] = {
 	TEST(t_sched_lifecycle),
 	TEST(t_sched_late_result),
@@ -991,6 +1089,7 @@ const struct cfl_test cfl_tests[] = {
 	TEST(t_execute),
 	TEST(t_execute_refit),
 	TEST(t_command_trial),
+	TEST(t_result_check),
 	TEST(t_pool_ask_tell),
 	TEST(t_pool_fork_per_trial),
 	TEST(t_pool_threads),
