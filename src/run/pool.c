@@ -84,11 +84,12 @@ struct cfl_pool {
 	void *log_ctx;
 	uint32_t result_max;	/* the largest RESULT this run's data allows */
 	struct result_check check;	/* what a RESULT must be to be stored */
-	/* Leases a remote peer may hold beyond the results it has given:
-	 * halved each time one vanishes holding leases without giving a
-	 * result, doubled by each peer's first result.  Connections that take
-	 * leases and vanish burn no attempt (SCHED_LOST) but would delay the
-	 * run; this bounds what each new one takes. */
+	/* Leases a remote peer may hold before its first result (doubled by
+	 * each result it gives): halved each time one vanishes holding leases
+	 * without giving a result, doubled again by each peer's first result.
+	 * Connections that take leases and vanish burn no attempt
+	 * (SCHED_LOST) but would delay the run; this bounds what each new
+	 * one takes. */
 	size_t probation;
 };
 
@@ -834,9 +835,10 @@ static int assign(struct cfl_pool *p, struct cfl_err *err)
 		for (size_t k = 0; k < pe->pub.n_slots && p->s.q_len; k++) {
 			if (pe->pub.max_leases && pe->n_leased >= pe->pub.max_leases)
 				break;	/* it will leave: no lease would run */
-			if (!pe->pub.ops->kill_on_timeout &&
-			    pe->n_busy >= pe->n_results + p->probation)
-				break;	/* on probation: results first */
+			/* on probation: its allowance doubles with each result */
+			if (!pe->pub.ops->kill_on_timeout && pe->n_results < 12 &&
+			    pe->n_busy >= p->probation << pe->n_results)
+				break;
 			struct cfl_wire_msg m;
 			struct sched_trial *t;
 			long idx;
