@@ -178,6 +178,33 @@ static int check_split(const struct result_check *c, const struct sched_trial *t
 	return 1;
 }
 
+/* The most iterations a trial of t may say it kept (n_iter_kept, which a
+ * tune's or auto's refit trains for): its epochs or rounds as the lease
+ * or the model's default sets them, the most the model's schema allows
+ * when that is "auto"; 0 for a model that does not train in steps. */
+static unsigned long iters_limit(const struct sched_trial *t)
+{
+	static const char *const knobs[] = { "epochs", "n_rounds" };
+	const struct cfl_model_ops *ops = cfl_model_find(t->model);
+
+	for (size_t i = 0; ops && i < ops->n_params; i++)
+		for (size_t k = 0; k < sizeof(knobs) / sizeof(knobs[0]); k++) {
+			const char *v;
+			char *end;
+			unsigned long n;
+
+			if (strcmp(ops->params[i].name, knobs[k]))
+				continue;
+			v = cfl_params_get(&t->params, knobs[k]);
+			if (!v)
+				v = ops->params[i].def;
+			if (v && (n = strtoul(v, &end, 10)) > 0 && !*end)
+				return n;
+			return (unsigned long)ops->params[i].hi;	/* "auto" */
+		}
+	return 0;
+}
+
 /* The model text parses for the data: its width, its classes (the
  * coordinator's encoder put in its place) and the lease's model. */
 static int check_model(struct result_check *c, const struct sched_trial *t,
@@ -243,6 +270,12 @@ int cfl_result_check(struct result_check *c, const struct sched_trial *t,
 					   why, cap))
 				return 0;
 		return 1;
+	}
+	if (r->n_iter_kept && !(f & CFL_LEASE_COMMAND) &&
+	    r->n_iter_kept > iters_limit(t)) {
+		snprintf(why, cap, "%u iterations kept, the lease allows %lu",
+			 r->n_iter_kept, iters_limit(t));
+		return 0;
 	}
 	if (r->n_columns && r->n_columns != d->enc.n_in && d->enc.n_in) {
 		snprintf(why, cap, "importance of %u columns, the data has %zu",

@@ -98,7 +98,8 @@ void cfl_result_check_release(struct result_check *c);
  * predictions (n rows x n_out) exactly where the lease keeps them --
  * valid, test, and out of fold the fold's own rows in order -- and a model
  * text, when the lease keeps one, that loads for the data (its width and
- * classes, the lease's model).  1 when it may; 0 with why filled
+ * classes, the lease's model), and the iterations it says it kept no more
+ * than the lease's epochs or rounds.  1 when it may; 0 with why filled
  * ("metric 'accuracy' on test, the lease asked for 'acc'"). */
 int cfl_result_check(struct result_check *c, const struct sched_trial *t,
 		     const struct cfl_wire_result *r, char *why, size_t cap);

@@ -1058,6 +1058,11 @@ static void t_result_check(void)
 	CHECK_CONTAINS(why, "a model 'linear', the lease asked for 'tree'");
 	t.model = "linear";
 	CHECK_MSG(cfl_result_check(&c, &t, &r, why, sizeof(why)) == 1, "%s", why);
+	/* linear does not train in steps: no iterations to keep */
+	r.n_iter_kept = 7;
+	CHECK(cfl_result_check(&c, &t, &r, why, sizeof(why)) == 0);
+	CHECK_CONTAINS(why, "7 iterations kept, the lease allows 0");
+	r.n_iter_kept = 0;
 	cfl_trial_result_release(&r);
 
 	/* a benchmark's empty trial, and a command's one metric "value" */
