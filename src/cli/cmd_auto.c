@@ -285,22 +285,25 @@ static void on_study_event(const struct cfl_study_event *ev, void *ctx)
 
 /* ---- the leaderboard ---- */
 
-/* Prints the leaderboard as `cfl report` renders it.  0 when it has an
- * entry, 1 when not, -1 with err. */
+/* Prints the leaderboard as `cfl report` renders it (src/report).  0 when
+ * it has an entry, 1 when not, -1 with err. */
 static int print_leaderboard(struct cfl_store *st, int64_t run_id,
 			     struct cfl_err *err)
 {
 	struct cfl_study_auto_summary sum;
+	struct cfl_report_auto_entry *e = NULL;
 	struct cfl_run_info info;
 	struct cfl_buf b;
 	int rc = -1;
 
 	memset(&info, 0, sizeof(info));
 	cfl_buf_init(&b);
-	if (cfl_study_auto_summary(st, run_id, &sum, err))
-		return -1;
 	if (cfl_store_run_get(st, run_id, &info, err) ||
-	    cfl_report_run_styled(st, &info, CFL_TABLE_TEXT, NULL, &b, err))
+	    cfl_report_auto_load(st, &info, &sum, &e, err)) {
+		cfl_run_info_release(&info);
+		return -1;
+	}
+	if (cfl_report_leaderboard(&sum, e, CFL_TABLE_TEXT, 0, 0, &b, err))
 		goto out;
 	if (fwrite(b.data, 1, b.len, stdout) != b.len || fflush(stdout)) {
 		cfl_err_set(err, "cannot write the leaderboard to stdout");
@@ -310,6 +313,7 @@ static int print_leaderboard(struct cfl_store *st, int64_t run_id,
 out:
 	cfl_buf_release(&b);
 	cfl_run_info_release(&info);
+	cfl_report_auto_entries_free(e, sum.n_rows);
 	cfl_study_auto_summary_release(&sum);
 	return rc;
 }

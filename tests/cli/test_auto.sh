@@ -131,7 +131,7 @@ test_auto_end_to_end() {
 	# sorted by the out-of-fold score, top's with the credit the table
 	# says, the one stored (tests/unit/test_bundle.c works its value out
 	# again from the stored predictions)
-	credit=$(sed -n 's/^ best entry.s, \([0-9.]*\), added to its oof.*/\1/p' <<<"$out")
+	credit=$(tr '\n' ' ' <<<"$out" | sed -n 's/.*against the best entry.s (\([0-9.]*\)).*/\1/p')
 	[ -n "$credit" ] || fail "no credit line: $out"
 	[ "$(sqlite3 a.db "select printf('%.6f', c.credit) from ensemble_credit c
 		join ensembles e on e.id = c.ensemble where e.name = 'top'")" = "$credit" ] ||
@@ -151,8 +151,8 @@ test_auto_end_to_end() {
 	sqlite3 a.db "delete from ensemble_credit; delete from ensembles where name = 'top'"
 	run "$CFL" report w --db a.db
 	expect_rc 0
-	credit=$(sed -n 's/^(mean ranks with one standard error, \([0-9.]*\),.*/\1/p' <<<"$out")
-	awk -v c="${credit:-0}" -v n="$(sed -n 's/^ best.s accuracy over \([0-9]*\) training rows.*/\1/p' <<<"$out")" '
+	credit=$(tr '\n' ' ' <<<"$out" | sed -n 's/.*mean.s score credited with one standard error of the best accuracy over [0-9]* training rows (\([0-9.]*\)).*/\1/p')
+	awk -v c="${credit:-0}" -v n="$(tr '\n' ' ' <<<"$out" | sed -n 's/.*the best accuracy over \([0-9]*\) training rows.*/\1/p')" '
 		/^Leaderboard/ {on = 1; next}
 		on && /^[0-9]+ / {if ($4 > p) p = $4} /^$/ {on = 0}
 		END {if (c == 0) exit !(p == 1); se = sqrt(p * (1 - p) / n)
