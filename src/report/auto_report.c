@@ -135,7 +135,7 @@ out:
 /* The summary's ranking as one plain sentence (no line breaks).  A number
  * is tied to the words around it by \001s (a space no line breaks at, so no
  * wrapped line starts with a number and reads as a row of the table):
- * sentence() turns it into a space. */
+ * cfl_report_auto_sentence turns them into spaces. */
 static int ranking_sentence(const struct cfl_study_auto_summary *sum,
 			    struct cfl_buf *b)
 {
@@ -161,8 +161,9 @@ static int ranking_sentence(const struct cfl_study_auto_summary *sum,
 				    "chose nothing.");
 }
 
-/* The ranking sentence with plain spaces, into b. */
-static int sentence(const struct cfl_study_auto_summary *sum, struct cfl_buf *b)
+/* The ranking sentence with plain spaces, into b (internal.h). */
+int cfl_report_auto_sentence(const struct cfl_study_auto_summary *sum,
+			     struct cfl_buf *b)
 {
 	size_t at = b->len;
 
@@ -272,7 +273,7 @@ static int put_md(const struct cfl_study_auto_summary *sum,
 {
 	int rc = cfl_buf_printf(b, "### Leaderboard by %s\n\n", sum->metric);
 
-	rc |= sentence(sum, b);
+	rc |= cfl_report_auto_sentence(sum, b);
 	rc |= cfl_buf_puts(b, "\n\n| rank | entry | kind | oof | valid | test | "
 			      "seconds | members |\n|---:|:---|:---|---:|---:|---:|"
 			      "---:|:---|\n");
@@ -407,7 +408,7 @@ static int put_json(const struct cfl_study_auto_summary *sum,
 	int rc;
 
 	cfl_buf_init(&s);
-	rc = sentence(sum, &s) || cfl_buf_puts(b, "{\n  \"metric\": ") ||
+	rc = cfl_report_auto_sentence(sum, &s) || cfl_buf_puts(b, "{\n  \"metric\": ") ||
 	     json_string(b, sum->metric) ||
 	     cfl_buf_printf(b, ", \"sign\": %d,\n  \"ranking\": ", sum->sign) ||
 	     json_string(b, s.data);

@@ -254,3 +254,36 @@ print("ok")'
 	expect_rc 0
 	expect_out ok
 }
+
+# cfl export of an auto run: its leaderboard as a data frame (a row per
+# entry in rank order, as AutoGluon's leaderboard()), --table trials for
+# its trials; a leaderboard of another kind of run is refused
+test_export_auto_leaderboard() {
+	need_python
+	"$CFL" auto --help >/dev/null 2>&1 || skip "cfl has no auto command"
+	run "$CFL" auto "$ROOT/datasets/iris.csv" --models linear,tree --time-limit 4 \
+		--num-jobs 2 --db a.db --name a
+	expect_rc 0
+	names=$(awk '/^rank entry/ {on = 1; next} on && /^[0-9]+ / {print $2} /^$/ {on = 0}' <<<"$out")
+	run "$CFL" export a --db a.db
+	expect_rc 0
+	[ "$(printf '%s\n' "$out" | py -c 'import csv,sys; [print(r["entry"]) for r in csv.DictReader(sys.stdin)]')" = "$names" ] ||
+		fail "csv leaderboard: $out"
+	run "$CFL" export a --db a.db --format json --out lb.json
+	expect_rc 0
+	[ "$(py -c 'import json; d = json.load(open("lb.json")); assert [r["rank"] for r in d] == list(range(1, len(d) + 1)); [print(r["entry"]) for r in d]')" = "$names" ] ||
+		fail "json leaderboard: $(cat lb.json)"
+	if py -c 'import pandas' 2>/dev/null; then
+		py -c 'import pandas as pd; d = pd.read_json("lb.json"); assert list(d.columns[:8]) == ["rank", "entry", "kind", "method", "metric", "oof", "valid", "test"], d.columns' ||
+			fail "pandas does not read the leaderboard"
+	fi
+	run "$CFL" export a --db a.db --table trials
+	expect_rc 0
+	expect_out "number,trial,run,model,candidate"
+	export_fixture
+	run "$CFL" export --db x.db --table leaderboard
+	expect_rc 1
+	expect_err "only an auto run has a leaderboard"
+	run "$CFL" export a --db a.db --table nope
+	expect_rc 2
+}
