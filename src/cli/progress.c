@@ -126,3 +126,42 @@ size_t cli_progress_format(const struct cli_progress_counts *c, size_t width,
 		out[len = room] = 0;
 	return len;
 }
+
+/* ---- cfl auto's live line ---- */
+
+size_t cli_auto_progress_format(const struct cli_auto_counts *c, size_t width,
+				char *out, size_t cap)
+{
+	char el[32], left[48] = "", what[160];
+	size_t room = width > 1 ? width - 1 : 1, len;
+
+	if (!cap)
+		return 0;
+	cli_format_duration(c->elapsed, el, sizeof(el));
+	for (int f = 0; f < 3; f++) {
+		int brief = f == 2;
+
+		if (c->left >= 0) {
+			char t[32];
+
+			cli_format_duration(c->left, t, sizeof(t));
+			snprintf(left, sizeof(left), ", %s left", t);
+		}
+		if (!strcmp(c->phase, "search") && c->family)
+			snprintf(what, sizeof(what), "search %s, %zu %s", c->family,
+				 c->n_cands, brief ? "cand" : "candidates so far");
+		else if (!strcmp(c->phase, "bags") && c->total)
+			snprintf(what, sizeof(what), "bags %zu/%zu%s", c->done,
+				 c->total, brief ? "" : " folds");
+		else
+			snprintf(what, sizeof(what), "%s", c->phase);
+		snprintf(out, cap, "%s%s, %s%s%s", f ? "" : "auto: ", what, el,
+			 brief ? "" : " elapsed", left);
+		if (columns(out) <= room)
+			return strlen(out);
+	}
+	len = strlen(out);
+	if (len > room)
+		out[len = room] = 0;
+	return len;
+}

@@ -48,6 +48,28 @@ struct cli_progress_counts {
 size_t cli_progress_format(const struct cli_progress_counts *c, size_t width,
 			   char *out, size_t cap);
 
+/* What `cfl auto`'s live line shows. */
+struct cli_auto_counts {
+	const char *phase;	/* "search", "bags", "ensembles" */
+	const char *family;	/* search: the family searched, or NULL */
+	size_t n_cands;		/* search: candidates scored so far (all
+				 * families) */
+	size_t done, total;	/* bags: fold trials done of total (total
+				 * 0: unknown) */
+	double elapsed;		/* seconds since the run started */
+	double left;		/* seconds to its time limit (< 0: none) */
+};
+
+/* Writes into out (cap bytes) auto's live line for a terminal of width
+ * columns, the first form that fits in width - 1 columns:
+ *   "auto: search fcnn, 12 candidates so far, 00:03 elapsed, 00:07 left"
+ *   "auto: bags 12/25 folds, 00:06 elapsed, 00:04 left"
+ *   "auto: ensembles, 00:09 elapsed, 00:01 left"
+ * then without "auto: ", with short words ("12 cand", "el", "left"), and
+ * at last cut to width - 1.  Returns its length in bytes. */
+size_t cli_auto_progress_format(const struct cli_auto_counts *c, size_t width,
+				char *out, size_t cap);
+
 /* "MM:SS" or "H:MM:SS" of s seconds (negative as 0) into out. */
 void cli_format_duration(double s, char *out, size_t cap);
 

@@ -90,7 +90,42 @@ static void t_duration(void)
 	CHECK(!strcmp(s, "1:02:05"));
 }
 
+/* auto's live line: the richest form that fits, never wider than width - 1,
+ * every phase */
+static void t_auto_line(void)
+{
+	struct cli_auto_counts c = {
+		.phase = "search", .family = "forest", .n_cands = 57,
+		.elapsed = 3.2, .left = 6.8,
+	};
+	char line[256];
+	size_t n;
+
+	n = cli_auto_progress_format(&c, 80, line, sizeof(line));
+	CHECK_STR(line, "auto: search forest, 57 candidates so far, 00:03 elapsed, 00:07 left");
+	CHECK_INT(n, strlen(line));
+	c.phase = "bags";
+	c.done = 12;
+	c.total = 25;
+	cli_auto_progress_format(&c, 80, line, sizeof(line));
+	CHECK_STR(line, "auto: bags 12/25 folds, 00:03 elapsed, 00:07 left");
+	c.phase = "ensembles";
+	c.left = -1;	/* no limit */
+	cli_auto_progress_format(&c, 80, line, sizeof(line));
+	CHECK_STR(line, "auto: ensembles, 00:03 elapsed");
+	c.phase = "search";
+	c.left = 6.8;
+	cli_auto_progress_format(&c, 44, line, sizeof(line));
+	CHECK_STR(line, "search forest, 57 cand, 00:03, 00:07 left");
+	for (size_t w = 1; w <= 120; w++) {
+		n = cli_auto_progress_format(&c, w, line, sizeof(line));
+		CHECK_MSG(n <= (w > 1 ? w - 1 : 1) && n == strlen(line) && n > 0,
+			  "width %zu: %zu columns: %s", w, n, line);
+	}
+}
+
 const struct cfl_test cfl_tests[] = {
+	TEST(t_auto_line),
 	TEST(t_never_wider_than_the_terminal),
 	TEST(t_richest_form_that_fits),
 	TEST(t_term_width_honours_columns),
