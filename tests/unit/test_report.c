@@ -113,6 +113,36 @@ static void t_stats(void)
 	cfl_table_release(&t);	/* released twice: harmless */
 }
 
+/* Equal values leave a std of float noise (1.1e-16 for three 0.95s): it
+ * is 0 in every format, its score the mean, and a tie with the other 0 */
+static void t_float_noise_std_is_zero(void)
+{
+	static const double a[] = { 0.95, 0.95, 0.95 }, b[] = { 0.96, 0.96 },
+			    c[] = { 0.9, 0.96 };
+	struct cfl_table t;
+	char *csv, *json;
+
+	cfl_table_init(&t);
+	add_values(&t, "a", "acc", 1, a, 3);
+	add_values(&t, "b", "acc", 1, b, 2);
+	add_values(&t, "c", "acc", 1, c, 2);
+	cfl_table_compute(&t);
+	CHECK(t.rows[0].std[0] == 0);
+	CHECK(t.rows[0].score[0] == t.rows[0].mean[0]);
+	CHECK(cfl_table_is_best(&t, 0, 0, CFL_STAT_STD));
+	CHECK(cfl_table_is_best(&t, 1, 0, CFL_STAT_STD));
+	CHECK(!cfl_table_is_best(&t, 2, 0, CFL_STAT_STD));
+	csv = render(&t, CFL_TABLE_CSV);
+	CHECK_MSG(strstr(csv, "\na,0,0.94999999999999996,0,0.94999999999999996\n"),
+		  "%s", csv);
+	CHECK_MSG(!strstr(csv, "e-1"), "%s", csv);
+	json = render(&t, CFL_TABLE_JSON);
+	CHECK_MSG(!strstr(json, "e-1"), "%s", json);
+	free(csv);
+	free(json);
+	cfl_table_release(&t);
+}
+
 static void t_highlight_rules(void)
 {
 	struct cfl_table t;
@@ -547,6 +577,7 @@ static void t_from_run(void)
 
 const struct cfl_test cfl_tests[] = {
 	TEST(t_stats),
+	TEST(t_float_noise_std_is_zero),
 	TEST(t_highlight_rules),
 	TEST(t_single_row_has_no_marks),
 	TEST(t_lower_is_better),
