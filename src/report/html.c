@@ -339,15 +339,23 @@ static int ensembles_table(struct cfl_buf *b, const struct cfl_table *t,
 			   const struct cfl_metric_row *valid, size_t n_valid,
 			   const struct cfl_metric_row *test, size_t n_test)
 {
+	int has_valid = 0;
+
+	/* a run without a validation part: no column of "nan" */
+	for (size_t e = 0; e < n_ens && !has_valid; e++)
+		for (size_t m = 0; m < t->n_metrics && !has_valid; m++)
+			has_valid = !isnan(ens_value(valid, n_valid, ens[e],
+						     t->metric_names[m]));
 	if (cfl_buf_puts(b, "<table class=\"ensembles\">\n<tr><th rowspan=\"2\">ensemble</th>"))
 		return -1;
 	for (size_t m = 0; m < t->n_metrics; m++)
-		if (cfl_buf_printf(b, "<th colspan=\"2\">%s</th>", t->metric_names[m]))
+		if (cfl_buf_printf(b, "<th colspan=\"%d\">%s</th>", has_valid ? 2 : 1,
+				   t->metric_names[m]))
 			return -1;
 	if (cfl_buf_puts(b, "</tr>\n<tr>"))
 		return -1;
 	for (size_t m = 0; m < t->n_metrics; m++)
-		if (cfl_buf_puts(b, "<th>valid</th><th>test</th>"))
+		if (cfl_buf_puts(b, has_valid ? "<th>valid</th><th>test</th>" : "<th>test</th>"))
 			return -1;
 	if (cfl_buf_puts(b, "</tr>\n"))
 		return -1;
@@ -355,23 +363,30 @@ static int ensembles_table(struct cfl_buf *b, const struct cfl_table *t,
 		if (cfl_buf_puts(b, "<tr class=\"ens\"><td>") ||
 		    cfl_svg_escape(b, ens[e]) || cfl_buf_puts(b, "</td>"))
 			return -1;
-		for (size_t m = 0; m < t->n_metrics; m++)
+		for (size_t m = 0; m < t->n_metrics; m++) {
+			if (has_valid &&
+			    (cfl_buf_puts(b, "<td class=\"num\">") ||
+			     put_num(b, ens_value(valid, n_valid, ens[e],
+						  t->metric_names[m])) ||
+			     cfl_buf_puts(b, "</td>")))
+				return -1;
 			if (cfl_buf_puts(b, "<td class=\"num\">") ||
-			    put_num(b, ens_value(valid, n_valid, ens[e],
-						 t->metric_names[m])) ||
-			    cfl_buf_puts(b, "</td><td class=\"num\">") ||
 			    put_num(b, ens_value(test, n_test, ens[e],
 						 t->metric_names[m])) ||
 			    cfl_buf_puts(b, "</td>"))
 				return -1;
+		}
 		if (cfl_buf_puts(b, "</tr>\n"))
 			return -1;
 	}
-	return cfl_buf_puts(b, "</table>\n<p class=\"note\">Each ensemble is one "
-			       "model built from the stored predictions of the "
-			       "trials, so its std is 0. Weights and meta-learners "
-			       "are fitted on validation or out-of-fold rows, never "
-			       "on test rows.</p>\n");
+	return cfl_buf_printf(b, "</table>\n<p class=\"note\">Each ensemble is one "
+			      "model built from the stored predictions of the "
+			      "trials, so its std is 0. Weights and meta-learners "
+			      "are fitted on %s rows, never on test rows.%s</p>\n",
+			      has_valid ? "validation or out-of-fold"
+					: "out-of-fold (or no)",
+			      has_valid ? "" : " The run held out no validation "
+					       "part, so there is no valid column.");
 }
 
 /* ---- html: the ensembles' members ---- */

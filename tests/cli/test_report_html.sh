@@ -430,3 +430,19 @@ test_report_html_of_an_auto_run() {
 	# a screen is about 900 px: four at most
 	[ "$h" -le 3600 ] || fail "the page is $h px tall"
 }
+
+# A repeat run without a validation part: its ensembles table has no valid
+# column of "nan" (it had one)
+test_report_html_no_valid_column_without_validation() {
+	"$CFL" repeat --help >/dev/null 2>&1 || skip "cfl has no repeat command"
+	run "$CFL" repeat "$ROOT/datasets/iris.csv" --models linear,tree --num-repeat 2 \
+		--db r.db --name r -q
+	expect_rc 0
+	run "$CFL" report r --db r.db --format html --out out
+	expect_rc 0
+	sed -n '/<table class="ensembles">/,/<\/table>/p' out/r.html >ens.html
+	grep -q '<td>mean</td>' ens.html || fail "no ensembles table: $(cat ens.html)"
+	grep -q '>nan<' ens.html && fail "nan in the ensembles table: $(cat ens.html)"
+	grep -q '<th>valid</th>' ens.html && fail "a valid column without a validation part"
+	grep -q 'no validation part' out/r.html || fail "the page does not say why"
+}
