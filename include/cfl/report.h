@@ -262,8 +262,11 @@ int cfl_export_format_lookup(const char *name);
 /* The trial table of a run, one row per trial (candidate seq, repeat, fold
  * order), as Optuna's trials_dataframe() lays out a study: number, trial,
  * run, model, candidate, phase, repeat, fold, seed, status, attempt,
- * worker, datetime_start, datetime_complete (UTC, "YYYY-MM-DD
- * HH:MM:SS.ffffff"), duration, peak_rss_kb, then params_NAME per parameter
+ * worker, datetime_start, datetime_complete (ISO 8601 in UTC,
+ * "YYYY-MM-DDTHH:MM:SS.ffffff+00:00"), duration, peak_rss_kb, value
+ * (Optuna's: the run's metric on the part that scores the trial: valid for
+ * a search, oof for an auto bag's fold, else test), state (Optuna's
+ * TrialState name), then params_NAME per parameter
  * (sorted by name), SPLIT_METRIC per split and metric (valid, test, oof),
  * and error.  CSV: a header row, RFC 4180 quoting, empty cells for what is
  * unset; JSON: an array of objects, null for what is unset, parameters as
@@ -275,11 +278,12 @@ int cfl_export_trials(struct cfl_store *st, const struct cfl_run_info *run,
 
 /* A tune run as an Optuna study named after the run, written to path in
  * Optuna 3.1's SQLite schema (cfl_store_optuna_write): one Optuna trial per
- * candidate (number = its seq), state COMPLETE with value = the candidate's
- * score (the value the search maximised), FAIL when it has none;
+ * candidate (number = its seq), state COMPLETE with value = sign * its
+ * score (the metric's own value: mean - std, or mean + std when lower is
+ * better, the study's direction then MINIMIZE), FAIL when it has none;
  * distributions from the run's stored search space (choice and fixed
  * parameters categorical, ranges float or int, log for loguniform);
- * user attributes cfl_candidate, cfl_model, seeds and per split and metric
+ * user attributes cfl_candidate, cfl_model, cfl_score, seeds and per split and metric
  * the mean and the values of its search trials (the best candidate also
  * refit_*).  Fails on a repeat run, or as cfl_store_optuna_write.  0, or
  * -1 with err. */
