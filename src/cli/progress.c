@@ -3,15 +3,19 @@
  * terminal wraps, and "\r\033[K" then clears only its last row, leaving a
  * wrapped line behind at every update: so the line is built in a few forms,
  * richest first, and the first that fits in width - 1 columns is shown.
- * Pure formatting: no state, no output.
+ * Formatting, and the estimate of the time left (cli_eta); no output.
  */
 #include "progress.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
 #include <unistd.h>
+
+#include "cfl/core.h"
+#include "cfl/store.h"
 
 size_t cli_term_width(int fd)
 {
@@ -96,9 +100,9 @@ size_t cli_progress_format(const struct cli_progress_counts *c, size_t width,
 	if (!cap)
 		return 0;
 	cli_format_duration(c->elapsed, el, sizeof(el));
-	if (finished && finished < c->total)
-		cli_format_duration(c->elapsed / (double)finished *
-				    (double)(c->total - finished), eta, sizeof(eta));
+	(void)finished;
+	if (c->eta >= 0)
+		cli_format_duration(c->eta, eta, sizeof(eta));
 	if (c->have_best)
 		snprintf(best, sizeof(best), ", best %s %.4f (%s)", c->best_metric,
 			 c->best_value, c->best_model);
@@ -114,12 +118,13 @@ size_t cli_progress_format(const struct cli_progress_counts *c, size_t width,
 				 "%s elapsed, ETA %s%s", c->done, c->total, m,
 				 c->running, c->failed, el, eta, b);
 		else
-			snprintf(out, cap, "%zu/%zu done%s, %zu run, %zu fail, ETA %s%s",
-				 c->done, c->total, m, c->running, c->failed, eta, b);
+			snprintf(out, cap, "%zu/%zu done%s, %zu run, %zu fail, %s el, "
+				 "ETA %s%s", c->done, c->total, m, c->running,
+				 c->failed, el, eta, b);
 		if (columns(out) <= room)
 			return strlen(out);
 	}
-	snprintf(out, cap, "%zu/%zu ETA %s", c->done, c->total, eta);
+	snprintf(out, cap, "%zu/%zu %s ETA %s", c->done, c->total, el, eta);
 	/* the shortest form is still too wide: cut it (ASCII only) */
 	len = strlen(out);
 	if (len > room)
@@ -164,4 +169,102 @@ size_t cli_auto_progress_format(const struct cli_auto_counts *c, size_t width,
 	if (len > room)
 		out[len = room] = 0;
 	return len;
+}
+
+/* ---- the time left of a repeat ---- */
+
+static long model_index(const struct cli_eta *e, const char *model)
+{
+	for (size_t i = 0; i < e->n_models; i++)
+		if (!strcmp(e->models[i], model))
+			return (long)i;
+	return -1;
+}
+
+/* The estimate from the counts, made at now. */
+static void estimate(struct cli_eta *e, size_t slots, double now)
+{
+	double work = 0;
+	size_t n_all = 0, left = 0;
+
+	for (size_t i = 0; i < e->n_models; i++) {
+		n_all += e->n[i];
+		left += e->left[i];
+	}
+	e->est = -1;
+	e->at = now;
+	if (!n_all)
+		return;
+	/* a model with trials left and none timed: its time is unknown (a
+	 * fast model's would price fcnn at a linear's milliseconds) */
+	for (size_t i = 0; i < e->n_models; i++)
+		if (e->left[i] && !e->n[i])
+			return;
+	for (size_t i = 0; i < e->n_models; i++)
+		if (e->left[i])
+			work += (double)e->left[i] * e->sum[i] / (double)e->n[i];
+	if (slots > left)	/* the last trials run side by side */
+		slots = left;
+	e->est = work / (double)(slots ? slots : 1);
+}
+
+void cli_eta_init(struct cli_eta *e, struct cfl_store *st, long long run_id,
+		  size_t n_models, const char *const *models, size_t slots)
+{
+	struct cfl_candidate_info *c = NULL;
+	struct cfl_trial_info *tr = NULL;
+	size_t n_c = 0, n_tr = 0;
+	struct cfl_err err;
+
+	memset(e, 0, sizeof(*e));
+	e->n_models = n_models < CLI_ETA_MAX_MODELS ? n_models : CLI_ETA_MAX_MODELS;
+	e->models = models;
+	e->est = -1;
+	if (!st || cfl_store_candidates(st, run_id, &c, &n_c, &err) ||
+	    cfl_store_trials(st, run_id, &tr, &n_tr, &err))
+		goto out;
+	for (size_t i = 0; i < n_tr; i++) {
+		long m = -1;
+
+		for (size_t k = 0; k < n_c && m < 0; k++)
+			if (c[k].id == tr[i].cand_id)
+				m = model_index(e, c[k].model);
+		if (m < 0)
+			continue;
+		if (tr[i].status == CFL_TRIAL_DONE && isfinite(tr[i].duration)) {
+			e->sum[m] += tr[i].duration;
+			e->n[m]++;
+		} else if (tr[i].status != CFL_TRIAL_DONE &&
+			   tr[i].status != CFL_TRIAL_FAILED &&
+			   tr[i].status != CFL_TRIAL_POISON) {
+			e->left[m]++;
+		}
+	}
+	estimate(e, slots, cfl_now());	/* a resumed run's: from its start */
+out:
+	cfl_candidates_free(c, n_c);
+	cfl_trials_free(tr, n_tr);
+}
+
+void cli_eta_finished(struct cli_eta *e, const char *model, double seconds,
+		      size_t slots, double now)
+{
+	long m = model_index(e, model);
+
+	if (m >= 0) {
+		if (e->left[m])
+			e->left[m]--;
+		if (isfinite(seconds)) {
+			e->sum[m] += seconds;
+			e->n[m]++;
+		}
+	}
+	estimate(e, slots, now);
+}
+
+double cli_eta_left(const struct cli_eta *e, double now)
+{
+	if (e->est < 0)
+		return -1;
+	return fmax(0, e->est - (now - e->at));
 }

@@ -25,6 +25,8 @@ int cli_is_terminal(int fd);
 struct cli_progress_counts {
 	size_t done, failed, running, total;	/* trials */
 	double elapsed;		/* seconds since the pool started */
+	double eta;		/* seconds left (cli_eta_left); < 0: unknown,
+				 * shown "--:--" */
 	int have_best;		/* best_* below are set */
 	const char *best_metric;	/* the first metric's name */
 	double best_value;	/* its best value on test so far */
@@ -40,10 +42,10 @@ struct cli_progress_counts {
  * on a terminal that wraps at the margin):
  *   "7/30 done (fcnn 3, tree 4), 2 running, 0 failed, 00:03 elapsed, ETA 00:10, best acc 0.9667 (tree)"
  *   the same without the per-model counts; with short words
- *   ("7/30 done (fcnn 3, tree 4), 2 run, 0 fail, ETA 00:10, best ...");
+ *   ("7/30 done (fcnn 3, tree 4), 2 run, 0 fail, 00:03 el, ETA 00:10, best ...");
  *   long words without the best; short words without the models, then
- *   without the best; long, then short words alone; "7/30 ETA 00:10", and
- *   at last that cut to width - 1.  Returns the line's length in bytes
+ *   without the best; long, then short words alone; "7/30 00:03 ETA 00:10",
+ *   and at last that cut to width - 1.  The elapsed time is in every form.  Returns the line's length in bytes
  *   (ASCII only when the model names are). */
 size_t cli_progress_format(const struct cli_progress_counts *c, size_t width,
 			   char *out, size_t cap);
@@ -69,6 +71,42 @@ struct cli_auto_counts {
  * at last cut to width - 1.  Returns its length in bytes. */
 size_t cli_auto_progress_format(const struct cli_auto_counts *c, size_t width,
 				char *out, size_t cap);
+
+/* ---- the time left of a repeat, from per-model trial times ---- */
+
+#define CLI_ETA_MAX_MODELS 16
+
+/* Each model's trials left and its done trials' seconds (stored ones on
+ * --resume too), so that a slow model's trials are not priced at a fast
+ * one's and the estimate does not grow with the elapsed time. */
+struct cli_eta {
+	size_t n_models;
+	const char *const *models;	/* (n_models) the caller's */
+	size_t left[CLI_ETA_MAX_MODELS];	/* trials not finished */
+	double sum[CLI_ETA_MAX_MODELS];		/* seconds of done trials */
+	size_t n[CLI_ETA_MAX_MODELS];		/* done trials timed */
+	double est, at;		/* the estimate and when it was made (-1:
+				 * none yet) */
+};
+
+struct cfl_store;
+
+/* Sets e up from run run_id of st: per model (models: n_models names, at
+ * most CLI_ETA_MAX_MODELS kept) its trials not finished yet and the
+ * durations of its done ones (a resumed run's too, so its estimate is
+ * there from the start), for a pool of slots.  A store error leaves e with
+ * no timings (the estimate then waits for a trial). */
+void cli_eta_init(struct cli_eta *e, struct cfl_store *st, long long run_id,
+		  size_t n_models, const char *const *models, size_t slots);
+/* A trial of model finished: seconds is its duration when done, NaN when
+ * it failed (one less to run, no timing).  now: cfl_now(); slots: the
+ * pool's slots. */
+void cli_eta_finished(struct cli_eta *e, const char *model, double seconds,
+		      size_t slots, double now);
+/* The seconds left at now: the work left (each model's trials left times
+ * its mean trial time) over the slots, counted down since it was made;
+ * -1 while a model with trials left has none timed. */
+double cli_eta_left(const struct cli_eta *e, double now);
 
 /* "MM:SS" or "H:MM:SS" of s seconds (negative as 0) into out. */
 void cli_format_duration(double s, char *out, size_t cap);

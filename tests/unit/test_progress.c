@@ -4,6 +4,8 @@
  * $COLUMNS. */
 #include "runner.h"
 
+#include <math.h>
+
 #include "progress.h"
 
 static const char *const models[] = { "linear", "tree", "baseline" };
@@ -13,7 +15,7 @@ static struct cli_progress_counts counts(void)
 {
 	struct cli_progress_counts c = {
 		.done = 49, .failed = 1, .running = 2, .total = 90,
-		.elapsed = 75.4, .have_best = 1, .best_metric = "acc",
+		.elapsed = 75.4, .eta = 60.2, .have_best = 1, .best_metric = "acc",
 		.best_value = 0.966667, .best_model = "tree",
 		.n_models = 3, .models = models, .model_done = model_done,
 	};
@@ -43,10 +45,10 @@ static void t_richest_form_that_fits(void)
 	CHECK_MSG(strstr(line, "(linear 12, tree 7, baseline 30)") != NULL, "%s", line);
 	CHECK_MSG(strstr(line, "best acc 0.9667 (tree)") != NULL, "%s", line);
 	CHECK_MSG(strstr(line, "49/90 done") == line, "%s", line);
-	CHECK_MSG(strstr(line, "ETA 01:00") != NULL, "%s", line);	/* 75.4 s / 50 finished * 40 left */
+	CHECK_MSG(strstr(line, "ETA 01:00") != NULL, "%s", line);	/* the caller's */
 	/* 80 columns: short words keep the best; no room for the models */
 	cli_progress_format(&c, 80, line, sizeof(line));
-	CHECK_MSG(!strcmp(line, "49/90 done, 2 run, 1 fail, ETA 01:00, best acc 0.9667 (tree)"),
+	CHECK_MSG(!strcmp(line, "49/90 done, 2 run, 1 fail, 01:15 el, ETA 01:00, best acc 0.9667 (tree)"),
 		  "%s", line);
 	/* two models fit in 80, in place of the best */
 	c.n_models = 2;
@@ -54,11 +56,16 @@ static void t_richest_form_that_fits(void)
 	CHECK_MSG(!strcmp(line, "49/90 done (linear 12, tree 7), 2 running, 1 failed, "
 			       "01:15 elapsed, ETA 01:00"), "%s", line);
 	c.n_models = 3;
-	/* narrow: the short form */
-	cli_progress_format(&c, 40, line, sizeof(line));
-	CHECK_MSG(!strcmp(line, "49/90 done, 2 run, 1 fail, ETA 01:00"), "%s", line);
-	cli_progress_format(&c, 20, line, sizeof(line));
-	CHECK_MSG(!strcmp(line, "49/90 ETA 01:00"), "%s", line);
+	/* narrow: the short form, the elapsed time always there */
+	cli_progress_format(&c, 48, line, sizeof(line));
+	CHECK_MSG(!strcmp(line, "49/90 done, 2 run, 1 fail, 01:15 el, ETA 01:00"), "%s", line);
+	cli_progress_format(&c, 24, line, sizeof(line));
+	CHECK_MSG(!strcmp(line, "49/90 01:15 ETA 01:00"), "%s", line);
+	/* no estimate yet (a resume before its first trial): elapsed, "--:--" */
+	c.eta = -1;
+	cli_progress_format(&c, 80, line, sizeof(line));
+	CHECK_MSG(strstr(line, "01:15 el") && strstr(line, "ETA --:--"), "%s", line);
+	c.eta = 60.2;
 	/* per-model counts without a best yet */
 	c.have_best = 0;
 	cli_progress_format(&c, 120, line, sizeof(line));
@@ -124,7 +131,40 @@ static void t_auto_line(void)
 	}
 }
 
+/* The time left from per-model trial times: a slow model's trials priced
+ * at its own time, unknown while a model with trials left is not timed, the
+ * estimate counting down between trials (not up with the elapsed time as
+ * elapsed / finished * left did while slow trials ran) */
+static void t_eta_per_model(void)
+{
+	static const char *const m[] = { "linear", "fcnn" };
+	struct cli_eta e;
+
+	cli_eta_init(&e, NULL, 0, 2, m, 2);
+	e.left[0] = 10;
+	e.left[1] = 10;
+	CHECK(cli_eta_left(&e, 100) < 0);	/* nothing timed */
+	cli_eta_finished(&e, "linear", 1.0, 2, 100);
+	/* fcnn not timed: not priced at linear's second */
+	CHECK(cli_eta_left(&e, 100) < 0);
+	cli_eta_finished(&e, "fcnn", 20.0, 2, 120);
+	/* linear 9 x 1 s, fcnn 9 x 20 s, on 2 slots */
+	CHECK_NEAR(cli_eta_left(&e, 120), (9 + 180) / 2.0, 1e-9);
+	/* counts down with the clock, never below 0 */
+	CHECK_NEAR(cli_eta_left(&e, 130), (9 + 180) / 2.0 - 10, 1e-9);
+	CHECK(cli_eta_left(&e, 1e6) == 0);
+	/* a failure: one less to run, no timing */
+	cli_eta_finished(&e, "fcnn", NAN, 2, 130);
+	CHECK_NEAR(cli_eta_left(&e, 130), (9 + 160) / 2.0, 1e-9);
+	/* the last trial alone: one slot's worth, not halved */
+	memset(e.left, 0, sizeof(e.left));
+	e.left[1] = 1;
+	cli_eta_finished(&e, "linear", 1.0, 2, 140);
+	CHECK_NEAR(cli_eta_left(&e, 140), 20, 1e-9);
+}
+
 const struct cfl_test cfl_tests[] = {
+	TEST(t_eta_per_model),
 	TEST(t_auto_line),
 	TEST(t_never_wider_than_the_terminal),
 	TEST(t_richest_form_that_fits),
