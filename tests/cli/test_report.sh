@@ -157,3 +157,30 @@ test_report_auto_leaderboard_every_format() {
 	[ "$(printf '%s\n' "$out" | python3 -c 'import json,sys; d=json.load(sys.stdin); assert list(d)[:4] == ["metric", "sign", "ranking", "leaderboard"], list(d); [print(r["entry"]) for r in d["leaderboard"]]')" = "$names" ] ||
 		fail "json leaderboard differs from the run's: $out"
 }
+
+# tune says when its space has fewer points than --num-search (the search
+# stops after each once) and when the best candidate sits on a bound of a
+# numeric range; a grid of 2 points per range puts every candidate on one
+test_report_tune_small_space_and_bound() {
+	"$CFL" tune --help >/dev/null 2>&1 || skip "cfl has no tune command"
+	printf 'l2 = loguniform(1000, 100000)\n' >g.params
+	run "$CFL" tune "$ROOT/datasets/iris.csv" --model linear --params g.params --method grid \
+		--grid-points 2 --num-search 10 --num-repeat 1 --db t.db --name g -q
+	expect_rc 0
+	expect_out "The space has 2 points, fewer than --num-search 10: the search"
+	expect_out "note: the best candidate's l2 = 1000 is the lower bound of its range"
+	awk 'length > 80 {exit 1}' <<<"$(sed -n '/^The space has/,/^The best candidate refit/p' <<<"$out")" ||
+		fail "a note over 80 columns"
+	run "$CFL" report g --db t.db
+	expect_rc 0
+	expect_out "The space has 2 points, fewer than --num-search 10: the search"
+	expect_out "note: the best candidate's l2 = 1000 is the lower bound of its range"
+	# a space with more points than --num-search, best inside its range:
+	# no note
+	printf 'l2 = loguniform(0.001, 1000)\n' >w.params
+	run "$CFL" tune "$ROOT/datasets/iris.csv" --model linear --params w.params --method grid \
+		--grid-points 3 --num-search 2 --num-repeat 1 --db t.db --name w -q
+	expect_rc 0
+	grep -q "^The space has" <<<"$out" && fail "a space note for 3 points and --num-search 2"
+	true
+}
