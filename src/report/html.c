@@ -29,7 +29,7 @@ static const char style[] =
 	"table{border-collapse:collapse;margin:8px 0;font-size:13px}"
 	"th,td{border:1px solid #ccc;padding:3px 8px}td.num{text-align:right;"
 	"font-variant-numeric:tabular-nums}th{background:#f3f3f3}"
-	"td.best{font-weight:bold;background:#fff3c4}tr.ens td:first-child{color:#c0392b}"
+	"td.best,tr.first td{font-weight:bold;background:#fff3c4}tr.ens td:first-child{color:#c0392b}"
 	"dl{display:grid;grid-template-columns:max-content auto;gap:2px 16px;font-size:13px}"
 	"dt{color:#666}dd{margin:0;font-family:monospace;white-space:pre-wrap}"
 	".chart{display:block;margin:10px 0}.chart.small{display:inline-block;margin:10px 10px 0 0}"
