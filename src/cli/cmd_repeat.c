@@ -345,7 +345,8 @@ static void progress_line(struct progress *pr, struct cfl_pool *pool)
 		return;
 	cfl_pool_get_stats(pool, &st);
 	c.running = st.running;
-	c.eta = cli_eta_left(&pr->eta, cfl_now());
+	cli_eta_update(&pr->eta, st.n_slots, cfl_now());
+	c.eta = cli_eta_left(&pr->eta, cfl_now(), &c.eta_lower);
 	cli_progress_format(&c, cli_term_width(STDERR_FILENO), line, sizeof(line));
 	fprintf(stderr, "\r\033[K%s", line);
 	fflush(stderr);
@@ -356,11 +357,7 @@ static void progress_event(struct progress *pr, struct cfl_pool *pool,
 			   int repeat, int fold)
 {
 	char what[96];
-	struct cfl_pool_stats ps;
 
-	cfl_pool_get_stats(pool, &ps);
-	cli_eta_finished(&pr->eta, model, ev->status == CFL_TRIAL_DONE
-			 ? ev->result->duration : NAN, ps.n_slots, cfl_now());
 	if (ev->status == CFL_TRIAL_DONE) {
 		const struct cfl_wire_split *t = &ev->result->split[1];
 
@@ -433,7 +430,7 @@ static void on_study_event(const struct cfl_study_event *ev, void *ctx)
 
 		cfl_pool_get_stats(ev->pool, &ps);
 		cli_eta_init(&pr->eta, pr->st, pr->run_id, pr->n_models, pr->models,
-			     ps.n_slots);
+			     ps.n_slots, cfl_now());
 		pr->t0 = cfl_now();
 		pr->total = ev->n_todo;
 		if (pr->resumed && !pr->quiet)

@@ -101,8 +101,11 @@ size_t cli_progress_format(const struct cli_progress_counts *c, size_t width,
 		return 0;
 	cli_format_duration(c->elapsed, el, sizeof(el));
 	(void)finished;
-	if (c->eta >= 0)
-		cli_format_duration(c->eta, eta, sizeof(eta));
+	if (c->eta >= 0) {
+		eta[0] = '>';
+		cli_format_duration(c->eta, eta + !!c->eta_lower,
+				    sizeof(eta) - !!c->eta_lower);
+	}
 	if (c->have_best)
 		snprintf(best, sizeof(best), ", best %s %.4f (%s)", c->best_metric,
 			 c->best_value, c->best_model);
@@ -173,98 +176,119 @@ size_t cli_auto_progress_format(const struct cli_auto_counts *c, size_t width,
 
 /* ---- the time left of a repeat ---- */
 
-static long model_index(const struct cli_eta *e, const char *model)
+double cli_eta_compute(const struct cli_eta_model *m, size_t n_models,
+		       const struct cli_eta_running *run, size_t n_run,
+		       size_t slots, int *lower)
 {
-	for (size_t i = 0; i < e->n_models; i++)
-		if (!strcmp(e->models[i], model))
-			return (long)i;
-	return -1;
-}
+	double work = 0, longest = 0, mean[CLI_ETA_MAX_MODELS];
+	size_t busy = n_run;
 
-/* The estimate from the counts, made at now. */
-static void estimate(struct cli_eta *e, size_t slots, double now)
-{
-	double work = 0;
-	size_t n_all = 0, left = 0;
-
-	for (size_t i = 0; i < e->n_models; i++) {
-		n_all += e->n[i];
-		left += e->left[i];
+	*lower = 0;
+	if (n_models > CLI_ETA_MAX_MODELS)
+		n_models = CLI_ETA_MAX_MODELS;
+	for (size_t i = 0; i < n_models; i++) {
+		mean[i] = m[i].n_done ? m[i].done_seconds / (double)m[i].n_done : -1;
+		busy += m[i].queued;
 	}
-	e->est = -1;
-	e->at = now;
-	if (!n_all)
-		return;
-	/* a model with trials left and none timed: its time is unknown (a
-	 * fast model's would price fcnn at a linear's milliseconds) */
-	for (size_t i = 0; i < e->n_models; i++)
-		if (e->left[i] && !e->n[i])
-			return;
-	for (size_t i = 0; i < e->n_models; i++)
-		if (e->left[i])
-			work += (double)e->left[i] * e->sum[i] / (double)e->n[i];
-	if (slots > left)	/* the last trials run side by side */
-		slots = left;
-	e->est = work / (double)(slots ? slots : 1);
+	/* a model not timed: at least as long as its oldest running trial */
+	for (size_t r = 0; r < n_run; r++)
+		if (run[r].model < n_models && !m[run[r].model].n_done) {
+			*lower = 1;
+			if (run[r].age > mean[run[r].model])
+				mean[run[r].model] = run[r].age;
+		}
+	for (size_t i = 0; i < n_models; i++) {
+		if (m[i].queued && mean[i] < 0)
+			return -1;	/* queued, never started: unknown */
+		if (m[i].queued)
+			work += (double)m[i].queued * mean[i];
+	}
+	for (size_t r = 0; r < n_run; r++)
+		if (run[r].model < n_models && mean[run[r].model] > run[r].age) {
+			work += mean[run[r].model] - run[r].age;
+			longest = fmax(longest, mean[run[r].model] - run[r].age);
+		}
+	if (slots > busy)	/* the last trials run side by side */
+		slots = busy;
+	/* no sooner than the longest running trial's rest */
+	return fmax(work / (double)(slots ? slots : 1), longest);
 }
 
 void cli_eta_init(struct cli_eta *e, struct cfl_store *st, long long run_id,
-		  size_t n_models, const char *const *models, size_t slots)
+		  size_t n_models, const char *const *models, size_t slots,
+		  double now)
 {
-	struct cfl_candidate_info *c = NULL;
-	struct cfl_trial_info *tr = NULL;
-	size_t n_c = 0, n_tr = 0;
-	struct cfl_err err;
-
 	memset(e, 0, sizeof(*e));
+	e->st = st;
+	e->run_id = run_id;
 	e->n_models = n_models < CLI_ETA_MAX_MODELS ? n_models : CLI_ETA_MAX_MODELS;
 	e->models = models;
 	e->est = -1;
-	if (!st || cfl_store_candidates(st, run_id, &c, &n_c, &err) ||
-	    cfl_store_trials(st, run_id, &tr, &n_tr, &err))
-		goto out;
-	for (size_t i = 0; i < n_tr; i++) {
-		long m = -1;
+	e->at = now;
+	cli_eta_update(e, slots, now);
+}
 
-		for (size_t k = 0; k < n_c && m < 0; k++)
-			if (c[k].id == tr[i].cand_id)
-				m = model_index(e, c[k].model);
-		if (m < 0)
+void cli_eta_update(struct cli_eta *e, size_t slots, double now)
+{
+	struct cli_eta_model m[CLI_ETA_MAX_MODELS];
+	struct cli_eta_running *run = NULL;
+	struct cfl_candidate_info *c = NULL;
+	struct cfl_trial_info *tr = NULL;
+	size_t n_c = 0, n_tr = 0, n_run = 0;
+	struct cfl_err err;
+	double wall = cfl_wall_time();	/* trials store epoch seconds */
+
+	if (e->made && now - e->at < 0.25)
+		return;
+	if (!e->st || cfl_store_candidates(e->st, e->run_id, &c, &n_c, &err) ||
+	    cfl_store_trials(e->st, e->run_id, &tr, &n_tr, &err) ||
+	    !(run = calloc(n_tr + 1, sizeof(*run))))
+		goto out;
+	memset(m, 0, sizeof(m));
+	for (size_t i = 0; i < n_tr; i++) {
+		size_t k = 0, mi = 0;
+
+		while (k < n_c && c[k].id != tr[i].cand_id)
+			k++;
+		while (k < n_c && mi < e->n_models && strcmp(e->models[mi], c[k].model))
+			mi++;
+		if (k == n_c || mi == e->n_models)
 			continue;
-		if (tr[i].status == CFL_TRIAL_DONE && isfinite(tr[i].duration)) {
-			e->sum[m] += tr[i].duration;
-			e->n[m]++;
-		} else if (tr[i].status != CFL_TRIAL_DONE &&
-			   tr[i].status != CFL_TRIAL_FAILED &&
-			   tr[i].status != CFL_TRIAL_POISON) {
-			e->left[m]++;
+		switch (tr[i].status) {
+		case CFL_TRIAL_DONE:
+			if (isfinite(tr[i].duration)) {
+				m[mi].done_seconds += tr[i].duration;
+				m[mi].n_done++;
+			}
+			break;
+		case CFL_TRIAL_RUNNING:
+			run[n_run].model = mi;
+			run[n_run++].age = tr[i].started > 0 ? fmax(0, wall - tr[i].started) : 0;
+			break;
+		case CFL_TRIAL_QUEUED:
+		case CFL_TRIAL_INTERRUPTED:
+			m[mi].queued++;
+			break;
+		default:
+			break;
 		}
 	}
-	estimate(e, slots, cfl_now());	/* a resumed run's: from its start */
+	e->est = cli_eta_compute(m, e->n_models, run, n_run, slots, &e->lower);
+	e->at = now;
+	e->made = 1;
 out:
+	free(run);
 	cfl_candidates_free(c, n_c);
 	cfl_trials_free(tr, n_tr);
 }
 
-void cli_eta_finished(struct cli_eta *e, const char *model, double seconds,
-		      size_t slots, double now)
+double cli_eta_left(const struct cli_eta *e, double now, int *lower)
 {
-	long m = model_index(e, model);
-
-	if (m >= 0) {
-		if (e->left[m])
-			e->left[m]--;
-		if (isfinite(seconds)) {
-			e->sum[m] += seconds;
-			e->n[m]++;
-		}
-	}
-	estimate(e, slots, now);
-}
-
-double cli_eta_left(const struct cli_eta *e, double now)
-{
+	if (lower)
+		*lower = e->lower;
 	if (e->est < 0)
 		return -1;
-	return fmax(0, e->est - (now - e->at));
+	/* a lower bound grows with the running trials' age: not counted
+	 * down (the next update raises it) */
+	return e->lower ? e->est : fmax(0, e->est - (now - e->at));
 }

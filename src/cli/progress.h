@@ -27,6 +27,7 @@ struct cli_progress_counts {
 	double elapsed;		/* seconds since the pool started */
 	double eta;		/* seconds left (cli_eta_left); < 0: unknown,
 				 * shown "--:--" */
+	int eta_lower;		/* eta is a lower bound: shown ">00:20" */
 	int have_best;		/* best_* below are set */
 	const char *best_metric;	/* the first metric's name */
 	double best_value;	/* its best value on test so far */
@@ -76,37 +77,59 @@ size_t cli_auto_progress_format(const struct cli_auto_counts *c, size_t width,
 
 #define CLI_ETA_MAX_MODELS 16
 
-/* Each model's trials left and its done trials' seconds (stored ones on
- * --resume too), so that a slow model's trials are not priced at a fast
- * one's and the estimate does not grow with the elapsed time. */
+/* What the estimate knows of one model's trials. */
+struct cli_eta_model {
+	size_t queued;		/* not started (queued, interrupted) */
+	size_t n_done;		/* done and timed */
+	double done_seconds;	/* their durations' sum */
+};
+
+/* One running trial: its model's index and how long it has run. */
+struct cli_eta_running {
+	size_t model;
+	double age;
+};
+
+/* The seconds left for n_models models of trials and n_run running trials
+ * on slots slots: each model's queued trials at its mean trial time, each
+ * running trial the rest of that mean (0 when it ran longer), the sum over
+ * the slots busy, and no less than the longest rest of a running trial.  A model not timed yet is priced at the age of its
+ * oldest running trial, a lower bound (*lower set to 1; else 0); with
+ * trials left and neither, the time is unknown: -1. */
+double cli_eta_compute(const struct cli_eta_model *m, size_t n_models,
+		       const struct cli_eta_running *run, size_t n_run,
+		       size_t slots, int *lower /* OUT */);
+
+/* A run's estimate kept up to date from the store: its done trials'
+ * durations (a resumed run's stored ones too, so the estimate is there
+ * from the first line) and its running trials' start times. */
 struct cli_eta {
+	struct cfl_store *st;
+	long long run_id;
 	size_t n_models;
 	const char *const *models;	/* (n_models) the caller's */
-	size_t left[CLI_ETA_MAX_MODELS];	/* trials not finished */
-	double sum[CLI_ETA_MAX_MODELS];		/* seconds of done trials */
-	size_t n[CLI_ETA_MAX_MODELS];		/* done trials timed */
-	double est, at;		/* the estimate and when it was made (-1:
-				 * none yet) */
+	double est, at;		/* the estimate and when it was made (est
+				 * -1: unknown) */
+	int lower;		/* est is a lower bound */
+	int made;		/* an update read the store */
 };
 
 struct cfl_store;
 
-/* Sets e up from run run_id of st: per model (models: n_models names, at
- * most CLI_ETA_MAX_MODELS kept) its trials not finished yet and the
- * durations of its done ones (a resumed run's too, so its estimate is
- * there from the start), for a pool of slots.  A store error leaves e with
- * no timings (the estimate then waits for a trial). */
+/* Sets e up for run run_id of st and the models of its plan (names not
+ * copied) and makes the first estimate (cli_eta_update). */
 void cli_eta_init(struct cli_eta *e, struct cfl_store *st, long long run_id,
-		  size_t n_models, const char *const *models, size_t slots);
-/* A trial of model finished: seconds is its duration when done, NaN when
- * it failed (one less to run, no timing).  now: cfl_now(); slots: the
- * pool's slots. */
-void cli_eta_finished(struct cli_eta *e, const char *model, double seconds,
-		      size_t slots, double now);
-/* The seconds left at now: the work left (each model's trials left times
- * its mean trial time) over the slots, counted down since it was made;
- * -1 while a model with trials left has none timed. */
-double cli_eta_left(const struct cli_eta *e, double now);
+		  size_t n_models, const char *const *models, size_t slots,
+		  double now);
+/* Estimates again from the run's trials as the store holds them now (on a
+ * finished trial and on the progress line's tick; now: cfl_now(), the
+ * running trials' ages from the wall clock), at most every quarter of a
+ * second (a read of every trial: not on each of thousands of quick ones);
+ * a store error keeps the last estimate. */
+void cli_eta_update(struct cli_eta *e, size_t slots, double now);
+/* The seconds left at now, counted down since the estimate was made; -1
+ * when unknown.  *lower (may be NULL): 1 when it is a lower bound. */
+double cli_eta_left(const struct cli_eta *e, double now, int *lower /* OUT */);
 
 /* "MM:SS" or "H:MM:SS" of s seconds (negative as 0) into out. */
 void cli_format_duration(double s, char *out, size_t cap);

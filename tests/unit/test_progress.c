@@ -66,6 +66,11 @@ static void t_richest_form_that_fits(void)
 	cli_progress_format(&c, 80, line, sizeof(line));
 	CHECK_MSG(strstr(line, "01:15 el") && strstr(line, "ETA --:--"), "%s", line);
 	c.eta = 60.2;
+	/* a lower bound */
+	c.eta_lower = 1;
+	cli_progress_format(&c, 80, line, sizeof(line));
+	CHECK_MSG(strstr(line, "ETA >01:00"), "%s", line);
+	c.eta_lower = 0;
 	/* per-model counts without a best yet */
 	c.have_best = 0;
 	cli_progress_format(&c, 120, line, sizeof(line));
@@ -131,40 +136,66 @@ static void t_auto_line(void)
 	}
 }
 
-/* The time left from per-model trial times: a slow model's trials priced
- * at its own time, unknown while a model with trials left is not timed, the
- * estimate counting down between trials (not up with the elapsed time as
- * elapsed / finished * left did while slow trials ran) */
+/* The time left from per-model trial times, done and running: a slow
+ * model's trials priced at its own time (not at a fast one's, nor at
+ * elapsed / finished, which grew with the clock while slow trials ran), a
+ * running trial at what is left of its model's mean, a model not timed
+ * yet at its oldest running trial's age (a lower bound), unknown while
+ * one has trials queued and none timed or running */
 static void t_eta_per_model(void)
 {
-	static const char *const m[] = { "linear", "fcnn" };
-	struct cli_eta e;
+	struct cli_eta_model m[2] = { { 9, 1, 1.0 }, { 10, 0, 0 } };
+	struct cli_eta_running run[2] = { { 1, 12.0 }, { 1, 3.0 } };
+	int lower;
 
-	cli_eta_init(&e, NULL, 0, 2, m, 2);
-	e.left[0] = 10;
-	e.left[1] = 10;
-	CHECK(cli_eta_left(&e, 100) < 0);	/* nothing timed */
-	cli_eta_finished(&e, "linear", 1.0, 2, 100);
-	/* fcnn not timed: not priced at linear's second */
-	CHECK(cli_eta_left(&e, 100) < 0);
-	cli_eta_finished(&e, "fcnn", 20.0, 2, 120);
-	/* linear 9 x 1 s, fcnn 9 x 20 s, on 2 slots */
-	CHECK_NEAR(cli_eta_left(&e, 120), (9 + 180) / 2.0, 1e-9);
-	/* counts down with the clock, never below 0 */
-	CHECK_NEAR(cli_eta_left(&e, 130), (9 + 180) / 2.0 - 10, 1e-9);
-	CHECK(cli_eta_left(&e, 1e6) == 0);
-	/* a failure: one less to run, no timing */
-	cli_eta_finished(&e, "fcnn", NAN, 2, 130);
-	CHECK_NEAR(cli_eta_left(&e, 130), (9 + 160) / 2.0, 1e-9);
-	/* the last trial alone: one slot's worth, not halved */
-	memset(e.left, 0, sizeof(e.left));
-	e.left[1] = 1;
-	cli_eta_finished(&e, "linear", 1.0, 2, 140);
-	CHECK_NEAR(cli_eta_left(&e, 140), 20, 1e-9);
+	/* fcnn (1) queued and not timed, none running: unknown */
+	CHECK(cli_eta_compute(m, 2, NULL, 0, 2, &lower) < 0);
+	/* two fcnn trials running for 12 and 3 s: at least 12 s each */
+	m[1].queued = 8;
+	CHECK_NEAR(cli_eta_compute(m, 2, run, 2, 2, &lower),
+		   (9 * 1.0 + 8 * 12.0 + 0 + 9.0) / 2, 1e-9);
+	CHECK(lower == 1);
+	/* fcnn timed at 20 s: linear 9 x 1, fcnn 8 x 20 and the rests of
+	 * its running trials, 8 and 17 s, over 2 slots; not a bound */
+	m[1].n_done = 1;
+	m[1].done_seconds = 20;
+	CHECK_NEAR(cli_eta_compute(m, 2, run, 2, 2, &lower),
+		   (9 + 160 + 8 + 17) / 2.0, 1e-9);
+	CHECK(lower == 0);
+	/* a running trial past its mean adds nothing */
+	run[0].age = 30;
+	CHECK_NEAR(cli_eta_compute(m, 2, run, 2, 2, &lower), (9 + 160 + 17) / 2.0, 1e-9);
+	/* the last trial alone: one slot's worth, not halved over 2 slots */
+	m[0].queued = 0;
+	m[1].queued = 0;
+	CHECK_NEAR(cli_eta_compute(m, 2, run + 1, 1, 2, &lower), 17, 1e-9);
+	/* two running, 17 and 1 s left: 17, not their mean over the slots */
+	run[0].age = 19;
+	CHECK_NEAR(cli_eta_compute(m, 2, run, 2, 2, &lower), 17, 1e-9);
+	/* nothing left */
+	CHECK(cli_eta_compute(m, 2, NULL, 0, 2, &lower) == 0);
+}
+
+/* The estimate counts down between updates; a lower bound does not */
+static void t_eta_counts_down(void)
+{
+	struct cli_eta e;
+	int lower;
+
+	cli_eta_init(&e, NULL, 0, 0, NULL, 2, 100);
+	CHECK(cli_eta_left(&e, 100, &lower) < 0);
+	e.est = 50;
+	e.at = 100;
+	CHECK_NEAR(cli_eta_left(&e, 110, &lower), 40, 1e-9);
+	CHECK(cli_eta_left(&e, 1000, &lower) == 0);
+	e.lower = 1;
+	CHECK_NEAR(cli_eta_left(&e, 110, &lower), 50, 1e-9);
+	CHECK(lower == 1);
 }
 
 const struct cfl_test cfl_tests[] = {
 	TEST(t_eta_per_model),
+	TEST(t_eta_counts_down),
 	TEST(t_auto_line),
 	TEST(t_never_wider_than_the_terminal),
 	TEST(t_richest_form_that_fits),
