@@ -11,6 +11,7 @@
 #include "auto_show.h"
 #include "cli.h"
 #include "pool_opts.h"
+#include "progress.h"
 
 #include <math.h>
 #include <signal.h>
@@ -263,7 +264,10 @@ static int print_leaderboard(struct cfl_store *st, int64_t run_id,
 		cfl_run_info_release(&info);
 		return -1;
 	}
-	if (cfl_report_leaderboard(&sum, e, CFL_TABLE_TEXT, 0, 0, &b, err))
+	/* the sentence above it wraps to a narrow terminal too */
+	if (cfl_report_leaderboard(&sum, e, CFL_TABLE_TEXT, 0,
+				   cli_is_terminal(STDOUT_FILENO) ? cli_term_width(STDOUT_FILENO) : 0,
+				   &b, err))
 		goto out;
 	if (fwrite(b.data, 1, b.len, stdout) != b.len || fflush(stdout)) {
 		cfl_err_set(err, "cannot write the leaderboard to stdout");
