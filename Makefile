@@ -8,7 +8,7 @@ SANITIZE ?=
 DEB_PKGS := pkg-config libopenblas-dev libpcre2-dev libsqlite3-dev libgsl-dev libssl-dev \
             libopenmpi-dev openmpi-bin sqlite3
 # (sqlite3, the shell, is for the CLI tests that look into the database.)
-TEST_PKGS := chromium slurm-wlm python3-optuna
+TEST_PKGS := chromium slurm-wlm python3-optuna python3-sklearn python3-pandas
 PC_PKGS  := openblas libpcre2-8 sqlite3 gsl libssl libcrypto
 
 ifeq ($(SANITIZE),)
@@ -151,7 +151,9 @@ deps:
 
 # What tests need beyond the build: chromium renders the HTML report
 # (test_report_html.sh), slurm-wlm runs a one-node Slurm (test_mpi.sh),
-# python3-optuna loads `cfl export --format optuna` studies (test_export.sh).
+# python3-optuna loads `cfl export --format optuna` studies (test_export.sh),
+# with python3-sklearn for its importances and python3-pandas for its
+# trials_dataframe and the exports read with parse_dates.
 test-deps:
 	$(call apt_install,$(TEST_PKGS))
 

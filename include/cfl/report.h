@@ -140,9 +140,8 @@ int cfl_table_from_run(struct cfl_table *t, struct cfl_store *st,
  * `cfl report` prints exactly what the run printed): for a repeat run the
  * test table with one row per model then one per ensemble; for a tune run
  * cfl_report_tune (candidates by 8-hex id on validation, ...); for an auto
- * run in the text formats cfl_report_auto (its leaderboard; md, csv and
- * json: the table of its trials on test, as a repeat's).  Appends to
- * out.  In the text formats (text, compact) then the run's feature
+ * run cfl_report_auto (its leaderboard first, in every format).  Appends
+ * to out.  In the text formats (text, compact) then the run's feature
  * importance (cfl_report_feature_importance; tune: the best candidate's).
  * 0, or -1 with err (database error, unknown metric, allocation). */
 int cfl_report_run(struct cfl_store *st, const struct cfl_run_info *run,
@@ -165,13 +164,71 @@ int cfl_report_feature_importance(struct cfl_store *st, int64_t run_id,
 				  int64_t cand_id, size_t width,
 				  struct cfl_buf *out, struct cfl_err *err);
 
-/* The report of an auto run (auto_report.c), text only: the leaderboard
- * (rank, entry, kind, oof, valid, test, trials, seconds; "(no model
- * finished its folds)" when empty), the search of each model family, and a
- * line when the time limit left fold trials unfinished.  cfl_report_run
- * gives it for auto runs in the text formats.  Appends to out.  0, or -1
- * with err. */
+/* ---- auto's leaderboard (auto_report.c) ---- */
+
+struct cfl_study_auto_summary;	/* cfl/study.h */
+
+/* What an entry of auto's leaderboard is made of, read from the store
+ * beside the summary. */
+struct cfl_report_auto_entry {
+	size_t n_members;	/* a bag: its trials (folds, refit); an
+				 * ensemble: its bags with a weight above 0
+				 * (every bag when it stores no weights) */
+	char *members;		/* malloc'd: an ensemble's "gbdt:75e792da
+				 * 0.62, forest:9c86aa88 0.38" (weights
+				 * when stored; the stored text when it is
+				 * not cfl's), a bag's "5 trials" */
+};
+
+/* The members of each row of sum (run run_id's summary) into *out
+ * ((sum->n_rows), free with cfl_report_auto_entries_free).  0, or -1 with
+ * err (database error, allocation). */
+int cfl_report_auto_entries(struct cfl_store *st, int64_t run_id,
+			    const struct cfl_study_auto_summary *sum,
+			    struct cfl_report_auto_entry **out /* OUT */,
+			    struct cfl_err *err);
+void cfl_report_auto_entries_free(struct cfl_report_auto_entry *e, size_t n);
+
+/* cfl_study_auto_summary of run (its metric the plan's when no result
+ * stored one) and cfl_report_auto_entries of it.  0 with both filled
+ * (release and free them), or -1 with err. */
+int cfl_report_auto_load(struct cfl_store *st, const struct cfl_run_info *run,
+			 struct cfl_study_auto_summary *sum /* OUT */,
+			 struct cfl_report_auto_entry **entries /* OUT */,
+			 struct cfl_err *err);
+
+/* cfl_report_leaderboard's flags. */
+#define CFL_BOARD_ONLY 1u	/* the leaderboard's rows alone, as a data
+				 * frame reads them (cfl export): JSON an
+				 * array of objects */
+
+/* Renders auto's answer from sum in the summary's own order (the ranking
+ * is the summary's; this only says it in words) and appends it to out:
+ *   text (and compact): "Leaderboard by METRIC", the ranking rule as one
+ *     sentence wrapped to width - 1 columns (width 0 or above 80: 79),
+ *     the table (rank, entry, kind, oof, valid, test, seconds, members:
+ *     their count; "(no model finished its folds)" when empty), then the
+ *     search per family and a line when the time limit left fold trials
+ *     unfinished;
+ *   md: the same as two Markdown tables (members with their weights);
+ *   csv: the leaderboard alone, a row per entry (rank, entry, kind,
+ *     method, metric, oof, valid, test, seconds, trials, members,
+ *     rank_oof, credit; empty cells for undefined values);
+ *   json: {"metric", "sign", "ranking", "leaderboard": [...], "search":
+ *     [...], "unfinished_folds"}; with CFL_BOARD_ONLY the leaderboard's
+ *     array alone.  null for undefined values.
+ * entries ((sum->n_rows)) may be NULL: the members are then the trials'
+ * count, or empty.  0, or -1 with err on allocation failure. */
+int cfl_report_leaderboard(const struct cfl_study_auto_summary *sum,
+			   const struct cfl_report_auto_entry *entries,
+			   enum cfl_table_format fmt, unsigned flags, size_t width,
+			   struct cfl_buf *out, struct cfl_err *err);
+
+/* The report of an auto run from the store: cfl_report_auto_load, then
+ * cfl_report_leaderboard in fmt.  cfl_report_run gives it for auto runs in
+ * every format.  Appends to out.  0, or -1 with err. */
 int cfl_report_auto(struct cfl_store *st, const struct cfl_run_info *run,
+		    enum cfl_table_format fmt, size_t width,
 		    struct cfl_buf *out, struct cfl_err *err);
 
 /* The report of a tune run (tune_report.c): the validation table of the
@@ -205,8 +262,11 @@ int cfl_export_format_lookup(const char *name);
 /* The trial table of a run, one row per trial (candidate seq, repeat, fold
  * order), as Optuna's trials_dataframe() lays out a study: number, trial,
  * run, model, candidate, phase, repeat, fold, seed, status, attempt,
- * worker, datetime_start, datetime_complete (UTC, "YYYY-MM-DD
- * HH:MM:SS.ffffff"), duration, peak_rss_kb, then params_NAME per parameter
+ * worker, datetime_start, datetime_complete (ISO 8601 in UTC,
+ * "YYYY-MM-DDTHH:MM:SS.ffffff+00:00"), duration, peak_rss_kb, value
+ * (Optuna's: the run's metric on the part that scores the trial: valid for
+ * a search, oof for an auto bag's fold, else test), state (Optuna's
+ * TrialState name), then params_NAME per parameter
  * (sorted by name), SPLIT_METRIC per split and metric (valid, test, oof),
  * and error.  CSV: a header row, RFC 4180 quoting, empty cells for what is
  * unset; JSON: an array of objects, null for what is unset, parameters as
@@ -218,11 +278,12 @@ int cfl_export_trials(struct cfl_store *st, const struct cfl_run_info *run,
 
 /* A tune run as an Optuna study named after the run, written to path in
  * Optuna 3.1's SQLite schema (cfl_store_optuna_write): one Optuna trial per
- * candidate (number = its seq), state COMPLETE with value = the candidate's
- * score (the value the search maximised), FAIL when it has none;
+ * candidate (number = its seq), state COMPLETE with value = sign * its
+ * score (the metric's own value: mean - std, or mean + std when lower is
+ * better, the study's direction then MINIMIZE), FAIL when it has none;
  * distributions from the run's stored search space (choice and fixed
  * parameters categorical, ranges float or int, log for loguniform);
- * user attributes cfl_candidate, cfl_model, seeds and per split and metric
+ * user attributes cfl_candidate, cfl_model, cfl_score, seeds and per split and metric
  * the mean and the values of its search trials (the best candidate also
  * refit_*).  Fails on a repeat run, or as cfl_store_optuna_write.  0, or
  * -1 with err. */

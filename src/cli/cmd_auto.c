@@ -8,8 +8,10 @@
  * prints the leaderboard rendered from the store (cfl_report_run, as `cfl
  * report` does).
  */
+#include "auto_show.h"
 #include "cli.h"
 #include "pool_opts.h"
+#include "progress.h"
 
 #include <math.h>
 #include <signal.h>
@@ -84,6 +86,8 @@ static void usage(FILE *f)
 		"                           search goes on from them\n"
 		"  --trial-timeout SEC      kill a trial after SEC seconds [0: never]\n"
 		CLI_POOL_HELP_QUIET
+		"  -v, --verbose            a line per candidate and fold trial, not\n"
+		"                           one per family and round\n"
 		"  -h, --help               this help\n"
 		"%s\n"
 		"Exit status: 0 when the leaderboard has an entry, 1 when nothing finished\n"
@@ -106,6 +110,7 @@ struct plan {
 	struct cli_remote remote;	/* unused: auto runs locally */
 	struct cli_cluster cluster;	/* unused: auto runs locally */
 	const char *metric;
+	int verbose;		/* -v: a line per candidate and fold trial */
 	char *models_buf;
 	struct cfl_space spaces[CFL_STUDY_MAX_MODELS];
 	char params_buf[512];
@@ -159,6 +164,7 @@ static int parse_args(void *ctx, int argc, char **argv)
 		{ "save", required_argument, 0, OPT_SAVE },
 		{ "use-all-time", no_argument, 0, OPT_USE_ALL_TIME },
 		{ "refit", no_argument, 0, OPT_REFIT },
+		{ "verbose", no_argument, 0, 'v' },
 		CLI_POOL_LONGOPTS,
 		{ "help", no_argument, 0, 'h' },
 		{ 0, 0, 0, 0 },
@@ -174,7 +180,7 @@ static int parse_args(void *ctx, int argc, char **argv)
 	cli_remote_init(&pl->remote);
 	cli_cluster_init(&pl->cluster);
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "qh", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "qhv", opts, NULL)) != -1) {
 		r = cli_pool_shared_option("auto", c, optarg, &pl->sp.data, &pl->pool,
 					   &pl->remote, &pl->cluster);
 		if (r < 0)
@@ -208,11 +214,14 @@ static int parse_args(void *ctx, int argc, char **argv)
 		case OPT_REFIT:
 			pl->sp.autop.refit = 1;
 			break;
+		case 'v':
+			pl->verbose = 1;
+			break;
 		case 'h':
 			usage(stdout);
 			return -1;
 		default:
-			return cli_bad_option("auto", argc, argv, "qh", opts);
+			return cli_bad_option("auto", argc, argv, "qhv", opts);
 		}
 	}
 	if (optind >= argc && pl->pool.resume)
@@ -235,72 +244,30 @@ static const char *default_params(struct plan *pl, const char *model)
 	return cli_default_params(model, pl->params_buf, sizeof(pl->params_buf));
 }
 
-/* ---- progress ---- */
-
-struct show {
-	int quiet;
-	const char *metric;
-};
-
-static void on_study_event(const struct cfl_study_event *ev, void *ctx)
-{
-	const struct show *sh = ctx;
-
-	if (ev->kind == CFL_STUDY_NOTE) {	/* shown even with -q */
-		fprintf(stderr, "cfl: %s\n", ev->text);
-		return;
-	}
-	if (sh->quiet)
-		return;
-	switch (ev->kind) {
-	case CFL_STUDY_START:
-		if (ev->n_done)
-			fprintf(stderr, "resuming: %zu trials stored\n", ev->n_done);
-		break;
-	case CFL_STUDY_PHASE:
-		fprintf(stderr, "%s\n", ev->text);
-		break;
-	case CFL_STUDY_CANDIDATE:
-		if (!isnan(ev->score))	/* a failure was told as a trial */
-			fprintf(stderr, "  %s %s: %s %.6f on valid (best %.6f)\n", ev->what,
-				ev->hex, sh->metric, ev->score, ev->best);
-		break;
-	case CFL_STUDY_TRIAL:
-		if (ev->trial->status != CFL_TRIAL_DONE)
-			fprintf(stderr, "  %s %s%s: %s: %s\n", ev->what, ev->hex,
-				ev->fold >= 0 ? " (fold)" : ev->repeat ? " (refit)" : "",
-				cfl_trial_status_name(ev->trial->status),
-				ev->trial->reason ? ev->trial->reason : "");
-		else if (ev->fold >= 0)
-			fprintf(stderr, "  %s %s fold %d: done in %.3f s\n", ev->what,
-				ev->hex, ev->fold, ev->trial->result->duration);
-		else if (ev->repeat)
-			fprintf(stderr, "  %s %s refit on every training row: done in "
-				"%.3f s\n", ev->what, ev->hex, ev->trial->result->duration);
-		break;
-	default:
-		break;
-	}
-}
-
 /* ---- the leaderboard ---- */
 
-/* Prints the leaderboard as `cfl report` renders it.  0 when it has an
- * entry, 1 when not, -1 with err. */
+/* Prints the leaderboard as `cfl report` renders it (src/report).  0 when
+ * it has an entry, 1 when not, -1 with err. */
 static int print_leaderboard(struct cfl_store *st, int64_t run_id,
 			     struct cfl_err *err)
 {
 	struct cfl_study_auto_summary sum;
+	struct cfl_report_auto_entry *e = NULL;
 	struct cfl_run_info info;
 	struct cfl_buf b;
 	int rc = -1;
 
 	memset(&info, 0, sizeof(info));
 	cfl_buf_init(&b);
-	if (cfl_study_auto_summary(st, run_id, &sum, err))
-		return -1;
 	if (cfl_store_run_get(st, run_id, &info, err) ||
-	    cfl_report_run_styled(st, &info, CFL_TABLE_TEXT, NULL, &b, err))
+	    cfl_report_auto_load(st, &info, &sum, &e, err)) {
+		cfl_run_info_release(&info);
+		return -1;
+	}
+	/* the sentence above it wraps to a narrow terminal too */
+	if (cfl_report_leaderboard(&sum, e, CFL_TABLE_TEXT, 0,
+				   cli_is_terminal(STDOUT_FILENO) ? cli_term_width(STDOUT_FILENO) : 0,
+				   &b, err))
 		goto out;
 	if (fwrite(b.data, 1, b.len, stdout) != b.len || fflush(stdout)) {
 		cfl_err_set(err, "cannot write the leaderboard to stdout");
@@ -310,6 +277,7 @@ static int print_leaderboard(struct cfl_store *st, int64_t run_id,
 out:
 	cfl_buf_release(&b);
 	cfl_run_info_release(&info);
+	cfl_report_auto_entries_free(e, sum.n_rows);
 	cfl_study_auto_summary_release(&sum);
 	return rc;
 }
@@ -342,8 +310,8 @@ int cmd_auto(int argc, char **argv)
 	struct cfl_pool_opts po;
 	struct cfl_buf cmdline;
 	struct sigaction old_int, old_term;
-	struct show sh;
-	struct cfl_study_listener ls = { on_study_event, &sh };
+	struct cli_auto_show sh;
+	struct cfl_study_listener ls = { cli_auto_show_event, &sh };
 	const char *run_name = "";
 	int rc = CLI_FAIL, r, loaded = 0, dflt;
 	char **rv = NULL, **rv_words = NULL;
@@ -402,8 +370,8 @@ int cmd_auto(int argc, char **argv)
 		pl.sp.autop.metric = (enum cfl_metric_id)cfl_metric_lookup(
 			data.train.n_classes ? "acc" : "mse");
 	}
-	sh.metric = cfl_metric_info(pl.sp.autop.metric)->name;
-	sh.quiet = pl.pool.quiet;
+	cli_auto_show_init(&sh, pl.pool.quiet, pl.verbose,
+			   cfl_metric_info(pl.sp.autop.metric)->name, pl.sp.time_limit);
 	if (cfl_study_check(&pl.sp, &data, &err)) {
 		rc = cli_usage_error("auto", "%s", err.msg);
 		goto done_sig;
@@ -423,6 +391,7 @@ int cmd_auto(int argc, char **argv)
 	run_name = cfl_study_name(study);
 	cfl_pool_opts_init(&po);
 	cli_pool_opts_apply(&pl.pool, &po);
+	po.tick = sh.tty ? 0.5 : 0;	/* the live line's clock */
 	if (g_interrupted)
 		goto interrupted;
 	if (cfl_study_start(study, &po, &err)) {
@@ -441,7 +410,10 @@ int cmd_auto(int argc, char **argv)
 	if (r == CFL_STUDY_INTERRUPTED)
 		goto interrupted;
 	g_pool = NULL;
-	if (cfl_study_finish(study, &ls, NULL, &err)) {
+	cli_auto_show_phase(&sh, "ensembles");
+	r = cfl_study_finish(study, &ls, NULL, &err);
+	cli_auto_show_end(&sh);
+	if (r) {
 		cli_fail(&err);
 		goto done_sig;
 	}
@@ -476,6 +448,7 @@ int cmd_auto(int argc, char **argv)
 	goto done_sig;
 
 interrupted:
+	cli_auto_show_end(&sh);
 	g_pool = NULL;
 	cfl_study_stop(study, NULL);
 	dflt = !strcmp(pl.pool.db, CFL_STORE_DEFAULT_PATH);
@@ -484,6 +457,7 @@ interrupted:
 		dflt ? "" : " --db ", dflt ? "" : pl.pool.db);
 	rc = CLI_INTERRUPTED;
 done_sig:
+	cli_auto_show_end(&sh);
 	g_pool = NULL;
 	if (study)
 		cfl_study_close_pool(study, NULL);

@@ -24,7 +24,8 @@ static void usage(FILE *f)
 		   "averaged), their weights, and the scores the run recorded (mean over\n"
 		   "the row's trials, or the ensemble's value).  The row marked '*' is the\n"
 		   "one cfl predict applies by default: the best on the first metric on\n"
-		   "the validation part (an auto run's: its leaderboard's rank 1).\n\n"
+		   "the validation part (an auto run's: its leaderboard's rank 1; a run\n"
+		   "without a validation part: the mean, else the first row).\n\n"
 		   "Options:\n"
 		   "  --row ROW   only this row [all]\n"
 		   "  -h, --help  this help\n\n"
@@ -51,15 +52,37 @@ static void put_item(FILE *f, size_t *col, const char *text)
 	*col += 1 + len;
 }
 
+/* Why the default row is the default, as the study chose it
+ * (src/study/bundle.c, recommend): never "on valid" when the run had no
+ * validation scores to choose on. */
+static void why_default(const struct cfl_bundle *b, char *out, size_t cap)
+{
+	int has_valid = 0;
+
+	for (size_t i = 0; i < b->n_rows && !has_valid; i++)
+		for (size_t j = 0; j < b->rows[i].n_scores && !has_valid; j++)
+			has_valid = !strcmp(b->rows[i].scores[j].split, "valid") &&
+				    !strcmp(b->rows[i].scores[j].metric, b->metric) &&
+				    !isnan(b->rows[i].scores[j].value);
+	if (!strcmp(b->kind, "auto"))	/* the leaderboard's rank 1 */
+		snprintf(out, cap, "rank 1 by %s out of fold", b->metric);
+	else if (has_valid)
+		snprintf(out, cap, "best %s on valid", b->metric);
+	else if (!strcmp(b->recommended, "mean"))
+		snprintf(out, cap, "the mean: no validation part to choose on");
+	else
+		snprintf(out, cap, "the first row: no validation part to choose on");
+}
+
 void cli_bundle_list(FILE *f, const struct cfl_bundle *b, const char *only)
 {
-	int by_oof = !strcmp(b->kind, "auto");	/* the leaderboard's rank 1 */
+	char why[96];
 
+	why_default(b, why, sizeof(why));
 	fprintf(f, "bundle of %s run '%s' (cfl %s) on '%s'\n"
-		   "dataset sha256 %s\n%zu models; default row '%s' (%s %s %s)\n\n",
+		   "dataset sha256 %s\n%zu models; default row '%s' (%s)\n\n",
 		b->kind, b->run, b->cfl_version, b->dataset, b->dataset_sha256,
-		b->n_models, b->recommended, by_oof ? "rank 1 by" : "best", b->metric,
-		by_oof ? "out of fold" : "on valid");
+		b->n_models, b->recommended, why);
 	fprintf(f, "  %-16s %-8s %-8s %s\n", "row", "kind", "method", "members / scores");
 	for (size_t i = 0; i < b->n_rows; i++) {
 		const struct cfl_bundle_row *r = &b->rows[i];
@@ -92,6 +115,8 @@ void cli_bundle_list(FILE *f, const struct cfl_bundle *b, const char *only)
 			for (size_t j = 0; j < r->n_scores; j++) {
 				const struct cfl_bundle_score *s = &r->scores[j];
 
+				if (isnan(s->value))	/* a part the run had not */
+					continue;
 				n = (size_t)snprintf(item, sizeof(item), "%s %s %.6g",
 						     s->split, s->metric, s->value);
 				/* a spread of equal figures is rounding, not one */

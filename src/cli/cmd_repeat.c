@@ -324,6 +324,9 @@ struct progress {
 	size_t n_models;	/* trials done per model, for the line */
 	const char *const *models;
 	size_t model_done[CFL_STUDY_MAX_MODELS];
+	struct cfl_store *st;	/* for the ETA's stored trial times */
+	int64_t run_id;
+	struct cli_eta eta;
 };
 
 static void progress_line(struct progress *pr, struct cfl_pool *pool)
@@ -342,6 +345,8 @@ static void progress_line(struct progress *pr, struct cfl_pool *pool)
 		return;
 	cfl_pool_get_stats(pool, &st);
 	c.running = st.running;
+	cli_eta_update(&pr->eta, st.n_slots, cfl_now());
+	c.eta = cli_eta_left(&pr->eta, cfl_now(), &c.eta_lower);
 	cli_progress_format(&c, cli_term_width(STDERR_FILENO), line, sizeof(line));
 	fprintf(stderr, "\r\033[K%s", line);
 	fflush(stderr);
@@ -420,13 +425,19 @@ static void on_study_event(const struct cfl_study_event *ev, void *ctx)
 	case CFL_STUDY_NOTE:	/* "ensemble ...; skipped": shown even with -q */
 		fprintf(stderr, "cfl: %s\n", ev->text);
 		break;
-	case CFL_STUDY_START:
+	case CFL_STUDY_START: {
+		struct cfl_pool_stats ps;
+
+		cfl_pool_get_stats(ev->pool, &ps);
+		cli_eta_init(&pr->eta, pr->st, pr->run_id, pr->n_models, pr->models,
+			     ps.n_slots, cfl_now());
 		pr->t0 = cfl_now();
 		pr->total = ev->n_todo;
 		if (pr->resumed && !pr->quiet)
 			fprintf(stderr, "resuming run '%s': %zu trials done, %zu to run\n",
 				pr->run_name, ev->n_done, ev->n_todo);
 		break;
+	}
 	case CFL_STUDY_TRIAL:
 		progress_event(pr, ev->pool, ev->trial, ev->what, ev->repeat, ev->fold);
 		break;
@@ -568,6 +579,8 @@ int cmd_repeat(int argc, char **argv)
 	pr.sign = cfl_metric_info(pl.sp.metrics[0])->sign;
 	pr.n_models = pl.sp.repeat.n_models;
 	pr.models = (const char *const *)pl.sp.repeat.models;
+	pr.st = cfl_study_store(study);
+	pr.run_id = cfl_study_run_id(study);
 	po.tick = pr.tty && !pr.quiet ? 0.5 : 0;
 	if (g_interrupted)
 		goto interrupted_early;

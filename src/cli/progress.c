@@ -3,15 +3,19 @@
  * terminal wraps, and "\r\033[K" then clears only its last row, leaving a
  * wrapped line behind at every update: so the line is built in a few forms,
  * richest first, and the first that fits in width - 1 columns is shown.
- * Pure formatting: no state, no output.
+ * Formatting, and the estimate of the time left (cli_eta); no output.
  */
 #include "progress.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
 #include <unistd.h>
+
+#include "cfl/core.h"
+#include "cfl/store.h"
 
 size_t cli_term_width(int fd)
 {
@@ -96,9 +100,12 @@ size_t cli_progress_format(const struct cli_progress_counts *c, size_t width,
 	if (!cap)
 		return 0;
 	cli_format_duration(c->elapsed, el, sizeof(el));
-	if (finished && finished < c->total)
-		cli_format_duration(c->elapsed / (double)finished *
-				    (double)(c->total - finished), eta, sizeof(eta));
+	(void)finished;
+	if (c->eta >= 0) {
+		eta[0] = '>';
+		cli_format_duration(c->eta, eta + !!c->eta_lower,
+				    sizeof(eta) - !!c->eta_lower);
+	}
 	if (c->have_best)
 		snprintf(best, sizeof(best), ", best %s %.4f (%s)", c->best_metric,
 			 c->best_value, c->best_model);
@@ -114,15 +121,174 @@ size_t cli_progress_format(const struct cli_progress_counts *c, size_t width,
 				 "%s elapsed, ETA %s%s", c->done, c->total, m,
 				 c->running, c->failed, el, eta, b);
 		else
-			snprintf(out, cap, "%zu/%zu done%s, %zu run, %zu fail, ETA %s%s",
-				 c->done, c->total, m, c->running, c->failed, eta, b);
+			snprintf(out, cap, "%zu/%zu done%s, %zu run, %zu fail, %s el, "
+				 "ETA %s%s", c->done, c->total, m, c->running,
+				 c->failed, el, eta, b);
 		if (columns(out) <= room)
 			return strlen(out);
 	}
-	snprintf(out, cap, "%zu/%zu ETA %s", c->done, c->total, eta);
+	snprintf(out, cap, "%zu/%zu %s ETA %s", c->done, c->total, el, eta);
 	/* the shortest form is still too wide: cut it (ASCII only) */
 	len = strlen(out);
 	if (len > room)
 		out[len = room] = 0;
 	return len;
+}
+
+/* ---- cfl auto's live line ---- */
+
+size_t cli_auto_progress_format(const struct cli_auto_counts *c, size_t width,
+				char *out, size_t cap)
+{
+	char el[32], left[48] = "", what[160];
+	size_t room = width > 1 ? width - 1 : 1, len;
+
+	if (!cap)
+		return 0;
+	cli_format_duration(c->elapsed, el, sizeof(el));
+	for (int f = 0; f < 3; f++) {
+		int brief = f == 2;
+
+		if (c->left >= 0) {
+			char t[32];
+
+			cli_format_duration(c->left, t, sizeof(t));
+			snprintf(left, sizeof(left), ", %s left", t);
+		}
+		if (!strcmp(c->phase, "search") && c->family)
+			snprintf(what, sizeof(what), "search %s, %zu %s", c->family,
+				 c->n_cands, brief ? "cand" : "candidates so far");
+		else if (!strcmp(c->phase, "bags") && c->total)
+			snprintf(what, sizeof(what), "bags %zu/%zu%s", c->done,
+				 c->total, brief ? "" : " folds");
+		else
+			snprintf(what, sizeof(what), "%s", c->phase);
+		snprintf(out, cap, "%s%s, %s%s%s", f ? "" : "auto: ", what, el,
+			 brief ? "" : " elapsed", left);
+		if (columns(out) <= room)
+			return strlen(out);
+	}
+	len = strlen(out);
+	if (len > room)
+		out[len = room] = 0;
+	return len;
+}
+
+/* ---- the time left of a repeat ---- */
+
+double cli_eta_compute(const struct cli_eta_model *m, size_t n_models,
+		       const struct cli_eta_running *run, size_t n_run,
+		       size_t slots, int *lower)
+{
+	double work = 0, longest = 0, mean[CLI_ETA_MAX_MODELS];
+	size_t busy = n_run;
+
+	*lower = 0;
+	if (n_models > CLI_ETA_MAX_MODELS)
+		n_models = CLI_ETA_MAX_MODELS;
+	for (size_t i = 0; i < n_models; i++) {
+		mean[i] = m[i].n_done ? m[i].done_seconds / (double)m[i].n_done : -1;
+		busy += m[i].queued;
+	}
+	/* a model not timed: at least as long as its oldest running trial */
+	for (size_t r = 0; r < n_run; r++)
+		if (run[r].model < n_models && !m[run[r].model].n_done) {
+			*lower = 1;
+			if (run[r].age > mean[run[r].model])
+				mean[run[r].model] = run[r].age;
+		}
+	for (size_t i = 0; i < n_models; i++) {
+		if (m[i].queued && mean[i] < 0)
+			return -1;	/* queued, never started: unknown */
+		if (m[i].queued)
+			work += (double)m[i].queued * mean[i];
+	}
+	for (size_t r = 0; r < n_run; r++)
+		if (run[r].model < n_models && mean[run[r].model] > run[r].age) {
+			work += mean[run[r].model] - run[r].age;
+			longest = fmax(longest, mean[run[r].model] - run[r].age);
+		}
+	if (slots > busy)	/* the last trials run side by side */
+		slots = busy;
+	/* no sooner than the longest running trial's rest */
+	return fmax(work / (double)(slots ? slots : 1), longest);
+}
+
+void cli_eta_init(struct cli_eta *e, struct cfl_store *st, long long run_id,
+		  size_t n_models, const char *const *models, size_t slots,
+		  double now)
+{
+	memset(e, 0, sizeof(*e));
+	e->st = st;
+	e->run_id = run_id;
+	e->n_models = n_models < CLI_ETA_MAX_MODELS ? n_models : CLI_ETA_MAX_MODELS;
+	e->models = models;
+	e->est = -1;
+	e->at = now;
+	cli_eta_update(e, slots, now);
+}
+
+void cli_eta_update(struct cli_eta *e, size_t slots, double now)
+{
+	struct cli_eta_model m[CLI_ETA_MAX_MODELS];
+	struct cli_eta_running *run = NULL;
+	struct cfl_candidate_info *c = NULL;
+	struct cfl_trial_info *tr = NULL;
+	size_t n_c = 0, n_tr = 0, n_run = 0;
+	struct cfl_err err;
+	double wall = cfl_wall_time();	/* trials store epoch seconds */
+
+	if (e->made && now - e->at < 0.25)
+		return;
+	if (!e->st || cfl_store_candidates(e->st, e->run_id, &c, &n_c, &err) ||
+	    cfl_store_trials(e->st, e->run_id, &tr, &n_tr, &err) ||
+	    !(run = calloc(n_tr + 1, sizeof(*run))))
+		goto out;
+	memset(m, 0, sizeof(m));
+	for (size_t i = 0; i < n_tr; i++) {
+		size_t k = 0, mi = 0;
+
+		while (k < n_c && c[k].id != tr[i].cand_id)
+			k++;
+		while (k < n_c && mi < e->n_models && strcmp(e->models[mi], c[k].model))
+			mi++;
+		if (k == n_c || mi == e->n_models)
+			continue;
+		switch (tr[i].status) {
+		case CFL_TRIAL_DONE:
+			if (isfinite(tr[i].duration)) {
+				m[mi].done_seconds += tr[i].duration;
+				m[mi].n_done++;
+			}
+			break;
+		case CFL_TRIAL_RUNNING:
+			run[n_run].model = mi;
+			run[n_run++].age = tr[i].started > 0 ? fmax(0, wall - tr[i].started) : 0;
+			break;
+		case CFL_TRIAL_QUEUED:
+		case CFL_TRIAL_INTERRUPTED:
+			m[mi].queued++;
+			break;
+		default:
+			break;
+		}
+	}
+	e->est = cli_eta_compute(m, e->n_models, run, n_run, slots, &e->lower);
+	e->at = now;
+	e->made = 1;
+out:
+	free(run);
+	cfl_candidates_free(c, n_c);
+	cfl_trials_free(tr, n_tr);
+}
+
+double cli_eta_left(const struct cli_eta *e, double now, int *lower)
+{
+	if (lower)
+		*lower = e->lower;
+	if (e->est < 0)
+		return -1;
+	/* a lower bound grows with the running trials' age: not counted
+	 * down (the next update raises it) */
+	return e->lower ? e->est : fmax(0, e->est - (now - e->at));
 }

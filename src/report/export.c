@@ -85,8 +85,8 @@ static int csv_field(struct cfl_buf *b, const char *s)
 	return rc || cfl_buf_puts(b, "\"");
 }
 
-/* "YYYY-MM-DD HH:MM:SS.ffffff" in UTC (pandas and Optuna read it); "" for
- * 0. */
+/* ISO 8601 in UTC, "YYYY-MM-DDTHH:MM:SS.ffffff+00:00" (pandas' parse_dates
+ * and datetime.fromisoformat read it); "" for 0. */
 static void time_text(double t, char *out, size_t cap)
 {
 	time_t sec;
@@ -104,8 +104,8 @@ static void time_text(double t, char *out, size_t cap)
 		us -= 1000000;
 	}
 	gmtime_r(&sec, &tm);
-	n = strftime(out, cap, "%Y-%m-%d %H:%M:%S", &tm);
-	snprintf(out + n, cap - n, ".%06ld", us);
+	n = strftime(out, cap, "%Y-%m-%dT%H:%M:%S", &tm);
+	snprintf(out + n, cap - n, ".%06ld+00:00", us);
 }
 
 /* ---- export: the trial table ---- */
@@ -126,6 +126,8 @@ struct trial_table {
 	struct col *cols;	/* (n_cols) metric columns */
 	size_t n_cols;
 	double *val;		/* (n_trials, n_cols), NaN when none */
+	char metric[32];	/* the run's metric (tune, auto) or the first
+				 * stored (repeat): the "value" column's */
 };
 
 static void table_release(struct trial_table *t)
@@ -250,11 +252,26 @@ static int table_load(struct trial_table *t, struct cfl_store *st,
 	return 0;
 }
 
+/* Optuna's TrialState of a trial: a failure (cancelled too) FAIL, an
+ * interrupted trial WAITING (a resume runs it again). */
+static const char *optuna_state(const struct cfl_trial_info *tr)
+{
+	switch (tr->status) {
+	case CFL_TRIAL_DONE: return "COMPLETE";
+	case CFL_TRIAL_RUNNING: return "RUNNING";
+	case CFL_TRIAL_FAILED:
+	case CFL_TRIAL_POISON: return "FAIL";
+	default:
+		return !strcmp(cfl_trial_status_name(tr->status), "pruned")
+			? "PRUNED" : "WAITING";
+	}
+}
+
 /* The trial table's column names, in order. */
 static const char *const fixed_cols[] = {
 	"number", "trial", "run", "model", "candidate", "phase", "repeat", "fold",
 	"seed", "status", "attempt", "worker", "datetime_start",
-	"datetime_complete", "duration", "peak_rss_kb",
+	"datetime_complete", "duration", "peak_rss_kb", "value", "state",
 };
 #define N_FIXED (sizeof(fixed_cols) / sizeof(fixed_cols[0]))
 
@@ -288,7 +305,32 @@ static void fixed_text(const struct trial_table *t, const char *run, size_t i,
 	case 15: if (tr->peak_rss_kb > 0)
 			snprintf(out, cap, "%ld", tr->peak_rss_kb);
 		break;
+	case 16: break;	/* value: a double, written by the caller */
+	case 17: snprintf(out, cap, "%s", optuna_state(tr)); break;
 	}
+}
+
+/* Column "value": the run's metric (its first) on the part that scores
+ * the trial: valid for a search, oof for a fold of auto's bags, test
+ * otherwise (a repeat, a refit); a split it lacks falls back to valid then
+ * test.  NaN when the trial has none. */
+static double trial_value(const struct trial_table *t, size_t i)
+{
+	const struct cfl_trial_info *tr = &t->trials[i];
+	int want = tr->phase == CFL_PHASE_SEARCH ? CFL_SPLIT_VALID
+		 : tr->fold >= 0 && tr->phase != CFL_PHASE_REPEAT ? CFL_SPLIT_OOF
+		 : CFL_SPLIT_TEST;
+	const int order[3] = { want, CFL_SPLIT_VALID, CFL_SPLIT_TEST };
+
+	if (!t->metric[0])
+		return NAN;
+	for (int k = 0; k < 3; k++)
+		for (size_t m = 0; m < t->n_cols; m++)
+			if (t->cols[m].split == order[k] &&
+			    !strcmp(t->cols[m].metric, t->metric) &&
+			    isfinite(t->val[i * t->n_cols + m]))
+				return t->val[i * t->n_cols + m];
+	return NAN;
 }
 
 /* Columns 0..1, 6..8, 10, 15 are numbers in JSON. */
@@ -318,9 +360,12 @@ static int write_csv(const struct trial_table *t, const char *run,
 
 		for (size_t k = 0; k < N_FIXED; k++) {
 			rc |= k ? cfl_buf_puts(b, ",") : 0;
-			if (k == 14) {
-				if (!isnan(t->trials[i].duration))
-					rc |= put_double(b, t->trials[i].duration);
+			if (k == 14 || k == 16) {
+				double v = k == 14 ? t->trials[i].duration
+						   : trial_value(t, i);
+
+				if (isfinite(v))
+					rc |= put_double(b, v);
 				continue;
 			}
 			fixed_text(t, run, i, k, s, sizeof(s));
@@ -355,8 +400,9 @@ static int write_json(const struct trial_table *t, const char *run,
 		rc |= cfl_buf_puts(b, i ? ",\n {" : "\n {");
 		for (size_t k = 0; k < N_FIXED; k++) {
 			rc |= cfl_buf_printf(b, "%s\"%s\": ", k ? ", " : "", fixed_cols[k]);
-			if (k == 14) {
-				rc |= json_double(b, t->trials[i].duration);
+			if (k == 14 || k == 16) {
+				rc |= json_double(b, k == 14 ? t->trials[i].duration
+							     : trial_value(t, i));
 				continue;
 			}
 			fixed_text(t, run, i, k, s, sizeof(s));
@@ -414,6 +460,9 @@ int cfl_export_trials(struct cfl_store *st, const struct cfl_run_info *run,
 		table_release(&t);
 		return -1;
 	}
+	cfl_report_config_get(run->config, "metric", t.metric, sizeof(t.metric));
+	if (!t.metric[0] && t.n_cols)	/* a repeat: its first metric */
+		snprintf(t.metric, sizeof(t.metric), "%s", t.cols[0].metric);
 	rc = fmt == CFL_EXPORT_CSV ? write_csv(&t, run->name, out)
 				   : write_json(&t, run->name, out);
 	table_release(&t);
@@ -704,7 +753,8 @@ int cfl_export_optuna(struct cfl_store *st, const struct cfl_run_info *run,
 	char *space_text = NULL, *metric = NULL;
 	double *scores = NULL;
 	long best;
-	int rc = -1;
+	int rc = -1, sign = 1, id;
+	char sgn[16];
 
 	if (run->kind != CFL_RUN_TUNE)
 		return cfl_err_set(err, "run '%s' is a%s %s run: an Optuna study "
@@ -721,6 +771,11 @@ int cfl_export_optuna(struct cfl_store *st, const struct cfl_run_info *run,
 	for (char *p = space_text; *p; p++)
 		if (*p == ';')
 			*p = '\n';
+	/* the metric's direction (a command's value: the run's --maximize or
+	 * --minimize), so the study holds the metric's own values */
+	id = cfl_metric_lookup(metric);
+	cfl_report_config_get(run->config, "sign", sgn, sizeof(sgn));
+	sign = id >= 0 ? cfl_metric_info(id)->sign : atoi(sgn) < 0 ? -1 : 1;
 	if (cfl_space_parse(&space, "the run's search space", space_text,
 			    strlen(space_text), NULL, err))
 		goto out;
@@ -765,7 +820,10 @@ int cfl_export_optuna(struct cfl_store *st, const struct cfl_run_info *run,
 			o->n_params++;
 		}
 		o->state = isfinite(scores[c]) ? "COMPLETE" : "FAIL";
-		o->value = isfinite(scores[c]) ? scores[c] : NAN;
+		/* cfl's score is sign * mean - std: the metric's own value
+		 * is sign * score (mean - std, or mean + std when lower is
+		 * better: the side of its seeds the search ranked by) */
+		o->value = isfinite(scores[c]) ? sign * scores[c] : NAN;
 		for (size_t i = 0; i < t.n_trials; i++) {
 			const struct cfl_trial_info *tr = &t.trials[i];
 
@@ -778,6 +836,8 @@ int cfl_export_optuna(struct cfl_store *st, const struct cfl_run_info *run,
 		}
 		if (attr_str(&tattrs[c], "cfl_candidate", ci->hex, &b, err) ||
 		    attr_str(&tattrs[c], "cfl_model", ci->model, &b, err) ||
+		    (isfinite(scores[c]) &&
+		     (put_double(&b, scores[c]) || attr_add(&tattrs[c], "cfl_score", &b, err))) ||
 		    trial_attrs(&t, c, CFL_PHASE_SEARCH, "", &tattrs[c], &b, err) ||
 		    ((long)c == best &&
 		     trial_attrs(&t, c, CFL_PHASE_REFIT, "refit_", &tattrs[c], &b, err)))
@@ -790,11 +850,15 @@ int cfl_export_optuna(struct cfl_store *st, const struct cfl_run_info *run,
 	    attr_str(&sattrs, "command", run->command, &b, err) ||
 	    attr_str(&sattrs, "dataset", run->dataset, &b, err) ||
 	    attr_str(&sattrs, "metric", metric, &b, err) ||
-	    attr_str(&sattrs, "value", "the candidate's score on the validation "
-		     "part over its seeds: sign * mean - std of the metric", &b, err))
+	    attr_str(&sattrs, "value", sign > 0
+		     ? "the metric on the validation part over the candidate's "
+		       "seeds, mean - std (higher is better; cfl_score: the same)"
+		     : "the metric on the validation part over the candidate's "
+		       "seeds, mean + std (lower is better; cfl_score: cfl's "
+		       "score, its negative)", &b, err))
 		goto out;
 	study.name = run->name;
-	study.direction = "MAXIMIZE";
+	study.direction = sign > 0 ? "MAXIMIZE" : "MINIMIZE";
 	study.attrs = sattrs.a;
 	study.n_attrs = sattrs.n;
 	study.trials = ot;

@@ -19,6 +19,7 @@
 #include <time.h>
 
 #include "cfl/metrics.h"
+#include "cfl/study.h"
 #include "internal.h"
 #include "svg.h"
 
@@ -28,7 +29,7 @@ static const char style[] =
 	"table{border-collapse:collapse;margin:8px 0;font-size:13px}"
 	"th,td{border:1px solid #ccc;padding:3px 8px}td.num{text-align:right;"
 	"font-variant-numeric:tabular-nums}th{background:#f3f3f3}"
-	"td.best{font-weight:bold;background:#fff3c4}tr.ens td:first-child{color:#c0392b}"
+	"td.best,tr.first td{font-weight:bold;background:#fff3c4}tr.ens td:first-child{color:#c0392b}"
 	"dl{display:grid;grid-template-columns:max-content auto;gap:2px 16px;font-size:13px}"
 	"dt{color:#666}dd{margin:0;font-family:monospace;white-space:pre-wrap}"
 	".chart{display:block;margin:10px 0}.chart.small{display:inline-block;margin:10px 10px 0 0}"
@@ -338,15 +339,23 @@ static int ensembles_table(struct cfl_buf *b, const struct cfl_table *t,
 			   const struct cfl_metric_row *valid, size_t n_valid,
 			   const struct cfl_metric_row *test, size_t n_test)
 {
+	int has_valid = 0;
+
+	/* a run without a validation part: no column of "nan" */
+	for (size_t e = 0; e < n_ens && !has_valid; e++)
+		for (size_t m = 0; m < t->n_metrics && !has_valid; m++)
+			has_valid = !isnan(ens_value(valid, n_valid, ens[e],
+						     t->metric_names[m]));
 	if (cfl_buf_puts(b, "<table class=\"ensembles\">\n<tr><th rowspan=\"2\">ensemble</th>"))
 		return -1;
 	for (size_t m = 0; m < t->n_metrics; m++)
-		if (cfl_buf_printf(b, "<th colspan=\"2\">%s</th>", t->metric_names[m]))
+		if (cfl_buf_printf(b, "<th colspan=\"%d\">%s</th>", has_valid ? 2 : 1,
+				   t->metric_names[m]))
 			return -1;
 	if (cfl_buf_puts(b, "</tr>\n<tr>"))
 		return -1;
 	for (size_t m = 0; m < t->n_metrics; m++)
-		if (cfl_buf_puts(b, "<th>valid</th><th>test</th>"))
+		if (cfl_buf_puts(b, has_valid ? "<th>valid</th><th>test</th>" : "<th>test</th>"))
 			return -1;
 	if (cfl_buf_puts(b, "</tr>\n"))
 		return -1;
@@ -354,23 +363,30 @@ static int ensembles_table(struct cfl_buf *b, const struct cfl_table *t,
 		if (cfl_buf_puts(b, "<tr class=\"ens\"><td>") ||
 		    cfl_svg_escape(b, ens[e]) || cfl_buf_puts(b, "</td>"))
 			return -1;
-		for (size_t m = 0; m < t->n_metrics; m++)
+		for (size_t m = 0; m < t->n_metrics; m++) {
+			if (has_valid &&
+			    (cfl_buf_puts(b, "<td class=\"num\">") ||
+			     put_num(b, ens_value(valid, n_valid, ens[e],
+						  t->metric_names[m])) ||
+			     cfl_buf_puts(b, "</td>")))
+				return -1;
 			if (cfl_buf_puts(b, "<td class=\"num\">") ||
-			    put_num(b, ens_value(valid, n_valid, ens[e],
-						 t->metric_names[m])) ||
-			    cfl_buf_puts(b, "</td><td class=\"num\">") ||
 			    put_num(b, ens_value(test, n_test, ens[e],
 						 t->metric_names[m])) ||
 			    cfl_buf_puts(b, "</td>"))
 				return -1;
+		}
 		if (cfl_buf_puts(b, "</tr>\n"))
 			return -1;
 	}
-	return cfl_buf_puts(b, "</table>\n<p class=\"note\">Each ensemble is one "
-			       "model built from the stored predictions of the "
-			       "trials, so its std is 0. Weights and meta-learners "
-			       "are fitted on validation or out-of-fold rows, never "
-			       "on test rows.</p>\n");
+	return cfl_buf_printf(b, "</table>\n<p class=\"note\">Each ensemble is one "
+			      "model built from the stored predictions of the "
+			      "trials, so its std is 0. Weights and meta-learners "
+			      "are fitted on %s rows, never on test rows.%s</p>\n",
+			      has_valid ? "validation or out-of-fold"
+					: "out-of-fold (or no)",
+			      has_valid ? "" : " The run held out no validation "
+					       "part, so there is no valid column.");
 }
 
 /* ---- html: the ensembles' members ---- */
@@ -801,14 +817,25 @@ static int param_chart(struct cfl_buf *b, const struct param_col *pc, size_t n,
 			   tips);
 }
 
+static int has_id(const int64_t *ids, size_t n, int64_t id)
+{
+	for (size_t i = 0; i < n; i++)
+		if (ids[i] == id)
+			return 1;
+	return 0;
+}
+
 /* The columns a repeat run's tree models split on: per model, the top
  * impurity importances (shares, mean over its trials) as bars; nothing
  * when no trial stored any.  Permutation importance is left to the text
  * report (its values are metric drops, not shares). */
 static int feature_importance(struct cfl_buf *b, struct cfl_store *st,
-			      int64_t run_id, struct cfl_err *err)
+			      int64_t run_id, const int64_t *only, size_t n_only,
+			      struct cfl_err *err)
 {
 	enum { TOP = 10 };
+	/* auto: a bag per family, each its few columns that matter */
+	size_t top = only ? 5 : TOP;
 	struct cfl_importance_row *rows;
 	size_t n_rows, i = 0;
 	int header = 0, rc = 0;
@@ -824,19 +851,26 @@ static int feature_importance(struct cfl_buf *b, struct cfl_store *st,
 		while (j < n_rows && rows[j].cand_id == rows[i].cand_id &&
 		       !strcmp(rows[j].kind, rows[i].kind))
 			j++;
-		if (strcmp(rows[i].kind, "impurity")) {
+		if (strcmp(rows[i].kind, "impurity") ||
+		    (only && !has_id(only, n_only, rows[i].cand_id))) {
 			i = j;
 			continue;
 		}
-		for (size_t k = i; k < j && n < TOP; k++, n++) {
+		for (size_t k = i; k < j && n < top; k++, n++) {
 			names[n] = rows[k].feature;
 			vals[n] = isnan(rows[k].mean) ? 0 : rows[k].mean;
 		}
 		if (!header)
 			rc = cfl_buf_puts(b, "<h2>Feature importance</h2>\n");
 		header = 1;
-		snprintf(title, sizeof(title), "%s: impurity importance by input column "
-			 "(mean over its trials, top %zu of %zu)", rows[i].model, n, j - i);
+		if (only)	/* auto: a panel per bag, named as the leaderboard */
+			snprintf(title, sizeof(title), "%s:%s: impurity importance by "
+				 "input column (mean over its folds, top %zu of %zu)",
+				 rows[i].model, rows[i].hex, n, j - i);
+		else
+			snprintf(title, sizeof(title), "%s: impurity importance by input "
+				 "column (mean over its trials, top %zu of %zu)",
+				 rows[i].model, n, j - i);
 		if (!rc)
 			rc = cfl_svg_bars(b, title, "share of the splits' gain", n, names, vals);
 		i = j;
@@ -1148,12 +1182,262 @@ static int failures_table(struct cfl_buf *b, const struct cfl_attempt_info *at,
 	return cfl_buf_puts(b, "</table>\n");
 }
 
+/* ---- html: an auto run ---- */
+
+/* The leaderboard as cfl_report_leaderboard's table, rank 1 highlighted. */
+static int leaderboard_table(struct cfl_buf *b,
+			     const struct cfl_study_auto_summary *sum,
+			     const struct cfl_report_auto_entry *e)
+{
+	if (cfl_buf_printf(b, "<table class=\"leaderboard\">\n<tr><th>rank</th>"
+			      "<th>entry</th><th>kind</th><th>oof %s</th><th>valid %s"
+			      "</th><th>test %s</th><th>seconds</th><th>members</th>"
+			      "</tr>\n", sum->metric, sum->metric, sum->metric))
+		return -1;
+	for (size_t i = 0; i < sum->n_rows; i++) {
+		const struct cfl_study_auto_row *r = &sum->rows[i];
+		const double v[3] = { r->cv, r->valid, r->test };
+
+		if (cfl_buf_printf(b, "<tr%s><td class=\"num\">%zu</td><td>",
+				   i ? "" : " class=\"first\"", i + 1) ||
+		    cfl_svg_escape(b, r->name) ||
+		    cfl_buf_printf(b, "</td><td>%s</td>",
+				   strcmp(r->method, "bag") ? "ensemble" : "bag"))
+			return -1;
+		for (int k = 0; k < 3; k++)
+			if (cfl_buf_puts(b, "<td class=\"num\">") ||
+			    (isfinite(v[k]) ? put_num(b, v[k]) : cfl_buf_puts(b, "-")) ||
+			    cfl_buf_puts(b, "</td>"))
+				return -1;
+		if (cfl_buf_printf(b, "<td class=\"num\">%.3f</td><td>", r->seconds) ||
+		    cfl_svg_escape(b, e && e[i].members ? e[i].members : "") ||
+		    cfl_buf_puts(b, "</td></tr>\n"))
+			return -1;
+	}
+	if (!sum->n_rows && cfl_buf_puts(b, "<tr><td colspan=\"8\">no model "
+					    "finished its folds</td></tr>\n"))
+		return -1;
+	return cfl_buf_puts(b, "</table>\n");
+}
+
+/* Out of fold against test, a point per entry: how far the choosing
+ * score is from the held-out one. */
+static int leaderboard_chart(struct cfl_buf *b,
+			     const struct cfl_study_auto_summary *sum)
+{
+	size_t n = sum->n_rows;
+	double *x = calloc(n + 1, sizeof(double)), *y = calloc(n + 1, sizeof(double));
+	size_t *ser = calloc(n + 1, sizeof(size_t));
+	const char **lab = calloc(n + 1, sizeof(char *));
+	static const char *const kinds[2] = { "bag", "ensemble" };
+	struct svg_series_opts o = { sum->sign, 0, 1, n ? 0 : -1, NULL, NULL };
+	char title[160], xl[96], yl[96];
+	int rc = -1;
+
+	if (!x || !y || !ser || !lab)
+		goto out;
+	for (size_t i = 0; i < n; i++) {
+		x[i] = sum->rows[i].cv;
+		y[i] = sum->rows[i].test;
+		ser[i] = strcmp(sum->rows[i].method, "bag") != 0;
+		lab[i] = sum->rows[i].name;
+	}
+	o.labels = lab;
+	o.tips = lab;
+	snprintf(title, sizeof(title), "each entry's %s out of fold (what ranked it) "
+		 "and on test (ringed: rank 1)", sum->metric);
+	snprintf(xl, sizeof(xl), "out-of-fold %s (%s is better)", sum->metric,
+		 sum->sign > 0 ? "higher" : "lower");
+	snprintf(yl, sizeof(yl), "test %s", sum->metric);
+	rc = cfl_svg_series(b, title, xl, yl, n, x, y, ser, 2, kinds, &o);
+out:
+	free(x);
+	free(y);
+	free(ser);
+	free(lab);
+	return rc;
+}
+
+/* Each family's candidates: their score on valid against the seconds
+ * since the run's first trial started, the best so far as a line. */
+static int search_chart(struct cfl_buf *b, struct cfl_store *st,
+			const struct cfl_study_auto_summary *sum, int64_t run_id,
+			struct cfl_err *err)
+{
+	struct cfl_candidate_info *c = NULL;
+	struct cfl_trial_info *tr = NULL;
+	size_t n_c = 0, n_tr = 0, nf = sum->n_families;
+	double *x = NULL, *y = NULL, t0 = INFINITY;
+	size_t *ser = NULL;
+	const char **fam = NULL, **tips = NULL;
+	char **tipbuf = NULL;
+	struct svg_series_opts o = { sum->sign, 1, 0, -1, NULL, NULL };
+	char title[160], yl[96];
+	int rc = -1;
+
+	if (cfl_store_candidates(st, run_id, &c, &n_c, err) ||
+	    cfl_store_trials(st, run_id, &tr, &n_tr, err))
+		goto out;
+	if (!(x = cfl_calloc(n_c + 1, sizeof(double), err)) ||
+	    !(y = cfl_calloc(n_c + 1, sizeof(double), err)) ||
+	    !(ser = cfl_calloc(n_c + 1, sizeof(size_t), err)) ||
+	    !(tips = cfl_calloc(n_c + 1, sizeof(char *), err)) ||
+	    !(tipbuf = cfl_calloc(n_c + 1, sizeof(char *), err)) ||
+	    !(fam = cfl_calloc(nf + 1, sizeof(char *), err)))
+		goto out;
+	for (size_t f = 0; f < nf; f++)
+		fam[f] = sum->families[f].model;
+	for (size_t i = 0; i < n_tr; i++)
+		if (tr[i].started > 0)
+			t0 = fmin(t0, tr[i].started);
+	for (size_t k = 0; k < n_c; k++) {
+		double when = NAN;
+		size_t f = 0;
+		char tip[160];
+
+		x[k] = y[k] = NAN;
+		while (f < nf && strcmp(fam[f], c[k].model))
+			f++;
+		if (f == nf || !c[k].has_score || isnan(c[k].score))
+			continue;
+		for (size_t i = 0; i < n_tr; i++)	/* its search trial's end */
+			if (tr[i].cand_id == c[k].id && tr[i].fold < 0 &&
+			    tr[i].finished > 0 && !(when <= tr[i].finished))
+				when = tr[i].finished;
+		x[k] = when - t0;
+		y[k] = sum->sign * c[k].score;
+		ser[k] = f;
+		snprintf(tip, sizeof(tip), "%s %s: %s %.6g on valid after %.3g s",
+			 c[k].model, c[k].hex, sum->metric, y[k], x[k]);
+		if (!(tipbuf[k] = cfl_strdup(tip, err)))
+			goto out;
+		tips[k] = tipbuf[k];
+	}
+	o.tips = tips;
+	snprintf(title, sizeof(title), "the search: each candidate's %s on the "
+		 "validation part when it ended, the best so far as a line", sum->metric);
+	snprintf(yl, sizeof(yl), "valid %s (%s is better)", sum->metric,
+		 sum->sign > 0 ? "higher" : "lower");
+	if (cfl_svg_series(b, title, "seconds since the run's first trial started",
+			   yl, n_c, x, y, ser, nf, fam, &o))
+		goto nomem;
+	rc = 0;
+	goto out;
+nomem:
+	cfl_err_set(err, "out of memory");
+out:
+	for (size_t k = 0; tipbuf && k < n_c; k++)
+		free(tipbuf[k]);
+	free(tipbuf);
+	free(tips);
+	free(fam);
+	free(x);
+	free(y);
+	free(ser);
+	cfl_candidates_free(c, n_c);
+	cfl_trials_free(tr, n_tr);
+	return rc;
+}
+
+static int search_table(struct cfl_buf *b, const struct cfl_study_auto_summary *sum)
+{
+	if (cfl_buf_printf(b, "<table class=\"search\">\n<tr><th>model</th><th>"
+			      "candidates</th><th>done</th><th>failed</th><th>best"
+			      "</th><th>best valid %s</th><th>seconds</th></tr>\n",
+			   sum->metric))
+		return -1;
+	for (size_t i = 0; i < sum->n_families; i++) {
+		const struct cfl_study_auto_family *f = &sum->families[i];
+
+		if (cfl_buf_puts(b, "<tr><td>") || cfl_svg_escape(b, f->model) ||
+		    cfl_buf_printf(b, "</td><td class=\"num\">%zu</td><td class=\"num\">"
+				      "%zu</td><td class=\"num\">%zu</td><td>%s</td>"
+				      "<td class=\"num\">", f->n_cands, f->n_done,
+				   f->n_failed, f->best_hex[0] ? f->best_hex : "-") ||
+		    (f->best_hex[0] ? put_num(b, f->best_valid) : cfl_buf_puts(b, "-")) ||
+		    cfl_buf_printf(b, "</td><td class=\"num\">%.3f</td></tr>\n", f->seconds))
+			return -1;
+	}
+	return cfl_buf_puts(b, "</table>\n");
+}
+
+/* The candidates bagged: those with fold trials.  *ids malloc'd. */
+static int bag_ids(struct cfl_store *st, int64_t run_id, int64_t **ids,
+		   size_t *n, struct cfl_err *err)
+{
+	struct cfl_trial_info *tr = NULL;
+	size_t n_tr = 0;
+
+	*ids = NULL;
+	*n = 0;
+	if (cfl_store_trials(st, run_id, &tr, &n_tr, err) ||
+	    !(*ids = cfl_calloc(n_tr + 1, sizeof(int64_t), err))) {
+		cfl_trials_free(tr, n_tr);
+		return -1;
+	}
+	for (size_t i = 0; i < n_tr; i++)
+		if (tr[i].fold >= 0 && !has_id(*ids, *n, tr[i].cand_id))
+			(*ids)[(*n)++] = tr[i].cand_id;
+	cfl_trials_free(tr, n_tr);
+	return 0;
+}
+
+/* An auto run's page body: the leaderboard and its chart, the search per
+ * family, each bag's feature importance (one panel per bag, not per
+ * candidate searched), the ensembles' members. */
+static int auto_sections(struct cfl_buf *b, struct cfl_store *st,
+			 const struct cfl_run_info *run, struct cfl_err *err)
+{
+	struct cfl_study_auto_summary sum;
+	struct cfl_report_auto_entry *e = NULL;
+	struct cfl_buf s;
+	int64_t *bags = NULL;
+	size_t n_bags = 0;
+	int rc = -1;
+
+	if (cfl_report_auto_load(st, run, &sum, &e, err))
+		return -1;
+	cfl_buf_init(&s);
+	TRY(cfl_buf_puts(b, "<h2>Leaderboard</h2>\n<p class=\"note\">"));
+	TRY(cfl_report_auto_sentence(&sum, &s));	/* the text report's */
+	TRY(cfl_svg_escape(b, s.data));
+	TRY(cfl_buf_puts(b, "</p>\n"));
+	TRY(leaderboard_table(b, &sum, e));
+	TRY(leaderboard_chart(b, &sum));
+	TRY(cfl_buf_printf(b, "<h2>Search</h2>\n<p class=\"note\">Each family's "
+			      "candidates, scored by %s on the validation part; its "
+			      "best was bagged.</p>\n", sum.metric));
+	TRY(search_table(b, &sum));
+	if (search_chart(b, st, &sum, run->id, err))
+		goto out;
+	if (sum.n_unfinished)
+		TRY(cfl_buf_puts(b, "<p class=\"note\">The time limit stopped the folds "
+				    "still running; those bags are not ranked.</p>\n"));
+	if (bag_ids(st, run->id, &bags, &n_bags, err) ||
+	    feature_importance(b, st, run->id, bags, n_bags, err))
+		goto out;
+	TRY(cfl_buf_puts(b, "<h2>Ensembles of the bags</h2>\n"));
+	if (members_section(b, st, run->id, err))
+		goto out;
+	rc = 0;
+	goto out;
+nomem:
+	if (!err->msg[0])
+		cfl_err_set(err, "out of memory");
+out:
+	cfl_buf_release(&s);
+	free(bags);
+	cfl_report_auto_entries_free(e, sum.n_rows);
+	cfl_study_auto_summary_release(&sum);
+	return rc;
+}
+
 /* ---- html: the page ---- */
 
 int cfl_report_html(struct cfl_store *st, const struct cfl_run_info *run,
 		    struct cfl_buf *out, struct cfl_err *err)
 {
-	int tune = run->kind == CFL_RUN_TUNE;
+	int tune = run->kind == CFL_RUN_TUNE, autor = run->kind == CFL_RUN_AUTO;
 	enum cfl_store_split split = tune ? CFL_SPLIT_VALID : CFL_SPLIT_TEST;
 	struct cfl_metric_row *valid = NULL, *test = NULL;
 	size_t n_valid = 0, n_test = 0, n_ens = 0;
@@ -1215,24 +1499,29 @@ int cfl_report_html(struct cfl_store *st, const struct cfl_run_info *run,
 	TRY(config_fact(out, run->config));
 	TRY(cfl_buf_puts(out, "</dl>\n"));
 
-	TRY(cfl_buf_printf(out, "<h2>Results on the %s part</h2>\n",
-			   tune ? "validation" : "test"));
-	TRY(cfl_buf_printf(out, "<p class=\"note\">%s; for each metric the mean and "
-				"population std over the repeats and score = sign &times; "
-				"mean &minus; std. The best cell of each column is "
-				"highlighted.</p>\n",
-			   tune ? "One row per candidate (8-hex id of its parameters)"
-				: "One row per model, then one per ensemble"));
-	TRY(html_table(out, &t, ens, n_ens));
-
-	TRY(cfl_buf_puts(out, "<h2>Values over repeats</h2>\n"));
-	TRY(distributions(out, &t, ens, n_ens, tune ? "validation" : "test"));
-
-	if (n_ens) {
-		TRY(cfl_buf_puts(out, "<h2>Ensembles</h2>\n"));
-		TRY(ensembles_table(out, &t, ens, n_ens, valid, n_valid, test, n_test));
-		if (members_section(out, st, run->id, err))
+	if (autor) {	/* the leaderboard, not a table of mixed rows */
+		if (auto_sections(out, st, run, err))
 			goto out;
+	} else {
+		TRY(cfl_buf_printf(out, "<h2>Results on the %s part</h2>\n",
+				   tune ? "validation" : "test"));
+		TRY(cfl_buf_printf(out, "<p class=\"note\">%s; for each metric the mean and "
+					"population std over the repeats and score = sign &times; "
+					"mean &minus; std. The best cell of each column is "
+					"highlighted.</p>\n",
+				   tune ? "One row per candidate (8-hex id of its parameters)"
+					: "One row per model, then one per ensemble"));
+		TRY(html_table(out, &t, ens, n_ens));
+
+		TRY(cfl_buf_puts(out, "<h2>Values over repeats</h2>\n"));
+		TRY(distributions(out, &t, ens, n_ens, tune ? "validation" : "test"));
+
+		if (n_ens) {
+			TRY(cfl_buf_puts(out, "<h2>Ensembles</h2>\n"));
+			TRY(ensembles_table(out, &t, ens, n_ens, valid, n_valid, test, n_test));
+			if (members_section(out, st, run->id, err))
+				goto out;
+		}
 	}
 	if (tune) {
 		TRY(cfl_buf_puts(out, "<h2>Candidates</h2>\n"));
@@ -1246,7 +1535,7 @@ int cfl_report_html(struct cfl_store *st, const struct cfl_run_info *run,
 			TRY(html_table(out, &tt, ens, n_ens));
 		}
 	}
-	if (!tune && feature_importance(out, st, run->id, err))
+	if (!tune && !autor && feature_importance(out, st, run->id, NULL, 0, err))
 		goto out;
 	if (cfl_store_trials(st, run->id, &trs, &n_trs, err) ||
 	    cfl_store_attempts(st, run->id, &ats, &n_ats, err))

@@ -46,6 +46,15 @@ void cfl_report_members_release(struct report_members *ms);
 int cfl_report_members_parse(const char *text, struct report_members *ms /* OUT */,
 			     struct cfl_err *err);
 
+/* ---- auto's leaderboard (auto_report.c) ---- */
+
+struct cfl_study_auto_summary;
+
+/* The rule sum's leaderboard is ranked by, as one plain sentence (no line
+ * break), appended to b.  0, or -1 on allocation failure. */
+int cfl_report_auto_sentence(const struct cfl_study_auto_summary *sum,
+			     struct cfl_buf *b);
+
 /* ---- hyper-parameter importance (importance.c) ---- */
 
 /* Fits cfl's forest on x (n, d) -> y (n scores) and fills imp (d) with each

@@ -634,3 +634,146 @@ int cfl_svg_timeline(struct cfl_buf *b, const char *title, size_t n_lanes,
 #undef TX
 	return cfl_buf_puts(b, "</svg>\n");
 }
+
+/* ---- svg: series of points (auto's leaderboard and search) ---- */
+
+static const char *const palette[] = {
+	"#4c78a8", "#e45756", "#54a24b", "#f58518", "#b279a2",
+	"#72b7b2", "#9d755d", "#eeca3b",
+};
+#define N_PALETTE (sizeof(palette) / sizeof(palette[0]))
+
+int cfl_svg_series(struct cfl_buf *b, const char *title, const char *xlabel,
+		   const char *ylabel, size_t n, const double *x, const double *y,
+		   const size_t *series, size_t n_series,
+		   const char *const *series_names,
+		   const struct svg_series_opts *o)
+{
+	const double w = 720, h = 360, left = 70, right = 150, top = 34,
+		     bottom = 52;
+	const double pw = w - left - right, ph = h - top - bottom;
+	double xlo = INFINITY, xhi = -INFINITY, ylo = INFINITY, yhi = -INFINITY;
+	double nxlo, nxhi, xstep, nylo, nyhi, ystep;
+	size_t n_ok = 0, *order = NULL;
+	struct cfl_err ignored;
+	int rc = -1;
+
+	for (size_t i = 0; i < n; i++) {
+		if (!isfinite(x[i]) || !isfinite(y[i]))
+			continue;
+		xlo = fmin(xlo, x[i]);
+		xhi = fmax(xhi, x[i]);
+		ylo = fmin(ylo, y[i]);
+		yhi = fmax(yhi, y[i]);
+		n_ok++;
+	}
+	if (!n_ok)
+		return empty_chart(b, title);
+	if (o->diagonal) {	/* one scale on both axes */
+		xlo = ylo = fmin(xlo, ylo);
+		xhi = yhi = fmax(xhi, yhi);
+	}
+	cfl_svg_nice_range(ylo, yhi, 5, &nylo, &nyhi, &ystep);
+	cfl_svg_nice_range(xlo, xhi, 6, &nxlo, &nxhi, &xstep);
+#define PX(v) (left + ((v) - nxlo) / (nxhi - nxlo) * pw)
+#define PY(v) (top + ph - ((v) - nylo) / (nyhi - nylo) * ph)
+	if (begin(b, (int)w, (int)h, title))
+		return -1;
+	for (double t = nylo; t <= nyhi + ystep * 1e-9; t += ystep)
+		if (cfl_buf_printf(b, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" "
+				      "stroke=\"" C_GRID "\"/>\n<text x=\"%.1f\" y=\"%.1f\" "
+				      "text-anchor=\"end\" fill=\"" C_AXIS "\">",
+				   left, PY(t), left + pw, PY(t), left - 6, PY(t) + 4) ||
+		    put_tick(b, t, ystep) || cfl_buf_puts(b, "</text>\n"))
+			return -1;
+	for (double t = nxlo; t <= nxhi + xstep * 1e-9; t += xstep)
+		if (cfl_buf_printf(b, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" "
+				      "stroke=\"" C_GRID "\"/>\n<text x=\"%.1f\" y=\"%.1f\" "
+				      "text-anchor=\"middle\" fill=\"" C_AXIS "\">",
+				   PX(t), top, PX(t), top + ph, PX(t), top + ph + 16) ||
+		    put_tick(b, t, xstep) || cfl_buf_puts(b, "</text>\n"))
+			return -1;
+	if (cfl_buf_printf(b, "<path d=\"M%.1f %.1fV%.1fH%.1f\" fill=\"none\" "
+			      "stroke=\"" C_AXIS "\"/>\n", left, top, top + ph, left + pw) ||
+	    text(b, left + pw / 2, h - 12, "middle", NULL, xlabel) ||
+	    cfl_buf_printf(b, "<text transform=\"translate(16 %.1f) rotate(-90)\" "
+			      "text-anchor=\"middle\">", top + ph / 2) ||
+	    cfl_svg_escape(b, ylabel) || cfl_buf_puts(b, "</text>\n"))
+		return -1;
+	if (o->diagonal &&
+	    cfl_buf_printf(b, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" "
+			      "stroke=\"#bbb\" stroke-dasharray=\"4 3\"/>\n",
+			   PX(fmax(nxlo, nylo)), PY(fmax(nxlo, nylo)),
+			   PX(fmin(nxhi, nyhi)), PY(fmin(nxhi, nyhi))))
+		return -1;
+	if (!(order = cfl_calloc(n + 1, sizeof(size_t), &ignored)))
+		return -1;
+	for (size_t s = 0; o->best_line && s < n_series; s++) {
+		size_t k = 0;
+		double run = 0;
+
+		for (size_t i = 0; i < n; i++)
+			if (series[i] == s && isfinite(x[i]) && isfinite(y[i]))
+				order[k++] = i;
+		if (!k)
+			continue;
+		qsort_r(order, k, sizeof(size_t), cmp_by_x, (void *)x);
+		if (cfl_buf_printf(b, "<path fill=\"none\" stroke=\"%s\" stroke-width="
+				      "\"1.5\" d=\"", palette[s % N_PALETTE]))
+			goto out;
+		for (size_t i = 0; i < k; i++) {
+			size_t p = order[i];
+
+			if (!i) {
+				run = y[p];
+				if (cfl_buf_printf(b, "M%.1f %.1f", PX(x[p]), PY(run)))
+					goto out;
+				continue;
+			}
+			if (cfl_buf_printf(b, "H%.1f", PX(x[p])))
+				goto out;
+			if (o->sign * y[p] > o->sign * run) {
+				run = y[p];
+				if (cfl_buf_printf(b, "V%.1f", PY(run)))
+					goto out;
+			}
+		}
+		if (cfl_buf_puts(b, "\"/>\n"))
+			goto out;
+	}
+	for (size_t i = 0; i < n; i++) {
+		if (!isfinite(x[i]) || !isfinite(y[i]))
+			continue;
+		if (cfl_buf_printf(b, "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"4\" fill=\"%s\" "
+				      "fill-opacity=\"0.75\">", PX(x[i]), PY(y[i]),
+				   palette[series[i] % N_PALETTE]) ||
+		    tip(b, o->tips ? o->tips[i] : NULL) || cfl_buf_puts(b, "</circle>\n"))
+			goto out;
+		if (o->labels && o->labels[i] &&
+		    text(b, PX(x[i]) + 6, PY(y[i]) - 5, "start",
+			 " font-size=\"10\" fill=\"#333\"", o->labels[i]))
+			goto out;
+	}
+	if (o->ring >= 0 && (size_t)o->ring < n && isfinite(x[o->ring]) &&
+	    isfinite(y[o->ring]) &&
+	    cfl_buf_printf(b, "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"8\" fill=\"none\" "
+			      "stroke=\"" C_ENSEMBLE "\" stroke-width=\"2\"/>\n",
+			   PX(x[o->ring]), PY(y[o->ring])))
+		goto out;
+	for (size_t s = 0; s < n_series; s++) {
+		double ly = top + 8 + 18 * (double)s;
+
+		if (cfl_buf_printf(b, "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"5\" fill=\"%s\"/>\n",
+				   left + pw + 16, ly, palette[s % N_PALETTE]) ||
+		    text(b, left + pw + 26, ly + 4, "start", NULL, series_names[s]))
+			goto out;
+	}
+	if (cfl_buf_puts(b, "</svg>\n"))
+		goto out;
+#undef PX
+#undef PY
+	rc = 0;
+out:
+	free(order);
+	return rc;
+}

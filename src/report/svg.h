@@ -87,4 +87,24 @@ struct svg_span {
 int cfl_svg_timeline(struct cfl_buf *b, const char *title, size_t n_lanes,
 		 const char *const *lanes, size_t n, const struct svg_span *spans);
 
+/* What cfl_svg_series draws beside the points. */
+struct svg_series_opts {
+	int sign;		/* +1: higher y is better, -1: lower */
+	int best_line;		/* per series the best y so far in order of x,
+				 * as a step line (a search over time) */
+	int diagonal;		/* the line y = x (two scores of one thing) */
+	long ring;		/* the point ringed (rank 1), or -1 */
+	const char *const *labels;	/* (n) a text beside each point, or NULL */
+	const char *const *tips;	/* (n) tooltips, or NULL */
+};
+
+/* Points (x[i], y[i]) of n_series series, point i in series[i], each series
+ * its own colour and named in a legend; non-finite points are left out.
+ * 720 x 360 px. */
+int cfl_svg_series(struct cfl_buf *b, const char *title, const char *xlabel,
+		   const char *ylabel, size_t n, const double *x, const double *y,
+		   const size_t *series, size_t n_series,
+		   const char *const *series_names,
+		   const struct svg_series_opts *o);
+
 #endif

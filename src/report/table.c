@@ -11,6 +11,7 @@
 #include "cfl/report.h"
 #include "cfl/metrics.h"
 
+#include <float.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -165,6 +166,20 @@ void cfl_table_compute(struct cfl_table *t)
 			struct cfl_metric_stats st;
 
 			cfl_metric_stats(r->values[m], r->n_values[m], t->signs[m], &st);
+			/* Equal values summed and divided leave a std of float
+			 * noise (1.1e-16 for five 0.9722...): it is 0, shown
+			 * and compared as 0 in every format. */
+			if (isfinite(st.std) && st.std > 0 &&
+			    st.std <= 16 * DBL_EPSILON * fabs(st.mean)) {
+				size_t k = 1, n = r->n_values[m];
+
+				while (k < n && r->values[m][k] == r->values[m][0])
+					k++;
+				if (k == n)	/* all equal: the value itself */
+					st.mean = r->values[m][0];
+				st.std = 0;
+				st.score = t->signs[m] * st.mean;
+			}
 			r->mean[m] = st.mean;
 			r->std[m] = st.std;
 			r->score[m] = st.score;

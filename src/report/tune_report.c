@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cfl/hpo.h"
 #include "cfl/metrics.h"
 #include "internal.h"
 
@@ -158,6 +159,104 @@ static void params_block(const struct cfl_table *t,
 	}
 }
 
+/* ---- what the search could not do ---- */
+
+/* The points of a finite space as the search sees them (a grid: each
+ * continuous range its grid_points), or 0 when it has a continuous range
+ * the search samples (no end). */
+static double space_points(const struct cfl_space *sp, int grid, long grid_points)
+{
+	double n = 1;
+
+	for (size_t i = 0; i < sp->n_params; i++) {
+		const struct cfl_space_param *q = &sp->params[i];
+
+		if (q->dist == CFL_DIST_CHOICE)
+			n *= (double)q->n_choices;
+		else if (q->dist == CFL_DIST_INT || q->integer)
+			n *= grid && grid_points > 0
+			     ? fmin((double)grid_points, floor(q->hi) - ceil(q->lo) + 1)
+			     : floor(q->hi) - ceil(q->lo) + 1;
+		else if (q->dist != CFL_DIST_FIXED)
+			n *= grid && grid_points > 0 ? (double)grid_points : 0;
+	}
+	return n;
+}
+
+/* 1 when v is at bound b of q's range: equal for integers, within a
+ * millionth of the range (in logs for loguniform) otherwise, since values
+ * are stored rounded. */
+static int at_bound(const struct cfl_space_param *q, double v, double b)
+{
+	if (q->dist == CFL_DIST_INT || q->integer)
+		return fabs(v - b) < 0.5;
+	if (q->dist == CFL_DIST_LOGUNIFORM && v > 0 && b > 0)
+		return fabs(log(v) - log(b)) <= 1e-6 * (log(q->hi) - log(q->lo));
+	return fabs(v - b) <= 1e-6 * (q->hi - q->lo);
+}
+
+/* Under the Best Parameters: when the space had fewer points than
+ * --num-search (the search asked each once and stopped), and each numeric
+ * parameter of the best candidate at a bound of its range (a better value
+ * may lie beyond it). */
+static void search_notes(const char *config, const struct cfl_candidate_info *best,
+			 size_t n_cands, struct cfl_buf *out)
+{
+	struct cfl_space sp;
+	struct cfl_err ignored;
+	char *text, buf[64];
+	long num_search, grid_points;
+	int grid;
+	double n;
+
+	cfl_report_config_get(config, "num_search", buf, sizeof(buf));
+	num_search = atol(buf);
+	cfl_report_config_get(config, "grid_points", buf, sizeof(buf));
+	grid_points = atol(buf);
+	cfl_report_config_get(config, "method", buf, sizeof(buf));
+	grid = !strcmp(buf, "grid");
+	if (!(text = malloc(4096)))
+		return;
+	cfl_report_config_get(config, "space", text, 4096);
+	for (char *p = text; *p; p++)
+		if (*p == ';')
+			*p = '\n';
+	cfl_space_init(&sp);
+	if (!text[0] || cfl_space_parse(&sp, "the run's search space", text,
+					strlen(text), NULL, &ignored)) {
+		free(text);
+		return;
+	}
+	free(text);
+	n = space_points(&sp, grid, grid_points);
+	if (n > 0 && n < (double)num_search && n_cands < (size_t)num_search)
+		cfl_buf_printf(out, "\nThe space has %.0f point%s, fewer than --num-search "
+			       "%ld: the search\ntried %s and stopped.\n", n,
+			       n == 1 ? "" : "s", num_search,
+			       n == 1 ? "it" : "each once");
+	for (size_t i = 0; best && i < sp.n_params; i++) {
+		const struct cfl_space_param *q = &sp.params[i];
+		const char *v = cfl_params_get(&best->kv, q->name);
+		char *end;
+		double x;
+
+		if (!v || (q->dist != CFL_DIST_UNIFORM && q->dist != CFL_DIST_LOGUNIFORM &&
+			   q->dist != CFL_DIST_INT))
+			continue;
+		x = strtod(v, &end);
+		if (*end || !(at_bound(q, x, q->lo) || at_bound(q, x, q->hi)))
+			continue;
+		cfl_buf_printf(out, "\nnote: the best candidate's %s = %s is the %s bound of "
+			       "its range\n  %s(%g, %g): a better value may lie "
+			       "beyond it; widen the range.\n", q->name, v,
+			       at_bound(q, x, q->lo) ? "lower" : "upper",
+			       q->dist == CFL_DIST_UNIFORM ? "uniform"
+			       : q->dist == CFL_DIST_LOGUNIFORM ? "loguniform" : "int",
+			       q->lo, q->hi);
+	}
+	cfl_space_release(&sp);
+}
+
 int cfl_report_tune(struct cfl_store *st, const struct cfl_run_info *info,
 		    enum cfl_table_format fmt, const struct cfl_table_style *style,
 		    struct cfl_buf *out, struct cfl_err *err)
@@ -262,6 +361,7 @@ int cfl_report_tune(struct cfl_store *st, const struct cfl_run_info *info,
 		cfl_buf_puts(out, "no candidate succeeded\n");
 	}
 	cfl_buf_puts(out, "~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~\n");
+	search_notes(config, best >= 0 ? &cands[best] : NULL, n_cands, out);
 
 	/* the refit of the best on the test part */
 	free(rows);

@@ -131,7 +131,7 @@ test_auto_end_to_end() {
 	# sorted by the out-of-fold score, top's with the credit the table
 	# says, the one stored (tests/unit/test_bundle.c works its value out
 	# again from the stored predictions)
-	credit=$(sed -n 's/^ best entry.s, \([0-9.]*\), added to its oof.*/\1/p' <<<"$out")
+	credit=$(tr '\n' ' ' <<<"$out" | sed -n 's/.*against the best entry.s (\([0-9.]*\)).*/\1/p')
 	[ -n "$credit" ] || fail "no credit line: $out"
 	[ "$(sqlite3 a.db "select printf('%.6f', c.credit) from ensemble_credit c
 		join ensembles e on e.id = c.ensemble where e.name = 'top'")" = "$credit" ] ||
@@ -151,8 +151,8 @@ test_auto_end_to_end() {
 	sqlite3 a.db "delete from ensemble_credit; delete from ensembles where name = 'top'"
 	run "$CFL" report w --db a.db
 	expect_rc 0
-	credit=$(sed -n 's/^(mean ranks with one standard error, \([0-9.]*\),.*/\1/p' <<<"$out")
-	awk -v c="${credit:-0}" -v n="$(sed -n 's/^ best.s accuracy over \([0-9]*\) training rows.*/\1/p' <<<"$out")" '
+	credit=$(tr '\n' ' ' <<<"$out" | sed -n 's/.*mean.s score credited with one standard error of the best accuracy over [0-9]* training rows (\([0-9.]*\)).*/\1/p')
+	awk -v c="${credit:-0}" -v n="$(tr '\n' ' ' <<<"$out" | sed -n 's/.*the best accuracy over \([0-9]*\) training rows.*/\1/p')" '
 		/^Leaderboard/ {on = 1; next}
 		on && /^[0-9]+ / {if ($4 > p) p = $4} /^$/ {on = 0}
 		END {if (c == 0) exit !(p == 1); se = sqrt(p * (1 - p) / n)
@@ -171,7 +171,7 @@ test_auto_end_to_end() {
 test_auto_family_stops_when_no_better() {
 	local lin fc after
 	run "$CFL" auto "$ROOT/datasets/iris.csv" --models linear,fcnn --time-limit "$(lim 10)" \
-		--num-jobs 2 --db s.db --name s
+		--num-jobs 2 --db s.db --name s -v
 	expect_rc 0
 	expect_err "linear: 10 candidates in a row no better than its best; its search stops"
 	# linear's first round: after its best (the first of the best
@@ -320,7 +320,7 @@ test_auto_refit() {
 	local names e
 	iris_split train.csv test.csv
 	run "$CFL" auto train.csv --test test.csv --models linear,tree --time-limit "$(lim 5)" \
-		--num-jobs 2 --db s.db --name s --save s.cfl --refit
+		--num-jobs 2 --db s.db --name s --save s.cfl --refit -v
 	expect_rc 0
 	expect_err "refit on every training row: done"
 	grep -q '^refit=1$' <<<"$(sqlite3 s.db "select config from runs")" ||
@@ -478,4 +478,43 @@ test_repeat_time_limit_usage() {
 	expect_err "--time-limit"
 	run "$CFL" repeat --help
 	expect_out "--time-limit"
+}
+
+# auto's stderr: by default one line per family and round of the search
+# (-v: one per candidate); on a terminal a live line (phase, family,
+# candidates, elapsed, time left) drawn first when the pool starts, before
+# any candidate is scored, within 80 columns; none with -q or in a pipe
+test_auto_progress_lines() {
+	local lines
+	run "$CFL" auto "$ROOT/datasets/iris.csv" --models linear,tree --time-limit "$(lim 6)" \
+		--num-jobs 2 --db p.db --name p
+	expect_rc 0
+	grep -q '^linear, round 1: [0-9]* candidates, best acc [0-9.]* on valid$' <<<"$err" ||
+		fail "no family line: ${err:0:600}"
+	grep -q '^  linear [0-9a-f]*: acc' <<<"$err" && fail "a line per candidate without -v"
+	# one line per family per round
+	lines=$(grep -c '^linear, round 1:' <<<"$err")
+	[ "$lines" = 1 ] || fail "$lines lines for linear's first round"
+	grep -q $'\033' <<<"$err" && fail "escapes into a pipe"
+	run "$CFL" auto "$ROOT/datasets/iris.csv" --models linear,tree --time-limit "$(lim 6)" \
+		--num-jobs 2 --db p.db --name p2 -v
+	expect_rc 0
+	grep -q '^  linear [0-9a-f]*: acc [0-9.]* on valid (best' <<<"$err" || fail "-v: no candidate lines"
+	command -v script >/dev/null || skip "no script(1) for a terminal"
+	script -qfec "stty cols 80 rows 24; $CFL auto $ROOT/datasets/iris.csv --models linear,tree --time-limit $(lim 6) --num-jobs 2 --db p.db --name p3 >/dev/null" tty.log >/dev/null 2>&1 ||
+		fail "cfl auto on a terminal failed: $(cat tty.log)"
+	tr '\r' '\n' <tty.log | sed 's/^\x1b\[K//' >tty.txt
+	grep -q '^auto: search linear, [0-9]* candidates so far, [0-9:]* elapsed, [0-9:]* left' tty.txt ||
+		fail "no live line: $(head -c 600 tty.txt)"
+	grep -q '^auto: bags [0-9]*/[0-9]* folds' tty.txt || fail "no bags in the live line"
+	# the first live line comes when the pool starts, before any
+	# candidate is scored
+	[ "$(grep -m1 '^auto: ' tty.txt)" = "$(grep -m1 '^auto: search' tty.txt)" ] || fail "first live line"
+	grep -m1 '^auto: ' tty.txt | grep -q '^auto: search, 00:0[0-9] elapsed' ||
+		fail "the first live line is not drawn at the start: $(grep -m1 '^auto: ' tty.txt)"
+	grep '^auto: ' tty.txt | awk 'length > 79 {exit 1}' || fail "a live line over 79 columns"
+	script -qfec "stty cols 80 rows 24; $CFL auto $ROOT/datasets/iris.csv --models linear,tree --time-limit $(lim 6) --num-jobs 2 --db p.db --name p4 -q >/dev/null" q.log >/dev/null 2>&1 ||
+		fail "cfl auto -q on a terminal failed"
+	grep -q 'auto: ' q.log && fail "-q: a live line: $(cat q.log)"
+	true
 }

@@ -76,7 +76,7 @@ test_bundle_show_and_list() {
 	expect_out "bundle of repeat run"
 	expect_out "linear#1"
 	expect_out "stacking"
-	expect_out "valid acc"
+	expect_out "test acc"
 	expect_out "models (id trial model repeat fold):"
 	# with --folds a repeat's member is its 3 fold models
 	grep -q '^  linear#0 .* 1+2+3$' <<<"$out" || fail "fold members: $out"
@@ -233,4 +233,18 @@ test_bundle_tune_save_reproduces_the_refit() {
 	run "$CFL" tune --command 'echo 1' --params p.params --save x.cfl
 	expect_rc 2
 	expect_err "--save writes models"
+}
+
+# A repeat run without a validation part: `bundle show` does not say its
+# default row was the best on valid, nor list "valid acc nan" scores
+test_bundle_show_without_validation() {
+	run "$CFL" repeat "$ROOT/datasets/iris.csv" --models linear,tree --num-repeat 2 \
+		--db r.db --name r --save r.cfl -q
+	expect_rc 0
+	run "$CFL" bundle show r.cfl
+	expect_rc 0
+	expect_out "default row 'mean' (the mean: no validation part to choose on)"
+	grep -q "on valid" <<<"$out" && fail "says 'on valid': $out"
+	grep -q "nan" <<<"$out" && fail "lists nan scores: $out"
+	true
 }

@@ -187,10 +187,20 @@ for t, c in zip(study.trials, cands):
     assert len(t.user_attrs["seeds"]) >= 1 and "valid_" + "acc" in t.user_attrs
     assert t.datetime_start is not None and t.datetime_complete >= t.datetime_start
 assert study.direction == optuna.study.StudyDirection.MAXIMIZE
-imp = optuna.importance.get_param_importances(study)
-assert len(imp) >= 1 and abs(sum(imp.values()) - 1) < 1e-6, imp
-df = study.trials_dataframe()
-assert len(df) == len(cands)
+try:
+    import sklearn  # Optuna's importances (fANOVA) need it
+except ImportError:
+    print("no sklearn: importances not checked")
+else:
+    imp = optuna.importance.get_param_importances(study)
+    assert len(imp) >= 1 and abs(sum(imp.values()) - 1) < 1e-6, imp
+try:
+    import pandas  # trials_dataframe needs it
+except ImportError:
+    print("no pandas: trials_dataframe not checked")
+else:
+    df = study.trials_dataframe()
+    assert len(df) == len(cands)
 print("ok", len(cands), study.best_value)
 EOF
 	expect_rc 0
@@ -253,4 +263,94 @@ assert d["epochs"].choices == (4,), d["epochs"]
 print("ok")'
 	expect_rc 0
 	expect_out ok
+}
+
+# cfl export of an auto run: its leaderboard as a data frame (a row per
+# entry in rank order, as AutoGluon's leaderboard()), --table trials for
+# its trials; a leaderboard of another kind of run is refused
+test_export_auto_leaderboard() {
+	need_python
+	"$CFL" auto --help >/dev/null 2>&1 || skip "cfl has no auto command"
+	run "$CFL" auto "$ROOT/datasets/iris.csv" --models linear,tree --time-limit 4 \
+		--num-jobs 2 --db a.db --name a
+	expect_rc 0
+	names=$(awk '/^rank entry/ {on = 1; next} on && /^[0-9]+ / {print $2} /^$/ {on = 0}' <<<"$out")
+	run "$CFL" export a --db a.db
+	expect_rc 0
+	[ "$(printf '%s\n' "$out" | py -c 'import csv,sys; [print(r["entry"]) for r in csv.DictReader(sys.stdin)]')" = "$names" ] ||
+		fail "csv leaderboard: $out"
+	run "$CFL" export a --db a.db --format json --out lb.json
+	expect_rc 0
+	[ "$(py -c 'import json; d = json.load(open("lb.json")); assert [r["rank"] for r in d] == list(range(1, len(d) + 1)); [print(r["entry"]) for r in d]')" = "$names" ] ||
+		fail "json leaderboard: $(cat lb.json)"
+	if py -c 'import pandas' 2>/dev/null; then
+		py -c 'import pandas as pd; d = pd.read_json("lb.json"); assert list(d.columns[:8]) == ["rank", "entry", "kind", "method", "metric", "oof", "valid", "test"], d.columns' ||
+			fail "pandas does not read the leaderboard"
+	fi
+	run "$CFL" export a --db a.db --table trials
+	expect_rc 0
+	expect_out "number,trial,run,model,candidate"
+	export_fixture
+	run "$CFL" export --db x.db --table leaderboard
+	expect_rc 1
+	expect_err "only an auto run has a leaderboard"
+	run "$CFL" export a --db a.db --table nope
+	expect_rc 2
+}
+
+# A lower-is-better metric goes to Optuna as MINIMIZE with the metric's own
+# values (mse > 0, not cfl's negative score), cfl's score kept as the user
+# attribute cfl_score; Optuna's best trial is cfl's best candidate.  The
+# trial table carries Optuna's value and state columns and ISO datetimes.
+test_export_optuna_minimize_and_trial_value_state() {
+	need_optuna
+	run "$CFL" tune "$ROOT/datasets/diabetes.csv" --model linear --num-search 5 \
+		--num-repeat 2 --db m.db --name m -q
+	expect_rc 0
+	sqlite3 -json m.db "SELECT c.seq, c.score FROM candidates c ORDER BY c.seq" >cands.json
+	run "$CFL" export m --db m.db --format optuna --out study.db
+	expect_rc 0
+	run py - <<'PY'
+import json, optuna
+optuna.logging.set_verbosity(optuna.logging.WARNING)
+cands = json.load(open("cands.json"))
+study = optuna.load_study(study_name="m", storage="sqlite:///study.db")
+assert study.direction == optuna.study.StudyDirection.MINIMIZE, study.direction
+scored = [c for c in cands if c["score"] is not None]
+assert len(scored) >= 2, cands
+for t, c in zip(study.trials, cands):
+    if c["score"] is None:
+        continue
+    assert t.value > 0 and abs(t.value + c["score"]) < 1e-9 * abs(c["score"]), (t.value, c)
+    assert t.user_attrs["cfl_score"] == c["score"], (t.user_attrs, c)
+best = max(scored, key=lambda c: c["score"])  # cfl's best: the highest score
+assert study.best_trial.number == best["seq"], (study.best_trial.number, best)
+assert abs(study.best_value + best["score"]) < 1e-9 * abs(best["score"])
+print("ok")
+PY
+	expect_rc 0
+	expect_out ok
+	run "$CFL" export m --db m.db --out t.csv
+	expect_rc 0
+	run py - <<'PY'
+import csv, datetime
+rows = list(csv.DictReader(open("t.csv", newline="")))
+for r in rows:
+    assert r["state"] == ("COMPLETE" if r["status"] == "done" else "FAIL"), r
+    if r["phase"] == "search" and r["status"] == "done":
+        assert r["value"] == r["valid_mse"] and float(r["value"]) > 0, r
+    if r["phase"] == "refit" and r["status"] == "done":
+        assert r["value"] == r["test_mse"], r
+    s = datetime.datetime.fromisoformat(r["datetime_start"])
+    e = datetime.datetime.fromisoformat(r["datetime_complete"])
+    assert s.tzinfo is not None and e >= s, r
+print("ok")
+PY
+	expect_rc 0
+	expect_out ok
+	if py -c 'import pandas' 2>/dev/null; then
+		run py -c 'import pandas as pd; d = pd.read_csv("t.csv", parse_dates=["datetime_start", "datetime_complete"]); assert str(d["datetime_start"].dtype).startswith("datetime64"), d.dtypes; assert (d["datetime_complete"] >= d["datetime_start"]).all(); print("ok")'
+		expect_rc 0
+		expect_out ok
+	fi
 }

@@ -115,3 +115,72 @@ test_report_empty_database() {
 	expect_rc 1
 	expect_err "no runs"
 }
+
+# An auto run's report opens with the leaderboard in every format, its
+# rows in the order and with the numbers `cfl auto` printed, the ranking
+# rule said in one sentence above it (not a table of family rows mixing
+# different candidates' trials with the bags)
+test_report_auto_leaderboard_every_format() {
+	"$CFL" auto --help >/dev/null 2>&1 || skip "cfl has no auto command"
+	run "$CFL" auto "$ROOT/datasets/iris.csv" --models linear,tree --time-limit 4 \
+		--num-jobs 2 --db a.db --name a
+	expect_rc 0
+	board=$out
+	[ "$(sed -n 1p <<<"$board")" = "Leaderboard by acc" ] || fail "first line: $board"
+	sed -n 2p <<<"$board" | grep -q "^Ranked by acc on the out-of-fold predictions" ||
+		fail "no ranking sentence above the table: $board"
+	names=$(awk '/^rank entry/ {on = 1; next} on && /^[0-9]+ / {print $2} /^$/ {on = 0}' <<<"$board")
+	[ -n "$names" ] || fail "no rows: $board"
+	awk 'length > 80 {exit 1}' <<<"$board" || fail "a line over 80 columns: $board"
+	run "$CFL" report a --db a.db
+	expect_rc 0
+	[ "$out" = "$board" ] || fail "report differs from the run's output"
+	run "$CFL" report a --db a.db --format md
+	expect_rc 0
+	[ "$(sed -n 1p <<<"$out")" = "### Leaderboard by acc" ] || fail "md: $out"
+	[ "$(grep -m1 '^| rank' <<<"$out")" = "| rank | entry | kind | oof | valid | test | seconds | members |" ] ||
+		fail "md header: $out"
+	[ "$(awk -F' [|] ' '/^[|] [0-9]+ [|]/ {gsub(/\*/, "", $2); print $2}' <<<"$out")" = "$names" ] ||
+		fail "md rows differ from the run's: $out"
+	run "$CFL" report a --db a.db --format csv
+	expect_rc 0
+	[ "$(sed -n 1p <<<"$out")" = "rank,entry,kind,method,metric,oof,valid,test,seconds,trials,members,rank_oof,credit" ] ||
+		fail "csv header: $out"
+	[ "$(printf '%s\n' "$out" | python3 -c 'import csv,sys; [print(r["entry"]) for r in csv.DictReader(sys.stdin)]')" = "$names" ] ||
+		fail "csv rows differ from the run's: $out"
+	# the oof column of csv is the text's (6 decimals)
+	[ "$(printf '%s\n' "$out" | python3 -c 'import csv,sys; [print("%.6f" % float(r["oof"])) for r in csv.DictReader(sys.stdin)]')" = \
+	  "$(awk '/^rank entry/ {on = 1; next} on && /^[0-9]+ / {print $4} /^$/ {on = 0}' <<<"$board")" ] ||
+		fail "csv oof differs from the text's"
+	run "$CFL" report a --db a.db --format json
+	expect_rc 0
+	[ "$(printf '%s\n' "$out" | python3 -c 'import json,sys; d=json.load(sys.stdin); assert list(d)[:4] == ["metric", "sign", "ranking", "leaderboard"], list(d); [print(r["entry"]) for r in d["leaderboard"]]')" = "$names" ] ||
+		fail "json leaderboard differs from the run's: $out"
+}
+
+# tune says when its space has fewer points than --num-search (the search
+# stops after each once) and when the best candidate sits on a bound of a
+# numeric range; a grid of 2 points per range puts every candidate on one
+test_report_tune_small_space_and_bound() {
+	"$CFL" tune --help >/dev/null 2>&1 || skip "cfl has no tune command"
+	printf 'l2 = loguniform(1000, 100000)\n' >g.params
+	run "$CFL" tune "$ROOT/datasets/iris.csv" --model linear --params g.params --method grid \
+		--grid-points 2 --num-search 10 --num-repeat 1 --db t.db --name g -q
+	expect_rc 0
+	expect_out "The space has 2 points, fewer than --num-search 10: the search"
+	expect_out "note: the best candidate's l2 = 1000 is the lower bound of its range"
+	awk 'length > 80 {exit 1}' <<<"$(sed -n '/^The space has/,/^The best candidate refit/p' <<<"$out")" ||
+		fail "a note over 80 columns"
+	run "$CFL" report g --db t.db
+	expect_rc 0
+	expect_out "The space has 2 points, fewer than --num-search 10: the search"
+	expect_out "note: the best candidate's l2 = 1000 is the lower bound of its range"
+	# a space with more points than --num-search, best inside its range:
+	# no note
+	printf 'l2 = loguniform(0.001, 1000)\n' >w.params
+	run "$CFL" tune "$ROOT/datasets/iris.csv" --model linear --params w.params --method grid \
+		--grid-points 3 --num-search 2 --num-repeat 1 --db t.db --name w -q
+	expect_rc 0
+	grep -q "^The space has" <<<"$out" && fail "a space note for 3 points and --num-search 2"
+	true
+}

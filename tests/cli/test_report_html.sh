@@ -399,3 +399,50 @@ test_report_html_new_plots_render() {
 	done
 	[ "$seen" = 5 ] || fail "$seen charts checked"
 }
+
+# An auto run's page: the leaderboard first (its table and the chart of
+# out-of-fold against test), the search per family, one importance panel
+# per bag (not per candidate searched: 111 panels and 38,700 px before),
+# the ensembles' members; a few screens tall in Chromium.
+test_report_html_of_an_auto_run() {
+	"$CFL" auto --help >/dev/null 2>&1 || skip "cfl has no auto command"
+	run "$CFL" auto "$ROOT/datasets/wine.csv" --time-limit 10 --db a.db --name w -q
+	expect_rc 0
+	n_bags=$(awk '/^rank entry/ {on = 1; next} on && $3 == "bag" {n++} /^$/ {on = 0} END {print n + 0}' <<<"$out")
+	[ "$n_bags" -ge 1 ] || fail "no bag: $out"
+	run "$CFL" report w --db a.db --format html --out out
+	expect_rc 0
+	grep -q '<h2>Leaderboard</h2>' out/w.html || fail "no leaderboard"
+	grep -q '<table class="leaderboard">' out/w.html || fail "no leaderboard table"
+	grep -q 'out of fold (what ranked it) and on test' out/w.html || fail "no leaderboard chart"
+	grep -q '<table class="search">' out/w.html || fail "no search table"
+	grep -q 'the search: each candidate' out/w.html || fail "no search chart"
+	grep -q '<table class="results">' out/w.html && fail "the mixed results table is back"
+	panels=$(grep -o 'aria-label="[^"]*impurity importance by input column' out/w.html | wc -l)
+	# trees, forests and gbdt store impurity importance: one panel per
+	# such bag at most
+	[ "$panels" -le "$n_bags" ] || fail "$panels importance panels for $n_bags bags"
+	[ "$panels" -ge 1 ] || fail "no importance panel"
+	grep -q '<details class="members">' out/w.html || fail "no ensemble members"
+	[ -n "$(chromium_bin)" ] || skip "chromium is not installed (the page height is not measured)"
+	h=$(page_height out/w.html)
+	[ -n "$h" ] || fail "no height measured"
+	# a screen is about 900 px: four at most
+	[ "$h" -le 3600 ] || fail "the page is $h px tall"
+}
+
+# A repeat run without a validation part: its ensembles table has no valid
+# column of "nan" (it had one)
+test_report_html_no_valid_column_without_validation() {
+	"$CFL" repeat --help >/dev/null 2>&1 || skip "cfl has no repeat command"
+	run "$CFL" repeat "$ROOT/datasets/iris.csv" --models linear,tree --num-repeat 2 \
+		--db r.db --name r -q
+	expect_rc 0
+	run "$CFL" report r --db r.db --format html --out out
+	expect_rc 0
+	sed -n '/<table class="ensembles">/,/<\/table>/p' out/r.html >ens.html
+	grep -q '<td>mean</td>' ens.html || fail "no ensembles table: $(cat ens.html)"
+	grep -q '>nan<' ens.html && fail "nan in the ensembles table: $(cat ens.html)"
+	grep -q '<th>valid</th>' ens.html && fail "a valid column without a validation part"
+	grep -q 'no validation part' out/r.html || fail "the page does not say why"
+}

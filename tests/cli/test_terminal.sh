@@ -237,3 +237,26 @@ test_terminal_make_install_and_uninstall() {
 	left=$(find pfx -type f)
 	[ -z "$left" ] || fail "left after uninstall: $left"
 }
+
+# repeat's progress line after a resume: the elapsed time from the first
+# line on, and an ETA from the trial times the run stored (it showed
+# "ETA --:--" and no elapsed time until a trial of the resumed run ended)
+test_terminal_repeat_resume_eta() {
+	command -v script >/dev/null || skip "no script(1) for a terminal"
+	CFL_TEST_FAULT=hang:1 run "$CFL" repeat "$ROOT/datasets/iris.csv" --models linear,baseline \
+		--num-repeat 2 --seed 1 --ensemble none --num-jobs 2 --time-limit 2 \
+		--db t.db --name t
+	expect_rc 0
+	[ "$(sqlite3 t.db "select status from runs")" = interrupted ] || fail "run not interrupted"
+	# the resumed trials (repeat 1) hang until --trial-timeout kills them:
+	# a second of lines before any trial of this run ends
+	CFL_TEST_FAULT=hang:1 script -qfc "stty cols 100 rows 24; $CFL repeat --resume t --db t.db \
+		--time-limit 0 --trial-timeout 1.5 --max-retries 0 >/dev/null" tty.log >/dev/null 2>&1
+	tr '\r' '\n' <tty.log | sed 's/^\x1b\[K//' | grep -E '^[0-9]+/[0-9]+ done' >lines.txt
+	[ -s lines.txt ] || fail "no progress line: $(cat tty.log)"
+	first=$(head -1 lines.txt)
+	grep -qE '^0/2 done' <<<"$first" || fail "the first line came after a trial: $first"
+	grep -q 'elapsed' <<<"$first" || fail "no elapsed time in the first line: $first"
+	grep -q 'ETA --:--' <<<"$first" && fail "no ETA after the resume: $first"
+	true
+}

@@ -12,6 +12,7 @@
 #include "cfl/data.h"
 #include "cfl/report.h"
 #include "cfl/store.h"
+#include "cfl/study.h"
 
 static void add_values(struct cfl_table *t, const char *row, const char *metric,
 		       int sign, const double *v, size_t n)
@@ -111,6 +112,36 @@ static void t_stats(void)
 	CHECK_NEAR(t.rows[1].score[0], 0.96, 1e-15);
 	cfl_table_release(&t);
 	cfl_table_release(&t);	/* released twice: harmless */
+}
+
+/* Equal values leave a std of float noise (1.1e-16 for three 0.95s): it
+ * is 0 in every format, its score the mean, and a tie with the other 0 */
+static void t_float_noise_std_is_zero(void)
+{
+	static const double a[] = { 0.95, 0.95, 0.95 }, b[] = { 0.96, 0.96 },
+			    c[] = { 0.9, 0.96 };
+	struct cfl_table t;
+	char *csv, *json;
+
+	cfl_table_init(&t);
+	add_values(&t, "a", "acc", 1, a, 3);
+	add_values(&t, "b", "acc", 1, b, 2);
+	add_values(&t, "c", "acc", 1, c, 2);
+	cfl_table_compute(&t);
+	CHECK(t.rows[0].std[0] == 0);
+	CHECK(t.rows[0].score[0] == t.rows[0].mean[0]);
+	CHECK(cfl_table_is_best(&t, 0, 0, CFL_STAT_STD));
+	CHECK(cfl_table_is_best(&t, 1, 0, CFL_STAT_STD));
+	CHECK(!cfl_table_is_best(&t, 2, 0, CFL_STAT_STD));
+	csv = render(&t, CFL_TABLE_CSV);
+	CHECK_MSG(strstr(csv, "\na,0,0.94999999999999996,0,0.94999999999999996\n"),
+		  "%s", csv);
+	CHECK_MSG(!strstr(csv, "e-1"), "%s", csv);
+	json = render(&t, CFL_TABLE_JSON);
+	CHECK_MSG(!strstr(json, "e-1"), "%s", json);
+	free(csv);
+	free(json);
+	cfl_table_release(&t);
 }
 
 static void t_highlight_rules(void)
@@ -545,8 +576,95 @@ static void t_from_run(void)
 	CHECK(system(cmd) == 0);
 }
 
+/* auto's leaderboard rendered from a summary: the rows in the summary's
+ * order (the renderer never sorts: the ranking is the study's), the rule
+ * in one sentence above the table naming the credited entry, undefined
+ * values as "-" / empty / null, every text line within 80 columns */
+static void t_leaderboard_from_summary(void)
+{
+	struct cfl_study_auto_row rows[3] = {
+		{ "top", "top", 0.95, 1.0, 0.93, 0.5, 10, 0.99, 0.04 },
+		{ "gbdt:75e792da", "bag", 0.97, NAN, 0.90, 0.25, 5, 0.97, 0 },
+		{ "mean", "mean", 0.96, 1.0, 0.93, 0.5, 10, 0.96, 0 },
+	};
+	struct cfl_study_auto_family fam = { "gbdt", 12, 11, 1, "75e792da", 1.0, 0.8 };
+	struct cfl_report_auto_entry e[3] = {
+		{ 2, "gbdt:75e792da 0.5, linear:2ef38b55 0.5" }, { 5, "5 trials" },
+		{ 2, "gbdt:75e792da 0.5, linear:2ef38b55 0.5" },
+	};
+	struct cfl_study_auto_summary sum;
+	struct cfl_buf b;
+	struct cfl_err err;
+	const char *p, *line;
+
+	memset(&sum, 0, sizeof(sum));
+	snprintf(sum.metric, sizeof(sum.metric), "acc");
+	sum.sign = 1;
+	sum.n_rows = 3;
+	sum.rows = rows;
+	sum.credit_kind = CFL_AUTO_CREDIT_PAIRED;
+	snprintf(sum.credit_entry, sizeof(sum.credit_entry), "top");
+	sum.credit = 0.04;
+	sum.n_families = 1;
+	sum.families = &fam;
+
+	cfl_buf_init(&b);
+	CHECK(cfl_report_leaderboard(&sum, e, CFL_TABLE_TEXT, 0, 0, &b, &err) == 0);
+	CHECK_MSG(!strncmp(b.data, "Leaderboard by acc\nRanked by acc on the out-of-fold", 50),
+		  "%s", b.data);
+	CHECK_MSG(strstr(b.data, "top's score credited with 3 paired") != NULL, "%s", b.data);
+	p = strstr(b.data, "rank entry");
+	CHECK_MSG(p && p < strstr(b.data, "\n1    top"), "%s", b.data);
+	CHECK_MSG(strstr(b.data, "\n1    top ") && strstr(b.data, "\n2    gbdt:75e792da ") &&
+		  strstr(b.data, "\n3    mean "), "%s", b.data);
+	/* valid undefined: "-" */
+	CHECK_MSG(strstr(b.data, "0.970000         -  0.900000"), "%s", b.data);
+	for (line = b.data; *line;) {
+		size_t n = strcspn(line, "\n");
+
+		CHECK_MSG(n <= 80, "%.*s", (int)n, line);
+		/* no wrapped line of the sentence reads as a row */
+		if (line > b.data && line < p)
+			CHECK_MSG(!(line[0] >= '0' && line[0] <= '9'), "%.*s", (int)n, line);
+		line += n + (line[n] != 0);
+	}
+	cfl_buf_release(&b);
+
+	cfl_buf_init(&b);
+	CHECK(cfl_report_leaderboard(&sum, e, CFL_TABLE_CSV, 0, 0, &b, &err) == 0);
+	CHECK_MSG(strstr(b.data, "\n2,gbdt:75e792da,bag,bag,acc,0.96999999999999997,,0.90000000000000002,"),
+		  "%s", b.data);
+	CHECK_MSG(strstr(b.data, "\"gbdt:75e792da 0.5, linear:2ef38b55 0.5\""), "%s", b.data);
+	cfl_buf_release(&b);
+
+	cfl_buf_init(&b);
+	CHECK(cfl_report_leaderboard(&sum, e, CFL_TABLE_JSON, CFL_BOARD_ONLY, 0, &b, &err) == 0);
+	CHECK_MSG(b.data[0] == '[' && strstr(b.data, "\"valid\": null"), "%s", b.data);
+	CHECK_MSG(!strstr(b.data, "\"search\""), "%s", b.data);
+	cfl_buf_release(&b);
+
+	cfl_buf_init(&b);
+	CHECK(cfl_report_leaderboard(&sum, e, CFL_TABLE_JSON, 0, 0, &b, &err) == 0);
+	CHECK_MSG(strstr(b.data, "\"ranking\": \"Ranked by acc") &&
+		  strstr(b.data, "\"search\": [") && !strstr(b.data, "\001"), "%s", b.data);
+	cfl_buf_release(&b);
+
+	/* lower is better, no credit */
+	sum.sign = -1;
+	sum.credit_kind = CFL_AUTO_CREDIT_NONE;
+	snprintf(sum.metric, sizeof(sum.metric), "mse");
+	cfl_buf_init(&b);
+	CHECK(cfl_report_leaderboard(&sum, NULL, CFL_TABLE_MD, 0, 0, &b, &err) == 0);
+	CHECK_MSG(strstr(b.data, "Ranked by mse on the out-of-fold predictions of the "
+			 "training rows, lowest first; ties") != NULL, "%s", b.data);
+	CHECK_MSG(strstr(b.data, "| 1 | **top** | ensemble |"), "%s", b.data);
+	cfl_buf_release(&b);
+}
+
 const struct cfl_test cfl_tests[] = {
+	TEST(t_leaderboard_from_summary),
 	TEST(t_stats),
+	TEST(t_float_noise_std_is_zero),
 	TEST(t_highlight_rules),
 	TEST(t_single_row_has_no_marks),
 	TEST(t_lower_is_better),
