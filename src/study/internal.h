@@ -7,6 +7,7 @@
 #define CFL_STUDY_INTERNAL_H
 
 #include "cfl/study.h"
+#include "cfl/net.h"
 
 /* What a repeat trial's events point back to. */
 struct study_ref {
@@ -167,5 +168,45 @@ int cfl_study_auto_ensembles(struct cfl_store *st, int64_t run_id,
 			     const enum cfl_metric_id *metrics, size_t n_metrics,
 			     const struct cfl_study_listener *ls,
 			     struct cfl_err *err);
+
+/* ---- backend.c: where the trials execute (cfl_study_run) ---- */
+
+struct study_backend {
+	enum cfl_backend backend;	/* the one in use, after start */
+	struct cfl_mpi_job job;		/* mpi */
+	int data_loaded;		/* rank 0 loaded the run's data */
+	struct cfl_token token;		/* --token-file's */
+	int lfd;			/* the bound listener until served, -1 */
+	int port;
+	struct cfl_tcp *tcp;
+	const struct cfl_study_listener *ls;	/* hears CFL_STUDY_LOG */
+	char rank_name[64];		/* a worker rank's "rank 1 (host)" */
+};
+
+/* The --listen and --token-file checks before any work: 0, or -1 with err
+ * and *usage (1: a usage error; 0: the token file cannot be had). */
+int study_backend_check(struct study_backend *b, const struct cfl_study_exec *x,
+			int *usage, struct cfl_err *err);
+/* Chooses the backend and, for mpi, starts the job (rank 0 loads *data:
+ * data NULL for tune of a command).  -1 when the caller goes on locally
+ * or as the coordinator (p->exec.pool.n_local then 0, b->data_loaded set
+ * when *data is loaded); otherwise the CFL_STUDY_RUN_* status to return
+ * (RANK with out->exit_code once a rank's own work is over). */
+int study_backend_start(struct study_backend *b, struct cfl_study_plan *p,
+			struct cfl_data *data, const char *stop_note,
+			struct cfl_study_outcome *out, struct cfl_err *err);
+/* Listens on --listen early (workers connect while the data loads) and
+ * tells the `cfl worker` line.  0, or -1 with err.  No-op without it. */
+int study_backend_bind(struct study_backend *b, const struct cfl_study_exec *x,
+		       struct cfl_err *err);
+/* Joins the remote workers and the MPI ranks to the pool, welcomed with
+ * the config of run run_key.  0, or -1 with err. */
+int study_backend_join(struct study_backend *b, const struct cfl_study_exec *x,
+		       struct cfl_pool *pool, const struct cfl_data_opts *d,
+		       const struct cfl_data *data, const char *run_key,
+		       struct cfl_err *err);
+/* Closes the listener (after the pool closed). */
+void study_backend_stop_remote(struct study_backend *b);
+void study_backend_release(struct study_backend *b);
 
 #endif

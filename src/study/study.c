@@ -27,6 +27,10 @@ void cfl_study_plan_init(struct cfl_study_plan *p)
 	p->tune.liar = CFL_LIAR_KRIGING;
 	p->autop.folds = 5;
 	p->db = CFL_STORE_DEFAULT_PATH;
+	cfl_pool_opts_init(&p->exec.pool);
+	p->exec.backend = CFL_BACKEND_AUTO;
+	p->exec.heartbeat = 1;
+	p->exec.max_workers = 256;
 }
 
 /* The data options' lines, shared by both kinds (the same text as ever:
