@@ -163,6 +163,7 @@ struct cfl_study_plan {
 					 * tune.metric / autop.metric; NULL:
 					 * acc, or mse for a regression */
 	struct cfl_study_exec exec;	/* how it runs; not part of the plan */
+	char *models_buf;		/* owned: what models[] point into */
 };
 
 /* Zeroes p and sets the defaults: repeat, 5 repeats, tune's 10 candidates
@@ -602,6 +603,53 @@ extern const char cfl_study_resume_msg[];
  * it as one of two ranks or more, else 0: a command with nothing to spread
  * runs on rank 0 only. */
 long cfl_study_launched_rank(void);
+
+/* ---- the command line a run stores (--resume NAME alone replays it) ---- */
+
+/* Appends "cfl ARGS..." to b, each argument quoted for /bin/sh when needed;
+ * with skip_resume, "--resume NAME" and "--resume=NAME" are left out (the
+ * command a grown run stores, which `--resume NAME` alone replays). */
+void cfl_study_command_line(int argc, char **argv, int skip_resume,
+			    struct cfl_buf *b);
+/* Splits a line written by cfl_study_command_line into a NULL-terminated
+ * argv in one malloc'd block (free() it); NULL when malformed or out of
+ * memory. */
+char **cfl_study_split_command(const char *cmd, int *argc_out /* OUT */);
+/* For `cfl CMD --resume NAME` alone: reads run NAME's stored command from
+ * db and returns argv[0], the stored arguments after "cfl CMD", then
+ * argv[1..]: a malloc'd array (free() it and *words).  NULL with err when
+ * the run is missing or was not started by cfl CMD. */
+char **cfl_study_stored_argv(const char *cmd, const char *db, const char *name,
+			     int argc, char **argv, int *new_argc /* OUT */,
+			     char ***words /* OUT */, struct cfl_err *err);
+
+/* ---- the models and params a command line names ---- */
+
+/* 0 when model name is registered, else -1 with "unknown model 'x'
+ * (known: fcnn, linear, ...)". */
+int cfl_study_model_check(const char *name, struct cfl_err *err);
+/* Sets the models of p (repeat's, or auto's for CFL_RUN_AUTO: set p->kind
+ * first) from list ("fcnn,tree"): each registered, none twice, at most
+ * CFL_STUDY_MAX_MODELS, not empty; auto refuses 'baseline' (nothing to
+ * tune) and skips a family not built in when the list is not given (the
+ * default).  The names point into a copy p owns (cfl_study_plan_release).
+ * 0, or -1 with err (a usage error). */
+int cfl_study_plan_models(struct cfl_study_plan *p, const char *list, int given,
+			  struct cfl_err *err);
+/* repeat's --set values, each "MODEL.KEY=VALUE" (or "KEY=VALUE" with one
+ * model), into the models' params, sorted and checked against each
+ * model's schema.  0, or -1 with err (a usage error). */
+int cfl_study_plan_sets(struct cfl_study_plan *p, const char *const *sets,
+			size_t n_sets, struct cfl_err *err);
+/* tune's search space: loaded from path (checked against the model's
+ * schema; a command's: any names), each of --set's "KEY=VALUE" fixed in
+ * it, then set as p->tune.space (the caller's space, initialised, to
+ * release).  0, or -1 with err (a usage error). */
+int cfl_study_tune_space(struct cfl_study_plan *p, struct cfl_space *space,
+			 const char *path, const char *const *sets,
+			 size_t n_sets, struct cfl_err *err);
+/* Frees what the models and sets above made p own. */
+void cfl_study_plan_release(struct cfl_study_plan *p);
 
 /* ---- ensembles from the store ----
  * A run's done trials become members (one trial, or with folds the folds of

@@ -84,7 +84,7 @@ static void usage(FILE *f)
 		"  --trial-timeout SEC      kill a trial after SEC seconds [0: never]\n"
 		CLI_POOL_HELP_QUIET
 		"  -h, --help               this help\n"
-		"%s%s%s\n"
+		CLI_REMOTE_HELP CLI_CLUSTER_HELP "%s\n"
 		"Exit status: 0 when the leaderboard has an entry, 1 when nothing finished\n"
 		"its folds within the time limit (or the run could not start), 2 on a\n"
 		"usage error, 130 when interrupted (continue with --resume NAME).\n\n"
@@ -96,7 +96,7 @@ static void usage(FILE *f)
 		"  cfl auto --resume night --time-limit 120\n"
 		"  cfl auto data.csv --listen 0.0.0.0:7070 --token-file tok --name big\n"
 		"  mpirun -n 5 cfl auto data.csv --time-limit 600 --name big\n",
-		cores > 0 ? cores : 1, cli_remote_help, cli_cluster_help, cli_data_help);
+		cores > 0 ? cores : 1, cli_data_help);
 }
 
 /* ---- options ---- */
@@ -104,7 +104,6 @@ static void usage(FILE *f)
 struct plan {
 	struct cfl_study_plan sp;
 	struct cli_pool_opts pool;
-	char *models_buf;
 	struct cfl_space spaces[CFL_STUDY_MAX_MODELS];
 	char params_buf[512];
 };
@@ -113,36 +112,7 @@ static void plan_release(struct plan *pl)
 {
 	for (size_t i = 0; i < CFL_STUDY_MAX_MODELS; i++)
 		cfl_space_release(&pl->spaces[i]);
-	free(pl->models_buf);
-}
-
-static int parse_models(struct plan *pl, const char *arg, int given)
-{
-	struct cfl_study_auto_plan *a = &pl->sp.autop;
-	char *save = NULL, *tok;
-
-	pl->models_buf = strdup(arg);
-	if (!pl->models_buf)
-		return cli_failf("out of memory");
-	for (tok = strtok_r(pl->models_buf, ",", &save); tok;
-	     tok = strtok_r(NULL, ",", &save)) {
-		if (!cfl_model_find(tok)) {
-			if (!given)	/* a default family not built in */
-				continue;
-			return cli_usage_error("auto", "unknown model '%s'", tok);
-		}
-		if (!strcmp(tok, "baseline"))
-			return cli_usage_error("auto", "model 'baseline' has nothing to tune");
-		for (size_t i = 0; i < a->n_models; i++)
-			if (!strcmp(a->models[i], tok))
-				return cli_usage_error("auto", "model '%s' listed twice", tok);
-		if (a->n_models == CFL_STUDY_MAX_MODELS)
-			return cli_usage_error("auto", "at most %d models", CFL_STUDY_MAX_MODELS);
-		a->models[a->n_models++] = tok;
-	}
-	if (!a->n_models)
-		return cli_usage_error("auto", "--models is empty");
-	return 0;
+	cfl_study_plan_release(&pl->sp);
 }
 
 static int parse_args(void *ctx, int argc, char **argv)
@@ -164,6 +134,7 @@ static int parse_args(void *ctx, int argc, char **argv)
 		{ 0, 0, 0, 0 },
 	};
 	const char *models = NULL;
+	struct cfl_err err;
 	long folds;
 	int c, r;
 
@@ -219,13 +190,11 @@ static int parse_args(void *ctx, int argc, char **argv)
 	if (optind + 1 < argc)
 		return cli_usage_error("auto", "unexpected argument '%s'", argv[optind + 1]);
 	pl->sp.data.path = argv[optind];
-	if (!pl->pool.num_jobs && !pl->sp.exec.listen)
-		return cli_usage_error("auto", "--num-jobs 0 needs --listen (remote workers)");
 	cli_pool_to_plan(&pl->pool, &pl->sp);
-	if (pl->pool.name && pl->pool.resume && strcmp(pl->pool.name, pl->pool.resume))
-		return cli_usage_error("auto", "--name '%s' and --resume '%s' disagree",
-				       pl->pool.name, pl->pool.resume);
-	return parse_models(pl, models ? models : DEFAULT_MODELS, models != NULL);
+	if (cfl_study_plan_models(&pl->sp, models ? models : DEFAULT_MODELS,
+				  models != NULL, &err))
+		return cli_usage_error("auto", "%s", err.msg);
+	return 0;
 }
 
 static const char *default_params(struct plan *pl, const char *model)

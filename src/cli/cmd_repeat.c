@@ -86,7 +86,7 @@ static void usage(FILE *f)
 		CLI_POOL_HELP_WORKER
 		CLI_POOL_HELP_QUIET
 		"  -h, --help               this help\n"
-		"%s%s%s\n"
+		CLI_REMOTE_HELP CLI_CLUSTER_HELP "%s\n"
 		"Exit status: 0 when the run completed or stopped at --time-limit (failed\n"
 		"trials are counted in the table), 1 when it could not run or every trial failed, 2 on a usage error,\n"
 		"130 when interrupted (resume with --resume NAME).\n\n"
@@ -103,7 +103,7 @@ static void usage(FILE *f)
 		"  cfl repeat data.csv --name nightly --resume nightly\n"
 		"  mpirun -n 5 cfl repeat data.csv --num-repeat 20\n",
 		cfl_model_find("fcnn") ? "fcnn" : "linear", cores > 0 ? cores : 1,
-		cli_remote_help, cli_cluster_help, cli_data_help);
+		cli_data_help);
 }
 
 /* ---- options ---- */
@@ -112,89 +112,13 @@ struct plan {
 	struct cfl_study_plan sp;	/* data options, models, params, repeats,
 					 * folds, metrics, ensembles */
 	struct cli_pool_opts pool;	/* --num-jobs, --db, --resume, -q, ... */
-	char *models_buf;
 	const char *sets[256];
 	size_t n_sets;
 };
 
 static void plan_release(struct plan *pl)
 {
-	for (size_t i = 0; i < pl->sp.repeat.n_models; i++)
-		cfl_params_release(&pl->sp.repeat.params[i]);
-	free(pl->models_buf);
-}
-
-/* Splits --models into names, checking each is registered. */
-static int parse_models(struct plan *pl, const char *arg)
-{
-	struct cfl_study_repeat_plan *r = &pl->sp.repeat;
-	char *save = NULL, *tok;
-
-	pl->models_buf = strdup(arg);
-	if (!pl->models_buf)
-		return cli_failf("out of memory");
-	for (tok = strtok_r(pl->models_buf, ",", &save); tok;
-	     tok = strtok_r(NULL, ",", &save)) {
-		if (!cfl_model_find(tok)) {
-			struct cfl_buf known;
-
-			cfl_buf_init(&known);
-			for (size_t i = 0; cfl_model_at(i); i++)
-				cfl_buf_printf(&known, "%s%s", i ? ", " : "",
-					       cfl_model_at(i)->name);
-			cli_usage_error("repeat", "unknown model '%s' (known: %s)",
-					tok, known.data ? known.data : "");
-			cfl_buf_release(&known);
-			return CLI_USAGE;
-		}
-		for (size_t i = 0; i < r->n_models; i++)
-			if (!strcmp(r->models[i], tok))
-				return cli_usage_error("repeat", "model '%s' listed twice", tok);
-		if (r->n_models == CFL_STUDY_MAX_MODELS)
-			return cli_usage_error("repeat", "at most %d models", CFL_STUDY_MAX_MODELS);
-		cfl_params_init(&r->params[r->n_models]);
-		r->models[r->n_models++] = tok;
-	}
-	if (!r->n_models)
-		return cli_usage_error("repeat", "--models is empty");
-	return 0;
-}
-
-/* --set MODEL.KEY=VALUE (or KEY=VALUE with one model), checked against
- * the model's schema. */
-static int apply_sets(struct plan *pl)
-{
-	struct cfl_study_repeat_plan *r = &pl->sp.repeat;
-	struct cfl_err err;
-
-	for (size_t s = 0; s < pl->n_sets; s++) {
-		const char *arg = pl->sets[s], *eq = strchr(arg, '='), *dot;
-		size_t m = r->n_models;
-
-		if (!eq)
-			return cli_usage_error("repeat", "--set wants MODEL.KEY=VALUE, got '%s'", arg);
-		dot = memchr(arg, '.', (size_t)(eq - arg));
-		if (dot)
-			for (m = 0; m < r->n_models; m++)
-				if (strlen(r->models[m]) == (size_t)(dot - arg) &&
-				    !strncmp(r->models[m], arg, (size_t)(dot - arg)))
-					break;
-		if (m < r->n_models)
-			arg = dot + 1;
-		else if (r->n_models == 1)
-			m = 0;
-		else
-			return cli_usage_error("repeat", "--set '%s': say which model (MODEL.KEY=VALUE)", arg);
-		if (cfl_params_set_arg(&r->params[m], arg, &err))
-			return cli_usage_error("repeat", "--set: %s", err.msg);
-	}
-	for (size_t m = 0; m < r->n_models; m++) {
-		cfl_params_sort(&r->params[m]);
-		if (cfl_model_check_params(cfl_model_find(r->models[m]),
-					   &r->params[m], &err))
-			return cli_usage_error("repeat", "%s", err.msg);
-	}
-	return 0;
+	cfl_study_plan_release(&pl->sp);
 }
 
 static int parse_args(void *ctx, int argc, char **argv)
@@ -222,6 +146,7 @@ static int parse_args(void *ctx, int argc, char **argv)
 		{ 0, 0, 0, 0 },
 	};
 	const char *models = NULL;
+	struct cfl_err err;
 	long folds = 0;
 	int c, r;
 
@@ -287,16 +212,12 @@ static int parse_args(void *ctx, int argc, char **argv)
 	if (optind + 1 < argc)
 		return cli_usage_error("repeat", "unexpected argument '%s'", argv[optind + 1]);
 	pl->sp.data.path = argv[optind];
-	if (!pl->pool.num_jobs && !pl->sp.exec.listen)
-		return cli_usage_error("repeat", "--num-jobs 0 needs --listen (remote workers)");
 	cli_pool_to_plan(&pl->pool, &pl->sp);
-	if (pl->pool.name && pl->pool.resume && strcmp(pl->pool.name, pl->pool.resume))
-		return cli_usage_error("repeat", "--name '%s' and --resume '%s' disagree",
-				       pl->pool.name, pl->pool.resume);
-	if ((r = parse_models(pl, models ? models
-					 : cfl_model_find("fcnn") ? "fcnn" : "linear")))
-		return r;
-	return apply_sets(pl);
+	if (cfl_study_plan_models(&pl->sp, models ? models
+				  : cfl_model_find("fcnn") ? "fcnn" : "linear", 1, &err) ||
+	    cfl_study_plan_sets(&pl->sp, pl->sets, pl->n_sets, &err))
+		return cli_usage_error("repeat", "%s", err.msg);
+	return 0;
 }
 
 /* ---- progress ---- */
@@ -447,24 +368,10 @@ static int on_finished(struct cfl_study *study, void *ctx, struct cfl_err *err)
 	const struct plan *pl = pr->pl;
 	const struct cfl_trial_counts *tc = &pr->out->counts;
 	const char *name = pr->out->name;
-	struct cfl_table_style style;
-	struct cfl_run_info info;
-	struct cfl_buf out;
 	char db[1100];
-	int rc;
 
-	cli_table_style(&pl->pool.table, 0, &style);
 	cli_db_flag(pl->pool.db, db, sizeof(db));
-	if (cfl_store_run_get(cfl_study_store(study), cfl_study_run_id(study), &info, err))
-		return -1;
-	cfl_buf_init(&out);
-	rc = cfl_report_run_styled(cfl_study_store(study), &info, CFL_TABLE_TEXT,
-				   &style, &out, err);
-	cfl_run_info_release(&info);
-	if (!rc)
-		fputs(out.data, stdout);
-	cfl_buf_release(&out);
-	if (rc)
+	if (cli_print_run(study, &pl->pool.table, err))
 		return -1;
 	fflush(stdout);
 	if (tc->failed + tc->poison)

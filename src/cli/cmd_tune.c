@@ -94,7 +94,7 @@ static void usage(FILE *f)
 		CLI_POOL_HELP_RETRIES
 		CLI_POOL_HELP_QUIET
 		"  -h, --help               this help\n"
-		"%s%s%s\n"
+		CLI_REMOTE_HELP CLI_CLUSTER_HELP "%s\n"
 		"Exit status: 0 when the search ran (failed candidates are shown), 1 when\n"
 		"it could not run or every candidate failed, 2 on a usage error, 130 when\n"
 		"interrupted (continue with --resume NAME).\n\n"
@@ -110,7 +110,7 @@ static void usage(FILE *f)
 		"  cfl tune data.csv --model linear --num-jobs 0 --listen 127.0.0.1:7070\n"
 		"  mpirun -n 5 cfl tune data.csv --model linear --num-search 40 --num-parallel 8\n",
 		cfl_model_find("fcnn") ? "fcnn" : "linear", cores > 0 ? cores : 1,
-		cli_remote_help, cli_cluster_help, cli_data_help);
+		cli_data_help);
 }
 
 /* ---- options ---- */
@@ -156,6 +156,7 @@ static int parse_args(void *ctx, int argc, char **argv)
 	};
 	struct cfl_study_tune_plan *t = &pl->sp.tune;
 	long cores = sysconf(_SC_NPROCESSORS_ONLN);
+	struct cfl_err err;
 	int c, r;
 
 	cfl_study_plan_init(&pl->sp);
@@ -253,40 +254,14 @@ static int parse_args(void *ctx, int argc, char **argv)
 		return cli_usage_error("tune", "unexpected argument '%s'", argv[optind + 1]);
 	if (!pl->sp.data.path && !t->command)
 		return pl->pool.resume ? 3 : cli_usage_error("tune", "missing DATA (a CSV file)");
-	if (t->command) {
-		if (t->model)
-			return cli_usage_error("tune", "--model and --command exclude each other");
-		if (!pl->params_path)
-			return cli_usage_error("tune", "--command needs --params FILE");
-		if ((pl->sp.metric_arg && strcmp(pl->sp.metric_arg, "value")) ||
-		    pl->sp.metrics_arg)
-			return cli_usage_error("tune", "--command gives one metric, 'value'");
-	} else if (pl->direction_set) {
+	if (t->command && !t->model && !pl->params_path)
+		return cli_usage_error("tune", "--command needs --params FILE");
+	if (!t->command && pl->direction_set)
 		return cli_usage_error("tune", "--direction applies to --command only (metrics know their direction)");
-	}
-	if (pl->pool.name && pl->pool.resume && strcmp(pl->pool.name, pl->pool.resume))
-		return cli_usage_error("tune", "--name '%s' and --resume '%s' disagree",
-				       pl->pool.name, pl->pool.resume);
 	if (!t->command && !t->model)
 		t->model = cfl_model_find("fcnn") ? "fcnn" : "linear";
-	if (t->model && !cfl_model_find(t->model)) {
-		struct cfl_buf known;
-
-		cfl_buf_init(&known);
-		for (size_t i = 0; cfl_model_at(i); i++)
-			cfl_buf_printf(&known, "%s%s", i ? ", " : "", cfl_model_at(i)->name);
-		cli_usage_error("tune", "unknown model '%s' (known: %s)", t->model,
-				known.data ? known.data : "");
-		cfl_buf_release(&known);
-		return CLI_USAGE;
-	}
-	if (!pl->pool.num_jobs && !pl->sp.exec.listen)
-		return cli_usage_error("tune", "--num-jobs 0 needs --listen (remote workers)");
-	if (t->command && t->save)
-		return cli_usage_error("tune", "--save writes models; a --command run has none");
-	if (t->command && pl->sp.exec.listen)
-		return cli_usage_error("tune", "--listen does not run --command trials "
-				       "(a worker never receives a command)");
+	if (t->model && cfl_study_model_check(t->model, &err))
+		return cli_usage_error("tune", "%s", err.msg);
 	cli_pool_to_plan(&pl->pool, &pl->sp);
 	if (!t->num_parallel)
 		t->num_parallel = pl->pool.num_jobs ? pl->pool.num_jobs : (cores > 0 ? cores : 1);
@@ -312,23 +287,9 @@ struct show {
 static int setup(struct cfl_study_plan *sp, void *ctx, struct cfl_err *err)
 {
 	struct plan *pl = ((struct show *)ctx)->pl;
-	const struct cfl_model_ops *ops = sp->tune.model ? cfl_model_find(sp->tune.model) : NULL;
-	int rc = 0;
 
-	if (cfl_space_load(&pl->space, pl->params_path ? pl->params_path : default_params(pl),
-			   ops, err))
-		return -1;
-	for (size_t i = 0; !rc && i < pl->n_sets; i++) {
-		struct cfl_params one;
-
-		cfl_params_init(&one);
-		if (cfl_params_set_arg(&one, pl->sets[i], err) ||
-		    cfl_space_fix(&pl->space, one.kv[0].key, one.kv[0].value, ops, err))
-			rc = cfl_err_prefix(err, "--set");
-		cfl_params_release(&one);
-	}
-	sp->tune.space = &pl->space;
-	return rc;
+	return cfl_study_tune_space(sp, &pl->space, pl->params_path ? pl->params_path
+				    : default_params(pl), pl->sets, pl->n_sets, err);
 }
 
 static void on_study_event(const struct cfl_study_event *ev, void *ctx)
@@ -390,22 +351,8 @@ static void on_study_event(const struct cfl_study_event *ev, void *ctx)
 static int on_finished(struct cfl_study *study, void *ctx, struct cfl_err *err)
 {
 	const struct show *sh = ctx;
-	struct cfl_run_info info;
-	struct cfl_table_style style;
-	struct cfl_buf out;
-	int rc;
 
-	cli_table_style(&sh->pl->pool.table, 0, &style);
-	if (cfl_store_run_get(cfl_study_store(study), cfl_study_run_id(study), &info, err))
-		return -1;
-	cfl_buf_init(&out);
-	rc = cfl_report_run_styled(cfl_study_store(study), &info, CFL_TABLE_TEXT,
-				   &style, &out, err);
-	cfl_run_info_release(&info);
-	if (!rc)
-		fputs(out.data ? out.data : "", stdout);
-	cfl_buf_release(&out);
-	if (rc)
+	if (cli_print_run(study, &sh->pl->pool.table, err))
 		return -1;
 	if (sh->out->model_path[0])
 		printf("\nBest model saved to %s (apply it with: cfl predict %s DATA)\n",

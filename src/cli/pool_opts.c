@@ -10,25 +10,7 @@
 #include <string.h>
 #include <unistd.h>
 
-const char cli_remote_help[] =
-	"  --listen ADDR:PORT       also accept remote workers (`cfl worker`) on\n"
-	"                           ADDR:PORT (port 0: any free port) [off];\n"
-	"                           --num-jobs 0 leaves the work to them\n"
-	"  --token-file FILE        shared secret (mode 0600): connections are TLS\n"
-	"                           1.3 keyed by it; required unless ADDR is\n"
-	"                           loopback (then plain TCP) [none]\n"
-	"  --heartbeat SEC          heartbeat interval; a worker (or an MPI worker\n"
-	"                           rank) silent for 5 of them is dropped and its\n"
-	"                           trials requeued [1]\n"
-	"  --max-workers N          remote workers connected at once; more are\n"
-	"                           refused [256]\n";
-
-const char cli_cluster_help[] =
-	"  --backend B              where trials run: local (forked workers), tcp\n"
-	"                           (with --listen) or mpi (rank 0 coordinates, the\n"
-	"                           other ranks run trials, each with --num-jobs\n"
-	"                           workers [its node's cores / ranks on the node]);\n"
-	"                           [mpi when started by mpirun or srun, else local]\n";
+#include "cfl/report.h"
 
 void cli_pool_opts_init(struct cli_pool_opts *o)
 {
@@ -146,9 +128,9 @@ int cli_pool_parse(const char *cmd, int argc, char **argv,
 
 	*argv_words = *words = NULL;
 	/* the command as typed: getopt_long permutes argv (options first) */
-	cli_command_line(argc, argv, cmdline);
+	cfl_study_command_line(argc, argv, 0, cmdline);
 	if (plancmd)
-		cli_plan_command_line(argc, argv, plancmd);
+		cfl_study_command_line(argc, argv, 1, plancmd);
 	r = parse(ctx, argc, argv);
 	/* --resume NAME alone: the run's stored command fills in DATA and the
 	 * plan */
@@ -160,10 +142,10 @@ int cli_pool_parse(const char *cmd, int argc, char **argv,
 	reset(ctx);
 	argv = *argv_words;
 	cmdline->len = 0;
-	cli_command_line(argc, argv, cmdline);
+	cfl_study_command_line(argc, argv, 0, cmdline);
 	if (plancmd) {
 		plancmd->len = 0;
-		cli_plan_command_line(argc, argv, plancmd);
+		cfl_study_command_line(argc, argv, 1, plancmd);
 	}
 	r = parse(ctx, argc, argv);
 	if (r == 3)
@@ -176,6 +158,7 @@ int cli_pool_resume_alone(const char *cmd, const struct cli_pool_opts *o,
 			  int *new_argc, char ***new_argv, char ***words)
 {
 	long rank = cfl_study_launch_rank(backend);
+	struct cfl_err err;
 
 	*new_argv = NULL;
 	*words = NULL;
@@ -183,8 +166,9 @@ int cli_pool_resume_alone(const char *cmd, const struct cli_pool_opts *o,
 		return 0;	/* a worker rank: rank 0 has the run's command */
 	if (rank == -2)
 		return cli_usage_error(cmd, "%s", cfl_study_resume_msg);
-	*new_argv = cli_resume_argv(cmd, o->db, o->resume, argc, argv, new_argc, words);
-	return *new_argv ? 3 : CLI_FAIL;
+	*new_argv = cfl_study_stored_argv(cmd, o->db, o->resume, argc, argv, new_argc,
+					 words, &err);
+	return *new_argv ? 3 : cli_fail(&err);
 }
 
 void cli_pool_to_plan(const struct cli_pool_opts *o, struct cfl_study_plan *sp)
@@ -271,4 +255,25 @@ int cli_study_run(const char *cmd, struct cfl_study_plan *sp,
 		return CLI_INTERRUPTED;
 	}
 	return CLI_FAIL;
+}
+
+int cli_print_run(struct cfl_study *study, const struct cli_table_opts *t,
+		  struct cfl_err *err)
+{
+	struct cfl_store *st = cfl_study_store(study);
+	struct cfl_table_style style;
+	struct cfl_run_info info;
+	struct cfl_buf out;
+	int rc;
+
+	cli_table_style(t, 0, &style);
+	if (cfl_store_run_get(st, cfl_study_run_id(study), &info, err))
+		return -1;
+	cfl_buf_init(&out);
+	rc = cfl_report_run_styled(st, &info, CFL_TABLE_TEXT, &style, &out, err);
+	cfl_run_info_release(&info);
+	if (!rc)
+		fputs(out.data ? out.data : "", stdout);
+	cfl_buf_release(&out);
+	return rc;
 }

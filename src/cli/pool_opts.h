@@ -36,9 +36,25 @@ enum {
 #define CLI_CLUSTER_LONGOPTS                                                 \
 	{ "backend", required_argument, 0, CLI_OPT_BACKEND }
 
-/* The --help lines of the options above. */
-extern const char cli_remote_help[];
-extern const char cli_cluster_help[];
+/* The --help lines of the options above (string literals, as below). */
+#define CLI_REMOTE_HELP \
+	"  --listen ADDR:PORT       also accept remote workers (`cfl worker`) on\n" \
+	"                           ADDR:PORT (port 0: any free port) [off];\n" \
+	"                           --num-jobs 0 leaves the work to them\n" \
+	"  --token-file FILE        shared secret (mode 0600): connections are TLS\n" \
+	"                           1.3 keyed by it; required unless ADDR is\n" \
+	"                           loopback (then plain TCP) [none]\n" \
+	"  --heartbeat SEC          heartbeat interval; a worker (or an MPI worker\n" \
+	"                           rank) silent for 5 of them is dropped and its\n" \
+	"                           trials requeued [1]\n" \
+	"  --max-workers N          remote workers connected at once; more are\n" \
+	"                           refused [256]\n"
+#define CLI_CLUSTER_HELP \
+	"  --backend B              where trials run: local (forked workers), tcp\n" \
+	"                           (with --listen) or mpi (rank 0 coordinates, the\n" \
+	"                           other ranks run trials, each with --num-jobs\n" \
+	"                           workers [its node's cores / ranks on the node]);\n" \
+	"                           [mpi when started by mpirun or srun, else local]\n"
 
 /* Option ids: between the data options and CLI_OPT_FIRST_FREE. */
 enum {
@@ -129,7 +145,7 @@ int cli_pool_shared_option(const char *cmd, int c, const char *arg,
 /* For `cfl CMD --resume NAME` without DATA, after the command's first parse
  * (which found no DATA): returns 3 with the arguments to parse again in
  * *new_argc and *new_argv: argv[0], run NAME's stored arguments, then
- * argv[1..] (cli_resume_argv: free() *new_argv and *words).  Returns 0 on a
+ * argv[1..] (cfl_study_stored_argv: free() *new_argv and *words).  Returns 0 on a
  * worker rank of an MPI job, which goes on as parsed (rank 0 has the run's
  * command); otherwise the exit code after printing why: 2 when cfl cannot
  * tell the MPI ranks apart, 1 when the run is missing or another command's.
@@ -143,9 +159,9 @@ int cli_pool_resume_alone(const char *cmd, const struct cli_pool_opts *o,
  * -1 (done: --help) or an exit code.  For --resume NAME without DATA, the
  * run's stored arguments (cli_pool_resume_alone, with the first parse's
  * *pool and *backend) are parsed again after reset(ctx), which empties ctx
- * (pool and cluster point into it).  cmdline gets the command as typed or
- * stored (cli_command_line), plancmd (may be NULL) its plan
- * (cli_plan_command_line).  *argv_words and *words own the stored
+ * (pool and backend point into it).  cmdline gets the command as typed or
+ * stored (cfl_study_command_line), plancmd (may be NULL) its plan (the
+ * same without --resume).  *argv_words and *words own the stored
  * arguments: free() both whatever is returned.  Returns 0, -1 (done: exit
  * 0) or the exit code after printing why ("missing DATA (a CSV file)"). */
 int cli_pool_parse(const char *cmd, int argc, char **argv,
@@ -160,6 +176,11 @@ int cli_pool_parse(const char *cmd, int argc, char **argv,
  * trials per worker) and where the run is stored (db, name, resume) into
  * sp, after the parse. */
 void cli_pool_to_plan(const struct cli_pool_opts *o, struct cfl_study_plan *sp);
+
+/* Prints run study's tables on stdout as `cfl report` does (styled by t).
+ * 0, or -1 with err. */
+int cli_print_run(struct cfl_study *study, const struct cli_table_opts *t,
+		  struct cfl_err *err);
 
 /* " --db FILE" for a hint when db is not the default, else "". */
 const char *cli_db_flag(const char *db, char *buf, size_t cap);

@@ -106,6 +106,30 @@ static int resolve_metrics(struct cfl_study_plan *p, const struct cfl_data *d,
 	return 0;
 }
 
+/* The options that cannot go together, before anything starts. */
+static int check_options(const struct cfl_study_plan *p, struct cfl_err *err)
+{
+	const struct cfl_study_tune_plan *t = &p->tune;
+
+	if (p->kind == CFL_RUN_TUNE && t->command) {
+		if (t->model)
+			return cfl_err_set(err, "--model and --command exclude each other");
+		if ((p->metric_arg && strcmp(p->metric_arg, "value")) || p->metrics_arg)
+			return cfl_err_set(err, "--command gives one metric, 'value'");
+	}
+	if (p->name && p->resume && strcmp(p->name, p->resume))
+		return cfl_err_set(err, "--name '%s' and --resume '%s' disagree",
+				   p->name, p->resume);
+	if (!p->exec.pool.n_local && !p->exec.listen)
+		return cfl_err_set(err, "--num-jobs 0 needs --listen (remote workers)");
+	if (p->kind == CFL_RUN_TUNE && t->command && t->save)
+		return cfl_err_set(err, "--save writes models; a --command run has none");
+	if (p->kind == CFL_RUN_TUNE && t->command && p->exec.listen)
+		return cfl_err_set(err, "--listen does not run --command trials (a "
+				   "worker never receives a command)");
+	return 0;
+}
+
 /* Steps 1-2: the backend, the checks, the data.  -1 to go on, else the
  * status to return. */
 static int prepare(struct run *r, struct cfl_study_outcome *out,
@@ -114,6 +138,8 @@ static int prepare(struct run *r, struct cfl_study_outcome *out,
 	struct cfl_study_plan *p = r->p;
 	int usage, rc, no_data = p->kind == CFL_RUN_TUNE && p->tune.command;
 
+	if (check_options(p, err))
+		return CFL_STUDY_RUN_USAGE;
 	if (study_backend_check(&r->b, &p->exec, &usage, err))
 		return usage ? CFL_STUDY_RUN_USAGE : CFL_STUDY_RUN_FAILED;
 	/* a validation part only when something in the run uses it */
