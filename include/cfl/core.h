@@ -1,6 +1,7 @@
 /*
  * cfl core: errors, allocation, byte buffers, a text reader for model files,
- * seeded random streams, SHA-256 and key=value parameter lists.
+ * seeded random streams, SHA-256, key=value parameter lists and the
+ * progress display (the terminal's width, the live progress line).
  *
  * Every other module depends on this one; it depends on libc only.  Library
  * code never prints and never exits: it returns 0 / -1 (or NULL) and fills a
@@ -232,5 +233,51 @@ int cfl_params_format(const struct cfl_params *p, struct cfl_buf *b);
 double cfl_now(void);
 /* Wall-clock seconds since the epoch. */
 double cfl_wall_time(void);
+
+/* ---- progress display (progress.c) ----
+ * What a person sees on the terminal while a run works: the terminal's
+ * width and the live progress line, formatted to fit it.  Owns no state
+ * and never prints: the commands keep their counts and print the line.
+ */
+/* The columns of the terminal on fd: $COLUMNS when it is a positive number
+ * (the user's word wins, as for ls and Python), else what the terminal says
+ * (TIOCGWINSZ), else 80.  Never 0. */
+size_t cfl_term_width(int fd);
+
+/* True when fd is a terminal a person looks at: a tty with a size.  The
+ * pty Open MPI's mpirun gives its ranks for stdout is a tty of 0 columns:
+ * what goes through it lands in mpirun's own stdout, often a pipe, so it
+ * is not taken for a terminal. */
+int cfl_is_terminal(int fd);
+
+/* The counts a progress line shows. */
+struct cfl_progress_counts {
+	size_t done, failed, running, total;	/* trials */
+	double elapsed;		/* seconds since the pool started */
+	int have_best;		/* best_* below are set */
+	const char *best_metric;	/* the first metric's name */
+	double best_value;	/* its best value on test so far */
+	const char *best_model;
+	size_t n_models;	/* per model (0: not shown) */
+	const char *const *models;	/* (n_models) names */
+	const size_t *model_done;	/* (n_models) trials done */
+};
+
+/* Writes into out (cap bytes, NUL-terminated) the progress line for a
+ * terminal of width columns: the first of these forms that fits in
+ * width - 1 columns (the last column is left free, so the line never wraps
+ * on a terminal that wraps at the margin):
+ *   "7/30 done (fcnn 3, tree 4), 2 running, 0 failed, 00:03 elapsed, ETA 00:10, best acc 0.9667 (tree)"
+ *   the same without the per-model counts; with short words
+ *   ("7/30 done (fcnn 3, tree 4), 2 run, 0 fail, ETA 00:10, best ...");
+ *   long words without the best; short words without the models, then
+ *   without the best; long, then short words alone; "7/30 ETA 00:10", and
+ *   at last that cut to width - 1.  Returns the line's length in bytes
+ *   (ASCII only when the model names are). */
+size_t cfl_progress_format(const struct cfl_progress_counts *c, size_t width,
+			   char *out, size_t cap);
+
+/* "MM:SS" or "H:MM:SS" of s seconds (negative as 0) into out. */
+void cfl_format_duration(double s, char *out, size_t cap);
 
 #endif

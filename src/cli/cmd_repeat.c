@@ -9,7 +9,6 @@
  */
 #include "cli.h"
 #include "pool_opts.h"
-#include "progress.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -241,7 +240,7 @@ struct progress {
 static void progress_line(struct progress *pr, struct cfl_pool *pool)
 {
 	struct cfl_pool_stats st;
-	struct cli_progress_counts c = {
+	struct cfl_progress_counts c = {
 		.done = pr->done, .failed = pr->failed, .total = pr->total,
 		.elapsed = cfl_now() - pr->t0, .have_best = pr->have_best,
 		.best_metric = pr->metric, .best_value = pr->sign * pr->best,
@@ -254,7 +253,7 @@ static void progress_line(struct progress *pr, struct cfl_pool *pool)
 		return;
 	cfl_pool_get_stats(pool, &st);
 	c.running = st.running;
-	cli_progress_format(&c, cli_term_width(STDERR_FILENO), line, sizeof(line));
+	cfl_progress_format(&c, cfl_term_width(STDERR_FILENO), line, sizeof(line));
 	fprintf(stderr, "\r\033[K%s", line);
 	fflush(stderr);
 }

@@ -1,11 +1,12 @@
 /*
- * The live progress line and the terminal's width.  A line wider than the
+ * The progress display (core.h): the live progress line and the terminal's
+ * width.  A line wider than the
  * terminal wraps, and "\r\033[K" then clears only its last row, leaving a
  * wrapped line behind at every update: so the line is built in a few forms,
  * richest first, and the first that fits in width - 1 columns is shown.
  * Pure formatting: no state, no output.
  */
-#include "progress.h"
+#include "cfl/core.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -13,7 +14,7 @@
 #include <sys/ioctl.h>
 #include <unistd.h>
 
-size_t cli_term_width(int fd)
+size_t cfl_term_width(int fd)
 {
 	const char *env = getenv("COLUMNS");
 	struct winsize ws;
@@ -30,14 +31,14 @@ size_t cli_term_width(int fd)
 	return 80;
 }
 
-int cli_is_terminal(int fd)
+int cfl_is_terminal(int fd)
 {
 	struct winsize ws;
 
 	return isatty(fd) && ioctl(fd, TIOCGWINSZ, &ws) == 0 && ws.ws_col > 0;
 }
 
-void cli_format_duration(double s, char *out, size_t cap)
+void cfl_format_duration(double s, char *out, size_t cap)
 {
 	long t = s < 0 ? 0 : (long)(s + 0.5);
 
@@ -59,7 +60,7 @@ static size_t columns(const char *s)
 }
 
 /* " (fcnn 3, tree 4)" into out; "" when there are no models. */
-static void per_model(const struct cli_progress_counts *c, char *out, size_t cap)
+static void per_model(const struct cfl_progress_counts *c, char *out, size_t cap)
 {
 	size_t len = 0;
 
@@ -86,7 +87,7 @@ static const struct { int long_words, models, best; } forms[] = {
 	{ 0, 0, 1 }, { 0, 1, 0 }, { 1, 0, 0 }, { 0, 0, 0 },
 };
 
-size_t cli_progress_format(const struct cli_progress_counts *c, size_t width,
+size_t cfl_progress_format(const struct cfl_progress_counts *c, size_t width,
 			   char *out, size_t cap)
 {
 	char el[32], eta[32] = "--:--", best[160] = "", models[512];
@@ -95,9 +96,9 @@ size_t cli_progress_format(const struct cli_progress_counts *c, size_t width,
 
 	if (!cap)
 		return 0;
-	cli_format_duration(c->elapsed, el, sizeof(el));
+	cfl_format_duration(c->elapsed, el, sizeof(el));
 	if (finished && finished < c->total)
-		cli_format_duration(c->elapsed / (double)finished *
+		cfl_format_duration(c->elapsed / (double)finished *
 				    (double)(c->total - finished), eta, sizeof(eta));
 	if (c->have_best)
 		snprintf(best, sizeof(best), ", best %s %.4f (%s)", c->best_metric,
