@@ -151,6 +151,10 @@ void cfl_study_emit(const struct cfl_study_listener *ls,
  * Ticks go to the listener at the caller's tick period. */
 int cfl_study_wait(struct cfl_study *s, const struct cfl_study_listener *ls,
 		   struct cfl_pool_event *ev /* OUT */, struct cfl_err *err);
+/* The trials the pool runs at once: the slots of every live peer (local
+ * workers, remote workers, MPI ranks; they join while the run goes on),
+ * at least the local workers asked for, at least 1. */
+size_t study_slots(const struct cfl_study *s);
 /* Frees tune's search state (a no-op for repeat). */
 void cfl_study_tune_release(struct cfl_study *s);
 /* Frees auto's state. */

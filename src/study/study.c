@@ -833,6 +833,17 @@ int cfl_study_start(struct cfl_study *s, const struct cfl_pool_opts *exec,
 	return s->pool ? 0 : -1;
 }
 
+size_t study_slots(const struct cfl_study *s)
+{
+	struct cfl_pool_stats st;
+	size_t n = cfl_pool_opts(s->pool)->n_local;
+
+	cfl_pool_get_stats(s->pool, &st);
+	if (st.n_slots > n)
+		n = st.n_slots;
+	return n ? n : 1;
+}
+
 int cfl_study_close_pool(struct cfl_study *s, struct cfl_err *err)
 {
 	int rc = cfl_pool_close(s->pool, err);
