@@ -130,8 +130,6 @@ struct cfl_study_exec {
 	double heartbeat;		/* s between heartbeats; a worker or
 					 * rank silent for 5 is dropped [1] */
 	size_t max_workers;		/* remote workers at once [256] */
-	const char *cmd;		/* "repeat": names the command in the
-					 * worker line and the hints */
 };
 
 struct cfl_study_plan {

@@ -220,7 +220,6 @@ int cli_study_run(const char *cmd, struct cfl_study_plan *sp,
 		 "rank was lost, or the job was stopped); every result so far is "
 		 "stored: run the same command with --resume NAME to finish it\n", cmd);
 	hooks.stop_note = stop_note;
-	sp->exec.cmd = cmd;
 	err.msg[0] = 0;
 	rc = cfl_study_run(sp, &hooks, out, &err);
 	cli_db_flag(o->db, db, sizeof(db));

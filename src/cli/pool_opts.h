@@ -190,7 +190,7 @@ const char *cli_db_flag(const char *db, char *buf, size_t cap);
  * was one of them, else 0. */
 int cli_study_said(const char *cmd, const struct cfl_study_event *ev);
 
-/* Runs sp (cfl_study_run with hooks h; sp->exec.cmd is set to cmd) and
+/* Runs sp (cfl_study_run with hooks h, the stop note naming cmd) and
  * says what the outcome asks for: the usage error or failure, a complete
  * run ("... nothing to do (cfl report NAME shows it; GROW)"), an
  * interruption with the command that goes on with it ("VERB it with:\n

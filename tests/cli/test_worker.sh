@@ -653,16 +653,18 @@ test_worker_oversized_result_dropped() {
 		fail "trials: $(sqlite3 r.db 'select status, worker from trials')"
 }
 
-# `cfl auto --listen` with two `cfl worker`s: one run, its search and its
-# bags' folds run by the workers (the coordinator has no workers of its
-# own), a leaderboard; the worker line names auto.
+# `cfl auto --listen --token-file` with two `cfl worker`s over TLS: one
+# run, its search and its bags' folds run by the workers (the coordinator
+# has no workers of its own), a leaderboard.
 test_worker_auto_completes() {
+	(umask 077; head -c 32 /dev/urandom | base64 >tok)
 	W_CMD=auto W_TIMEOUT=120 w_coord "$ROOT/datasets/iris.csv" --models linear,tree --time-limit 6 \
-		--folds 3 --num-jobs 0 --listen 127.0.0.1:0 --db a.db --name a -q
+		--folds 3 --num-jobs 0 --listen 127.0.0.1:0 --token-file tok --db a.db --name a -q
 	local coord=$COORD_PID
-	grep -q "^cfl auto: listening for workers" coord.err || fail "no worker line: $(cat coord.err)"
-	w_worker --jobs 1 --name w1 -q; local a=$!
-	w_worker --jobs 1 --name w2 -q; local b=$!
+	grep -q "^  cfl worker --connect 127.0.0.1:$PORT --token-file tok" coord.err ||
+		fail "no worker line: $(cat coord.err)"
+	w_worker --jobs 1 --name w1 --token-file tok -q; local a=$!
+	w_worker --jobs 1 --name w2 --token-file tok -q; local b=$!
 	w_wait $a 120; [ "$w_rc" = 0 ] || fail "worker 1 exit $w_rc: $(cat workers.err)"
 	w_wait $b 120; [ "$w_rc" = 0 ] || fail "worker 2 exit $w_rc: $(cat workers.err)"
 	w_wait $coord 120; [ "$w_rc" = 0 ] || fail "coordinator exit $w_rc: $(cat coord.err)"
