@@ -90,11 +90,6 @@ $(BUILD)/tests/test_%: tests/unit/test_%.c $(BUILD)/tests/runner.o $(BUILD)/libc
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) -Itests/unit -o $@ $< $(BUILD)/tests/runner.o $(LINK_LIB) $(LIBS)
 
-# The progress line is the CLI's (src/cli/progress.c), tested on its own.
-$(BUILD)/tests/test_progress: tests/unit/test_progress.c $(BUILD)/tests/runner.o $(BUILD)/src/cli/progress.o $(BUILD)/libcfl.a
-	@mkdir -p $(dir $@)
-	$(CC) $(ALL_CFLAGS) -Itests/unit -Isrc/cli -o $@ $< $(BUILD)/tests/runner.o $(BUILD)/src/cli/progress.o $(LINK_LIB) $(LIBS)
-
 $(BUILD)/tests/runner.o: tests/unit/runner.c tests/unit/runner.h
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) -Itests/unit -c -o $@ $<

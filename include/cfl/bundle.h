@@ -117,6 +117,13 @@ int cfl_bundle_sniff(const char *path);
 
 /* ---- build and apply (src/study/bundle.c) ---- */
 
+/* Why b's default row is its default, as the study chose it, into out
+ * (cap bytes): "rank 1 by METRIC out of fold" (an auto run's), "best
+ * METRIC on valid", else "the mean: no validation part to choose on" or
+ * "the first row: ...": never "on valid" when the run had no validation
+ * scores to choose on. */
+void cfl_bundle_why_default(const struct cfl_bundle *b, char *out, size_t cap);
+
 /* Builds the bundle of repeat run run_id in st, whose data d is loaded
  * (the encoder and the labels; the ensembles are fitted again from the
  * stored predictions and must give the stored ones bit for bit, else an

@@ -224,11 +224,24 @@ int cfl_report_leaderboard(const struct cfl_study_auto_summary *sum,
 			   enum cfl_table_format fmt, unsigned flags, size_t width,
 			   struct cfl_buf *out, struct cfl_err *err);
 
+/* A run's best in a few words into out (cap bytes), for `cfl runs`: "tree
+ * acc 0.960000" (the best score of the first metric on test); a tune
+ * run's chosen candidate (the best search score, on validation) with the
+ * mean of its refit's test values ("1a2b3c4d acc 0.960000 (refit)"), or
+ * its validation score when no refit is stored ("1a2b3c4d score 0.950000
+ * (valid)"), never the candidate with the best test mean; an auto run's
+ * first entry and its test value.  "-" when there is none or the store
+ * fails (run_best.c). */
+void cfl_report_run_best(struct cfl_store *st, const struct cfl_run_info *r,
+			 char *out, size_t cap);
+
 /* The report of an auto run from the store: cfl_report_auto_load, then
- * cfl_report_leaderboard in fmt.  cfl_report_run gives it for auto runs in
- * every format.  Appends to out.  0, or -1 with err. */
+ * cfl_report_leaderboard in fmt with flags and width.  cfl_report_run
+ * gives it for auto runs in every format; cfl auto and cfl export print it.
+ * Appends to out.  The leaderboard's count of entries (0: empty), or -1
+ * with err. */
 int cfl_report_auto(struct cfl_store *st, const struct cfl_run_info *run,
-		    enum cfl_table_format fmt, size_t width,
+		    enum cfl_table_format fmt, unsigned flags, size_t width,
 		    struct cfl_buf *out, struct cfl_err *err);
 
 /* The report of a tune run (tune_report.c): the validation table of the

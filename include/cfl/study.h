@@ -1,22 +1,35 @@
 /*
- * cfl study: a run's life as a library, below the commands.  `cfl repeat`
- * and `cfl tune` parse options into a plan (struct cfl_study_plan), then:
+ * cfl study: a run's life as a library, below the commands.  `cfl repeat`,
+ * `cfl tune` and `cfl auto` parse options into a plan (struct
+ * cfl_study_plan) and make one call, in the manner of git's
+ * run_processes_parallel(opts):
  *
- *     cfl_study_check     the plan against the loaded data (usage errors)
- *     cfl_study_open      the store: a new run, or the one to resume (its
- *                         kind, plan and dataset SHA-256 must match)
- *     cfl_study_start     the pool forks (after the data load, before BLAS);
- *                         the caller may join remote peers to it
- *     cfl_study_repeat    model x params x repeat [x fold] trials, drained
- *     cfl_study_tune      or tune's ask/tell loop, then the refit of the best
- *     cfl_study_finish    every result durable, ensembles, the run's status
+ *     cfl_study_plan_init(&plan);   ... the options into plan ...
+ *     rc = cfl_study_run(&plan, &hooks, &outcome, &err);
  *
- * and print from the store.  The study tells its caller what happens through
- * events (progress is the caller's code, never the study's); it never prints
- * and never exits.  Seeds come from (run seed, trial identity) only, so a
- * run's store contents do not depend on --num-jobs or on timing, and a
- * finished run holds what it takes to rebuild any of its models: each
- * trial's model, params, seed, repeat and fold, and each ensemble's members.
+ * which owns every step of every kind of run on every backend (local fork
+ * pool, TCP workers on --listen, the ranks of mpirun or srun):
+ *
+ *   1. the backend: under MPI the ranks start here; rank 0 goes on as the
+ *      coordinator, every other process serves it and returns
+ *      CFL_STUDY_RUN_RANK (the caller exits at once with its code)
+ *   2. hooks.setup (search spaces), the plan's checks, the data load,
+ *      the metrics by name (usage errors: CFL_STUDY_RUN_USAGE)
+ *   3. the store: a new run, or the one to resume (cfl_study_open)
+ *   4. the pool forks, remote workers and ranks join it (the run key)
+ *   5. the trials drained with events: repeat's, tune's ask/tell loop,
+ *      auto's search and bags; SIGINT and SIGTERM interrupt it
+ *   6. the end: every result durable, ensembles, hooks.finished (the
+ *      caller prints from the store), the bundle (--save)
+ *
+ * The steps are public too (cfl_study_open ... cfl_study_finish), for
+ * tests and for a caller with its own loop.  The study tells its caller
+ * what happens through events (progress is the caller's code, never the
+ * study's); it never prints and never exits.  Seeds come from (run seed,
+ * trial identity) only, so a run's store contents do not depend on
+ * --num-jobs, the backend or timing, and a finished run holds what it
+ * takes to rebuild any of its models: each trial's model, params, seed,
+ * repeat and fold, and each ensemble's members.
  *
  * Depends on core, data, metrics, models, hpo, ensemble, store and run.
  */
@@ -26,6 +39,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "cfl/backend.h"
 #include "cfl/core.h"
 #include "cfl/data.h"
 #include "cfl/ensemble.h"
@@ -96,6 +110,28 @@ struct cfl_study_auto_plan {
 				 * their models; NULL: none */
 };
 
+/* How a run executes, none of it stored with the run: --resume may change
+ * any of it. */
+struct cfl_study_exec {
+	struct cfl_pool_opts pool;	/* n_local (0: only remote workers),
+					 * threads_per_trial, trial_timeout,
+					 * max_retries, trials_per_worker, tick;
+					 * the study sets the rest */
+	int n_local_set;		/* n_local was given: else a worker rank
+					 * takes its node's cores divided by the
+					 * ranks on the node */
+	enum cfl_backend backend;	/* asked for; CFL_BACKEND_AUTO: mpi under
+					 * mpirun or srun, tcp with listen,
+					 * local else */
+	const char *listen;		/* "ADDR:PORT" (port 0: any) for `cfl
+					 * worker --connect`, or NULL */
+	const char *token_file;		/* the shared secret: TLS 1.3; NULL:
+					 * plain TCP, loopback only */
+	double heartbeat;		/* s between heartbeats; a worker or
+					 * rank silent for 5 is dropped [1] */
+	size_t max_workers;		/* remote workers at once [256] */
+};
+
 struct cfl_study_plan {
 	enum cfl_run_kind kind;		/* CFL_RUN_REPEAT, _TUNE or _AUTO */
 	struct cfl_data_opts data;	/* DATA and the data options; the run
@@ -117,10 +153,21 @@ struct cfl_study_plan {
 					 * whole run; 0: none.  Not part of
 					 * the plan: --resume may change it */
 	struct cfl_study_auto_plan autop;	/* CFL_RUN_AUTO */
+	/* named by the user, resolved by cfl_study_run once the data (and so
+	 * the task) is known; a bad name is a usage error */
+	const char *metrics_arg;	/* --metrics LIST into metrics; NULL:
+					 * repeat takes the task's defaults */
+	const char *metric_arg;		/* tune, auto: the scored metric into
+					 * tune.metric / autop.metric; NULL:
+					 * acc, or mse for a regression */
+	struct cfl_study_exec exec;	/* how it runs; not part of the plan */
+	char *models_buf;		/* owned: what models[] point into */
 };
 
 /* Zeroes p and sets the defaults: repeat, 5 repeats, tune's 10 candidates
- * by bo with the kriging liar, the default database. */
+ * by bo with the kriging liar, the default database; exec: the pool's
+ * defaults (cfl_pool_opts_init), the backend detected, heartbeat 1 s,
+ * 256 remote workers. */
 void cfl_study_plan_init(struct cfl_study_plan *p);
 
 /* The plan as "key=value" lines, appended to out: stored with the run and
@@ -186,6 +233,17 @@ enum cfl_study_event_kind {
 				 * n_done candidates */
 	CFL_STUDY_PHASE,	/* auto: a phase starts: text ("fcnn:
 				 * searching for 5.0 s") */
+	/* cfl_study_run's own: */
+	CFL_STUDY_LOG,		/* the backend says text, for a person
+				 * (shown even when quiet): "listening for
+				 * workers; start them with:\n  cfl worker
+				 * ...", "worker rank 2 stopped answering" */
+	CFL_STUDY_LOADED,	/* the data is loaded: data, text (why a
+				 * validation part is held out or not) */
+	CFL_STUDY_OPENED,	/* the run is open: text (its name), resumed */
+	CFL_STUDY_DRAINED,	/* the drain ended: status (0, or
+				 * CFL_STUDY_INTERRUPTED, CFL_STUDY_TIME_LIMIT,
+				 * -1 on an error) */
 };
 
 struct cfl_study_event {
@@ -197,6 +255,14 @@ struct cfl_study_event {
 				 * candidates stored (tune), on --resume;
 				 * TIMEOUT: candidates asked */
 	size_t n_todo;		/* START: trials queued (repeat) */
+	/* START, TRIAL, TICK of a repeat with a tick (exec.pool.tick > 0,
+	 * a caller that shows a live line): the seconds left, estimated from
+	 * each model's stored trial times, done and running (cfl_eta_compute);
+	 * < 0: unknown (and always in other runs' events).  eta_lower: it is a
+	 * lower bound (a model not timed yet, priced at its oldest running
+	 * trial's age). */
+	double eta;
+	int eta_lower;
 	/* TRIAL: */
 	const struct cfl_pool_event *trial;
 	const char *what;	/* the model, or tune's candidate hex id */
@@ -208,6 +274,9 @@ struct cfl_study_event {
 	const struct cfl_params *params;
 	double score;		/* NaN: every repeat failed */
 	double best;		/* the best score so far */
+	const struct cfl_data *data;	/* LOADED */
+	int resumed;		/* OPENED */
+	int status;		/* DRAINED */
 };
 
 /* Who hears the events: fn(ev, ctx), called from the study's own thread;
@@ -444,6 +513,150 @@ int cfl_study_finish(struct cfl_study *s, const struct cfl_study_listener *ls,
  * run interrupted in the store.  0, or -1 with err (the marking failed). */
 int cfl_study_stop(struct cfl_study *s, struct cfl_err *err);
 
+/* ---- the one call: a whole run on any backend ---- */
+
+/* What the caller gives cfl_study_run besides the plan. */
+struct cfl_study_hooks {
+	/* Hears every event (progress, notes, the backend's log lines). */
+	struct cfl_study_listener listener;
+	/* Optional: on the process that coordinates (rank 0's child under
+	 * MPI), before the data loads: the caller's own preparation of the
+	 * plan, e.g. loading search spaces.  0, or -1 with err: a usage
+	 * error (CFL_STUDY_RUN_USAGE). */
+	int (*setup)(struct cfl_study_plan *p, void *ctx, struct cfl_err *err);
+	/* Optional: once the run is finished (results durable, ensembles
+	 * built, the run's status set), before the bundle is written: the
+	 * caller prints from cfl_study_store(s).  0 to go on to the bundle
+	 * (--save), 1 when the run has nothing to save (no trial done, an
+	 * empty leaderboard), or -1 with err. */
+	int (*finished)(struct cfl_study *s, void *ctx, struct cfl_err *err);
+	void *ctx;		/* of setup and finished */
+	/* Written to stderr (write(2), from a signal handler) when rank 0's
+	 * MPI process is told to stop: the job may be killed before the
+	 * coordinator says anything.  NULL: nothing. */
+	const char *stop_note;
+};
+
+/* What cfl_study_run returns. */
+enum cfl_study_run_status {
+	CFL_STUDY_RUN_DONE = 0,		/* finished: the caller's finished hook
+					 * ran, the bundle is written when
+					 * asked and the hook returned 0 */
+	CFL_STUDY_RUN_FAILED,		/* err says why (see err_how) */
+	CFL_STUDY_RUN_USAGE,		/* a usage error in err, found before
+					 * any work */
+	CFL_STUDY_RUN_COMPLETE,		/* --resume of a complete run that this
+					 * plan does not grow: nothing done */
+	CFL_STUDY_RUN_INTERRUPTED,	/* SIGINT or SIGTERM: what finished is
+					 * stored, the run marked interrupted */
+	CFL_STUDY_RUN_RANK,		/* this process served an MPI job (a
+					 * worker rank, or a rank's MPI process)
+					 * and is done: the caller ends it at
+					 * once with _exit(exit_code), printing
+					 * nothing */
+};
+
+enum {
+	CFL_STUDY_SAY_PLAIN = 0,	/* err as any error: "cfl: msg" */
+	CFL_STUDY_SAY_CMD,		/* the backend's: "cfl CMD: msg" */
+	CFL_STUDY_SAY_NOTHING,		/* said already, or by another rank */
+};
+
+struct cfl_study_outcome {
+	char name[128];		/* the run's name; "" when none was opened */
+	int64_t run_id;
+	int started;		/* the pool started (an interruption before:
+				 * the run is only marked interrupted) */
+	int timed_out;		/* the plan's time limit stopped the run */
+	struct cfl_trial_counts counts;	/* after the finish */
+	long best;		/* tune: the candidate refitted, or -1 */
+	char model_path[1024];	/* tune: the best's model file written, or "" */
+	int bundle_written;	/* --save's file is written */
+	int err_how;		/* FAILED, USAGE: CFL_STUDY_SAY_* */
+	int exit_code;		/* RANK: what to _exit with */
+	char launcher[64];	/* "mpirun -n 3 " (or "srun -n 3 ") on rank 0
+				 * of an MPI job, for a resume hint; else "" */
+	int port;		/* the port bound for --listen, or 0 */
+	int signalled;		/* FAILED while SIGINT or SIGTERM stopped it */
+};
+
+/* Runs plan p from start to end (the steps at the top of this file):
+ * chooses and starts the backend, runs hooks->setup, checks the plan,
+ * loads the data, resolves the metric names, opens or resumes the run,
+ * starts the pool with the remote workers (--listen, TLS with a token
+ * file) or MPI ranks joined, drains it (repeat, tune or auto) with events
+ * to hooks->listener, catches SIGINT and SIGTERM for the drain, finishes
+ * the run, calls hooks->finished and writes the bundle of --save.  p is
+ * updated (the validation fraction settled, the metrics resolved, a
+ * coordinating rank 0's n_local set to 0).  Returns a CFL_STUDY_RUN_*
+ * status with *out filled (and err for FAILED and USAGE).  Never prints,
+ * never exits, but for one thing: under MPI, a lost job may end with
+ * MPI_Abort once every result is stored (the message goes to the
+ * listener first). */
+int cfl_study_run(struct cfl_study_plan *p, const struct cfl_study_hooks *hooks,
+		  struct cfl_study_outcome *out /* OUT */, struct cfl_err *err);
+
+/* The rank this process will have in the MPI job backend (as asked; AUTO:
+ * detected) would start, as the launcher's environment tells before MPI
+ * starts: 0 or more; -1 when the backend will not be mpi; -2 when it will
+ * but the launcher is not one cfl knows (mpirun, srun).  A worker rank
+ * (> 0) takes the run from rank 0: it needs neither DATA nor, with
+ * --resume NAME, the database. */
+long cfl_study_launch_rank(enum cfl_backend backend);
+/* Why `--resume NAME` without DATA is refused when the rank is -2. */
+extern const char cfl_study_resume_msg[];
+/* The rank (> 0) of this process when a launcher (mpirun, srun) started
+ * it as one of two ranks or more, else 0: a command with nothing to spread
+ * runs on rank 0 only. */
+long cfl_study_launched_rank(void);
+
+/* ---- the command line a run stores (--resume NAME alone replays it) ---- */
+
+/* Appends "cfl ARGS..." to b, each argument quoted for /bin/sh when needed;
+ * with skip_resume, "--resume NAME" and "--resume=NAME" are left out (the
+ * command a grown run stores, which `--resume NAME` alone replays). */
+void cfl_study_command_line(int argc, char **argv, int skip_resume,
+			    struct cfl_buf *b);
+/* Splits a line written by cfl_study_command_line into a NULL-terminated
+ * argv in one malloc'd block (free() it); NULL when malformed or out of
+ * memory. */
+char **cfl_study_split_command(const char *cmd, int *argc_out /* OUT */);
+/* For `cfl CMD --resume NAME` alone: reads run NAME's stored command from
+ * db and returns argv[0], the stored arguments after "cfl CMD", then
+ * argv[1..]: a malloc'd array (free() it and *words).  NULL with err when
+ * the run is missing or was not started by cfl CMD. */
+char **cfl_study_stored_argv(const char *cmd, const char *db, const char *name,
+			     int argc, char **argv, int *new_argc /* OUT */,
+			     char ***words /* OUT */, struct cfl_err *err);
+
+/* ---- the models and params a command line names ---- */
+
+/* 0 when model name is registered, else -1 with "unknown model 'x'
+ * (known: fcnn, linear, ...)". */
+int cfl_study_model_check(const char *name, struct cfl_err *err);
+/* Sets the models of p (repeat's, or auto's for CFL_RUN_AUTO: set p->kind
+ * first) from list ("fcnn,tree"): each registered, none twice, at most
+ * CFL_STUDY_MAX_MODELS, not empty; auto refuses 'baseline' (nothing to
+ * tune) and skips a family not built in when the list is not given (the
+ * default).  The names point into a copy p owns (cfl_study_plan_release).
+ * 0, or -1 with err (a usage error). */
+int cfl_study_plan_models(struct cfl_study_plan *p, const char *list, int given,
+			  struct cfl_err *err);
+/* repeat's --set values, each "MODEL.KEY=VALUE" (or "KEY=VALUE" with one
+ * model), into the models' params, sorted and checked against each
+ * model's schema.  0, or -1 with err (a usage error). */
+int cfl_study_plan_sets(struct cfl_study_plan *p, const char *const *sets,
+			size_t n_sets, struct cfl_err *err);
+/* tune's search space: loaded from path (checked against the model's
+ * schema; a command's: any names), each of --set's "KEY=VALUE" fixed in
+ * it, then set as p->tune.space (the caller's space, initialised, to
+ * release).  0, or -1 with err (a usage error). */
+int cfl_study_tune_space(struct cfl_study_plan *p, struct cfl_space *space,
+			 const char *path, const char *const *sets,
+			 size_t n_sets, struct cfl_err *err);
+/* Frees what the models and sets above made p own. */
+void cfl_study_plan_release(struct cfl_study_plan *p);
+
 /* ---- ensembles from the store ----
  * A run's done trials become members (one trial, or with folds the folds of
  * one (model, repeat) averaged, their out-of-fold predictions put together
@@ -490,5 +703,49 @@ int cfl_study_ensembles_for_run(struct cfl_store *st, int64_t run_id,
 				const struct cfl_data *d, const char *methods,
 				const struct cfl_study_listener *ls,
 				struct cfl_err *err);
+
+/* ---- what cfl auto shows while it runs (auto_view.c) ---- */
+
+/* auto's display as text, fed the study's events: the lines that stay (by
+ * default one per family per round of the search, "fcnn, round 1: 22
+ * candidates, 5 failed, best acc 1.000000 on valid", the round and bagging
+ * lines and a bag's failed fold or refit; verbose: a line per candidate
+ * and per fold trial instead of the family lines) and the live line's
+ * counts.  Never prints: the caller shows what it returns. */
+struct cfl_study_auto_view {
+	int verbose;
+	const char *metric;	/* the ranking metric's name (not copied):
+				 * the caller sets it once the study
+				 * resolved it (CFL_STUDY_OPENED) */
+	double t0, limit;	/* the run's start (cfl_now()), its limit */
+	char phase[16];		/* "search", "bags", "ensembles" */
+	int round;
+	char turns[CFL_STUDY_MAX_MODELS][64];	/* the families that had
+						 * their turn this round */
+	size_t n_turns;
+	size_t n_cands;		/* candidates scored, all families */
+	size_t bag_done, bag_total;	/* fold trials */
+	char family[64];	/* whose turn it is ("" between turns) */
+	size_t f_cands, f_failed;
+	int f_have_best;
+	double f_best;
+};
+
+/* Sets v up: verbose, the time limit (s; 0: none) counted from now. */
+void cfl_study_auto_view_init(struct cfl_study_auto_view *v, int verbose,
+			      double time_limit, double now);
+/* Takes in one event (NOTE and LOG are the caller's to show) and appends
+ * to out the lines it makes, each ending in '\n' (none for most events).
+ * At CFL_STUDY_DRAINED the last family's line, and the phase becomes
+ * "ensembles" when the run goes on to them. */
+void cfl_study_auto_view_event(struct cfl_study_auto_view *v,
+			       const struct cfl_study_event *ev,
+			       struct cfl_buf *out);
+/* The turn of the family searched ends: its line into out, if any. */
+void cfl_study_auto_view_end(struct cfl_study_auto_view *v, struct cfl_buf *out);
+/* The live line at now (cfl_now()) for a terminal of width columns
+ * (cfl_auto_progress_format) into line; its length in bytes. */
+size_t cfl_study_auto_view_line(const struct cfl_study_auto_view *v, double now,
+				size_t width, char *line, size_t cap);
 
 #endif

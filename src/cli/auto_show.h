@@ -1,45 +1,31 @@
 /*
- * `cfl auto`'s display on stderr (auto_show.c): the study's events as one
- * line per family per round (-v: per candidate and fold trial) and, on a
- * terminal, a live line with the phase, the family, the candidates, the
- * elapsed time and the time left.  Pass cli_auto_show_event and the state
- * as the study's listener.
+ * `cfl auto`'s display on stderr (auto_show.c): the lines the study's
+ * auto view makes of its events (cfl_study_auto_view: one per family per
+ * round, -v: per candidate and fold trial) and, on a terminal, the live
+ * line under them, redrawn on every event and tick.  Pass
+ * cli_auto_show_event and the state as the study's listener.
  */
 #ifndef CFL_CLI_AUTO_SHOW_H
 #define CFL_CLI_AUTO_SHOW_H
 
-#include <stddef.h>
-
 #include "cfl/study.h"
 
 struct cli_auto_show {
-	int quiet, verbose, tty, live;	/* live: a live line is drawn */
-	const char *metric;
-	double t0, limit;		/* the run's start, its time limit */
-	char phase[16];			/* "search", "bags", "ensembles" */
-	int round;
-	char turns[CFL_STUDY_MAX_MODELS][64];	/* the families that had
-						 * their turn this round */
-	size_t n_turns;
-	size_t n_cands;			/* candidates scored, all families */
-	size_t bag_done, bag_total;	/* fold trials */
-	/* the family whose turn it is ("" between turns) */
-	char family[64];
-	size_t f_cands, f_failed;
-	int f_have_best;
-	double f_best;
+	int quiet, tty, live;	/* live: a live line is drawn */
+	int over;		/* ended: no live line any more */
+	struct cfl_study_auto_view v;	/* v.metric: the caller sets it */
 };
 
-/* Sets sh up: quiet (-q: notes only), verbose (-v), the ranking metric's
- * name (not copied), the time limit (s; 0: none) counted from now.  The
- * live line is drawn only when stderr is a terminal and not quiet. */
+/* Sets sh up: quiet (-q: notes only), verbose (-v), the time limit (s; 0:
+ * none) counted from now.  The live line is drawn only when stderr is a
+ * terminal and not quiet. */
 void cli_auto_show_init(struct cli_auto_show *sh, int quiet, int verbose,
-			const char *metric, double time_limit);
-/* The study's listener function; ctx is the struct cli_auto_show. */
+			double time_limit);
+/* The study's listener function; ctx is the struct cli_auto_show.  Notes
+ * and log lines are shown even with -q. */
 void cli_auto_show_event(const struct cfl_study_event *ev, void *ctx);
-/* A phase the events do not announce begins ("ensembles"). */
-void cli_auto_show_phase(struct cli_auto_show *sh, const char *phase);
-/* Prints the last family's line and clears the live line. */
+/* Prints the last family's line and clears the live line for good (the
+ * lines that follow are printed plainly); again: a no-op. */
 void cli_auto_show_end(struct cli_auto_show *sh);
 
 #endif

@@ -3,7 +3,6 @@
  * parsing, and the data options every command takes.
  */
 #include "cli.h"
-#include "progress.h"
 
 #include <errno.h>
 #include <math.h>
@@ -162,7 +161,7 @@ void cli_data_facts(const char *cmd, const struct cfl_data *d,
 		    const struct cfl_data_opts *o, const char *valid_why)
 {
 	char line[1024];
-	size_t width = cli_stderr_is_tty() ? cli_term_width(STDERR_FILENO) : 0;
+	size_t width = cli_stderr_is_tty() ? cfl_term_width(STDERR_FILENO) : 0;
 	size_t col = 0;
 
 	snprintf(line, sizeof(line), "cfl %s: '%s': train %zu rows, validation %zu (%s), test %zu%s",

@@ -124,25 +124,6 @@ void cli_data_warn(const struct cfl_data *d, const struct cfl_data_opts *o);
 void cli_data_facts(const char *cmd, const struct cfl_data *d,
 		    const struct cfl_data_opts *o, const char *valid_why);
 
-/* ---- the stored command line (resume.c) ---- */
-
-struct cfl_buf;
-/* Appends "cfl ARGS..." to b, each argument quoted for /bin/sh when needed. */
-void cli_command_line(int argc, char **argv, struct cfl_buf *b);
-/* cli_command_line without "--resume NAME" (or "--resume=NAME"): the
- * command a grown run stores, which `--resume NAME` alone replays. */
-void cli_plan_command_line(int argc, char **argv, struct cfl_buf *b);
-/* Splits a line written by cli_command_line() into a NULL-terminated argv
- * in one malloc'd block (free() it); NULL when malformed or out of memory. */
-char **cli_split_command(const char *cmd, int *argc_out /* OUT */);
-/* For `cfl CMD --resume NAME` alone: reads run NAME's stored command from
- * db and returns argv[0], the stored arguments after "cfl CMD", then
- * argv[1..]: a malloc'd array (free() it and *words).  NULL, after printing
- * why, when the run is missing or was not started by cfl CMD. */
-char **cli_resume_argv(const char *cmd, const char *db, const char *name,
-		       int argc, char **argv, int *new_argc /* OUT */,
-		       char ***words /* OUT */);
-
 /* True when stderr is a terminal (progress lines are redrawn in place). */
 int cli_stderr_is_tty(void);
 

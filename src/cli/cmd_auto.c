@@ -11,10 +11,8 @@
 #include "auto_show.h"
 #include "cli.h"
 #include "pool_opts.h"
-#include "progress.h"
 
 #include <math.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -89,7 +87,7 @@ static void usage(FILE *f)
 		"  -v, --verbose            a line per candidate and fold trial, not\n"
 		"                           one per family and round\n"
 		"  -h, --help               this help\n"
-		"%s\n"
+		CLI_REMOTE_HELP CLI_CLUSTER_HELP "%s\n"
 		"Exit status: 0 when the leaderboard has an entry, 1 when nothing finished\n"
 		"its folds within the time limit (or the run could not start), 2 on a\n"
 		"usage error, 130 when interrupted (continue with --resume NAME).\n\n"
@@ -98,7 +96,9 @@ static void usage(FILE *f)
 		"  cfl auto datasets/wine.csv --time-limit 30 --models linear,gbdt\n"
 		"  cfl auto datasets/iris.csv --save iris-auto.cfl\n"
 		"  cfl auto train.csv --test test.csv --time-limit 300 --name night\n"
-		"  cfl auto --resume night --time-limit 120\n",
+		"  cfl auto --resume night --time-limit 120\n"
+		"  cfl auto data.csv --listen 0.0.0.0:7070 --token-file tok --name big\n"
+		"  mpirun -n 5 cfl auto data.csv --time-limit 600 --name big\n",
 		cores > 0 ? cores : 1, cli_data_help);
 }
 
@@ -107,11 +107,7 @@ static void usage(FILE *f)
 struct plan {
 	struct cfl_study_plan sp;
 	struct cli_pool_opts pool;
-	struct cli_remote remote;	/* unused: auto runs locally */
-	struct cli_cluster cluster;	/* unused: auto runs locally */
-	const char *metric;
 	int verbose;		/* -v: a line per candidate and fold trial */
-	char *models_buf;
 	struct cfl_space spaces[CFL_STUDY_MAX_MODELS];
 	char params_buf[512];
 };
@@ -120,36 +116,7 @@ static void plan_release(struct plan *pl)
 {
 	for (size_t i = 0; i < CFL_STUDY_MAX_MODELS; i++)
 		cfl_space_release(&pl->spaces[i]);
-	free(pl->models_buf);
-}
-
-static int parse_models(struct plan *pl, const char *arg, int given)
-{
-	struct cfl_study_auto_plan *a = &pl->sp.autop;
-	char *save = NULL, *tok;
-
-	pl->models_buf = strdup(arg);
-	if (!pl->models_buf)
-		return cli_failf("out of memory");
-	for (tok = strtok_r(pl->models_buf, ",", &save); tok;
-	     tok = strtok_r(NULL, ",", &save)) {
-		if (!cfl_model_find(tok)) {
-			if (!given)	/* a default family not built in */
-				continue;
-			return cli_usage_error("auto", "unknown model '%s'", tok);
-		}
-		if (!strcmp(tok, "baseline"))
-			return cli_usage_error("auto", "model 'baseline' has nothing to tune");
-		for (size_t i = 0; i < a->n_models; i++)
-			if (!strcmp(a->models[i], tok))
-				return cli_usage_error("auto", "model '%s' listed twice", tok);
-		if (a->n_models == CFL_STUDY_MAX_MODELS)
-			return cli_usage_error("auto", "at most %d models", CFL_STUDY_MAX_MODELS);
-		a->models[a->n_models++] = tok;
-	}
-	if (!a->n_models)
-		return cli_usage_error("auto", "--models is empty");
-	return 0;
+	cfl_study_plan_release(&pl->sp);
 }
 
 static int parse_args(void *ctx, int argc, char **argv)
@@ -157,6 +124,8 @@ static int parse_args(void *ctx, int argc, char **argv)
 	struct plan *pl = ctx;
 	static const struct option opts[] = {
 		CLI_DATA_LONGOPTS,
+		CLI_REMOTE_LONGOPTS,
+		CLI_CLUSTER_LONGOPTS,
 		{ "models", required_argument, 0, OPT_MODELS },
 		{ "time-limit", required_argument, 0, OPT_TIME_LIMIT },
 		{ "folds", required_argument, 0, OPT_FOLDS },
@@ -170,6 +139,7 @@ static int parse_args(void *ctx, int argc, char **argv)
 		{ 0, 0, 0, 0 },
 	};
 	const char *models = NULL;
+	struct cfl_err err;
 	long folds;
 	int c, r;
 
@@ -177,12 +147,9 @@ static int parse_args(void *ctx, int argc, char **argv)
 	pl->sp.kind = CFL_RUN_AUTO;
 	pl->sp.time_limit = 60;
 	cli_pool_opts_init(&pl->pool);
-	cli_remote_init(&pl->remote);
-	cli_cluster_init(&pl->cluster);
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "qhv", opts, NULL)) != -1) {
-		r = cli_pool_shared_option("auto", c, optarg, &pl->sp.data, &pl->pool,
-					   &pl->remote, &pl->cluster);
+		r = cli_pool_shared_option("auto", c, optarg, &pl->sp, &pl->pool);
 		if (r < 0)
 			return CLI_USAGE;
 		if (r > 0)
@@ -201,7 +168,7 @@ static int parse_args(void *ctx, int argc, char **argv)
 			pl->sp.autop.folds = (int)folds;
 			break;
 		case OPT_METRIC:
-			pl->metric = optarg;
+			pl->sp.metric_arg = optarg;
 			break;
 		case OPT_SAVE:
 			if (!optarg[0])
@@ -231,17 +198,52 @@ static int parse_args(void *ctx, int argc, char **argv)
 	if (optind + 1 < argc)
 		return cli_usage_error("auto", "unexpected argument '%s'", argv[optind + 1]);
 	pl->sp.data.path = argv[optind];
-	if (!pl->pool.num_jobs)
-		return cli_usage_error("auto", "--num-jobs must be 1 or more");
-	if (pl->pool.name && pl->pool.resume && strcmp(pl->pool.name, pl->pool.resume))
-		return cli_usage_error("auto", "--name '%s' and --resume '%s' disagree",
-				       pl->pool.name, pl->pool.resume);
-	return parse_models(pl, models ? models : DEFAULT_MODELS, models != NULL);
+	cli_pool_to_plan(&pl->pool, &pl->sp);
+	if (cfl_study_plan_models(&pl->sp, models ? models : DEFAULT_MODELS,
+				  models != NULL, &err))
+		return cli_usage_error("auto", "%s", err.msg);
+	return 0;
 }
 
 static const char *default_params(struct plan *pl, const char *model)
 {
 	return cli_default_params(model, pl->params_buf, sizeof(pl->params_buf));
+}
+
+/* ---- progress ---- */
+
+struct show {
+	struct plan *pl;
+	struct cfl_study_outcome *out;
+	struct cli_auto_show as;	/* the lines on stderr (auto_show.c) */
+	int empty;		/* the leaderboard has no entry */
+};
+
+/* On the process that coordinates: each family's search space. */
+static int setup(struct cfl_study_plan *sp, void *ctx, struct cfl_err *err)
+{
+	struct plan *pl = ((struct show *)ctx)->pl;
+
+	for (size_t i = 0; i < sp->autop.n_models; i++) {
+		const char *m = sp->autop.models[i];
+
+		if (cfl_space_load(&pl->spaces[i], default_params(pl, m),
+				   cfl_model_find(m), err))
+			return -1;
+		sp->autop.spaces[i] = &pl->spaces[i];
+	}
+	return 0;
+}
+
+static void on_study_event(const struct cfl_study_event *ev, void *ctx)
+{
+	struct show *sh = ctx;
+
+	if (ev->kind == CFL_STUDY_LOADED)
+		cli_data_warn(ev->data, &sh->pl->sp.data);
+	if (ev->kind == CFL_STUDY_OPENED)
+		sh->as.v.metric = cfl_metric_info(sh->pl->sp.autop.metric)->name;
+	cli_auto_show_event(ev, &sh->as);
 }
 
 /* ---- the leaderboard ---- */
@@ -251,48 +253,37 @@ static const char *default_params(struct plan *pl, const char *model)
 static int print_leaderboard(struct cfl_store *st, int64_t run_id,
 			     struct cfl_err *err)
 {
-	struct cfl_study_auto_summary sum;
-	struct cfl_report_auto_entry *e = NULL;
 	struct cfl_run_info info;
 	struct cfl_buf b;
-	int rc = -1;
+	int n = -1;
 
 	memset(&info, 0, sizeof(info));
 	cfl_buf_init(&b);
-	if (cfl_store_run_get(st, run_id, &info, err) ||
-	    cfl_report_auto_load(st, &info, &sum, &e, err)) {
-		cfl_run_info_release(&info);
-		return -1;
-	}
 	/* the sentence above it wraps to a narrow terminal too */
-	if (cfl_report_leaderboard(&sum, e, CFL_TABLE_TEXT, 0,
-				   cli_is_terminal(STDOUT_FILENO) ? cli_term_width(STDOUT_FILENO) : 0,
-				   &b, err))
-		goto out;
-	if (fwrite(b.data, 1, b.len, stdout) != b.len || fflush(stdout)) {
+	if (!cfl_store_run_get(st, run_id, &info, err))
+		n = cfl_report_auto(st, &info, CFL_TABLE_TEXT, 0,
+				    cfl_is_terminal(STDOUT_FILENO)
+				    ? cfl_term_width(STDOUT_FILENO) : 0, &b, err);
+	if (n >= 0 && (fwrite(b.data, 1, b.len, stdout) != b.len || fflush(stdout))) {
 		cfl_err_set(err, "cannot write the leaderboard to stdout");
-		goto out;
+		n = -1;
 	}
-	rc = sum.n_rows > 0 ? 0 : 1;
-out:
 	cfl_buf_release(&b);
 	cfl_run_info_release(&info);
-	cfl_report_auto_entries_free(e, sum.n_rows);
-	cfl_study_auto_summary_release(&sum);
-	return rc;
+	return n < 0 ? -1 : n > 0 ? 0 : 1;
 }
 
-/* ---- signals ---- */
-
-static struct cfl_pool *volatile g_pool;
-static volatile sig_atomic_t g_interrupted;
-
-static void on_signal(int sig)
+/* The run is over: the leaderboard.  1 when it has no entry (no bundle). */
+static int on_finished(struct cfl_study *study, void *ctx, struct cfl_err *err)
 {
-	(void)sig;
-	g_interrupted = 1;
-	if (g_pool)
-		cfl_pool_interrupt(g_pool);
+	struct show *sh = ctx;
+	int r;
+
+	cli_auto_show_end(&sh->as);
+	r = print_leaderboard(cfl_study_store(study), cfl_study_run_id(study), err);
+
+	sh->empty = r == 1;
+	return r;
 }
 
 static void reset_cb(void *pl)
@@ -304,174 +295,53 @@ static void reset_cb(void *pl)
 int cmd_auto(int argc, char **argv)
 {
 	struct plan pl;
-	struct cfl_data data;
-	struct cfl_err err;
-	struct cfl_study *study = NULL;
-	struct cfl_pool_opts po;
+	struct show sh;
+	struct cfl_study_outcome out;
+	struct cfl_study_hooks hooks = { { on_study_event, &sh }, setup, on_finished,
+					 &sh, NULL };
 	struct cfl_buf cmdline;
-	struct sigaction old_int, old_term;
-	struct cli_auto_show sh;
-	struct cfl_study_listener ls = { cli_auto_show_event, &sh };
-	const char *run_name = "";
-	int rc = CLI_FAIL, r, loaded = 0, dflt;
-	char **rv = NULL, **rv_words = NULL;
+	char **rv = NULL, **rv_words = NULL, db[1100];
+	int rc;
 
 	memset(&pl, 0, sizeof(pl));
 	memset(&sh, 0, sizeof(sh));
-	memset(&data, 0, sizeof(data));
 	cfl_buf_init(&cmdline);
-	r = cli_pool_parse("auto", argc, argv, parse_args, reset_cb, &pl, &pl.pool,
-			   &pl.cluster, &cmdline, NULL, &rv, &rv_words);
-	if (r) {
-		plan_release(&pl);
-		free(rv);
-		free(rv_words);
-		cfl_buf_release(&cmdline);
-		return r < 0 ? CLI_OK : r;
-	}
-	for (size_t i = 0; i < pl.sp.autop.n_models; i++) {
-		const char *m = pl.sp.autop.models[i];
-
-		if (cfl_space_load(&pl.spaces[i], default_params(&pl, m),
-				   cfl_model_find(m), &err)) {
-			rc = cli_usage_error("auto", "%s", err.msg);
-			goto done;
-		}
-		pl.sp.autop.spaces[i] = &pl.spaces[i];
-	}
-	if (cfl_study_check(&pl.sp, NULL, &err)) {
-		rc = cli_usage_error("auto", "%s", err.msg);
+	rc = cli_pool_parse("auto", argc, argv, parse_args, reset_cb, &pl, &pl.pool,
+			    &pl.sp.exec.backend, &cmdline, NULL, &rv, &rv_words);
+	if (rc) {
+		rc = rc < 0 ? CLI_OK : rc;
 		goto done;
 	}
-	/* a bundle that cannot be written fails now, not after the run */
-	if (pl.sp.autop.save && cfl_bundle_check_path(pl.sp.autop.save, &err)) {
-		rc = cli_fail(&err);
-		goto done;
-	}
-
-	cli_catch_stop(on_signal, SA_RESTART, &old_int, &old_term);
-	if (cfl_data_load(&data, &pl.sp.data, &err)) {
-		cli_fail(&err);
-		goto done_sig;
-	}
-	loaded = 1;
-	cli_data_warn(&data, &pl.sp.data);
-	if (pl.metric) {
-		enum cfl_metric_id id;
-
-		if (strchr(pl.metric, ',') ||
-		    cfl_metric_parse_list(pl.metric, data.train.n_classes, &id, 1, &err) != 1) {
-			rc = cli_usage_error("auto", "--metric: %s",
-					     strchr(pl.metric, ',') ? "one metric only" : err.msg);
-			goto done_sig;
-		}
-		pl.sp.autop.metric = id;
-	} else {
-		pl.sp.autop.metric = (enum cfl_metric_id)cfl_metric_lookup(
-			data.train.n_classes ? "acc" : "mse");
-	}
-	cli_auto_show_init(&sh, pl.pool.quiet, pl.verbose,
-			   cfl_metric_info(pl.sp.autop.metric)->name, pl.sp.time_limit);
-	if (cfl_study_check(&pl.sp, &data, &err)) {
-		rc = cli_usage_error("auto", "%s", err.msg);
-		goto done_sig;
-	}
-
-	if (cli_pool_mkdir_db(pl.pool.db))
-		goto done_sig;
 	pl.sp.command_line = cmdline.data;
-	pl.sp.db = pl.pool.db;
-	pl.sp.name = pl.pool.name;
-	pl.sp.resume = pl.pool.resume;
-	study = cfl_study_open(&pl.sp, &data, &err);
-	if (!study) {
-		cli_fail(&err);
-		goto done_sig;
-	}
-	run_name = cfl_study_name(study);
-	cfl_pool_opts_init(&po);
-	cli_pool_opts_apply(&pl.pool, &po);
-	po.tick = sh.tty ? 0.5 : 0;	/* the live line's clock */
-	if (g_interrupted)
-		goto interrupted;
-	if (cfl_study_start(study, &po, &err)) {
-		cli_fail(&err);
-		goto done_sig;
-	}
-	g_pool = cfl_study_pool(study);
-	if (g_interrupted)
-		cfl_pool_interrupt(g_pool);
-
-	r = cfl_study_auto(study, &ls, &err);
-	if (r < 0) {
-		cli_fail(&err);
-		goto done_sig;
-	}
-	if (r == CFL_STUDY_INTERRUPTED)
-		goto interrupted;
-	g_pool = NULL;
-	cli_auto_show_phase(&sh, "ensembles");
-	r = cfl_study_finish(study, &ls, NULL, &err);
-	cli_auto_show_end(&sh);
-	if (r) {
-		cli_fail(&err);
-		goto done_sig;
-	}
-	r = print_leaderboard(cfl_study_store(study), cfl_study_run_id(study), &err);
-	if (r < 0) {
-		cli_fail(&err);
-		goto done_sig;
-	}
-	if (!r && pl.sp.autop.save) {
-		if (cfl_study_save_bundle(study, pl.sp.autop.save, &err)) {
-			cli_fail(&err);
-			goto done_sig;
-		}
+	sh.pl = &pl;
+	sh.out = &out;
+	cli_auto_show_init(&sh.as, pl.pool.quiet, pl.verbose, pl.sp.time_limit);
+	pl.sp.exec.pool.tick = sh.as.tty ? 0.5 : 0;	/* the live line's clock */
+	rc = cli_study_run("auto", &pl.sp, &pl.pool, &hooks, "", "continue", &out);
+	cli_auto_show_end(&sh.as);
+	if (rc >= 0)
+		goto done;
+	if (out.bundle_written)
 		fprintf(stderr, "bundle written to '%s'; apply it with:\n"
 			"  cfl predict %s DATA [--row ROW]\n", pl.sp.autop.save,
 			pl.sp.autop.save);
-	}
-	dflt = !strcmp(pl.pool.db, CFL_STORE_DEFAULT_PATH);
+	cli_db_flag(pl.pool.db, db, sizeof(db));
 	fprintf(stderr, "run '%s' stored in '%s'; give it more time with:\n"
-		"  cfl auto --resume %s%s%s --time-limit SEC\n", run_name, pl.pool.db,
-		run_name, dflt ? "" : " --db ", dflt ? "" : pl.pool.db);
-	if (r) {
+		"  %scfl auto --resume %s%s --time-limit SEC\n", out.name, pl.pool.db,
+		out.launcher, out.name, db);
+	rc = CLI_OK;
+	if (sh.empty) {
 		fprintf(stderr, "cfl: no model finished its folds within the time "
 			"limit; give it a longer --time-limit\n");
 		if (pl.sp.autop.save)
 			fprintf(stderr, "cfl: no bundle written to '%s': it would "
 				"have no row\n", pl.sp.autop.save);
 		rc = CLI_FAIL;
-	} else {
-		rc = CLI_OK;
 	}
-	goto done_sig;
-
-interrupted:
-	cli_auto_show_end(&sh);
-	g_pool = NULL;
-	cfl_study_stop(study, NULL);
-	dflt = !strcmp(pl.pool.db, CFL_STORE_DEFAULT_PATH);
-	fprintf(stderr, "cfl auto: interrupted; run '%s' kept in '%s'; continue it with:\n"
-		"  cfl auto --resume %s%s%s\n", run_name, pl.pool.db, run_name,
-		dflt ? "" : " --db ", dflt ? "" : pl.pool.db);
-	rc = CLI_INTERRUPTED;
-done_sig:
-	cli_auto_show_end(&sh);
-	g_pool = NULL;
-	if (study)
-		cfl_study_close_pool(study, NULL);
-	sigaction(SIGINT, &old_int, NULL);
-	sigaction(SIGTERM, &old_term, NULL);
 done:
-	cfl_study_free(study);
-	if (loaded)
-		cfl_data_release(&data);
 	cfl_buf_release(&cmdline);
 	plan_release(&pl);
 	free(rv);
 	free(rv_words);
-	if (g_interrupted && rc == CLI_FAIL)
-		rc = CLI_INTERRUPTED;
 	return rc;
 }

@@ -52,33 +52,11 @@ static void put_item(FILE *f, size_t *col, const char *text)
 	*col += 1 + len;
 }
 
-/* Why the default row is the default, as the study chose it
- * (src/study/bundle.c, recommend): never "on valid" when the run had no
- * validation scores to choose on. */
-static void why_default(const struct cfl_bundle *b, char *out, size_t cap)
-{
-	int has_valid = 0;
-
-	for (size_t i = 0; i < b->n_rows && !has_valid; i++)
-		for (size_t j = 0; j < b->rows[i].n_scores && !has_valid; j++)
-			has_valid = !strcmp(b->rows[i].scores[j].split, "valid") &&
-				    !strcmp(b->rows[i].scores[j].metric, b->metric) &&
-				    !isnan(b->rows[i].scores[j].value);
-	if (!strcmp(b->kind, "auto"))	/* the leaderboard's rank 1 */
-		snprintf(out, cap, "rank 1 by %s out of fold", b->metric);
-	else if (has_valid)
-		snprintf(out, cap, "best %s on valid", b->metric);
-	else if (!strcmp(b->recommended, "mean"))
-		snprintf(out, cap, "the mean: no validation part to choose on");
-	else
-		snprintf(out, cap, "the first row: no validation part to choose on");
-}
-
 void cli_bundle_list(FILE *f, const struct cfl_bundle *b, const char *only)
 {
 	char why[96];
 
-	why_default(b, why, sizeof(why));
+	cfl_bundle_why_default(b, why, sizeof(why));
 	fprintf(f, "bundle of %s run '%s' (cfl %s) on '%s'\n"
 		   "dataset sha256 %s\n%zu models; default row '%s' (%s)\n\n",
 		b->kind, b->run, b->cfl_version, b->dataset, b->dataset_sha256,

@@ -14,7 +14,6 @@
 
 #include "cfl/report.h"
 #include "cfl/store.h"
-#include "cfl/study.h"
 
 static void usage(FILE *f)
 {
@@ -60,7 +59,7 @@ int cmd_export(int argc, char **argv)
 		{ 0, 0, 0, 0 },
 	};
 	const char *db = CFL_STORE_DEFAULT_PATH, *out = NULL, *name = NULL;
-	int c, fmt = CFL_EXPORT_CSV, found, rc = CLI_FAIL, table = -1, r;
+	int c, fmt = CFL_EXPORT_CSV, found, rc = CLI_FAIL, table = -1;
 	struct cfl_run_info run;
 	struct cfl_store *st;
 	struct cfl_err err = { "" };
@@ -135,19 +134,8 @@ int cmd_export(int argc, char **argv)
 	if (table < 0)
 		table = run.kind == CFL_RUN_AUTO && fmt != CFL_EXPORT_OPTUNA;
 	if (table == 1) {
-		struct cfl_study_auto_summary sum;
-		struct cfl_report_auto_entry *e;
-
-		if (cfl_report_auto_load(st, &run, &sum, &e, &err)) {
-			rc = cli_fail(&err);
-			goto done;
-		}
-		r = cfl_report_leaderboard(&sum, e, fmt == CFL_EXPORT_JSON
-					   ? CFL_TABLE_JSON : CFL_TABLE_CSV,
-					   CFL_BOARD_ONLY, 0, &b, &err);
-		cfl_report_auto_entries_free(e, sum.n_rows);
-		cfl_study_auto_summary_release(&sum);
-		if (r) {
+		if (cfl_report_auto(st, &run, fmt == CFL_EXPORT_JSON ? CFL_TABLE_JSON
+				    : CFL_TABLE_CSV, CFL_BOARD_ONLY, 0, &b, &err) < 0) {
 			rc = cli_fail(&err);
 			goto done;
 		}

@@ -8,13 +8,9 @@
  * events and prints the table from the store.
  */
 #include "cli.h"
-#include "remote.h"
-#include "cluster.h"
 #include "pool_opts.h"
-#include "progress.h"
 
 #include <math.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -89,10 +85,11 @@ static void usage(FILE *f)
 		CLI_POOL_HELP_WORKER
 		CLI_POOL_HELP_QUIET
 		"  -h, --help               this help\n"
-		"%s%s%s\n"
+		CLI_REMOTE_HELP CLI_CLUSTER_HELP "%s\n"
 		"Exit status: 0 when the run completed or stopped at --time-limit (failed\n"
-		"trials are counted in the table), 1 when it could not run or every trial failed, 2 on a usage error,\n"
-		"130 when interrupted (resume with --resume NAME).\n\n"
+		"trials are counted in the table), 1 when it could not run or every trial\n"
+		"failed, 2 on a usage error, 130 when interrupted (resume with --resume\n"
+		"NAME).\n\n"
 		"Examples:\n"
 		"  cfl repeat datasets/iris.csv --num-repeat 3\n"
 		"  cfl repeat datasets/breast_cancer.csv --models linear,fcnn --num-jobs 2\n"
@@ -106,7 +103,7 @@ static void usage(FILE *f)
 		"  cfl repeat data.csv --name nightly --resume nightly\n"
 		"  mpirun -n 5 cfl repeat data.csv --num-repeat 20\n",
 		cfl_model_find("fcnn") ? "fcnn" : "linear", cores > 0 ? cores : 1,
-		cli_remote_help, cli_cluster_help, cli_data_help);
+		cli_data_help);
 }
 
 /* ---- options ---- */
@@ -114,93 +111,14 @@ static void usage(FILE *f)
 struct plan {
 	struct cfl_study_plan sp;	/* data options, models, params, repeats,
 					 * folds, metrics, ensembles */
-	const char *metrics_arg;
 	struct cli_pool_opts pool;	/* --num-jobs, --db, --resume, -q, ... */
-	struct cli_remote remote;	/* --listen: remote workers */
-	struct cli_cluster cluster;	/* --backend; the mpi backend */
-	char *models_buf;
 	const char *sets[256];
 	size_t n_sets;
 };
 
 static void plan_release(struct plan *pl)
 {
-	for (size_t i = 0; i < pl->sp.repeat.n_models; i++)
-		cfl_params_release(&pl->sp.repeat.params[i]);
-	free(pl->models_buf);
-}
-
-/* Splits --models into names, checking each is registered. */
-static int parse_models(struct plan *pl, const char *arg)
-{
-	struct cfl_study_repeat_plan *r = &pl->sp.repeat;
-	char *save = NULL, *tok;
-
-	pl->models_buf = strdup(arg);
-	if (!pl->models_buf)
-		return cli_failf("out of memory");
-	for (tok = strtok_r(pl->models_buf, ",", &save); tok;
-	     tok = strtok_r(NULL, ",", &save)) {
-		if (!cfl_model_find(tok)) {
-			struct cfl_buf known;
-
-			cfl_buf_init(&known);
-			for (size_t i = 0; cfl_model_at(i); i++)
-				cfl_buf_printf(&known, "%s%s", i ? ", " : "",
-					       cfl_model_at(i)->name);
-			cli_usage_error("repeat", "unknown model '%s' (known: %s)",
-					tok, known.data ? known.data : "");
-			cfl_buf_release(&known);
-			return CLI_USAGE;
-		}
-		for (size_t i = 0; i < r->n_models; i++)
-			if (!strcmp(r->models[i], tok))
-				return cli_usage_error("repeat", "model '%s' listed twice", tok);
-		if (r->n_models == CFL_STUDY_MAX_MODELS)
-			return cli_usage_error("repeat", "at most %d models", CFL_STUDY_MAX_MODELS);
-		cfl_params_init(&r->params[r->n_models]);
-		r->models[r->n_models++] = tok;
-	}
-	if (!r->n_models)
-		return cli_usage_error("repeat", "--models is empty");
-	return 0;
-}
-
-/* --set MODEL.KEY=VALUE (or KEY=VALUE with one model), checked against
- * the model's schema. */
-static int apply_sets(struct plan *pl)
-{
-	struct cfl_study_repeat_plan *r = &pl->sp.repeat;
-	struct cfl_err err;
-
-	for (size_t s = 0; s < pl->n_sets; s++) {
-		const char *arg = pl->sets[s], *eq = strchr(arg, '='), *dot;
-		size_t m = r->n_models;
-
-		if (!eq)
-			return cli_usage_error("repeat", "--set wants MODEL.KEY=VALUE, got '%s'", arg);
-		dot = memchr(arg, '.', (size_t)(eq - arg));
-		if (dot)
-			for (m = 0; m < r->n_models; m++)
-				if (strlen(r->models[m]) == (size_t)(dot - arg) &&
-				    !strncmp(r->models[m], arg, (size_t)(dot - arg)))
-					break;
-		if (m < r->n_models)
-			arg = dot + 1;
-		else if (r->n_models == 1)
-			m = 0;
-		else
-			return cli_usage_error("repeat", "--set '%s': say which model (MODEL.KEY=VALUE)", arg);
-		if (cfl_params_set_arg(&r->params[m], arg, &err))
-			return cli_usage_error("repeat", "--set: %s", err.msg);
-	}
-	for (size_t m = 0; m < r->n_models; m++) {
-		cfl_params_sort(&r->params[m]);
-		if (cfl_model_check_params(cfl_model_find(r->models[m]),
-					   &r->params[m], &err))
-			return cli_usage_error("repeat", "%s", err.msg);
-	}
-	return 0;
+	cfl_study_plan_release(&pl->sp);
 }
 
 static int parse_args(void *ctx, int argc, char **argv)
@@ -228,17 +146,15 @@ static int parse_args(void *ctx, int argc, char **argv)
 		{ 0, 0, 0, 0 },
 	};
 	const char *models = NULL;
+	struct cfl_err err;
 	long folds = 0;
 	int c, r;
 
 	cfl_study_plan_init(&pl->sp);
 	cli_pool_opts_init(&pl->pool);
-	cli_remote_init(&pl->remote);
-	cli_cluster_init(&pl->cluster);
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "qh", opts, NULL)) != -1) {
-		r = cli_pool_shared_option("repeat", c, optarg, &pl->sp.data, &pl->pool,
-					   &pl->remote, &pl->cluster);
+		r = cli_pool_shared_option("repeat", c, optarg, &pl->sp, &pl->pool);
 		if (r < 0)
 			return CLI_USAGE;
 		if (r > 0)
@@ -252,7 +168,7 @@ static int parse_args(void *ctx, int argc, char **argv)
 				return cli_usage_error("repeat", "--num-repeat must be an integer in [1, 100000], got '%s'", optarg);
 			break;
 		case OPT_METRICS:
-			pl->metrics_arg = optarg;
+			pl->sp.metrics_arg = optarg;
 			break;
 		case OPT_SET:
 			if (pl->n_sets == sizeof(pl->sets) / sizeof(pl->sets[0]))
@@ -296,24 +212,20 @@ static int parse_args(void *ctx, int argc, char **argv)
 	if (optind + 1 < argc)
 		return cli_usage_error("repeat", "unexpected argument '%s'", argv[optind + 1]);
 	pl->sp.data.path = argv[optind];
-	if (!pl->pool.num_jobs && !pl->remote.listen)
-		return cli_usage_error("repeat", "--num-jobs 0 needs --listen (remote workers)");
-	if ((r = cli_remote_check(&pl->remote, "repeat")))
-		return r;
-	if (pl->pool.name && pl->pool.resume && strcmp(pl->pool.name, pl->pool.resume))
-		return cli_usage_error("repeat", "--name '%s' and --resume '%s' disagree",
-				       pl->pool.name, pl->pool.resume);
-	if ((r = parse_models(pl, models ? models
-					 : cfl_model_find("fcnn") ? "fcnn" : "linear")))
-		return r;
-	return apply_sets(pl);
+	cli_pool_to_plan(&pl->pool, &pl->sp);
+	if (cfl_study_plan_models(&pl->sp, models ? models
+				  : cfl_model_find("fcnn") ? "fcnn" : "linear", 1, &err) ||
+	    cfl_study_plan_sets(&pl->sp, pl->sets, pl->n_sets, &err))
+		return cli_usage_error("repeat", "%s", err.msg);
+	return 0;
 }
 
 /* ---- progress ---- */
 
 struct progress {
+	const struct plan *pl;
+	struct cfl_study_outcome *out;	/* the run's name, its counts */
 	int quiet, tty, resumed;
-	const char *run_name;
 	double t0;
 	size_t total, done, failed;
 	int have_best;
@@ -324,20 +236,20 @@ struct progress {
 	size_t n_models;	/* trials done per model, for the line */
 	const char *const *models;
 	size_t model_done[CFL_STUDY_MAX_MODELS];
-	struct cfl_store *st;	/* for the ETA's stored trial times */
-	int64_t run_id;
-	struct cli_eta eta;
+	double eta;		/* the study's estimate of the time left */
+	int eta_lower;
 };
 
 static void progress_line(struct progress *pr, struct cfl_pool *pool)
 {
 	struct cfl_pool_stats st;
-	struct cli_progress_counts c = {
+	struct cfl_progress_counts c = {
 		.done = pr->done, .failed = pr->failed, .total = pr->total,
 		.elapsed = cfl_now() - pr->t0, .have_best = pr->have_best,
 		.best_metric = pr->metric, .best_value = pr->sign * pr->best,
 		.best_model = pr->best_model, .n_models = pr->n_models,
 		.models = pr->models, .model_done = pr->model_done,
+		.eta = pr->eta, .eta_lower = pr->eta_lower,
 	};
 	char line[1024];
 
@@ -345,9 +257,7 @@ static void progress_line(struct progress *pr, struct cfl_pool *pool)
 		return;
 	cfl_pool_get_stats(pool, &st);
 	c.running = st.running;
-	cli_eta_update(&pr->eta, st.n_slots, cfl_now());
-	c.eta = cli_eta_left(&pr->eta, cfl_now(), &c.eta_lower);
-	cli_progress_format(&c, cli_term_width(STDERR_FILENO), line, sizeof(line));
+	cfl_progress_format(&c, cfl_term_width(STDERR_FILENO), line, sizeof(line));
 	fprintf(stderr, "\r\033[K%s", line);
 	fflush(stderr);
 }
@@ -403,50 +313,89 @@ static void progress_event(struct progress *pr, struct cfl_pool *pool,
 	}
 }
 
-/* ---- signals ---- */
-
-static struct cfl_pool *volatile g_pool;
-static volatile sig_atomic_t g_interrupted;
-
-static void on_signal(int sig)
-{
-	(void)sig;
-	g_interrupted = 1;
-	if (g_pool)
-		cfl_pool_interrupt(g_pool);
-}
-
-/* The study's events: progress on stderr (none with -q, but notes). */
+/* The study's events: progress on stderr (none with -q, but notes and the
+ * backend's lines). */
 static void on_study_event(const struct cfl_study_event *ev, void *ctx)
 {
 	struct progress *pr = ctx;
+	const struct plan *pl = pr->pl;
 
+	if (cli_study_said("repeat", ev))
+		return;
+	if (ev->kind == CFL_STUDY_START || ev->kind == CFL_STUDY_TRIAL ||
+	    ev->kind == CFL_STUDY_TICK) {
+		pr->eta = ev->eta;
+		pr->eta_lower = ev->eta_lower;
+	}
 	switch (ev->kind) {
-	case CFL_STUDY_NOTE:	/* "ensemble ...; skipped": shown even with -q */
-		fprintf(stderr, "cfl: %s\n", ev->text);
+	case CFL_STUDY_LOADED:
+		cli_data_warn(ev->data, &pl->sp.data);
+		if (!pr->quiet)
+			cli_data_facts("repeat", ev->data, &pl->sp.data, ev->text);
 		break;
-	case CFL_STUDY_START: {
-		struct cfl_pool_stats ps;
-
-		cfl_pool_get_stats(ev->pool, &ps);
-		cli_eta_init(&pr->eta, pr->st, pr->run_id, pr->n_models, pr->models,
-			     ps.n_slots, cfl_now());
+	case CFL_STUDY_OPENED:
+		pr->resumed = ev->resumed;
+		pr->metric = cfl_metric_info(pl->sp.metrics[0])->name;
+		pr->sign = cfl_metric_info(pl->sp.metrics[0])->sign;
+		if ((long)pl->sp.exec.pool.n_local * pl->pool.threads_per_trial >
+		    sysconf(_SC_NPROCESSORS_ONLN))
+			fprintf(stderr, "cfl repeat: warning: %ld jobs x %ld threads per trial "
+				"exceeds the %ld online cores\n", pl->pool.num_jobs,
+				pl->pool.threads_per_trial, sysconf(_SC_NPROCESSORS_ONLN));
+		break;
+	case CFL_STUDY_START:
 		pr->t0 = cfl_now();
 		pr->total = ev->n_todo;
 		if (pr->resumed && !pr->quiet)
 			fprintf(stderr, "resuming run '%s': %zu trials done, %zu to run\n",
-				pr->run_name, ev->n_done, ev->n_todo);
+				pr->out->name, ev->n_done, ev->n_todo);
 		break;
-	}
 	case CFL_STUDY_TRIAL:
 		progress_event(pr, ev->pool, ev->trial, ev->what, ev->repeat, ev->fold);
 		break;
 	case CFL_STUDY_TICK:
 		progress_line(pr, ev->pool);
 		break;
+	case CFL_STUDY_DRAINED:
+		if (pr->tty && !pr->quiet)	/* the progress line ends */
+			fprintf(stderr, "\n");
+		if (ev->status == CFL_STUDY_TIME_LIMIT)
+			fprintf(stderr, "cfl repeat: stopped at its time limit (%g s); the "
+				"table holds the trials done\n", pl->sp.time_limit);
+		break;
 	default:
 		break;
 	}
+}
+
+/* The run is over: the table as `cfl report` prints it, then the
+ * failures and how to see it again.  1 when no trial is done (no bundle). */
+static int on_finished(struct cfl_study *study, void *ctx, struct cfl_err *err)
+{
+	struct progress *pr = ctx;
+	const struct plan *pl = pr->pl;
+	const struct cfl_trial_counts *tc = &pr->out->counts;
+	const char *name = pr->out->name;
+	char db[1100];
+
+	cli_db_flag(pl->pool.db, db, sizeof(db));
+	if (cli_print_run(study, &pl->pool.table, err))
+		return -1;
+	fflush(stdout);
+	if (tc->failed + tc->poison)
+		fprintf(stderr, "%zu of %zu trials failed (cfl report %s%s shows why)\n",
+			tc->failed + tc->poison, tc->total, name, db);
+	fprintf(stderr, "run '%s' stored in '%s'; see it again with:\n  cfl report "
+		"%s%s\n", name, pl->pool.db, name, db);
+	if (pr->out->timed_out && tc->done < tc->total)
+		fprintf(stderr, "%zu of %zu trials done at the time limit (%zu "
+			"interrupted, %zu not started); finish the run with:\n"
+			"  %scfl repeat --resume %s%s\n", tc->done, tc->total,
+			tc->interrupted, tc->queued, pr->out->launcher, name, db);
+	if (!tc->done)
+		fprintf(stderr, "cfl: %s\n", pr->out->timed_out
+			? "no trial finished within the time limit" : "every trial failed");
+	return tc->done ? 0 : 1;
 }
 
 /* ---- the command ---- */
@@ -460,273 +409,46 @@ static void reset_cb(void *pl)
 int cmd_repeat(int argc, char **argv)
 {
 	struct plan pl;
-	struct cfl_data data;
-	struct cfl_err err;
-	struct cfl_study *study = NULL;
-	struct cfl_pool *pool;
-	struct cfl_pool_opts po;
-	struct cfl_buf cmdline, plancmd, out;
 	struct progress pr;
-	struct cfl_study_listener ls = { on_study_event, &pr };
-	struct sigaction old_int, old_term;
-	char launcher[64];
-	const char *run_name = "";
-	int rc = CLI_FAIL, r, loaded = 0;
+	struct cfl_study_outcome out;
+	struct cfl_study_hooks hooks = { { on_study_event, &pr }, NULL, on_finished,
+					 &pr, NULL };
+	struct cfl_buf cmdline, plancmd;
 	char **rv = NULL, **rv_words = NULL;
-	char valid_why[256];
+	int rc;
 
 	memset(&pl, 0, sizeof(pl));
 	memset(&pr, 0, sizeof(pr));
 	cfl_buf_init(&cmdline);
 	cfl_buf_init(&plancmd);
-	cfl_buf_init(&out);
-	r = cli_pool_parse("repeat", argc, argv, parse_args, reset_cb, &pl, &pl.pool,
-			   &pl.cluster, &cmdline, &plancmd, &rv, &rv_words);
-	if (r) {
-		plan_release(&pl);
-		free(rv);
-		free(rv_words);
-		cfl_buf_release(&cmdline);
-		cfl_buf_release(&plancmd);
-		return r < 0 ? CLI_OK : r;
-	}
-	/* a validation part only when something in the run uses it */
-	cfl_study_plan_settle_valid(&pl.sp, valid_why, sizeof(valid_why));
-	/* under mpi, only rank 0's coordinator goes on from here */
-	memset(&data, 0, sizeof(data));
-	r = cli_cluster_start(&pl.cluster, "repeat", &pl.sp.data, &data,
-			      pl.remote.listen != NULL, &pl.pool.num_jobs, pl.pool.num_jobs_set);
-	if (r >= 0) {
-		plan_release(&pl);
-		free(rv);
-		free(rv_words);
-		cfl_buf_release(&cmdline);
-		cfl_buf_release(&plancmd);
-		return r;
-	}
-
-	/* Ctrl-C: before the pool exists, just note it; restart reads (the
-	 * data load): the pool's poll() still wakes up */
-	cli_catch_stop(on_signal, SA_RESTART, &old_int, &old_term);
-
-	/* remote workers connect and start while the data loads */
-	if (cli_remote_bind(&pl.remote, "repeat"))
-		goto done;
-	/* under mpi rank 0 loaded it while MPI started */
-	if (!pl.cluster.data_loaded && cfl_data_load(&data, &pl.sp.data, &err)) {
-		cli_fail(&err);
+	rc = cli_pool_parse("repeat", argc, argv, parse_args, reset_cb, &pl, &pl.pool,
+			    &pl.sp.exec.backend, &cmdline, &plancmd, &rv, &rv_words);
+	if (rc) {
+		rc = rc < 0 ? CLI_OK : rc;
 		goto done;
 	}
-	loaded = 1;
-	cli_data_warn(&data, &pl.sp.data);
-	if (!pl.pool.quiet)
-		cli_data_facts("repeat", &data, &pl.sp.data, valid_why);
-	if (pl.metrics_arg) {
-		long n = cfl_metric_parse_list(pl.metrics_arg, data.train.n_classes,
-					       pl.sp.metrics, CFL_WIRE_MAX_METRICS, &err);
-
-		if (n < 0) {
-			rc = cli_usage_error("repeat", "--metrics: %s", err.msg);
-			goto done;
-		}
-		pl.sp.n_metrics = (size_t)n;
-	} else {
-		pl.sp.n_metrics = cfl_metric_defaults(data.train.n_classes, pl.sp.metrics,
-						      CFL_WIRE_MAX_METRICS);
-	}
-	if (cfl_study_check(&pl.sp, &data, &err)) {
-		rc = cli_usage_error("repeat", "%s", err.msg);
-		goto done;
-	}
-	if (pl.pool.num_jobs * pl.pool.threads_per_trial > sysconf(_SC_NPROCESSORS_ONLN))
-		fprintf(stderr, "cfl repeat: warning: %ld jobs x %ld threads per trial "
-			"exceeds the %ld online cores\n", pl.pool.num_jobs,
-			pl.pool.threads_per_trial,
-			sysconf(_SC_NPROCESSORS_ONLN));
-
-	/* the store: a new run, or the one to resume */
-	if (cli_pool_mkdir_db(pl.pool.db))
-		goto done;
 	pl.sp.command_line = pl.pool.resume ? plancmd.data : cmdline.data;
-	pl.sp.db = pl.pool.db;
-	pl.sp.name = pl.pool.name;
-	pl.sp.resume = pl.pool.resume;
-	study = cfl_study_open(&pl.sp, &data, &err);
-	if (!study) {
-		cli_fail(&err);
-		goto done;
-	}
-	run_name = cfl_study_name(study);
-	if (cfl_study_complete(study)) {
-		/* nothing to run, and the store (and the model file) untouched */
-		int dflt = !strcmp(pl.pool.db, CFL_STORE_DEFAULT_PATH);
-
-		fprintf(stderr, "cfl repeat: run '%s' is complete; nothing to do (cfl report %s%s%s "
-			"shows it; a larger --num-repeat grows it)\n", run_name, run_name,
-			dflt ? "" : " --db ", dflt ? "" : pl.pool.db);
-		rc = CLI_OK;
-		goto done;
-	}
-
-	/* the pool forks now: after the data load, before any BLAS call */
-	cfl_pool_opts_init(&po);
-	cli_pool_opts_apply(&pl.pool, &po);
+	pr.pl = &pl;
+	pr.out = &out;
 	pr.tty = cli_stderr_is_tty();
 	pr.quiet = pl.pool.quiet;
-	pr.resumed = cfl_study_resumed(study);
-	pr.run_name = run_name;
-	pr.metric = cfl_metric_info(pl.sp.metrics[0])->name;
-	pr.sign = cfl_metric_info(pl.sp.metrics[0])->sign;
 	pr.n_models = pl.sp.repeat.n_models;
 	pr.models = (const char *const *)pl.sp.repeat.models;
-	pr.st = cfl_study_store(study);
-	pr.run_id = cfl_study_run_id(study);
-	po.tick = pr.tty && !pr.quiet ? 0.5 : 0;
-	if (g_interrupted)
-		goto interrupted_early;
-	if (cfl_study_start(study, &po, &err)) {
-		cli_fail(&err);
+	pl.sp.exec.pool.tick = pr.tty && !pr.quiet ? 0.5 : 0;
+	rc = cli_study_run("repeat", &pl.sp, &pl.pool, &hooks,
+			   "a larger --num-repeat grows it", "finish", &out);
+	if (rc >= 0)
 		goto done;
-	}
-	pool = cfl_study_pool(study);
-	g_pool = pool;
-	if (g_interrupted)
-		cfl_pool_interrupt(pool);
-	{
-		char key[256];
-
-		snprintf(key, sizeof(key), "%.200s#%lld", pl.pool.db,
-			 (long long)cfl_study_run_id(study));
-		if (cli_remote_start(&pl.remote, "repeat", pool, &pl.sp.data, &data,
-				     cfl_pool_opts(pool), key, pl.pool.quiet) ||
-		    cli_cluster_attach(&pl.cluster, pool, &pl.sp.data, cfl_pool_opts(pool),
-				       key, pl.remote.heartbeat))
-			goto done;
-	}
-
-	/* the trials: model x repeat [x fold]; done ones (on --resume) kept */
-	r = cfl_study_repeat(study, &ls, &err);
-	if (r < 0) {
-		if (pr.tty && !pr.quiet)
-			fprintf(stderr, "\n");
-		cli_fail(&err);
-		goto done;
-	}
-	if (r == CFL_STUDY_INTERRUPTED)
-		goto interrupted;
-	if (pr.tty && !pr.quiet)
-		fprintf(stderr, "\n");
-	if (r == CFL_STUDY_TIME_LIMIT)
-		fprintf(stderr, "cfl repeat: stopped at its time limit (%g s); the table "
-			"holds the trials done\n", pl.sp.time_limit);
-	/* every result is durable before the table is printed */
-	g_pool = NULL;
-	if (cfl_study_close_pool(study, &err)) {
-		cli_fail(&err);
-		goto done;
-	}
-	cli_remote_stop(&pl.remote);
-
-	{
-		struct cfl_trial_counts tc;
-		struct cfl_run_info info;
-		struct cfl_table_style style;
-
-		cli_table_style(&pl.pool.table, 0, &style);
-		/* the ensembles, from the stored predictions; the run's status */
-		if (cfl_study_finish(study, &ls, &tc, &err)) {
-			cli_fail(&err);
-			goto done;
-		}
-		/* as `cfl report` prints it: the table, then the failures */
-		if (cfl_store_run_get(cfl_study_store(study), cfl_study_run_id(study),
-				      &info, &err)) {
-			cli_fail(&err);
-			goto done;
-		}
-		if (cfl_report_run_styled(cfl_study_store(study), &info, CFL_TABLE_TEXT,
-					  &style, &out, &err)) {
-			cfl_run_info_release(&info);
-			cli_fail(&err);
-			goto done;
-		}
-		cfl_run_info_release(&info);
-		fputs(out.data, stdout);
-		fflush(stdout);
-		{
-			/* "--db FILE" only when it is not the default */
-			int dflt = !strcmp(pl.pool.db, CFL_STORE_DEFAULT_PATH);
-
-			if (tc.failed + tc.poison)
-				fprintf(stderr, "%zu of %zu trials failed (cfl report %s%s%s shows why)\n",
-					tc.failed + tc.poison, tc.total, run_name,
-					dflt ? "" : " --db ", dflt ? "" : pl.pool.db);
-			fprintf(stderr, "run '%s' stored in '%s'; see it again with:\n  cfl report %s%s%s\n",
-				run_name, pl.pool.db, run_name, dflt ? "" : " --db ",
-				dflt ? "" : pl.pool.db);
-		}
-		rc = tc.done ? CLI_OK : CLI_FAIL;
-		if (cfl_study_timed_out(study) && tc.done < tc.total) {
-			int dflt = !strcmp(pl.pool.db, CFL_STORE_DEFAULT_PATH);
-
-			fprintf(stderr, "%zu of %zu trials done at the time limit (%zu "
-				"interrupted, %zu not started); finish the run with:\n"
-				"  %scfl repeat --resume %s%s%s\n", tc.done, tc.total,
-				tc.interrupted, tc.queued,
-				cli_cluster_resume_prefix(&pl.cluster, launcher, sizeof(launcher)),
-				run_name, dflt ? "" : " --db ", dflt ? "" : pl.pool.db);
-		}
-		if (!tc.done)
-			fprintf(stderr, "cfl: %s\n", cfl_study_timed_out(study)
-				? "no trial finished within the time limit"
-				: "every trial failed");
-		else if (pl.sp.repeat.save) {
-			if (cfl_study_save_bundle(study, pl.sp.repeat.save, &err)) {
-				rc = cli_fail(&err);
-				goto done;
-			}
-			fprintf(stderr, "bundle written to '%s'; apply it with:\n"
-				"  cfl predict %s DATA [--row ROW]\n",
-				pl.sp.repeat.save, pl.sp.repeat.save);
-		}
-	}
-	goto done;
-
-interrupted:
-	if (pr.tty && !pr.quiet)
-		fprintf(stderr, "\n");
-	g_pool = NULL;
-	cfl_study_stop(study, NULL);
-	fprintf(stderr, "cfl repeat: interrupted; run '%s' kept in '%s'; finish it with:\n"
-		"  %scfl repeat --resume %s%s%s\n", run_name, pl.pool.db,
-		cli_cluster_resume_prefix(&pl.cluster, launcher, sizeof(launcher)), run_name,
-		strcmp(pl.pool.db, CFL_STORE_DEFAULT_PATH) ? " --db " : "",
-		strcmp(pl.pool.db, CFL_STORE_DEFAULT_PATH) ? pl.pool.db : "");
-	rc = CLI_INTERRUPTED;
-	goto done;
-interrupted_early:
-	if (cfl_study_stop(study, &err))
-		cli_fail(&err);
-	fprintf(stderr, "cfl repeat: interrupted\n");
-	rc = CLI_INTERRUPTED;
+	rc = out.counts.done ? CLI_OK : CLI_FAIL;
+	if (out.bundle_written)
+		fprintf(stderr, "bundle written to '%s'; apply it with:\n"
+			"  cfl predict %s DATA [--row ROW]\n",
+			pl.sp.repeat.save, pl.sp.repeat.save);
 done:
-	g_pool = NULL;
-	if (study)
-		cfl_study_close_pool(study, NULL);
-	cli_remote_stop(&pl.remote);
-	cli_cluster_stop(&pl.cluster);
-	sigaction(SIGINT, &old_int, NULL);
-	sigaction(SIGTERM, &old_term, NULL);
-	cfl_study_free(study);
-	if (loaded)
-		cfl_data_release(&data);
 	cfl_buf_release(&cmdline);
 	cfl_buf_release(&plancmd);
-	cfl_buf_release(&out);
 	plan_release(&pl);
 	free(rv);
 	free(rv_words);
-	if (g_interrupted && rc == CLI_FAIL)
-		rc = CLI_INTERRUPTED;
 	return rc;
 }

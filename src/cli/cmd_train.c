@@ -287,17 +287,9 @@ int cmd_train(int argc, char **argv)
 	/* --help about a model that is not there is an error, not the
 	 * help of none */
 	if (!ops && (!help || model_set)) {
-		struct cfl_buf names;
-		const struct cfl_model_ops *k;
-
-		cfl_buf_init(&names);
-		for (size_t i = 0; (k = cfl_model_at(i)); i++)
-			cfl_buf_printf(&names, "%s%s", i ? ", " : "", k->name);
-		rc = cli_usage_error("train", "unknown model '%s' (known: %s)",
-				     model_name, names.data ? names.data : "none");
-		cfl_buf_release(&names);
+		cfl_study_model_check(model_name, &err);
 		cfl_params_release(&params);
-		return rc;
+		return cli_usage_error("train", "%s", err.msg);
 	}
 	if (help) {
 		usage(stdout);

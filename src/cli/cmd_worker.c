@@ -1,5 +1,5 @@
 /*
- * cfl worker: runs trials for a coordinator (`cfl repeat|tune --listen`)
+ * cfl worker: runs trials for a coordinator (`cfl repeat|tune|auto --listen`)
  * over TCP, with its own local pool of forked workers: options, then the
  * relay of src/run (relay.h) over a TCP link, then its outcome.  The relay
  * says HELLO, fetches the dataset into the cache, keeps results until they
@@ -33,7 +33,7 @@ static void usage(FILE *f)
 
 	fprintf(f,
 		"usage: cfl worker --connect HOST:PORT [options]\n\n"
-		"Runs trials for a coordinator started with `cfl repeat|tune --listen`,\n"
+		"Runs trials for a coordinator started with `cfl repeat|tune|auto --listen`,\n"
 		"in a local pool of forked workers.  The dataset is fetched once into a\n"
 		"cache by its SHA-256; results are kept until the coordinator acknowledges\n"
 		"them; a lost connection is retried with backoff.  Exits 0 when the run\n"

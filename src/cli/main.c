@@ -9,6 +9,7 @@
 
 #include "cfl/backend.h"
 #include "cfl/model.h"
+#include "cfl/study.h"
 
 static const struct cli_command commands[] = {
 	{ "data", cmd_data, "describe a CSV file: column types, target, task, classes" },
@@ -25,6 +26,15 @@ static const struct cli_command commands[] = {
 };
 
 #define N_COMMANDS (sizeof(commands) / sizeof(commands[0]))
+
+/* Whether the command spreads work over the ranks of mpirun or srun (or
+ * serves a coordinator: `srun -n 8 cfl worker` starts eight workers).
+ * The others run once, on rank 0: N copies would write one file N times. */
+static int spreads(const char *name)
+{
+	return !strcmp(name, "repeat") || !strcmp(name, "tune") ||
+	       !strcmp(name, "auto") || !strcmp(name, "worker");
+}
 
 static void usage(FILE *f)
 {
@@ -70,9 +80,13 @@ int main(int argc, char **argv)
 	/* the commands say what is wrong with an option (cli_bad_option),
 	 * getopt says nothing */
 	opterr = 0;
-	for (size_t i = 0; i < N_COMMANDS; i++)
-		if (strcmp(argv[1], commands[i].name) == 0)
-			return commands[i].fn(argc - 1, argv + 1);
+	for (size_t i = 0; i < N_COMMANDS; i++) {
+		if (strcmp(argv[1], commands[i].name))
+			continue;
+		if (!spreads(argv[1]) && cfl_study_launched_rank() > 0)
+			return CLI_OK;	/* rank 0 runs it */
+		return commands[i].fn(argc - 1, argv + 1);
+	}
 	{
 		const char *names[N_COMMANDS], *close;
 

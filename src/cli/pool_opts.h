@@ -1,25 +1,60 @@
 /*
- * The pool options of the commands that run trials (repeat, tune): how many
- * workers, how a failed trial is retried, where the run is stored and under
- * which name, and whether progress is shown.  Parsed here once, like the
- * data options of cli.h; none of them is part of a run's stored plan, so
- * --resume may change them.  Each command lists the options it takes
- * (CLI_POOL_LONGOPTS, and CLI_POOL_WORKER_LONGOPTS for repeat), pastes the
- * help lines below into its own --help where its order wants them, hands
- * every option to cli_pool_shared_option() (data, pool, remote and backend
- * options) and, for --resume NAME without DATA, parses again what
- * cli_pool_resume_alone() gives.
+ * What the commands that run a study share (repeat, tune, auto): the pool,
+ * remote-worker and backend options, parsed once into the plan's exec part
+ * and a struct cli_pool_opts (none of them is part of a run's stored plan,
+ * so --resume may change them); `--resume NAME` without DATA; and
+ * cli_study_run(), which makes the one library call (cfl_study_run) and
+ * says what its outcome asks for, so each command is parse -> run ->
+ * print.  Each command lists the options it takes (CLI_POOL_LONGOPTS,
+ * CLI_REMOTE_LONGOPTS, ...) and pastes the help lines below into its own
+ * --help where its order wants them.
  */
 #ifndef CFL_CLI_POOL_OPTS_H
 #define CFL_CLI_POOL_OPTS_H
 
 #include "cli.h"
-#include "cluster.h"
-#include "remote.h"
 #include "table_opts.h"
 
 #include "cfl/run.h"
 #include "cfl/store.h"
+#include "cfl/study.h"
+
+/* --listen, --token-file, --heartbeat, --max-workers and --backend. */
+enum {
+	CLI_OPT_LISTEN = 1050,
+	CLI_OPT_TOKEN_FILE,
+	CLI_OPT_HEARTBEAT,
+	CLI_OPT_MAX_WORKERS,
+	CLI_OPT_BACKEND = 1060,
+};
+
+#define CLI_REMOTE_LONGOPTS                                                  \
+	{ "listen", required_argument, 0, CLI_OPT_LISTEN },                 \
+	{ "token-file", required_argument, 0, CLI_OPT_TOKEN_FILE },         \
+	{ "heartbeat", required_argument, 0, CLI_OPT_HEARTBEAT },           \
+	{ "max-workers", required_argument, 0, CLI_OPT_MAX_WORKERS }
+#define CLI_CLUSTER_LONGOPTS                                                 \
+	{ "backend", required_argument, 0, CLI_OPT_BACKEND }
+
+/* The --help lines of the options above (string literals, as below). */
+#define CLI_REMOTE_HELP \
+	"  --listen ADDR:PORT       also accept remote workers (`cfl worker`) on\n" \
+	"                           ADDR:PORT (port 0: any free port) [off];\n" \
+	"                           --num-jobs 0 leaves the work to them\n" \
+	"  --token-file FILE        shared secret (mode 0600): connections are TLS\n" \
+	"                           1.3 keyed by it; required unless ADDR is\n" \
+	"                           loopback (then plain TCP) [none]\n" \
+	"  --heartbeat SEC          heartbeat interval; a worker (or an MPI worker\n" \
+	"                           rank) silent for 5 of them is dropped and its\n" \
+	"                           trials requeued [1]\n" \
+	"  --max-workers N          remote workers connected at once; more are\n" \
+	"                           refused [256]\n"
+#define CLI_CLUSTER_HELP \
+	"  --backend B              where trials run: local (forked workers), tcp\n" \
+	"                           (with --listen) or mpi (rank 0 coordinates, the\n" \
+	"                           other ranks run trials, each with --num-jobs\n" \
+	"                           workers [its node's cores / ranks on the node]);\n" \
+	"                           [mpi when started by mpirun or srun, else local]\n"
 
 /* Option ids: between the data options and CLI_OPT_FIRST_FREE. */
 enum {
@@ -100,53 +135,72 @@ int cli_pool_option(const char *cmd, int c, const char *arg,
 		    struct cli_pool_opts *o);
 
 /* Handles option c when it is one of the options every command that runs a
- * pool shares: a data option (cli_data_option), a pool option (above), a
- * remote-worker option (cli_remote_option) or --backend
- * (cli_cluster_option).  Returns 1 when handled, 0 when c is none of them,
- * -1 (after printing a usage error for cmd) when its value is bad. */
+ * study shares: a data option (cli_data_option, into sp->data), a pool
+ * option (above, into o), a remote-worker option or --backend (into
+ * sp->exec).  Returns 1 when handled, 0 when c is none of them, -1 (after
+ * printing a usage error for cmd) when its value is bad. */
 int cli_pool_shared_option(const char *cmd, int c, const char *arg,
-			   struct cfl_data_opts *d, struct cli_pool_opts *o,
-			   struct cli_remote *remote, struct cli_cluster *cluster);
+			   struct cfl_study_plan *sp, struct cli_pool_opts *o);
 
 /* For `cfl CMD --resume NAME` without DATA, after the command's first parse
  * (which found no DATA): returns 3 with the arguments to parse again in
  * *new_argc and *new_argv: argv[0], run NAME's stored arguments, then
- * argv[1..] (cli_resume_argv: free() *new_argv and *words).  Returns 0 on a
+ * argv[1..] (cfl_study_stored_argv: free() *new_argv and *words).  Returns 0 on a
  * worker rank of an MPI job, which goes on as parsed (rank 0 has the run's
  * command); otherwise the exit code after printing why: 2 when cfl cannot
  * tell the MPI ranks apart, 1 when the run is missing or another command's.
  * *new_argv and *words are left NULL unless 3 is returned. */
 int cli_pool_resume_alone(const char *cmd, const struct cli_pool_opts *o,
-			  const struct cli_cluster *cluster, int argc,
+			  enum cfl_backend backend, int argc,
 			  char **argv, int *new_argc /* OUT */,
 			  char ***new_argv /* OUT */, char ***words /* OUT */);
 
 /* A pool command's whole parse: parse(ctx, argc, argv) gives 0, 3 (no DATA),
  * -1 (done: --help) or an exit code.  For --resume NAME without DATA, the
  * run's stored arguments (cli_pool_resume_alone, with the first parse's
- * *pool and *cluster) are parsed again after reset(ctx), which empties ctx
- * (pool and cluster point into it).  cmdline gets the command as typed or
- * stored (cli_command_line), plancmd (may be NULL) its plan
- * (cli_plan_command_line).  *argv_words and *words own the stored
+ * *pool and *backend) are parsed again after reset(ctx), which empties ctx
+ * (pool and backend point into it).  cmdline gets the command as typed or
+ * stored (cfl_study_command_line), plancmd (may be NULL) its plan (the
+ * same without --resume).  *argv_words and *words own the stored
  * arguments: free() both whatever is returned.  Returns 0, -1 (done: exit
  * 0) or the exit code after printing why ("missing DATA (a CSV file)"). */
 int cli_pool_parse(const char *cmd, int argc, char **argv,
 		   int (*parse)(void *ctx, int argc, char **argv),
 		   void (*reset)(void *ctx), void *ctx,
 		   const struct cli_pool_opts *pool,
-		   const struct cli_cluster *cluster, struct cfl_buf *cmdline,
+		   const enum cfl_backend *backend, struct cfl_buf *cmdline,
 		   struct cfl_buf *plancmd, char ***argv_words /* OUT */,
 		   char ***words /* OUT */);
 
 /* Copies the execution options (workers, threads, timeout, retries,
- * trials per worker) into po, after cfl_pool_opts_init(po); the rest of po
- * is the caller's. */
-void cli_pool_opts_apply(const struct cli_pool_opts *o,
-			 struct cfl_pool_opts *po);
+ * trials per worker) and where the run is stored (db, name, resume) into
+ * sp, after the parse. */
+void cli_pool_to_plan(const struct cli_pool_opts *o, struct cfl_study_plan *sp);
 
-/* Creates the folder 'reports' when db is the default database
- * (CFL_STORE_DEFAULT_PATH); a database given with --db must have its
- * folder already.  Returns 0, or 1 after printing why. */
-int cli_pool_mkdir_db(const char *db);
+/* Prints run study's tables on stdout as `cfl report` does (styled by t).
+ * 0, or -1 with err. */
+int cli_print_run(struct cfl_study *study, const struct cli_table_opts *t,
+		  struct cfl_err *err);
+
+/* " --db FILE" for a hint when db is not the default, else "". */
+const char *cli_db_flag(const char *db, char *buf, size_t cap);
+
+/* The events every run command shows alike: a NOTE ("cfl: ...") and the
+ * backend's LOG lines ("cfl CMD: ..."), whether quiet or not.  1 when ev
+ * was one of them, else 0. */
+int cli_study_said(const char *cmd, const struct cfl_study_event *ev);
+
+/* Runs sp (cfl_study_run with hooks h, the stop note naming cmd) and
+ * says what the outcome asks for: the usage error or failure, a complete
+ * run ("... nothing to do (cfl report NAME shows it; GROW)"), an
+ * interruption with the command that goes on with it ("VERB it with:\n
+ * [mpirun -n 3 ]cfl CMD --resume NAME"); a process that served an MPI job
+ * ends here (_exit).  Returns -1 when the run finished (*out filled: the
+ * command prints what is left and chooses its exit code), else the exit
+ * code. */
+int cli_study_run(const char *cmd, struct cfl_study_plan *sp,
+		  const struct cli_pool_opts *o, const struct cfl_study_hooks *h,
+		  const char *grow, const char *verb,
+		  struct cfl_study_outcome *out /* OUT */);
 
 #endif

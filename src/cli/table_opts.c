@@ -9,7 +9,6 @@
 #include <unistd.h>
 
 #include "cli.h"
-#include "progress.h"
 
 int cli_table_option(const char *cmd, int c, const char *arg,
 		     struct cli_table_opts *o)
@@ -32,7 +31,7 @@ void cli_table_style(const struct cli_table_opts *o, int full_asked,
 		     struct cfl_table_style *style)
 {
 	const char *no_color = getenv("NO_COLOR"), *term = getenv("TERM");
-	int tty = cli_is_terminal(STDOUT_FILENO);
+	int tty = cfl_is_terminal(STDOUT_FILENO);
 
 	memset(style, 0, sizeof(*style));
 	style->sort_score = o->sort_score;
@@ -41,7 +40,7 @@ void cli_table_style(const struct cli_table_opts *o, int full_asked,
 	else if (o->width > 0)
 		style->width = (size_t)o->width;
 	else if (tty)
-		style->width = cli_term_width(STDOUT_FILENO);
+		style->width = cfl_term_width(STDOUT_FILENO);
 	/* https://no-color.org: set and not empty means no colour */
 	style->color = tty && !(no_color && *no_color) &&
 		       !(term && !strcmp(term, "dumb"));

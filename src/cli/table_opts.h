@@ -40,7 +40,7 @@ int cli_table_option(const char *cmd, int c, const char *arg,
 
 /* The style of a table printed to stdout with these options: no width
  * limit when full_asked (the user asked for the full table by name), else
- * --width, else the terminal's when stdout is one (cli_is_terminal);
+ * --width, else the terminal's when stdout is one (cfl_is_terminal);
  * colour when stdout is a terminal, NO_COLOR is unset or empty and TERM is
  * not "dumb". */
 void cli_table_style(const struct cli_table_opts *o, int full_asked,

@@ -10,6 +10,7 @@
 #include "cfl/report.h"
 #include "internal.h"
 
+#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -482,7 +483,7 @@ int cfl_report_auto_load(struct cfl_store *st, const struct cfl_run_info *run,
 }
 
 int cfl_report_auto(struct cfl_store *st, const struct cfl_run_info *run,
-		    enum cfl_table_format fmt, size_t width,
+		    enum cfl_table_format fmt, unsigned flags, size_t width,
 		    struct cfl_buf *out, struct cfl_err *err)
 {
 	struct cfl_study_auto_summary sum;
@@ -491,7 +492,9 @@ int cfl_report_auto(struct cfl_store *st, const struct cfl_run_info *run,
 
 	if (cfl_report_auto_load(st, run, &sum, &e, err))
 		return -1;
-	rc = cfl_report_leaderboard(&sum, e, fmt, 0, width, out, err);
+	rc = cfl_report_leaderboard(&sum, e, fmt, flags, width, out, err);
+	if (!rc)
+		rc = sum.n_rows > INT_MAX ? INT_MAX : (int)sum.n_rows;
 	cfl_report_auto_entries_free(e, sum.n_rows);
 	cfl_study_auto_summary_release(&sum);
 	return rc;

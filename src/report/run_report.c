@@ -31,8 +31,8 @@ int cfl_report_run_styled(struct cfl_store *st, const struct cfl_run_info *run,
 		return cfl_report_tune(st, run, fmt, style, out, err);
 	/* auto: the leaderboard it printed */
 	if (run->kind == CFL_RUN_AUTO)
-		return cfl_report_auto(st, run, fmt, style ? style->width : 0,
-				       out, err);
+		return cfl_report_auto(st, run, fmt, 0, style ? style->width : 0,
+				       out, err) < 0 ? -1 : 0;
 	cfl_table_init(&t);
 	rc = cfl_table_from_run(&t, st, run->id, CFL_SPLIT_TEST,
 				CFL_ROWS_BY_MODEL, err);

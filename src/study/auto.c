@@ -376,9 +376,7 @@ static int search_family(struct cfl_study *s, size_t f, size_t n_before,
 	long dk = a->dflt[f];	/* submitted at the start; told first */
 	double fair_end;
 	int rc = 0, said = search != NULL;	/* said in its first round only */
-	const struct cfl_pool_opts *po = cfl_pool_opts(s->pool);
 
-	slots = po->n_local ? po->n_local : 1;
 	fair_end = cfl_now() + (s->deadline - cfl_now()) /
 				       (double)(p->autop.n_models - f);
 	if (!search) {
@@ -398,6 +396,7 @@ static int search_family(struct cfl_study *s, size_t f, size_t n_before,
 		       first_end;
 		int dflt_open = dk >= 0 && !a->c[dk].told;
 
+		slots = study_slots(s);	/* remote workers and ranks join late */
 		/* this family's bag too is set aside once it has a best */
 		if (family_end > bags)
 			family_end = bags;
@@ -515,10 +514,9 @@ static double bag_plan(const struct cfl_study *s, size_t f, size_t *order,
 		       int *fits, size_t *n_out)
 {
 	const struct study_auto *a = s->autos;
-	const struct cfl_pool_opts *po = cfl_pool_opts(s->pool);
 	/* the K folds (and with refit, the refit on every training row) */
 	double K = s->plan->autop.folds + !!s->plan->autop.refit, t = 0, slowest = 0;
-	double slots = po->n_local ? (double)po->n_local : 1.0;
+	double slots = (double)study_slots(s);
 	double left = s->deadline - cfl_now();
 	size_t list[CFL_STUDY_MAX_MODELS], n, n_fit = 0, quick = 0;
 	int fit[CFL_STUDY_MAX_MODELS] = { 0 };
@@ -571,7 +569,6 @@ static int submit_bags(struct cfl_study *s, const struct cfl_study_listener *ls,
 {
 	const struct cfl_study_plan *p = s->plan;
 	struct study_auto *a = s->autos;
-	const struct cfl_pool_opts *po = cfl_pool_opts(s->pool);
 	size_t order[CFL_STUDY_MAX_MODELS], n;
 	int K = p->autop.folds, fits[CFL_STUDY_MAX_MODELS];
 	double left = s->deadline - cfl_now();
@@ -587,7 +584,7 @@ static int submit_bags(struct cfl_study *s, const struct cfl_study_listener *ls,
 		snprintf(text, sizeof(text), "%s: its bag (%d x %.1f s over %zu slots) "
 			 "would not finish in the %.1f s left; not bagged (--resume "
 			 "with more time bags it)", p->autop.models[c->family], K,
-			 c->seconds, po->n_local ? po->n_local : 1,
+			 c->seconds, study_slots(s),
 			 left > 0 ? left : 0.0);
 		memset(&ev, 0, sizeof(ev));
 		ev.kind = CFL_STUDY_NOTE;

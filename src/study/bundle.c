@@ -824,3 +824,23 @@ out:
 		cfl_bundle_release(b);
 	return rc;
 }
+
+/* Why the default row is the default, as recommend chose it. */
+void cfl_bundle_why_default(const struct cfl_bundle *b, char *out, size_t cap)
+{
+	int has_valid = 0;
+
+	for (size_t i = 0; i < b->n_rows && !has_valid; i++)
+		for (size_t j = 0; j < b->rows[i].n_scores && !has_valid; j++)
+			has_valid = !strcmp(b->rows[i].scores[j].split, "valid") &&
+				    !strcmp(b->rows[i].scores[j].metric, b->metric) &&
+				    !isnan(b->rows[i].scores[j].value);
+	if (!strcmp(b->kind, "auto"))	/* the leaderboard's rank 1 */
+		snprintf(out, cap, "rank 1 by %s out of fold", b->metric);
+	else if (has_valid)
+		snprintf(out, cap, "best %s on valid", b->metric);
+	else if (!strcmp(b->recommended, "mean"))
+		snprintf(out, cap, "the mean: no validation part to choose on");
+	else
+		snprintf(out, cap, "the first row: no validation part to choose on");
+}

@@ -7,6 +7,7 @@
 #define CFL_STUDY_INTERNAL_H
 
 #include "cfl/study.h"
+#include "cfl/net.h"
 
 /* What a repeat trial's events point back to. */
 struct study_ref {
@@ -70,9 +71,15 @@ struct cfl_study {
 	size_t n_ran;			/* trials submitted by this process */
 	size_t n_metrics;		/* the pool's metrics */
 	enum cfl_metric_id metrics[CFL_WIRE_MAX_METRICS];
+	struct cfl_eta eta;		/* repeat: the time left (eta.c) */
 	/* auto */
 	struct study_auto *autos;
 };
+
+/* Sets se's eta and eta_lower (a repeat's START, TRIAL and TICK events
+ * when the caller asked for ticks; else -1), estimated again from the store when the last
+ * estimate is older than a quarter of a second (eta.c). */
+void study_eta_event(struct cfl_study *s, struct cfl_study_event *se);
 
 /* Whether a model with these params stops early on the validation part:
  * the schema's early-stopping knob (fcnn's patience, gbdt's
@@ -150,6 +157,10 @@ void cfl_study_emit(const struct cfl_study_listener *ls,
  * Ticks go to the listener at the caller's tick period. */
 int cfl_study_wait(struct cfl_study *s, const struct cfl_study_listener *ls,
 		   struct cfl_pool_event *ev /* OUT */, struct cfl_err *err);
+/* The trials the pool runs at once: the slots of every live peer (local
+ * workers, remote workers, MPI ranks; they join while the run goes on),
+ * at least the local workers asked for, at least 1. */
+size_t study_slots(const struct cfl_study *s);
 /* Frees tune's search state (a no-op for repeat). */
 void cfl_study_tune_release(struct cfl_study *s);
 /* Frees auto's state. */
@@ -167,5 +178,45 @@ int cfl_study_auto_ensembles(struct cfl_store *st, int64_t run_id,
 			     const enum cfl_metric_id *metrics, size_t n_metrics,
 			     const struct cfl_study_listener *ls,
 			     struct cfl_err *err);
+
+/* ---- backend.c: where the trials execute (cfl_study_run) ---- */
+
+struct study_backend {
+	enum cfl_backend backend;	/* the one in use, after start */
+	struct cfl_mpi_job job;		/* mpi */
+	int data_loaded;		/* rank 0 loaded the run's data */
+	struct cfl_token token;		/* --token-file's */
+	int lfd;			/* the bound listener until served, -1 */
+	int port;
+	struct cfl_tcp *tcp;
+	const struct cfl_study_listener *ls;	/* hears CFL_STUDY_LOG */
+	char rank_name[64];		/* a worker rank's "rank 1 (host)" */
+};
+
+/* The --listen and --token-file checks before any work: 0, or -1 with err
+ * and *usage (1: a usage error; 0: the token file cannot be had). */
+int study_backend_check(struct study_backend *b, const struct cfl_study_exec *x,
+			int *usage, struct cfl_err *err);
+/* Chooses the backend and, for mpi, starts the job (rank 0 loads *data:
+ * data NULL for tune of a command).  -1 when the caller goes on locally
+ * or as the coordinator (p->exec.pool.n_local then 0, b->data_loaded set
+ * when *data is loaded); otherwise the CFL_STUDY_RUN_* status to return
+ * (RANK with out->exit_code once a rank's own work is over). */
+int study_backend_start(struct study_backend *b, struct cfl_study_plan *p,
+			struct cfl_data *data, const char *stop_note,
+			struct cfl_study_outcome *out, struct cfl_err *err);
+/* Listens on --listen early (workers connect while the data loads) and
+ * tells the `cfl worker` line.  0, or -1 with err.  No-op without it. */
+int study_backend_bind(struct study_backend *b, const struct cfl_study_exec *x,
+		       struct cfl_err *err);
+/* Joins the remote workers and the MPI ranks to the pool, welcomed with
+ * the config of run run_key.  0, or -1 with err. */
+int study_backend_join(struct study_backend *b, const struct cfl_study_exec *x,
+		       struct cfl_pool *pool, const struct cfl_data_opts *d,
+		       const struct cfl_data *data, const char *run_key,
+		       struct cfl_err *err);
+/* Closes the listener (after the pool closed). */
+void study_backend_stop_remote(struct study_backend *b);
+void study_backend_release(struct study_backend *b);
 
 #endif

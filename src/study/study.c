@@ -27,6 +27,10 @@ void cfl_study_plan_init(struct cfl_study_plan *p)
 	p->tune.liar = CFL_LIAR_KRIGING;
 	p->autop.folds = 5;
 	p->db = CFL_STORE_DEFAULT_PATH;
+	cfl_pool_opts_init(&p->exec.pool);
+	p->exec.backend = CFL_BACKEND_AUTO;
+	p->exec.heartbeat = 1;
+	p->exec.max_workers = 256;
 }
 
 /* The data options' lines, shared by both kinds (the same text as ever:
@@ -829,6 +833,17 @@ int cfl_study_start(struct cfl_study *s, const struct cfl_pool_opts *exec,
 	return s->pool ? 0 : -1;
 }
 
+size_t study_slots(const struct cfl_study *s)
+{
+	struct cfl_pool_stats st;
+	size_t n = cfl_pool_opts(s->pool)->n_local;
+
+	cfl_pool_get_stats(s->pool, &st);
+	if (st.n_slots > n)
+		n = st.n_slots;
+	return n ? n : 1;
+}
+
 int cfl_study_close_pool(struct cfl_study *s, struct cfl_err *err)
 {
 	int rc = cfl_pool_close(s->pool, err);
@@ -899,6 +914,7 @@ int cfl_study_wait(struct cfl_study *s, const struct cfl_study_listener *ls,
 			memset(&se, 0, sizeof(se));
 			se.kind = CFL_STUDY_TICK;
 			se.pool = s->pool;
+			study_eta_event(s, &se);
 			cfl_study_emit(ls, &se);
 			continue;
 		}
@@ -990,6 +1006,7 @@ int cfl_study_repeat(struct cfl_study *s, const struct cfl_study_listener *ls,
 	se.pool = s->pool;
 	se.n_done = n_done;
 	se.n_todo = n_submit;
+	study_eta_event(s, &se);
 	cfl_study_emit(ls, &se);
 	for (;;) {
 		struct cfl_pool_event ev;
@@ -1012,6 +1029,7 @@ int cfl_study_repeat(struct cfl_study *s, const struct cfl_study_listener *ls,
 		se.what = s->plan->repeat.models[ref->model];
 		se.repeat = ref->repeat;
 		se.fold = ref->fold;
+		study_eta_event(s, &se);
 		cfl_study_emit(ls, &se);
 	}
 }

@@ -473,13 +473,12 @@ test_mpi_backend_usage_errors() {
 	return 0
 }
 
-# srun --mpi=pmix -n 3 under a one-node Slurm cluster this test starts
-# itself (slurmctld and slurmd on localhost, a config written here, no
-# munge): the table equals the local one, both worker ranks ran trials.
-# Skipped, saying why, where Debian's slurm-wlm is absent (make test-deps
-# installs it), without root, or where its daemons cannot start.
-test_mpi_slurm_srun() {
-	mpi_skip
+# Starts a one-node Slurm cluster for this test (slurmctld and slurmd on
+# localhost, a config written here, no munge; the daemons are killed when
+# the test ends) and exports SLURM_CONF.  Skips the test, saying why,
+# where Debian's slurm-wlm is absent (make test-deps installs it), without
+# root, or where its daemons cannot start.
+mpi_slurm_start() {
 	local b
 	for b in slurmctld slurmd srun sinfo; do
 		if ! command -v "$b" >/dev/null 2>&1; then
@@ -533,6 +532,13 @@ test_mpi_slurm_srun() {
 	done
 	sinfo -h -o %T 2>/dev/null | grep -q idle ||
 		skip "the local Slurm cluster did not start ($(tail -1 slurmctld.log slurmd.log 2>/dev/null | tr '\n' ' '))"
+}
+
+# srun --mpi=pmix -n 3 under the one-node Slurm cluster: the table equals
+# the local one, both worker ranks ran trials.
+test_mpi_slurm_srun() {
+	mpi_skip
+	mpi_slurm_start
 	run "$CFL" repeat "$ROOT/datasets/iris.csv" --models linear,baseline --num-repeat 3 --seed 1 \
 		--metrics acc,logloss --num-jobs 2 --db local.db -q
 	local ref=$out
@@ -547,4 +553,180 @@ test_mpi_slurm_srun() {
 	[ "$out" = "$ref" ] || fail "srun table differs from the local one: $out"
 	[ "$(sqlite3 srun.db "select count(distinct worker) from trials where worker like 'rank:%'")" = 2 ] ||
 		fail "not both worker ranks: $(sqlite3 srun.db 'select worker from trials')"
+}
+
+# ---- cfl auto across the ranks ----
+
+# What of auto's output does not depend on the clock: its stdout without
+# the seconds columns (the leaderboard's and the search's last field).
+auto_board() {
+	awk '{ if (NF >= 3 && $NF ~ /^[0-9]+\.[0-9]+$/) $NF = ""; print }' <<<"$1"
+}
+
+# Skips the test where cfl auto has no count budget yet: without one, which
+# candidates finish depends on the machine's speed.
+auto_budget_skip() {
+	"$CFL" auto --help | grep -q -- --max-trials || skip "no count budget (--max-trials) in this build"
+}
+
+# The arguments of a reproducible auto run (a count budget, a seed) on
+# iris: small, and two families.
+auto_budget_args() {
+	echo "$ROOT/datasets/iris.csv --models linear,tree --max-trials 8 --time-limit 600 --folds 3 --seed 5 --name a -q"
+}
+
+# mpirun -n 3 cfl auto is ONE run (not one per rank): rank 0 searches and
+# bags, the worker ranks run every trial, and the time limit is the whole
+# run's.
+test_mpi_auto_is_one_run() {
+	mpi_skip
+	run mpi_run -n 3 "$(mpi_rc)" "$CFL" auto "$ROOT/datasets/iris.csv" --models linear,tree \
+		--time-limit 5 --folds 3 --db a.db
+	mpi_rank0_rc
+	expect_rc 0
+	expect_err "started by mpirun with 3 ranks: using the mpi backend"
+	[ "$(grep -c '^Leaderboard' <<<"$out")" = 1 ] || fail "not one leaderboard: $out"
+	run "$CFL" runs --db a.db
+	expect_rc 0
+	[ "$(grep -c 'auto-' <<<"$out")" = 1 ] || fail "not one run: $out"
+	[ "$(sqlite3 a.db "select status from runs")" = done ] || fail "run not done: $(sqlite3 a.db 'select name, status from runs')"
+	[ "$(sqlite3 a.db "select count(distinct worker) from trials where worker like 'rank:%'")" = 2 ] ||
+		fail "not both worker ranks: $(sqlite3 a.db 'select worker, count(*) from trials group by worker')"
+	[ "$(sqlite3 a.db "select count(*) from trials where worker not like 'rank:%'")" = 0 ] ||
+		fail "a trial ran outside a worker rank"
+	# the bags' fold trials too
+	[ "$(sqlite3 a.db "select count(*) from trials where fold >= 0 and status = 'done'")" -ge 3 ] ||
+		fail "no bag finished its folds: $(sqlite3 a.db 'select fold, status from trials')"
+}
+
+# With a count budget, mpirun -n 3 gives the leaderboard and the bundle
+# bytes of the local run.
+test_mpi_auto_budget_equals_local() {
+	mpi_skip
+	auto_budget_skip
+	# shellcheck disable=SC2207
+	local args=($(auto_budget_args))
+	run "$CFL" auto "${args[@]}" --num-jobs 2 --db local.db --save local.cfl
+	expect_rc 0
+	local ref
+	ref=$(auto_board "$out")
+	run mpi_run -n 3 "$(mpi_rc)" "$CFL" auto "${args[@]}" --db mpi.db --save mpi.cfl
+	mpi_rank0_rc
+	expect_rc 0
+	[ "$(auto_board "$out")" = "$ref" ] || fail "mpi leaderboard differs from the local one:
+$out
+--- local:
+$ref"
+	cmp local.cfl mpi.cfl || fail "the bundles differ"
+	[ "$(sqlite3 mpi.db "select count(*) from trials where worker not like 'rank:%'")" = 0 ] ||
+		fail "a trial ran outside a worker rank"
+}
+
+# srun under the one-node Slurm cluster: one auto run, its trials on the
+# worker ranks; with a count budget, the local run's leaderboard and bundle.
+test_mpi_slurm_srun_auto() {
+	mpi_skip
+	mpi_slurm_start
+	local budget=1 args
+	"$CFL" auto --help | grep -q -- --max-trials || budget=0
+	if [ "$budget" = 1 ]; then
+		# shellcheck disable=SC2207
+		args=($(auto_budget_args))
+	else
+		args=("$ROOT/datasets/iris.csv" --models linear,tree --time-limit 5 --folds 3 --name a -q)
+	fi
+	run "$CFL" auto "${args[@]}" --num-jobs 2 --db local.db --save local.cfl
+	expect_rc 0
+	local ref
+	ref=$(auto_board "$out")
+	ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=0} run timeout 120 srun --mpi=pmix -n 3 --overcommit \
+		--immediate=20 "$(mpi_rc)" "$CFL" auto "${args[@]}" --db srun.db --save srun.cfl
+	mpi_rank0_rc
+	expect_rc 0
+	[ "$(grep -c '^Leaderboard' <<<"$out")" = 1 ] || fail "not one leaderboard: $out"
+	[ "$(sqlite3 srun.db "select count(*) from runs")" = 1 ] || fail "not one run"
+	[ "$(sqlite3 srun.db "select count(distinct worker) from trials where worker like 'rank:%'")" = 2 ] ||
+		fail "not both worker ranks: $(sqlite3 srun.db 'select worker from trials')"
+	[ "$budget" = 1 ] || return 0
+	[ "$(auto_board "$out")" = "$ref" ] || fail "srun leaderboard differs from the local one:
+$out
+--- local:
+$ref"
+	cmp local.cfl srun.cfl || fail "the bundles differ"
+}
+
+# A worker rank killed (kill -9) mid-run ends the job; `--resume NAME`
+# under mpirun finishes the same run, keeping every trial done: one run,
+# done, no trial run twice, and with a count budget the leaderboard of an
+# uninterrupted local run.
+test_mpi_auto_kill9_rank_then_resume() {
+	mpi_skip
+	auto_budget_skip
+	# shellcheck disable=SC2207
+	local args=($(auto_budget_args)) ref job pid1 mp all p
+	run "$CFL" auto "${args[@]}" --num-jobs 2 --db local.db
+	expect_rc 0
+	ref=$(auto_board "$out")
+	CFL_TEST_FAULT=slow MPI_TIMEOUT=120 mpi_run -x CFL_TEST_FAULT -n 3 "$CFL" auto \
+		"${args[@]}" --db k.db >k.out 2>k.err &
+	job=$!
+	mpi_wait_done k.db 4 k.err
+	mp=$(mpi_mpirun_of "$job")
+	pid1=$(mpi_rank_pid 1 "$job")
+	[ -n "$pid1" ] || fail "no rank 1 under mpirun"
+	all=$(mpi_ranks "$mp" | awk '{print $1}')
+	for p in $all; do all="$all $(pgrep -P "$p")"; done
+	for p in $all; do all="$all $(pgrep -P "$p")"; done
+	kill -9 "$pid1"
+	wait
+	grep -q "the MPI job is ending" k.err || fail "no message from rank 0: $(cat k.err)"
+	mpi_wait_gone "$all"
+	[ "$(sqlite3 k.db "select status from runs")" != done ] || fail "the run was done before the kill"
+	sqlite3 k.db "select id from trials where status='done'" | sort >done_before.txt
+	run mpi_run -n 3 "$(mpi_rc)" "$CFL" auto --db k.db --resume a
+	mpi_rank0_rc
+	expect_rc 0
+	[ "$(sqlite3 k.db "select count(*) from runs")" = 1 ] || fail "not one run"
+	[ "$(sqlite3 k.db "select status from runs")" = done ] || fail "run not done"
+	for id in $(cat done_before.txt); do
+		[ "$(sqlite3 k.db "select count(*) from trial_attempts where trial=$id")" = 0 ] ||
+			fail "trial $id ran again after resume"
+	done
+	[ "$(auto_board "$out")" = "$ref" ] || fail "resumed leaderboard differs from the local one:
+$out
+--- local:
+$ref"
+}
+
+# ---- the commands with nothing to spread ----
+
+# Under mpirun, train (and the other commands that run no trials) runs
+# once, on rank 0: one model file written once, one output; the other
+# ranks say nothing.
+test_mpi_train_and_others_run_once() {
+	mpi_skip
+	run mpi_run -n 3 "$(mpi_rc)" "$CFL" train "$ROOT/datasets/iris.csv" --model linear -o m.cfl
+	mpi_rank0_rc
+	expect_rc 0
+	[ "$(grep -c '^model_file' <<<"$out")" = 1 ] || fail "not one model written: $out"
+	[ "$(grep -c 'cfl train: linear on' <<<"$err")" = 1 ] || fail "not one training: $err"
+	[ -s m.cfl ] || fail "no model file"
+	for r in 1 2; do
+		[ "$(cat "$TMP/rc.$r")" = 0 ] || fail "rank $r exit $(cat "$TMP/rc.$r")"
+	done
+	# the same output as one process gives: not three copies
+	local once cmd
+	for cmd in "predict m.cfl $ROOT/datasets/iris.csv -o p.csv" \
+		"data describe $ROOT/datasets/iris.csv" "bundle --help"; do
+		# shellcheck disable=SC2086
+		once=$("$CFL" $cmd 2>/dev/null)
+		# shellcheck disable=SC2086
+		run mpi_run -n 3 "$(mpi_rc)" "$CFL" $cmd
+		mpi_rank0_rc
+		expect_rc 0
+		[ -n "$once" ] || fail "cfl $cmd printed nothing"
+		[ "$out" = "$once" ] || fail "cfl $cmd under mpirun: $out
+--- once:
+$once"
+	done
 }

@@ -652,3 +652,52 @@ test_worker_oversized_result_dropped() {
 	[ "$(sqlite3 r.db "select count(*) from trials where status='done' and worker='honest'")" = 4 ] ||
 		fail "trials: $(sqlite3 r.db 'select status, worker from trials')"
 }
+
+# `cfl auto --listen --token-file` with two `cfl worker`s over TLS: one
+# run, its search and its bags' folds run by the workers (the coordinator
+# has no workers of its own), a leaderboard.
+test_worker_auto_completes() {
+	(umask 077; head -c 32 /dev/urandom | base64 >tok)
+	W_CMD=auto W_TIMEOUT=120 w_coord "$ROOT/datasets/iris.csv" --models linear,tree --time-limit 6 \
+		--folds 3 --num-jobs 0 --listen 127.0.0.1:0 --token-file tok --db a.db --name a -q
+	local coord=$COORD_PID
+	grep -q "^  cfl worker --connect 127.0.0.1:$PORT --token-file tok" coord.err ||
+		fail "no worker line: $(cat coord.err)"
+	w_worker --jobs 1 --name w1 --token-file tok -q; local a=$!
+	w_worker --jobs 1 --name w2 --token-file tok -q; local b=$!
+	w_wait $a 120; [ "$w_rc" = 0 ] || fail "worker 1 exit $w_rc: $(cat workers.err)"
+	w_wait $b 120; [ "$w_rc" = 0 ] || fail "worker 2 exit $w_rc: $(cat workers.err)"
+	w_wait $coord 120; [ "$w_rc" = 0 ] || fail "coordinator exit $w_rc: $(cat coord.err)"
+	grep -q '^Leaderboard' coord.out || fail "no leaderboard: $(cat coord.out) $(cat coord.err)"
+	[ "$(sqlite3 a.db "select count(*) || status from runs")" = 1done ] ||
+		fail "not one run done: $(sqlite3 a.db 'select name, status from runs')"
+	[ "$(sqlite3 a.db "select count(*) from trials where worker not in ('w1', 'w2')")" = 0 ] ||
+		fail "trials outside the workers: $(sqlite3 a.db 'select worker, count(*) from trials group by worker')"
+	[ "$(sqlite3 a.db "select count(*) from trials where fold >= 0 and status = 'done'")" -ge 3 ] ||
+		fail "no bag finished its folds"
+}
+
+# With a count budget, two loopback workers give the leaderboard and the
+# bundle bytes of the local run.
+test_worker_auto_budget_equals_local() {
+	"$CFL" auto --help | grep -q -- --max-trials || skip "no count budget (--max-trials) in this build"
+	local args=("$ROOT/datasets/iris.csv" --models linear,tree --max-trials 8 --time-limit 600
+		    --folds 3 --seed 5 --name a -q) ref
+	run "$CFL" auto "${args[@]}" --num-jobs 2 --db local.db --save local.cfl
+	expect_rc 0
+	ref=$(awk '{ if (NF >= 3 && $NF ~ /^[0-9]+\.[0-9]+$/) $NF = ""; print }' <<<"$out")
+	W_CMD=auto W_TIMEOUT=120 w_coord "${args[@]}" --num-jobs 0 --listen 127.0.0.1:0 \
+		--db remote.db --save remote.cfl
+	local coord=$COORD_PID
+	w_worker --jobs 1 --name w1 -q; local a=$!
+	w_worker --jobs 1 --name w2 -q; local b=$!
+	w_wait $a 120; [ "$w_rc" = 0 ] || fail "worker 1 exit $w_rc: $(cat workers.err)"
+	w_wait $b 120; [ "$w_rc" = 0 ] || fail "worker 2 exit $w_rc: $(cat workers.err)"
+	w_wait $coord 120; [ "$w_rc" = 0 ] || fail "coordinator exit $w_rc: $(cat coord.err)"
+	[ "$(awk '{ if (NF >= 3 && $NF ~ /^[0-9]+\.[0-9]+$/) $NF = ""; print }' coord.out)" = "$ref" ] ||
+		fail "the workers' leaderboard differs from the local one:
+$(cat coord.out)
+--- local:
+$ref"
+	cmp local.cfl remote.cfl || fail "the bundles differ"
+}

@@ -3,7 +3,7 @@
  * a repeat run drained with events then resumed with nothing left to run,
  * a resume refused for another plan or dataset, and a tune run whose
  * refitted candidate is the one cfl_metric_best_score picks from the
- * stored scores. */
+ * stored scores, and the one call cfl_study_run. */
 #include "runner.h"
 
 #include "cfl/model.h"
@@ -11,6 +11,7 @@
 #include "cfl/study.h"
 
 #include <math.h>
+#include <unistd.h>
 
 struct tmpdb {
 	char dir[64], path[96];
@@ -36,6 +37,7 @@ struct heard {
 	size_t n_start, n_trial, n_done_trials, n_tick, n_cand, n_note;
 	size_t start_done, start_todo;
 	int folds_seen;		/* a TRIAL with fold >= 0 */
+	size_t n_loaded, n_opened, n_drained;	/* cfl_study_run's own */
 };
 
 static void listen(const struct cfl_study_event *ev, void *ctx)
@@ -63,6 +65,17 @@ static void listen(const struct cfl_study_event *ev, void *ctx)
 		break;
 	case CFL_STUDY_NOTE:
 		h->n_note++;
+		break;
+	case CFL_STUDY_LOADED:
+		h->n_loaded++;
+		CHECK(ev->data && ev->data->train.n > 0 && ev->text);
+		break;
+	case CFL_STUDY_OPENED:
+		h->n_opened++;
+		break;
+	case CFL_STUDY_DRAINED:
+		h->n_drained++;
+		CHECK_INT(ev->status, 0);
 		break;
 	default:
 		break;
@@ -516,6 +529,73 @@ static void t_auto_summary_ties(void)
 	tmpdb_end(&t);
 }
 
+/* cfl_study_run's finished hook: the run is stored and done when it is
+ * called, before the bundle. */
+static int finished(struct cfl_study *s, void *ctx, struct cfl_err *err)
+{
+	struct cfl_run_info info;
+
+	(*(int *)ctx)++;
+	if (cfl_store_run_get(cfl_study_store(s), cfl_study_run_id(s), &info, err))
+		return -1;
+	CHECK(info.status == CFL_RUN_DONE);
+	cfl_run_info_release(&info);
+	return 0;
+}
+
+/* The one call: a repeat run from plan to finish on the local pool, its
+ * events and hooks, the metrics resolved by name; then a usage error
+ * before any work (no database made), the resume of a complete run, and
+ * options that cannot go together. */
+static void t_run_one_call(void)
+{
+	struct tmpdb t;
+	struct cfl_study_plan p;
+	struct cfl_study_outcome out;
+	struct cfl_err err = { "" };
+	struct heard h;
+	int n_finished = 0;
+	struct cfl_study_hooks hooks = { { listen, &h }, NULL, finished, &n_finished, NULL };
+	char other[128];
+
+	tmpdb_new(&t);
+	repeat_plan(&p, t.path);
+	p.n_metrics = 0;
+	p.metrics_arg = "acc,logloss";
+	p.repeat.ensembles = "mean";
+	p.exec.pool.n_local = 2;
+	memset(&h, 0, sizeof(h));
+	CHECK_MSG(cfl_study_run(&p, &hooks, &out, &err) == CFL_STUDY_RUN_DONE, "%s", err.msg);
+	CHECK_INT(n_finished, 1);
+	CHECK_INT(out.counts.done, 4);
+	CHECK_STR(out.name, "r");
+	CHECK(out.started && !out.timed_out && !out.bundle_written);
+	CHECK_INT(p.n_metrics, 2);
+	CHECK_INT(h.n_loaded, 1);
+	CHECK_INT(h.n_opened, 1);
+	CHECK_INT(h.n_drained, 1);
+	CHECK_INT(h.n_done_trials, 4);
+	/* the same plan again: complete, nothing done */
+	p.resume = "r";
+	CHECK_INT(cfl_study_run(&p, &hooks, &out, &err), CFL_STUDY_RUN_COMPLETE);
+	CHECK_INT(n_finished, 1);
+	/* a metric that is not one: a usage error before any database */
+	snprintf(other, sizeof(other), "%s/other.db", t.dir);
+	repeat_plan(&p, other);
+	p.metrics_arg = "acc,nope";
+	p.exec.pool.n_local = 1;
+	CHECK_INT(cfl_study_run(&p, &hooks, &out, &err), CFL_STUDY_RUN_USAGE);
+	CHECK_MSG(strstr(err.msg, "--metrics") != NULL, "%s", err.msg);
+	CHECK(access(other, F_OK) != 0);
+	/* no worker anywhere */
+	repeat_plan(&p, other);
+	p.exec.pool.n_local = 0;
+	CHECK_INT(cfl_study_run(&p, &hooks, &out, &err), CFL_STUDY_RUN_USAGE);
+	CHECK_MSG(strstr(err.msg, "needs --listen") != NULL, "%s", err.msg);
+	CHECK_INT(n_finished, 1);
+	tmpdb_end(&t);
+}
+
 const struct cfl_test cfl_tests[] = {
 	TEST(t_plan_config_text),
 	TEST(t_plan_needs_and_checks),
@@ -523,5 +603,6 @@ const struct cfl_test cfl_tests[] = {
 	TEST(t_stop_before_start),
 	TEST(t_tune_refits_the_best),
 	TEST(t_auto_summary_ties),
+	TEST(t_run_one_call),
 	{ 0 }
 };

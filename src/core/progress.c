@@ -1,11 +1,12 @@
 /*
- * The live progress line and the terminal's width.  A line wider than the
+ * The progress display (core.h): the live progress line and the terminal's
+ * width.  A line wider than the
  * terminal wraps, and "\r\033[K" then clears only its last row, leaving a
  * wrapped line behind at every update: so the line is built in a few forms,
  * richest first, and the first that fits in width - 1 columns is shown.
- * Formatting, and the estimate of the time left (cli_eta); no output.
+ * Formatting, and the estimate of the time left (cfl_eta); no output.
  */
-#include "progress.h"
+#include "cfl/core.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -14,10 +15,7 @@
 #include <sys/ioctl.h>
 #include <unistd.h>
 
-#include "cfl/core.h"
-#include "cfl/store.h"
-
-size_t cli_term_width(int fd)
+size_t cfl_term_width(int fd)
 {
 	const char *env = getenv("COLUMNS");
 	struct winsize ws;
@@ -34,14 +32,14 @@ size_t cli_term_width(int fd)
 	return 80;
 }
 
-int cli_is_terminal(int fd)
+int cfl_is_terminal(int fd)
 {
 	struct winsize ws;
 
 	return isatty(fd) && ioctl(fd, TIOCGWINSZ, &ws) == 0 && ws.ws_col > 0;
 }
 
-void cli_format_duration(double s, char *out, size_t cap)
+void cfl_format_duration(double s, char *out, size_t cap)
 {
 	long t = s < 0 ? 0 : (long)(s + 0.5);
 
@@ -63,7 +61,7 @@ static size_t columns(const char *s)
 }
 
 /* " (fcnn 3, tree 4)" into out; "" when there are no models. */
-static void per_model(const struct cli_progress_counts *c, char *out, size_t cap)
+static void per_model(const struct cfl_progress_counts *c, char *out, size_t cap)
 {
 	size_t len = 0;
 
@@ -90,20 +88,19 @@ static const struct { int long_words, models, best; } forms[] = {
 	{ 0, 0, 1 }, { 0, 1, 0 }, { 1, 0, 0 }, { 0, 0, 0 },
 };
 
-size_t cli_progress_format(const struct cli_progress_counts *c, size_t width,
+size_t cfl_progress_format(const struct cfl_progress_counts *c, size_t width,
 			   char *out, size_t cap)
 {
 	char el[32], eta[32] = "--:--", best[160] = "", models[512];
-	size_t finished = c->done + c->failed, room = width > 1 ? width - 1 : 1;
+	size_t room = width > 1 ? width - 1 : 1;
 	size_t len;
 
 	if (!cap)
 		return 0;
-	cli_format_duration(c->elapsed, el, sizeof(el));
-	(void)finished;
+	cfl_format_duration(c->elapsed, el, sizeof(el));
 	if (c->eta >= 0) {
 		eta[0] = '>';
-		cli_format_duration(c->eta, eta + !!c->eta_lower,
+		cfl_format_duration(c->eta, eta + !!c->eta_lower,
 				    sizeof(eta) - !!c->eta_lower);
 	}
 	if (c->have_best)
@@ -137,7 +134,7 @@ size_t cli_progress_format(const struct cli_progress_counts *c, size_t width,
 
 /* ---- cfl auto's live line ---- */
 
-size_t cli_auto_progress_format(const struct cli_auto_counts *c, size_t width,
+size_t cfl_auto_progress_format(const struct cfl_auto_counts *c, size_t width,
 				char *out, size_t cap)
 {
 	char el[32], left[48] = "", what[160];
@@ -145,14 +142,14 @@ size_t cli_auto_progress_format(const struct cli_auto_counts *c, size_t width,
 
 	if (!cap)
 		return 0;
-	cli_format_duration(c->elapsed, el, sizeof(el));
+	cfl_format_duration(c->elapsed, el, sizeof(el));
 	for (int f = 0; f < 3; f++) {
 		int brief = f == 2;
 
 		if (c->left >= 0) {
 			char t[32];
 
-			cli_format_duration(c->left, t, sizeof(t));
+			cfl_format_duration(c->left, t, sizeof(t));
 			snprintf(left, sizeof(left), ", %s left", t);
 		}
 		if (!strcmp(c->phase, "search") && c->family)
@@ -174,18 +171,18 @@ size_t cli_auto_progress_format(const struct cli_auto_counts *c, size_t width,
 	return len;
 }
 
-/* ---- the time left of a repeat ---- */
+/* ---- the time left of a run ---- */
 
-double cli_eta_compute(const struct cli_eta_model *m, size_t n_models,
-		       const struct cli_eta_running *run, size_t n_run,
+double cfl_eta_compute(const struct cfl_eta_model *m, size_t n_models,
+		       const struct cfl_eta_running *run, size_t n_run,
 		       size_t slots, int *lower)
 {
-	double work = 0, longest = 0, mean[CLI_ETA_MAX_MODELS];
+	double work = 0, longest = 0, mean[CFL_ETA_MAX_MODELS];
 	size_t busy = n_run;
 
 	*lower = 0;
-	if (n_models > CLI_ETA_MAX_MODELS)
-		n_models = CLI_ETA_MAX_MODELS;
+	if (n_models > CFL_ETA_MAX_MODELS)
+		n_models = CFL_ETA_MAX_MODELS;
 	for (size_t i = 0; i < n_models; i++) {
 		mean[i] = m[i].n_done ? m[i].done_seconds / (double)m[i].n_done : -1;
 		busy += m[i].queued;
@@ -214,75 +211,14 @@ double cli_eta_compute(const struct cli_eta_model *m, size_t n_models,
 	return fmax(work / (double)(slots ? slots : 1), longest);
 }
 
-void cli_eta_init(struct cli_eta *e, struct cfl_store *st, long long run_id,
-		  size_t n_models, const char *const *models, size_t slots,
-		  double now)
+void cfl_eta_init(struct cfl_eta *e, double now)
 {
 	memset(e, 0, sizeof(*e));
-	e->st = st;
-	e->run_id = run_id;
-	e->n_models = n_models < CLI_ETA_MAX_MODELS ? n_models : CLI_ETA_MAX_MODELS;
-	e->models = models;
 	e->est = -1;
 	e->at = now;
-	cli_eta_update(e, slots, now);
 }
 
-void cli_eta_update(struct cli_eta *e, size_t slots, double now)
-{
-	struct cli_eta_model m[CLI_ETA_MAX_MODELS];
-	struct cli_eta_running *run = NULL;
-	struct cfl_candidate_info *c = NULL;
-	struct cfl_trial_info *tr = NULL;
-	size_t n_c = 0, n_tr = 0, n_run = 0;
-	struct cfl_err err;
-	double wall = cfl_wall_time();	/* trials store epoch seconds */
-
-	if (e->made && now - e->at < 0.25)
-		return;
-	if (!e->st || cfl_store_candidates(e->st, e->run_id, &c, &n_c, &err) ||
-	    cfl_store_trials(e->st, e->run_id, &tr, &n_tr, &err) ||
-	    !(run = calloc(n_tr + 1, sizeof(*run))))
-		goto out;
-	memset(m, 0, sizeof(m));
-	for (size_t i = 0; i < n_tr; i++) {
-		size_t k = 0, mi = 0;
-
-		while (k < n_c && c[k].id != tr[i].cand_id)
-			k++;
-		while (k < n_c && mi < e->n_models && strcmp(e->models[mi], c[k].model))
-			mi++;
-		if (k == n_c || mi == e->n_models)
-			continue;
-		switch (tr[i].status) {
-		case CFL_TRIAL_DONE:
-			if (isfinite(tr[i].duration)) {
-				m[mi].done_seconds += tr[i].duration;
-				m[mi].n_done++;
-			}
-			break;
-		case CFL_TRIAL_RUNNING:
-			run[n_run].model = mi;
-			run[n_run++].age = tr[i].started > 0 ? fmax(0, wall - tr[i].started) : 0;
-			break;
-		case CFL_TRIAL_QUEUED:
-		case CFL_TRIAL_INTERRUPTED:
-			m[mi].queued++;
-			break;
-		default:
-			break;
-		}
-	}
-	e->est = cli_eta_compute(m, e->n_models, run, n_run, slots, &e->lower);
-	e->at = now;
-	e->made = 1;
-out:
-	free(run);
-	cfl_candidates_free(c, n_c);
-	cfl_trials_free(tr, n_tr);
-}
-
-double cli_eta_left(const struct cli_eta *e, double now, int *lower)
+double cfl_eta_left(const struct cfl_eta *e, double now, int *lower)
 {
 	if (lower)
 		*lower = e->lower;
