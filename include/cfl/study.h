@@ -255,12 +255,12 @@ struct cfl_study_event {
 				 * candidates stored (tune), on --resume;
 				 * TIMEOUT: candidates asked */
 	size_t n_todo;		/* START: trials queued (repeat) */
-	/* START, TRIAL, TICK of a repeat with a tick (exec.pool.tick > 0,
-	 * a caller that shows a live line): the seconds left, estimated from
-	 * each model's stored trial times, done and running (cfl_eta_compute);
-	 * < 0: unknown (and always in other runs' events).  eta_lower: it is a
-	 * lower bound (a model not timed yet, priced at its oldest running
-	 * trial's age). */
+	/* START, TRIAL, TICK of a repeat whose caller asked for ticks
+	 * (exec.pool.tick > 0: it shows a live line): the seconds left,
+	 * estimated from each model's stored trial times, done and running
+	 * (cfl_eta_compute); < 0: unknown, as on any other tick.  Not set in
+	 * the other events.  eta_lower: it is a lower bound (a model not
+	 * timed yet, priced at its oldest running trial's age). */
 	double eta;
 	int eta_lower;
 	/* TRIAL: */
