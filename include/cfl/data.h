@@ -67,6 +67,13 @@ int cfl_csv_read(struct cfl_csv *csv, const char *path, struct cfl_err *err);
 void cfl_csv_release(struct cfl_csv *csv);
 /* Column index of name, or -1. */
 long cfl_csv_column(const struct cfl_csv *csv, const char *name);
+/* The column name among csv's closest to name (edit distance at most a
+ * third of name, one at least; case ignored), or NULL when none is close. */
+const char *cfl_csv_closest_column(const struct cfl_csv *csv, const char *name);
+/* Appends to buf (cap bytes, NUL-terminated) csv's column names quoted and
+ * comma-separated, the first max of them then "and N more". */
+void cfl_csv_list_columns(const struct cfl_csv *csv, size_t max, char *buf,
+			  size_t cap);
 
 /* ---- column typing ---- */
 
@@ -110,6 +117,8 @@ struct cfl_schema {
 	size_t *class_counts;
 	double *class_values;		/* numeric classes: their values
 					 * (sorted), else NULL */
+	int target_given;		/* --target named the target */
+	int task_given;			/* --task forced the task */
 };
 
 struct cfl_schema_opts {
@@ -126,9 +135,13 @@ struct cfl_schema_opts {
  * whatever they hold; constant and id-like columns, and categorical ones
  * with more than 256 levels, are dropped with a reason.  The
  * target's task is inferred (text or few integer values: classification)
- * unless forced.  Fails on a missing target column, a target with one class
- * or missing target values, or a bad regex (naming the option).  On failure
- * schema holds nothing to release. */
+ * unless forced.  Fails on a missing target column (naming the closest
+ * column and listing the columns), a target with one class or missing
+ * target values, a bad regex (naming the option), and a target chosen by
+ * default (the last column) that looks like an identifier: a name like
+ * 'id', 'row_id' or 'customerId', or integers or texts all distinct (20
+ * rows or more); --target NAME takes it anyway.  On failure schema holds
+ * nothing to release. */
 int cfl_schema_infer(struct cfl_schema *schema, const struct cfl_csv *csv,
 		     const struct cfl_schema_opts *opts, struct cfl_err *err);
 void cfl_schema_release(struct cfl_schema *schema);
@@ -269,6 +282,14 @@ struct cfl_data {
 int cfl_data_load(struct cfl_data *d, const struct cfl_data_opts *o,
 		  struct cfl_err *err);
 void cfl_data_release(struct cfl_data *d);
+/* What a loaded d learns, in one line for the user (no newline): "target
+ * 'species' (last column): classification, 3 classes; 150 rows: 120 train,
+ * 30 test", "target 'y' (--target): regression; ...".  An integer target
+ * whose task was inferred, with many values or few rows a class, says
+ * so and how to force the other task ("integers, 15 values, 8 rows a
+ * class: --task reg to regress").  Written into buf (cap bytes, truncated
+ * to fit); returns buf. */
+char *cfl_data_describe_target(const struct cfl_data *d, char *buf, size_t cap);
 
 /* The encoded parts of d (train, valid, test) and the data file's SHA-256,
  * as one binary blob: what a worker needs to run trials, without the CSV

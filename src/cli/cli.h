@@ -124,6 +124,14 @@ void cli_data_warn(const struct cfl_data *d, const struct cfl_data_opts *o);
 void cli_data_facts(const char *cmd, const struct cfl_data *d,
 		    const struct cfl_data_opts *o, const char *valid_why);
 
+/* Prints on stderr what cmd learns (cfl_data_describe_target): the first
+ * line of every command that trains. */
+void cli_data_target(const char *cmd, const struct cfl_data *d);
+/* Prints text and a newline on stderr, wrapped between words at the
+ * terminal's width when stderr is a terminal (continued lines indented by
+ * one blank). */
+void cli_wrap_stderr(const char *text);
+
 /* ---- the stored command line (resume.c) ---- */
 
 struct cfl_buf;

@@ -387,6 +387,7 @@ int cmd_auto(int argc, char **argv)
 		goto done_sig;
 	}
 	loaded = 1;
+	cli_data_target("auto", &data);
 	cli_data_warn(&data, &pl.sp.data);
 	if (pl.metric) {
 		enum cfl_metric_id id;

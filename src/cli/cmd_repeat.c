@@ -507,6 +507,7 @@ int cmd_repeat(int argc, char **argv)
 		goto done;
 	}
 	loaded = 1;
+	cli_data_target("repeat", &data);
 	cli_data_warn(&data, &pl.sp.data);
 	if (!pl.pool.quiet)
 		cli_data_facts("repeat", &data, &pl.sp.data, valid_why);

@@ -353,6 +353,7 @@ int cmd_train(int argc, char **argv)
 		free(out_path);
 		return cli_fail(&err);
 	}
+	cli_data_target("train", &d);
 	cli_data_warn(&d, &o);
 	if (metrics)
 		n_ids = cfl_metric_parse_list(metrics, d.train.n_classes, ids,
@@ -367,9 +368,15 @@ int cmd_train(int argc, char **argv)
 	m = cfl_model_new(ops, &params, o.seed, &err);
 	if (!m)
 		goto fail;
-	fprintf(stderr, "cfl train: %s on '%s': %zu train rows, %zu valid (%s), %zu test, %zu features, seed %llu\n",
-		ops->name, o.path, d.train.n, d.valid.n, valid_why, d.test.n, d.enc.d,
-		(unsigned long long)o.seed);
+	{
+		char line[512];
+
+		/* wrapped on a terminal: the target line came first */
+		snprintf(line, sizeof(line), "cfl train: %s: %zu train rows, %zu valid (%s), %zu test, %zu features, seed %llu",
+			 ops->name, d.train.n, d.valid.n, valid_why, d.test.n,
+			 d.enc.d, (unsigned long long)o.seed);
+		cli_wrap_stderr(line);
+	}
 	t0 = cfl_now();
 	if (cfl_model_fit(m, &d.train, &d.valid, &err))
 		goto fail;

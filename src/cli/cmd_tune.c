@@ -471,6 +471,7 @@ int cmd_tune(int argc, char **argv)
 			goto done_sig;
 		}
 		loaded = 1;
+		cli_data_target("tune", &data);
 		cli_data_warn(&data, &pl.sp.data);
 		if (!pl.pool.quiet)
 			cli_data_facts("tune", &data, &pl.sp.data, valid_why);

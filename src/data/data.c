@@ -16,6 +16,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -418,4 +419,45 @@ int cfl_data_unpack_parts(struct cfl_data *d, const void *blob, size_t len,
 				   "columns or classes");
 	}
 	return 0;
+}
+
+/* ---- data: what is learned, in words ---- */
+
+char *cfl_data_describe_target(const struct cfl_data *d, char *buf, size_t cap)
+{
+	const struct cfl_schema *s = &d->schema;
+	const struct cfl_column *c = s->cols ? &s->cols[s->target] : NULL;
+	size_t n = d->train.n + d->valid.n + d->test.n, len;
+	char hint[160] = "";
+
+	if (!c) {
+		snprintf(buf, cap, "no target");
+		return buf;
+	}
+	/* an integer target typed by its count of values: say how, and the
+	 * way to the other task when the choice is a close one */
+	if (!s->task_given && c->is_int && !c->n_text) {
+		if (s->task == CFL_TASK_CLF && s->n_classes > 2 &&
+		    (s->n_classes > 10 || n / s->n_classes < 20))
+			snprintf(hint, sizeof(hint), " (integers, %zu values, %zu rows a class: --task reg to regress)",
+				 s->n_classes, n / s->n_classes);
+		else if (s->task == CFL_TASK_REG && c->n_distinct <= 100)
+			snprintf(hint, sizeof(hint), " (integers, %zu values, more than %d: --task clf to classify)",
+				 c->n_distinct, CLF_MAX_INT_CLASSES);
+	}
+	if (s->task == CFL_TASK_CLF)
+		snprintf(buf, cap, "target '%s' (%s): classification, %zu classes%s; ",
+			 c->name, s->target_given ? "--target" : "last column",
+			 s->n_classes, hint);
+	else
+		snprintf(buf, cap, "target '%s' (%s): regression%s; ", c->name,
+			 s->target_given ? "--target" : "last column", hint);
+	len = strlen(buf);
+	if (d->valid.n)
+		snprintf(buf + len, cap - len, "%zu rows: %zu train, %zu valid, %zu test",
+			 n, d->train.n, d->valid.n, d->test.n);
+	else
+		snprintf(buf + len, cap - len, "%zu rows: %zu train, %zu test", n,
+			 d->train.n, d->test.n);
+	return buf;
 }

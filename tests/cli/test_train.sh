@@ -349,3 +349,73 @@ test_train_fcnn_file_independent_of_blas_threads() {
 	expect_rc 2
 	expect_err "threads must be an integer in [1, 256]"
 }
+
+# iris with a row number appended as the last column: before, train fitted
+# a regression on row_id and exited 0
+iris_with_row_id() {
+	awk -F, 'NR == 1 { print $0 ",row_id"; next } { print $0 "," NR - 1 }' \
+		"$ROOT/datasets/iris.csv" > iris_id.csv
+}
+
+test_train_says_what_it_learns() {
+	run "$CFL" train "$ROOT/datasets/iris.csv" --model linear -o i.cfl
+	expect_rc 0
+	[ "$(head -1 <<<"$err")" = "cfl train: target 'target' (last column): classification, 3 classes; 150 rows: 120 train, 30 test" ] ||
+		fail "first stderr line: $(head -1 <<<"$err")"
+	run "$CFL" train "$ROOT/datasets/diabetes.csv" --model linear -o d.cfl
+	expect_rc 0
+	expect_err "target 'target' (last column): regression; 442 rows: 354 train, 88 test"
+	iris_with_row_id
+	run "$CFL" train iris_id.csv --model linear -o i.cfl --target target
+	expect_rc 0
+	expect_err "target 'target' (--target): classification, 3 classes"
+	# the other commands that learn say it first too
+	run "$CFL" repeat "$ROOT/datasets/iris.csv" --models linear --num-repeat 1 --db r.db
+	expect_rc 0
+	[ "$(head -1 <<<"$err")" = "cfl repeat: target 'target' (last column): classification, 3 classes; 150 rows: 120 train, 30 test" ] ||
+		fail "repeat's first stderr line: $(head -1 <<<"$err")"
+}
+
+test_train_refuses_an_id_target() {
+	iris_with_row_id
+	run "$CFL" train iris_id.csv --model linear -o i.cfl
+	expect_rc 1
+	expect_err "the last column 'row_id' looks like a row identifier (its name)"
+	expect_err "--target row_id to learn it anyway"
+	[ ! -e i.cfl ] || fail "a model file was written"
+	# all distinct integers in order, whatever the name
+	sed '1s/row_id$/n/' iris_id.csv > iris_n.csv
+	run "$CFL" train iris_n.csv --model linear -o i.cfl
+	expect_rc 1
+	expect_err "'n' looks like a row identifier (all distinct integers, in order)"
+	# named, it is learned as asked
+	run "$CFL" train iris_id.csv --model linear -o i.cfl --target row_id
+	expect_rc 0
+	expect_err "target 'row_id' (--target): regression"
+}
+
+test_train_integer_target_says_how_it_was_typed() {
+	# a rating 1-14 over 120 rows: 14 classes of about 8 rows
+	awk 'BEGIN { srand(1); print "a,b,rating";
+		for (i = 0; i < 120; i++) { a = rand(); b = rand();
+			printf "%.3f,%.3f,%d\n", a, b, 1 + int(14 * (0.7 * a + 0.3 * b)) } }' > rating.csv
+	run "$CFL" train rating.csv --model linear -o r.cfl
+	expect_rc 0
+	expect_err "target 'rating' (last column): classification, "
+	expect_err "--task reg to regress"
+	run "$CFL" train rating.csv --model linear -o r.cfl --task reg
+	expect_rc 0
+	expect_err "target 'rating' (last column): regression; 120 rows"
+	grep -q "to regress" <<<"$err" && fail "--task reg still hints: $err"
+	true
+}
+
+test_train_wrong_target_suggests_a_column() {
+	run "$CFL" train "$ROOT/datasets/iris.csv" --model linear --target tagret
+	expect_rc 1
+	expect_err "no column named 'tagret' (--target); did you mean 'target'?"
+	expect_err "'sepal_length_cm'"
+	run "$CFL" train "$ROOT/datasets/iris.csv" --model linear --target zzz
+	expect_rc 1
+	expect_err "the columns are 'sepal_length_cm'"
+}
