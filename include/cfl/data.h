@@ -33,6 +33,12 @@ struct cfl_csv {
 				 * missing cells only, else its n_rows cells'
 				 * text (NULL = missing) */
 	size_t *line;		/* n_rows: 1-based source line of each row */
+	int gzip;		/* the bytes were gzip-compressed */
+	const char *recoded;	/* NULL: the text was UTF-8 (or ASCII);
+				 * "Windows-1252": it was not, and was
+				 * transcoded from that (Latin-1 and its
+				 * Windows superset) into UTF-8 */
+	size_t recoded_line;	/* recoded: the first line with such a byte */
 	void *arena;		/* owns the header and the cell text */
 	char *names;		/* owns generated header names */
 };
@@ -55,14 +61,20 @@ int cfl_csv_is_missing(const char *s);
 
 /* Parses a whole CSV buffer: RFC 4180 quoting (embedded delimiters, quotes
  * and newlines), CRLF or LF, a UTF-8 BOM, delimiter detected from the
- * header line.  Fails with "name:line: what" on a ragged row, an unclosed
- * quote, an empty file or a header without columns.  On failure csv holds
+ * header line.  gzip bytes are inflated first (csv->gzip).  Text that is
+ * not UTF-8 is transcoded from Windows-1252 (csv->recoded says so, for a
+ * warning) when no byte of it is UTF-8 beyond ASCII; a file that mixes
+ * both is refused ("name:line: byte B: ... not UTF-8").  Fails with
+ * "name:line: what" on a ragged row, an unclosed quote, an empty file or a
+ * header without columns, and with "name: ... file (zip|parquet|JSON|...)"
+ * and what to do for bytes that are not CSV text.  On failure csv holds
  * nothing to release. */
 int cfl_csv_parse(struct cfl_csv *csv, const char *name, const char *text,
 		  size_t len, struct cfl_err *err);
 /* Reads and parses path a window at a time (never the whole file at once;
- * a pipe is read whole first); "cannot open 'path': ...", "cannot read
- * 'path': ..." when it cannot, and the errors of cfl_csv_parse. */
+ * a pipe, a gzip file and a file to transcode are read whole first); "-"
+ * is standard input.  "cannot open 'path': ...", "cannot read 'path':
+ * ..." when it cannot, and the errors of cfl_csv_parse. */
 int cfl_csv_read(struct cfl_csv *csv, const char *path, struct cfl_err *err);
 void cfl_csv_release(struct cfl_csv *csv);
 /* Column index of name, or -1. */
@@ -273,6 +285,9 @@ struct cfl_data {
 	size_t n_no_target[3];		/* rows dropped because their target
 					 * cell is missing: of the data file,
 					 * the --test file, the --valid file */
+	size_t recoded_line[3];		/* the same files: not UTF-8, transcoded
+					 * from Windows-1252 (the caller warns):
+					 * the first line that was not, else 0 */
 };
 
 /* Loads o->path (and o->test_path / o->valid_path) into d.  Rows whose

@@ -163,6 +163,18 @@ void cli_data_warn(const struct cfl_data *d, const struct cfl_data_opts *o)
 			fprintf(stderr, "cfl: warning: '%s': %zu row%s without a target value dropped\n",
 				paths[i] ? paths[i] : "?", d->n_no_target[i],
 				d->n_no_target[i] == 1 ? "" : "s");
+	for (int i = 0; i < 3; i++)
+		if (d->recoded_line[i])
+			cli_warn_recoded(paths[i] ? paths[i] : "?", d->recoded_line[i]);
+}
+
+void cli_warn_recoded(const char *path, size_t line)
+{
+	char msg[1024];
+
+	snprintf(msg, sizeof(msg), "cfl: warning: '%s' is not UTF-8 (line %zu first): read as Windows-1252 (Latin-1); if that is wrong, convert it: iconv -f ENCODING -t UTF-8",
+		 path, line);
+	cli_wrap_stderr(msg);
 }
 
 void cli_wrap_stderr(const char *text)

@@ -116,7 +116,11 @@ extern const char cli_data_help[];
  * for cmd) when its value is bad. */
 int cli_data_option(const char *cmd, int c, const char *arg,
 		    struct cfl_data_opts *o);
-/* Warns on stderr about what loading d dropped (rows without a target). */
+/* Warns on stderr that path was not UTF-8 and was read as Windows-1252
+ * (line: its first line that was not UTF-8). */
+void cli_warn_recoded(const char *path, size_t line);
+/* Warns on stderr about what loading d dropped (rows without a target) and
+ * about files read as Windows-1252. */
 void cli_data_warn(const struct cfl_data *d, const struct cfl_data_opts *o);
 /* Prints on stderr the rows cmd trains, validates and tests on, with why
  * a validation part is held out or not (valid_why: from

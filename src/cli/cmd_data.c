@@ -58,7 +58,10 @@ static void print_describe(const struct cfl_data *d,
 	}
 	if (w > 40)
 		w = 40;
-	printf("file      %s\n", csv->name);
+	printf("file      %s%s\n", csv->name, csv->gzip ? " (gzip)" : "");
+	if (csv->recoded)
+		printf("encoding  not UTF-8 (line %zu first): read as %s\n",
+		       csv->recoded_line, csv->recoded);
 	printf("sha256    %s\n", d->sha256_hex);
 	if (d->n_no_target[0])
 		printf("rows      %zu (%zu without a target value dropped)\n",

@@ -235,6 +235,8 @@ int cmd_predict(int argc, char **argv)
 		cfl_bundle_release(&b);
 		return cli_fail(&err);
 	}
+	if (csv.recoded)
+		cli_warn_recoded(data_path, csv.recoded_line);
 	if (cfl_encoder_apply(encp, &csv, -1, &xy, &err))
 		goto fail;
 	if (xy.y) {

@@ -104,7 +104,8 @@ static void model_help(FILE *f, const struct cfl_model_ops *ops)
 	}
 }
 
-/* "dir/iris.csv" -> "iris.cfl" (in the current folder). */
+/* "dir/iris.csv" or "iris.csv.gz" -> "iris.cfl" (in the current folder);
+ * "-" (standard input) -> "stdin.cfl". */
 static char *default_output(const char *data)
 {
 	const char *base = strrchr(data, '/');
@@ -112,9 +113,14 @@ static char *default_output(const char *data)
 	size_t n;
 	char *out;
 
+	if (!strcmp(data, "-"))
+		data = "stdin";
 	base = base ? base + 1 : data;
-	dot = strrchr(base, '.');
-	n = dot && dot != base ? (size_t)(dot - base) : strlen(base);
+	n = strlen(base);
+	if (n > 3 && !strcmp(base + n - 3, ".gz"))
+		n -= 3;
+	dot = memrchr(base, '.', n);
+	n = dot && dot != base ? (size_t)(dot - base) : n;
 	out = malloc(n + 5);
 	if (out) {
 		memcpy(out, base, n);

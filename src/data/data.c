@@ -58,13 +58,15 @@ static size_t drop_missing_target(struct cfl_csv *csv, long t)
 /* Encodes a separate file with the encoder (target required; rows
  * without one are dropped and counted in *n_dropped). */
 static int load_part(struct cfl_xy *out, const struct cfl_encoder *enc,
-		     const char *path, size_t *n_dropped, struct cfl_err *err)
+		     const char *path, size_t *n_dropped, size_t *recoded_line,
+		     struct cfl_err *err)
 {
 	struct cfl_csv csv;
 	int rc;
 
 	if (cfl_encoder_read_csv(enc, path, &csv, err))
 		return -1;
+	*recoded_line = csv.recoded ? csv.recoded_line : 0;
 	*n_dropped = drop_missing_target(&csv, cfl_csv_column(&csv, enc->target_name));
 	if (*n_dropped && !csv.n_rows) {
 		cfl_err_set(err, "%s: every row's target '%s' is missing", path,
@@ -160,7 +162,7 @@ static int parse_and_hash(struct cfl_data *d, const char *path,
 	char *buf;
 	int rc, threaded;
 
-	if (stat(path, &st) == 0 && S_ISREG(st.st_mode)) {
+	if (strcmp(path, "-") && stat(path, &st) == 0 && S_ISREG(st.st_mode)) {
 		job.len = (size_t)st.st_size;
 		threaded = pthread_create(&th, NULL, rehash_thread, &job) == 0;
 		rc = cfl_csv_read_keep(&d->csv, path, NULL, 0, &n_read, err);
@@ -210,6 +212,7 @@ int cfl_data_load(struct cfl_data *d, const struct cfl_data_opts *o,
 	if (parse_and_hash(d, o->path, err))
 		goto fail;
 	cfl_sha256_hex(d->sha256, d->sha256_hex);
+	d->recoded_line[0] = d->csv.recoded ? d->csv.recoded_line : 0;
 	{
 		long t = o->schema.target ? cfl_csv_column(&d->csv, o->schema.target)
 					  : (long)d->csv.n_cols - 1;
@@ -240,10 +243,10 @@ int cfl_data_load(struct cfl_data *d, const struct cfl_data_opts *o,
 	    encode_part(d, split.test, split.n_test, &d->test, err))
 		goto fail;
 	if (o->test_path && load_part(&d->test, &d->enc, o->test_path,
-				      &d->n_no_target[1], err))
+				      &d->n_no_target[1], &d->recoded_line[1], err))
 		goto fail;
 	if (o->valid_path && load_part(&d->valid, &d->enc, o->valid_path,
-				       &d->n_no_target[2], err))
+				       &d->n_no_target[2], &d->recoded_line[2], err))
 		goto fail;
 	free(y);
 	cfl_split_release(&split);
