@@ -215,6 +215,36 @@ int cfl_encoder_apply(const struct cfl_encoder *enc, const struct cfl_csv *csv,
  * not taken for a level "1".  0, or -1 with err as cfl_csv_read. */
 int cfl_encoder_read_csv(const struct cfl_encoder *enc, const char *path,
 			 struct cfl_csv *csv /* OUT */, struct cfl_err *err);
+/* Which columns of a file `cfl predict` carries through to its output. */
+enum cfl_keep_mode {
+	CFL_KEEP_IDS = 0,	/* the columns the model does not use (neither
+				 * input nor target) that look like row
+				 * identifiers: an id-like name, or texts or
+				 * integers all distinct */
+	CFL_KEEP_NONE,
+	CFL_KEEP_LIST,		/* spec: names, comma-separated, or else a
+				 * PCRE2 pattern matched against each name */
+	CFL_KEEP_ALL,		/* every column */
+};
+
+struct cfl_keep {
+	enum cfl_keep_mode mode;
+	const char *spec;	/* CFL_KEEP_LIST only */
+};
+
+/* cfl_encoder_read_csv that also keeps the text as written ("007" stays
+ * "007") of the columns keep chooses, whose indices it puts into *cols (a
+ * malloc'd array in file order; free() it) and *n_cols.  A spec whose
+ * comma-separated words are all column names is a list of names; else, if
+ * it holds a pattern character (^$.*+?()[]{}|\), a pattern; else the word
+ * that is no column is an error naming the closest column and listing
+ * them.  A bad pattern, or one that matches no column, is an error too
+ * ("--keep '...': ...").  0, or -1 with err and csv empty. */
+int cfl_encoder_read_csv_keep(const struct cfl_encoder *enc, const char *path,
+			      const struct cfl_keep *keep,
+			      struct cfl_csv *csv /* OUT */,
+			      size_t **cols /* OUT */, size_t *n_cols /* OUT */,
+			      struct cfl_err *err);
 /* Encodes the rows of csv and returns class indices / target values only
  * (for splits, which need labels before the encoder exists). */
 int cfl_schema_labels(const struct cfl_schema *schema, const struct cfl_csv *csv,
@@ -305,6 +335,12 @@ void cfl_data_release(struct cfl_data *d);
  * class: --task reg to regress").  Written into buf (cap bytes, truncated
  * to fit); returns buf. */
 char *cfl_data_describe_target(const struct cfl_data *d, char *buf, size_t cap);
+
+/* The SHA-256 of path's bytes as cfl_data_load computes it (d->sha256_hex),
+ * into hex: to tell whether a file is the one a run was trained on.  0, or
+ * -1 with err ("cannot open/read 'path': ..."; "-" cannot be read twice:
+ * "standard input was read already"). */
+int cfl_data_file_sha256(const char *path, char hex[65], struct cfl_err *err);
 
 /* The encoded parts of d (train, valid, test) and the data file's SHA-256,
  * as one binary blob: what a worker needs to run trials, without the CSV

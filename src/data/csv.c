@@ -925,10 +925,10 @@ static int fix_header(struct cfl_csv *csv, struct cfl_err *err)
 }
 
 /* Parses src into csv: one pass, and a second one when a column's text
- * came after some of its numbers.  Columns named in keep[0..n_keep) keep
+ * came after some of its numbers.  Columns keep chooses (NULL: none) keep
  * their text from the first row on. */
 static int parse_source(struct cfl_csv *csv, struct source *src,
-			const char *const *keep, size_t n_keep,
+			const struct csv_keep *keep,
 			struct cfl_err *err)
 {
 	struct parse_state st;
@@ -943,10 +943,12 @@ static int parse_source(struct cfl_csv *csv, struct source *src,
 	csv->n_rows = st.n_rows;
 	for (size_t j = 0; j < st.n_cols; j++)
 		any_late |= st.late[j] != 0;
-	for (size_t k = 0; k < n_keep; k++) {
-		long j = cfl_csv_column(csv, keep[k]);
+	for (size_t j = 0; keep && j < st.n_cols; j++) {
+		int want = keep->want && keep->want(keep->ctx, csv->header[j]);
 
-		if (j >= 0 && !csv->text[j]) {
+		for (size_t k = 0; k < keep->n_names && !want; k++)
+			want = !strcmp(csv->header[j], keep->names[k]);
+		if (want && !csv->text[j]) {
 			/* every cell holds a number or nothing: all late */
 			csv->text[j] = cfl_calloc(st.cap_rows, sizeof(char *), err);
 			if (!csv->text[j])
@@ -1029,7 +1031,7 @@ static char *read_fd(int fd, const char *name, size_t *len, struct cfl_err *err)
  * parsed again; a text with UTF-8 and other bytes both is refused, naming
  * the first bad byte (transcoding it would garble the UTF-8 part). */
 static int parse_recoded(struct cfl_csv *csv, struct source *src,
-			 const char *const *keep, size_t n_keep,
+			 const struct csv_keep *keep,
 			 struct cfl_err *err)
 {
 	struct source again = { .fd = -1, .name = src->name, .bad_utf8 = SIZE_MAX };
@@ -1073,7 +1075,7 @@ static int parse_recoded(struct cfl_csv *csv, struct source *src,
 		return -1;
 	again.mem = text;
 	again.mem_len = again.size = text_len;
-	rc = parse_source(csv, &again, keep, n_keep, err);
+	rc = parse_source(csv, &again, keep, err);
 	free(again.buf);
 	free(text);
 	if (!rc) {
@@ -1084,8 +1086,7 @@ static int parse_recoded(struct cfl_csv *csv, struct source *src,
 }
 
 static int parse_named(struct cfl_csv *csv, const char *name,
-		       struct source *src, const char *const *keep,
-		       size_t n_keep, struct cfl_err *err)
+		       struct source *src, const struct csv_keep *keep, struct cfl_err *err)
 {
 	int rc;
 
@@ -1094,11 +1095,11 @@ static int parse_named(struct cfl_csv *csv, const char *name,
 	src->check_utf8 = 1;
 	src->bad_utf8 = SIZE_MAX;
 	csv->name = cfl_strdup(src->name, err);
-	rc = csv->name ? parse_source(csv, src, keep, n_keep, err) : -1;
+	rc = csv->name ? parse_source(csv, src, keep, err) : -1;
 	free(src->buf);
 	src->buf = NULL;
 	if (rc && src->bad_utf8 != SIZE_MAX)
-		rc = parse_recoded(csv, src, keep, n_keep, err);
+		rc = parse_recoded(csv, src, keep, err);
 	if (rc)
 		cfl_csv_release(csv);
 	return rc;
@@ -1106,7 +1107,7 @@ static int parse_named(struct cfl_csv *csv, const char *name,
 
 /* Parses bytes in memory: gzip inflated first, other binary refused. */
 static int parse_bytes(struct cfl_csv *csv, const char *name, const char *text,
-		       size_t len, const char *const *keep, size_t n_keep,
+		       size_t len, const struct csv_keep *keep,
 		       struct cfl_err *err)
 {
 	struct source src = { .fd = -1, .mem = text, .mem_len = len, .size = len };
@@ -1118,7 +1119,7 @@ static int parse_bytes(struct cfl_csv *csv, const char *name, const char *text,
 	if (kind < 0)
 		return memset(csv, 0, sizeof(*csv)), -1;
 	if (kind == BYTES_TEXT)
-		return parse_named(csv, name, &src, keep, n_keep, err);
+		return parse_named(csv, name, &src, keep, err);
 	plain = inflate_all(name ? name : "<csv>", (const unsigned char *)text,
 			    len, &plain_len, err);
 	if (!plain)
@@ -1128,7 +1129,7 @@ static int parse_bytes(struct cfl_csv *csv, const char *name, const char *text,
 	src.mem = plain;
 	src.mem_len = src.size = plain_len;
 	rc = kind < 0 ? (memset(csv, 0, sizeof(*csv)), -1)
-		      : parse_named(csv, name, &src, keep, n_keep, err);
+		      : parse_named(csv, name, &src, keep, err);
 	if (!rc)
 		csv->gzip = 1;
 	free(plain);
@@ -1138,7 +1139,7 @@ static int parse_bytes(struct cfl_csv *csv, const char *name, const char *text,
 int cfl_csv_parse(struct cfl_csv *csv, const char *name, const char *text,
 		  size_t len, struct cfl_err *err)
 {
-	return parse_bytes(csv, name, text, len, NULL, 0, err);
+	return parse_bytes(csv, name, text, len, NULL, err);
 }
 
 /* Reads a whole file with one read of its size (no growing buffer); "-"
@@ -1204,6 +1205,16 @@ int cfl_csv_read_keep(struct cfl_csv *csv, const char *path,
 		      size_t *n_bytes /* OUT, may be NULL */,
 		      struct cfl_err *err)
 {
+	struct csv_keep ks = { keep, n_keep, NULL, NULL };
+
+	return cfl_csv_read_chosen(csv, path, &ks, n_bytes, err);
+}
+
+int cfl_csv_read_chosen(struct cfl_csv *csv, const char *path,
+			const struct csv_keep *ks,
+			size_t *n_bytes /* OUT, may be NULL */,
+			struct cfl_err *err)
+{
 	struct source src = { .fd = -1 };
 	struct stat st;
 	unsigned char head[64];
@@ -1248,13 +1259,13 @@ int cfl_csv_read_keep(struct cfl_csv *csv, const char *path,
 		goto in_memory;
 	}
 	src.size = (size_t)st.st_size;
-	rc = parse_named(csv, path, &src, keep, n_keep, err);
+	rc = parse_named(csv, path, &src, ks, err);
 	if (n_bytes)
 		*n_bytes = src.pos + src.end;
 	close(src.fd);
 	return rc;
 in_memory:
-	rc = parse_bytes(csv, path, buf, len, keep, n_keep, err);
+	rc = parse_bytes(csv, path, buf, len, ks, err);
 	if (n_bytes)
 		*n_bytes = len;
 	free(buf);

@@ -148,6 +148,24 @@ out:
 	return NULL;
 }
 
+int cfl_data_file_sha256(const char *path, char hex[65], struct cfl_err *err)
+{
+	unsigned char sum[32];
+	struct hash_job job = { NULL, path, 0, sum, 0, { "" } };
+	struct stat st;
+
+	if (!strcmp(path, "-"))
+		return cfl_err_set(err, "standard input was read already");
+	if (stat(path, &st))
+		return cfl_err_set(err, "cannot open '%s': %s", path, strerror(errno));
+	job.len = (size_t)st.st_size;
+	rehash_thread(&job);
+	if (job.rc)
+		return cfl_err_set(err, "%s", job.err.msg);
+	cfl_sha256_hex(sum, hex);
+	return 0;
+}
+
 /* Parses path while another thread hashes it.  A regular file is read
  * twice, a window at a time each (from the page cache the second time):
  * neither the parse nor the hash holds a copy of the file.  Anything else

@@ -155,7 +155,7 @@ static int re_match(struct cfl_regex *re, const char *opt, const char *name,
 /* A name people give a row identifier: id, ID, idx, index, key, uuid,
  * row, rowid, row_id, or one ending in _id / -id / " id" / Id / ID
  * (customer_id, customerId, CustomerID). */
-static int id_name(const char *name)
+int cfl_id_name(const char *name)
 {
 	static const char *const exact[] = { "id", "idx", "index", "key", "uuid",
 					     "guid", "row", "rowid", "row_id",
@@ -196,7 +196,7 @@ static int check_id_target(const struct cfl_column *c, const struct cfl_csv *csv
 {
 	const char *why = NULL;
 
-	if (id_name(c->name))
+	if (cfl_id_name(c->name))
 		why = "its name";
 	else if ((c->is_int || c->n_text) && csv->n_rows >= ID_MIN_ROWS &&
 		 c->n_distinct == csv->n_rows)

@@ -419,3 +419,55 @@ test_train_wrong_target_suggests_a_column() {
 	expect_rc 1
 	expect_err "the columns are 'sepal_length_cm'"
 }
+
+# Before, predict wrote only 'prediction' and 'proba_*': rows could be
+# matched back by their order only.
+test_predict_keeps_columns() {
+	# an id column the model does not use (dropped as id-like), written
+	# with leading zeros that a number would lose
+	awk -F, 'NR == 1 { print "customer_id," $0; next } { printf "%05d,%s\n", NR - 1, $0 }' \
+		"$ROOT/datasets/iris.csv" > ids.csv
+	run "$CFL" train ids.csv --model linear -o m.cfl
+	expect_rc 0
+	run "$CFL" predict m.cfl ids.csv
+	expect_rc 0
+	[ "$(head -1 <<<"$out")" = "customer_id,prediction" ] || fail "header: $(head -1 <<<"$out")"
+	[ "$(sed -n 2p <<<"$out")" = "00001,setosa" ] || fail "row 1: $(sed -n 2p <<<"$out")"
+	run "$CFL" predict m.cfl ids.csv --keep ''
+	expect_rc 0
+	[ "$(head -1 <<<"$out")" = "prediction" ] || fail "--keep '': $(head -1 <<<"$out")"
+	run "$CFL" predict m.cfl ids.csv --keep-all --proba
+	expect_rc 0
+	[ "$(head -1 <<<"$out")" = "customer_id,sepal_length_cm,sepal_width_cm,petal_length_cm,petal_width_cm,target,prediction,proba_setosa,proba_versicolor,proba_virginica" ] ||
+		fail "--keep-all: $(head -1 <<<"$out")"
+	[ "$(sed -n 3p <<<"$out" | cut -d, -f1-6)" = "$(sed -n 3p ids.csv)" ] || fail "--keep-all row 2: $(sed -n 3p <<<"$out")"
+	# names in the input's order, whatever the order asked
+	run "$CFL" predict m.cfl ids.csv --keep target,customer_id
+	expect_rc 0
+	[ "$(head -1 <<<"$out")" = "customer_id,target,prediction" ] || fail "names: $(head -1 <<<"$out")"
+	run "$CFL" predict m.cfl ids.csv --keep '^petal'
+	expect_rc 0
+	[ "$(head -1 <<<"$out")" = "petal_length_cm,petal_width_cm,prediction" ] || fail "pattern: $(head -1 <<<"$out")"
+	run "$CFL" predict m.cfl ids.csv --keep customerid
+	expect_rc 1
+	expect_err "--keep: 'ids.csv' has no column 'customerid'; did you mean 'customer_id'?"
+	run "$CFL" predict m.cfl ids.csv --keep '^zz'
+	expect_rc 1
+	expect_err "--keep '^zz' matches no column of 'ids.csv'"
+}
+
+# A bundle knows its run's data file by SHA-256: its metrics on that file
+# say that the rows include the training rows; on other rows they do not.
+test_predict_says_metrics_include_training_rows() {
+	run "$CFL" repeat "$ROOT/datasets/iris.csv" --models linear --num-repeat 1 --db r.db --save r.cfl
+	expect_rc 0
+	run "$CFL" predict r.cfl "$ROOT/datasets/iris.csv"
+	expect_rc 0
+	expect_err "DATA is the run's own data file (the same SHA-256): its rows include the rows the run trained on"
+	head -40 "$ROOT/datasets/iris.csv" > part.csv
+	run "$CFL" predict r.cfl part.csv
+	expect_rc 0
+	expect_err "acc "
+	grep -q "own data file" <<<"$err" && fail "a note on other rows: $err"
+	true
+}
