@@ -220,6 +220,35 @@ void cli_wrap_stderr(const char *text)
 	fputc('\n', stderr);
 }
 
+void cli_fputs_wrapped(FILE *f, const char *text, size_t col, size_t indent,
+		       size_t width)
+{
+	const char *p = text;
+	int first = 1;
+
+	for (;;) {
+		size_t n;
+
+		while (*p == ' ')
+			p++;
+		n = strcspn(p, " ");
+		if (!n)
+			break;
+		if (col > indent && col + !first + n > width) {
+			fprintf(f, "\n%*s", (int)indent, "");
+			col = indent;
+		} else if (!first) {
+			fputc(' ', f);
+			col++;
+		}
+		fwrite(p, 1, n, f);
+		col += n;
+		p += n;
+		first = 0;
+	}
+	fputc('\n', f);
+}
+
 void cli_data_facts(const char *cmd, const struct cfl_data *d,
 		    const struct cfl_data_opts *o, const char *valid_why)
 {

@@ -136,6 +136,12 @@ void cli_data_target(const char *cmd, const struct cfl_data *d);
  * one blank). */
 void cli_wrap_stderr(const char *text);
 
+/* Writes text's words to f from column col (where the caller left the
+ * line), wrapping before width with continuation lines indented by indent
+ * blanks, then a newline.  A word longer than the room stays whole. */
+void cli_fputs_wrapped(FILE *f, const char *text, size_t col, size_t indent,
+		       size_t width);
+
 /* ---- the stored command line (resume.c) ---- */
 
 struct cfl_buf;

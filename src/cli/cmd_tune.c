@@ -102,14 +102,16 @@ static void usage(FILE *f)
 		"it could not run or every candidate failed, 2 on a usage error, 130 when\n"
 		"interrupted (continue with --resume NAME).\n\n"
 		"Examples:\n"
-		"  cfl tune datasets/breast_cancer.csv --model fcnn --num-search 10 --num-repeat 2\n"
+		"  cfl tune datasets/breast_cancer.csv --model fcnn --num-search 10 \\\n"
+		"      --num-repeat 2\n"
 		"  cfl tune datasets/wine.csv --model linear --method random --num-search 20\n"
 		"  cfl tune datasets/iris.csv --model linear --method grid --grid-points 5\n"
 		"  cfl tune data.csv --set epochs=20 --num-parallel 4 --name night\n"
 		"  cfl tune --resume night\n"
 		"  cfl tune datasets/wine.csv --model gbdt --save wine-tuned.cfl\n"
 		"  cfl tune --resume night --num-search 60\n"
-		"  cfl tune --command 'python3 train.py --lr {lr}' --params lr.params --direction max\n"
+		"  cfl tune --command 'python3 train.py --lr {lr}' --params lr.params \\\n"
+		"      --direction max\n"
 		"  cfl tune data.csv --model linear --num-jobs 0 --listen 127.0.0.1:7070\n"
 		"  mpirun -n 5 cfl tune data.csv --model linear --num-search 40 --num-parallel 8\n",
 		cfl_model_find("fcnn") ? "fcnn" : "linear", cores > 0 ? cores : 1,
