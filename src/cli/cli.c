@@ -5,6 +5,7 @@
 #include "cli.h"
 #include "progress.h"
 
+#include <ctype.h>
 #include <errno.h>
 #include <math.h>
 #include <signal.h>
@@ -247,6 +248,25 @@ void cli_fputs_wrapped(FILE *f, const char *text, size_t col, size_t indent,
 		first = 0;
 	}
 	fputc('\n', f);
+}
+
+void cli_params_spaced(const char *params, char *out, size_t cap)
+{
+	size_t k = 0;
+
+	for (const char *q = params; q && *q && k + 2 < cap; q++) {
+		const char *r = q + 1;
+
+		out[k++] = *q;
+		if (*q != ',')
+			continue;
+		while (*r && (isalnum((unsigned char)*r) || *r == '_' || *r == '.'))
+			r++;
+		if (r > q + 1 && *r == '=')
+			out[k++] = ' ';
+	}
+	if (cap)
+		out[k < cap ? k : cap - 1] = '\0';
 }
 
 void cli_data_facts(const char *cmd, const struct cfl_data *d,

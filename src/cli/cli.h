@@ -142,6 +142,11 @@ void cli_wrap_stderr(const char *text);
 void cli_fputs_wrapped(FILE *f, const char *text, size_t col, size_t indent,
 		       size_t width);
 
+/* params ("k=v,k=v", a value may hold commas: hidden=64,64) with a blank
+ * after each comma that starts the next "k=" (so a wrapped line can break
+ * there), into out (cap bytes, NUL-terminated, truncated to fit). */
+void cli_params_spaced(const char *params, char *out, size_t cap);
+
 /* ---- the stored command line (resume.c) ---- */
 
 struct cfl_buf;

@@ -342,15 +342,19 @@ static void on_study_event(const struct cfl_study_event *ev, void *ctx)
 
 		cfl_buf_init(&b);
 		cfl_params_format(ev->params, &b);
-		snprintf(p, sizeof(p), "%s", b.data ? b.data : "");
+		cli_params_spaced(b.data ? b.data : "", p, sizeof(p));
 		cfl_buf_release(&b);
 		if (isnan(ev->score))
 			fprintf(stderr, "[%zu/%ld] %s failed: %s\n", ev->cand + 1,
 				pl->sp.tune.num_search, ev->hex, p);
-		else
-			fprintf(stderr, "[%zu/%ld] %s score %.6f (best %.6f): %s\n",
-				ev->cand + 1, pl->sp.tune.num_search, ev->hex, ev->score,
-				ev->best, p);
+		else {
+			char line[300];	/* wrapped at a terminal's width */
+
+			snprintf(line, sizeof(line), "[%zu/%ld] %s score %.6f (best %.6f): %s",
+				 ev->cand + 1, pl->sp.tune.num_search, ev->hex, ev->score,
+				 ev->best, p);
+			cli_wrap_stderr(line);
+		}
 		break;
 	}
 	case CFL_STUDY_TIMEOUT:
@@ -599,8 +603,8 @@ int cmd_tune(int argc, char **argv)
 		}
 		fputs(out.data ? out.data : "", stdout);
 		if (best >= 0 && !pl.sp.tune.command)
-			printf("\nBest model saved to %s (apply it with: cfl predict %s DATA)\n",
-			       path, path);
+			printf("\nBest model saved to %s (apply it with cfl predict)\n",
+			       path);
 		if (best >= 0 && pl.sp.tune.save) {
 			if (cfl_study_save_bundle(study, pl.sp.tune.save, &err)) {
 				fflush(stdout);
