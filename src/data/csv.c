@@ -16,7 +16,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
-#include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <sys/mman.h>
@@ -1328,55 +1327,9 @@ long cfl_csv_column(const struct cfl_csv *csv, const char *name)
 
 /* ---- csv: column names for messages ---- */
 
-/* Edit distance between a and b, case ignored (insert, delete, substitute,
- * swap two neighbours), capped at 99 for names past 40 bytes.  The same
- * measure as the options' "did you mean" (src/cli/suggest.c), which the
- * library cannot call. */
-static size_t name_distance(const char *a, const char *b)
-{
-	size_t la = strlen(a), lb = strlen(b), d[42][42];
-
-	if (la > 40 || lb > 40)
-		return 99;
-	for (size_t i = 0; i <= la; i++)
-		d[i][0] = i;
-	for (size_t j = 0; j <= lb; j++)
-		d[0][j] = j;
-	for (size_t i = 1; i <= la; i++)
-		for (size_t j = 1; j <= lb; j++) {
-			int ai = tolower((unsigned char)a[i - 1]);
-			int bj = tolower((unsigned char)b[j - 1]);
-			size_t best = d[i - 1][j - 1] + (ai != bj);
-
-			if (d[i - 1][j] + 1 < best)
-				best = d[i - 1][j] + 1;
-			if (d[i][j - 1] + 1 < best)
-				best = d[i][j - 1] + 1;
-			if (i > 1 && j > 1 &&
-			    ai == tolower((unsigned char)b[j - 2]) &&
-			    tolower((unsigned char)a[i - 2]) == bj &&
-			    d[i - 2][j - 2] + 1 < best)
-				best = d[i - 2][j - 2] + 1;
-			d[i][j] = best;
-		}
-	return d[la][lb];
-}
-
 const char *cfl_csv_closest_column(const struct cfl_csv *csv, const char *name)
 {
-	size_t len = strlen(name), limit = len / 3 > 1 ? len / 3 : 1;
-	size_t best_d = (size_t)-1;
-	const char *best = NULL;
-
-	for (size_t j = 0; j < csv->n_cols && len; j++) {
-		size_t d = name_distance(name, csv->header[j]);
-
-		if (d <= limit && d < best_d) {
-			best = csv->header[j];
-			best_d = d;
-		}
-	}
-	return best;
+	return cfl_closest(name, (const char *const *)csv->header, csv->n_cols);
 }
 
 void cfl_csv_list_columns(const struct cfl_csv *csv, size_t max, char *buf,

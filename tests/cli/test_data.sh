@@ -301,3 +301,20 @@ test_data_not_utf8() {
 	expect_rc 1
 	expect_err "mixed.csv:2: byte 0xFC at byte offset 10 is not UTF-8"
 }
+
+# A name that is not there gets the closest one and the candidates: a
+# column (--target) and a run (report, export, --resume).
+test_data_wrong_names_suggest() {
+	run "$CFL" data describe "$ROOT/datasets/iris.csv" --target petal_lenght_cm
+	expect_rc 1
+	expect_err "no column named 'petal_lenght_cm' (--target); did you mean 'petal_length_cm'?"
+	expect_err "(columns: 'sepal_length_cm', 'sepal_width_cm',"
+	run "$CFL" repeat "$ROOT/datasets/iris.csv" --models linear --num-repeat 1 --db r.db --name iris-linear -q
+	expect_rc 0
+	run "$CFL" report iris-lnear --db r.db
+	expect_rc 1
+	expect_err "no run 'iris-lnear' in 'r.db'; did you mean 'iris-linear'? (the latest: 'iris-linear'; 'cfl runs' lists them)"
+	run "$CFL" export zzz --db r.db
+	expect_rc 1
+	expect_err "no run 'zzz' in 'r.db' (the latest: 'iris-linear'; 'cfl runs' lists them)"
+}
