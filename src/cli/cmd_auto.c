@@ -258,7 +258,7 @@ static void on_study_event(const struct cfl_study_event *ev, void *ctx)
 			fprintf(stderr, "resuming: %zu trials stored\n", ev->n_done);
 		break;
 	case CFL_STUDY_PHASE:
-		fprintf(stderr, "%s\n", ev->text);
+		cli_wrap_stderr(ev->text);	/* a terminal's width */
 		break;
 	case CFL_STUDY_CANDIDATE:
 		if (!isnan(ev->score))	/* a failure was told as a trial */

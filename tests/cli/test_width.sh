@@ -55,7 +55,8 @@ test_width_commands_in_a_terminal() {
 		'$CFL' repeat '$d/iris.csv' --models linear,tree --num-repeat 2 --db r.db &&
 		'$CFL' tune '$d/iris.csv' --model gbdt --num-search 4 --num-repeat 1 --db r.db --name tg &&
 		'$CFL' report tg --db r.db &&
-		'$CFL' export tg --db r.db --format optuna --out study.db" ||
+		'$CFL' export tg --db r.db --format optuna --out study.db &&
+		'$CFL' auto '$d/wine.csv' --time-limit 6 --db a.db" ||
 		fail "a command failed: $(tr '\r' '\n' < tty.txt | tail -5)"
 	grep -q "target 'target' (last column): classification, 3" tty.txt || fail "no target line: $(head -5 tty.txt)"
 	grep -q "Parameters that vary" tty.txt || fail "no tune table: $(tail -5 tty.txt)"
