@@ -196,9 +196,14 @@ struct cfl_encoder {
 	int n_classes;			/* 0: regression */
 	char **class_names;		/* n_classes, sorted as in the schema */
 	double *class_values;		/* numeric classes: their values, else NULL */
+	char data_sha256[65];		/* the SHA-256 of the data file whose rows
+					 * it was fitted on (cfl_data_load sets
+					 * it), or "" when unknown (a file of an
+					 * older cfl, a csv in memory) */
 };
 
-/* Fits the encoder on the rows idx[0..n_idx) of csv, typed by schema. */
+/* Fits the encoder on the rows idx[0..n_idx) of csv, typed by schema
+ * (data_sha256 is left empty). */
 int cfl_encoder_fit(struct cfl_encoder *enc, const struct cfl_schema *schema,
 		    const struct cfl_csv *csv, const size_t *idx, size_t n_idx,
 		    struct cfl_err *err);
@@ -249,7 +254,9 @@ int cfl_encoder_read_csv_keep(const struct cfl_encoder *enc, const char *path,
  * (for splits, which need labels before the encoder exists). */
 int cfl_schema_labels(const struct cfl_schema *schema, const struct cfl_csv *csv,
 		      double *y /* OUT n_rows */, struct cfl_err *err);
-/* Appends the encoder as text lines ("encoder ... end") to out. */
+/* Appends the encoder as text lines ("encoder ... end") to out; a known
+ * data_sha256 is a line "data HEX" before "end" (optional: files without
+ * it load, with data_sha256 ""). */
 int cfl_encoder_save(const struct cfl_encoder *enc, struct cfl_buf *out);
 /* Reads what cfl_encoder_save wrote; every field is checked. */
 int cfl_encoder_load(struct cfl_encoder *enc, struct cfl_reader *in,

@@ -311,14 +311,18 @@ int cmd_predict(int argc, char **argv)
 		goto out;
 	}
 	mf = output ? stdout : stderr;
-	/* a bundle knows its run's data file: the same bytes hold the rows
-	 * the run trained on (a model file of cfl train does not know) */
-	if (n_ids && row && b.dataset_sha256 && strcmp(data_path, "-")) {
+	/* the encoder (and a bundle) knows the data file it was fitted on:
+	 * the same bytes hold the rows the model trained on */
+	{
+		const char *fit_sha = encp->data_sha256[0] ? encp->data_sha256
+				      : row ? b.dataset_sha256 : NULL;
 		char hex[65];
 
-		if (cfl_data_file_sha256(data_path, hex, &err) == 0 &&
-		    !strcmp(hex, b.dataset_sha256))
-			cli_wrap_stderr("cfl predict: note: DATA is the run's own data file (the same SHA-256): its rows include the rows the run trained on, so these metrics are not held out (the run's table has the test part's)");
+		if (n_ids && fit_sha && strcmp(data_path, "-") &&
+		    cfl_data_file_sha256(data_path, hex, &err) == 0 &&
+		    !strcmp(hex, fit_sha))
+			cli_wrap_stderr(row ? "cfl predict: note: DATA is the run's own data file (the same SHA-256): its rows include the rows the run trained on, so these metrics are not held out (the run's table has the test part's)"
+					    : "cfl predict: note: DATA is the file the model was trained on (the same SHA-256): its rows include the training rows, so these metrics are not held out (cfl train printed the test part's)");
 	}
 	for (long i = 0; i < n_ids; i++) {
 		const struct cfl_metric_info *mi = cfl_metric_info(ids[i]);

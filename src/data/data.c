@@ -260,6 +260,7 @@ int cfl_data_load(struct cfl_data *d, const struct cfl_data_opts *o,
 	    encode_part(d, split.valid, split.n_valid, &d->valid, err) ||
 	    encode_part(d, split.test, split.n_test, &d->test, err))
 		goto fail;
+	memcpy(d->enc.data_sha256, d->sha256_hex, sizeof(d->enc.data_sha256));
 	if (o->test_path && load_part(&d->test, &d->enc, o->test_path,
 				      &d->n_no_target[1], &d->recoded_line[1], err))
 		goto fail;

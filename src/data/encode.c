@@ -652,6 +652,8 @@ int cfl_encoder_save(const struct cfl_encoder *enc, struct cfl_buf *b)
 			    cfl_buf_puts(b, "\n"))
 				return -1;
 	}
+	if (enc->data_sha256[0] && cfl_buf_printf(b, "data %s\n", enc->data_sha256))
+		return -1;
 	return cfl_buf_puts(b, "end\n");
 }
 
@@ -816,8 +818,27 @@ int cfl_encoder_load(struct cfl_encoder *enc, struct cfl_reader *r,
 				d, enc->d);
 		goto fail;
 	}
-	if (cfl_reader_expect(r, "end", err))
+	/* "data HEX" (the data file's SHA-256), when known, then "end" */
+	if (cfl_reader_word(r, tok, TOKEN_MAX, err)) {
+		cfl_reader_fail(r, err, "expected 'end', found the end of the file");
 		goto fail;
+	}
+	if (!strcmp(tok, "data")) {
+		if (cfl_reader_word(r, tok, TOKEN_MAX, err) || strlen(tok) != 64 ||
+		    strspn(tok, "0123456789abcdef") != 64) {
+			cfl_reader_fail(r, err, "expected the data file's SHA-256 (64 hex digits)");
+			goto fail;
+		}
+		memcpy(enc->data_sha256, tok, 65);
+		if (cfl_reader_word(r, tok, TOKEN_MAX, err)) {
+			cfl_reader_fail(r, err, "expected 'end', found the end of the file");
+			goto fail;
+		}
+	}
+	if (strcmp(tok, "end")) {
+		cfl_reader_fail(r, err, "expected 'end', found '%.40s'", tok);
+		goto fail;
+	}
 	free(tok);
 	return 0;
 fail:

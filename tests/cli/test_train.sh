@@ -469,5 +469,16 @@ test_predict_says_metrics_include_training_rows() {
 	expect_rc 0
 	expect_err "acc "
 	grep -q "own data file" <<<"$err" && fail "a note on other rows: $err"
+	# a model file of cfl train knows its data file too
+	run "$CFL" train "$ROOT/datasets/iris.csv" --model linear -o m.cfl
+	expect_rc 0
+	grep -q "^data $(sha256sum < "$ROOT/datasets/iris.csv" | cut -d' ' -f1)$" m.cfl ||
+		fail "m.cfl lacks its data file's SHA-256"
+	run "$CFL" predict m.cfl "$ROOT/datasets/iris.csv"
+	expect_rc 0
+	expect_err "DATA is the file the model was trained on (the same SHA-256): its rows include the training rows"
+	run "$CFL" predict m.cfl part.csv
+	expect_rc 0
+	grep -q "trained on" <<<"$err" && fail "a note on other rows: $err"
 	true
 }
