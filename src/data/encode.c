@@ -373,9 +373,16 @@ int cfl_encoder_apply_rows(const struct cfl_encoder *enc,
 		long j = cfl_csv_column(csv, enc->in[k].name);
 
 		if (j < 0) {
+			const char *near = cfl_csv_closest_column(csv, enc->in[k].name);
+			char list[512] = "";
+
 			free(col);
-			return cfl_err_set(err, "%s: no column '%s' (the training data had it)",
-					   csv->name, enc->in[k].name);
+			cfl_csv_list_columns(csv, 12, list, sizeof(list));
+			if (near)
+				return cfl_err_set(err, "%s: no column '%s' (the training data had it); did you mean '%s'? (columns: %s)",
+						   csv->name, enc->in[k].name, near, list);
+			return cfl_err_set(err, "%s: no column '%s' (the training data had it); its columns are %s",
+					   csv->name, enc->in[k].name, list);
 		}
 		col[k] = (size_t)j;
 	}
@@ -977,9 +984,12 @@ int cfl_encoder_read_csv_keep(const struct cfl_encoder *enc, const char *path,
 					char list[512] = "";
 
 					cfl_csv_list_columns(csv, 12, list, sizeof(list));
-					cfl_err_set(err, "--keep: '%s' has no column '%s'%s%s%s (columns: %s)",
-						    path, word, near ? "; did you mean '" : "",
-						    near ? near : "", near ? "'?" : "", list);
+					if (near)
+						cfl_err_set(err, "--keep: '%s' has no column '%s'; did you mean '%s'? (columns: %s)",
+							    path, word, near, list);
+					else
+						cfl_err_set(err, "--keep: '%s' has no column '%s'; its columns are %s",
+							    path, word, list);
 					goto fail;
 				}
 			}

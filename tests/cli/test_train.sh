@@ -451,6 +451,11 @@ test_predict_keeps_columns() {
 	run "$CFL" predict m.cfl ids.csv --keep customerid
 	expect_rc 1
 	expect_err "--keep: 'ids.csv' has no column 'customerid'; did you mean 'customer_id'?"
+	# a column the model needs, misspelt in DATA
+	sed '1s/petal_width_cm/petal_widht_cm/' ids.csv > typo.csv
+	run "$CFL" predict m.cfl typo.csv
+	expect_rc 1
+	expect_err "typo.csv: no column 'petal_width_cm' (the training data had it); did you mean 'petal_widht_cm'?"
 	run "$CFL" predict m.cfl ids.csv --keep '^zz'
 	expect_rc 1
 	expect_err "--keep '^zz' matches no column of 'ids.csv'"
