@@ -5,8 +5,8 @@
  * -> split rows with the run seed -> cfl_encoder_fit on the train rows only
  * -> cfl_encoder_apply to every part.  cfl_data_load does all of it.  The
  * encoder is a value: it is saved inside model files and applied to new CSV
- * rows by column name.  Depends on core only (its regular expressions
- * match --drop / --only / --categorical).
+ * rows by column name.  Depends on core (its regular expressions
+ * match --drop / --only / --categorical / --keep) and zlib (gzip input).
  */
 #ifndef CFL_DATA_H
 #define CFL_DATA_H

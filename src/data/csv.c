@@ -7,7 +7,8 @@
  * Speed: the file is parsed in place in one buffer (unquoting only ever
  * shrinks a cell, delimiters become NULs), cells are pointers into it and
  * every cell's number is parsed once here, so typing and encoding never call
- * strtod again.  No per-cell allocation.  Depends on core only.
+ * strtod again.  No per-cell allocation.  Depends on core and zlib (the
+ * only file of cfl that includes zlib.h).
  */
 #include "internal.h"
 
