@@ -19,7 +19,9 @@ test_width_help_texts() {
 		"$CFL" $c --help > help.txt 2>&1 || fail "cfl $c --help failed"
 		over_80 help.txt "cfl $c --help" >> wide.txt
 	done
-	for m in $("$CFL" train --help | sed -n '/one of:/{n;p}'); do
+	models=$("$CFL" --version | sed -n 's/^models: *//p' | tr ',' ' ')
+	[ -n "$models" ] || fail "cfl --version lists no models"
+	for m in $models; do
 		"$CFL" train --model "$m" --help > help.txt 2>&1 || fail "cfl train --model $m --help failed"
 		grep -q "^$m: " help.txt || fail "no '$m:' section in its help"
 		over_80 help.txt "cfl train --model $m --help" >> wide.txt
