@@ -256,6 +256,11 @@ test_data_reads_gzip_and_stdin() {
 	run "$CFL" train iris.csv.gz --model linear
 	expect_rc 0
 	[ -e iris.cfl ] || fail "train on iris.csv.gz did not write iris.cfl"
+	# predict reads them too
+	out=$("$CFL" predict iris.cfl - < iris.csv.gz 2>/dev/null) || fail "predict from stdin failed"
+	[ "$(wc -l <<<"$out")" = 151 ] || fail "predict from stdin: $(wc -l <<<"$out") lines"
+	[ "$out" = "$("$CFL" predict iris.cfl "$ROOT/datasets/iris.csv" 2>/dev/null)" ] ||
+		fail "predict on gzip from stdin differs from the plain file"
 	head -c 400 iris.csv.gz > cut.csv.gz
 	run "$CFL" data describe cut.csv.gz
 	expect_rc 1
