@@ -46,8 +46,10 @@ int cfl_csv_read_chosen(struct cfl_csv *csv, const char *path,
 			const struct csv_keep *ks,
 			size_t *n_bytes /* OUT, may be NULL */,
 			struct cfl_err *err);
-/* 1 when a column's name is one people give a row identifier ('id',
- * 'row_id', 'customerId', 'CustomerID', 'index', 'key', ...). */
+/* Whether a column's name is one people give a row identifier: 2 for a
+ * name that is nothing else (id, ID, idx, index, key, uuid, guid, row,
+ * rowid, row_id, row_number, "Unnamed: 0"), 1 for one that ends like one
+ * (customer_id, customer-id, customerId, CustomerID), else 0. */
 int cfl_id_name(const char *name);
 
 /* The bytes a CSV file is read in at first [1 MiB] (tests shrink it so

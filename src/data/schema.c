@@ -152,9 +152,6 @@ static int re_match(struct cfl_regex *re, const char *opt, const char *name,
 
 /* ---- schema: target and classes ---- */
 
-/* A name people give a row identifier: id, ID, idx, index, key, uuid,
- * row, rowid, row_id, or one ending in _id / -id / " id" / Id / ID
- * (customer_id, customerId, CustomerID). */
 int cfl_id_name(const char *name)
 {
 	static const char *const exact[] = { "id", "idx", "index", "key", "uuid",
@@ -164,7 +161,7 @@ int cfl_id_name(const char *name)
 
 	for (size_t i = 0; i < sizeof(exact) / sizeof(exact[0]); i++)
 		if (!strcasecmp(name, exact[i]))
-			return 1;
+			return 2;
 	if (n > 3 && (name[n - 3] == '_' || name[n - 3] == '-' || name[n - 3] == ' ') &&
 	    !strcasecmp(name + n - 2, "id"))
 		return 1;
@@ -196,7 +193,11 @@ static int check_id_target(const struct cfl_column *c, const struct cfl_csv *csv
 {
 	const char *why = NULL;
 
-	if (cfl_id_name(c->name))
+	/* "id" whatever it holds; "species_id" only when most values differ
+	 * (few repeated codes are classes) */
+	int named = cfl_id_name(c->name);
+
+	if (named == 2 || (named && 2 * c->n_distinct > csv->n_rows))
 		why = "its name";
 	else if ((c->is_int || c->n_text) && csv->n_rows >= ID_MIN_ROWS &&
 		 c->n_distinct == csv->n_rows)

@@ -388,6 +388,13 @@ test_train_refuses_an_id_target() {
 	run "$CFL" train iris_n.csv --model linear -o i.cfl
 	expect_rc 1
 	expect_err "'n' looks like a row identifier (all distinct integers, in order)"
+	# a name that only ends like an id, on a few repeated codes, is a target
+	awk -F, 'NR == 1 { print "a,b,c,d,species_id"; next }
+		{ print $1 "," $2 "," $3 "," $4 "," ($5 == "setosa" ? 0 : $5 == "versicolor" ? 1 : 2) }' \
+		"$ROOT/datasets/iris.csv" > codes.csv
+	run "$CFL" train codes.csv --model linear -o c.cfl
+	expect_rc 0
+	expect_err "target 'species_id' (last column): classification, 3 classes"
 	# named, it is learned as asked
 	run "$CFL" train iris_id.csv --model linear -o i.cfl --target row_id
 	expect_rc 0
