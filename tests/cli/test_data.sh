@@ -190,7 +190,8 @@ test_data_integers_stay_numeric() {
 	"$ROOT/${CFL_BUILD:-build}/tests/fixture_messy" clf 300 3 > messy.csv || fail "fixture_messy failed"
 	run "$CFL" data describe messy.csv
 	expect_rc 0
-	grep -qE '^rating +numeric +0 +10 +1 \.\. 10, integers kept numeric' <<<"$out" || fail "rating: $out"
+	grep -qE '^rating +numeric +0 +10 +1 \.\. 10, integers$' <<<"$out" || fail "rating: $out"
+	expect_out "(integers: kept numeric; --categorical REGEX one-hot encodes such columns)"
 	grep -qE '^legs +numeric ' <<<"$out" || fail "legs: $out"
 	grep -qE '^colour +categorical +0 +5 +one-hot, text' <<<"$out" || fail "colour: $out"
 	expect_out "5 numeric, 2 categorical, 0 dropped"

@@ -50,7 +50,8 @@ test_width_commands_in_a_terminal() {
 	local d="$ROOT/datasets"
 	awk -F, 'NR == 1 { print "a_long_customer_identifier_column," $0; next }
 		{ printf "%05d,%s\n", NR - 1, $0 }' "$d/iris.csv" > ids.csv
-	in_80_tty "'$CFL' train '$d/wine.csv' --model gbdt -o w.cfl --importance=5 &&
+	in_80_tty "'$CFL' data describe '$d/wine.csv' && '$CFL' data describe '$d/digits.csv' &&
+		'$CFL' train '$d/wine.csv' --model gbdt -o w.cfl --importance=5 &&
 		'$CFL' train ids.csv --model fcnn --set epochs=3 -o f.cfl &&
 		'$CFL' train ids.csv --model linear --target a_long_customer_identifer_column;
 		'$CFL' predict f.cfl ids.csv --keep-all --proba -o p.csv &&
