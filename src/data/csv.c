@@ -308,6 +308,9 @@ static int sniff(const char *name, const unsigned char *p, size_t n,
 
 	if (n >= 2 && p[0] == 0x1f && p[1] == 0x8b)
 		return BYTES_GZIP;
+	if (n >= 262 && !memcmp(p + 257, "ustar", 5))
+		return cfl_err_set(err, "%s: not a CSV file: it looks like a tar archive; extract the CSV from it (tar xf FILE)",
+				   name);
 	for (size_t k = 0; k < sizeof(kinds) / sizeof(kinds[0]); k++)
 		if (n >= kinds[k].len && !memcmp(p, kinds[k].magic, kinds[k].len))
 			return cfl_err_set(err, "%s: not a CSV file: it looks like %s; %s",
@@ -1111,25 +1114,30 @@ static int parse_bytes(struct cfl_csv *csv, const char *name, const char *text,
 		       struct cfl_err *err)
 {
 	struct source src = { .fd = -1, .mem = text, .mem_len = len, .size = len };
-	int kind = sniff(name ? name : "<csv>", (const unsigned char *)text, len, err);
+	const char *shown = name ? name : "<csv>";
+	int kind = sniff(shown, (const unsigned char *)text, len, err);
 	char *plain;
 	size_t plain_len;
-	int rc;
+	int rc = -1;
 
+	memset(csv, 0, sizeof(*csv));
 	if (kind < 0)
-		return memset(csv, 0, sizeof(*csv)), -1;
+		return -1;
 	if (kind == BYTES_TEXT)
 		return parse_named(csv, name, &src, keep, err);
-	plain = inflate_all(name ? name : "<csv>", (const unsigned char *)text,
-			    len, &plain_len, err);
+	plain = inflate_all(shown, (const unsigned char *)text, len, &plain_len, err);
 	if (!plain)
-		return memset(csv, 0, sizeof(*csv)), -1;
-	/* what was inside may not be CSV either (a .tar.gz) */
-	kind = sniff(name ? name : "<csv>", (unsigned char *)plain, plain_len, err);
-	src.mem = plain;
-	src.mem_len = src.size = plain_len;
-	rc = kind < 0 ? (memset(csv, 0, sizeof(*csv)), -1)
-		      : parse_named(csv, name, &src, keep, err);
+		return -1;
+	/* what was inside may not be CSV either (a .tar.gz, a .gz.gz) */
+	kind = sniff(shown, (unsigned char *)plain, plain_len, err);
+	if (kind == BYTES_GZIP)
+		cfl_err_set(err, "%s: gzip data inside gzip data; decompress it once: gzip -dc FILE > OUT.csv.gz",
+			    shown);
+	if (kind == BYTES_TEXT) {
+		src.mem = plain;
+		src.mem_len = src.size = plain_len;
+		rc = parse_named(csv, name, &src, keep, err);
+	}
 	if (!rc)
 		csv->gzip = 1;
 	free(plain);
@@ -1217,7 +1225,7 @@ int cfl_csv_read_chosen(struct cfl_csv *csv, const char *path,
 {
 	struct source src = { .fd = -1 };
 	struct stat st;
-	unsigned char head[64];
+	unsigned char head[512];
 	char *buf = NULL;
 	size_t len = 0;
 	ssize_t got;

@@ -301,6 +301,16 @@ static void t_csv_binary_named(void)
 		CHECK_MSG(!strncmp(err.msg, cases[i].msg, strlen(cases[i].msg)),
 			  "case %zu: %s", i, err.msg);
 	}
+	/* a tar archive (what is inside a .tar.gz) */
+	{
+		char tar[600];
+
+		memset(tar, 0, sizeof(tar));
+		memcpy(tar, "a.csv", 5);
+		memcpy(tar + 257, "ustar", 5);
+		CHECK(cfl_csv_parse(&c, "t.tar", tar, sizeof(tar), &err) == -1);
+		CHECK_STR(err.msg, "t.tar: not a CSV file: it looks like a tar archive; extract the CSV from it (tar xf FILE)");
+	}
 	/* a header that starts with '[' is still CSV */
 	CHECK_MSG(cfl_csv_parse(&c, "b", "[a],b\n1,2\n", 10, &err) == 0, "%s", err.msg);
 	cfl_csv_release(&c);
