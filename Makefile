@@ -5,11 +5,11 @@ PREFIX   ?= /usr/local
 CC       ?= cc
 SANITIZE ?=
 # Debian packages the build needs; `make deps` installs what is missing.
-DEB_PKGS := pkg-config libopenblas-dev libpcre2-dev libsqlite3-dev libgsl-dev libssl-dev \
+DEB_PKGS := pkg-config libopenblas-dev libpcre2-dev libsqlite3-dev libgsl-dev libssl-dev zlib1g-dev \
             libopenmpi-dev openmpi-bin sqlite3
 # (sqlite3, the shell, is for the CLI tests that look into the database.)
 TEST_PKGS := chromium slurm-wlm python3-optuna python3-sklearn python3-pandas
-PC_PKGS  := openblas libpcre2-8 sqlite3 gsl libssl libcrypto
+PC_PKGS  := openblas libpcre2-8 sqlite3 gsl libssl libcrypto zlib
 
 ifeq ($(SANITIZE),)
 BUILD    := build

@@ -13,7 +13,8 @@ cmds=$(printf '%s\n' "$top" | sed -n '/^Commands:/,/^$/p' | awk 'NF > 1 && $1 !=
 
 # Help text -> man(7): "usage:" lines as the synopsis, "Header:" lines as
 # subsections, option lines ("  -x, --opt ARG   what it does") as tagged
-# paragraphs, examples and anything else indented kept as they are.
+# paragraphs, examples and anything else indented kept as they are, at the
+# page's left margin.
 to_man() {
 	awk '
 	function esc(s) {
@@ -22,7 +23,7 @@ to_man() {
 		if (s ~ /^[.'"'"']/) s = "\\&" s
 		return s
 	}
-	function close_nf() { if (nf) { print ".fi"; nf = 0 } }
+	function close_nf() { if (nf) { print ".fi"; print ".in"; nf = 0 } }
 	BEGIN { nf = 0; tp = 0 }
 	/^usage: / || (/^       cfl / && in_usage) {
 		close_nf(); in_usage = 1
@@ -44,7 +45,9 @@ to_man() {
 		tp = 1; next
 	}
 	tp && /^      +[^ ]/ { line = $0; sub(/^ +/, "", line); print esc(line); next }
-	/^  / { if (!nf) { print ".nf"; nf = 1 } print esc($0); next }
+	# examples and tables as they are, from the left margin: a help line
+	# of 80 columns stays one line of 80 columns on the page
+	/^  / { if (!nf) { print ".nf"; print ".in 0"; nf = 1 } print esc($0); next }
 	{ close_nf(); tp = 0; print esc($0) }
 	END { close_nf() }
 	'

@@ -227,6 +227,16 @@ void cfl_params_sort(struct cfl_params *p);
 /* Appends "k1=v1,k2=v2" (in list order) to b. */
 int cfl_params_format(const struct cfl_params *p, struct cfl_buf *b);
 
+/* ---- words ---- */
+
+/* The name among names[0..n) closest to word, for a "did you mean": edit
+ * distance (insert, delete, substitute, swap two neighbours; case ignored)
+ * at most a third of word's length, one at least; the first of equally
+ * close ones.  NULL when none is that close, or word is empty; NULL
+ * entries and word itself are skipped.  Not thread-safe (a static
+ * table). */
+const char *cfl_closest(const char *word, const char *const *names, size_t n);
+
 /* ---- time and misc ---- */
 
 /* Monotonic seconds. */

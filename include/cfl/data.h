@@ -5,8 +5,8 @@
  * -> split rows with the run seed -> cfl_encoder_fit on the train rows only
  * -> cfl_encoder_apply to every part.  cfl_data_load does all of it.  The
  * encoder is a value: it is saved inside model files and applied to new CSV
- * rows by column name.  Depends on core only (its regular expressions
- * match --drop / --only / --categorical).
+ * rows by column name.  Depends on core (its regular expressions
+ * match --drop / --only / --categorical / --keep) and zlib (gzip input).
  */
 #ifndef CFL_DATA_H
 #define CFL_DATA_H
@@ -33,6 +33,12 @@ struct cfl_csv {
 				 * missing cells only, else its n_rows cells'
 				 * text (NULL = missing) */
 	size_t *line;		/* n_rows: 1-based source line of each row */
+	int gzip;		/* the bytes were gzip-compressed */
+	const char *recoded;	/* NULL: the text was UTF-8 (or ASCII);
+				 * "Windows-1252": it was not, and was
+				 * transcoded from that (Latin-1 and its
+				 * Windows superset) into UTF-8 */
+	size_t recoded_line;	/* recoded: the first line with such a byte */
 	void *arena;		/* owns the header and the cell text */
 	char *names;		/* owns generated header names */
 };
@@ -55,18 +61,31 @@ int cfl_csv_is_missing(const char *s);
 
 /* Parses a whole CSV buffer: RFC 4180 quoting (embedded delimiters, quotes
  * and newlines), CRLF or LF, a UTF-8 BOM, delimiter detected from the
- * header line.  Fails with "name:line: what" on a ragged row, an unclosed
- * quote, an empty file or a header without columns.  On failure csv holds
+ * header line.  gzip bytes are inflated first (csv->gzip).  Text that is
+ * not UTF-8 is transcoded from Windows-1252 (csv->recoded says so, for a
+ * warning) when no byte of it is UTF-8 beyond ASCII; a file that mixes
+ * both is refused ("name:line: byte B: ... not UTF-8").  Fails with
+ * "name:line: what" on a ragged row, an unclosed quote, an empty file or a
+ * header without columns, and with "name: ... file (zip|parquet|JSON|...)"
+ * and what to do for bytes that are not CSV text.  On failure csv holds
  * nothing to release. */
 int cfl_csv_parse(struct cfl_csv *csv, const char *name, const char *text,
 		  size_t len, struct cfl_err *err);
 /* Reads and parses path a window at a time (never the whole file at once;
- * a pipe is read whole first); "cannot open 'path': ...", "cannot read
- * 'path': ..." when it cannot, and the errors of cfl_csv_parse. */
+ * a pipe, a gzip file and a file to transcode are read whole first); "-"
+ * is standard input.  "cannot open 'path': ...", "cannot read 'path':
+ * ..." when it cannot, and the errors of cfl_csv_parse. */
 int cfl_csv_read(struct cfl_csv *csv, const char *path, struct cfl_err *err);
 void cfl_csv_release(struct cfl_csv *csv);
 /* Column index of name, or -1. */
 long cfl_csv_column(const struct cfl_csv *csv, const char *name);
+/* The column name among csv's closest to name (edit distance at most a
+ * third of name, one at least; case ignored), or NULL when none is close. */
+const char *cfl_csv_closest_column(const struct cfl_csv *csv, const char *name);
+/* Appends to buf (cap bytes, NUL-terminated) csv's column names quoted and
+ * comma-separated, the first max of them then "and N more". */
+void cfl_csv_list_columns(const struct cfl_csv *csv, size_t max, char *buf,
+			  size_t cap);
 
 /* ---- column typing ---- */
 
@@ -110,6 +129,8 @@ struct cfl_schema {
 	size_t *class_counts;
 	double *class_values;		/* numeric classes: their values
 					 * (sorted), else NULL */
+	int target_given;		/* --target named the target */
+	int task_given;			/* --task forced the task */
 };
 
 struct cfl_schema_opts {
@@ -126,9 +147,13 @@ struct cfl_schema_opts {
  * whatever they hold; constant and id-like columns, and categorical ones
  * with more than 256 levels, are dropped with a reason.  The
  * target's task is inferred (text or few integer values: classification)
- * unless forced.  Fails on a missing target column, a target with one class
- * or missing target values, or a bad regex (naming the option).  On failure
- * schema holds nothing to release. */
+ * unless forced.  Fails on a missing target column (naming the closest
+ * column and listing the columns), a target with one class or missing
+ * target values, a bad regex (naming the option), and a target chosen by
+ * default (the last column) that looks like an identifier: a name like
+ * 'id', 'row_id' or 'customerId', or integers or texts all distinct (20
+ * rows or more); --target NAME takes it anyway.  On failure schema holds
+ * nothing to release. */
 int cfl_schema_infer(struct cfl_schema *schema, const struct cfl_csv *csv,
 		     const struct cfl_schema_opts *opts, struct cfl_err *err);
 void cfl_schema_release(struct cfl_schema *schema);
@@ -171,9 +196,14 @@ struct cfl_encoder {
 	int n_classes;			/* 0: regression */
 	char **class_names;		/* n_classes, sorted as in the schema */
 	double *class_values;		/* numeric classes: their values, else NULL */
+	char data_sha256[65];		/* the SHA-256 of the data file whose rows
+					 * it was fitted on (cfl_data_load sets
+					 * it), or "" when unknown (a file of an
+					 * older cfl, a csv in memory) */
 };
 
-/* Fits the encoder on the rows idx[0..n_idx) of csv, typed by schema. */
+/* Fits the encoder on the rows idx[0..n_idx) of csv, typed by schema
+ * (data_sha256 is left empty). */
 int cfl_encoder_fit(struct cfl_encoder *enc, const struct cfl_schema *schema,
 		    const struct cfl_csv *csv, const size_t *idx, size_t n_idx,
 		    struct cfl_err *err);
@@ -190,11 +220,43 @@ int cfl_encoder_apply(const struct cfl_encoder *enc, const struct cfl_csv *csv,
  * not taken for a level "1".  0, or -1 with err as cfl_csv_read. */
 int cfl_encoder_read_csv(const struct cfl_encoder *enc, const char *path,
 			 struct cfl_csv *csv /* OUT */, struct cfl_err *err);
+/* Which columns of a file `cfl predict` carries through to its output. */
+enum cfl_keep_mode {
+	CFL_KEEP_IDS = 0,	/* the columns the model does not use (neither
+				 * input nor target) that look like row
+				 * identifiers: an id-like name, or texts or
+				 * integers all distinct */
+	CFL_KEEP_NONE,
+	CFL_KEEP_LIST,		/* spec: names, comma-separated, or else a
+				 * PCRE2 pattern matched against each name */
+	CFL_KEEP_ALL,		/* every column */
+};
+
+struct cfl_keep {
+	enum cfl_keep_mode mode;
+	const char *spec;	/* CFL_KEEP_LIST only */
+};
+
+/* cfl_encoder_read_csv that also keeps the text as written ("007" stays
+ * "007") of the columns keep chooses, whose indices it puts into *cols (a
+ * malloc'd array in file order; free() it) and *n_cols.  A spec whose
+ * comma-separated words are all column names is a list of names; else, if
+ * it holds a pattern character (^$.*+?()[]{}|\), a pattern; else the word
+ * that is no column is an error naming the closest column and listing
+ * them.  A bad pattern, or one that matches no column, is an error too
+ * ("--keep '...': ...").  0, or -1 with err and csv empty. */
+int cfl_encoder_read_csv_keep(const struct cfl_encoder *enc, const char *path,
+			      const struct cfl_keep *keep,
+			      struct cfl_csv *csv /* OUT */,
+			      size_t **cols /* OUT */, size_t *n_cols /* OUT */,
+			      struct cfl_err *err);
 /* Encodes the rows of csv and returns class indices / target values only
  * (for splits, which need labels before the encoder exists). */
 int cfl_schema_labels(const struct cfl_schema *schema, const struct cfl_csv *csv,
 		      double *y /* OUT n_rows */, struct cfl_err *err);
-/* Appends the encoder as text lines ("encoder ... end") to out. */
+/* Appends the encoder as text lines ("encoder ... end") to out; a known
+ * data_sha256 is a line "data HEX" before "end" (optional: files without
+ * it load, with data_sha256 ""). */
 int cfl_encoder_save(const struct cfl_encoder *enc, struct cfl_buf *out);
 /* Reads what cfl_encoder_save wrote; every field is checked. */
 int cfl_encoder_load(struct cfl_encoder *enc, struct cfl_reader *in,
@@ -260,6 +322,9 @@ struct cfl_data {
 	size_t n_no_target[3];		/* rows dropped because their target
 					 * cell is missing: of the data file,
 					 * the --test file, the --valid file */
+	size_t recoded_line[3];		/* the same files: not UTF-8, transcoded
+					 * from Windows-1252 (the caller warns):
+					 * the first line that was not, else 0 */
 };
 
 /* Loads o->path (and o->test_path / o->valid_path) into d.  Rows whose
@@ -269,6 +334,20 @@ struct cfl_data {
 int cfl_data_load(struct cfl_data *d, const struct cfl_data_opts *o,
 		  struct cfl_err *err);
 void cfl_data_release(struct cfl_data *d);
+/* What a loaded d learns, in one line for the user (no newline): "target
+ * 'species' (last column): classification, 3 classes; 150 rows: 120 train,
+ * 30 test", "target 'y' (--target): regression; ...".  An integer target
+ * whose task was inferred, with many values or few rows a class, says
+ * so and how to force the other task ("integers, 15 values, 8 rows a
+ * class: --task reg to regress").  Written into buf (cap bytes, truncated
+ * to fit); returns buf. */
+char *cfl_data_describe_target(const struct cfl_data *d, char *buf, size_t cap);
+
+/* The SHA-256 of path's bytes as cfl_data_load computes it (d->sha256_hex),
+ * into hex: to tell whether a file is the one a run was trained on.  0, or
+ * -1 with err ("cannot open/read 'path': ..."; "-" cannot be read twice:
+ * "standard input was read already"). */
+int cfl_data_file_sha256(const char *path, char hex[65], struct cfl_err *err);
 
 /* The encoded parts of d (train, valid, test), the data file's SHA-256 and
  * the encoder, as one binary blob: what a worker needs to run trials (and

@@ -4,6 +4,7 @@
  */
 #include "cli.h"
 
+#include <ctype.h>
 #include <errno.h>
 #include <math.h>
 #include <signal.h>
@@ -13,33 +14,40 @@
 #include <string.h>
 #include <unistd.h>
 
+/* Errors go through cli_wrap_stderr: on a terminal they fit its width. */
 int cli_usage_error(const char *cmd, const char *fmt, ...)
 {
+	char msg[4096];
+	int n = snprintf(msg, sizeof(msg), "cfl %s: ", cmd);
 	va_list ap;
 
-	fprintf(stderr, "cfl %s: ", cmd);
 	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
+	vsnprintf(msg + n, sizeof(msg) - (size_t)n, fmt, ap);
 	va_end(ap);
-	fprintf(stderr, "\nTry 'cfl %s --help'.\n", cmd);
+	cli_wrap_stderr(msg);
+	fprintf(stderr, "Try 'cfl %s --help'.\n", cmd);
 	return CLI_USAGE;
 }
 
 int cli_fail(const struct cfl_err *err)
 {
-	fprintf(stderr, "cfl: %s\n", err->msg[0] ? err->msg : "failed");
+	char msg[sizeof(err->msg) + 8];
+
+	snprintf(msg, sizeof(msg), "cfl: %s", err->msg[0] ? err->msg : "failed");
+	cli_wrap_stderr(msg);
 	return CLI_FAIL;
 }
 
 int cli_failf(const char *fmt, ...)
 {
+	char msg[4096];
 	va_list ap;
 
-	fputs("cfl: ", stderr);
 	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
+	vsnprintf(msg + 5, sizeof(msg) - 5, fmt, ap);
 	va_end(ap);
-	fputc('\n', stderr);
+	memcpy(msg, "cfl: ", 5);
+	cli_wrap_stderr(msg);
 	return CLI_FAIL;
 }
 
@@ -155,23 +163,49 @@ void cli_data_warn(const struct cfl_data *d, const struct cfl_data_opts *o)
 			fprintf(stderr, "cfl: warning: '%s': %zu row%s without a target value dropped\n",
 				paths[i] ? paths[i] : "?", d->n_no_target[i],
 				d->n_no_target[i] == 1 ? "" : "s");
+	for (int i = 0; i < 3; i++)
+		if (d->recoded_line[i])
+			cli_warn_recoded(paths[i] ? paths[i] : "?", d->recoded_line[i]);
 }
 
-void cli_data_facts(const char *cmd, const struct cfl_data *d,
-		    const struct cfl_data_opts *o, const char *valid_why)
+void cli_warn_recoded(const char *path, size_t line)
 {
-	char line[1024];
+	char msg[1024];
+
+	snprintf(msg, sizeof(msg), "cfl: warning: '%s' is not UTF-8 (line %zu first): read as Windows-1252 (Latin-1); if that is wrong, convert it: iconv -f ENCODING -t UTF-8",
+		 path, line);
+	cli_wrap_stderr(msg);
+}
+
+void cli_wrap_stderr(const char *text)
+{
 	size_t width = cli_stderr_is_tty() ? cfl_term_width(STDERR_FILENO) : 0;
 	size_t col = 0;
+	const char *p = text;
 
-	snprintf(line, sizeof(line), "cfl %s: '%s': train %zu rows, validation %zu (%s), test %zu%s",
-		 cmd, o->path, d->train.n, d->valid.n, valid_why, d->test.n,
-		 o->test_path ? " (--test)" : "");
+	if (!width) {
+		fprintf(stderr, "%s\n", text);
+		return;
+	}
 	/* on a terminal, wrapped at its width between words (a wrapped
-	 * line would break the progress line's redraws) */
-	for (char *w = strtok(line, " "); w; w = strtok(NULL, " ")) {
-		size_t n = strlen(w);
+	 * line would break the progress line's redraws); a line of the text
+	 * that starts with blanks keeps them */
+	while (*p) {
+		size_t n;
 
+		if (*p == '\n') {
+			fputc('\n', stderr);
+			col = 0;
+			p++;
+			continue;
+		}
+		if (*p == ' ' && col) {
+			p++;
+			continue;
+		}
+		n = strcspn(p, col ? " \n" : "\n");
+		if (!col)
+			n = strspn(p, " ") + strcspn(p + strspn(p, " "), " \n");
 		if (col && width && col + 1 + n > width) {
 			fputs("\n ", stderr);
 			col = 1;
@@ -179,10 +213,79 @@ void cli_data_facts(const char *cmd, const struct cfl_data *d,
 			fputc(' ', stderr);
 			col++;
 		}
-		fputs(w, stderr);
+		fwrite(p, 1, n, stderr);
 		col += n;
+		p += n;
 	}
 	fputc('\n', stderr);
+}
+
+void cli_fputs_wrapped(FILE *f, const char *text, size_t col, size_t indent,
+		       size_t width)
+{
+	const char *p = text;
+	int first = 1;
+
+	for (;;) {
+		size_t n;
+
+		while (*p == ' ')
+			p++;
+		n = strcspn(p, " ");
+		if (!n)
+			break;
+		if (col > indent && col + !first + n > width) {
+			fprintf(f, "\n%*s", (int)indent, "");
+			col = indent;
+		} else if (!first) {
+			fputc(' ', f);
+			col++;
+		}
+		fwrite(p, 1, n, f);
+		col += n;
+		p += n;
+		first = 0;
+	}
+	fputc('\n', f);
+}
+
+void cli_params_spaced(const char *params, char *out, size_t cap)
+{
+	size_t k = 0;
+
+	for (const char *q = params; q && *q && k + 2 < cap; q++) {
+		const char *r = q + 1;
+
+		out[k++] = *q;
+		if (*q != ',')
+			continue;
+		while (*r && (isalnum((unsigned char)*r) || *r == '_' || *r == '.'))
+			r++;
+		if (r > q + 1 && *r == '=')
+			out[k++] = ' ';
+	}
+	if (cap)
+		out[k < cap ? k : cap - 1] = '\0';
+}
+
+void cli_data_facts(const char *cmd, const struct cfl_data *d,
+		    const struct cfl_data_opts *o, const char *valid_why)
+{
+	char line[1024];
+
+	snprintf(line, sizeof(line), "cfl %s: '%s': train %zu rows, validation %zu (%s), test %zu%s",
+		 cmd, o->path, d->train.n, d->valid.n, valid_why, d->test.n,
+		 o->test_path ? " (--test)" : "");
+	cli_wrap_stderr(line);
+}
+
+void cli_data_target(const char *cmd, const struct cfl_data *d)
+{
+	char what[512], line[600];
+
+	snprintf(line, sizeof(line), "cfl %s: %s", cmd,
+		 cfl_data_describe_target(d, what, sizeof(what)));
+	cli_wrap_stderr(line);
 }
 
 int cli_stderr_is_tty(void)

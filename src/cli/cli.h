@@ -116,13 +116,36 @@ extern const char cli_data_help[];
  * for cmd) when its value is bad. */
 int cli_data_option(const char *cmd, int c, const char *arg,
 		    struct cfl_data_opts *o);
-/* Warns on stderr about what loading d dropped (rows without a target). */
+/* Warns on stderr that path was not UTF-8 and was read as Windows-1252
+ * (line: its first line that was not UTF-8). */
+void cli_warn_recoded(const char *path, size_t line);
+/* Warns on stderr about what loading d dropped (rows without a target) and
+ * about files read as Windows-1252. */
 void cli_data_warn(const struct cfl_data *d, const struct cfl_data_opts *o);
 /* Prints on stderr the rows cmd trains, validates and tests on, with why
  * a validation part is held out or not (valid_why: from
  * cfl_study_plan_settle_valid). */
 void cli_data_facts(const char *cmd, const struct cfl_data *d,
 		    const struct cfl_data_opts *o, const char *valid_why);
+
+/* Prints on stderr what cmd learns (cfl_data_describe_target): the first
+ * line of every command that trains. */
+void cli_data_target(const char *cmd, const struct cfl_data *d);
+/* Prints text and a newline on stderr, wrapped between words at the
+ * terminal's width when stderr is a terminal (continued lines indented by
+ * one blank). */
+void cli_wrap_stderr(const char *text);
+
+/* Writes text's words to f from column col (where the caller left the
+ * line), wrapping before width with continuation lines indented by indent
+ * blanks, then a newline.  A word longer than the room stays whole. */
+void cli_fputs_wrapped(FILE *f, const char *text, size_t col, size_t indent,
+		       size_t width);
+
+/* params ("k=v,k=v", a value may hold commas: hidden=64,64) with a blank
+ * after each comma that starts the next "k=" (so a wrapped line can break
+ * there), into out (cap bytes, NUL-terminated, truncated to fit). */
+void cli_params_spaced(const char *params, char *out, size_t cap);
 
 /* True when stderr is a terminal (progress lines are redrawn in place). */
 int cli_stderr_is_tty(void);

@@ -239,8 +239,10 @@ static void on_study_event(const struct cfl_study_event *ev, void *ctx)
 {
 	struct show *sh = ctx;
 
-	if (ev->kind == CFL_STUDY_LOADED)
+	if (ev->kind == CFL_STUDY_LOADED) {
+		cli_data_target("auto", ev->data);
 		cli_data_warn(ev->data, &sh->pl->sp.data);
+	}
 	if (ev->kind == CFL_STUDY_OPENED)
 		sh->as.v.metric = cfl_metric_info(sh->pl->sp.autop.metric)->name;
 	cli_auto_show_event(ev, &sh->as);

@@ -38,12 +38,31 @@ static const char *task_name(enum cfl_task t)
 	return t == CFL_TASK_CLF ? "classification" : "regression";
 }
 
+/* The note column of column c's row: why it is typed so. */
+static void col_note(const struct cfl_schema *s, const struct cfl_column *c,
+		     char *note, size_t cap)
+{
+	note[0] = '\0';
+	if (c->type == CFL_COL_DROPPED)
+		snprintf(note, cap, "dropped: %s", c->drop_reason);
+	else if (c->type == CFL_COL_NUMERIC)
+		snprintf(note, cap, "%.6g .. %.6g%s", c->min, c->max,
+			 c->is_int ? ", integers" : "");
+	else if (c->type == CFL_COL_TARGET && s->task == CFL_TASK_REG)
+		snprintf(note, cap, "%.6g .. %.6g", c->min, c->max);
+	else if (c->type == CFL_COL_CATEGORICAL)
+		snprintf(note, cap, "one-hot, %s", c->type_reason);
+	else if (c->type == CFL_COL_TARGET)
+		snprintf(note, cap, "%zu classes", s->n_classes);
+}
+
 static void print_describe(const struct cfl_data *d,
 			   const struct cfl_data_opts *o)
 {
 	const struct cfl_schema *s = &d->schema;
 	const struct cfl_csv *csv = &d->csv;
-	size_t w = 6, n_num = 0, n_cat = 0, n_drop = 0;
+	size_t w = 6, n_num = 0, n_cat = 0, n_drop = 0, n_int = 0, n_note = 0;
+	int gap;
 	const char *delim = csv->delim == ',' ? "comma" :
 			    csv->delim == ';' ? "semicolon" : "tab";
 
@@ -58,7 +77,10 @@ static void print_describe(const struct cfl_data *d,
 	}
 	if (w > 40)
 		w = 40;
-	printf("file      %s\n", csv->name);
+	printf("file      %s%s\n", csv->name, csv->gzip ? " (gzip)" : "");
+	if (csv->recoded)
+		printf("encoding  not UTF-8 (line %zu first): read as %s\n",
+		       csv->recoded_line, csv->recoded);
 	printf("sha256    %s\n", d->sha256_hex);
 	if (d->n_no_target[0])
 		printf("rows      %zu (%zu without a target value dropped)\n",
@@ -70,32 +92,35 @@ static void print_describe(const struct cfl_data *d,
 	printf("target    %s\n", s->cols[s->target].name);
 	printf("task      %s%s\n", task_name(s->task),
 	       o->schema.task == CFL_TASK_AUTO ? " (inferred)" : " (forced by --task)");
-	printf("\n%-*s  %-11s  %7s  %8s  %s\n", (int)w, "column", "type",
-	       "missing", "distinct", "note");
+	/* two blanks between the columns, one when that keeps every row
+	 * within 80 columns; a note that still does not fit gets a line */
+	for (size_t j = 0; j < s->n_cols; j++) {
+		char note[128];
+
+		col_note(s, &s->cols[j], note, sizeof(note));
+		if (strlen(note) > n_note)
+			n_note = strlen(note);
+	}
+	gap = w + 34 + n_note > 80 ? 1 : 2;
+	printf("\n%-*s%*s%-11s%*s%7s%*s%8s%*s%s\n", (int)w, "column", gap, "", "type",
+	       gap, "", "missing", gap, "", "distinct", gap, "", "note");
 	for (size_t j = 0; j < s->n_cols; j++) {
 		const struct cfl_column *c = &s->cols[j];
-		char note[128] = "";
+		char note[128], distinct[24];
 
-		if (c->type == CFL_COL_DROPPED)
-			snprintf(note, sizeof(note), "dropped: %s", c->drop_reason);
-		else if (c->type == CFL_COL_NUMERIC)
-			snprintf(note, sizeof(note), "%.6g .. %.6g%s", c->min, c->max,
-				 c->is_int ? ", integers kept numeric (--categorical: one-hot)" : "");
-		else if (c->type == CFL_COL_TARGET && s->task == CFL_TASK_REG)
-			snprintf(note, sizeof(note), "%.6g .. %.6g", c->min, c->max);
-		else if (c->type == CFL_COL_CATEGORICAL)
-			snprintf(note, sizeof(note), "one-hot, %s", c->type_reason);
-		else if (c->type == CFL_COL_TARGET)
-			snprintf(note, sizeof(note), "%zu classes", s->n_classes);
-		char distinct[24];
-
+		col_note(s, c, note, sizeof(note));
 		if (c->distinct_capped)
 			snprintf(distinct, sizeof(distinct), ">%zu", c->n_distinct - 1);
 		else
 			snprintf(distinct, sizeof(distinct), "%zu", c->n_distinct);
-		printf("%-*.*s  %-11s  %7zu  %8s  %s\n", (int)w, (int)w, c->name,
-		       cfl_coltype_name(c->type), c->n_missing, distinct, note);
+		n_int += c->type == CFL_COL_NUMERIC && c->is_int;
+		printf("%-*.*s%*s%-11s%*s%7zu%*s%8s%s%*s%s\n", (int)w, (int)w, c->name,
+		       gap, "", cfl_coltype_name(c->type), gap, "", c->n_missing, gap, "",
+		       distinct, w + 26 + 4 * (size_t)gap + strlen(note) > 80 ? "\n     " : "",
+		       gap, "", note);
 	}
+	if (n_int)
+		printf("(integers: kept numeric; --categorical REGEX one-hot encodes such columns)\n");
 	if (s->task == CFL_TASK_CLF) {
 		size_t cw = 5;
 

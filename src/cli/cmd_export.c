@@ -144,9 +144,9 @@ int cmd_export(int argc, char **argv)
 			rc = cli_fail(&err);
 			goto done;
 		}
-		fprintf(stderr, "cfl export: study '%s' written to '%s'; open it with "
-				"optuna.load_study(study_name=\"%s\", "
-				"storage=\"sqlite:///%s\")\n",
+		fprintf(stderr, "cfl export: study '%s' written to '%s'; open it with\n"
+				"  optuna.load_study(study_name=\"%s\",\n"
+				"                    storage=\"sqlite:///%s\")\n",
 			run.name, out, run.name, out);
 		rc = CLI_OK;
 		goto done;

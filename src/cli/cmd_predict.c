@@ -18,20 +18,23 @@
 #include "cfl/metrics.h"
 #include "cfl/model.h"
 
-enum { OPT_METRICS = CLI_OPT_FIRST_FREE, OPT_ROW, OPT_LIST };
+enum { OPT_METRICS = CLI_OPT_FIRST_FREE, OPT_ROW, OPT_LIST, OPT_KEEP, OPT_KEEP_ALL };
 
 static void usage(FILE *f)
 {
-	fprintf(f, "usage: cfl predict MODEL DATA [--proba] [-o OUT.csv]\n"
-		   "       cfl predict BUNDLE DATA [--row ROW] [--proba] [-o OUT.csv]\n"
+	fprintf(f, "usage: cfl predict MODEL DATA [--keep COLS] [--proba] [-o OUT.csv]\n"
+		   "       cfl predict BUNDLE DATA [--row ROW] [--keep COLS] [--proba] [-o OUT.csv]\n"
 		   "       cfl predict BUNDLE --list\n\n"
 		   "Applies MODEL (a file written by 'cfl train') or a row of BUNDLE (a file\n"
 		   "written by 'cfl repeat/tune/auto --save') to DATA, a CSV\n"
 		   "file with the columns the model was trained on (by name, any order;\n"
-		   "others ignored).  Writes one CSV row per data row: the column\n"
-		   "'prediction' (the most probable class, or the predicted value), and with\n"
-		   "--proba one column 'proba_CLASS' per class.  When DATA has the target\n"
-		   "column, also prints the metrics: to stdout with -o, else to stderr.\n\n"
+		   "others ignored; gzip or '-' for standard input too).  Writes one CSV\n"
+		   "row per data row: the columns --keep carries through (as written, in\n"
+		   "DATA's order), the column 'prediction' (the most probable class, or the\n"
+		   "predicted value), and with --proba one column 'proba_CLASS' per class.\n"
+		   "When DATA has the target column, also prints the metrics: to stdout\n"
+		   "with -o, else to stderr; a bundle's metrics on its run's own data file\n"
+		   "(the same SHA-256) are said to include the rows it trained on.\n\n"
 		   "A bundle's rows are its run's table rows: a model ('fcnn': the mean of\n"
 		   "its repeats), one repeat ('fcnn#2'), an ensemble ('stacking', 'mean',\n"
 		   "...), tune's refit ('best'), auto's leaderboard ('linear:2ef38b55': a\n"
@@ -43,6 +46,12 @@ static void usage(FILE *f)
 		   "                     auto: the leaderboard's rank 1]\n"
 		   "  --list             list the bundle's rows, members and scores (as\n"
 		   "                     'cfl bundle show'), then exit\n"
+		   "  --keep COLS        DATA's columns to write before the predictions:\n"
+		   "                     names, comma-separated, or a PCRE2 pattern; ''\n"
+		   "                     for none [the columns the model does not use that\n"
+		   "                     look like row ids: a name like id, row_id,\n"
+		   "                     customerId, or texts or integers all distinct]\n"
+		   "  --keep-all         write every column of DATA before the predictions\n"
 		   "  --proba            add the class probabilities (classification\n"
 		   "                     models only) [off]\n"
 		   "  -o, --output FILE  write the predictions to FILE [stdout]\n"
@@ -52,6 +61,8 @@ static void usage(FILE *f)
 		   "  -h, --help         this help\n\n"
 		   "Examples:\n"
 		   "  cfl predict iris.cfl datasets/iris.csv --proba\n"
+		   "  cfl predict churn.cfl customers.csv.gz --keep customer_id -o out.csv\n"
+		   "  cfl predict iris.cfl datasets/iris.csv --keep '^petal_|^target$'\n"
 		   "  cfl predict diabetes.cfl new_rows.csv -o predictions.csv\n"
 		   "  cfl predict model.cfl test.csv --metrics acc,f1 -o /dev/null\n"
 		   "  cfl predict run.cfl new_rows.csv --row stacking\n"
@@ -75,12 +86,20 @@ static void csv_field(FILE *f, const char *s)
 	fputc('"', f);
 }
 
-/* Writes the predictions; returns 0, or -1 when a write failed. */
+/* Writes the kept columns (cols[0..n_cols) of csv, as written) and the
+ * predictions; returns 0, or -1 when a write failed. */
 static int write_predictions(FILE *f, const struct cfl_encoder *enc,
-			     const double *pred, size_t n, int proba)
+			     const double *pred, size_t n, int proba,
+			     const struct cfl_csv *csv, const size_t *cols,
+			     size_t n_cols)
 {
 	int k = enc->n_classes;
+	char buf[CFL_CSV_CELL_BUF];
 
+	for (size_t c = 0; c < n_cols; c++) {
+		csv_field(f, csv->header[cols[c]]);
+		fputc(',', f);
+	}
 	fputs("prediction", f);
 	if (proba)
 		for (int j = 0; j < k; j++) {
@@ -95,6 +114,12 @@ static int write_predictions(FILE *f, const struct cfl_encoder *enc,
 	for (size_t i = 0; i < n; i++) {
 		const double *row = pred + i * (k > 0 ? (size_t)k : 1);
 
+		for (size_t c = 0; c < n_cols; c++) {
+			const char *cell = cfl_csv_cell(csv, i, cols[c], buf);
+
+			csv_field(f, cell ? cell : "");
+			fputc(',', f);
+		}
 		if (k > 0) {
 			int best = 0;
 
@@ -122,10 +147,14 @@ int cmd_predict(int argc, char **argv)
 		{ "metrics", required_argument, 0, OPT_METRICS },
 		{ "row", required_argument, 0, OPT_ROW },
 		{ "list", no_argument, 0, OPT_LIST },
+		{ "keep", required_argument, 0, OPT_KEEP },
+		{ "keep-all", no_argument, 0, OPT_KEEP_ALL },
 		{ 0, 0, 0, 0 },
 	};
 	const char *output = NULL, *metrics = NULL, *model_path, *data_path;
 	const char *row_name = NULL;
+	struct cfl_keep keep = { CFL_KEEP_IDS, NULL };
+	size_t *cols = NULL, n_cols = 0;
 	struct cfl_encoder enc;
 	const struct cfl_encoder *encp;
 	struct cfl_bundle b;
@@ -163,6 +192,13 @@ int cmd_predict(int argc, char **argv)
 			break;
 		case OPT_LIST:
 			list = 1;
+			break;
+		case OPT_KEEP:
+			keep.mode = *optarg ? CFL_KEEP_LIST : CFL_KEEP_NONE;
+			keep.spec = optarg;
+			break;
+		case OPT_KEEP_ALL:
+			keep.mode = CFL_KEEP_ALL;
 			break;
 		default:
 			return cli_bad_option("predict", argc, argv, ":ho:", longopts);
@@ -229,12 +265,15 @@ int cmd_predict(int argc, char **argv)
 	}
 	n_out = encp->n_classes > 0 ? (size_t)encp->n_classes : 1;
 	cfl_xy_init(&xy);
-	if (cfl_encoder_read_csv(encp, data_path, &csv, &err)) {
+	if (cfl_encoder_read_csv_keep(encp, data_path, &keep, &csv, &cols,
+				      &n_cols, &err)) {
 		cfl_model_free(m);
 		cfl_encoder_release(&enc);
 		cfl_bundle_release(&b);
 		return cli_fail(&err);
 	}
+	if (csv.recoded)
+		cli_warn_recoded(data_path, csv.recoded_line);
 	if (cfl_encoder_apply(encp, &csv, -1, &xy, &err))
 		goto fail;
 	if (xy.y) {
@@ -260,7 +299,7 @@ int cmd_predict(int argc, char **argv)
 			goto out;
 		}
 	}
-	wrc = write_predictions(f, encp, pred, xy.n, proba);
+	wrc = write_predictions(f, encp, pred, xy.n, proba, &csv, cols, n_cols);
 	if (output) {
 		wrc |= fclose(f) ? -1 : 0;
 		if (!wrc && cfl_write_file_atomic(output, mem, mem_len, &err))
@@ -272,6 +311,19 @@ int cmd_predict(int argc, char **argv)
 		goto out;
 	}
 	mf = output ? stdout : stderr;
+	/* the encoder (and a bundle) knows the data file it was fitted on:
+	 * the same bytes hold the rows the model trained on */
+	{
+		const char *fit_sha = encp->data_sha256[0] ? encp->data_sha256
+				      : row ? b.dataset_sha256 : NULL;
+		char hex[65];
+
+		if (n_ids && fit_sha && strcmp(data_path, "-") &&
+		    cfl_data_file_sha256(data_path, hex, &err) == 0 &&
+		    !strcmp(hex, fit_sha))
+			cli_wrap_stderr(row ? "cfl predict: note: DATA is the run's own data file (the same SHA-256): its rows include the rows the run trained on, so these metrics are not held out (the run's table has the test part's)"
+					    : "cfl predict: note: DATA is the file the model was trained on (the same SHA-256): its rows include the training rows, so these metrics are not held out (cfl train printed the test part's)");
+	}
 	for (long i = 0; i < n_ids; i++) {
 		const struct cfl_metric_info *mi = cfl_metric_info(ids[i]);
 		double v;
@@ -288,6 +340,7 @@ int cmd_predict(int argc, char **argv)
 fail:
 	rc = cli_fail(&err);
 out:
+	free(cols);
 	free(mem);
 	free(pred);
 	cfl_xy_release(&xy);

@@ -329,6 +329,7 @@ static void on_study_event(const struct cfl_study_event *ev, void *ctx)
 	}
 	switch (ev->kind) {
 	case CFL_STUDY_LOADED:
+		cli_data_target("repeat", ev->data);
 		cli_data_warn(ev->data, &pl->sp.data);
 		if (!pr->quiet)
 			cli_data_facts("repeat", ev->data, &pl->sp.data, ev->text);

@@ -28,13 +28,16 @@ static void usage(FILE *f)
 	const struct cfl_model_ops *ops;
 
 	fprintf(f, "usage: cfl train DATA [--model NAME] [--set KEY=VALUE ...] [--seed S] [-o MODEL]\n\n"
-		   "Trains one model on the train part of DATA (a CSV file, target last unless\n"
-		   "--target), stopping early on a validation part when the model does (a\n"
-		   "part held out of train only then, or when --valid-frac is given),\n"
-		   "prints its metrics on the test part and writes a model file that holds\n"
-		   "the model and the data encoding (`cfl predict` reads it).\n\n"
+		   "Trains one model on the train part of DATA (a CSV file, gzip or not, or\n"
+		   "'-' for standard input; target last unless --target), stopping early\n"
+		   "on a validation part when the model does (a part held out of train only\n"
+		   "then, or when --valid-frac is given), prints its metrics on the test\n"
+		   "part and writes a model file that holds the model and the data encoding\n"
+		   "(`cfl predict` reads it).  It says first on stderr what it learns: the\n"
+		   "target, the task and the rows.\n\n"
 		   "Options:\n"
-		   "  -m, --model NAME   the model [fcnn]; one of:");
+		   "  -m, --model NAME   the model [fcnn]; one of:\n"
+		   "                    ");
 	for (size_t i = 0; (ops = cfl_model_at(i)); i++)
 		fprintf(f, " %s", ops->name);
 	fprintf(f, "\n"
@@ -56,17 +59,22 @@ static void usage(FILE *f)
 		   "then a table of columns (one-hot columns folded into their source).\n\n"
 		   "Examples:\n"
 		   "  cfl train datasets/iris.csv --model linear --set l2=0.1\n"
-		   "  cfl train datasets/digits.csv --model fcnn --set hidden=64,64 --set optimizer=adam \\\n"
-		   "      --set lr=0.001 --set batch_size=128 --set epochs=40 --set patience=0 --seed 1\n"
-		   "  cfl train datasets/diabetes.csv --model fcnn -o diabetes.cfl --metrics rmse,r2\n"
+		   "  cfl train datasets/digits.csv --model fcnn --set hidden=64,64 \\\n"
+		   "      --set optimizer=adam --set lr=0.001 --set batch_size=128 \\\n"
+		   "      --set epochs=40 --set patience=0 --seed 1\n"
+		   "  cfl train datasets/diabetes.csv --model fcnn -o diabetes.cfl \\\n"
+		   "      --metrics rmse,r2\n"
+		   "  cfl train data.csv.gz --target price --model gbdt\n"
+		   "  zcat data.csv.gz | cfl train - --model linear -o data.cfl\n"
 		   "  cfl train datasets/wine.csv --model forest --importance=5\n",
 		   IMPORTANCE_REPEATS, cli_data_help);
 }
 
 static void model_help(FILE *f, const struct cfl_model_ops *ops)
 {
-	fprintf(f, "\n%s: %s\nParameters (--set KEY=VALUE):\n", ops->name,
-		ops->summary);
+	fprintf(f, "\n%s: ", ops->name);
+	cli_fputs_wrapped(f, ops->summary, strlen(ops->name) + 2, 2, 80);
+	fprintf(f, "Parameters (--set KEY=VALUE):\n");
 	for (size_t i = 0; i < ops->n_params; i++) {
 		const struct cfl_param_spec *sp = &ops->params[i];
 		char range[96];
@@ -99,12 +107,24 @@ static void model_help(FILE *f, const struct cfl_model_ops *ops)
 					range[len] = *p++, range[len + 1] = 0;
 			}
 		}
-		fprintf(f, "  %-14s %s [%s] (%s)\n", sp->name, sp->help,
-			sp->def ? sp->def : "", range);
+		{
+			/* the name, then its text wrapped at 80 columns (a
+			 * long name has a line of its own) */
+			char text[1024];
+
+			snprintf(text, sizeof(text), "%s [%s] (%s)", sp->help,
+				 sp->def ? sp->def : "", range);
+			if (strlen(sp->name) > 14)
+				fprintf(f, "  %s\n%17s", sp->name, "");
+			else
+				fprintf(f, "  %-14s ", sp->name);
+			cli_fputs_wrapped(f, text, 17, 17, 80);
+		}
 	}
 }
 
-/* "dir/iris.csv" -> "iris.cfl" (in the current folder). */
+/* "dir/iris.csv" or "iris.csv.gz" -> "iris.cfl" (in the current folder);
+ * "-" (standard input) -> "stdin.cfl". */
 static char *default_output(const char *data)
 {
 	const char *base = strrchr(data, '/');
@@ -112,9 +132,14 @@ static char *default_output(const char *data)
 	size_t n;
 	char *out;
 
+	if (!strcmp(data, "-"))
+		data = "stdin";
 	base = base ? base + 1 : data;
-	dot = strrchr(base, '.');
-	n = dot && dot != base ? (size_t)(dot - base) : strlen(base);
+	n = strlen(base);
+	if (n > 3 && !strcmp(base + n - 3, ".gz"))
+		n -= 3;
+	dot = memrchr(base, '.', n);
+	n = dot && dot != base ? (size_t)(dot - base) : n;
 	out = malloc(n + 5);
 	if (out) {
 		memcpy(out, base, n);
@@ -345,6 +370,7 @@ int cmd_train(int argc, char **argv)
 		free(out_path);
 		return cli_fail(&err);
 	}
+	cli_data_target("train", &d);
 	cli_data_warn(&d, &o);
 	if (metrics)
 		n_ids = cfl_metric_parse_list(metrics, d.train.n_classes, ids,
@@ -359,9 +385,15 @@ int cmd_train(int argc, char **argv)
 	m = cfl_model_new(ops, &params, o.seed, &err);
 	if (!m)
 		goto fail;
-	fprintf(stderr, "cfl train: %s on '%s': %zu train rows, %zu valid (%s), %zu test, %zu features, seed %llu\n",
-		ops->name, o.path, d.train.n, d.valid.n, valid_why, d.test.n, d.enc.d,
-		(unsigned long long)o.seed);
+	{
+		char line[512];
+
+		/* wrapped on a terminal: the target line came first */
+		snprintf(line, sizeof(line), "cfl train: %s: %zu train rows, %zu valid (%s), %zu test, %zu features, seed %llu",
+			 ops->name, d.train.n, d.valid.n, valid_why, d.test.n,
+			 d.enc.d, (unsigned long long)o.seed);
+		cli_wrap_stderr(line);
+	}
 	t0 = cfl_now();
 	if (cfl_model_fit(m, &d.train, &d.valid, &err))
 		goto fail;

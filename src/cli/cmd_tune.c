@@ -303,8 +303,10 @@ static void on_study_event(const struct cfl_study_event *ev, void *ctx)
 		return;
 	if (ev->kind == CFL_STUDY_OPENED)
 		((struct show *)ctx)->resumed = ev->resumed;
-	if (ev->kind == CFL_STUDY_LOADED)
+	if (ev->kind == CFL_STUDY_LOADED) {
+		cli_data_target("tune", ev->data);
 		cli_data_warn(ev->data, &pl->sp.data);
+	}
 	if (pl->pool.quiet)
 		return;
 	switch (ev->kind) {
@@ -328,15 +330,19 @@ static void on_study_event(const struct cfl_study_event *ev, void *ctx)
 
 		cfl_buf_init(&b);
 		cfl_params_format(ev->params, &b);
-		snprintf(p, sizeof(p), "%s", b.data ? b.data : "");
+		cli_params_spaced(b.data ? b.data : "", p, sizeof(p));
 		cfl_buf_release(&b);
 		if (isnan(ev->score))
 			fprintf(stderr, "[%zu/%ld] %s failed: %s\n", ev->cand + 1,
 				pl->sp.tune.num_search, ev->hex, p);
-		else
-			fprintf(stderr, "[%zu/%ld] %s score %.6f (best %.6f): %s\n",
-				ev->cand + 1, pl->sp.tune.num_search, ev->hex, ev->score,
-				ev->best, p);
+		else {
+			char line[300];	/* wrapped at a terminal's width */
+
+			snprintf(line, sizeof(line), "[%zu/%ld] %s score %.6f (best %.6f): %s",
+				 ev->cand + 1, pl->sp.tune.num_search, ev->hex, ev->score,
+				 ev->best, p);
+			cli_wrap_stderr(line);
+		}
 		break;
 	}
 	case CFL_STUDY_TIMEOUT:

@@ -1,11 +1,14 @@
 /*
  * CSV reading: RFC 4180 quoting, CRLF or LF, a UTF-8 BOM, the delimiter
- * detected from the header line, missing-value spellings.
+ * detected from the header line, missing-value spellings; gzip inflated
+ * (zlib), "-" for standard input, other binary formats named in the error,
+ * text that is not UTF-8 transcoded from Windows-1252 or refused.
  *
  * Speed: the file is parsed in place in one buffer (unquoting only ever
  * shrinks a cell, delimiters become NULs), cells are pointers into it and
  * every cell's number is parsed once here, so typing and encoding never call
- * strtod again.  No per-cell allocation.  Depends on core only.
+ * strtod again.  No per-cell allocation.  Depends on core and zlib (the
+ * only file of cfl that includes zlib.h).
  */
 #include "internal.h"
 
@@ -19,6 +22,7 @@
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include <zlib.h>
 
 /* ---- csv: numbers and missing values ---- */
 
@@ -161,7 +165,237 @@ struct source {
 	size_t pos;		/* offset in the source of buf[0] */
 	size_t size;		/* the source's size when known, else 0 */
 	int eof;
+	int check_utf8;		/* windows are checked to be UTF-8 */
+	size_t bad_utf8;	/* offset of the first byte that is not
+				 * UTF-8 (the parse failed there), else
+				 * SIZE_MAX */
 };
+
+/* ---- csv: what the bytes are ---- */
+
+/* Offset of the first byte of p[0..n) that neither starts nor continues a
+ * well-formed UTF-8 sequence (overlong forms and surrogates are not), or
+ * n.  A sequence cut by the end counts as well formed unless at_end (the
+ * window's next fill reads it again whole).  *n_multi (when not NULL) gets
+ * the count of multibyte sequences before that offset. */
+static size_t utf8_check(const unsigned char *p, size_t n, int at_end,
+			 size_t *n_multi)
+{
+	size_t i = 0, multi = 0;
+
+	while (i < n) {
+		unsigned c = p[i], lo = 0x80, hi = 0xBF;
+		size_t k, j;
+		uint64_t w;
+
+		/* ASCII eight bytes at a time: most files are all ASCII */
+		if (i + 8 <= n && (memcpy(&w, p + i, 8), !(w & 0x8080808080808080ULL))) {
+			i += 8;
+			continue;
+		}
+		if (c < 0x80) {
+			i++;
+			continue;
+		}
+		if (c >= 0xC2 && c <= 0xDF) {
+			k = 1;
+		} else if (c >= 0xE0 && c <= 0xEF) {
+			k = 2;
+			lo = c == 0xE0 ? 0xA0 : 0x80;
+			hi = c == 0xED ? 0x9F : 0xBF;
+		} else if (c >= 0xF0 && c <= 0xF4) {
+			k = 3;
+			lo = c == 0xF0 ? 0x90 : 0x80;
+			hi = c == 0xF4 ? 0x8F : 0xBF;
+		} else {
+			break;
+		}
+		for (j = 1; j <= k; j++) {
+			unsigned b;
+
+			if (i + j >= n) {
+				if (!at_end)
+					i = n;	/* cut by the window's end */
+				goto out;
+			}
+			b = p[i + j];
+			if (b < (j == 1 ? lo : 0x80) || b > (j == 1 ? hi : 0xBF))
+				goto out;
+		}
+		multi++;
+		i += k + 1;
+	}
+out:
+	if (n_multi)
+		*n_multi = multi;
+	return i;
+}
+
+/* Windows-1252's bytes 0x80-0x9F (Latin-1 has C1 controls there; the five
+ * Windows leaves undefined keep them).  0xA0-0xFF are Latin-1's, U+00A0-FF. */
+static const unsigned short cp1252_80[32] = {
+	0x20AC, 0x0081, 0x201A, 0x0192, 0x201E, 0x2026, 0x2020, 0x2021,
+	0x02C6, 0x2030, 0x0160, 0x2039, 0x0152, 0x008D, 0x017D, 0x008F,
+	0x0090, 0x2018, 0x2019, 0x201C, 0x201D, 0x2022, 0x2013, 0x2014,
+	0x02DC, 0x2122, 0x0161, 0x203A, 0x0153, 0x009D, 0x017E, 0x0178,
+};
+
+/* p[0..n) from Windows-1252 into a new NUL-terminated UTF-8 buffer. */
+static char *from_cp1252(const unsigned char *p, size_t n, size_t *out_len,
+			 struct cfl_err *err)
+{
+	char *out = cfl_malloc(3 * n + 1, err), *w = out;
+
+	if (!out)
+		return NULL;
+	for (size_t i = 0; i < n; i++) {
+		unsigned c = p[i];
+
+		if (c >= 0x80 && c < 0xA0)
+			c = cp1252_80[c - 0x80];
+		if (c < 0x80) {
+			*w++ = (char)c;
+		} else if (c < 0x800) {
+			*w++ = (char)(0xC0 | c >> 6);
+			*w++ = (char)(0x80 | (c & 0x3F));
+		} else {
+			*w++ = (char)(0xE0 | c >> 12);
+			*w++ = (char)(0x80 | ((c >> 6) & 0x3F));
+			*w++ = (char)(0x80 | (c & 0x3F));
+		}
+	}
+	*w = '\0';
+	*out_len = (size_t)(w - out);
+	return out;
+}
+
+enum { BYTES_TEXT, BYTES_GZIP };
+
+/* What the first bytes of a file say it is: BYTES_GZIP, BYTES_TEXT (CSV,
+ * as far as one can tell), or -1 with err naming the format (zip, Parquet,
+ * JSON, ...) and what to do. */
+static int sniff(const char *name, const unsigned char *p, size_t n,
+		 struct cfl_err *err)
+{
+	static const struct {
+		const char *magic;
+		size_t len;
+		const char *what, *todo;
+	} kinds[] = {
+		{ "PK\3\4", 4, "a zip archive (an .xlsx workbook is one)",
+		  "unzip it, or save the sheet as CSV" },
+		{ "PAR1", 4, "a Parquet file",
+		  "convert it to CSV, e.g. in Python: pandas.read_parquet(F).to_csv(OUT, index=False)" },
+		{ "ARROW1", 6, "an Arrow (Feather) file",
+		  "convert it to CSV, e.g. in Python: pandas.read_feather(F).to_csv(OUT, index=False)" },
+		{ "BZh", 3, "bzip2 data",
+		  "decompress it, or pipe it: bzip2 -dc FILE | cfl ... -" },
+		{ "\xfd" "7zXZ", 5, "xz data",
+		  "decompress it, or pipe it: xz -dc FILE | cfl ... -" },
+		{ "\x28\xb5\x2f\xfd", 4, "zstd data",
+		  "decompress it, or pipe it: zstd -dc FILE | cfl ... -" },
+		{ "\xd0\xcf\x11\xe0", 4, "an Excel 97-2003 workbook (.xls)",
+		  "save the sheet as CSV" },
+		{ "SQLite format 3", 15, "an SQLite database",
+		  "export a table as CSV: sqlite3 -header -csv FILE 'SELECT * FROM t'" },
+		{ "%PDF-", 5, "a PDF document", "cfl reads CSV text" },
+		{ "\xff\xfe", 2, "UTF-16 text",
+		  "convert it to UTF-8: iconv -f UTF-16 -t UTF-8 FILE > OUT.csv" },
+		{ "\xfe\xff", 2, "UTF-16 text",
+		  "convert it to UTF-8: iconv -f UTF-16 -t UTF-8 FILE > OUT.csv" },
+	};
+	size_t i = 0;
+
+	if (n >= 2 && p[0] == 0x1f && p[1] == 0x8b)
+		return BYTES_GZIP;
+	if (n >= 262 && !memcmp(p + 257, "ustar", 5))
+		return cfl_err_set(err, "%s: not a CSV file: it looks like a tar archive; extract the CSV from it (tar xf FILE)",
+				   name);
+	for (size_t k = 0; k < sizeof(kinds) / sizeof(kinds[0]); k++)
+		if (n >= kinds[k].len && !memcmp(p, kinds[k].magic, kinds[k].len))
+			return cfl_err_set(err, "%s: not a CSV file: it looks like %s; %s",
+					   name, kinds[k].what, kinds[k].todo);
+	/* JSON: an object, or an array of objects or arrays */
+	if (n >= 3 && p[0] == 0xEF && p[1] == 0xBB && p[2] == 0xBF)
+		i = 3;
+	while (i < n && (p[i] == ' ' || p[i] == '\t' || p[i] == '\r' || p[i] == '\n'))
+		i++;
+	if (i < n && p[i] == '[') {
+		size_t j = i + 1;
+
+		while (j < n && (p[j] == ' ' || p[j] == '\t' || p[j] == '\r' || p[j] == '\n'))
+			j++;
+		if (j < n && (p[j] == '{' || p[j] == '['))
+			i = j;
+	}
+	if (i < n && p[i] == '{')
+		return cfl_err_set(err, "%s: not a CSV file: it looks like JSON; convert it to CSV, e.g. in Python: pandas.read_json(F).to_csv(OUT, index=False)",
+				   name);
+	return BYTES_TEXT;
+}
+
+/* Inflates gzip (or zlib) data, members one after another as gunzip
+ * does, into a new NUL-terminated buffer. */
+static char *inflate_all(const char *name, const unsigned char *in, size_t len,
+			 size_t *out_len, struct cfl_err *err)
+{
+	z_stream z;
+	size_t cap = len < ((size_t)1 << 40) ? 4 * len + 4096 : len, n = 0;
+	char *out = cfl_malloc(cap + 1, err);
+	int zrc = Z_OK;
+
+	if (!out)
+		return NULL;
+	memset(&z, 0, sizeof(z));
+	if (inflateInit2(&z, 15 + 32) != Z_OK) {	/* +32: gzip or zlib header */
+		free(out);
+		return cfl_err_set(err, "%s: cannot start zlib", name), NULL;
+	}
+	for (;;) {
+		size_t left = len - (size_t)(z.next_in ? z.next_in - in : 0);
+
+		if (!z.next_in)
+			z.next_in = (unsigned char *)in;
+		if (!z.avail_in)
+			z.avail_in = (uInt)(left < (1u << 30) ? left : (1u << 30));
+		if (n == cap) {
+			char *b = cfl_realloc(out, 2 * cap + 1, err);
+
+			if (!b)
+				goto fail;
+			out = b;
+			cap *= 2;
+		}
+		z.next_out = (unsigned char *)out + n;
+		z.avail_out = (uInt)(cap - n < (1u << 30) ? cap - n : (1u << 30));
+		zrc = inflate(&z, Z_NO_FLUSH);
+		n = (size_t)((char *)z.next_out - out);
+		left = len - (size_t)(z.next_in - in);
+		if (zrc == Z_STREAM_END) {
+			/* another member after this one (cat a.gz b.gz) */
+			if (left && inflateReset(&z) == Z_OK)
+				continue;
+			break;
+		}
+		if (zrc == Z_BUF_ERROR && !left && !z.avail_in) {
+			cfl_err_set(err, "%s: gzip data cut short (after %zu bytes)", name, n);
+			goto fail;
+		}
+		if (zrc != Z_OK && zrc != Z_BUF_ERROR) {
+			cfl_err_set(err, "%s: corrupt gzip data (%s)", name,
+				    z.msg ? z.msg : "inflate failed");
+			goto fail;
+		}
+	}
+	inflateEnd(&z);
+	out[n] = '\0';
+	*out_len = n;
+	return out;
+fail:
+	inflateEnd(&z);
+	free(out);
+	return NULL;
+}
 
 /* Moves the window to start at buf[keep] (a row that went past its end)
  * and fills it, twice as big when that row took half of it.  The bytes
@@ -208,7 +442,17 @@ static int source_fill(struct source *s, size_t keep, struct cfl_err *err)
 	s->end = n;
 	s->buf[n] = '\0';
 	if (memchr(s->buf, '\0', n))
-		return cfl_err_set(err, "%s: binary file (NUL byte)", s->name);
+		return cfl_err_set(err, "%s: binary file (a NUL byte at byte offset %zu), not CSV text",
+				   s->name, s->pos + (size_t)((char *)memchr(s->buf, '\0', n) - s->buf));
+	if (s->check_utf8) {
+		size_t bad = utf8_check((unsigned char *)s->buf, n, s->eof, NULL);
+
+		if (bad < n) {
+			/* parse_named reads it all again and decides */
+			s->bad_utf8 = s->pos + bad;
+			return cfl_err_set(err, "%s: not UTF-8", s->name);
+		}
+	}
 	return 0;
 }
 
@@ -684,10 +928,10 @@ static int fix_header(struct cfl_csv *csv, struct cfl_err *err)
 }
 
 /* Parses src into csv: one pass, and a second one when a column's text
- * came after some of its numbers.  Columns named in keep[0..n_keep) keep
+ * came after some of its numbers.  Columns keep chooses (NULL: none) keep
  * their text from the first row on. */
 static int parse_source(struct cfl_csv *csv, struct source *src,
-			const char *const *keep, size_t n_keep,
+			const struct csv_keep *keep,
 			struct cfl_err *err)
 {
 	struct parse_state st;
@@ -702,10 +946,12 @@ static int parse_source(struct cfl_csv *csv, struct source *src,
 	csv->n_rows = st.n_rows;
 	for (size_t j = 0; j < st.n_cols; j++)
 		any_late |= st.late[j] != 0;
-	for (size_t k = 0; k < n_keep; k++) {
-		long j = cfl_csv_column(csv, keep[k]);
+	for (size_t j = 0; keep && j < st.n_cols; j++) {
+		int want = keep->want && keep->want(keep->ctx, csv->header[j]);
 
-		if (j >= 0 && !csv->text[j]) {
+		for (size_t k = 0; k < keep->n_names && !want; k++)
+			want = !strcmp(csv->header[j], keep->names[k]);
+		if (want && !csv->text[j]) {
 			/* every cell holds a number or nothing: all late */
 			csv->text[j] = cfl_calloc(st.cap_rows, sizeof(char *), err);
 			if (!csv->text[j])
@@ -736,34 +982,179 @@ out:
 	return rc;
 }
 
+/* Reads the whole of fd (from its start when it seeks) into a new
+ * NUL-terminated buffer. */
+static char *read_fd(int fd, const char *name, size_t *len, struct cfl_err *err)
+{
+	size_t n = 0, cap = 1u << 16;
+	struct stat st;
+	char *buf;
+
+	if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode)) {
+		cap = (size_t)st.st_size + 1;
+		if (lseek(fd, 0, SEEK_SET) < 0)
+			return cfl_err_set(err, "cannot read '%s': %s", name,
+					   strerror(errno)), NULL;
+	}
+	if (!(buf = cfl_malloc(cap + 1, err)))
+		return NULL;
+	for (;;) {
+		ssize_t got;
+
+		if (n == cap) {
+			char *b = cfl_realloc(buf, 2 * cap + 1, err);
+
+			if (!b) {
+				free(buf);
+				return NULL;
+			}
+			buf = b;
+			cap *= 2;
+		}
+		got = read(fd, buf + n, cap - n);
+		if (got < 0 && errno == EINTR)
+			continue;
+		if (got < 0) {
+			cfl_err_set(err, "cannot read '%s': %s", name, strerror(errno));
+			free(buf);
+			return NULL;
+		}
+		if (got == 0)
+			break;
+		n += (size_t)got;
+	}
+	buf[n] = '\0';
+	*len = n;
+	return buf;
+}
+
+/* After a parse stopped at a byte that is not UTF-8: the whole text is
+ * transcoded from Windows-1252 when none of it is UTF-8 beyond ASCII (a
+ * file written by Excel or an older system: one encoding throughout), and
+ * parsed again; a text with UTF-8 and other bytes both is refused, naming
+ * the first bad byte (transcoding it would garble the UTF-8 part). */
+static int parse_recoded(struct cfl_csv *csv, struct source *src,
+			 const struct csv_keep *keep,
+			 struct cfl_err *err)
+{
+	struct source again = { .fd = -1, .name = src->name, .bad_utf8 = SIZE_MAX };
+	char *raw = NULL, *text, *name = csv->name;
+	const unsigned char *bytes = (const unsigned char *)src->mem;
+	size_t len = src->mem_len, bad, n_multi, line = 1, text_len;
+	int rc;
+
+	csv->name = NULL;	/* what the failed parse left, gone */
+	cfl_csv_release(csv);
+	csv->name = name;
+	if (src->fd >= 0) {
+		if (!(raw = read_fd(src->fd, src->name, &len, err)))
+			return -1;
+		bytes = (const unsigned char *)raw;
+	}
+	src->pos = 0;
+	src->end = len;	/* what was read, for cfl_csv_read_keep's count */
+	/* the first bad byte, and the UTF-8 sequences in the whole text */
+	bad = utf8_check(bytes, len, 1, &n_multi);
+	for (size_t at = bad + 1, m; at < len; at += m + 1) {
+		size_t k;
+
+		m = utf8_check(bytes + at, len - at, 1, &k);
+		n_multi += k;
+	}
+	for (size_t i = 0; i < bad && i < len; i++)
+		line += bytes[i] == '\n';
+	if (n_multi || bad >= len) {
+		if (bad >= len)
+			rc = cfl_err_set(err, "'%s' changed while it was read", src->name);
+		else
+			rc = cfl_err_set(err, "%s:%zu: byte 0x%02X at byte offset %zu is not UTF-8, and the text has UTF-8 elsewhere: the file mixes encodings; convert the part that is not (iconv -f LATIN1 -t UTF-8)",
+					 src->name, line, bytes[bad], bad);
+		free(raw);
+		return rc;
+	}
+	text = from_cp1252(bytes, len, &text_len, err);
+	free(raw);
+	if (!text)
+		return -1;
+	again.mem = text;
+	again.mem_len = again.size = text_len;
+	rc = parse_source(csv, &again, keep, err);
+	free(again.buf);
+	free(text);
+	if (!rc) {
+		csv->recoded = "Windows-1252";
+		csv->recoded_line = line;
+	}
+	return rc;
+}
+
 static int parse_named(struct cfl_csv *csv, const char *name,
-		       struct source *src, const char *const *keep,
-		       size_t n_keep, struct cfl_err *err)
+		       struct source *src, const struct csv_keep *keep, struct cfl_err *err)
 {
 	int rc;
 
 	memset(csv, 0, sizeof(*csv));
 	src->name = name ? name : "<csv>";
+	src->check_utf8 = 1;
+	src->bad_utf8 = SIZE_MAX;
 	csv->name = cfl_strdup(src->name, err);
-	rc = csv->name ? parse_source(csv, src, keep, n_keep, err) : -1;
+	rc = csv->name ? parse_source(csv, src, keep, err) : -1;
 	free(src->buf);
+	src->buf = NULL;
+	if (rc && src->bad_utf8 != SIZE_MAX)
+		rc = parse_recoded(csv, src, keep, err);
 	if (rc)
 		cfl_csv_release(csv);
+	return rc;
+}
+
+/* Parses bytes in memory: gzip inflated first, other binary refused. */
+static int parse_bytes(struct cfl_csv *csv, const char *name, const char *text,
+		       size_t len, const struct csv_keep *keep,
+		       struct cfl_err *err)
+{
+	struct source src = { .fd = -1, .mem = text, .mem_len = len, .size = len };
+	const char *shown = name ? name : "<csv>";
+	int kind = sniff(shown, (const unsigned char *)text, len, err);
+	char *plain;
+	size_t plain_len;
+	int rc = -1;
+
+	memset(csv, 0, sizeof(*csv));
+	if (kind < 0)
+		return -1;
+	if (kind == BYTES_TEXT)
+		return parse_named(csv, name, &src, keep, err);
+	plain = inflate_all(shown, (const unsigned char *)text, len, &plain_len, err);
+	if (!plain)
+		return -1;
+	/* what was inside may not be CSV either (a .tar.gz, a .gz.gz) */
+	kind = sniff(shown, (unsigned char *)plain, plain_len, err);
+	if (kind == BYTES_GZIP)
+		cfl_err_set(err, "%s: gzip data inside gzip data; decompress it once: gzip -dc FILE > OUT.csv.gz",
+			    shown);
+	if (kind == BYTES_TEXT) {
+		src.mem = plain;
+		src.mem_len = src.size = plain_len;
+		rc = parse_named(csv, name, &src, keep, err);
+	}
+	if (!rc)
+		csv->gzip = 1;
+	free(plain);
 	return rc;
 }
 
 int cfl_csv_parse(struct cfl_csv *csv, const char *name, const char *text,
 		  size_t len, struct cfl_err *err)
 {
-	struct source src = { .fd = -1, .mem = text, .mem_len = len, .size = len };
-
-	return parse_named(csv, name, &src, NULL, 0, err);
+	return parse_bytes(csv, name, text, len, NULL, err);
 }
 
-/* Reads a whole file with one read of its size (no growing buffer). */
+/* Reads a whole file with one read of its size (no growing buffer); "-"
+ * is standard input. */
 char *cfl_csv_slurp(const char *path, size_t *len /* OUT */, struct cfl_err *err)
 {
-	FILE *f = fopen(path, "rb");
+	FILE *f = strcmp(path, "-") ? fopen(path, "rb") : stdin;
 	struct stat st;
 	char *buf;
 	size_t n = 0, cap;
@@ -808,7 +1199,8 @@ char *cfl_csv_slurp(const char *path, size_t *len /* OUT */, struct cfl_err *err
 		free(buf);
 		buf = NULL;
 	}
-	fclose(f);
+	if (f != stdin)
+		fclose(f);
 	if (buf) {
 		buf[n] = '\0';
 		*len = n;
@@ -821,13 +1213,30 @@ int cfl_csv_read_keep(struct cfl_csv *csv, const char *path,
 		      size_t *n_bytes /* OUT, may be NULL */,
 		      struct cfl_err *err)
 {
+	struct csv_keep ks = { keep, n_keep, NULL, NULL };
+
+	return cfl_csv_read_chosen(csv, path, &ks, n_bytes, err);
+}
+
+int cfl_csv_read_chosen(struct cfl_csv *csv, const char *path,
+			const struct csv_keep *ks,
+			size_t *n_bytes /* OUT, may be NULL */,
+			struct cfl_err *err)
+{
 	struct source src = { .fd = -1 };
 	struct stat st;
+	unsigned char head[512];
 	char *buf = NULL;
 	size_t len = 0;
-	int rc;
+	ssize_t got;
+	int rc, kind;
 
 	memset(csv, 0, sizeof(*csv));
+	if (!strcmp(path, "-")) {
+		if (!(buf = cfl_csv_slurp(path, &len, err)))
+			return -1;
+		goto in_memory;
+	}
 	src.fd = open(path, O_RDONLY);
 	if (src.fd < 0)
 		return cfl_err_set(err, "cannot open '%s': %s", path, strerror(errno));
@@ -840,17 +1249,33 @@ int cfl_csv_read_keep(struct cfl_csv *csv, const char *path,
 		close(src.fd);
 		if (!(buf = cfl_csv_slurp(path, &len, err)))
 			return -1;
-		src.fd = -1;
-		src.mem = buf;
-		src.mem_len = src.size = len;
+		goto in_memory;
 	}
-	if (src.fd >= 0)
-		src.size = (size_t)st.st_size;
-	rc = parse_named(csv, path, &src, keep, n_keep, err);
+	/* a compressed file is inflated whole; another binary one refused */
+	while ((got = pread(src.fd, head, sizeof(head), 0)) < 0 && errno == EINTR)
+		;
+	kind = got < 0 ? BYTES_TEXT : sniff(path, head, (size_t)got, err);
+	if (kind < 0) {
+		close(src.fd);
+		return -1;
+	}
+	if (kind == BYTES_GZIP) {
+		buf = read_fd(src.fd, path, &len, err);
+		close(src.fd);
+		if (!buf)
+			return -1;
+		goto in_memory;
+	}
+	src.size = (size_t)st.st_size;
+	rc = parse_named(csv, path, &src, ks, err);
 	if (n_bytes)
 		*n_bytes = src.pos + src.end;
-	if (src.fd >= 0)
-		close(src.fd);
+	close(src.fd);
+	return rc;
+in_memory:
+	rc = parse_bytes(csv, path, buf, len, ks, err);
+	if (n_bytes)
+		*n_bytes = len;
 	free(buf);
 	return rc;
 }
@@ -907,4 +1332,28 @@ long cfl_csv_column(const struct cfl_csv *csv, const char *name)
 		if (strcmp(csv->header[j], name) == 0)
 			return (long)j;
 	return -1;
+}
+
+/* ---- csv: column names for messages ---- */
+
+const char *cfl_csv_closest_column(const struct cfl_csv *csv, const char *name)
+{
+	return cfl_closest(name, (const char *const *)csv->header, csv->n_cols);
+}
+
+void cfl_csv_list_columns(const struct cfl_csv *csv, size_t max, char *buf,
+			  size_t cap)
+{
+	size_t len = strlen(buf);
+
+	for (size_t j = 0; j < csv->n_cols && len + 1 < cap; j++) {
+		if (j == max) {
+			snprintf(buf + len, cap - len, " and %zu more",
+				 csv->n_cols - max);
+			return;
+		}
+		snprintf(buf + len, cap - len, "%s'%s'", j ? ", " : "",
+			 csv->header[j]);
+		len += strlen(buf + len);
+	}
 }

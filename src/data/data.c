@@ -16,6 +16,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -57,13 +58,15 @@ static size_t drop_missing_target(struct cfl_csv *csv, long t)
 /* Encodes a separate file with the encoder (target required; rows
  * without one are dropped and counted in *n_dropped). */
 static int load_part(struct cfl_xy *out, const struct cfl_encoder *enc,
-		     const char *path, size_t *n_dropped, struct cfl_err *err)
+		     const char *path, size_t *n_dropped, size_t *recoded_line,
+		     struct cfl_err *err)
 {
 	struct cfl_csv csv;
 	int rc;
 
 	if (cfl_encoder_read_csv(enc, path, &csv, err))
 		return -1;
+	*recoded_line = csv.recoded ? csv.recoded_line : 0;
 	*n_dropped = drop_missing_target(&csv, cfl_csv_column(&csv, enc->target_name));
 	if (*n_dropped && !csv.n_rows) {
 		cfl_err_set(err, "%s: every row's target '%s' is missing", path,
@@ -145,6 +148,24 @@ out:
 	return NULL;
 }
 
+int cfl_data_file_sha256(const char *path, char hex[65], struct cfl_err *err)
+{
+	unsigned char sum[32];
+	struct hash_job job = { NULL, path, 0, sum, 0, { "" } };
+	struct stat st;
+
+	if (!strcmp(path, "-"))
+		return cfl_err_set(err, "standard input was read already");
+	if (stat(path, &st))
+		return cfl_err_set(err, "cannot open '%s': %s", path, strerror(errno));
+	job.len = (size_t)st.st_size;
+	rehash_thread(&job);
+	if (job.rc)
+		return cfl_err_set(err, "%s", job.err.msg);
+	cfl_sha256_hex(sum, hex);
+	return 0;
+}
+
 /* Parses path while another thread hashes it.  A regular file is read
  * twice, a window at a time each (from the page cache the second time):
  * neither the parse nor the hash holds a copy of the file.  Anything else
@@ -159,7 +180,7 @@ static int parse_and_hash(struct cfl_data *d, const char *path,
 	char *buf;
 	int rc, threaded;
 
-	if (stat(path, &st) == 0 && S_ISREG(st.st_mode)) {
+	if (strcmp(path, "-") && stat(path, &st) == 0 && S_ISREG(st.st_mode)) {
 		job.len = (size_t)st.st_size;
 		threaded = pthread_create(&th, NULL, rehash_thread, &job) == 0;
 		rc = cfl_csv_read_keep(&d->csv, path, NULL, 0, &n_read, err);
@@ -209,6 +230,7 @@ int cfl_data_load(struct cfl_data *d, const struct cfl_data_opts *o,
 	if (parse_and_hash(d, o->path, err))
 		goto fail;
 	cfl_sha256_hex(d->sha256, d->sha256_hex);
+	d->recoded_line[0] = d->csv.recoded ? d->csv.recoded_line : 0;
 	{
 		long t = o->schema.target ? cfl_csv_column(&d->csv, o->schema.target)
 					  : (long)d->csv.n_cols - 1;
@@ -238,11 +260,12 @@ int cfl_data_load(struct cfl_data *d, const struct cfl_data_opts *o,
 	    encode_part(d, split.valid, split.n_valid, &d->valid, err) ||
 	    encode_part(d, split.test, split.n_test, &d->test, err))
 		goto fail;
+	memcpy(d->enc.data_sha256, d->sha256_hex, sizeof(d->enc.data_sha256));
 	if (o->test_path && load_part(&d->test, &d->enc, o->test_path,
-				      &d->n_no_target[1], err))
+				      &d->n_no_target[1], &d->recoded_line[1], err))
 		goto fail;
 	if (o->valid_path && load_part(&d->valid, &d->enc, o->valid_path,
-				       &d->n_no_target[2], err))
+				       &d->n_no_target[2], &d->recoded_line[2], err))
 		goto fail;
 	free(y);
 	cfl_split_release(&split);
@@ -462,4 +485,45 @@ int cfl_data_unpack_parts(struct cfl_data *d, const void *blob, size_t len,
 				   "columns or classes");
 	}
 	return 0;
+}
+
+/* ---- data: what is learned, in words ---- */
+
+char *cfl_data_describe_target(const struct cfl_data *d, char *buf, size_t cap)
+{
+	const struct cfl_schema *s = &d->schema;
+	const struct cfl_column *c = s->cols ? &s->cols[s->target] : NULL;
+	size_t n = d->train.n + d->valid.n + d->test.n, len;
+	char hint[160] = "";
+
+	if (!c) {
+		snprintf(buf, cap, "no target");
+		return buf;
+	}
+	/* an integer target typed by its count of values: say how, and the
+	 * way to the other task when the choice is a close one */
+	if (!s->task_given && c->is_int && !c->n_text) {
+		if (s->task == CFL_TASK_CLF && s->n_classes > 2 &&
+		    (s->n_classes > 10 || n / s->n_classes < 20))
+			snprintf(hint, sizeof(hint), " (integers, %zu values, %zu rows a class: --task reg to regress)",
+				 s->n_classes, n / s->n_classes);
+		else if (s->task == CFL_TASK_REG && c->n_distinct <= 100)
+			snprintf(hint, sizeof(hint), " (integers, %zu values, more than %d: --task clf to classify)",
+				 c->n_distinct, CLF_MAX_INT_CLASSES);
+	}
+	if (s->task == CFL_TASK_CLF)
+		snprintf(buf, cap, "target '%s' (%s): classification, %zu classes%s; ",
+			 c->name, s->target_given ? "--target" : "last column",
+			 s->n_classes, hint);
+	else
+		snprintf(buf, cap, "target '%s' (%s): regression%s; ", c->name,
+			 s->target_given ? "--target" : "last column", hint);
+	len = strlen(buf);
+	if (d->valid.n)
+		snprintf(buf + len, cap - len, "%zu rows: %zu train, %zu valid, %zu test",
+			 n, d->train.n, d->valid.n, d->test.n);
+	else
+		snprintf(buf + len, cap - len, "%zu rows: %zu train, %zu test", n,
+			 d->train.n, d->test.n);
+	return buf;
 }

@@ -373,9 +373,16 @@ int cfl_encoder_apply_rows(const struct cfl_encoder *enc,
 		long j = cfl_csv_column(csv, enc->in[k].name);
 
 		if (j < 0) {
+			const char *near = cfl_csv_closest_column(csv, enc->in[k].name);
+			char list[512] = "";
+
 			free(col);
-			return cfl_err_set(err, "%s: no column '%s' (the training data had it)",
-					   csv->name, enc->in[k].name);
+			cfl_csv_list_columns(csv, 12, list, sizeof(list));
+			if (near)
+				return cfl_err_set(err, "%s: no column '%s' (the training data had it); did you mean '%s'? (columns: %s)",
+						   csv->name, enc->in[k].name, near, list);
+			return cfl_err_set(err, "%s: no column '%s' (the training data had it); its columns are %s",
+					   csv->name, enc->in[k].name, list);
 		}
 		col[k] = (size_t)j;
 	}
@@ -652,6 +659,8 @@ int cfl_encoder_save(const struct cfl_encoder *enc, struct cfl_buf *b)
 			    cfl_buf_puts(b, "\n"))
 				return -1;
 	}
+	if (enc->data_sha256[0] && cfl_buf_printf(b, "data %s\n", enc->data_sha256))
+		return -1;
 	return cfl_buf_puts(b, "end\n");
 }
 
@@ -816,12 +825,211 @@ int cfl_encoder_load(struct cfl_encoder *enc, struct cfl_reader *r,
 				d, enc->d);
 		goto fail;
 	}
-	if (cfl_reader_expect(r, "end", err))
+	/* "data HEX" (the data file's SHA-256), when known, then "end" */
+	if (cfl_reader_word(r, tok, TOKEN_MAX, err)) {
+		cfl_reader_fail(r, err, "expected 'end', found the end of the file");
 		goto fail;
+	}
+	if (!strcmp(tok, "data")) {
+		if (cfl_reader_word(r, tok, TOKEN_MAX, err) || strlen(tok) != 64 ||
+		    strspn(tok, "0123456789abcdef") != 64) {
+			cfl_reader_fail(r, err, "expected the data file's SHA-256 (64 hex digits)");
+			goto fail;
+		}
+		memcpy(enc->data_sha256, tok, 65);
+		if (cfl_reader_word(r, tok, TOKEN_MAX, err)) {
+			cfl_reader_fail(r, err, "expected 'end', found the end of the file");
+			goto fail;
+		}
+	}
+	if (strcmp(tok, "end")) {
+		cfl_reader_fail(r, err, "expected 'end', found '%.40s'", tok);
+		goto fail;
+	}
 	free(tok);
 	return 0;
 fail:
 	free(tok);
 	cfl_encoder_release(enc);
+	return -1;
+}
+
+/* ---- encode: columns carried through (cfl predict --keep) ---- */
+
+struct keep_ctx {
+	const struct cfl_encoder *enc;
+	const struct cfl_keep *keep;
+	struct cfl_regex *re;	/* CFL_KEEP_LIST with a pattern character */
+};
+
+/* 1 when the encoder reads column name (an input or the target). */
+static int enc_uses(const struct cfl_encoder *enc, const char *name)
+{
+	if (enc->target_name && !strcmp(enc->target_name, name))
+		return 1;
+	for (size_t k = 0; k < enc->n_in; k++)
+		if (!strcmp(enc->in[k].name, name))
+			return 1;
+	return 0;
+}
+
+/* 1 when word is one of spec's comma-separated words. */
+static int spec_has(const char *spec, const char *word)
+{
+	size_t n = strlen(word);
+
+	for (const char *p = spec; p; p = strchr(p, ',') ? strchr(p, ',') + 1 : NULL)
+		if (!strncmp(p, word, n) && (p[n] == ',' || !p[n]))
+			return 1;
+	return 0;
+}
+
+/* While the file is read: the columns whose text to keep (a superset of
+ * those kept in the end, which the header and the cells decide). */
+static int keep_want(void *arg, const char *name)
+{
+	struct keep_ctx *c = arg;
+	struct cfl_err why;
+
+	switch (c->keep->mode) {
+	case CFL_KEEP_ALL:
+		return 1;
+	case CFL_KEEP_NONE:
+		return 0;
+	case CFL_KEEP_LIST:
+		return spec_has(c->keep->spec, name) ||
+		       (c->re && cfl_regex_match(c->re, name, strlen(name), &why) == 1);
+	case CFL_KEEP_IDS:
+		return !enc_uses(c->enc, name);
+	}
+	return 0;
+}
+
+/* A column of texts or integers, every present cell distinct (the rows'
+ * identifier), over two rows or more. */
+static int all_distinct(const struct cfl_csv *csv, size_t j, struct cfl_err *err)
+{
+	struct dset set;
+	size_t n = 0;
+	int ok = 1;
+
+	if (csv->n_rows < 2 || cfl_dset_init(&set, csv->n_rows, 1, err))
+		return 0;
+	for (size_t i = 0; i < csv->n_rows && ok; i++) {
+		const char *cell = csv->text[j] ? csv->text[j][i] : NULL;
+		double v = csv->num[i * csv->n_cols + j];
+
+		if (!cell)
+			continue;
+		if (!isnan(v) && v != floor(v))
+			ok = 0;	/* a measurement, not a key */
+		else
+			ok = cfl_dset_add_str(&set, cell);
+		n++;
+	}
+	cfl_dset_release(&set);
+	return ok && n == csv->n_rows;
+}
+
+int cfl_encoder_read_csv_keep(const struct cfl_encoder *enc, const char *path,
+			      const struct cfl_keep *keep,
+			      struct cfl_csv *csv /* OUT */,
+			      size_t **cols /* OUT */, size_t *n_cols /* OUT */,
+			      struct cfl_err *err)
+{
+	const char **names = cfl_calloc(enc->n_in + 2, sizeof(char *), err);
+	struct keep_ctx ctx = { enc, keep, NULL };
+	struct csv_keep ks = { NULL, 0, keep_want, &ctx };
+	size_t n_names = 0, n = 0;
+	int all_names = 1;
+
+	memset(csv, 0, sizeof(*csv));
+	*cols = NULL;
+	*n_cols = 0;
+	if (!names)
+		return -1;
+	for (size_t k = 0; k < enc->n_in; k++)
+		if (enc->in[k].kind == ENC_CAT && !enc->in[k].numeric_levels)
+			names[n_names++] = enc->in[k].name;
+	if (enc->n_classes && !enc->class_values && enc->target_name)
+		names[n_names++] = enc->target_name;
+	ks.names = names;
+	ks.n_names = n_names;
+	if (keep->mode == CFL_KEEP_LIST && strpbrk(keep->spec, "^$.*+?()[]{}|\\")) {
+		ctx.re = cfl_regex_new(keep->spec, CFL_REGEX_UTF, err);
+		if (!ctx.re) {
+			cfl_err_prefix(err, "--keep '%s'", keep->spec);
+			free(names);
+			return -1;
+		}
+	}
+	if (cfl_csv_read_chosen(csv, path, &ks, NULL, err))
+		goto fail;
+	*cols = cfl_calloc(csv->n_cols + 1, sizeof(size_t), err);
+	if (!*cols)
+		goto fail;
+	if (keep->mode == CFL_KEEP_LIST) {
+		/* names, when every word is one */
+		const char *p = keep->spec;
+
+		for (const char *q = p; q; q = strchr(q, ',') ? strchr(q, ',') + 1 : NULL) {
+			size_t len = strcspn(q, ",");
+			char word[256];
+
+			snprintf(word, sizeof(word), "%.*s", (int)(len < 255 ? len : 255), q);
+			if (cfl_csv_column(csv, word) < 0) {
+				all_names = 0;
+				if (!ctx.re) {
+					const char *near = cfl_csv_closest_column(csv, word);
+					char list[512] = "";
+
+					cfl_csv_list_columns(csv, 12, list, sizeof(list));
+					if (near)
+						cfl_err_set(err, "--keep: '%s' has no column '%s'; did you mean '%s'? (columns: %s)",
+							    path, word, near, list);
+					else
+						cfl_err_set(err, "--keep: '%s' has no column '%s'; its columns are %s",
+							    path, word, list);
+					goto fail;
+				}
+			}
+		}
+	}
+	for (size_t j = 0; j < csv->n_cols; j++) {
+		const char *name = csv->header[j];
+		int take = 0;
+
+		switch (keep->mode) {
+		case CFL_KEEP_ALL:
+			take = 1;
+			break;
+		case CFL_KEEP_NONE:
+			break;
+		case CFL_KEEP_LIST:
+			take = all_names ? spec_has(keep->spec, name)
+					 : keep_want(&ctx, name);
+			break;
+		case CFL_KEEP_IDS:
+			take = !enc_uses(enc, name) &&
+			       (cfl_id_name(name) || all_distinct(csv, j, err));
+			break;
+		}
+		if (take)
+			(*cols)[n++] = j;
+	}
+	if (keep->mode == CFL_KEEP_LIST && !n) {
+		cfl_err_set(err, "--keep '%s' matches no column of '%s'", keep->spec, path);
+		goto fail;
+	}
+	*n_cols = n;
+	cfl_regex_free(ctx.re);
+	free(names);
+	return 0;
+fail:
+	cfl_regex_free(ctx.re);
+	free(names);
+	free(*cols);
+	*cols = NULL;
+	cfl_csv_release(csv);
 	return -1;
 }

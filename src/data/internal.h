@@ -32,6 +32,26 @@ int cfl_csv_read_keep(struct cfl_csv *csv, const char *path,
 		      size_t *n_bytes /* OUT, may be NULL */,
 		      struct cfl_err *err);
 
+/* The columns whose text a read keeps as written even when every cell is
+ * a number: those named names[0..n_names), and those want(ctx, name) says
+ * yes to (when want is not NULL). */
+struct csv_keep {
+	const char *const *names;
+	size_t n_names;
+	int (*want)(void *ctx, const char *name);
+	void *ctx;
+};
+/* cfl_csv_read_keep with the columns chosen by ks (NULL: none). */
+int cfl_csv_read_chosen(struct cfl_csv *csv, const char *path,
+			const struct csv_keep *ks,
+			size_t *n_bytes /* OUT, may be NULL */,
+			struct cfl_err *err);
+/* Whether a column's name is one people give a row identifier: 2 for a
+ * name that is nothing else (id, ID, idx, index, key, uuid, guid, row,
+ * rowid, row_id, row_number, "Unnamed: 0"), 1 for one that ends like one
+ * (customer_id, customer-id, customerId, CustomerID), else 0. */
+int cfl_id_name(const char *name);
+
 /* The bytes a CSV file is read in at first [1 MiB] (tests shrink it so
  * that rows cross window ends everywhere). */
 extern size_t cfl_csv_window;

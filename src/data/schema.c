@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 /* ---- schema: per-column statistics ---- */
 
@@ -151,6 +152,64 @@ static int re_match(struct cfl_regex *re, const char *opt, const char *name,
 
 /* ---- schema: target and classes ---- */
 
+int cfl_id_name(const char *name)
+{
+	static const char *const exact[] = { "id", "idx", "index", "key", "uuid",
+					     "guid", "row", "rowid", "row_id",
+					     "row_number", "unnamed: 0" };
+	size_t n = strlen(name);
+
+	for (size_t i = 0; i < sizeof(exact) / sizeof(exact[0]); i++)
+		if (!strcasecmp(name, exact[i]))
+			return 2;
+	if (n > 3 && (name[n - 3] == '_' || name[n - 3] == '-' || name[n - 3] == ' ') &&
+	    !strcasecmp(name + n - 2, "id"))
+		return 1;
+	return n > 2 && name[n - 2] == 'I' && (name[n - 1] == 'd' || name[n - 1] == 'D') &&
+	       name[n - 3] != 'I';
+}
+
+/* 1 when column t's integer values rise (or fall) strictly row by row. */
+static int monotone(const struct cfl_csv *csv, size_t t)
+{
+	size_t m = csv->n_cols;
+	int up = 1, down = 1;
+
+	for (size_t i = 1; i < csv->n_rows && (up || down); i++) {
+		double a = csv->num[(i - 1) * m + t], b = csv->num[i * m + t];
+
+		up &= b > a;
+		down &= b < a;
+	}
+	return up || down;
+}
+
+/* The last column taken as the target by default must not be a row
+ * identifier: learning it "works" (a regression on row numbers, or as
+ * many classes as rows) and prints a meaningless score.  Named by
+ * --target, it is taken as asked. */
+static int check_id_target(const struct cfl_column *c, const struct cfl_csv *csv,
+			   size_t t, struct cfl_err *err)
+{
+	const char *why = NULL;
+
+	/* "id" whatever it holds; "species_id" only when most values differ
+	 * (few repeated codes are classes) */
+	int named = cfl_id_name(c->name);
+
+	if (named == 2 || (named && 2 * c->n_distinct > csv->n_rows))
+		why = "its name";
+	else if ((c->is_int || c->n_text) && csv->n_rows >= ID_MIN_ROWS &&
+		 c->n_distinct == csv->n_rows)
+		why = c->n_text ? "all distinct texts"
+		      : monotone(csv, t) ? "all distinct integers, in order"
+		      : "all distinct integers";
+	if (!why)
+		return 0;
+	return cfl_err_set(err, "%s: the last column '%s' looks like a row identifier (%s), not a target; say which column is the target with --target NAME (--target %s to learn it anyway)",
+			   csv->name, c->name, why, c->name);
+}
+
 static int infer_target(struct cfl_schema *s, const struct cfl_csv *csv,
 			const struct cfl_schema_opts *o, size_t first_text,
 			struct dset *nums, struct dset *strs,
@@ -169,6 +228,10 @@ static int infer_target(struct cfl_schema *s, const struct cfl_csv *csv,
 	if (check_stray_text(c, csv, t, first_text, &e2) == -1 &&
 	    o->task != CFL_TASK_CLF)
 		return cfl_err_set(err, "%s", e2.msg);
+	if (!o->target && check_id_target(c, csv, t, err))
+		return -1;
+	s->target_given = o->target != NULL;
+	s->task_given = o->task != CFL_TASK_AUTO;
 	s->task = o->task;
 	if (s->task == CFL_TASK_AUTO)
 		s->task = c->n_text || (c->is_int && c->n_distinct <= CLF_MAX_INT_CLASSES)
@@ -337,9 +400,17 @@ int cfl_schema_infer(struct cfl_schema *s, const struct cfl_csv *csv,
 				   csv->name, csv->n_cols);
 	if (o->target) {
 		t = cfl_csv_column(csv, o->target);
-		if (t < 0)
-			return cfl_err_set(err, "%s: no column named '%s' (--target)",
-					   csv->name, o->target);
+		if (t < 0) {
+			const char *near = cfl_csv_closest_column(csv, o->target);
+			char cols[512] = "";
+
+			cfl_csv_list_columns(csv, 12, cols, sizeof(cols));
+			if (near)
+				return cfl_err_set(err, "%s: no column named '%s' (--target); did you mean '%s'? (columns: %s)",
+						   csv->name, o->target, near, cols);
+			return cfl_err_set(err, "%s: no column named '%s' (--target); the columns are %s",
+					   csv->name, o->target, cols);
+		}
 	} else {
 		t = (long)csv->n_cols - 1;
 	}

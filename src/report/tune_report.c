@@ -20,6 +20,27 @@
 
 /* Appends "{'k': 'v', ...}" of a stored "k=v,k=v" string: values are split
  * at a comma followed by "name=", so "hidden=64,64" stays whole. */
+/* The column out's last line has reached. */
+static size_t column(const struct cfl_buf *out)
+{
+	size_t n = out->len;
+
+	while (n && out->data[n - 1] != '\n')
+		n--;
+	return out->len - n;
+}
+
+/* Appends item after sep, or after wrap instead when sep and item would
+ * take the line past 80 columns (a terminal's width). */
+static void put_wrapped(struct cfl_buf *out, const char *sep, const char *wrap,
+			const char *item, size_t len)
+{
+	size_t col = column(out);
+
+	cfl_buf_puts(out, col > 12 && col + strlen(sep) + len > 80 ? wrap : sep);
+	cfl_buf_printf(out, "%.*s", (int)len, item);
+}
+
 static void dict_of(const char *params, struct cfl_buf *out)
 {
 	const char *p = params;
@@ -43,20 +64,18 @@ static void dict_of(const char *params, struct cfl_buf *out)
 			}
 		}
 		end = q;
-		cfl_buf_printf(out, "%s'%.*s': ", first ? "" : ", ", (int)(eq - p), p);
 		{
 			char *e;
-			char v[256];
+			char v[256], item[600];
 			size_t n = (size_t)(end - eq - 1) < sizeof(v) - 1 ?
 				   (size_t)(end - eq - 1) : sizeof(v) - 1;
 
 			memcpy(v, eq + 1, n);
 			v[n] = '\0';
 			strtod(v, &e);
-			if (n && !*e)
-				cfl_buf_puts(out, v);
-			else
-				cfl_buf_printf(out, "'%s'", v);
+			snprintf(item, sizeof(item), n && !*e ? "'%.*s': %s" : "'%.*s': '%s'",
+				 (int)(eq - p < 256 ? eq - p : 256), p, v);
+			put_wrapped(out, first ? "" : ", ", ",\n ", item, strlen(item));
 		}
 		first = 0;
 		p = *end ? end + 1 : end;
@@ -152,7 +171,7 @@ static void params_block(const struct cfl_table *t,
 				break;
 			end = value_end(eq + 1);
 			if (!any || param_varies(cands, n_cands, p, (size_t)(eq - p)))
-				cfl_buf_printf(out, "  %.*s", (int)(end - p), p);
+				put_wrapped(out, "  ", "\n            ", p, (size_t)(end - p));
 			p = *end ? end + 1 : end;
 		}
 		cfl_buf_puts(out, "\n");

@@ -82,6 +82,53 @@ static int run_query(struct cfl_store *st, const char *sql, const char *text,
 	return ret;
 }
 
+/* "no run 'x' in 'db'", with the closest run name and the latest few. */
+static void no_such_run(struct cfl_store *st, const char *name,
+			struct cfl_err *err)
+{
+	sqlite3_stmt *s = cfl_store_prep(st, "SELECT name FROM runs ORDER BY id DESC", err);
+	char **names = NULL, list[400] = "";
+	size_t n = 0, cap = 0, more = 0;
+	const char *near;
+
+	while (s && sqlite3_step(s) == SQLITE_ROW) {
+		const char *v = (const char *)sqlite3_column_text(s, 0);
+
+		if (n == cap) {
+			char **w = realloc(names, (cap = cap ? 2 * cap : 64) * sizeof(*w));
+
+			if (!w)
+				break;
+			names = w;
+		}
+		if (!v || !(names[n] = strdup(v)))
+			continue;
+		n++;
+	}
+	if (s)
+		sqlite3_reset(s);
+	near = cfl_closest(name, (const char *const *)names, n);
+	for (size_t i = 0; i < n; i++) {
+		size_t len = strlen(list);
+
+		if (i == 5 || len + strlen(names[i]) + 8 > sizeof(list)) {
+			more = n - i;
+			break;
+		}
+		snprintf(list + len, sizeof(list) - len, "%s'%s'", i ? ", " : "", names[i]);
+	}
+	if (!n)
+		cfl_err_set(err, "no run '%s' in '%s': it holds no runs", name, st->path);
+	else
+		cfl_err_set(err, "no run '%s' in '%s'%s%s%s (the latest: %s%s; 'cfl runs' lists them)",
+			    name, st->path, near ? "; did you mean '" : "",
+			    near ? near : "", near ? "'?" : "", list,
+			    more ? ", ..." : "");
+	for (size_t i = 0; i < n; i++)
+		free(names[i]);
+	free(names);
+}
+
 int cfl_store_run_find(struct cfl_store *st, const char *name,
 		       struct cfl_run_info *out, struct cfl_err *err)
 {
@@ -89,8 +136,7 @@ int cfl_store_run_find(struct cfl_store *st, const char *name,
 			   name ? name : "", 0, out, err);
 
 	if (rc == 1)
-		cfl_err_set(err, "no run '%s' in '%s'", name ? name : "",
-			    st->path);
+		no_such_run(st, name ? name : "", err);
 	return rc;
 }
 

@@ -190,7 +190,8 @@ test_data_integers_stay_numeric() {
 	"$ROOT/${CFL_BUILD:-build}/tests/fixture_messy" clf 300 3 > messy.csv || fail "fixture_messy failed"
 	run "$CFL" data describe messy.csv
 	expect_rc 0
-	grep -qE '^rating +numeric +0 +10 +1 \.\. 10, integers kept numeric' <<<"$out" || fail "rating: $out"
+	grep -qE '^rating +numeric +0 +10 +1 \.\. 10, integers$' <<<"$out" || fail "rating: $out"
+	expect_out "(integers: kept numeric; --categorical REGEX one-hot encodes such columns)"
 	grep -qE '^legs +numeric ' <<<"$out" || fail "legs: $out"
 	grep -qE '^colour +categorical +0 +5 +one-hot, text' <<<"$out" || fail "colour: $out"
 	expect_out "5 numeric, 2 categorical, 0 dropped"
@@ -234,4 +235,92 @@ test_data_missing_target_rows_dropped() {
 	run "$CFL" data describe none.csv
 	expect_rc 1
 	expect_err "every row's target 'y' is missing"
+}
+
+test_data_reads_gzip_and_stdin() {
+	gzip -c "$ROOT/datasets/iris.csv" > iris.csv.gz
+	cp iris.csv.gz iris_gz.csv
+	run "$CFL" data describe "$ROOT/datasets/iris.csv"
+	expect_rc 0
+	plain=$(grep -v '^file\|^sha256' <<<"$out")
+	for f in iris.csv.gz iris_gz.csv; do
+		run "$CFL" data describe "$f"
+		expect_rc 0
+		expect_out "file      $f (gzip)"
+		[ "$(grep -v '^file\|^sha256' <<<"$out")" = "$plain" ] || fail "$f read otherwise than the CSV: $out"
+	done
+	out=$("$CFL" data describe - < "$ROOT/datasets/iris.csv" 2>&1) || fail "stdin: $out"
+	[ "$(grep -v '^file\|^sha256' <<<"$out")" = "$plain" ] || fail "stdin read otherwise: $out"
+	out=$(cat iris.csv.gz | "$CFL" train - --model linear 2>&1) || fail "gzip on stdin: $out"
+	grep -q "target 'target' (last column): classification, 3 classes; 150 rows" <<<"$out" || fail "$out"
+	[ -e stdin.cfl ] || fail "train from stdin did not write stdin.cfl"
+	run "$CFL" train iris.csv.gz --model linear
+	expect_rc 0
+	[ -e iris.cfl ] || fail "train on iris.csv.gz did not write iris.cfl"
+	# predict reads them too
+	out=$("$CFL" predict iris.cfl - < iris.csv.gz 2>/dev/null) || fail "predict from stdin failed"
+	[ "$(wc -l <<<"$out")" = 151 ] || fail "predict from stdin: $(wc -l <<<"$out") lines"
+	[ "$out" = "$("$CFL" predict iris.cfl "$ROOT/datasets/iris.csv" 2>/dev/null)" ] ||
+		fail "predict on gzip from stdin differs from the plain file"
+	head -c 400 iris.csv.gz > cut.csv.gz
+	run "$CFL" data describe cut.csv.gz
+	expect_rc 1
+	expect_err "cut.csv.gz: gzip data cut short"
+}
+
+test_data_names_binary_files() {
+	printf 'PAR1\025\000\025\000' > a.parquet
+	run "$CFL" data describe a.parquet
+	expect_rc 1
+	expect_err "a.parquet: not a CSV file: it looks like a Parquet file; convert it to CSV"
+	printf 'PK\003\004\024\000\000\000' > book.xlsx
+	run "$CFL" train book.xlsx --model linear
+	expect_rc 1
+	expect_err "book.xlsx: not a CSV file: it looks like a zip archive"
+	printf '[{"a": 1, "b": 2}]\n' > rows.json
+	run "$CFL" data describe rows.json
+	expect_rc 1
+	expect_err "rows.json: not a CSV file: it looks like JSON"
+	printf 'a,b\n1,\000\n' > nul.csv
+	run "$CFL" data describe nul.csv
+	expect_rc 1
+	expect_err "nul.csv: binary file (a NUL byte at byte offset 6)"
+}
+
+# Windows-1252 (Latin-1) throughout is read with a warning; a file that
+# mixes it with UTF-8 is refused at its first bad byte.  Before, both were
+# read silently and their bytes written raw into UTF-8 HTML.
+test_data_not_utf8() {
+	{ printf 'city,x,y\n'; for i in $(seq 1 20); do printf 'M\374nchen,%d,%d\nK\366ln,%d,%d\n' "$i" $((i % 2)) "$i" $(((i + 1) % 2)); done; } > latin.csv
+	run "$CFL" data describe latin.csv
+	expect_rc 0
+	expect_out "encoding  not UTF-8 (line 2 first): read as Windows-1252"
+	grep -q "^city .* 2 " <<<"$out" || fail "city: $out"
+	run "$CFL" train latin.csv --model linear -o l.cfl
+	expect_rc 0
+	expect_err "warning: 'latin.csv' is not UTF-8 (line 2 first): read as Windows-1252"
+	run "$CFL" predict l.cfl latin.csv
+	expect_rc 0
+	expect_err "warning: 'latin.csv' is not UTF-8"
+	{ cat latin.csv; printf 'Z\303\274rich,3,1\n'; } > mixed.csv
+	run "$CFL" data describe mixed.csv
+	expect_rc 1
+	expect_err "mixed.csv:2: byte 0xFC at byte offset 10 is not UTF-8"
+}
+
+# A name that is not there gets the closest one and the candidates: a
+# column (--target) and a run (report, export, --resume).
+test_data_wrong_names_suggest() {
+	run "$CFL" data describe "$ROOT/datasets/iris.csv" --target petal_lenght_cm
+	expect_rc 1
+	expect_err "no column named 'petal_lenght_cm' (--target); did you mean 'petal_length_cm'?"
+	expect_err "(columns: 'sepal_length_cm', 'sepal_width_cm',"
+	run "$CFL" repeat "$ROOT/datasets/iris.csv" --models linear --num-repeat 1 --db r.db --name iris-linear -q
+	expect_rc 0
+	run "$CFL" report iris-lnear --db r.db
+	expect_rc 1
+	expect_err "no run 'iris-lnear' in 'r.db'; did you mean 'iris-linear'? (the latest: 'iris-linear'; 'cfl runs' lists them)"
+	run "$CFL" export zzz --db r.db
+	expect_rc 1
+	expect_err "no run 'zzz' in 'r.db' (the latest: 'iris-linear'; 'cfl runs' lists them)"
 }

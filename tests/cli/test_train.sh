@@ -349,3 +349,148 @@ test_train_fcnn_file_independent_of_blas_threads() {
 	expect_rc 2
 	expect_err "threads must be an integer in [1, 256]"
 }
+
+# iris with a row number appended as the last column: before, train fitted
+# a regression on row_id and exited 0
+iris_with_row_id() {
+	awk -F, 'NR == 1 { print $0 ",row_id"; next } { print $0 "," NR - 1 }' \
+		"$ROOT/datasets/iris.csv" > iris_id.csv
+}
+
+test_train_says_what_it_learns() {
+	run "$CFL" train "$ROOT/datasets/iris.csv" --model linear -o i.cfl
+	expect_rc 0
+	[ "$(head -1 <<<"$err")" = "cfl train: target 'target' (last column): classification, 3 classes; 150 rows: 120 train, 30 test" ] ||
+		fail "first stderr line: $(head -1 <<<"$err")"
+	run "$CFL" train "$ROOT/datasets/diabetes.csv" --model linear -o d.cfl
+	expect_rc 0
+	expect_err "target 'target' (last column): regression; 442 rows: 354 train, 88 test"
+	iris_with_row_id
+	run "$CFL" train iris_id.csv --model linear -o i.cfl --target target
+	expect_rc 0
+	expect_err "target 'target' (--target): classification, 3 classes"
+	# the other commands that learn say it first too
+	run "$CFL" repeat "$ROOT/datasets/iris.csv" --models linear --num-repeat 1 --db r.db
+	expect_rc 0
+	[ "$(head -1 <<<"$err")" = "cfl repeat: target 'target' (last column): classification, 3 classes; 150 rows: 120 train, 30 test" ] ||
+		fail "repeat's first stderr line: $(head -1 <<<"$err")"
+}
+
+test_train_refuses_an_id_target() {
+	iris_with_row_id
+	run "$CFL" train iris_id.csv --model linear -o i.cfl
+	expect_rc 1
+	expect_err "the last column 'row_id' looks like a row identifier (its name)"
+	expect_err "--target row_id to learn it anyway"
+	[ ! -e i.cfl ] || fail "a model file was written"
+	# all distinct integers in order, whatever the name
+	sed '1s/row_id$/n/' iris_id.csv > iris_n.csv
+	run "$CFL" train iris_n.csv --model linear -o i.cfl
+	expect_rc 1
+	expect_err "'n' looks like a row identifier (all distinct integers, in order)"
+	# a name that only ends like an id, on a few repeated codes, is a target
+	awk -F, 'NR == 1 { print "a,b,c,d,species_id"; next }
+		{ print $1 "," $2 "," $3 "," $4 "," ($5 == "setosa" ? 0 : $5 == "versicolor" ? 1 : 2) }' \
+		"$ROOT/datasets/iris.csv" > codes.csv
+	run "$CFL" train codes.csv --model linear -o c.cfl
+	expect_rc 0
+	expect_err "target 'species_id' (last column): classification, 3 classes"
+	# named, it is learned as asked
+	run "$CFL" train iris_id.csv --model linear -o i.cfl --target row_id
+	expect_rc 0
+	expect_err "target 'row_id' (--target): regression"
+}
+
+test_train_integer_target_says_how_it_was_typed() {
+	# a rating 1-14 over 120 rows: 14 classes of about 8 rows
+	awk 'BEGIN { srand(1); print "a,b,rating";
+		for (i = 0; i < 120; i++) { a = rand(); b = rand();
+			printf "%.3f,%.3f,%d\n", a, b, 1 + int(14 * (0.7 * a + 0.3 * b)) } }' > rating.csv
+	run "$CFL" train rating.csv --model linear -o r.cfl
+	expect_rc 0
+	expect_err "target 'rating' (last column): classification, "
+	expect_err "--task reg to regress"
+	run "$CFL" train rating.csv --model linear -o r.cfl --task reg
+	expect_rc 0
+	expect_err "target 'rating' (last column): regression; 120 rows"
+	grep -q "to regress" <<<"$err" && fail "--task reg still hints: $err"
+	true
+}
+
+test_train_wrong_target_suggests_a_column() {
+	run "$CFL" train "$ROOT/datasets/iris.csv" --model linear --target tagret
+	expect_rc 1
+	expect_err "no column named 'tagret' (--target); did you mean 'target'?"
+	expect_err "'sepal_length_cm'"
+	run "$CFL" train "$ROOT/datasets/iris.csv" --model linear --target zzz
+	expect_rc 1
+	expect_err "the columns are 'sepal_length_cm'"
+}
+
+# Before, predict wrote only 'prediction' and 'proba_*': rows could be
+# matched back by their order only.
+test_predict_keeps_columns() {
+	# an id column the model does not use (dropped as id-like), written
+	# with leading zeros that a number would lose
+	awk -F, 'NR == 1 { print "customer_id," $0; next } { printf "%05d,%s\n", NR - 1, $0 }' \
+		"$ROOT/datasets/iris.csv" > ids.csv
+	run "$CFL" train ids.csv --model linear -o m.cfl
+	expect_rc 0
+	run "$CFL" predict m.cfl ids.csv
+	expect_rc 0
+	[ "$(head -1 <<<"$out")" = "customer_id,prediction" ] || fail "header: $(head -1 <<<"$out")"
+	[ "$(sed -n 2p <<<"$out")" = "00001,setosa" ] || fail "row 1: $(sed -n 2p <<<"$out")"
+	run "$CFL" predict m.cfl ids.csv --keep ''
+	expect_rc 0
+	[ "$(head -1 <<<"$out")" = "prediction" ] || fail "--keep '': $(head -1 <<<"$out")"
+	run "$CFL" predict m.cfl ids.csv --keep-all --proba
+	expect_rc 0
+	[ "$(head -1 <<<"$out")" = "customer_id,sepal_length_cm,sepal_width_cm,petal_length_cm,petal_width_cm,target,prediction,proba_setosa,proba_versicolor,proba_virginica" ] ||
+		fail "--keep-all: $(head -1 <<<"$out")"
+	[ "$(sed -n 3p <<<"$out" | cut -d, -f1-6)" = "$(sed -n 3p ids.csv)" ] || fail "--keep-all row 2: $(sed -n 3p <<<"$out")"
+	# names in the input's order, whatever the order asked
+	run "$CFL" predict m.cfl ids.csv --keep target,customer_id
+	expect_rc 0
+	[ "$(head -1 <<<"$out")" = "customer_id,target,prediction" ] || fail "names: $(head -1 <<<"$out")"
+	run "$CFL" predict m.cfl ids.csv --keep '^petal'
+	expect_rc 0
+	[ "$(head -1 <<<"$out")" = "petal_length_cm,petal_width_cm,prediction" ] || fail "pattern: $(head -1 <<<"$out")"
+	run "$CFL" predict m.cfl ids.csv --keep customerid
+	expect_rc 1
+	expect_err "--keep: 'ids.csv' has no column 'customerid'; did you mean 'customer_id'?"
+	# a column the model needs, misspelt in DATA
+	sed '1s/petal_width_cm/petal_widht_cm/' ids.csv > typo.csv
+	run "$CFL" predict m.cfl typo.csv
+	expect_rc 1
+	expect_err "typo.csv: no column 'petal_width_cm' (the training data had it); did you mean 'petal_widht_cm'?"
+	run "$CFL" predict m.cfl ids.csv --keep '^zz'
+	expect_rc 1
+	expect_err "--keep '^zz' matches no column of 'ids.csv'"
+}
+
+# A bundle knows its run's data file by SHA-256: its metrics on that file
+# say that the rows include the training rows; on other rows they do not.
+test_predict_says_metrics_include_training_rows() {
+	run "$CFL" repeat "$ROOT/datasets/iris.csv" --models linear --num-repeat 1 --db r.db --save r.cfl
+	expect_rc 0
+	run "$CFL" predict r.cfl "$ROOT/datasets/iris.csv"
+	expect_rc 0
+	expect_err "DATA is the run's own data file (the same SHA-256): its rows include the rows the run trained on"
+	head -40 "$ROOT/datasets/iris.csv" > part.csv
+	run "$CFL" predict r.cfl part.csv
+	expect_rc 0
+	expect_err "acc "
+	grep -q "own data file" <<<"$err" && fail "a note on other rows: $err"
+	# a model file of cfl train knows its data file too
+	run "$CFL" train "$ROOT/datasets/iris.csv" --model linear -o m.cfl
+	expect_rc 0
+	grep -q "^data $(sha256sum < "$ROOT/datasets/iris.csv" | cut -d' ' -f1)$" m.cfl ||
+		fail "m.cfl lacks its data file's SHA-256"
+	run "$CFL" predict m.cfl "$ROOT/datasets/iris.csv"
+	expect_rc 0
+	expect_err "DATA is the file the model was trained on (the same SHA-256): its rows include the training rows"
+	run "$CFL" predict m.cfl part.csv
+	expect_rc 0
+	grep -q "trained on" <<<"$err" && fail "a note on other rows: $err"
+	true
+}

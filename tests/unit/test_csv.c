@@ -9,6 +9,7 @@
 #include "../../src/data/internal.h"
 
 #include <sys/resource.h>
+#include <zlib.h>
 
 /* ---- helpers ---- */
 
@@ -238,11 +239,123 @@ static void t_data_load_numbers_peak_memory(void)
 		  rise / 1e6, (double)size / 1e6, rise / (double)size);
 }
 
+/* ---- bytes that are not plain UTF-8 CSV ---- */
+
+/* gzip bytes parse as the text they hold, from memory and from a file
+ * whatever its name; a cut gzip stream is an error, not a short table. */
+static void t_csv_gzip(void)
+{
+	const char *text = "a,b\n1,x\n2,y\n3,x\n";
+	const char *path = cfl_test_path("g.csv");	/* not .gz: the bytes say */
+	struct cfl_csv a, b;
+	struct cfl_err err = { { 0 } };
+	unsigned char z[256];
+	uLongf zlen = sizeof(z);
+	z_stream zs;
+	FILE *f;
+
+	/* a gzip member (windowBits 15 + 16) */
+	memset(&zs, 0, sizeof(zs));
+	CHECK(deflateInit2(&zs, 6, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) == Z_OK);
+	zs.next_in = (unsigned char *)text;
+	zs.avail_in = (uInt)strlen(text);
+	zs.next_out = z;
+	zs.avail_out = sizeof(z);
+	CHECK(deflate(&zs, Z_FINISH) == Z_STREAM_END);
+	zlen = zs.total_out;
+	deflateEnd(&zs);
+	CHECK_MSG(cfl_csv_parse(&a, "m.csv.gz", (char *)z, zlen, &err) == 0, "%s", err.msg);
+	CHECK_INT(a.gzip, 1);
+	CHECK_INT(a.n_rows, 3);
+	CHECK_STR(a.text[1][2], "x");
+	f = fopen(path, "wb");
+	CHECK(f && fwrite(z, 1, zlen, f) == zlen && fclose(f) == 0);
+	CHECK_MSG(cfl_csv_read(&b, path, &err) == 0, "%s", err.msg);
+	check_same(&a, &b, 0);
+	cfl_csv_release(&a);
+	cfl_csv_release(&b);
+	CHECK(cfl_csv_parse(&a, "cut.gz", (char *)z, zlen - 12, &err) == -1);
+	CHECK(!strncmp(err.msg, "cut.gz: gzip data cut short (after ", 35));
+}
+
+/* Other binary formats are named, with what to do. */
+static void t_csv_binary_named(void)
+{
+	static const struct {
+		const char *bytes;
+		size_t len;
+		const char *msg;
+	} cases[] = {
+		{ "PK\3\4\24\0\0\0", 8, "b: not a CSV file: it looks like a zip archive" },
+		{ "PAR1\25\0\25", 7, "b: not a CSV file: it looks like a Parquet file; convert it" },
+		{ "[\n  {\"a\": 1}]", 13, "b: not a CSV file: it looks like JSON" },
+		{ "{\"a\": [1, 2]}", 13, "b: not a CSV file: it looks like JSON" },
+		{ "\xff\xfe" "a\0,\0", 6, "b: not a CSV file: it looks like UTF-16 text" },
+		{ "a,b\n1,\0\n", 8, "b: binary file (a NUL byte at byte offset 6)" },
+	};
+	struct cfl_csv c;
+	struct cfl_err err = { { 0 } };
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		CHECK(cfl_csv_parse(&c, "b", cases[i].bytes, cases[i].len, &err) == -1);
+		CHECK_MSG(!strncmp(err.msg, cases[i].msg, strlen(cases[i].msg)),
+			  "case %zu: %s", i, err.msg);
+	}
+	/* a tar archive (what is inside a .tar.gz) */
+	{
+		char tar[600];
+
+		memset(tar, 0, sizeof(tar));
+		memcpy(tar, "a.csv", 5);
+		memcpy(tar + 257, "ustar", 5);
+		CHECK(cfl_csv_parse(&c, "t.tar", tar, sizeof(tar), &err) == -1);
+		CHECK_STR(err.msg, "t.tar: not a CSV file: it looks like a tar archive; extract the CSV from it (tar xf FILE)");
+	}
+	/* a header that starts with '[' is still CSV */
+	CHECK_MSG(cfl_csv_parse(&c, "b", "[a],b\n1,2\n", 10, &err) == 0, "%s", err.msg);
+	cfl_csv_release(&c);
+}
+
+/* Text that is not UTF-8: Windows-1252 throughout is transcoded (at every
+ * window size: the bad byte may be in any window), a mix is refused at its
+ * first bad byte with the line and offset, UTF-8 cut by a window's end is
+ * not taken for a bad byte. */
+static void t_csv_encoding(void)
+{
+	const char *latin = "name,v\nM\xfcnchen,1\nK\xf6ln \x80,2\nZ\xfcrich,3\n";
+	const char *utf8 = "name,v\nM\xc3\xbcnchen,1\nK\xc3\xb6ln \xe2\x82\xac,2\nZ\xc3\xbcrich,3\n";
+	const char *mixed = "name,v\nM\xc3\xbcnchen,1\nK\xf6ln,2\n";
+	struct cfl_csv a, b;
+	struct cfl_err err = { { 0 } };
+
+	for (size_t w = 1; w <= 48; w++) {
+		CHECK_MSG(parse_window(&a, latin, w, &err) == 0, "window %zu: %s", w, err.msg);
+		CHECK_MSG(parse_window(&b, utf8, w, &err) == 0, "window %zu: %s", w, err.msg);
+		check_same(&a, &b, w);
+		CHECK_STR(a.recoded, "Windows-1252");
+		CHECK_INT(a.recoded_line, 2);
+		CHECK(b.recoded == NULL);
+		CHECK_STR(a.text[0][1], "K\xc3\xb6ln \xe2\x82\xac");
+		cfl_csv_release(&a);
+		cfl_csv_release(&b);
+		CHECK(parse_window(&a, mixed, w, &err) == -1);
+		CHECK_STR(err.msg, "t.csv:3: byte 0xF6 at byte offset 19 is not UTF-8, and the text has UTF-8 elsewhere: the file mixes encodings; convert the part that is not (iconv -f LATIN1 -t UTF-8)");
+	}
+	/* overlong forms and surrogates are not UTF-8 either */
+	CHECK(parse_window(&a, "a,b\n\xc0\xaf,1\n\xc3\xa9,2\n", 0, &err) == -1);
+	CHECK(strstr(err.msg, "t.csv:2: byte 0xC0 at byte offset 4") != NULL);
+	CHECK(parse_window(&a, "a,b\n\xed\xa0\x80,1\n\xc3\xa9,2\n", 0, &err) == -1);
+	CHECK(strstr(err.msg, "byte 0xED at byte offset 4") != NULL);
+}
+
 const struct cfl_test cfl_tests[] = {
 	TEST(t_csv_every_window_end),
 	TEST(t_csv_errors_at_every_window),
 	TEST(t_csv_late_text_keeps_number_text),
 	TEST(t_csv_read_file_in_windows),
 	TEST(t_data_load_numbers_peak_memory),
+	TEST(t_csv_gzip),
+	TEST(t_csv_binary_named),
+	TEST(t_csv_encoding),
 	{ 0 },
 };

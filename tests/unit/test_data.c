@@ -527,11 +527,26 @@ static void t_encoder_save_load(void)
 	}
 	CHECK_INT(s.cols[2].type, CFL_COL_CATEGORICAL);	/* integer codes */
 	CHECK(cfl_encoder_fit(&enc, &s, &csv, idx, 5, &err) == 0);
+	/* an encoder without its data file's SHA-256 (an older file) loads
+	 * without it */
+	cfl_buf_init(&b);
+	CHECK(cfl_encoder_save(&enc, &b) == 0);
+	CHECK(strstr(b.data, "\ndata ") == NULL);
+	cfl_reader_init(&r, "m.cfl", b.data, b.len);
+	CHECK_MSG(cfl_encoder_load(&back, &r, &err) == 0, "%s", err.msg);
+	CHECK_STR(back.data_sha256, "");
+	cfl_encoder_release(&back);
+	cfl_buf_release(&b);
+	/* with it, it goes round */
+	memset(enc.data_sha256, 'a', 64);
+	enc.data_sha256[1] = '7';
 	cfl_buf_init(&b);
 	CHECK(cfl_encoder_save(&enc, &b) == 0);
 	CHECK_CONTAINS(b.data, "my%20col");
+	CHECK_CONTAINS(b.data, "\ndata a7aaaa");
 	cfl_reader_init(&r, "m.cfl", b.data, b.len);
 	CHECK_MSG(cfl_encoder_load(&back, &r, &err) == 0, "%s", err.msg);
+	CHECK_STR(back.data_sha256, enc.data_sha256);
 	CHECK_INT(back.d, enc.d);
 	CHECK_INT(back.n_classes, 3);
 	CHECK(back.class_values != NULL);
@@ -555,6 +570,9 @@ static void t_encoder_save_load(void)
 			{ "my%20col", "my%2" },
 			{ "my%20col", "my%00col" },
 			{ " 3\nclass", " 1\nclass" },
+			{ "data a7", "data g7" },	/* not hex */
+			{ "data a7", "data a" },	/* short */
+			{ "\nend", "\nended" },
 		};
 		for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
 			struct cfl_buf h;

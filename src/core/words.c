@@ -1,0 +1,62 @@
+/*
+ * The closest of some known names to a word a user typed (a column, a run):
+ * what a "did you mean" suggests.  Edit distance with swaps of neighbours
+ * (Damerau), case ignored; src/cli/suggest.c keeps its own, case-sensitive
+ * rule for options and commands.
+ */
+#include "cfl/core.h"
+
+#include <ctype.h>
+#include <string.h>
+
+#define LONGEST 63	/* longer words are never close */
+
+static size_t distance(const char *a, const char *b)
+{
+	size_t la = strlen(a), lb = strlen(b);
+	static size_t d[LONGEST + 1][LONGEST + 1];	/* 32 KiB: not the stack */
+
+	if (la > LONGEST || lb > LONGEST)
+		return (size_t)-1;
+	for (size_t i = 0; i <= la; i++)
+		d[i][0] = i;
+	for (size_t j = 0; j <= lb; j++)
+		d[0][j] = j;
+	for (size_t i = 1; i <= la; i++)
+		for (size_t j = 1; j <= lb; j++) {
+			int ai = tolower((unsigned char)a[i - 1]);
+			int bj = tolower((unsigned char)b[j - 1]);
+			size_t best = d[i - 1][j - 1] + (ai != bj);
+
+			if (d[i - 1][j] + 1 < best)
+				best = d[i - 1][j] + 1;
+			if (d[i][j - 1] + 1 < best)
+				best = d[i][j - 1] + 1;
+			if (i > 1 && j > 1 && ai == tolower((unsigned char)b[j - 2]) &&
+			    tolower((unsigned char)a[i - 2]) == bj &&
+			    d[i - 2][j - 2] + 1 < best)
+				best = d[i - 2][j - 2] + 1;
+			d[i][j] = best;
+		}
+	return d[la][lb];
+}
+
+const char *cfl_closest(const char *word, const char *const *names, size_t n)
+{
+	size_t len = strlen(word), limit = len / 3 > 1 ? len / 3 : 1;
+	size_t best_d = (size_t)-1;
+	const char *best = NULL;
+
+	for (size_t i = 0; i < n && len; i++) {
+		size_t d;
+
+		if (!names[i] || !strcmp(names[i], word))
+			continue;
+		d = distance(word, names[i]);
+		if (d <= limit && d < best_d) {
+			best = names[i];
+			best_d = d;
+		}
+	}
+	return best;
+}
