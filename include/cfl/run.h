@@ -51,6 +51,9 @@ struct cfl_trial_spec {
 	unsigned flags;		/* CFL_LEASE_BOOTSTRAP, CFL_LEASE_KEEP_*, CFL_LEASE_NOOP,
 				 * CFL_LEASE_COMMAND (model is then a shell command) */
 	int prev_attempts;	/* attempts already made (from the store, on --resume) */
+	double budget_s;	/* > 0: the fit's time budget in seconds (the
+				 * model makes fewer trees, rounds or epochs;
+				 * struct cfl_model's budget_s); 0: none */
 	void *user;		/* caller's pointer, given back in events */
 };
 

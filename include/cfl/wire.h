@@ -141,6 +141,10 @@ struct cfl_wire_lease {
 	uint32_t threads;	/* BLAS threads for this trial (>= 1) */
 	uint32_t n_metrics;
 	uint8_t metrics[CFL_WIRE_MAX_METRICS];	/* enum cfl_metric_id values */
+	/* Optional, at the end of the payload (sent only when > 0; a lease
+	 * that ends before it has none): */
+	double budget_s;	/* the fit's time budget in seconds, finite and
+				 * >= 0; 0: none */
 };
 
 struct cfl_wire_metric {

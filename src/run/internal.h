@@ -25,6 +25,7 @@ struct sched_trial {
 	uint64_t seed, fold_seed;
 	int repeat, fold, n_folds;
 	unsigned flags;
+	double budget_s;	/* the lease's: 0 none */
 	void *user;
 	enum cfl_trial_status status;
 	int attempt;		/* last attempt leased (starts at prev_attempts) */

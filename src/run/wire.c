@@ -174,6 +174,10 @@ static void enc_lease(struct enc *e, const struct cfl_wire_lease *l)
 	put_u32(e, l->threads);
 	put_u32(e, l->n_metrics);
 	put(e, l->metrics, l->n_metrics);
+	if (!(l->budget_s >= 0) || isinf(l->budget_s))
+		return fail_enc(e, "bad time budget");
+	if (l->budget_s > 0)
+		put_f64(e, l->budget_s);
 }
 
 static void enc_result(struct enc *e, const struct cfl_wire_result *r)
@@ -567,6 +571,11 @@ static void dec_lease(struct dec *d, struct cfl_wire_lease *l)
 	l->threads = get_u32(d);
 	l->n_metrics = get_count(d, 1, CFL_WIRE_MAX_METRICS);
 	take(d, l->metrics, l->n_metrics);
+	if (!d->bad && d->pos < d->len) {
+		l->budget_s = get_f64(d);
+		if (!d->bad && (!(l->budget_s > 0) || isinf(l->budget_s)))
+			fail_dec(d, "bad time budget");
+	}
 	if (d->bad)
 		return;
 	if (l->flags & ~CFL_LEASE_KNOWN)

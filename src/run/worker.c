@@ -49,6 +49,7 @@ void cfl_trial_spec_from_lease(struct cfl_trial_spec *spec,
 	spec->n_folds = (int)l->n_folds;
 	spec->flags = l->flags;
 	spec->prev_attempts = (int)l->attempt - 1;
+	spec->budget_s = l->budget_s;
 }
 
 void cfl_worker_set_threads(int n)
@@ -672,6 +673,13 @@ int cfl_trial_execute(const struct cfl_data *data,
 	if (!m) {
 		set_model_error(res, merr.msg);
 		goto timings;
+	}
+	if (l->budget_s > 0) {
+		/* what is left of the trial's budget after picking its rows
+		 * (at least a sliver: the model still makes its first unit) */
+		double left = l->budget_s - (cfl_now() - t0);
+
+		m->budget_s = left > 1e-6 ? left : 1e-6;
 	}
 	if (cfl_model_fit(m, fit_rows, data->valid.n && !(l->flags & CFL_LEASE_REFIT)
 				   ? &data->valid : NULL, &merr)) {

@@ -108,7 +108,24 @@ static void t_lease(void)
 	CHECK_INT(o.u.lease.threads, 2);
 	CHECK_INT(o.u.lease.n_metrics, 2);
 	CHECK_INT(o.u.lease.metrics[1], 1);
+	CHECK(o.u.lease.budget_s == 0);	/* none: nothing sent */
 	cfl_wire_msg_release(&o);
+	/* a time budget travels at the end, bit for bit */
+	m.u.lease.budget_s = 2.75;
+	o = roundtrip(&m, 3, 0);
+	CHECK(o.u.lease.budget_s == 2.75);
+	CHECK_INT(o.u.lease.n_metrics, 2);
+	cfl_wire_msg_release(&o);
+	{
+		struct cfl_buf b;
+
+		cfl_buf_init(&b);
+		m.u.lease.budget_s = -1;
+		CHECK(cfl_wire_encode(&b, 1, 0, &m, &err) == -1);
+		CHECK_CONTAINS(err.msg, "bad time budget");
+		cfl_buf_release(&b);
+		m.u.lease.budget_s = 0;
+	}
 
 	/* a fold outside n_folds is refused by the decoder */
 	{
