@@ -203,7 +203,8 @@ int cfl_pool_wait(struct cfl_pool *p, struct cfl_pool_event *ev /* OUT */,
 
 /* Counts for a progress line. */
 struct cfl_pool_stats {
-	size_t submitted, queued, running, done, failed;	/* failed: + poison */
+	size_t submitted, queued, running, done, failed;	/* failed: + poison,
+								 * cancelled, pruned */
 	size_t attempts_failed;		/* failed attempts, retried or not */
 	size_t n_slots;			/* slots of live peers */
 };
@@ -216,7 +217,7 @@ void cfl_pool_get_stats(const struct cfl_pool *p,
  * killed (and replaced when trials are queued, as after a crash); what it
  * sent and was not read yet is dropped.  A multi-slot peer is sent CANCEL
  * and kept; a result it sends anyway still wins (first result wins).  The
- * trial ends FAILED with reason "cancelled", never retried, recorded in
+ * trial ends CANCELLED with reason "cancelled", never retried, recorded in
  * the store; a later cfl_pool_wait gives it as an event.  May be called
  * between waits or from a source's on_ready.  Returns 1 when it stopped
  * the trial; 0 when there was nothing to stop (trial_id unknown, still

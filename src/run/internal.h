@@ -66,12 +66,14 @@ enum sched_fail {
 	SCHED_KILLED = 1,	/* the worker died or timed out: retried, then
 				 * POISON */
 	SCHED_CANCELLED = 2,	/* the caller stopped it (cfl_pool_cancel):
-				 * FAILED at once, never retried */
+				 * CANCELLED at once, never retried */
 	SCHED_LOST = 3,		/* a remote peer holding it vanished before it
 				 * said a word after the lease: requeued
 				 * without counting toward poison, up to
 				 * SCHED_MAX_LOST times a trial; after that as
 				 * SCHED_KILLED */
+	SCHED_PRUNED = 4,	/* the caller pruned it (cfl_pool_prune):
+				 * PRUNED at once, never retried */
 };
 #define SCHED_MAX_LOST 20
 /* A failed attempt (how: enum sched_fail).  Returns the trial's new status

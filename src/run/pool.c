@@ -420,7 +420,8 @@ static int attempt_failed(struct cfl_pool *p, struct peer *pe, long idx,
 		return 0;
 	if (store_failed(p, &p->s.t[idx], attempt, reason, st, err))
 		return -1;
-	if (st == CFL_TRIAL_FAILED || st == CFL_TRIAL_POISON) {
+	if (st == CFL_TRIAL_FAILED || st == CFL_TRIAL_POISON ||
+	    st == CFL_TRIAL_CANCELLED || st == CFL_TRIAL_PRUNED) {
 		struct event *e = event_push(p, err);
 
 		if (!e)

@@ -197,7 +197,8 @@ int cfl_sched_done(struct sched *s, long idx, int attempt)
 				break;
 			}
 		}
-	} else if (t->status == CFL_TRIAL_FAILED || t->status == CFL_TRIAL_POISON)
+	} else if (t->status == CFL_TRIAL_FAILED || t->status == CFL_TRIAL_POISON ||
+		   t->status == CFL_TRIAL_CANCELLED || t->status == CFL_TRIAL_PRUNED)
 		s->n_failed--;
 	t->status = CFL_TRIAL_DONE;
 	s->n_done++;
@@ -223,7 +224,16 @@ int cfl_sched_failed(struct sched *s, long idx, int attempt, int how,
 		t->n_failed++;
 	if (how == SCHED_LOST)
 		how = SCHED_KILLED;
-	if (how != SCHED_CANCELLED && t->n_failed <= s->max_retries) {
+	if (how == SCHED_CANCELLED || how == SCHED_PRUNED) {
+		/* the caller's decision, not a failure of the trial
+		 * (counted with the failed ones in n_failed: not done) */
+		t->n_failed--;
+		t->status = how == SCHED_PRUNED ? CFL_TRIAL_PRUNED :
+						  CFL_TRIAL_CANCELLED;
+		s->n_failed++;
+		return t->status;
+	}
+	if (t->n_failed <= s->max_retries) {
 		t->status = CFL_TRIAL_QUEUED;
 		if (queue_push(s, (size_t)idx, NULL) == 0)
 			return CFL_TRIAL_QUEUED;
