@@ -65,6 +65,16 @@ int cfl_report_auto(struct cfl_store *st, const struct cfl_run_info *run,
 				     f->best_hex[0] ? f->best_hex : "-", f->best_valid,
 				     f->seconds);
 	}
+	for (size_t i = 0; i < sum.n_families; i++) {
+		const struct cfl_study_auto_family *f = &sum.families[i];
+
+		if (f->why[0])
+			rc |= cfl_buf_printf(out, "%s: no score: %s\n", f->model, f->why);
+		if (f->n_cancelled)
+			rc |= cfl_buf_printf(out, "%s: %zu candidate%s cancelled at the "
+					     "end of its share\n", f->model, f->n_cancelled,
+					     f->n_cancelled == 1 ? "" : "s");
+	}
 	if (sum.n_unfinished)
 		rc |= cfl_buf_printf(out, "\nThe time limit stopped the folds still "
 				     "running; those bags are not ranked.\n");

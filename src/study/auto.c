@@ -17,8 +17,8 @@
  * fresh count of candidates no better, until a round after the first
  * improves no family's best; the bags get the rest but a small
  * reserve for the ensembles.  A candidate
- * still running when its family's share ends is cancelled (a failed trial,
- * "cancelled"), unless the family has no score yet (its defaults always
+ * still running when its family's share ends is cancelled (status
+ * cancelled), unless the family has no score yet (its defaults always
  * run, for up to the family's fair share of all the time left, as long as
  * the bags of the families searched before still fit); bags still running at
  * the limit are interrupted (run again by --resume).  Asks and tells follow
@@ -64,6 +64,7 @@ struct auto_cand {
 	int pending;		/* its trial is not final yet */
 	int replayed;		/* stored final by an earlier session (resume) */
 	int cancelled;		/* cfl_pool_cancel stopped it */
+	double budget_s;	/* its search trial's time budget (0: none) */
 	int told;
 	double value;		/* the metric on valid; NaN: failed */
 	double score;		/* sign * value */
@@ -204,15 +205,24 @@ static long add_cand(struct cfl_study *s, size_t f, struct cfl_params *params,
 				      CFL_PHASE_SEARCH, &ts, err))
 		return -1;
 	c->trial_id = ts.id;
+	if (idx < 0 && s->deadline > 0) {
+		/* the defaults: trained smaller (fewer trees, rounds, epochs)
+		 * rather than cancelled, within a family's share of the search */
+		double share = (s->deadline - cfl_now()) * SEARCH_MAX_SHARE /
+			       (double)p->autop.n_models;
+
+		c->budget_s = share > 0.05 ? share : 0.05;
+	}
 	c->replayed = ts.status == CFL_TRIAL_DONE || ts.status == CFL_TRIAL_FAILED ||
-		      ts.status == CFL_TRIAL_POISON;
+		      ts.status == CFL_TRIAL_POISON || ts.status == CFL_TRIAL_CANCELLED;
 	if (ts.status == CFL_TRIAL_DONE) {
 		if (stored_done(a, metric, ts.id, &c->value))
 			c->score = sign * c->value;
 		c->seconds = stored_duration(a, ts.id) + TRIAL_OVERHEAD;
 		return (long)(a->n - 1);
 	}
-	if (ts.status == CFL_TRIAL_FAILED || ts.status == CFL_TRIAL_POISON)
+	if (ts.status == CFL_TRIAL_FAILED || ts.status == CFL_TRIAL_POISON ||
+	    ts.status == CFL_TRIAL_CANCELLED)
 		return (long)(a->n - 1);	/* replayed as failed */
 	memset(&spec, 0, sizeof(spec));
 	spec.trial_id = ts.id;
@@ -223,6 +233,7 @@ static long add_cand(struct cfl_study *s, size_t f, struct cfl_params *params,
 	spec.fold = -1;
 	spec.prev_attempts = ts.attempt;
 	spec.user = user_of(a->n - 1, -1);
+	spec.budget_s = c->budget_s;
 	if (cfl_pool_submit(s->pool, &spec, err))
 		return -1;
 	c->pending = 1;
@@ -634,6 +645,10 @@ static int submit_bags(struct cfl_study *s, const struct cfl_study_listener *ls,
 				     (p->autop.save ? CFL_LEASE_KEEP_MODEL : 0);
 			spec.prev_attempts = ts.attempt;
 			spec.user = user_of(k, fold);
+			/* a candidate trained within a budget: its folds too, for
+			 * the time it took */
+			if (c->budget_s > 0 && !isnan(c->seconds))
+				spec.budget_s = c->seconds;
 			if (cfl_pool_submit(s->pool, &spec, err))
 				goto fail;
 			(*n_sub)++;
@@ -676,7 +691,7 @@ static int submit_refits(struct cfl_study *s, size_t *n_sub, struct cfl_err *err
 		/* a refit that failed for good stays failed: its bag predicts
 		 * with its folds */
 		if (ts.status == CFL_TRIAL_DONE || ts.status == CFL_TRIAL_FAILED ||
-		    ts.status == CFL_TRIAL_POISON)
+		    ts.status == CFL_TRIAL_POISON || ts.status == CFL_TRIAL_CANCELLED)
 			continue;
 		if (study_refit_params(p->autop.models[c->family], &c->params, c->iters,
 				       (size_t)K, &refit, &on_all, err))
@@ -693,6 +708,8 @@ static int submit_refits(struct cfl_study *s, size_t *n_sub, struct cfl_err *err
 			     (p->autop.save ? CFL_LEASE_KEEP_MODEL : 0);
 		spec.prev_attempts = ts.attempt;
 		spec.user = user_of(k, K);
+		if (c->budget_s > 0 && !isnan(c->seconds))
+			spec.budget_s = c->seconds;
 		rc = cfl_pool_submit(s->pool, &spec, err);
 		cfl_params_release(&refit);
 		if (rc)
@@ -850,6 +867,35 @@ void cfl_study_auto_summary_release(struct cfl_study_auto_summary *sum)
 	free(sum->rows);
 	free(sum->families);
 	memset(sum, 0, sizeof(*sum));
+}
+
+/* Why family f would have no score, from its defaults' search trial t
+ * (kept in f->why; the caller clears it when the family has a best). */
+static void family_why(struct cfl_study_auto_family *f,
+		       const struct cfl_trial_info *t)
+{
+	double ran = t->finished > t->started && t->started > 0 ?
+		     t->finished - t->started : 0;
+
+	switch (t->status) {
+	case CFL_TRIAL_CANCELLED:
+		snprintf(f->why, sizeof(f->why), "its defaults were cancelled at "
+			 "the time limit after %.1f s", ran);
+		break;
+	case CFL_TRIAL_FAILED:
+	case CFL_TRIAL_POISON:
+		snprintf(f->why, sizeof(f->why), "its defaults failed: %.38s",
+			 t->error ? t->error : "unknown");
+		break;
+	case CFL_TRIAL_DONE:
+		snprintf(f->why, sizeof(f->why), "its defaults have no score on "
+			 "the validation part");
+		break;
+	default:
+		snprintf(f->why, sizeof(f->why), "its defaults did not finish "
+			 "before the time limit");
+		break;
+	}
 }
 
 /* The seconds and count of the trials a stored members text lists
@@ -1095,7 +1141,11 @@ int cfl_study_auto_summary(struct cfl_store *st, int64_t run_id,
 			} else if (tr[i].status == CFL_TRIAL_FAILED ||
 				   tr[i].status == CFL_TRIAL_POISON) {
 				f->n_failed++;
+			} else if (tr[i].status == CFL_TRIAL_CANCELLED) {
+				f->n_cancelled++;
 			}
+			if (!cands[c].kv.n)	/* the defaults: why no score */
+				family_why(f, &tr[i]);
 		}
 		if (cands[c].has_score && !isnan(cands[c].score) &&
 		    (!f->best_hex[0] || cands[c].score > out->sign * f->best_valid)) {
@@ -1103,6 +1153,9 @@ int cfl_study_auto_summary(struct cfl_store *st, int64_t run_id,
 			f->best_valid = out->sign * cands[c].score;
 		}
 	}
+	for (size_t i = 0; i < out->n_families; i++)
+		if (out->families[i].best_hex[0])
+			out->families[i].why[0] = 0;
 	rc = 0;
 out:
 	cfl_ensemble_rows_free(ens, n_ens);
