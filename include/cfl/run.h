@@ -100,6 +100,17 @@ int cfl_trial_execute(const struct cfl_data *data,
 		      const struct cfl_wire_lease *lease,
 		      struct cfl_wire_result *res /* OUT */,
 		      struct cfl_err *err);
+/* cfl_trial_execute, with a sink for the model's intermediate validation
+ * scores: with CFL_LEASE_PROGRESS (and validation rows, no REFIT) the
+ * model calls progress(ctx, step, score) as it trains (fcnn: each epoch;
+ * gbdt: every CFL_MODEL_REPORT_ROUNDS rounds; other models never); a
+ * non-zero return stops the fit there, a model error "pruned at step N".
+ * progress NULL: exactly cfl_trial_execute. */
+int cfl_trial_execute_progress(const struct cfl_data *data,
+			       const struct cfl_wire_lease *lease,
+			       int (*progress)(void *ctx, size_t step, double score),
+			       void *ctx, struct cfl_wire_result *res /* OUT */,
+			       struct cfl_err *err);
 void cfl_trial_result_release(struct cfl_wire_result *res);
 
 /* Serves one coordinator over fd (blocking): sends HELLO (name, 1 slot),
@@ -146,6 +157,15 @@ struct cfl_pool_opts {
 	 * trials) [0]: a RESULT frame may then be CFL_WIRE_MAX_MODEL bytes
 	 * larger than this run's predictions make one. */
 	int keep_models;
+	/* Intermediate scores of running trials (leases with
+	 * CFL_LEASE_PROGRESS), called as their PROGRESS frames come, from
+	 * cfl_pool_wait: 1 prunes the trial (stopped as cfl_pool_cancel does;
+	 * it ends PRUNED with reason "pruned at step N", its step and score in
+	 * the store's trial_pruned); 0 lets it go on; -1 is a fatal error
+	 * (err filled).  NULL: PROGRESS frames are dropped. */
+	int (*on_progress)(void *ctx, int64_t trial_id, void *user, size_t step,
+			   double score, struct cfl_err *err);
+	void *progress_ctx;
 };
 
 /* Fills o with the defaults above (no data, no store, J = online cores). */

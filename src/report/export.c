@@ -764,7 +764,8 @@ int cfl_export_optuna(struct cfl_store *st, const struct cfl_run_info *run,
 			q->distribution_json = ops[k].dist.data;
 			o->n_params++;
 		}
-		o->state = isfinite(scores[c]) ? "COMPLETE" : "FAIL";
+		o->state = isfinite(scores[c]) ? "COMPLETE" :
+			   ci->n_pruned ? "PRUNED" : "FAIL";
 		o->value = isfinite(scores[c]) ? scores[c] : NAN;
 		for (size_t i = 0; i < t.n_trials; i++) {
 			const struct cfl_trial_info *tr = &t.trials[i];

@@ -657,6 +657,39 @@ static int handle_result(struct cfl_pool *p, struct peer *pe,
 	return 0;
 }
 
+/* A PROGRESS frame of pe: asks the caller whether to prune the trial,
+ * and prunes it.  Frames of a lease pe no longer runs are dropped.  0, or
+ * -1 on a store or caller error. */
+static int handle_progress(struct cfl_pool *p, struct peer *pe,
+			   const struct cfl_wire_progress *pr, struct cfl_err *err)
+{
+	long idx = cfl_sched_find(&p->s, pr->trial_id);
+	size_t k;
+	int r;
+	char reason[64];
+
+	if (!p->o.on_progress || idx < 0)
+		return 0;
+	for (k = 0; k < pe->pub.n_slots; k++)
+		if (pe->slots[k].idx == idx && pe->slots[k].attempt == (int)pr->attempt)
+			break;
+	if (k == pe->pub.n_slots || p->s.t[idx].status != CFL_TRIAL_RUNNING)
+		return 0;
+	r = p->o.on_progress(p->o.progress_ctx, pr->trial_id, p->s.t[idx].user,
+			     pr->step, pr->score, err);
+	if (r <= 0)
+		return r;
+	if (p->o.store) {
+		if (batch_open(p, err) ||
+		    cfl_store_trial_pruned(p->o.store, pr->trial_id, (long)pr->step,
+					   pr->score, err))
+			return -1;
+		p->batch_n++;
+	}
+	snprintf(reason, sizeof(reason), "pruned at step %u", pr->step);
+	return lease_stop(p, pe, k, SCHED_PRUNED, reason, err);
+}
+
 /* One decoded frame from a peer.  Returns 0, or -1 (err) to drop the peer;
  * a store error sets *fatal. */
 static int handle_frame(struct cfl_pool *p, struct peer *pe,
@@ -699,6 +732,13 @@ static int handle_frame(struct cfl_pool *p, struct peer *pe,
 	}
 	case CFL_WIRE_HEARTBEAT:
 		break;
+	case CFL_WIRE_PROGRESS: {
+		int r = handle_progress(p, pe, &msg.u.progress, err);
+
+		if (r < 0)
+			*fatal = 1;
+		return r;
+	}
 	case CFL_WIRE_ERROR:
 		cfl_err_set(err, "peer '%s': %s", pe->pub.name,
 			    msg.u.error.message);
@@ -763,6 +803,8 @@ static int peer_frames(struct cfl_pool *p, struct peer *pe, struct cfl_err *err)
 			break;
 		}
 		pos += f.size;
+		if (pe->dead)	/* pruned, and killed: read nothing more */
+			break;
 	}
 	if (pos) {
 		memmove(pe->in.data, pe->in.data + pos, pe->in.len - pos);

@@ -23,6 +23,7 @@ static const char *const type_names[] = {
 	[CFL_WIRE_CHUNK] = "CHUNK",
 	[CFL_WIRE_ERROR] = "ERROR",
 	[CFL_WIRE_SHUTDOWN] = "SHUTDOWN",
+	[CFL_WIRE_PROGRESS] = "PROGRESS",
 };
 
 const char *cfl_wire_type_name(int type)
@@ -295,6 +296,14 @@ static void enc_payload(struct enc *e, const struct cfl_wire_msg *m)
 	case CFL_WIRE_SHUTDOWN:
 		put_u32(e, m->u.shutdown.reason);
 		break;
+	case CFL_WIRE_PROGRESS:
+		if (!m->u.progress.step)
+			return fail_enc(e, "progress at step 0");
+		put_u64(e, (uint64_t)m->u.progress.trial_id);
+		put_u32(e, m->u.progress.attempt);
+		put_u32(e, m->u.progress.step);
+		put_f64(e, m->u.progress.score);
+		break;
 	default:
 		fail_enc(e, "unknown message type");
 	}
@@ -319,6 +328,7 @@ uint32_t cfl_wire_max_payload(int type)
 	case CFL_WIRE_CANCEL:
 	case CFL_WIRE_FETCH:
 	case CFL_WIRE_SHUTDOWN:
+	case CFL_WIRE_PROGRESS:
 		return 256;
 	default:
 		return 0;
@@ -778,6 +788,14 @@ int cfl_wire_payload_decode(int type, const uint8_t *payload, size_t len,
 		break;
 	case CFL_WIRE_SHUTDOWN:
 		m->u.shutdown.reason = get_u32(&d);
+		break;
+	case CFL_WIRE_PROGRESS:
+		m->u.progress.trial_id = (int64_t)get_u64(&d);
+		m->u.progress.attempt = get_u32(&d);
+		m->u.progress.step = get_u32(&d);
+		m->u.progress.score = get_f64(&d);
+		if (!d.bad && !m->u.progress.step)
+			fail_dec(&d, "progress at step 0");
 		break;
 	}
 	if (!d.bad && d.pos != len) {

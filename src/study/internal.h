@@ -26,6 +26,7 @@ struct study_cand {
 				 * repeat done before a --resume) or none */
 	double score;		/* once told: cfl_metric_candidate_score */
 	int told;
+	int pruned;		/* a search repeat was pruned: no score */
 };
 
 /* What a tune trial's events point back to. */
@@ -50,6 +51,7 @@ struct cfl_study {
 	long budget;			/* the search's budget: the first
 					 * num_search of the run */
 	struct cfl_search *search;
+	struct cfl_pruner *pruner;	/* --prune; NULL: none */
 	struct study_cand *cands;	/* (num_search) */
 	size_t n_cands;
 	struct study_tref *trefs;	/* ((num_search + 1) * R) */
@@ -167,5 +169,10 @@ int cfl_study_auto_ensembles(struct cfl_store *st, int64_t run_id,
 			     const enum cfl_metric_id *metrics, size_t n_metrics,
 			     const struct cfl_study_listener *ls,
 			     struct cfl_err *err);
+
+/* The pool's on_progress of a tune run with --prune (tune.c): the
+ * pruner's decision on a search repeat's intermediate score. */
+int study_tune_progress(void *ctx, int64_t trial_id, void *user, size_t step,
+			double score, struct cfl_err *err);
 
 #endif

@@ -127,6 +127,29 @@ static void t_lease(void)
 		m.u.lease.budget_s = 0;
 	}
 
+	/* PROGRESS: a running trial's intermediate score */
+	{
+		struct cfl_wire_msg pm, po;
+		struct cfl_buf b;
+
+		cfl_wire_msg_init(&pm, CFL_WIRE_PROGRESS);
+		pm.u.progress.trial_id = 77;
+		pm.u.progress.attempt = 2;
+		pm.u.progress.step = 30;
+		pm.u.progress.score = -0.1234567890123;
+		po = roundtrip(&pm, 9, 0);
+		CHECK_INT(po.u.progress.trial_id, 77);
+		CHECK_INT(po.u.progress.attempt, 2);
+		CHECK_INT(po.u.progress.step, 30);
+		CHECK(po.u.progress.score == -0.1234567890123);
+		cfl_wire_msg_release(&po);
+		pm.u.progress.step = 0;
+		cfl_buf_init(&b);
+		CHECK(cfl_wire_encode(&b, 1, 0, &pm, &err) == -1);
+		CHECK_CONTAINS(err.msg, "step 0");
+		cfl_buf_release(&b);
+	}
+
 	/* a fold outside n_folds is refused by the decoder */
 	{
 		struct cfl_buf b;
