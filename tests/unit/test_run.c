@@ -881,7 +881,7 @@ static void t_pool_cancel(void)
 	wait_running(p, 1);
 	CHECK_INT(cfl_pool_cancel(p, 99, &err), 0);	/* unknown */
 	CHECK_INT(cfl_pool_cancel(p, 1, &err), 1);
-	CHECK_INT(cfl_pool_cancel(p, 1, &err), 0);	/* failed already */
+	CHECK_INT(cfl_pool_cancel(p, 1, &err), 0);	/* cancelled already */
 	s = spec(2);
 	s.repeat = 1;
 	CHECK(cfl_pool_submit(p, &s, &err) == 0);
@@ -890,7 +890,7 @@ static void t_pool_cancel(void)
 		if (r == CFL_POOL_TICK)
 			continue;
 		if (ev.trial_id == 1) {
-			CHECK_INT(ev.status, CFL_TRIAL_FAILED);
+			CHECK_INT(ev.status, CFL_TRIAL_CANCELLED);
 			CHECK_INT(ev.attempt, 1);
 			CHECK_STR(ev.reason, "cancelled");
 			CHECK_STR(ev.worker, "local:1");
@@ -948,7 +948,7 @@ static void t_pool_cancel_remote_peer(void)
 	r = cfl_pool_wait(p, &ev, &err);
 	CHECK_INT(r, CFL_POOL_EVENT);
 	CHECK_INT(ev.trial_id, 1);
-	CHECK_INT(ev.status, CFL_TRIAL_FAILED);
+	CHECK_INT(ev.status, CFL_TRIAL_CANCELLED);
 	CHECK_STR(ev.reason, "cancelled");
 	wait_running(p, 1);	/* trial 2, on the same peer */
 	/* what the peer got: LEASE 1, CANCEL 1 (attempt 1), LEASE 2 */
