@@ -51,7 +51,10 @@ struct cfl_study {
 	long budget;			/* the search's budget: the first
 					 * num_search of the run */
 	struct cfl_search *search;
-	struct cfl_pruner *pruner;	/* --prune; NULL: none */
+	struct cfl_pruner **pruners;	/* --prune: one per search repeat
+					 * (seed r of each candidate against
+					 * seed r of the others); NULL: none */
+	size_t n_pruners;
 	struct study_cand *cands;	/* (num_search) */
 	size_t n_cands;
 	struct study_tref *trefs;	/* ((num_search + 1) * R) */

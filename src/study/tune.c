@@ -20,8 +20,11 @@ void cfl_study_tune_release(struct cfl_study *s)
 {
 	cfl_search_free(s->search);
 	s->search = NULL;
-	cfl_pruner_free(s->pruner);
-	s->pruner = NULL;
+	for (size_t r = 0; r < s->n_pruners; r++)
+		cfl_pruner_free(s->pruners[r]);
+	s->n_pruners = 0;
+	free(s->pruners);
+	s->pruners = NULL;
 	for (size_t i = 0; s->cands && i < s->n_cands; i++) {
 		cfl_params_release(&s->cands[i].params);
 		free(s->cands[i].vals);
@@ -132,7 +135,7 @@ static int submit_trials(struct cfl_study *s, size_t k, int r0, int r1,
 		if (p->tune.save && rep >= p->num_repeat)
 			spec.flags |= CFL_LEASE_KEEP_MODEL | CFL_LEASE_KEEP_TEST;
 		/* --prune: the search's repeats say how they train */
-		if (s->pruner && rep < p->num_repeat && !p->tune.command)
+		if (s->pruners && rep < p->num_repeat && !p->tune.command)
 			spec.flags |= CFL_LEASE_PROGRESS;
 		spec.prev_attempts = ts.attempt;
 		spec.user = tr;
@@ -225,7 +228,8 @@ static void on_trial(struct cfl_study *s, const struct cfl_pool_event *ev,
 	if (ev->status == CFL_TRIAL_PRUNED)
 		c->pruned = 1;
 	if (ev->status == CFL_TRIAL_DONE)
-		cfl_pruner_complete(s->pruner, ev->trial_id);
+		if (s->pruners && tr->repeat < s->plan->num_repeat)
+			cfl_pruner_complete(s->pruners[tr->repeat], ev->trial_id);
 	if (ev->status == CFL_TRIAL_DONE && tr->repeat < s->plan->num_repeat) {
 		const struct cfl_wire_split *v = &ev->result->split[CFL_SPLIT_VALID];
 		const char *metric = cfl_study_metric_name(s->plan);
@@ -249,10 +253,14 @@ int study_tune_progress(void *ctx, int64_t trial_id, void *user, size_t step,
 			double score, struct cfl_err *err)
 {
 	struct cfl_study *s = ctx;
+	const struct study_tref *tr = user;
 
-	(void)user;
-	return s->pruner ? cfl_pruner_report(s->pruner, trial_id, step, score, err)
-			 : 0;
+	if (!s->pruners || !tr || (size_t)tr->repeat >= s->n_pruners)
+		return 0;
+	/* a candidate with a seed pruned has no score: its other seeds stop too */
+	if (s->cands[tr->cand].pruned)
+		return 1;
+	return cfl_pruner_report(s->pruners[tr->repeat], trial_id, step, score, err);
 }
 
 /* One trial event: 0 handled, 1 idle, 2 interrupted, -1 error. */
@@ -319,8 +327,12 @@ int cfl_study_tune(struct cfl_study *s, const struct cfl_study_listener *ls,
 
 		cfl_pruner_opts_init(&po);
 		po.kind = t->prune;
-		if (!(s->pruner = cfl_pruner_new(&po, err)))
+		if (!(s->pruners = cfl_calloc((size_t)p->num_repeat, sizeof(*s->pruners), err)))
 			return -1;
+		s->n_pruners = (size_t)p->num_repeat;
+		for (long r = 0; r < p->num_repeat; r++)
+			if (!(s->pruners[r] = cfl_pruner_new(&po, err)))
+				return -1;
 	}
 	s->cands = calloc((size_t)t->num_search, sizeof(*s->cands));
 	s->trefs = calloc((size_t)(t->num_search + 1) * (size_t)p->num_repeat,
