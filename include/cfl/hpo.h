@@ -182,7 +182,8 @@ double cfl_log_ei(double mean, double sd, double best);
  *     n_startup completed trials reported that step; no pruning before
  *     step min_step).
  *   asha: asynchronous successive halving: rungs at steps r, r*eta,
- *     r*eta^2, ... (r: min_step, or the first step a trial reports); a
+ *     r*eta^2, ... (r: min_step, or eta times the first step a trial
+ *     reports: a grace period, fcnn's epoch 3, gbdt's round 30); a
  *     trial reaching a rung goes on when its score there is among the top
  *     1/eta of the scores every trial reported at that rung (the best one
  *     when fewer than eta have), else it is pruned.  It needs no
@@ -198,7 +199,7 @@ struct cfl_pruner_opts {
 	enum cfl_prune_kind kind;
 	size_t n_startup;	/* median: completed trials needed [5] */
 	size_t min_step;	/* median: no pruning before; asha: the first
-				 * rung (0: a trial's first step) [0] */
+				 * rung (0: eta x the first step) [0] */
 	double eta;		/* asha: reduction factor, > 1 [3] */
 };
 

@@ -178,7 +178,8 @@ static int asha_says(struct cfl_pruner *p, struct ptrial *t, size_t step,
 		     double score, struct cfl_err *err)
 {
 	if (!p->first_step)
-		p->first_step = p->o.min_step ? p->o.min_step : step;
+		p->first_step = p->o.min_step ? p->o.min_step :
+				(size_t)ceil((double)step * p->o.eta - 1e-9);
 	while (rung_step(p, t->next_rung) <= step) {
 		int k = t->next_rung++;
 		double *v;

@@ -974,12 +974,12 @@ static void t_prune_median(void)
 	cfl_pruner_free(p);
 }
 
-/* ASHA with eta 2: rungs at steps 1, 2, 4, 8; a trial goes on when its
- * score at a rung is in the top half of that rung's scores (the best
- * alone while fewer than 2 reported), completed or not. */
+/* ASHA with eta 2 from step 1: rungs at steps 1, 2, 4, 8; a trial goes
+ * on when its score at a rung is in the top half of that rung's scores
+ * (the best alone while fewer than 2 reported), completed or not. */
 static void t_prune_asha(void)
 {
-	struct cfl_pruner *p = pruner(CFL_PRUNE_ASHA, 0, 0, 2);
+	struct cfl_pruner *p = pruner(CFL_PRUNE_ASHA, 0, 1, 2);
 	struct cfl_pruner_opts o;
 	struct cfl_err err;
 
@@ -991,6 +991,15 @@ static void t_prune_asha(void)
 	CHECK_INT(say(p, 1, 2, 0.65), 1);
 	CHECK_INT(say(p, 4, 3, 0.9), 0);	/* step 3: no rung */
 	CHECK_INT(say(p, 4, 5, 0.9), 0);	/* passes rungs 1 (2) and 2 (4) */
+	cfl_pruner_free(p);
+	/* by default the first rung is eta x the first step: 3, 9 for
+	 * epochs with eta 3 */
+	p = pruner(CFL_PRUNE_ASHA, 0, 0, 3);
+	CHECK_INT(say(p, 1, 1, 0.9), 0);
+	CHECK_INT(say(p, 2, 1, 0.1), 0);	/* grace: no rung at 1 */
+	CHECK_INT(say(p, 2, 2, 0.1), 0);
+	CHECK_INT(say(p, 1, 3, 0.9), 0);	/* rung 0 at 3 */
+	CHECK_INT(say(p, 2, 3, 0.1), 1);
 	cfl_pruner_free(p);
 	/* min_step sets the first rung: 10, 30, 90 with eta 3 (gbdt's steps) */
 	p = pruner(CFL_PRUNE_ASHA, 0, 10, 3);
