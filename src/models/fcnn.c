@@ -1426,7 +1426,7 @@ static int fit(struct cfl_model *m, const struct cfl_xy *train,
 	struct mt rng;
 	struct cfl_rng drop;
 	float *t = NULL, *best_theta = NULL, *best_stats = NULL;
-	size_t *idx = NULL, bs, since_best = 0, no_change, stale = 0;
+	size_t *idx = NULL, bs, since_best = 0, no_change, stale = 0, steps = 0;
 	double *vout = NULL, best = -INFINITY, best_loss = INFINITY;
 	const float *xs, *ts;
 	struct huge_copy hc = { NULL, 0 };
@@ -1481,15 +1481,21 @@ static int fit(struct cfl_model *m, const struct cfl_xy *train,
 	for (size_t e = 0; e < s.epochs; e++) {
 		double loss_check = 0;	/* finite exactly when every step's loss is */
 
-		if (cfl_budget_over(&B, e)) {
-			cut = 1;
-			break;
-		}
 		mt_randperm(&rng, idx, train->n);
 		for (size_t b0 = 0; b0 < train->n; b0 += bs) {
 			size_t nb = train->n - b0 < bs ? train->n - b0 : bs;
 			size_t after = train->n - b0 - nb;
 			float *tb = w.tbatch;
+
+			/* the budget's unit is a step: on many rows one epoch
+			 * may not fit (the last epoch is then a part of one) */
+			if (cfl_budget_over(&B, steps)) {
+				cut = 1;
+				if (b0 == 0)
+					goto trained;
+				break;
+			}
+			steps++;
 
 			gather(w.xbatch, tb, xs, ts, idx + b0, nb, f->n_in,
 			       idx + b0 + nb, after < bs ? after : bs);
@@ -1505,6 +1511,8 @@ static int fit(struct cfl_model *m, const struct cfl_xy *train,
 				    e + 1);
 			goto out;
 		}
+		if (cut)	/* a part of an epoch: no score, no stop rule */
+			break;
 		if (no_change) {
 			/* scikit-learn's MLP: the mean loss over the epoch's
 			 * rows, compared with the best one less tol */
@@ -1536,6 +1544,7 @@ static int fit(struct cfl_model *m, const struct cfl_xy *train,
 			}
 		}
 	}
+trained:
 	if (early && f->best_epoch != f->epochs_run) {
 		/* keep the weights of the best epoch */
 		memcpy(f->theta, best_theta, f->n_theta * sizeof(float));

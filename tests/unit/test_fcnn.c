@@ -794,30 +794,49 @@ static void t_load_errors(void)
 	}
 }
 
-/* A tiny time budget: one epoch (the first is always made), the same
- * model as epochs=1, and the fit says so. */
+/* A tiny time budget: one step (the first is always made: a part of the
+ * first epoch), a model that predicts, and the fit says so; with a
+ * budget it never reaches, the same model as without one. */
 static void t_budget_one_epoch(void)
 {
 	struct cfl_xy tr;
-	struct cfl_model *m = model_with(3, "epochs=30", NULL);
-	struct cfl_model *one = model_with(3, "epochs=1", NULL);
+	struct cfl_model *m = model_with(3, "epochs=30", "batch_size=8", NULL);
+	struct cfl_model *full = model_with(3, "epochs=30", "batch_size=8", NULL);
+	struct cfl_model *one = model_with(3, "epochs=30", "batch_size=8", NULL);
 	char *a, *b;
+	double *out;
 	size_t run, at;
 
 	make_data(&tr, 60, 4, 2, 7);
 	m->budget_s = 1e-9;
+	one->budget_s = 1e6;
 	fit_ok(m, &tr, NULL);
+	fit_ok(full, &tr, NULL);
 	fit_ok(one, &tr, NULL);
 	CHECK(cfl_fcnn_epochs(m, &run, &at) == 0);
 	CHECK_INT(run, 1);
 	CHECK_INT(m->budget_cut, 1);
 	CHECK_INT(m->n_iter_kept, 1);
+	CHECK(cfl_fcnn_epochs(full, &run, &at) == 0);
+	CHECK_INT(run, 30);
 	CHECK_INT(one->budget_cut, 0);
+	CHECK_INT(one->n_iter_kept, 0);
+	out = predict_all(m, &tr);
+	for (size_t i = 0; i < tr.n; i++)
+		CHECK(out[2 * i] >= 0 && out[2 * i] <= 1 &&
+		      fabs(out[2 * i] + out[2 * i + 1] - 1) < 1e-9);
+	free(out);
 	a = saved_state(m);
-	b = saved_state(one);
+	b = saved_state(full);
+	CHECK(strcmp(a, b) != 0);
+	free(a);
+	free(b);
+	a = saved_state(one);
+	b = saved_state(full);
 	CHECK_STR(a, b);
 	free(a);
 	free(b);
+	cfl_model_free(full);
 	cfl_model_free(m);
 	cfl_model_free(one);
 	xy_free(&tr);
