@@ -103,6 +103,8 @@ struct cfl_budget {
 	double t0;		/* when the first unit started */
 };
 
+/* 1 when the model honours budget_s (forest, gbdt, fcnn), else 0. */
+int cfl_model_takes_budget(const struct cfl_model_ops *ops);
 /* Starts the clock at the fit's entry: the deadline is now + budget_s. */
 void cfl_budget_start(struct cfl_budget *b, const struct cfl_model *m);
 /* Marks the start of the first unit (what came before, binning or

@@ -357,6 +357,12 @@ int cfl_model_fit(struct cfl_model *m, const struct cfl_xy *train,
 
 /* ---- time budget ---- */
 
+int cfl_model_takes_budget(const struct cfl_model_ops *ops)
+{
+	return ops && (!strcmp(ops->name, "forest") || !strcmp(ops->name, "gbdt") ||
+		       !strcmp(ops->name, "fcnn"));
+}
+
 void cfl_budget_start(struct cfl_budget *b, const struct cfl_model *m)
 {
 	double now = cfl_now();

@@ -65,6 +65,8 @@ struct auto_cand {
 	int replayed;		/* stored final by an earlier session (resume) */
 	int cancelled;		/* cfl_pool_cancel stopped it */
 	double budget_s;	/* its search trial's time budget (0: none) */
+	double bag_budget_s;	/* its folds' and refit's when its bag would
+				 * not finish whole (0: as budget_s says) */
 	int told;
 	double value;		/* the metric on valid; NaN: failed */
 	double score;		/* sign * value */
@@ -585,21 +587,42 @@ static int submit_bags(struct cfl_study *s, const struct cfl_study_listener *ls,
 	const struct cfl_pool_opts *po = cfl_pool_opts(s->pool);
 	size_t order[CFL_STUDY_MAX_MODELS], n;
 	int K = p->autop.folds, fits[CFL_STUDY_MAX_MODELS];
-	double left = s->deadline - cfl_now();
+	double left = s->deadline - cfl_now(), fold_budget = 0;
+	double planned = bag_plan(s, p->autop.n_models, order, fits, &n);
+	size_t n_small = 0;
 
-	bag_plan(s, p->autop.n_models, order, fits, &n);
+	/* a bag that would not finish whole, of a model that takes a time
+	 * budget: its folds (and refit) train smaller, within an equal share
+	 * of what the bags that fit leave (a margin kept for the rest) */
+	for (size_t i = 0; i < n; i++)
+		n_small += !fits[i] && cfl_model_takes_budget(
+			cfl_model_find(p->autop.models[a->c[order[i]].family]));
+	if (n_small)
+		fold_budget = 0.7 * (left - planned) * (po->n_local ? (double)po->n_local : 1.0) /
+			      ((double)(K + !!p->autop.refit) * (double)n_small);
 	for (size_t i = 0; i < n; i++) {
 		struct cfl_study_event ev;
 		char text[192];
-		const struct auto_cand *c = &a->c[order[i]];
+		struct auto_cand *c = &a->c[order[i]];
 
 		if (fits[i])
 			continue;
-		snprintf(text, sizeof(text), "%s: its bag (%d x %.1f s over %zu slots) "
-			 "would not finish in the %.1f s left; not bagged (--resume "
-			 "with more time bags it)", p->autop.models[c->family], K,
-			 c->seconds, po->n_local ? po->n_local : 1,
-			 left > 0 ? left : 0.0);
+		if (fold_budget >= 0.05 && cfl_model_takes_budget(
+			    cfl_model_find(p->autop.models[c->family]))) {
+			fits[i] = 1;
+			c->bag_budget_s = fold_budget;
+			snprintf(text, sizeof(text), "%s: its bag (%d x %.1f s over %zu slots) "
+				 "would not finish in the %.1f s left; its folds train "
+				 "smaller, within %.1f s each", p->autop.models[c->family],
+				 K, c->seconds, po->n_local ? po->n_local : 1,
+				 left > 0 ? left : 0.0, fold_budget);
+		} else {
+			snprintf(text, sizeof(text), "%s: its bag (%d x %.1f s over %zu slots) "
+				 "would not finish in the %.1f s left; not bagged (--resume "
+				 "with more time bags it)", p->autop.models[c->family], K,
+				 c->seconds, po->n_local ? po->n_local : 1,
+				 left > 0 ? left : 0.0);
+		}
 		memset(&ev, 0, sizeof(ev));
 		ev.kind = CFL_STUDY_NOTE;
 		ev.pool = s->pool;
@@ -608,12 +631,13 @@ static int submit_bags(struct cfl_study *s, const struct cfl_study_listener *ls,
 	}
 	if (cfl_store_begin(s->st, err))
 		return -1;
-	for (size_t i = 0; i < n; i++) {
-		size_t k = order[i];
+	/* the bags that fit whole first, then those trained smaller */
+	for (size_t j = 0; j < 2 * n; j++) {
+		size_t i = j % n, k = order[i];
 		struct auto_cand *c = &a->c[k];
 		uint64_t seed = cfl_trial_seed(p->data.seed, c->hex, 0);
 
-		if (!fits[i])
+		if (!fits[i] || (j < n) != !(c->bag_budget_s > 0))
 			continue;
 		c->bag = 1;
 		if (!c->iters && !(c->iters = cfl_calloc((size_t)K, sizeof(size_t), err)))
@@ -649,6 +673,8 @@ static int submit_bags(struct cfl_study *s, const struct cfl_study_listener *ls,
 			 * the time it took */
 			if (c->budget_s > 0 && !isnan(c->seconds))
 				spec.budget_s = c->seconds;
+			if (c->bag_budget_s > 0)
+				spec.budget_s = c->bag_budget_s;
 			if (cfl_pool_submit(s->pool, &spec, err))
 				goto fail;
 			(*n_sub)++;
@@ -710,6 +736,8 @@ static int submit_refits(struct cfl_study *s, size_t *n_sub, struct cfl_err *err
 		spec.user = user_of(k, K);
 		if (c->budget_s > 0 && !isnan(c->seconds))
 			spec.budget_s = c->seconds;
+		if (c->bag_budget_s > 0)
+			spec.budget_s = c->bag_budget_s;
 		rc = cfl_pool_submit(s->pool, &spec, err);
 		cfl_params_release(&refit);
 		if (rc)
