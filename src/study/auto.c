@@ -611,10 +611,9 @@ static int submit_bags(struct cfl_study *s, const struct cfl_study_listener *ls,
 			    cfl_model_find(p->autop.models[c->family]))) {
 			fits[i] = 1;
 			c->bag_budget_s = fold_budget;
-			snprintf(text, sizeof(text), "%s: its bag (%d x %.1f s over %zu slots) "
-				 "would not finish in the %.1f s left; its folds train "
-				 "smaller, within %.1f s each", p->autop.models[c->family],
-				 K, c->seconds, po->n_local ? po->n_local : 1,
+			snprintf(text, sizeof(text), "%s: bag of %d x %.1f s > %.1f s left: "
+				 "its folds train within %.1f s each",
+				 p->autop.models[c->family], K, c->seconds,
 				 left > 0 ? left : 0.0, fold_budget);
 		} else {
 			snprintf(text, sizeof(text), "%s: its bag (%d x %.1f s over %zu slots) "
