@@ -74,8 +74,8 @@ struct cfl_model {
 					 * (trees, rounds, epochs); else 0 */
 	/* Set by the caller before cfl_model_fit (cfl_model_new zeroes them). */
 	double budget_s;		/* > 0: the fit's time budget in seconds
-					 * (forest, gbdt, fcnn; others ignore
-					 * it); 0: none */
+					 * (forest, gbdt, fcnn, tree; others
+					 * ignore it); 0: none */
 	/* Intermediate validation scores (fcnn: each epoch; gbdt: every
 	 * CFL_MODEL_REPORT_ROUNDS rounds), higher is better, step counting
 	 * epochs or rounds from 1; only when the fit has validation rows.
@@ -103,7 +103,8 @@ struct cfl_budget {
 	double t0;		/* when the first unit started */
 };
 
-/* 1 when the model honours budget_s (forest, gbdt, fcnn), else 0. */
+/* 1 when the model honours budget_s (forest, gbdt, fcnn; tree: its nodes
+ * left become leaves), else 0. */
 int cfl_model_takes_budget(const struct cfl_model_ops *ops);
 /* Starts the clock at the fit's entry: the deadline is now + budget_s. */
 void cfl_budget_start(struct cfl_budget *b, const struct cfl_model *m);

@@ -360,7 +360,7 @@ int cfl_model_fit(struct cfl_model *m, const struct cfl_xy *train,
 int cfl_model_takes_budget(const struct cfl_model_ops *ops)
 {
 	return ops && (!strcmp(ops->name, "forest") || !strcmp(ops->name, "gbdt") ||
-		       !strcmp(ops->name, "fcnn"));
+		       !strcmp(ops->name, "fcnn") || !strcmp(ops->name, "tree"));
 }
 
 void cfl_budget_start(struct cfl_budget *b, const struct cfl_model *m)

@@ -881,8 +881,9 @@ static void t_importance_permutation(void)
 
 /* A tiny time budget: the forest keeps the trees grown before it ran
  * out (one a thread: the first unit is always made), the gbdt its first
- * round; both still predict, and say what they kept.  Without a budget
- * every unit is made. */
+ * round, the tree its root split; all still predict, and say what they
+ * kept.  Without a budget, or with one they never reach, every unit is
+ * made. */
 static void t_budget_trees(void)
 {
 	struct cfl_xy xy;
@@ -922,6 +923,25 @@ static void t_budget_trees(void)
 	CHECK(sscanf(st, "gbdt logistic 1 %lu", &units) == 1);
 	CHECK_INT(units, 40);
 	free(st);
+	/* a tree: its root split, then every node left a leaf */
+	{
+		struct cfl_model *t = model_with("tree", NULL);
+
+		t->budget_s = 1e-9;
+		fit_ok(t, &xy, NULL);
+		CHECK_INT(t->budget_cut, 1);
+		CHECK_INT(((const struct cfl_ttree *)t->state)->n_nodes, 3);
+		acc = score(t, &xy);
+		CHECK(acc > 0.5);
+		cfl_model_free(t);
+		t = model_with("tree", NULL);
+		t->budget_s = 1e6;
+		fit_ok(t, &xy, NULL);
+		CHECK_INT(t->budget_cut, 0);
+		CHECK(((const struct cfl_ttree *)t->state)->n_nodes > 3);
+		CHECK(score(t, &xy) == 1);	/* distinct rows: fitted exactly */
+		cfl_model_free(t);
+	}
 	/* the models cut short are models: they predict probabilities */
 	acc = score(f1, &xy);
 	CHECK(acc > 0.5);
