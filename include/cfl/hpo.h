@@ -171,4 +171,53 @@ void cfl_gp_predict(const struct cfl_gp *gp, const double *xs, size_t m,
  * into the tail (never -inf for sd > 0); -inf when sd <= 0 and mean >= best. */
 double cfl_log_ei(double mean, double sd, double best);
 
+/* ---- pruning (prune.c) ----
+ *
+ * Stops trials whose intermediate validation score (higher is better;
+ * fcnn: each epoch, gbdt: every few rounds) is poor, as Optuna's pruners
+ * do.  A trial reports (step, score) as it trains; cfl_pruner_report says
+ * whether to stop it.  The decisions depend on the reports' order only.
+ *   median: prune when the trial's best score so far is below the median
+ *     of the completed trials' scores at the same step (at least
+ *     n_startup completed trials reported that step; no pruning before
+ *     step min_step).
+ *   asha: asynchronous successive halving: rungs at steps r, r*eta,
+ *     r*eta^2, ... (r: min_step, or eta times the first step a trial
+ *     reports: a grace period, fcnn's epoch 3, gbdt's round 30); a
+ *     trial reaching a rung goes on when its score there is among the top
+ *     1/eta of the scores every trial reported at that rung (the best one
+ *     when fewer than eta have), else it is pruned.  It needs no
+ *     completed trials, so it suits workers that finish at different times.
+ */
+enum cfl_prune_kind { CFL_PRUNE_NONE, CFL_PRUNE_MEDIAN, CFL_PRUNE_ASHA };
+
+/* "none", "median", "asha"; lookup: the enum value, or -1. */
+const char *cfl_prune_kind_name(enum cfl_prune_kind k);
+int cfl_prune_kind_lookup(const char *name);
+
+struct cfl_pruner_opts {
+	enum cfl_prune_kind kind;
+	size_t n_startup;	/* median: completed trials needed [5] */
+	size_t min_step;	/* median: no pruning before; asha: the first
+				 * rung (0: eta x the first step) [0] */
+	double eta;		/* asha: reduction factor, > 1 [3] */
+};
+
+void cfl_pruner_opts_init(struct cfl_pruner_opts *o);
+
+struct cfl_pruner;
+
+/* A pruner, or NULL with err (out of memory, eta <= 1). */
+struct cfl_pruner *cfl_pruner_new(const struct cfl_pruner_opts *o,
+				  struct cfl_err *err);
+void cfl_pruner_free(struct cfl_pruner *p);	/* NULL: no-op */
+/* Trial `trial` reports score at step (steps grow for one trial; a NaN
+ * score counts as the worst).  1: prune it now; 0: let it go on; -1: out
+ * of memory (err). */
+int cfl_pruner_report(struct cfl_pruner *p, int64_t trial, size_t step,
+		      double score, struct cfl_err *err);
+/* Trial `trial` finished whole: median then counts its reports among the
+ * completed trials'.  A trial pruned or failed is not completed. */
+void cfl_pruner_complete(struct cfl_pruner *p, int64_t trial);
+
 #endif

@@ -69,9 +69,51 @@ struct cfl_model {
 	void *state;
 	size_t n_iter_kept;		/* after a fit that stopped early on
 					 * valid: the epochs (fcnn) or boosting
-					 * rounds (gbdt) it kept, the best; 0
-					 * when it did not stop early */
+					 * rounds (gbdt) it kept, the best; after
+					 * a fit the budget cut: the units kept
+					 * (trees, rounds, epochs); else 0 */
+	/* Set by the caller before cfl_model_fit (cfl_model_new zeroes them). */
+	double budget_s;		/* > 0: the fit's time budget in seconds
+					 * (forest, gbdt, fcnn, tree; others
+					 * ignore it); 0: none */
+	/* Intermediate validation scores (fcnn: each epoch; gbdt: every
+	 * CFL_MODEL_REPORT_ROUNDS rounds), higher is better, step counting
+	 * epochs or rounds from 1; only when the fit has validation rows.
+	 * A non-zero return stops the fit there: it returns -1 with err
+	 * "pruned at step N".  NULL: not asked for. */
+	int (*report)(void *ctx, size_t step, double score);
+	void *report_ctx;
+	int budget_cut;			/* after a fit: 1 when budget_s stopped
+					 * it before its trees, rounds or
+					 * epochs were all made */
 };
+
+/* gbdt reports its validation score every this many rounds. */
+#define CFL_MODEL_REPORT_ROUNDS 10
+
+/* ---- time budget (for the models' fits) ----
+ *
+ * A fit with m->budget_s > 0 makes its units (trees, rounds, epochs) one
+ * by one and, before each one after the first, asks cfl_budget_over:
+ * the time per unit measured so far says whether the next one would end
+ * past the deadline.  The first unit is always made, so the model is a
+ * model; what it kept goes into m->n_iter_kept and m->budget_cut. */
+struct cfl_budget {
+	double deadline;	/* cfl_now() seconds; 0: no budget */
+	double t0;		/* when the first unit started */
+};
+
+/* 1 when the model honours budget_s (forest, gbdt, fcnn; tree: its nodes
+ * left become leaves), else 0. */
+int cfl_model_takes_budget(const struct cfl_model_ops *ops);
+/* Starts the clock at the fit's entry: the deadline is now + budget_s. */
+void cfl_budget_start(struct cfl_budget *b, const struct cfl_model *m);
+/* Marks the start of the first unit (what came before, binning or
+ * sorting, counts against the deadline but not per unit). */
+void cfl_budget_units(struct cfl_budget *b);
+/* 1 when n_done (>= 1) units are made and one more would pass the
+ * deadline; 0 otherwise, and always without a budget or before a unit. */
+int cfl_budget_over(const struct cfl_budget *b, size_t n_done);
 
 /* ---- registry ---- */
 

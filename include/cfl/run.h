@@ -51,6 +51,9 @@ struct cfl_trial_spec {
 	unsigned flags;		/* CFL_LEASE_BOOTSTRAP, CFL_LEASE_KEEP_*, CFL_LEASE_NOOP,
 				 * CFL_LEASE_COMMAND (model is then a shell command) */
 	int prev_attempts;	/* attempts already made (from the store, on --resume) */
+	double budget_s;	/* > 0: the fit's time budget in seconds (the
+				 * model makes fewer trees, rounds or epochs;
+				 * struct cfl_model's budget_s); 0: none */
 	void *user;		/* caller's pointer, given back in events */
 };
 
@@ -97,6 +100,17 @@ int cfl_trial_execute(const struct cfl_data *data,
 		      const struct cfl_wire_lease *lease,
 		      struct cfl_wire_result *res /* OUT */,
 		      struct cfl_err *err);
+/* cfl_trial_execute, with a sink for the model's intermediate validation
+ * scores: with CFL_LEASE_PROGRESS (and validation rows, no REFIT) the
+ * model calls progress(ctx, step, score) as it trains (fcnn: each epoch;
+ * gbdt: every CFL_MODEL_REPORT_ROUNDS rounds; other models never); a
+ * non-zero return stops the fit there, a model error "pruned at step N".
+ * progress NULL: exactly cfl_trial_execute. */
+int cfl_trial_execute_progress(const struct cfl_data *data,
+			       const struct cfl_wire_lease *lease,
+			       int (*progress)(void *ctx, size_t step, double score),
+			       void *ctx, struct cfl_wire_result *res /* OUT */,
+			       struct cfl_err *err);
 void cfl_trial_result_release(struct cfl_wire_result *res);
 
 /* Serves one coordinator over fd (blocking): sends HELLO (name, 1 slot),
@@ -143,6 +157,15 @@ struct cfl_pool_opts {
 	 * trials) [0]: a RESULT frame may then be CFL_WIRE_MAX_MODEL bytes
 	 * larger than this run's predictions make one. */
 	int keep_models;
+	/* Intermediate scores of running trials (leases with
+	 * CFL_LEASE_PROGRESS), called as their PROGRESS frames come, from
+	 * cfl_pool_wait: 1 prunes the trial (stopped as cfl_pool_cancel does;
+	 * it ends PRUNED with reason "pruned at step N", its step and score in
+	 * the store's trial_pruned); 0 lets it go on; -1 is a fatal error
+	 * (err filled).  NULL: PROGRESS frames are dropped. */
+	int (*on_progress)(void *ctx, int64_t trial_id, void *user, size_t step,
+			   double score, struct cfl_err *err);
+	void *progress_ctx;
 };
 
 /* Fills o with the defaults above (no data, no store, J = online cores). */
@@ -200,7 +223,8 @@ int cfl_pool_wait(struct cfl_pool *p, struct cfl_pool_event *ev /* OUT */,
 
 /* Counts for a progress line. */
 struct cfl_pool_stats {
-	size_t submitted, queued, running, done, failed;	/* failed: + poison */
+	size_t submitted, queued, running, done, failed;	/* failed: + poison,
+								 * cancelled, pruned */
 	size_t attempts_failed;		/* failed attempts, retried or not */
 	size_t n_slots;			/* slots of live peers */
 };
@@ -213,7 +237,7 @@ void cfl_pool_get_stats(const struct cfl_pool *p,
  * killed (and replaced when trials are queued, as after a crash); what it
  * sent and was not read yet is dropped.  A multi-slot peer is sent CANCEL
  * and kept; a result it sends anyway still wins (first result wins).  The
- * trial ends FAILED with reason "cancelled", never retried, recorded in
+ * trial ends CANCELLED with reason "cancelled", never retried, recorded in
  * the store; a later cfl_pool_wait gives it as an event.  May be called
  * between waits or from a source's on_ready.  Returns 1 when it stopped
  * the trial; 0 when there was nothing to stop (trial_id unknown, still

@@ -23,7 +23,7 @@
 #include "cfl/core.h"
 
 /* The schema version this code writes (PRAGMA user_version and meta). */
-#define CFL_STORE_SCHEMA_VERSION 2
+#define CFL_STORE_SCHEMA_VERSION 3
 /* The default database of the commands (its folder is the caller's job). */
 #define CFL_STORE_DEFAULT_PATH "reports/cfl.db"
 
@@ -42,7 +42,10 @@ enum cfl_run_status {
 
 /* A trial's life: queued -> running (leased, attempt n) -> done | failed |
  * poison; a failed attempt that will be retried goes back to queued; Ctrl-C
- * turns running into interrupted (run again by --resume). */
+ * turns running into interrupted (run again by --resume).  The caller may
+ * stop a running trial: cancelled (auto's time limit; not a failure) or
+ * pruned (its intermediate score was poor: step and score in
+ * trial_pruned, cfl_store_trial_pruned). */
 enum cfl_trial_status {
 	CFL_TRIAL_QUEUED,
 	CFL_TRIAL_RUNNING,
@@ -50,6 +53,8 @@ enum cfl_trial_status {
 	CFL_TRIAL_FAILED,
 	CFL_TRIAL_POISON,
 	CFL_TRIAL_INTERRUPTED,
+	CFL_TRIAL_CANCELLED,
+	CFL_TRIAL_PRUNED,
 };
 
 /* The parts a trial is scored on.  OOF: out-of-fold predictions of a
@@ -188,6 +193,7 @@ int cfl_store_mark_interrupted(struct cfl_store *st, int64_t run_id,
 struct cfl_run_summary {
 	struct cfl_run_info info;
 	size_t n_trials, n_done, n_failed;	/* n_failed counts failed + poison */
+	size_t n_cancelled, n_pruned;
 };
 
 /* Every run, oldest first, into a malloc'd array (*n_runs may be 0, then
@@ -231,6 +237,7 @@ struct cfl_candidate_info {
 	int has_score;
 	double score;		/* when has_score */
 	size_t n_trials, n_done, n_failed;	/* n_failed: failed + poison */
+	size_t n_pruned;
 };
 
 /* The candidates of a run in seq order; free with cfl_candidates_free. */
@@ -316,7 +323,7 @@ int cfl_store_trial_done(struct cfl_store *st, int64_t trial_id, int attempt,
 /* A failed attempt: records (trial, attempt, worker, reason, time) in
  * trial_attempts and sets the trial's status to final_status: QUEUED when
  * it will be retried, FAILED or POISON when it will not, INTERRUPTED on
- * Ctrl-C.  reason: "signal SIGSEGV", "exit 3", "timeout after 10 s", or the
+ * Ctrl-C, CANCELLED or PRUNED when the caller stopped it.  reason: "signal SIGSEGV", "exit 3", "timeout after 10 s", or the
  * model's error message (stored as the trial's error too).  Returns 1 and
  * changes nothing when the trial is already done. */
 int cfl_store_trial_failed(struct cfl_store *st, int64_t trial_id, int attempt,
@@ -326,6 +333,7 @@ int cfl_store_trial_failed(struct cfl_store *st, int64_t trial_id, int attempt,
 
 struct cfl_trial_counts {
 	size_t total, queued, running, done, failed, poison, interrupted;
+	size_t cancelled, pruned;
 };
 
 /* Counts the trials of a run by status. */
@@ -474,6 +482,11 @@ int cfl_store_run_credits(struct cfl_store *st, int64_t run_id,
  * iterations (fcnn's epochs, gbdt's rounds), so that a refit after a
  * --resume runs as many as one in the session that ran the trial did.
  * One statement (or part of the caller's transaction). */
+/* Where a pruned trial stopped: its last intermediate step (epochs or
+ * rounds) and score there (higher is better; NaN stored as NULL), in
+ * trial_pruned (the trial's status is set by cfl_store_trial_failed). */
+int cfl_store_trial_pruned(struct cfl_store *st, int64_t trial_id, long step,
+			   double score, struct cfl_err *err);
 int cfl_store_trial_iters(struct cfl_store *st, int64_t trial_id, long n_iter,
 			  struct cfl_err *err);
 

@@ -83,6 +83,11 @@ struct cfl_study_tune_plan {
 	long grid_points;
 	enum cfl_liar liar;
 	double timeout;		/* ask no new candidate after this (s); 0: none */
+	enum cfl_prune_kind prune;	/* --prune: stop a search repeat whose
+					 * intermediate validation score is
+					 * poor (fcnn, gbdt; cfl/hpo.h's
+					 * pruners); its candidate then has no
+					 * score [none] */
 	const char *save;	/* --save: the bundle of the refit to write
 				 * (its trials keep their models); NULL: none */
 };
@@ -450,8 +455,12 @@ struct cfl_study_auto_row {
 /* What auto's search did for one model family. */
 struct cfl_study_auto_family {
 	char model[64];
-	size_t n_cands, n_done, n_failed;	/* n_failed: cancelled too */
+	size_t n_cands, n_done, n_failed;	/* n_failed: failed, poison */
+	size_t n_cancelled;		/* stopped at the end of its share */
 	char best_hex[9];		/* "" when no candidate has a score */
+	char why[96];			/* no score: why ("its default was
+					 * cancelled at the time limit after
+					 * 9.1 s"); else "" */
 	double best_valid;		/* the best's metric on valid */
 	double seconds;			/* the workers' seconds of its search */
 };

@@ -70,6 +70,8 @@ enum cfl_wire_type {
 	CFL_WIRE_CHUNK,		/* coordinator -> worker: bytes of the dataset */
 	CFL_WIRE_ERROR,		/* either way: a fatal protocol or setup error */
 	CFL_WIRE_SHUTDOWN,	/* coordinator -> worker: no more work, leave */
+	CFL_WIRE_PROGRESS,	/* worker -> coordinator: an intermediate score of
+				 * a running trial (CFL_LEASE_PROGRESS) */
 	CFL_WIRE_TYPE_END
 };
 
@@ -79,8 +81,8 @@ const char *cfl_wire_type_name(int type);
  * Only RESULT (predictions and a model: CFL_WIRE_MAX_PAYLOAD +
  * CFL_WIRE_MAX_MODEL) and CHUNK (the dataset, CFL_WIRE_MAX_PAYLOAD) may be
  * large; HELLO CFL_WIRE_HELLO_MAX; WELCOME and LEASE
- * 1 MiB; ERROR 64 KiB; RESULT_ACK, HEARTBEAT, CANCEL, FETCH and SHUTDOWN
- * 256 bytes.  The decoder refuses a header over it before any payload
+ * 1 MiB; ERROR 64 KiB; RESULT_ACK, HEARTBEAT, CANCEL, FETCH, SHUTDOWN and
+ * PROGRESS 256 bytes.  The decoder refuses a header over it before any payload
  * arrives; the encoder refuses to build such a frame. */
 uint32_t cfl_wire_max_payload(int type);
 
@@ -123,7 +125,11 @@ struct cfl_wire_welcome {
 					 * repeat --save): its state, no encoder */
 #define CFL_LEASE_IMPORTANCE 0x100u	/* also return permutation importance on
 					 * the validation part */
-#define CFL_LEASE_KNOWN 0x1ffu
+#define CFL_LEASE_PROGRESS 0x200u	/* send PROGRESS frames as the model
+					 * trains (fcnn: each epoch; gbdt: every
+					 * CFL_MODEL_REPORT_ROUNDS rounds), for
+					 * pruning; needs validation rows */
+#define CFL_LEASE_KNOWN 0x3ffu
 
 struct cfl_wire_lease {
 	int64_t trial_id;	/* the scheduler's trial key (store id) */
@@ -141,6 +147,10 @@ struct cfl_wire_lease {
 	uint32_t threads;	/* BLAS threads for this trial (>= 1) */
 	uint32_t n_metrics;
 	uint8_t metrics[CFL_WIRE_MAX_METRICS];	/* enum cfl_metric_id values */
+	/* Optional, at the end of the payload (sent only when > 0; a lease
+	 * that ends before it has none): */
+	double budget_s;	/* the fit's time budget in seconds, finite and
+				 * >= 0; 0: none */
 };
 
 struct cfl_wire_metric {
@@ -204,6 +214,13 @@ struct cfl_wire_cancel {
 	uint32_t attempt;
 };
 
+struct cfl_wire_progress {
+	int64_t trial_id;
+	uint32_t attempt;
+	uint32_t step;		/* epochs or rounds so far, >= 1 */
+	double score;		/* validation score there, higher is better */
+};
+
 struct cfl_wire_fetch {
 	uint8_t sha256[32];
 	uint64_t offset;
@@ -243,6 +260,7 @@ struct cfl_wire_msg {
 		struct cfl_wire_ack ack;
 		struct cfl_wire_heartbeat heartbeat;
 		struct cfl_wire_cancel cancel;
+		struct cfl_wire_progress progress;
 		struct cfl_wire_fetch fetch;
 		struct cfl_wire_chunk chunk;
 		struct cfl_wire_error error;

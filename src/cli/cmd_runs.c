@@ -68,12 +68,21 @@ static void fill_line(struct cfl_store *st, const struct cfl_run_summary *s,
 		 r->dataset[0] ? (base ? base + 1 : r->dataset) : "-");
 	snprintf(l->cell[COL_STATUS], sizeof(l->cell[0]), "%s",
 		 cfl_run_status_name(r->status));
-	if (s->n_failed)
-		snprintf(l->cell[COL_TRIALS], sizeof(l->cell[0]), "%zu/%zu, %zu failed",
-			 s->n_done, s->n_trials, s->n_failed);
-	else
-		snprintf(l->cell[COL_TRIALS], sizeof(l->cell[0]), "%zu/%zu",
-			 s->n_done, s->n_trials);
+	{
+		/* what did not finish, and why: failures apart from the
+		 * trials the run stopped itself (time limit, pruning) */
+		char *c = l->cell[COL_TRIALS];
+		size_t cap = sizeof(l->cell[0]), n;
+
+		n = (size_t)snprintf(c, cap, "%zu/%zu", s->n_done, s->n_trials);
+		if (s->n_failed && n < cap)
+			n += (size_t)snprintf(c + n, cap - n, ", %zu failed", s->n_failed);
+		if (s->n_cancelled && n < cap)
+			n += (size_t)snprintf(c + n, cap - n, ", %zu cancelled",
+					      s->n_cancelled);
+		if (s->n_pruned && n < cap)
+			snprintf(c + n, cap - n, ", %zu pruned", s->n_pruned);
+	}
 	cfl_report_run_best(st, r, l->cell[COL_BEST], sizeof(l->cell[0]));
 }
 

@@ -39,6 +39,7 @@ enum {
 	OPT_GRID_POINTS,
 	OPT_LIAR,
 	OPT_TIMEOUT,
+	OPT_PRUNE,
 	OPT_COMMAND,
 	OPT_DIRECTION,
 	OPT_METRICS,
@@ -91,6 +92,11 @@ static void usage(FILE *f)
 		"                           proposal is the one the run would have made;\n"
 		"                           a larger --num-search grows a finished run\n"
 		"  --timeout SEC            ask no new candidate after SEC seconds [0: none]\n"
+		"  --prune median|asha      stop candidates whose validation score while\n"
+		"                           training (fcnn: each epoch, gbdt: every 10\n"
+		"                           rounds) is poor: below the median of the\n"
+		"                           finished ones / out of their rung's top third\n"
+		"                           [none]\n"
 		CLI_POOL_HELP_RETRIES
 		CLI_POOL_HELP_QUIET
 		"  -h, --help               this help\n"
@@ -147,6 +153,7 @@ static int parse_args(void *ctx, int argc, char **argv)
 		{ "grid-points", required_argument, 0, OPT_GRID_POINTS },
 		{ "liar", required_argument, 0, OPT_LIAR },
 		{ "timeout", required_argument, 0, OPT_TIMEOUT },
+		{ "prune", required_argument, 0, OPT_PRUNE },
 		{ "command", required_argument, 0, OPT_COMMAND },
 		{ "direction", required_argument, 0, OPT_DIRECTION },
 		{ "save", required_argument, 0, OPT_SAVE },
@@ -226,6 +233,14 @@ static int parse_args(void *ctx, int argc, char **argv)
 			if (cli_parse_double(optarg, 0, 1e9, &t->timeout))
 				return cli_usage_error("tune", "--timeout must be a number of seconds >= 0, got '%s'", optarg);
 			break;
+		case OPT_PRUNE: {
+			int k = cfl_prune_kind_lookup(optarg);
+
+			if (k < 0)
+				return cli_usage_error("tune", "--prune must be none, median or asha, got '%s'", optarg);
+			t->prune = (enum cfl_prune_kind)k;
+			break;
+		}
 		case OPT_COMMAND:
 			t->command = optarg;
 			break;

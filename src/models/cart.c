@@ -875,7 +875,7 @@ int cfl_cart_grow(struct cfl_cart_work *w, const struct cfl_cart_opts *o,
 		  struct cfl_ttree *t, struct cfl_err *err)
 {
 	const struct cfl_cart_data *cd = w->cd;
-	size_t n = cd->n, d = cd->d, n_act = 0, top = 0, wtot = 0;
+	size_t n = cd->n, d = cd->d, n_act = 0, top = 0, wtot = 0, n_split = 0;
 	size_t dd = d ? d : 1;
 	int k = cd->n_classes;
 	struct task root = { 0 };
@@ -965,6 +965,13 @@ int cfl_cart_grow(struct cfl_cart_work *w, const struct cfl_cart_opts *o,
 		       (k > 0 ? n_nonzero <= 1 : ymin == ymax);
 		if (leaf)
 			continue;
+		/* out of time: the nodes left are leaves (a tree all the same) */
+		if (o->budget && cfl_budget_over(o->budget, n_split)) {
+			if (o->cut)
+				*o->cut = 1;
+			continue;
+		}
+		n_split++;
 
 		/* draw features until max_features non-constant ones are
 		 * scanned; constants move past n_keep and stay out below */
@@ -1107,6 +1114,8 @@ int cfl_cart_opts_get(const struct cfl_model *m, size_t d, int sqrt_auto,
 				m->n_classes, &crit, err))
 		return -1;
 	o->crit = crit;
+	o->budget = NULL;
+	o->cut = NULL;
 	o->max_depth = cfl_param_int(m, "max_depth");
 	o->min_samples_split = cfl_param_int(m, "min_samples_split");
 	o->min_samples_leaf = cfl_param_int(m, "min_samples_leaf");

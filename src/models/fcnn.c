@@ -1426,19 +1426,22 @@ static int fit(struct cfl_model *m, const struct cfl_xy *train,
 	struct mt rng;
 	struct cfl_rng drop;
 	float *t = NULL, *best_theta = NULL, *best_stats = NULL;
-	size_t *idx = NULL, bs, since_best = 0, no_change, stale = 0;
+	size_t *idx = NULL, bs, since_best = 0, no_change, stale = 0, steps = 0;
 	double *vout = NULL, best = -INFINITY, best_loss = INFINITY;
 	const float *xs, *ts;
 	struct huge_copy hc = { NULL, 0 };
 	float *hx;
-	int early, rc = -1;
+	int early, scoring, cut = 0, rc = -1;
+	struct cfl_budget B;
 
+	cfl_budget_start(&B, m);
 	memset(&wv, 0, sizeof(wv));
 	f = build(m, train, &s, &rng, err);
 	if (!f)
 		return -1;
 	bs = s.batch_size < train->n ? s.batch_size : train->n;
 	early = valid && valid->n && s.patience > 0;
+	scoring = early || (valid && valid->n && m->report);
 	no_change = !s.no_change_auto ? s.no_change
 		    : s.epochs_auto && !early ? AUTO_NO_CHANGE : 0;
 	if (work_init(&w, f, bs, 1, s.dropout > 0, err)) {
@@ -1451,7 +1454,7 @@ static int fit(struct cfl_model *m, const struct cfl_xy *train,
 	idx = cfl_calloc(train->n, sizeof(size_t), err);
 	if (!s.opt.m || !s.opt.v || !t || !idx)
 		goto out;
-	if (early) {
+	if (scoring) {
 		if (valid->d != f->n_in) {
 			cfl_err_set(err, "fcnn: validation rows have %zu features, training rows %zu",
 				    valid->d, f->n_in);
@@ -1460,9 +1463,13 @@ static int fit(struct cfl_model *m, const struct cfl_xy *train,
 		if (work_init(&wv, f, EVAL_ROWS, 0, 0, err))
 			goto out;
 		vout = cfl_calloc(valid->n, f->n_out * sizeof(double), err);
+		if (!vout)
+			goto out;
+	}
+	if (early) {
 		best_theta = cfl_calloc(f->n_theta, sizeof(float), err);
 		best_stats = cfl_calloc(f->n_stats ? f->n_stats : 1, sizeof(float), err);
-		if (!vout || !best_theta || !best_stats)
+		if (!best_theta || !best_stats)
 			goto out;
 	}
 	hx = huge_rows(&hc, train->x, t, train->n, f->n_in);
@@ -1470,6 +1477,7 @@ static int fit(struct cfl_model *m, const struct cfl_xy *train,
 	ts = hx ? hx + train->n * f->n_in : t;
 	cfl_rng_seed(&drop, cfl_seed_derive(m->seed, "fcnn.dropout", 0));
 	f->best_epoch = s.epochs;
+	cfl_budget_units(&B);
 	for (size_t e = 0; e < s.epochs; e++) {
 		double loss_check = 0;	/* finite exactly when every step's loss is */
 
@@ -1478,6 +1486,16 @@ static int fit(struct cfl_model *m, const struct cfl_xy *train,
 			size_t nb = train->n - b0 < bs ? train->n - b0 : bs;
 			size_t after = train->n - b0 - nb;
 			float *tb = w.tbatch;
+
+			/* the budget's unit is a step: on many rows one epoch
+			 * may not fit (the last epoch is then a part of one) */
+			if (cfl_budget_over(&B, steps)) {
+				cut = 1;
+				if (b0 == 0)
+					goto trained;
+				break;
+			}
+			steps++;
 
 			gather(w.xbatch, tb, xs, ts, idx + b0, nb, f->n_in,
 			       idx + b0 + nb, after < bs ? after : bs);
@@ -1493,6 +1511,8 @@ static int fit(struct cfl_model *m, const struct cfl_xy *train,
 				    e + 1);
 			goto out;
 		}
+		if (cut)	/* a part of an epoch: no score, no stop rule */
+			break;
 		if (no_change) {
 			/* scikit-learn's MLP: the mean loss over the epoch's
 			 * rows, compared with the best one less tol */
@@ -1504,9 +1524,15 @@ static int fit(struct cfl_model *m, const struct cfl_xy *train,
 			if (stale > no_change && e + 1 >= s.min_epochs)
 				break;
 		}
-		if (early) {
+		if (scoring) {
 			double sc = valid_score(f, &wv, valid, s.monitor, vout);
 
+			if (m->report && m->report(m->report_ctx, e + 1, sc)) {
+				cfl_err_set(err, "pruned at step %zu", e + 1);
+				goto out;
+			}
+			if (!early)
+				continue;
 			if (sc > best) {
 				best = sc;
 				since_best = 0;
@@ -1518,6 +1544,7 @@ static int fit(struct cfl_model *m, const struct cfl_xy *train,
 			}
 		}
 	}
+trained:
 	if (early && f->best_epoch != f->epochs_run) {
 		/* keep the weights of the best epoch */
 		memcpy(f->theta, best_theta, f->n_theta * sizeof(float));
@@ -1525,7 +1552,8 @@ static int fit(struct cfl_model *m, const struct cfl_xy *train,
 	}
 	if (!early)
 		f->best_epoch = f->epochs_run;
-	m->n_iter_kept = early ? f->best_epoch : 0;
+	m->n_iter_kept = early ? f->best_epoch : cut ? f->epochs_run : 0;
+	m->budget_cut = cut;
 	m->state = f;
 	f = NULL;
 	rc = 0;

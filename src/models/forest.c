@@ -79,6 +79,8 @@ struct job {
 	int bootstrap, oob;
 	double *oob_sum;	/* (n, n_out) */
 	uint32_t *oob_n;	/* n */
+	struct cfl_budget budget;	/* the fit's deadline; t0 this job's */
+	int cut;		/* the budget stopped this job */
 	int rc;
 	struct cfl_err err;
 };
@@ -94,9 +96,15 @@ static void *grow_trees(void *arg)
 	j->rc = -1;
 	if (!w || !weight)
 		goto out;
-	for (size_t t = j->first; t < j->f->n_trees; t += j->step) {
+	cfl_budget_units(&j->budget);
+	for (size_t t = j->first, done = 0; t < j->f->n_trees;
+	     t += j->step, done++) {
 		struct cfl_rng rng;
 
+		if (cfl_budget_over(&j->budget, done)) {
+			j->cut = 1;
+			break;
+		}
 		cfl_rng_seed(&rng, cfl_seed_derive(j->m->seed, "forest", t));
 		if (j->bootstrap) {
 			memset(weight, 0, n * sizeof(*weight));
@@ -181,9 +189,11 @@ static int forest_fit(struct cfl_model *m, const struct cfl_xy *train,
 	struct job *jobs;
 	pthread_t *tid;
 	unsigned char *started;
+	struct cfl_budget budget;
 	int rc = 0;
 
 	(void)valid;
+	cfl_budget_start(&budget, m);
 	if (cfl_cart_opts_get(m, train->d, 1, &o, err))
 		return -1;
 	if (n_threads > n_trees)
@@ -202,7 +212,8 @@ static int forest_fit(struct cfl_model *m, const struct cfl_xy *train,
 		jobs[i] = (struct job){ .m = m, .cd = &cd, .o = &o, .f = f,
 					.first = i, .step = n_threads,
 					.bootstrap = cfl_param_bool(m, "bootstrap"),
-					.oob = oob, .rc = -1 };
+					.oob = oob, .rc = -1,
+					.budget = budget };
 		jobs[i].oob = oob && jobs[i].bootstrap;
 		if (jobs[i].oob) {
 			jobs[i].oob_sum = cfl_calloc(n, k * sizeof(double), err);
@@ -239,6 +250,19 @@ static int forest_fit(struct cfl_model *m, const struct cfl_xy *train,
 				jobs[0].oob_n[j] += jobs[i].oob_n[j];
 		}
 		oob_score(f, &cd, jobs[0].oob_sum, jobs[0].oob_n);
+	}
+	for (size_t i = 0; i < n_threads; i++)
+		m->budget_cut |= jobs[i].cut;
+	if (m->budget_cut) {
+		/* the trees grown, in their order (each has a root; the
+		 * others were never started and hold nothing) */
+		size_t kept = 0;
+
+		for (size_t t = 0; t < f->n_trees; t++)
+			if (f->trees[t].n_nodes)
+				f->trees[kept++] = f->trees[t];
+		f->n_trees = kept;
+		m->n_iter_kept = kept;
 	}
 out:
 	if (jobs)

@@ -1050,9 +1050,11 @@ static int gbdt_fit(struct cfl_model *m, const struct cfl_xy *train,
 	double *margin = NULL, *vmargin = NULL, best_loss = INFINITY;
 	unsigned char *in_bag = NULL;
 	size_t k, best_round = 0, r;
-	int rc = -1, rcs[256];
+	int rc = -1, rcs[256], cut = 0;
+	struct cfl_budget B;
 	struct cfl_err *errs = NULL;
 
+	cfl_budget_start(&B, m);
 	if (valid && !valid->n)
 		valid = NULL;	/* no rows to stop early on */
 	if (loss_for(cfl_param_str(m, "loss"), m->n_classes, &loss, err) ||
@@ -1130,7 +1132,12 @@ static int gbdt_fit(struct cfl_model *m, const struct cfl_xy *train,
 			    .in_bag = in_bag, .margin = margin,
 			    .vmargin = vmargin, .train = train, .valid = valid,
 			    .rc = rcs, .err = errs };
+	cfl_budget_units(&B);
 	for (r = 0; r < n_rounds; r++) {
+		if (cfl_budget_over(&B, r)) {
+			cut = 1;
+			break;
+		}
 		{
 			struct grad_job J = { loss, margin, train->y, n, k,
 					      n * k >= 16384 ? F.pool.n : 1,
@@ -1162,6 +1169,12 @@ static int gbdt_fit(struct cfl_model *m, const struct cfl_xy *train,
 				if (one_tree(&F, &R, c, err))
 					goto out;
 		}
+		if (valid && m->report && (r + 1) % CFL_MODEL_REPORT_ROUNDS == 0 &&
+		    m->report(m->report_ctx, r + 1,
+			      -mean_loss(loss, vmargin, valid->y, valid->n, k))) {
+			cfl_err_set(err, "pruned at step %zu", r + 1);
+			goto out;
+		}
 		if (valid && esr > 0) {
 			double l = mean_loss(loss, vmargin, valid->y, valid->n, k);
 
@@ -1180,7 +1193,12 @@ static int gbdt_fit(struct cfl_model *m, const struct cfl_xy *train,
 			cfl_ttree_release(&g->trees[t]);
 		g->n_rounds = best_round + 1;
 		m->n_iter_kept = g->n_rounds;
+	} else if (cut) {
+		/* the rounds made are a model: the first r of n_rounds */
+		g->n_rounds = r;
+		m->n_iter_kept = r;
 	}
+	m->budget_cut = cut;
 	rc = 0;
 out:
 	for (size_t t = 0; FT && t < n_ft; t++)

@@ -350,7 +350,40 @@ int cfl_model_fit(struct cfl_model *m, const struct cfl_xy *train,
 	m->state = NULL;
 	m->n_features = train->d;
 	m->n_classes = train->n_classes;
+	m->n_iter_kept = 0;
+	m->budget_cut = 0;
 	return m->ops->fit(m, train, valid && valid->n ? valid : NULL, err);
+}
+
+/* ---- time budget ---- */
+
+int cfl_model_takes_budget(const struct cfl_model_ops *ops)
+{
+	return ops && (!strcmp(ops->name, "forest") || !strcmp(ops->name, "gbdt") ||
+		       !strcmp(ops->name, "fcnn") || !strcmp(ops->name, "tree"));
+}
+
+void cfl_budget_start(struct cfl_budget *b, const struct cfl_model *m)
+{
+	double now = cfl_now();
+
+	b->deadline = m->budget_s > 0 ? now + m->budget_s : 0;
+	b->t0 = now;
+}
+
+void cfl_budget_units(struct cfl_budget *b)
+{
+	b->t0 = cfl_now();
+}
+
+int cfl_budget_over(const struct cfl_budget *b, size_t n_done)
+{
+	double now;
+
+	if (b->deadline <= 0 || n_done == 0)
+		return 0;
+	now = cfl_now();
+	return now + (now - b->t0) / (double)n_done > b->deadline;
 }
 
 size_t cfl_model_n_out(const struct cfl_model *m)

@@ -29,11 +29,17 @@ static int tree_fit(struct cfl_model *m, const struct cfl_xy *train,
 	struct cfl_cart_work *w = NULL;
 	struct cfl_ttree *t;
 	struct cfl_rng rng;
-	int rc = -1;
+	struct cfl_budget budget;
+	int rc = -1, cut = 0;
 
 	(void)valid;
+	cfl_budget_start(&budget, m);
 	if (cfl_cart_opts_get(m, train->d, 0, &o, err))
 		return -1;
+	if (m->budget_s > 0) {
+		o.budget = &budget;
+		o.cut = &cut;
+	}
 	t = cfl_calloc(1, sizeof(*t), err);
 	if (!t)
 		return -1;
@@ -44,8 +50,10 @@ static int tree_fit(struct cfl_model *m, const struct cfl_xy *train,
 	}
 	cfl_rng_seed(&rng, m->seed);
 	w = cfl_cart_work_new(&cd, err);
+	cfl_budget_units(&budget);
 	if (w && cfl_cart_grow(w, &o, NULL, &rng, t, err) == 0)
 		rc = 0;
+	m->budget_cut = cut;
 	cfl_cart_work_free(w);
 	cfl_cart_data_release(&cd);
 	if (rc) {

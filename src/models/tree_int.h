@@ -71,6 +71,11 @@ struct cfl_cart_opts {
 	long min_samples_leaf;		/* >= 1 */
 	long max_features;		/* features tried per split, 1..d */
 	double min_impurity_decrease;
+	/* A time budget (tree's; a forest's trees have none: it counts
+	 * trees): once cfl_budget_over says the next split would pass it,
+	 * every node left becomes a leaf and *cut is set.  NULL: none. */
+	const struct cfl_budget *budget;
+	int *cut;
 };
 
 /* Training rows sorted once per feature, shared read-only by every tree of

@@ -218,6 +218,26 @@ static void num6(double v, char *out, size_t cap)
 		snprintf(out, cap, "-");
 }
 
+/* Why a family has no score, and the candidates the time limit
+ * cancelled: a line each. */
+static int put_family_notes(const struct cfl_study_auto_summary *sum,
+			    struct cfl_buf *b)
+{
+	int rc = 0;
+
+	for (size_t i = 0; i < sum->n_families; i++) {
+		const struct cfl_study_auto_family *f = &sum->families[i];
+
+		if (f->why[0])
+			rc |= cfl_buf_printf(b, "%s: no score: %s\n", f->model, f->why);
+		if (f->n_cancelled)
+			rc |= cfl_buf_printf(b, "%s: %zu candidate%s cancelled at the "
+					     "end of its share\n", f->model, f->n_cancelled,
+					     f->n_cancelled == 1 ? "" : "s");
+	}
+	return rc;
+}
+
 static int put_text(const struct cfl_study_auto_summary *sum,
 		    const struct cfl_report_auto_entry *e, size_t width,
 		    struct cfl_buf *b)
@@ -263,6 +283,7 @@ static int put_text(const struct cfl_study_auto_summary *sum,
 				     f->model, f->n_cands, f->n_done, f->n_failed,
 				     f->best_hex[0] ? f->best_hex : "-", bv, f->seconds);
 	}
+	rc |= put_family_notes(sum, b);
 	if (sum->n_unfinished)
 		rc |= cfl_buf_printf(b, "\nThe time limit stopped the folds still "
 				     "running; those bags are not ranked.\n");
@@ -303,6 +324,12 @@ static int put_md(const struct cfl_study_auto_summary *sum,
 				     f->model, f->n_cands, f->n_done, f->n_failed,
 				     f->best_hex[0] ? f->best_hex : "-", bv, f->seconds);
 	}
+	for (size_t i = 0; i < sum->n_families; i++)
+		if (sum->families[i].why[0] || sum->families[i].n_cancelled) {
+			rc |= cfl_buf_puts(b, "\n");	/* not a table row */
+			break;
+		}
+	rc |= put_family_notes(sum, b);
 	if (sum->n_unfinished)
 		rc |= cfl_buf_puts(b, "\nThe time limit stopped the folds still "
 				      "running; those bags are not ranked.\n");

@@ -819,7 +819,8 @@ int cfl_export_optuna(struct cfl_store *st, const struct cfl_run_info *run,
 			q->distribution_json = ops[k].dist.data;
 			o->n_params++;
 		}
-		o->state = isfinite(scores[c]) ? "COMPLETE" : "FAIL";
+		o->state = isfinite(scores[c]) ? "COMPLETE" :
+			   ci->n_pruned ? "PRUNED" : "FAIL";
 		/* cfl's score is sign * mean - std: the metric's own value
 		 * is sign * score (mean - std, or mean + std when lower is
 		 * better: the side of its seeds the search ranked by) */

@@ -26,6 +26,7 @@ struct sched_trial {
 	uint64_t seed, fold_seed;
 	int repeat, fold, n_folds;
 	unsigned flags;
+	double budget_s;	/* the lease's: 0 none */
 	void *user;
 	enum cfl_trial_status status;
 	int attempt;		/* last attempt leased (starts at prev_attempts) */
@@ -66,10 +67,12 @@ enum sched_fail {
 	SCHED_KILLED = 1,	/* the worker died or timed out: retried, then
 				 * POISON */
 	SCHED_CANCELLED = 2,	/* the caller stopped it (cfl_pool_cancel):
-				 * FAILED at once, never retried */
+				 * CANCELLED at once, never retried */
 	SCHED_LOST = 3,		/* a remote peer holding it vanished (EOF,
 				 * reset, silence, dropped): nothing about the
 				 * trial, so requeued without counting */
+	SCHED_PRUNED = 4,	/* the caller pruned it (cfl_pool_prune):
+				 * PRUNED at once, never retried */
 };
 /* A failed attempt (how: enum sched_fail).  Returns the trial's new status
  * (QUEUED when retried), or -1 when the failure is stale (ignored). */

@@ -430,7 +430,8 @@ static int attempt_failed(struct cfl_pool *p, struct peer *pe, long idx,
 		return 0;
 	if (store_failed(p, &p->s.t[idx], attempt, reason, st, err))
 		return -1;
-	if (st == CFL_TRIAL_FAILED || st == CFL_TRIAL_POISON) {
+	if (st == CFL_TRIAL_FAILED || st == CFL_TRIAL_POISON ||
+	    st == CFL_TRIAL_CANCELLED || st == CFL_TRIAL_PRUNED) {
 		struct event *e = event_push(p, err);
 
 		if (!e)
@@ -646,6 +647,39 @@ static int handle_result(struct cfl_pool *p, struct peer *pe,
 	return 0;
 }
 
+/* A PROGRESS frame of pe: asks the caller whether to prune the trial,
+ * and prunes it.  Frames of a lease pe no longer runs are dropped.  0, or
+ * -1 on a store or caller error. */
+static int handle_progress(struct cfl_pool *p, struct peer *pe,
+			   const struct cfl_wire_progress *pr, struct cfl_err *err)
+{
+	long idx = cfl_sched_find(&p->s, pr->trial_id);
+	size_t k;
+	int r;
+	char reason[64];
+
+	if (!p->o.on_progress || idx < 0)
+		return 0;
+	for (k = 0; k < pe->pub.n_slots; k++)
+		if (pe->slots[k].idx == idx && pe->slots[k].attempt == (int)pr->attempt)
+			break;
+	if (k == pe->pub.n_slots || p->s.t[idx].status != CFL_TRIAL_RUNNING)
+		return 0;
+	r = p->o.on_progress(p->o.progress_ctx, pr->trial_id, p->s.t[idx].user,
+			     pr->step, pr->score, err);
+	if (r <= 0)
+		return r;
+	if (p->o.store) {
+		if (batch_open(p, err) ||
+		    cfl_store_trial_pruned(p->o.store, pr->trial_id, (long)pr->step,
+					   pr->score, err))
+			return -1;
+		p->batch_n++;
+	}
+	snprintf(reason, sizeof(reason), "pruned at step %u", pr->step);
+	return lease_stop(p, pe, k, SCHED_PRUNED, reason, err);
+}
+
 /* One decoded frame from a peer.  Returns 0, or -1 (err) to drop the peer;
  * a store error sets *fatal. */
 static int handle_frame(struct cfl_pool *p, struct peer *pe,
@@ -688,6 +722,13 @@ static int handle_frame(struct cfl_pool *p, struct peer *pe,
 	}
 	case CFL_WIRE_HEARTBEAT:
 		break;
+	case CFL_WIRE_PROGRESS: {
+		int r = handle_progress(p, pe, &msg.u.progress, err);
+
+		if (r < 0)
+			*fatal = 1;
+		return r;
+	}
 	case CFL_WIRE_ERROR:
 		cfl_err_set(err, "peer '%s': %s", pe->pub.name,
 			    msg.u.error.message);
@@ -752,6 +793,8 @@ static int peer_frames(struct cfl_pool *p, struct peer *pe, struct cfl_err *err)
 			break;
 		}
 		pos += f.size;
+		if (pe->dead)	/* pruned, and killed: read nothing more */
+			break;
 	}
 	if (pos) {
 		memmove(pe->in.data, pe->in.data + pos, pe->in.len - pos);
@@ -858,6 +901,7 @@ static int assign(struct cfl_pool *p, struct cfl_err *err)
 			m.u.lease.fold = t->fold;
 			m.u.lease.n_folds = (uint32_t)(t->fold >= 0 ? t->n_folds : 0);
 			m.u.lease.flags = t->flags;
+			m.u.lease.budget_s = t->budget_s;
 			m.u.lease.threads = (uint32_t)p->o.threads_per_trial;
 			m.u.lease.n_metrics = (uint32_t)p->o.n_metrics;
 			for (size_t j = 0; j < p->o.n_metrics; j++)

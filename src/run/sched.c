@@ -147,6 +147,7 @@ long cfl_sched_add(struct sched *s, const struct cfl_trial_spec *spec,
 	t->fold = spec->fold;
 	t->n_folds = spec->n_folds;
 	t->flags = spec->flags;
+	t->budget_s = spec->budget_s;
 	t->user = spec->user;
 	t->status = CFL_TRIAL_QUEUED;
 	t->attempt = spec->prev_attempts > 0 ? spec->prev_attempts : 0;
@@ -196,7 +197,8 @@ int cfl_sched_done(struct sched *s, long idx, int attempt)
 				break;
 			}
 		}
-	} else if (t->status == CFL_TRIAL_FAILED || t->status == CFL_TRIAL_POISON)
+	} else if (t->status == CFL_TRIAL_FAILED || t->status == CFL_TRIAL_POISON ||
+		   t->status == CFL_TRIAL_CANCELLED || t->status == CFL_TRIAL_PRUNED)
 		s->n_failed--;
 	t->status = CFL_TRIAL_DONE;
 	s->n_done++;
@@ -224,8 +226,16 @@ int cfl_sched_failed(struct sched *s, long idx, int attempt, int how,
 			return CFL_TRIAL_QUEUED;
 		how = SCHED_KILLED;	/* no memory to requeue */
 	}
+	if (how == SCHED_CANCELLED || how == SCHED_PRUNED) {
+		/* the caller's decision, not a failure of the trial
+		 * (counted with the failed ones in n_failed: not done) */
+		t->status = how == SCHED_PRUNED ? CFL_TRIAL_PRUNED :
+						  CFL_TRIAL_CANCELLED;
+		s->n_failed++;
+		return t->status;
+	}
 	t->n_failed++;
-	if (how != SCHED_CANCELLED && t->n_failed <= s->max_retries) {
+	if (t->n_failed <= s->max_retries) {
 		t->status = CFL_TRIAL_QUEUED;
 		if (queue_push(s, (size_t)idx, NULL) == 0)
 			return CFL_TRIAL_QUEUED;

@@ -23,6 +23,7 @@ static const char *const type_names[] = {
 	[CFL_WIRE_CHUNK] = "CHUNK",
 	[CFL_WIRE_ERROR] = "ERROR",
 	[CFL_WIRE_SHUTDOWN] = "SHUTDOWN",
+	[CFL_WIRE_PROGRESS] = "PROGRESS",
 };
 
 const char *cfl_wire_type_name(int type)
@@ -174,6 +175,10 @@ static void enc_lease(struct enc *e, const struct cfl_wire_lease *l)
 	put_u32(e, l->threads);
 	put_u32(e, l->n_metrics);
 	put(e, l->metrics, l->n_metrics);
+	if (!(l->budget_s >= 0) || isinf(l->budget_s))
+		return fail_enc(e, "bad time budget");
+	if (l->budget_s > 0)
+		put_f64(e, l->budget_s);
 }
 
 static void enc_result(struct enc *e, const struct cfl_wire_result *r)
@@ -291,6 +296,14 @@ static void enc_payload(struct enc *e, const struct cfl_wire_msg *m)
 	case CFL_WIRE_SHUTDOWN:
 		put_u32(e, m->u.shutdown.reason);
 		break;
+	case CFL_WIRE_PROGRESS:
+		if (!m->u.progress.step)
+			return fail_enc(e, "progress at step 0");
+		put_u64(e, (uint64_t)m->u.progress.trial_id);
+		put_u32(e, m->u.progress.attempt);
+		put_u32(e, m->u.progress.step);
+		put_f64(e, m->u.progress.score);
+		break;
 	default:
 		fail_enc(e, "unknown message type");
 	}
@@ -315,6 +328,7 @@ uint32_t cfl_wire_max_payload(int type)
 	case CFL_WIRE_CANCEL:
 	case CFL_WIRE_FETCH:
 	case CFL_WIRE_SHUTDOWN:
+	case CFL_WIRE_PROGRESS:
 		return 256;
 	default:
 		return 0;
@@ -567,6 +581,11 @@ static void dec_lease(struct dec *d, struct cfl_wire_lease *l)
 	l->threads = get_u32(d);
 	l->n_metrics = get_count(d, 1, CFL_WIRE_MAX_METRICS);
 	take(d, l->metrics, l->n_metrics);
+	if (!d->bad && d->pos < d->len) {
+		l->budget_s = get_f64(d);
+		if (!d->bad && (!(l->budget_s > 0) || isinf(l->budget_s)))
+			fail_dec(d, "bad time budget");
+	}
 	if (d->bad)
 		return;
 	if (l->flags & ~CFL_LEASE_KNOWN)
@@ -769,6 +788,14 @@ int cfl_wire_payload_decode(int type, const uint8_t *payload, size_t len,
 		break;
 	case CFL_WIRE_SHUTDOWN:
 		m->u.shutdown.reason = get_u32(&d);
+		break;
+	case CFL_WIRE_PROGRESS:
+		m->u.progress.trial_id = (int64_t)get_u64(&d);
+		m->u.progress.attempt = get_u32(&d);
+		m->u.progress.step = get_u32(&d);
+		m->u.progress.score = get_f64(&d);
+		if (!d.bad && !m->u.progress.step)
+			fail_dec(&d, "progress at step 0");
 		break;
 	}
 	if (!d.bad && d.pos != len) {

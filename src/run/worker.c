@@ -49,6 +49,7 @@ void cfl_trial_spec_from_lease(struct cfl_trial_spec *spec,
 	spec->n_folds = (int)l->n_folds;
 	spec->flags = l->flags;
 	spec->prev_attempts = (int)l->attempt - 1;
+	spec->budget_s = l->budget_s;
 }
 
 void cfl_worker_set_threads(int n)
@@ -583,6 +584,15 @@ int cfl_trial_execute(const struct cfl_data *data,
 		      const struct cfl_wire_lease *l,
 		      struct cfl_wire_result *res, struct cfl_err *err)
 {
+	return cfl_trial_execute_progress(data, l, NULL, NULL, res, err);
+}
+
+int cfl_trial_execute_progress(const struct cfl_data *data,
+			       const struct cfl_wire_lease *l,
+			       int (*progress)(void *ctx, size_t step, double score),
+			       void *ctx, struct cfl_wire_result *res,
+			       struct cfl_err *err)
+{
 	const struct cfl_model_ops *ops;
 	struct cfl_model *m = NULL;
 	struct cfl_xy fit, oof;
@@ -672,6 +682,17 @@ int cfl_trial_execute(const struct cfl_data *data,
 	if (!m) {
 		set_model_error(res, merr.msg);
 		goto timings;
+	}
+	if (l->budget_s > 0) {
+		/* what is left of the trial's budget after picking its rows
+		 * (at least a sliver: the model still makes its first unit) */
+		double left = l->budget_s - (cfl_now() - t0);
+
+		m->budget_s = left > 1e-6 ? left : 1e-6;
+	}
+	if (progress && (l->flags & CFL_LEASE_PROGRESS)) {
+		m->report = progress;
+		m->report_ctx = ctx;
 	}
 	if (cfl_model_fit(m, fit_rows, data->valid.n && !(l->flags & CFL_LEASE_REFIT)
 				   ? &data->valid : NULL, &merr)) {
@@ -774,6 +795,35 @@ static int send_msg(int fd, uint64_t *seq, const struct cfl_wire_msg *m,
 	return write_all(fd, b->data, b->len, err);
 }
 
+/* Where a running trial's PROGRESS frames go: the coordinator's fd. */
+struct progress_sink {
+	int fd;
+	uint64_t *seq;
+	const struct cfl_wire_lease *lease;
+};
+
+/* Sends the model's intermediate score; the coordinator decides whether
+ * to prune (it stops this process as at --trial-timeout), so the fit goes
+ * on.  A frame that cannot be sent is dropped: the result still counts. */
+static int send_progress(void *ctx, size_t step, double score)
+{
+	struct progress_sink *ps = ctx;
+	struct cfl_wire_msg m;
+	struct cfl_buf b;
+	struct cfl_err err;
+
+	cfl_wire_msg_init(&m, CFL_WIRE_PROGRESS);
+	m.u.progress.trial_id = ps->lease->trial_id;
+	m.u.progress.attempt = ps->lease->attempt;
+	m.u.progress.step = step > UINT32_MAX ? UINT32_MAX : (uint32_t)step;
+	m.u.progress.score = score;
+	cfl_buf_init(&b);
+	if (!cfl_wire_encode(&b, (*ps->seq)++, 0, &m, &err))
+		(void)write_all(ps->fd, b.data, b.len, &err);
+	cfl_buf_release(&b);
+	return 0;
+}
+
 int cfl_worker_serve(int fd, const struct cfl_data *data, const char *name,
 		     size_t max_trials, int allow_commands, struct cfl_err *err)
 {
@@ -838,6 +888,7 @@ int cfl_worker_serve(int fd, const struct cfl_data *data, const char *name,
 			}
 
 			cfl_wire_msg_init(&res, CFL_WIRE_RESULT);
+			r = 0;
 			if ((msg.u.lease.flags & CFL_LEASE_COMMAND) && !allow_commands) {
 				/* a pool that was not told its trials are the
 				 * user's own commands runs none: the lease may
@@ -846,8 +897,14 @@ int cfl_worker_serve(int fd, const struct cfl_data *data, const char *name,
 				res.u.result.attempt = msg.u.lease.attempt;
 				set_model_error(&res.u.result, "refused: this worker "
 						"runs no shell commands");
-			} else if (cfl_trial_execute(data, &msg.u.lease, &res.u.result,
-						     &terr)) {
+			} else {
+				struct progress_sink ps = { fd, &seq, &msg.u.lease };
+
+				r = cfl_trial_execute_progress(data, &msg.u.lease,
+							       send_progress, &ps,
+							       &res.u.result, &terr);
+			}
+			if (r) {
 				res.u.result.trial_id = msg.u.lease.trial_id;
 				res.u.result.attempt = msg.u.lease.attempt;
 				res.u.result.status = CFL_RESULT_MODEL_ERROR;

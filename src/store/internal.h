@@ -38,7 +38,8 @@ static const char *const run_statuses[] = { "running", "done", "failed",
 					    "interrupted" };
 static const char *const trial_statuses[] = { "queued", "running", "done",
 					      "failed", "poison",
-					      "interrupted" };
+					      "interrupted", "cancelled",
+					      "pruned" };
 static const char *const splits[] = { "valid", "test", "oof" };
 static const char *const trial_phases[] = { "repeat", "search", "refit" };
 

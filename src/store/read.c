@@ -180,6 +180,8 @@ static int read_run_summary(sqlite3_stmt *s, void *row, struct cfl_err *err)
 	r->n_trials = (size_t)sqlite3_column_int64(s, 12);
 	r->n_done = (size_t)sqlite3_column_int64(s, 13);
 	r->n_failed = (size_t)sqlite3_column_int64(s, 14);
+	r->n_cancelled = (size_t)sqlite3_column_int64(s, 15);
+	r->n_pruned = (size_t)sqlite3_column_int64(s, 16);
 	return 0;
 }
 
@@ -191,7 +193,11 @@ int cfl_store_runs_list(struct cfl_store *st, struct cfl_run_summary **runs,
 		"WHERE t.run = runs.id), (SELECT count(*) FROM trials t "
 		"WHERE t.run = runs.id AND t.status = 'done'), "
 		"(SELECT count(*) FROM trials t WHERE t.run = runs.id AND "
-		"t.status IN ('failed', 'poison')) FROM runs "
+		"t.status IN ('failed', 'poison')), "
+		"(SELECT count(*) FROM trials t WHERE t.run = runs.id AND "
+		"t.status = 'cancelled'), "
+		"(SELECT count(*) FROM trials t WHERE t.run = runs.id AND "
+		"t.status = 'pruned') FROM runs "
 		"ORDER BY created, id", err);
 	struct cfl_store_rows rows = { NULL, 0, 0, sizeof(**runs) };
 
@@ -233,6 +239,7 @@ static int read_candidate(sqlite3_stmt *s, void *row, struct cfl_err *err)
 	c->n_trials = (size_t)sqlite3_column_int64(s, 6);
 	c->n_done = (size_t)sqlite3_column_int64(s, 7);
 	c->n_failed = (size_t)sqlite3_column_int64(s, 8);
+	c->n_pruned = (size_t)sqlite3_column_int64(s, 9);
 	cfl_params_init(&c->kv);
 	if (cfl_store_params_parse_json((const char *)sqlite3_column_text(s, 4),
 					&c->kv, err))
@@ -254,7 +261,8 @@ int cfl_store_candidates(struct cfl_store *st, int64_t run_id,
 	sqlite3_stmt *s = cfl_store_prep(st,
 		"SELECT c.id, c.seq, c.model, c.hex, c.params, c.score, "
 		"count(t.id), coalesce(sum(t.status = 'done'), 0), "
-		"coalesce(sum(t.status IN ('failed', 'poison')), 0) "
+		"coalesce(sum(t.status IN ('failed', 'poison')), 0), "
+		"coalesce(sum(t.status = 'pruned'), 0) "
 		"FROM candidates c LEFT JOIN trials t ON t.candidate = c.id "
 		"WHERE c.run = ? GROUP BY c.id ORDER BY c.seq, c.id", err);
 	struct cfl_store_rows rows = { NULL, 0, 0, sizeof(**cands) };
@@ -298,6 +306,8 @@ int cfl_store_trial_counts(struct cfl_store *st, int64_t run_id,
 		case CFL_TRIAL_FAILED: out->failed += n; break;
 		case CFL_TRIAL_POISON: out->poison += n; break;
 		case CFL_TRIAL_INTERRUPTED: out->interrupted += n; break;
+		case CFL_TRIAL_CANCELLED: out->cancelled += n; break;
+		case CFL_TRIAL_PRUNED: out->pruned += n; break;
 		default: break;
 		}
 	}

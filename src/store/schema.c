@@ -16,7 +16,7 @@
 
 /* ---- store: the schema ---- */
 
-/* Version 2.  Times are wall-clock epoch seconds (REAL); NaN metric values
+/* Version 3 (2: no 'cancelled' and 'pruned' trials).  Times are wall-clock epoch seconds (REAL); NaN metric values
  * are stored as NULL; prediction blobs are n * n_out IEEE-754 doubles,
  * little-endian, row-major; row blobs n little-endian uint32; candidates'
  * params are a JSON object (params.c).  trials.phase is the last column,
@@ -56,7 +56,8 @@ static const char SCHEMA[] =
 	"  fold INTEGER NOT NULL DEFAULT -1,\n"
 	"  seed INTEGER NOT NULL,\n"
 	"  status TEXT NOT NULL CHECK (status IN"
-	" ('queued','running','done','failed','poison','interrupted')),\n"
+	" ('queued','running','done','failed','poison','interrupted',"
+	"'cancelled','pruned')),\n"
 	"  attempt INTEGER NOT NULL DEFAULT 0,\n"
 	"  worker TEXT,\n"
 	"  started REAL,\n"
@@ -241,6 +242,15 @@ static const char ITERS_DDL[] =
 	"  n_iter INTEGER NOT NULL\n"
 	");\n";
 
+/* Where a pruned trial stopped (cfl_store_trial_pruned): its last
+ * intermediate step and score; apart from SCHEMA as trial_importance is. */
+static const char PRUNED_DDL[] =
+	"CREATE TABLE IF NOT EXISTS trial_pruned (\n"
+	"  trial INTEGER PRIMARY KEY REFERENCES trials(id) ON DELETE CASCADE,\n"
+	"  step INTEGER NOT NULL,\n"
+	"  score REAL\n"
+	");\n";
+
 /* What auto's leaderboard adds to an entry's out-of-fold score when it
  * ranks it (cfl_store_ensemble_credit): apart from SCHEMA as
  * trial_importance is. */
@@ -257,6 +267,7 @@ static int side_tables(struct cfl_store *st, struct cfl_err *err)
 	return cfl_store_exec(st, MODELS_SCHEMA, err) ||
 	       cfl_store_exec(st, IMPORTANCE_DDL, err) ||
 	       cfl_store_exec(st, ITERS_DDL, err) ||
+	       cfl_store_exec(st, PRUNED_DDL, err) ||
 	       cfl_store_exec(st, CREDIT_DDL, err) ? -1 : 0;
 }
 
@@ -430,6 +441,42 @@ static int migrate_run_kinds(struct cfl_store *st, struct cfl_err *err)
 	return rc;
 }
 
+/* Schema 2 files' trials table has a CHECK without 'cancelled' and
+ * 'pruned': the table is made again with this code's definition, as
+ * migrate_run_kinds does for runs; the views that read it are dropped
+ * first and made again after (a rename checks them). */
+static int migrate_trial_statuses(struct cfl_store *st, struct cfl_err *err)
+{
+	static const char cols[] = "id, run, candidate, repeat, fold, seed, "
+				   "status, attempt, worker, started, finished, "
+				   "duration, peak_rss_kb, error, phase";
+	const char *def = strstr(SCHEMA, "CREATE TABLE trials ("), *end;
+	struct cfl_buf sql;
+	int rc;
+
+	end = def ? strstr(def, ");\n") : NULL;
+	if (!end)
+		return cfl_err_set(err, "no trials table in the schema");
+	cfl_buf_init(&sql);
+	rc = cfl_buf_printf(&sql, "DROP VIEW IF EXISTS trial_rows;\n"
+			    "DROP VIEW IF EXISTS candidate_params;\n"
+			    "DROP VIEW IF EXISTS failures;\n"
+			    "CREATE TABLE trials_v3 %.*s);\n"
+			    "INSERT INTO trials_v3 (%s) SELECT %s FROM trials;\n"
+			    "DROP TABLE trials;\n"
+			    "ALTER TABLE trials_v3 RENAME TO trials;\n"
+			    "CREATE INDEX trials_run ON trials (run, status);\n%s",
+			    (int)(end - def - strlen("CREATE TABLE trials ")),
+			    def + strlen("CREATE TABLE trials "), cols, cols, VIEWS);
+	if (rc) {
+		cfl_buf_release(&sql);
+		return cfl_err_set(err, "out of memory");
+	}
+	rc = cfl_store_exec(st, sql.data, err);
+	cfl_buf_release(&sql);
+	return rc;
+}
+
 /* Brings a schema `version` database to this code's, inside check_schema's
  * transaction: a failure rolls every step back. */
 static int migrate(struct cfl_store *st, long long version,
@@ -442,6 +489,9 @@ static int migrate(struct cfl_store *st, long long version,
 	     migrate_params(st, err) || cfl_store_exec(st, VIEWS, err)))
 		return cfl_err_prefix(err, "cannot migrate '%s' from schema 1",
 				      st->path);
+	if (version <= 2 && migrate_trial_statuses(st, err))
+		return cfl_err_prefix(err, "cannot migrate '%s' from schema %lld",
+				      st->path, version);
 	snprintf(sql, sizeof(sql),
 		 "UPDATE meta SET value = '%d' WHERE key = 'schema_version';"
 		 "INSERT OR REPLACE INTO meta VALUES ('migrated_by', 'cfl %s');"

@@ -758,7 +758,9 @@ int cfl_store_trial_failed(struct cfl_store *st, int64_t trial_id, int attempt,
 
 	if (final_status != CFL_TRIAL_QUEUED && final_status != CFL_TRIAL_FAILED &&
 	    final_status != CFL_TRIAL_POISON &&
-	    final_status != CFL_TRIAL_INTERRUPTED)
+	    final_status != CFL_TRIAL_INTERRUPTED &&
+	    final_status != CFL_TRIAL_CANCELLED &&
+	    final_status != CFL_TRIAL_PRUNED)
 		return cfl_err_set(err, "trial %lld: a failed attempt cannot "
 				   "leave the trial %s", (long long)trial_id,
 				   cfl_trial_status_name(final_status));
@@ -914,6 +916,23 @@ int cfl_store_ensemble_credit(struct cfl_store *st, int64_t ens_id, double credi
 		return -1;
 	sqlite3_bind_int64(s, 1, ens_id);
 	sqlite3_bind_double(s, 2, credit);
+	return cfl_store_step(st, s, err);
+}
+
+int cfl_store_trial_pruned(struct cfl_store *st, int64_t trial_id, long step,
+			   double score, struct cfl_err *err)
+{
+	sqlite3_stmt *s = cfl_store_prep(st, "INSERT OR REPLACE INTO trial_pruned "
+					 "(trial, step, score) VALUES (?, ?, ?)", err);
+
+	if (!s)
+		return -1;
+	sqlite3_bind_int64(s, 1, trial_id);
+	sqlite3_bind_int64(s, 2, step);
+	if (isnan(score))
+		sqlite3_bind_null(s, 3);
+	else
+		sqlite3_bind_double(s, 3, score);
 	return cfl_store_step(st, s, err);
 }
 

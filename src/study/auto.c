@@ -17,8 +17,8 @@
  * fresh count of candidates no better, until a round after the first
  * improves no family's best; the bags get the rest but a small
  * reserve for the ensembles.  A candidate
- * still running when its family's share ends is cancelled (a failed trial,
- * "cancelled"), unless the family has no score yet (its defaults always
+ * still running when its family's share ends is cancelled (status
+ * cancelled), unless the family has no score yet (its defaults always
  * run, for up to the family's fair share of all the time left, as long as
  * the bags of the families searched before still fit); bags still running at
  * the limit are interrupted (run again by --resume).  Asks and tells follow
@@ -64,6 +64,9 @@ struct auto_cand {
 	int pending;		/* its trial is not final yet */
 	int replayed;		/* stored final by an earlier session (resume) */
 	int cancelled;		/* cfl_pool_cancel stopped it */
+	double budget_s;	/* its search trial's time budget (0: none) */
+	double bag_budget_s;	/* its folds' and refit's when its bag would
+				 * not finish whole (0: as budget_s says) */
 	int told;
 	double value;		/* the metric on valid; NaN: failed */
 	double score;		/* sign * value */
@@ -204,15 +207,24 @@ static long add_cand(struct cfl_study *s, size_t f, struct cfl_params *params,
 				      CFL_PHASE_SEARCH, &ts, err))
 		return -1;
 	c->trial_id = ts.id;
+	if (idx < 0 && s->deadline > 0) {
+		/* the defaults: trained smaller (fewer trees, rounds, epochs)
+		 * rather than cancelled, within a family's share of the search */
+		double share = (s->deadline - cfl_now()) * SEARCH_MAX_SHARE /
+			       (double)p->autop.n_models;
+
+		c->budget_s = share > 0.05 ? share : 0.05;
+	}
 	c->replayed = ts.status == CFL_TRIAL_DONE || ts.status == CFL_TRIAL_FAILED ||
-		      ts.status == CFL_TRIAL_POISON;
+		      ts.status == CFL_TRIAL_POISON || ts.status == CFL_TRIAL_CANCELLED;
 	if (ts.status == CFL_TRIAL_DONE) {
 		if (stored_done(a, metric, ts.id, &c->value))
 			c->score = sign * c->value;
 		c->seconds = stored_duration(a, ts.id) + TRIAL_OVERHEAD;
 		return (long)(a->n - 1);
 	}
-	if (ts.status == CFL_TRIAL_FAILED || ts.status == CFL_TRIAL_POISON)
+	if (ts.status == CFL_TRIAL_FAILED || ts.status == CFL_TRIAL_POISON ||
+	    ts.status == CFL_TRIAL_CANCELLED)
 		return (long)(a->n - 1);	/* replayed as failed */
 	memset(&spec, 0, sizeof(spec));
 	spec.trial_id = ts.id;
@@ -223,6 +235,7 @@ static long add_cand(struct cfl_study *s, size_t f, struct cfl_params *params,
 	spec.fold = -1;
 	spec.prev_attempts = ts.attempt;
 	spec.user = user_of(a->n - 1, -1);
+	spec.budget_s = c->budget_s;
 	if (cfl_pool_submit(s->pool, &spec, err))
 		return -1;
 	c->pending = 1;
@@ -571,21 +584,41 @@ static int submit_bags(struct cfl_study *s, const struct cfl_study_listener *ls,
 	struct study_auto *a = s->autos;
 	size_t order[CFL_STUDY_MAX_MODELS], n;
 	int K = p->autop.folds, fits[CFL_STUDY_MAX_MODELS];
-	double left = s->deadline - cfl_now();
+	double left = s->deadline - cfl_now(), fold_budget = 0;
+	double planned = bag_plan(s, p->autop.n_models, order, fits, &n);
+	size_t n_small = 0;
 
-	bag_plan(s, p->autop.n_models, order, fits, &n);
+	/* a bag that would not finish whole, of a model that takes a time
+	 * budget: its folds (and refit) train smaller, within an equal share
+	 * of what the bags that fit leave (a margin kept for the rest) */
+	for (size_t i = 0; i < n; i++)
+		n_small += !fits[i] && cfl_model_takes_budget(
+			cfl_model_find(p->autop.models[a->c[order[i]].family]));
+	if (n_small)
+		fold_budget = 0.7 * (left - planned) * (double)study_slots(s) /
+			      ((double)(K + !!p->autop.refit) * (double)n_small);
 	for (size_t i = 0; i < n; i++) {
 		struct cfl_study_event ev;
 		char text[192];
-		const struct auto_cand *c = &a->c[order[i]];
+		struct auto_cand *c = &a->c[order[i]];
 
 		if (fits[i])
 			continue;
-		snprintf(text, sizeof(text), "%s: its bag (%d x %.1f s over %zu slots) "
-			 "would not finish in the %.1f s left; not bagged (--resume "
-			 "with more time bags it)", p->autop.models[c->family], K,
-			 c->seconds, study_slots(s),
-			 left > 0 ? left : 0.0);
+		if (fold_budget >= 0.05 && cfl_model_takes_budget(
+			    cfl_model_find(p->autop.models[c->family]))) {
+			fits[i] = 1;
+			c->bag_budget_s = fold_budget;
+			snprintf(text, sizeof(text), "%s: bag of %d x %.1f s > %.1f s left: "
+				 "its folds train within %.1f s each",
+				 p->autop.models[c->family], K, c->seconds,
+				 left > 0 ? left : 0.0, fold_budget);
+		} else {
+			snprintf(text, sizeof(text), "%s: its bag (%d x %.1f s over %zu slots) "
+				 "would not finish in the %.1f s left; not bagged (--resume "
+				 "with more time bags it)", p->autop.models[c->family], K,
+				 c->seconds, study_slots(s),
+				 left > 0 ? left : 0.0);
+		}
 		memset(&ev, 0, sizeof(ev));
 		ev.kind = CFL_STUDY_NOTE;
 		ev.pool = s->pool;
@@ -594,12 +627,13 @@ static int submit_bags(struct cfl_study *s, const struct cfl_study_listener *ls,
 	}
 	if (cfl_store_begin(s->st, err))
 		return -1;
-	for (size_t i = 0; i < n; i++) {
-		size_t k = order[i];
+	/* the bags that fit whole first, then those trained smaller */
+	for (size_t j = 0; j < 2 * n; j++) {
+		size_t i = j % n, k = order[i];
 		struct auto_cand *c = &a->c[k];
 		uint64_t seed = cfl_trial_seed(p->data.seed, c->hex, 0);
 
-		if (!fits[i])
+		if (!fits[i] || (j < n) != !(c->bag_budget_s > 0))
 			continue;
 		c->bag = 1;
 		if (!c->iters && !(c->iters = cfl_calloc((size_t)K, sizeof(size_t), err)))
@@ -631,6 +665,12 @@ static int submit_bags(struct cfl_study *s, const struct cfl_study_listener *ls,
 				     (p->autop.save ? CFL_LEASE_KEEP_MODEL : 0);
 			spec.prev_attempts = ts.attempt;
 			spec.user = user_of(k, fold);
+			/* a candidate trained within a budget: its folds too, for
+			 * the time it took */
+			if (c->budget_s > 0 && !isnan(c->seconds))
+				spec.budget_s = c->seconds;
+			if (c->bag_budget_s > 0)
+				spec.budget_s = c->bag_budget_s;
 			if (cfl_pool_submit(s->pool, &spec, err))
 				goto fail;
 			(*n_sub)++;
@@ -673,7 +713,7 @@ static int submit_refits(struct cfl_study *s, size_t *n_sub, struct cfl_err *err
 		/* a refit that failed for good stays failed: its bag predicts
 		 * with its folds */
 		if (ts.status == CFL_TRIAL_DONE || ts.status == CFL_TRIAL_FAILED ||
-		    ts.status == CFL_TRIAL_POISON)
+		    ts.status == CFL_TRIAL_POISON || ts.status == CFL_TRIAL_CANCELLED)
 			continue;
 		if (study_refit_params(p->autop.models[c->family], &c->params, c->iters,
 				       (size_t)K, &refit, &on_all, err))
@@ -690,6 +730,10 @@ static int submit_refits(struct cfl_study *s, size_t *n_sub, struct cfl_err *err
 			     (p->autop.save ? CFL_LEASE_KEEP_MODEL : 0);
 		spec.prev_attempts = ts.attempt;
 		spec.user = user_of(k, K);
+		if (c->budget_s > 0 && !isnan(c->seconds))
+			spec.budget_s = c->seconds;
+		if (c->bag_budget_s > 0)
+			spec.budget_s = c->bag_budget_s;
 		rc = cfl_pool_submit(s->pool, &spec, err);
 		cfl_params_release(&refit);
 		if (rc)
@@ -847,6 +891,35 @@ void cfl_study_auto_summary_release(struct cfl_study_auto_summary *sum)
 	free(sum->rows);
 	free(sum->families);
 	memset(sum, 0, sizeof(*sum));
+}
+
+/* Why family f would have no score, from its defaults' search trial t
+ * (kept in f->why; the caller clears it when the family has a best). */
+static void family_why(struct cfl_study_auto_family *f,
+		       const struct cfl_trial_info *t)
+{
+	double ran = t->finished > t->started && t->started > 0 ?
+		     t->finished - t->started : 0;
+
+	switch (t->status) {
+	case CFL_TRIAL_CANCELLED:
+		snprintf(f->why, sizeof(f->why), "its defaults were cancelled at "
+			 "the time limit after %.1f s", ran);
+		break;
+	case CFL_TRIAL_FAILED:
+	case CFL_TRIAL_POISON:
+		snprintf(f->why, sizeof(f->why), "its defaults failed: %.38s",
+			 t->error ? t->error : "unknown");
+		break;
+	case CFL_TRIAL_DONE:
+		snprintf(f->why, sizeof(f->why), "its defaults have no score on "
+			 "the validation part");
+		break;
+	default:
+		snprintf(f->why, sizeof(f->why), "its defaults did not finish "
+			 "before the time limit");
+		break;
+	}
 }
 
 /* The seconds and count of the trials a stored members text lists
@@ -1092,7 +1165,11 @@ int cfl_study_auto_summary(struct cfl_store *st, int64_t run_id,
 			} else if (tr[i].status == CFL_TRIAL_FAILED ||
 				   tr[i].status == CFL_TRIAL_POISON) {
 				f->n_failed++;
+			} else if (tr[i].status == CFL_TRIAL_CANCELLED) {
+				f->n_cancelled++;
 			}
+			if (!cands[c].kv.n)	/* the defaults: why no score */
+				family_why(f, &tr[i]);
 		}
 		if (cands[c].has_score && !isnan(cands[c].score) &&
 		    (!f->best_hex[0] || cands[c].score > out->sign * f->best_valid)) {
@@ -1100,6 +1177,9 @@ int cfl_study_auto_summary(struct cfl_store *st, int64_t run_id,
 			f->best_valid = out->sign * cands[c].score;
 		}
 	}
+	for (size_t i = 0; i < out->n_families; i++)
+		if (out->families[i].best_hex[0])
+			out->families[i].why[0] = 0;
 	rc = 0;
 out:
 	cfl_ensemble_rows_free(ens, n_ens);

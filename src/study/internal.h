@@ -27,6 +27,7 @@ struct study_cand {
 				 * repeat done before a --resume) or none */
 	double score;		/* once told: cfl_metric_candidate_score */
 	int told;
+	int pruned;		/* a search repeat was pruned: no score */
 };
 
 /* What a tune trial's events point back to. */
@@ -51,6 +52,10 @@ struct cfl_study {
 	long budget;			/* the search's budget: the first
 					 * num_search of the run */
 	struct cfl_search *search;
+	struct cfl_pruner **pruners;	/* --prune: one per search repeat
+					 * (seed r of each candidate against
+					 * seed r of the others); NULL: none */
+	size_t n_pruners;
 	struct study_cand *cands;	/* (num_search) */
 	size_t n_cands;
 	struct study_tref *trefs;	/* ((num_search + 1) * R) */
@@ -218,5 +223,10 @@ int study_backend_join(struct study_backend *b, const struct cfl_study_exec *x,
 /* Closes the listener (after the pool closed). */
 void study_backend_stop_remote(struct study_backend *b);
 void study_backend_release(struct study_backend *b);
+
+/* The pool's on_progress of a tune run with --prune (tune.c): the
+ * pruner's decision on a search repeat's intermediate score. */
+int study_tune_progress(void *ctx, int64_t trial_id, void *user, size_t step,
+			double score, struct cfl_err *err);
 
 #endif

@@ -112,6 +112,8 @@ static int tune_config(const struct cfl_study_plan *p, struct cfl_buf *b)
 	}
 	if (t->save)	/* only when given: older configs stay as they were */
 		rc |= cfl_buf_printf(b, "save=%s\n", t->save);
+	if (t->prune != CFL_PRUNE_NONE)	/* the same */
+		rc |= cfl_buf_printf(b, "prune=%s\n", cfl_prune_kind_name(t->prune));
 	cfl_buf_release(&space);
 	return rc;
 }
@@ -789,6 +791,10 @@ int cfl_study_start(struct cfl_study *s, const struct cfl_pool_opts *exec,
 	s->last_user_tick = cfl_now();
 	if (s->deadline > 0 && (po.tick <= 0 || po.tick > 0.1))
 		po.tick = 0.1;
+	if (p->kind == CFL_RUN_TUNE && p->tune.prune != CFL_PRUNE_NONE) {
+		po.on_progress = study_tune_progress;
+		po.progress_ctx = s;
+	}
 	po.keep_models = p->kind == CFL_RUN_REPEAT ? p->repeat.save != NULL
 			 : p->kind == CFL_RUN_AUTO ? p->autop.save != NULL
 						   : p->tune.save != NULL;

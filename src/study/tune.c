@@ -20,6 +20,11 @@ void cfl_study_tune_release(struct cfl_study *s)
 {
 	cfl_search_free(s->search);
 	s->search = NULL;
+	for (size_t r = 0; r < s->n_pruners; r++)
+		cfl_pruner_free(s->pruners[r]);
+	s->n_pruners = 0;
+	free(s->pruners);
+	s->pruners = NULL;
 	for (size_t i = 0; s->cands && i < s->n_cands; i++) {
 		cfl_params_release(&s->cands[i].params);
 		free(s->cands[i].vals);
@@ -101,8 +106,13 @@ static int submit_trials(struct cfl_study *s, size_t k, int r0, int r1,
 			}
 			continue;
 		}
-		if (ts.status == CFL_TRIAL_FAILED || ts.status == CFL_TRIAL_POISON) {
+		if (ts.status == CFL_TRIAL_FAILED || ts.status == CFL_TRIAL_POISON ||
+		    ts.status == CFL_TRIAL_CANCELLED) {
 			/* a failed trial stays failed: the history is replayed */
+			continue;
+		}
+		if (ts.status == CFL_TRIAL_PRUNED) {
+			c->pruned = 1;	/* as it was told */
 			continue;
 		}
 		tr->cand = k;
@@ -124,6 +134,9 @@ static int submit_trials(struct cfl_study *s, size_t k, int r0, int r1,
 		 * predictions that show the bundle gives the same */
 		if (p->tune.save && rep >= p->num_repeat)
 			spec.flags |= CFL_LEASE_KEEP_MODEL | CFL_LEASE_KEEP_TEST;
+		/* --prune: the search's repeats say how they train */
+		if (s->pruners && rep < p->num_repeat && !p->tune.command)
+			spec.flags |= CFL_LEASE_PROGRESS;
 		spec.prev_attempts = ts.attempt;
 		spec.user = tr;
 		if (cfl_pool_submit(s->pool, &spec, err))
@@ -176,8 +189,9 @@ static int tell_one(struct cfl_study *s, size_t k,
 {
 	struct study_cand *c = &s->cands[k];
 	struct cfl_study_event ev;
-	double score = cfl_metric_candidate_score(c->vals,
-						  (size_t)s->plan->num_repeat,
+	/* a pruned candidate has no score: the search learns it failed */
+	double score = c->pruned ? NAN :
+		       cfl_metric_candidate_score(c->vals, (size_t)s->plan->num_repeat,
 						  cfl_study_sign(s->plan));
 
 	c->score = score;
@@ -211,6 +225,11 @@ static void on_trial(struct cfl_study *s, const struct cfl_pool_event *ev,
 
 	if (c->n_pending)
 		c->n_pending--;
+	if (ev->status == CFL_TRIAL_PRUNED)
+		c->pruned = 1;
+	if (ev->status == CFL_TRIAL_DONE)
+		if (s->pruners && tr->repeat < s->plan->num_repeat)
+			cfl_pruner_complete(s->pruners[tr->repeat], ev->trial_id);
 	if (ev->status == CFL_TRIAL_DONE && tr->repeat < s->plan->num_repeat) {
 		const struct cfl_wire_split *v = &ev->result->split[CFL_SPLIT_VALID];
 		const char *metric = cfl_study_metric_name(s->plan);
@@ -228,6 +247,20 @@ static void on_trial(struct cfl_study *s, const struct cfl_pool_event *ev,
 	se.repeat = tr->repeat;
 	se.fold = -1;
 	cfl_study_emit(ls, &se);
+}
+
+int study_tune_progress(void *ctx, int64_t trial_id, void *user, size_t step,
+			double score, struct cfl_err *err)
+{
+	struct cfl_study *s = ctx;
+	const struct study_tref *tr = user;
+
+	if (!s->pruners || !tr || (size_t)tr->repeat >= s->n_pruners)
+		return 0;
+	/* a candidate with a seed pruned has no score: its other seeds stop too */
+	if (s->cands[tr->cand].pruned)
+		return 1;
+	return cfl_pruner_report(s->pruners[tr->repeat], trial_id, step, score, err);
 }
 
 /* One trial event: 0 handled, 1 idle, 2 interrupted, -1 error. */
@@ -289,6 +322,18 @@ int cfl_study_tune(struct cfl_study *s, const struct cfl_study_listener *ls,
 	so.budget = (size_t)s->budget;
 	so.liar = t->liar;
 	s->search = cfl_search_new(t->space, &so, err);
+	if (s->search && t->prune != CFL_PRUNE_NONE && !t->command) {
+		struct cfl_pruner_opts po;
+
+		cfl_pruner_opts_init(&po);
+		po.kind = t->prune;
+		if (!(s->pruners = cfl_calloc((size_t)p->num_repeat, sizeof(*s->pruners), err)))
+			return -1;
+		s->n_pruners = (size_t)p->num_repeat;
+		for (long r = 0; r < p->num_repeat; r++)
+			if (!(s->pruners[r] = cfl_pruner_new(&po, err)))
+				return -1;
+	}
 	s->cands = calloc((size_t)t->num_search, sizeof(*s->cands));
 	s->trefs = calloc((size_t)(t->num_search + 1) * (size_t)p->num_repeat,
 			  sizeof(*s->trefs));

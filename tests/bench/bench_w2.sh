@@ -24,6 +24,54 @@ if ! "$CFL" --version | grep -q fcnn; then
 	echo "bench_w2: fcnn is not built in; skipped"
 	exit 0
 fi
+# W10 on W2's workloads: --prune asha and median against none, interleaved
+# run by run (the same machine load on each), W2_PRUNE_RUNS runs [3; QUICK
+# 1]; W2_PART=prune runs only this part.
+prune_part() {
+	local pout="$BENCH_DIR/w2/prune.txt" runs=${W2_PRUNE_RUNS:-$(reps 3 1)}
+	: > "$pout"
+	for ds in breast_cancer digits; do
+		for n in 10 30; do
+			for r in $(seq "$runs"); do
+				for pr in none asha median; do
+					rm -f "$BENCH_DIR/w2/p.db"*
+					t0=$(date +%s.%N)
+					"$CFL" tune "datasets/$ds.csv" --model fcnn --params params/fcnn.params \
+						--set hidden=64,64 --set epochs=20 --set patience=0 --set batch_size=128 \
+						--num-search $n --num-repeat 2 --num-jobs 2 --seed 0 -q --prune $pr \
+						--db "$BENCH_DIR/w2/p.db" --name w2 > "$BENCH_DIR/w2/p.txt" 2>/dev/null || exit 1
+					t1=$(date +%s.%N)
+					best=$(sqlite3 "$BENCH_DIR/w2/p.db" "select max(score) from candidates")
+					np=$(sqlite3 "$BENCH_DIR/w2/p.db" "select count(*) from trials where status = 'pruned'")
+					echo "$ds $n $pr $best $(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.3f", b - a }') $np" >> "$pout"
+				done
+			done
+		done
+	done
+	$PY - "$pout" <<'PYEOF' | tee -a "$BENCH_DIR/results.md"
+import collections, statistics, sys
+rows = collections.defaultdict(list)
+for l in open(sys.argv[1]):
+    ds, n, pr, best, wall, np = l.split()
+    rows[(ds, int(n), pr)].append((float(best), float(wall), int(np)))
+print("\n## W10 pruning on W2's tune workloads (cfl tune --prune; median of %d interleaved runs)\n"
+      % max(len(v) for v in rows.values()))
+print("| dataset | budget | prune | best score (valid) | wall s | wall / none | seeds pruned |")
+print("|---|---|---|---|---|---|---|")
+for (ds, n, pr) in sorted(rows, key=lambda k: (k[0], k[1], ["none", "asha", "median"].index(k[2]))):
+    v = rows[(ds, n, pr)]
+    w = statistics.median(x[1] for x in v)
+    w0 = statistics.median(x[1] for x in rows[(ds, n, "none")])
+    print("| %s | %d | %s | %.4f | %.2f | %.2f | %d |" % (ds, n, pr, statistics.median(x[0] for x in v),
+          w, w / w0, statistics.median(x[2] for x in v)))
+print("\nscore: the candidate's sign * mean - std of valid acc over its 2 seeds; target: asha's best")
+print("within one standard error of none's in at most half its wall time")
+PYEOF
+}
+if [ "${W2_PART:-}" = prune ]; then
+	prune_part
+	exit $?
+fi
 out="$BENCH_DIR/w2/raw.txt"
 : > "$out"
 for ds in breast_cancer digits; do
@@ -89,3 +137,4 @@ for (ds, n, tool) in sorted(rows):
 print("\ntarget: at least 5x less wall time than Optuna, best value at least as good")
 PYEOF
 emit_file "$BENCH_DIR/w2/emit.txt"
+prune_part

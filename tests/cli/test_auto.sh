@@ -234,8 +234,18 @@ test_auto_time_limit_with_hanging_trials() {
 	expect_run_seconds h.db 6
 	[ "$(sqlite3 h.db "select count(*) from trials where status = 'running'")" = 0 ] ||
 		fail "trials left running"
-	[ "$(sqlite3 h.db "select count(*) from trials where status = 'failed' and error = 'cancelled'")" -ge 1 ] ||
+	[ "$(sqlite3 h.db "select count(*) from trials where status = 'cancelled' and error = 'cancelled'")" -ge 1 ] ||
 		fail "no cancelled trial: $(sqlite3 h.db "select status, error from trials")"
+	[ "$(sqlite3 h.db "select count(*) from trials where status = 'failed'")" = 0 ] ||
+		fail "cancellations counted as failures: $(sqlite3 h.db "select status, error from trials")"
+	# cfl runs and the report count them as cancelled, and say why a family has no score
+	run "$CFL" runs --db h.db
+	expect_rc 0
+	expect_out "cancelled"
+	grep -q ", [0-9]* failed" <<<"$out" && fail "cfl runs counts failed trials: $out"
+	run "$CFL" report h --db h.db
+	expect_out "linear: no score: its defaults were cancelled at the time limit after"
+	expect_out "tree: no score: its defaults were cancelled"
 }
 
 # --resume: done trials are kept, the search goes on from the stored

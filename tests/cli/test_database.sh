@@ -1,4 +1,4 @@
-# The database's schema 2: a schema 1 file (tests/golden/v1/cfl.db, written
+# The database's schema 3: a schema 1 file (tests/golden/v1/cfl.db, written
 # by cfl 0.x before parameters were JSON: a tune run of fcnn with a
 # hidden=16,16 candidate, and a repeat run of tree and linear) is migrated
 # on first open and reports as that cfl reported it (tests/golden/v1/*,
@@ -20,8 +20,8 @@ test_db_v1_migrated_reports_as_before() {
 	run "$CFL" report v1-tune --db v1.db
 	expect_rc 0
 	expect_v1_golden tune.txt
-	[ "$(sqlite3 v1.db 'PRAGMA user_version')" = 2 ] || fail "not migrated"
-	[ "$(sqlite3 v1.db "SELECT value FROM meta WHERE key = 'schema_version'")" = 2 ] ||
+	[ "$(sqlite3 v1.db 'PRAGMA user_version')" = 3 ] || fail "not migrated"
+	[ "$(sqlite3 v1.db "SELECT value FROM meta WHERE key = 'schema_version'")" = 3 ] ||
 		fail "meta still says schema 1"
 	run "$CFL" report v1-repeat --db v1.db
 	expect_rc 0
@@ -88,10 +88,10 @@ test_db_migration_refused_when_not_writable() {
 
 test_db_newer_schema_refused() {
 	v1_copy
-	sqlite3 v1.db "PRAGMA user_version = 3"
+	sqlite3 v1.db "PRAGMA user_version = 4"
 	run "$CFL" report v1-tune --db v1.db
 	expect_rc 1
-	expect_err "newer cfl (schema 3 > 2)"
+	expect_err "newer cfl (schema 4 > 3)"
 }
 
 test_db_views() {

@@ -794,6 +794,95 @@ static void t_load_errors(void)
 	}
 }
 
+/* A tiny time budget: one step (the first is always made: a part of the
+ * first epoch), a model that predicts, and the fit says so; with a
+ * budget it never reaches, the same model as without one. */
+static void t_budget_one_epoch(void)
+{
+	struct cfl_xy tr;
+	struct cfl_model *m = model_with(3, "epochs=30", "batch_size=8", NULL);
+	struct cfl_model *full = model_with(3, "epochs=30", "batch_size=8", NULL);
+	struct cfl_model *one = model_with(3, "epochs=30", "batch_size=8", NULL);
+	char *a, *b;
+	double *out;
+	size_t run, at;
+
+	make_data(&tr, 60, 4, 2, 7);
+	m->budget_s = 1e-9;
+	one->budget_s = 1e6;
+	fit_ok(m, &tr, NULL);
+	fit_ok(full, &tr, NULL);
+	fit_ok(one, &tr, NULL);
+	CHECK(cfl_fcnn_epochs(m, &run, &at) == 0);
+	CHECK_INT(run, 1);
+	CHECK_INT(m->budget_cut, 1);
+	CHECK_INT(m->n_iter_kept, 1);
+	CHECK(cfl_fcnn_epochs(full, &run, &at) == 0);
+	CHECK_INT(run, 30);
+	CHECK_INT(one->budget_cut, 0);
+	CHECK_INT(one->n_iter_kept, 0);
+	out = predict_all(m, &tr);
+	for (size_t i = 0; i < tr.n; i++)
+		CHECK(out[2 * i] >= 0 && out[2 * i] <= 1 &&
+		      fabs(out[2 * i] + out[2 * i + 1] - 1) < 1e-9);
+	free(out);
+	a = saved_state(m);
+	b = saved_state(full);
+	CHECK(strcmp(a, b) != 0);
+	free(a);
+	free(b);
+	a = saved_state(one);
+	b = saved_state(full);
+	CHECK_STR(a, b);
+	free(a);
+	free(b);
+	cfl_model_free(full);
+	cfl_model_free(m);
+	cfl_model_free(one);
+	xy_free(&tr);
+}
+
+struct reported {
+	size_t n, last_step, stop_at;
+	double last;
+};
+
+static int on_report(void *ctx, size_t step, double score)
+{
+	struct reported *r = ctx;
+
+	r->n++;
+	r->last_step = step;
+	r->last = score;
+	return step >= r->stop_at;
+}
+
+/* The validation score of every epoch goes to m->report, with or
+ * without early stopping; a report that says stop prunes the fit. */
+static void t_reports_and_prunes(void)
+{
+	struct cfl_xy tr, va;
+	struct cfl_model *m = model_with(3, "epochs=6", "patience=0", NULL);
+	struct reported r = { .stop_at = 1000 };
+	struct cfl_err err = { "" };
+
+	make_data(&tr, 60, 4, 2, 7);
+	make_data(&va, 30, 4, 2, 8);
+	m->report = on_report;
+	m->report_ctx = &r;
+	fit_ok(m, &tr, &va);
+	CHECK_INT(r.n, 6);
+	CHECK_INT(r.last_step, 6);
+	CHECK(r.last < 0 && r.last > -5);	/* minus the log loss */
+	r = (struct reported){ .stop_at = 3 };
+	CHECK_INT(cfl_model_fit(m, &tr, &va, &err), -1);
+	CHECK_STR(err.msg, "pruned at step 3");
+	CHECK_INT(r.n, 3);
+	cfl_model_free(m);
+	xy_free(&tr);
+	xy_free(&va);
+}
+
 const struct cfl_test cfl_tests[] = {
 	TEST(t_grad_ce),
 	TEST(t_grad_ce_no_hidden),
@@ -817,5 +906,7 @@ const struct cfl_test cfl_tests[] = {
 	TEST(t_init_equals_pytorch),
 	TEST(t_param_errors),
 	TEST(t_load_errors),
+	TEST(t_budget_one_epoch),
+	TEST(t_reports_and_prunes),
 	{ 0 },
 };

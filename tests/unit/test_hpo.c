@@ -3,7 +3,7 @@
  * closed form, log EI against a direct computation, grid / random / bo
  * (every grid point once, reproducible with a seed, no duplicates in
  * batches, failed trials kept out of the model) and BO's quality on
- * Branin. */
+ * Branin; the median and ASHA pruners' decisions. */
 #include "runner.h"
 
 #include <stdint.h>
@@ -907,6 +907,121 @@ static void t_params_files(void)
 	}
 }
 
+/* ---- pruners ---- */
+
+static struct cfl_pruner *pruner(enum cfl_prune_kind kind, size_t n_startup,
+				 size_t min_step, double eta)
+{
+	struct cfl_pruner_opts o;
+	struct cfl_err err;
+	struct cfl_pruner *p;
+
+	cfl_pruner_opts_init(&o);
+	o.kind = kind;
+	o.n_startup = n_startup;
+	o.min_step = min_step;
+	o.eta = eta;
+	p = cfl_pruner_new(&o, &err);
+	CHECK_MSG(p, "%s", err.msg);
+	return p;
+}
+
+static int say(struct cfl_pruner *p, int64_t trial, size_t step, double score)
+{
+	struct cfl_err err;
+	int r = cfl_pruner_report(p, trial, step, score, &err);
+
+	CHECK_MSG(r >= 0, "%s", err.msg);
+	return r;
+}
+
+/* The median rule: against the completed trials at the same step only,
+ * after n_startup of them, with the trial's best score so far. */
+static void t_prune_median(void)
+{
+	struct cfl_pruner *p = pruner(CFL_PRUNE_MEDIAN, 2, 0, 3);
+
+	/* trials 1 and 2 complete with scores 0.5 / 0.7 at step 1, 0.6 /
+	 * 0.8 at step 2 (medians 0.6 and 0.7) */
+	CHECK_INT(say(p, 1, 1, 0.5), 0);
+	CHECK_INT(say(p, 1, 2, 0.6), 0);
+	/* one trial running is no completed one: nothing to compare with */
+	CHECK_INT(say(p, 9, 1, 0.0), 0);
+	cfl_pruner_complete(p, 1);
+	CHECK_INT(say(p, 2, 1, 0.7), 0);	/* 1 completed < n_startup */
+	CHECK_INT(say(p, 2, 2, 0.8), 0);
+	cfl_pruner_complete(p, 2);
+	CHECK_INT(say(p, 3, 1, 0.61), 0);	/* at the median: goes on */
+	CHECK_INT(say(p, 3, 2, 0.65), 1);	/* best 0.65 < 0.7 */
+	/* the best so far counts, not the last score */
+	CHECK_INT(say(p, 4, 1, 0.75), 0);
+	CHECK_INT(say(p, 4, 2, 0.2), 0);	/* best 0.75 > 0.7: goes on */
+	cfl_pruner_free(p);
+	p = pruner(CFL_PRUNE_MEDIAN, 2, 0, 3);
+	CHECK_INT(say(p, 1, 1, 0.5), 0);
+	CHECK_INT(say(p, 2, 1, 0.7), 0);
+	cfl_pruner_complete(p, 1);
+	cfl_pruner_complete(p, 2);
+	CHECK_INT(say(p, 5, 1, 0.59), 1);	/* below 0.6 */
+	CHECK_INT(say(p, 6, 1, NAN), 1);	/* NaN is the worst */
+	CHECK_INT(say(p, 7, 3, 0.0), 0);	/* no one reported step 3 */
+	cfl_pruner_free(p);
+	/* no pruning before min_step */
+	p = pruner(CFL_PRUNE_MEDIAN, 1, 2, 3);
+	CHECK_INT(say(p, 1, 1, 0.9), 0);
+	cfl_pruner_complete(p, 1);
+	CHECK_INT(say(p, 2, 1, 0.1), 0);
+	cfl_pruner_free(p);
+}
+
+/* ASHA with eta 2 from step 1: rungs at steps 1, 2, 4, 8; a trial goes
+ * on when its score at a rung is in the top half of that rung's scores
+ * (the best alone while fewer than 2 reported), completed or not. */
+static void t_prune_asha(void)
+{
+	struct cfl_pruner *p = pruner(CFL_PRUNE_ASHA, 0, 1, 2);
+	struct cfl_pruner_opts o;
+	struct cfl_err err;
+
+	CHECK_INT(say(p, 1, 1, 0.5), 0);	/* first at rung 0: the best */
+	CHECK_INT(say(p, 2, 1, 0.4), 1);	/* 2 at rung 0: top 1 is 0.5 */
+	CHECK_INT(say(p, 3, 1, 0.6), 0);	/* top 1 of 3 is 0.6 */
+	CHECK_INT(say(p, 4, 1, 0.55), 0);	/* top 2 of 4: 0.6, 0.55 */
+	CHECK_INT(say(p, 3, 2, 0.7), 0);	/* rung 1 at step 2 */
+	CHECK_INT(say(p, 1, 2, 0.65), 1);
+	CHECK_INT(say(p, 4, 3, 0.9), 0);	/* step 3: no rung */
+	CHECK_INT(say(p, 4, 5, 0.9), 0);	/* passes rungs 1 (2) and 2 (4) */
+	cfl_pruner_free(p);
+	/* by default the first rung is eta x the first step: 3, 9 for
+	 * epochs with eta 3 */
+	p = pruner(CFL_PRUNE_ASHA, 0, 0, 3);
+	CHECK_INT(say(p, 1, 1, 0.9), 0);
+	CHECK_INT(say(p, 2, 1, 0.1), 0);	/* grace: no rung at 1 */
+	CHECK_INT(say(p, 2, 2, 0.1), 0);
+	CHECK_INT(say(p, 1, 3, 0.9), 0);	/* rung 0 at 3 */
+	CHECK_INT(say(p, 2, 3, 0.1), 1);
+	cfl_pruner_free(p);
+	/* min_step sets the first rung: 10, 30, 90 with eta 3 (gbdt's steps) */
+	p = pruner(CFL_PRUNE_ASHA, 0, 10, 3);
+	CHECK_INT(say(p, 1, 10, 0.5), 0);
+	CHECK_INT(say(p, 2, 10, 0.4), 1);
+	CHECK_INT(say(p, 1, 20, 0.1), 0);	/* no rung at 20 */
+	CHECK_INT(say(p, 3, 10, 0.3), 1);	/* top 1 of 3 is 0.5 */
+	cfl_pruner_free(p);
+	/* no pruner, and bad eta */
+	p = pruner(CFL_PRUNE_NONE, 0, 0, 3);
+	CHECK_INT(say(p, 1, 1, -1e300), 0);
+	cfl_pruner_free(p);
+	cfl_pruner_opts_init(&o);
+	o.kind = CFL_PRUNE_ASHA;
+	o.eta = 1;
+	CHECK(cfl_pruner_new(&o, &err) == NULL);
+	CHECK_CONTAINS(err.msg, "eta must be more than 1");
+	CHECK_STR(cfl_prune_kind_name(CFL_PRUNE_ASHA), "asha");
+	CHECK_INT(cfl_prune_kind_lookup("median"), CFL_PRUNE_MEDIAN);
+	CHECK_INT(cfl_prune_kind_lookup("hyperband"), -1);
+}
+
 const struct cfl_test cfl_tests[] = {
 	TEST(t_params_files),
 	TEST(t_parse_good),
@@ -928,5 +1043,7 @@ const struct cfl_test cfl_tests[] = {
 	TEST(t_bo_batch_branin),
 	TEST(t_maximize),
 	TEST(t_all_fixed),
+	TEST(t_prune_median),
+	TEST(t_prune_asha),
 	{ 0 },
 };

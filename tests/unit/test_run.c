@@ -885,7 +885,7 @@ static void t_pool_cancel(void)
 	wait_running(p, 1);
 	CHECK_INT(cfl_pool_cancel(p, 99, &err), 0);	/* unknown */
 	CHECK_INT(cfl_pool_cancel(p, 1, &err), 1);
-	CHECK_INT(cfl_pool_cancel(p, 1, &err), 0);	/* failed already */
+	CHECK_INT(cfl_pool_cancel(p, 1, &err), 0);	/* cancelled already */
 	s = spec(2);
 	s.repeat = 1;
 	CHECK(cfl_pool_submit(p, &s, &err) == 0);
@@ -894,7 +894,7 @@ static void t_pool_cancel(void)
 		if (r == CFL_POOL_TICK)
 			continue;
 		if (ev.trial_id == 1) {
-			CHECK_INT(ev.status, CFL_TRIAL_FAILED);
+			CHECK_INT(ev.status, CFL_TRIAL_CANCELLED);
 			CHECK_INT(ev.attempt, 1);
 			CHECK_STR(ev.reason, "cancelled");
 			CHECK_STR(ev.worker, "local:1");
@@ -952,7 +952,7 @@ static void t_pool_cancel_remote_peer(void)
 	r = cfl_pool_wait(p, &ev, &err);
 	CHECK_INT(r, CFL_POOL_EVENT);
 	CHECK_INT(ev.trial_id, 1);
-	CHECK_INT(ev.status, CFL_TRIAL_FAILED);
+	CHECK_INT(ev.status, CFL_TRIAL_CANCELLED);
 	CHECK_STR(ev.reason, "cancelled");
 	wait_running(p, 1);	/* trial 2, on the same peer */
 	/* what the peer got: LEASE 1, CANCEL 1 (attempt 1), LEASE 2 */
@@ -1086,6 +1086,99 @@ static void t_result_check(void)
 	cfl_data_release(&d);
 }
 
+/* on_progress of t_pool_prune: prunes trial 2 at its second report. */
+struct seen_progress {
+	int n[4];
+	size_t last_step[4];
+};
+
+static int prune_second(void *ctx, int64_t trial_id, void *user, size_t step,
+			double score, struct cfl_err *err)
+{
+	struct seen_progress *sp = ctx;
+
+	(void)user;
+	(void)err;
+	CHECK(trial_id >= 1 && trial_id <= 2);
+	if (trial_id < 1 || trial_id > 3)
+		return 0;
+	CHECK(score <= 0 && score > -10);	/* minus the log loss */
+	sp->n[trial_id]++;
+	CHECK(step > sp->last_step[trial_id]);
+	sp->last_step[trial_id] = step;
+	return trial_id == 2 && sp->n[2] == 2;
+}
+
+/* Leases with CFL_LEASE_PROGRESS: the workers send an fcnn's validation
+ * score each epoch, the pool asks on_progress, and a 1 prunes the trial at
+ * once: it ends PRUNED ("pruned at step 2"), never retried, while the
+ * other runs to its end; a lease without the flag sends nothing. */
+static void t_pool_prune(void)
+{
+	struct cfl_data d;
+	struct cfl_data_opts o;
+	struct cfl_pool_opts po;
+	struct cfl_pool *p;
+	struct cfl_pool_event ev;
+	struct cfl_params params;
+	struct cfl_err err;
+	struct seen_progress sp = { { 0 }, { 0 } };
+	int r, got = 0;
+
+	cfl_data_opts_init(&o);
+	o.path = "datasets/iris.csv";
+	o.seed = 3;
+	o.valid_frac = 0.2;
+	o.valid_frac_given = 1;
+	CHECK_MSG(cfl_data_load(&d, &o, &err) == 0, "%s", err.msg);
+	CHECK(d.valid.n > 0);
+	cfl_pool_opts_init(&po);
+	po.data = &d;
+	po.n_local = 2;
+	po.n_metrics = 1;
+	po.metrics[0] = CFL_M_ACC;
+	po.on_progress = prune_second;
+	po.progress_ctx = &sp;
+	p = cfl_pool_new(&po, &err);
+	CHECK_MSG(p != NULL, "%s", err.msg);
+	cfl_params_init(&params);
+	CHECK(cfl_params_set(&params, "epochs", "6", &err) == 0);
+	for (int i = 1; i <= 2; i++) {
+		struct cfl_trial_spec s = spec(i);
+
+		s.model = "fcnn";
+		s.params = &params;
+		s.flags = CFL_LEASE_PROGRESS;
+		CHECK(cfl_pool_submit(p, &s, &err) == 0);
+	}
+	while ((r = cfl_pool_wait(p, &ev, &err)) == CFL_POOL_EVENT) {
+		got++;
+		if (ev.trial_id == 2) {
+			CHECK_INT(ev.status, CFL_TRIAL_PRUNED);
+			CHECK_STR(ev.reason, "pruned at step 2");
+		} else {
+			CHECK_INT(ev.status, CFL_TRIAL_DONE);
+		}
+	}
+	CHECK_MSG(r == CFL_POOL_IDLE, "wait: %d %s", r, r < 0 ? err.msg : "");
+	CHECK_INT(got, 2);
+	CHECK_INT(sp.n[1], 6);
+	CHECK_INT(sp.n[2], 2);
+	/* without the flag: no report */
+	{
+		struct cfl_trial_spec s = spec(3);
+
+		s.model = "fcnn";
+		s.params = &params;
+		CHECK(cfl_pool_submit(p, &s, &err) == 0);
+		CHECK_INT(cfl_pool_wait(p, &ev, &err), CFL_POOL_EVENT);
+		CHECK_INT(ev.status, CFL_TRIAL_DONE);
+	}
+	CHECK(cfl_pool_close(p, &err) == 0);
+	cfl_params_release(&params);
+	cfl_data_release(&d);
+}
+
 const struct cfl_test cfl_tests[] = {
 	TEST(t_sched_lifecycle),
 	TEST(t_sched_late_result),
@@ -1105,5 +1198,6 @@ const struct cfl_test cfl_tests[] = {
 	TEST(t_pool_store_and_interrupt),
 	TEST_T(t_pool_cancel, 20),
 	TEST_T(t_pool_cancel_remote_peer, 20),
+	TEST(t_pool_prune),
 	{ 0 },
 };

@@ -824,7 +824,7 @@ static void t_bad_files(void)
 	      SQLITE_OK);
 	sqlite3_close(db);
 	CHECK(cfl_store_open(cfl_test_path("new.db"), CFL_STORE_CREATE, &err) == NULL);
-	CHECK_CONTAINS(err.msg, "newer cfl (schema 99 > 2)");
+	CHECK_CONTAINS(err.msg, "newer cfl (schema 99 > 3)");
 	CHECK(cfl_store_open(NULL, CFL_STORE_CREATE, &err) == NULL);
 	cfl_store_close(NULL);
 }
@@ -845,7 +845,7 @@ static void t_schema_is_wal_with_foreign_keys(void)
 	CHECK(sqlite3_prepare_v2(db, "SELECT value FROM meta WHERE key = "
 				 "'schema_version'", -1, &s, NULL) == SQLITE_OK);
 	CHECK(sqlite3_step(s) == SQLITE_ROW);
-	CHECK_STR((const char *)sqlite3_column_text(s, 0), "2");
+	CHECK_STR((const char *)sqlite3_column_text(s, 0), "3");
 	sqlite3_finalize(s);
 	sqlite3_close(db);
 }
@@ -924,6 +924,77 @@ static void t_kill_mid_transaction(void)
 	cfl_store_close(st);
 }
 
+/* Cancelled and pruned trials (schema 3): stored as such, counted apart
+ * from the failed ones, a pruned one with its step and score; a schema 2
+ * file (trials' CHECK without them) is migrated, its rows and views kept. */
+static void t_cancelled_pruned_and_v2(void)
+{
+	struct cfl_store *st = open_new("v2.db");
+	struct cfl_err err;
+	struct cfl_trial_state ts;
+	struct cfl_trial_counts tc;
+	struct cfl_run_summary *runs;
+	struct cfl_candidate_info *c;
+	size_t n;
+	int64_t run = new_run(st, "r"), cand, t[3];
+	sqlite3 *db;
+	sqlite3_stmt *q;
+
+	CHECK(cfl_store_candidate_get_or_add(st, run, "tree", NULL, &cand, NULL, &err) == 0);
+	for (int i = 0; i < 3; i++) {
+		CHECK(cfl_store_trial_ensure(st, run, cand, i, -1, 1, &ts, &err) == 0);
+		t[i] = ts.id;
+	}
+	CHECK_INT(cfl_store_trial_failed(st, t[0], 1, "boom", CFL_TRIAL_FAILED, &err), 0);
+	cfl_store_close(st);
+	/* make it a schema 2 file: trials' CHECK as version 2 wrote it */
+	CHECK(sqlite3_open(cfl_test_path("v2.db"), &db) == SQLITE_OK);
+	CHECK_MSG(sqlite3_exec(db, "PRAGMA writable_schema = ON;"
+		"UPDATE sqlite_master SET sql = replace(sql, ',''cancelled'',''pruned''', '')"
+		" WHERE name = 'trials';"
+		"UPDATE meta SET value = '2' WHERE key = 'schema_version';"
+		"PRAGMA user_version = 2;", NULL, NULL, NULL) == SQLITE_OK,
+		"%s", sqlite3_errmsg(db));
+	sqlite3_close(db);
+	CHECK(sqlite3_open(cfl_test_path("v2.db"), &db) == SQLITE_OK);
+	CHECK(sqlite3_exec(db, "UPDATE trials SET status = 'cancelled' WHERE id = 2",
+			   NULL, NULL, NULL) != SQLITE_OK);	/* really version 2 */
+	sqlite3_close(db);
+
+	st = open_new("v2.db");
+	CHECK_INT(cfl_store_trial_failed(st, t[1], 1, "cancelled", CFL_TRIAL_CANCELLED, &err), 0);
+	CHECK_INT(cfl_store_trial_failed(st, t[2], 1, "pruned at step 20",
+					 CFL_TRIAL_PRUNED, &err), 0);
+	CHECK_INT(cfl_store_trial_pruned(st, t[2], 20, 0.875, &err), 0);
+	CHECK_INT(cfl_store_trial_counts(st, run, &tc, &err), 0);
+	CHECK_INT(tc.total, 3);
+	CHECK_INT(tc.failed, 1);
+	CHECK_INT(tc.cancelled, 1);
+	CHECK_INT(tc.pruned, 1);
+	CHECK_INT(cfl_store_runs_list(st, &runs, &n, &err), 0);
+	CHECK_INT(n, 1);
+	CHECK_INT(runs[0].n_failed, 1);
+	CHECK_INT(runs[0].n_cancelled, 1);
+	CHECK_INT(runs[0].n_pruned, 1);
+	cfl_run_summaries_free(runs, n);
+	CHECK_INT(cfl_store_candidates(st, run, &c, &n, &err), 0);
+	CHECK_INT(c[0].n_failed, 1);
+	CHECK_INT(c[0].n_pruned, 1);
+	cfl_candidates_free(c, n);
+	cfl_store_close(st);
+	CHECK(sqlite3_open(cfl_test_path("v2.db"), &db) == SQLITE_OK);
+	CHECK(sqlite3_prepare_v2(db, "SELECT (SELECT group_concat(status) FROM "
+		"(SELECT status FROM trial_rows ORDER BY trial)), (SELECT step || ' ' || "
+		"score FROM trial_pruned), (SELECT user_version FROM pragma_user_version)",
+		-1, &q, NULL) == SQLITE_OK);
+	CHECK(sqlite3_step(q) == SQLITE_ROW);
+	CHECK_STR((const char *)sqlite3_column_text(q, 0), "failed,cancelled,pruned");
+	CHECK_STR((const char *)sqlite3_column_text(q, 1), "20 0.875");
+	CHECK_INT(sqlite3_column_int(q, 2), 3);
+	sqlite3_finalize(q);
+	sqlite3_close(db);
+}
+
 const struct cfl_test cfl_tests[] = {
 	TEST(t_enum_names),
 	TEST(t_create_run_and_find),
@@ -931,6 +1002,7 @@ const struct cfl_test cfl_tests[] = {
 	TEST(t_candidate_params_json),
 	TEST(t_trial_phases),
 	TEST(t_migrate_v1),
+	TEST(t_cancelled_pruned_and_v2),
 	TEST(t_trials_results_read_back),
 	TEST(t_bad_result_stores_nothing),
 	TEST(t_batch_and_rollback),

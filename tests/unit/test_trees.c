@@ -879,6 +879,130 @@ static void t_importance_permutation(void)
 	xy_free(&va);
 }
 
+/* A tiny time budget: the forest keeps the trees grown before it ran
+ * out (one a thread: the first unit is always made), the gbdt its first
+ * round, the tree its root split; all still predict, and say what they
+ * kept.  Without a budget, or with one they never reach, every unit is
+ * made. */
+static void t_budget_trees(void)
+{
+	struct cfl_xy xy;
+	struct cfl_model *f1 = model_with("forest", "n_estimators=40", NULL);
+	struct cfl_model *f2 = model_with("forest", "n_estimators=40",
+					  "threads=2", NULL);
+	struct cfl_model *g = model_with("gbdt", "n_rounds=40", NULL);
+	struct cfl_model *full = model_with("gbdt", "n_rounds=40", NULL);
+	char *st;
+	unsigned long units = 0;
+	double acc;
+
+	random_xy(&xy, 400, 4, 2, 31);
+	f1->budget_s = f2->budget_s = g->budget_s = 1e-9;
+	fit_ok(f1, &xy, NULL);
+	fit_ok(f2, &xy, NULL);
+	fit_ok(g, &xy, NULL);
+	fit_ok(full, &xy, NULL);
+	CHECK_INT(f1->budget_cut, 1);
+	CHECK_INT(f1->n_iter_kept, 1);
+	st = state_text(f1);
+	CHECK(sscanf(st, "forest %lu", &units) == 1);
+	CHECK_INT(units, 1);
+	free(st);
+	CHECK_INT(f2->budget_cut, 1);
+	CHECK_MSG(f2->n_iter_kept >= 1 && f2->n_iter_kept <= 2, "%zu trees",
+		  f2->n_iter_kept);
+	CHECK_INT(g->budget_cut, 1);
+	CHECK_INT(g->n_iter_kept, 1);
+	st = state_text(g);
+	CHECK(sscanf(st, "gbdt logistic 1 %lu", &units) == 1);
+	CHECK_INT(units, 1);
+	free(st);
+	CHECK_INT(full->budget_cut, 0);
+	CHECK_INT(full->n_iter_kept, 0);
+	st = state_text(full);
+	CHECK(sscanf(st, "gbdt logistic 1 %lu", &units) == 1);
+	CHECK_INT(units, 40);
+	free(st);
+	/* a tree: its root split, then every node left a leaf */
+	{
+		struct cfl_model *t = model_with("tree", NULL);
+
+		t->budget_s = 1e-9;
+		fit_ok(t, &xy, NULL);
+		CHECK_INT(t->budget_cut, 1);
+		CHECK_INT(((const struct cfl_ttree *)t->state)->n_nodes, 3);
+		acc = score(t, &xy);
+		CHECK(acc > 0.5);
+		cfl_model_free(t);
+		t = model_with("tree", NULL);
+		t->budget_s = 1e6;
+		fit_ok(t, &xy, NULL);
+		CHECK_INT(t->budget_cut, 0);
+		CHECK(((const struct cfl_ttree *)t->state)->n_nodes > 3);
+		CHECK(score(t, &xy) == 1);	/* distinct rows: fitted exactly */
+		cfl_model_free(t);
+	}
+	/* the models cut short are models: they predict probabilities */
+	acc = score(f1, &xy);
+	CHECK(acc > 0.5);
+	acc = score(g, &xy);
+	CHECK(acc >= 0 && acc <= 1);
+	cfl_model_free(f1);
+	cfl_model_free(f2);
+	cfl_model_free(g);
+	cfl_model_free(full);
+	xy_free(&xy);
+}
+
+struct reported {
+	size_t n, step[8];
+	double score[8];
+	size_t stop_at;
+};
+
+static int on_report(void *ctx, size_t step, double score)
+{
+	struct reported *r = ctx;
+
+	if (r->n < 8) {
+		r->step[r->n] = step;
+		r->score[r->n] = score;
+	}
+	r->n++;
+	return step >= r->stop_at;
+}
+
+/* gbdt reports its validation score every CFL_MODEL_REPORT_ROUNDS
+ * rounds; a report that says stop ends the fit as pruned. */
+static void t_gbdt_reports_and_prunes(void)
+{
+	struct cfl_xy tr, va;
+	struct cfl_model *m = model_with("gbdt", "n_rounds=35", NULL);
+	struct reported r = { .stop_at = 1000 };
+	struct cfl_err err = { "" };
+
+	random_xy(&tr, 200, 3, 0, 21);
+	random_xy(&va, 100, 3, 0, 22);
+	m->report = on_report;
+	m->report_ctx = &r;
+	fit_ok(m, &tr, &va);
+	CHECK_INT(r.n, 3);
+	CHECK_INT(r.step[0], CFL_MODEL_REPORT_ROUNDS);
+	CHECK_INT(r.step[2], 3 * CFL_MODEL_REPORT_ROUNDS);
+	CHECK(r.score[0] < 0 && r.score[0] > -10);	/* -MSE: noise 1 */
+	/* no validation rows: nothing to report */
+	r.n = 0;
+	fit_ok(m, &tr, NULL);
+	CHECK_INT(r.n, 0);
+	r.stop_at = 2 * CFL_MODEL_REPORT_ROUNDS;
+	CHECK_INT(cfl_model_fit(m, &tr, &va, &err), -1);
+	CHECK_STR(err.msg, "pruned at step 20");
+	CHECK_INT(r.n, 2);
+	cfl_model_free(m);
+	xy_free(&tr);
+	xy_free(&va);
+}
+
 const struct cfl_test cfl_tests[] = {
 	TEST(t_importance_tree_by_hand),
 	TEST(t_importance_models),
@@ -904,5 +1028,7 @@ const struct cfl_test cfl_tests[] = {
 	TEST(t_gbdt_leaves_and_seeds),
 	TEST(t_gbdt_threads_same_model),
 	TEST(t_gbdt_save_load),
+	TEST(t_budget_trees),
+	TEST(t_gbdt_reports_and_prunes),
 	{ 0 },
 };

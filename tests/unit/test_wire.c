@@ -108,7 +108,47 @@ static void t_lease(void)
 	CHECK_INT(o.u.lease.threads, 2);
 	CHECK_INT(o.u.lease.n_metrics, 2);
 	CHECK_INT(o.u.lease.metrics[1], 1);
+	CHECK(o.u.lease.budget_s == 0);	/* none: nothing sent */
 	cfl_wire_msg_release(&o);
+	/* a time budget travels at the end, bit for bit */
+	m.u.lease.budget_s = 2.75;
+	o = roundtrip(&m, 3, 0);
+	CHECK(o.u.lease.budget_s == 2.75);
+	CHECK_INT(o.u.lease.n_metrics, 2);
+	cfl_wire_msg_release(&o);
+	{
+		struct cfl_buf b;
+
+		cfl_buf_init(&b);
+		m.u.lease.budget_s = -1;
+		CHECK(cfl_wire_encode(&b, 1, 0, &m, &err) == -1);
+		CHECK_CONTAINS(err.msg, "bad time budget");
+		cfl_buf_release(&b);
+		m.u.lease.budget_s = 0;
+	}
+
+	/* PROGRESS: a running trial's intermediate score */
+	{
+		struct cfl_wire_msg pm, po;
+		struct cfl_buf b;
+
+		cfl_wire_msg_init(&pm, CFL_WIRE_PROGRESS);
+		pm.u.progress.trial_id = 77;
+		pm.u.progress.attempt = 2;
+		pm.u.progress.step = 30;
+		pm.u.progress.score = -0.1234567890123;
+		po = roundtrip(&pm, 9, 0);
+		CHECK_INT(po.u.progress.trial_id, 77);
+		CHECK_INT(po.u.progress.attempt, 2);
+		CHECK_INT(po.u.progress.step, 30);
+		CHECK(po.u.progress.score == -0.1234567890123);
+		cfl_wire_msg_release(&po);
+		pm.u.progress.step = 0;
+		cfl_buf_init(&b);
+		CHECK(cfl_wire_encode(&b, 1, 0, &pm, &err) == -1);
+		CHECK_CONTAINS(err.msg, "step 0");
+		cfl_buf_release(&b);
+	}
 
 	/* a fold outside n_folds is refused by the decoder */
 	{
