@@ -457,12 +457,12 @@ int cmd_auto(int argc, char **argv)
 		}
 		fprintf(stderr, "bundle written to '%s'; apply it with:\n"
 			"  cfl predict %s DATA [--row ROW]\n", pl.sp.autop.save,
-			pl.sp.autop.save);
+			cli_sh(pl.sp.autop.save));
 	}
 	dflt = !strcmp(pl.pool.db, CFL_STORE_DEFAULT_PATH);
 	fprintf(stderr, "run '%s' stored in '%s'; give it more time with:\n"
 		"  cfl auto --resume %s%s%s --time-limit SEC\n", run_name, pl.pool.db,
-		run_name, dflt ? "" : " --db ", dflt ? "" : pl.pool.db);
+		cli_sh(run_name), dflt ? "" : " --db ", dflt ? "" : cli_sh(pl.pool.db));
 	if (r) {
 		fprintf(stderr, "cfl: no model finished its folds within the time "
 			"limit; give it a longer --time-limit\n");
@@ -480,8 +480,8 @@ interrupted:
 	cfl_study_stop(study, NULL);
 	dflt = !strcmp(pl.pool.db, CFL_STORE_DEFAULT_PATH);
 	fprintf(stderr, "cfl auto: interrupted; run '%s' kept in '%s'; continue it with:\n"
-		"  cfl auto --resume %s%s%s\n", run_name, pl.pool.db, run_name,
-		dflt ? "" : " --db ", dflt ? "" : pl.pool.db);
+		"  cfl auto --resume %s%s%s\n", run_name, pl.pool.db, cli_sh(run_name),
+		dflt ? "" : " --db ", dflt ? "" : cli_sh(pl.pool.db));
 	rc = CLI_INTERRUPTED;
 done_sig:
 	g_pool = NULL;

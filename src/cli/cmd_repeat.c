@@ -551,8 +551,8 @@ int cmd_repeat(int argc, char **argv)
 		int dflt = !strcmp(pl.pool.db, CFL_STORE_DEFAULT_PATH);
 
 		fprintf(stderr, "cfl repeat: run '%s' is complete; nothing to do (cfl report %s%s%s "
-			"shows it; a larger --num-repeat grows it)\n", run_name, run_name,
-			dflt ? "" : " --db ", dflt ? "" : pl.pool.db);
+			"shows it; a larger --num-repeat grows it)\n", run_name, cli_sh(run_name),
+			dflt ? "" : " --db ", dflt ? "" : cli_sh(pl.pool.db));
 		rc = CLI_OK;
 		goto done;
 	}
@@ -646,11 +646,11 @@ int cmd_repeat(int argc, char **argv)
 
 			if (tc.failed + tc.poison)
 				fprintf(stderr, "%zu of %zu trials failed (cfl report %s%s%s shows why)\n",
-					tc.failed + tc.poison, tc.total, run_name,
-					dflt ? "" : " --db ", dflt ? "" : pl.pool.db);
+					tc.failed + tc.poison, tc.total, cli_sh(run_name),
+					dflt ? "" : " --db ", dflt ? "" : cli_sh(pl.pool.db));
 			fprintf(stderr, "run '%s' stored in '%s'; see it again with:\n  cfl report %s%s%s\n",
-				run_name, pl.pool.db, run_name, dflt ? "" : " --db ",
-				dflt ? "" : pl.pool.db);
+				run_name, pl.pool.db, cli_sh(run_name), dflt ? "" : " --db ",
+				dflt ? "" : cli_sh(pl.pool.db));
 		}
 		rc = tc.done ? CLI_OK : CLI_FAIL;
 		if (cfl_study_timed_out(study) && tc.done < tc.total) {
@@ -661,7 +661,7 @@ int cmd_repeat(int argc, char **argv)
 				"  %scfl repeat --resume %s%s%s\n", tc.done, tc.total,
 				tc.interrupted, tc.queued,
 				cli_cluster_resume_prefix(&pl.cluster, launcher, sizeof(launcher)),
-				run_name, dflt ? "" : " --db ", dflt ? "" : pl.pool.db);
+				cli_sh(run_name), dflt ? "" : " --db ", dflt ? "" : cli_sh(pl.pool.db));
 		}
 		if (!tc.done)
 			fprintf(stderr, "cfl: %s\n", cfl_study_timed_out(study)
@@ -674,7 +674,7 @@ int cmd_repeat(int argc, char **argv)
 			}
 			fprintf(stderr, "bundle written to '%s'; apply it with:\n"
 				"  cfl predict %s DATA [--row ROW]\n",
-				pl.sp.repeat.save, pl.sp.repeat.save);
+				pl.sp.repeat.save, cli_sh(pl.sp.repeat.save));
 		}
 	}
 	goto done;
@@ -686,9 +686,9 @@ interrupted:
 	cfl_study_stop(study, NULL);
 	fprintf(stderr, "cfl repeat: interrupted; run '%s' kept in '%s'; finish it with:\n"
 		"  %scfl repeat --resume %s%s%s\n", run_name, pl.pool.db,
-		cli_cluster_resume_prefix(&pl.cluster, launcher, sizeof(launcher)), run_name,
+		cli_cluster_resume_prefix(&pl.cluster, launcher, sizeof(launcher)), cli_sh(run_name),
 		strcmp(pl.pool.db, CFL_STORE_DEFAULT_PATH) ? " --db " : "",
-		strcmp(pl.pool.db, CFL_STORE_DEFAULT_PATH) ? pl.pool.db : "");
+		strcmp(pl.pool.db, CFL_STORE_DEFAULT_PATH) ? cli_sh(pl.pool.db) : "");
 	rc = CLI_INTERRUPTED;
 	goto done;
 interrupted_early:

@@ -516,8 +516,8 @@ int cmd_tune(int argc, char **argv)
 		int dflt = !strcmp(pl.pool.db, CFL_STORE_DEFAULT_PATH);
 
 		fprintf(stderr, "cfl tune: run '%s' is complete; nothing to do (cfl report %s%s%s "
-			"shows it; a larger --num-search grows it)\n", run_name, run_name,
-			dflt ? "" : " --db ", dflt ? "" : pl.pool.db);
+			"shows it; a larger --num-search grows it)\n", run_name, cli_sh(run_name),
+			dflt ? "" : " --db ", dflt ? "" : cli_sh(pl.pool.db));
 		rc = CLI_OK;
 		goto done_sig;
 	}
@@ -597,7 +597,7 @@ int cmd_tune(int argc, char **argv)
 		fputs(out.data ? out.data : "", stdout);
 		if (best >= 0 && !pl.sp.tune.command)
 			printf("\nBest model saved to %s (apply it with: cfl predict %s DATA)\n",
-			       path, path);
+			       path, cli_sh(path));
 		if (best >= 0 && pl.sp.tune.save) {
 			if (cfl_study_save_bundle(study, pl.sp.tune.save, &err)) {
 				fflush(stdout);
@@ -605,15 +605,15 @@ int cmd_tune(int argc, char **argv)
 				goto done_sig;
 			}
 			printf("The refit saved as bundle %s (rows best, best#0, ...: cfl predict %s DATA --row best)\n",
-			       pl.sp.tune.save, pl.sp.tune.save);
+			       pl.sp.tune.save, cli_sh(pl.sp.tune.save));
 		}
 		fflush(stdout);
 		{
 			int dflt = !strcmp(pl.pool.db, CFL_STORE_DEFAULT_PATH);
 
 			fprintf(stderr, "run '%s' stored in '%s'; see it again with:\n  cfl report %s%s%s\n",
-				run_name, pl.pool.db, run_name, dflt ? "" : " --db ",
-				dflt ? "" : pl.pool.db);
+				run_name, pl.pool.db, cli_sh(run_name), dflt ? "" : " --db ",
+				dflt ? "" : cli_sh(pl.pool.db));
 		}
 		if (best < 0) {
 			fprintf(stderr, "cfl: every candidate failed\n");
@@ -629,9 +629,9 @@ interrupted:
 	cfl_study_stop(study, NULL);
 	fprintf(stderr, "cfl tune: interrupted; run '%s' kept in '%s'; continue it with:\n"
 		"  %scfl tune --resume %s%s%s\n", run_name, pl.pool.db,
-		cli_cluster_resume_prefix(&pl.cluster, launcher, sizeof(launcher)), run_name,
+		cli_cluster_resume_prefix(&pl.cluster, launcher, sizeof(launcher)), cli_sh(run_name),
 		strcmp(pl.pool.db, CFL_STORE_DEFAULT_PATH) ? " --db " : "",
-		strcmp(pl.pool.db, CFL_STORE_DEFAULT_PATH) ? pl.pool.db : "");
+		strcmp(pl.pool.db, CFL_STORE_DEFAULT_PATH) ? cli_sh(pl.pool.db) : "");
 	rc = CLI_INTERRUPTED;
 done_sig:
 	g_pool = NULL;

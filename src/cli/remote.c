@@ -108,7 +108,7 @@ int cli_remote_bind(struct cli_remote *r, const char *cmd)
 		"  cfl worker --connect %s%s%s:%d%s%s\n", cmd,
 		strchr(host, ':') ? "[" : "", host, strchr(host, ':') ? "]" : "",
 		r->port, r->token_file ? " --token-file " : "",
-		r->token_file ? r->token_file : "");
+		r->token_file ? cli_sh(r->token_file) : "");
 	return 0;
 }
 
