@@ -302,6 +302,9 @@ struct cfl_peer {
 				 * worker for N s") when nothing came from it
 				 * for this many s; 0: never (fork: EOF suffices) */
 	struct cfl_pool *pool;
+	int paused;		/* not read for now (the bytes held for all
+				 * peers' frames are at their limit): its
+				 * silence is not its own */
 };
 
 /* Adds a peer on fd (non-blocking is set here) with n_slots (0: wait for

@@ -43,6 +43,8 @@ struct peer {
 	double last_heard, last_sent_hb;
 	int dead;
 	int hello;
+	size_t held;		/* bytes of its large frame in p->held */
+	double held_at;		/* cfl_now() when they were reserved */
 	char why[256];		/* a protocol error that made us drop it */
 };
 
@@ -83,6 +85,8 @@ struct cfl_pool {
 	void (*log)(void *ctx, const char *msg);	/* may be NULL */
 	void *log_ctx;
 	uint32_t result_max;	/* the largest RESULT this run's data allows */
+	size_t held;		/* bytes reserved for large frames in flight */
+	int released;		/* some were released: paused peers go on */
 };
 
 /* ---- pool: options ---- */
@@ -482,6 +486,62 @@ static void peer_free(struct peer *pe)
 	free(pe);
 }
 
+/* ---- pool: the bytes held for peers' frames ---- */
+
+/*
+ * A peer's buffer holds one partial frame and one read (64 KiB) at most.
+ * A frame larger than SMALL_FRAME (a RESULT with many predictions or a
+ * model) first reserves its whole size from HOLD_MAX, shared by every
+ * peer; a peer whose frame does not fit is paused (not read, its silence
+ * forgiven) until another large frame is done.  A frame larger than
+ * HOLD_MAX comes in alone.  So 32 connections each sending the largest
+ * frame they may make the coordinator hold HOLD_MAX (or that one frame),
+ * not 32 of them.  A reserved frame must come in at HOLD_RATE bytes/s at
+ * least (after HOLD_GRACE s), or its peer is dropped: a peer that sends a
+ * large frame's header and then trickles cannot pause the others for ever.
+ */
+#define SMALL_FRAME (64u << 10)
+#define HOLD_MAX ((size_t)32 << 20)
+#define HOLD_RATE (1u << 20)
+#define HOLD_GRACE 10.0
+
+/* Whether pe may read on into a frame of size bytes (header included)
+ * whose header it has sent: 1, or 0 when it is paused. */
+static int hold_frame(struct cfl_pool *p, struct peer *pe, size_t size)
+{
+	if (pe->held || size <= SMALL_FRAME)
+		return 1;
+	if (p->held && p->held + size > HOLD_MAX) {
+		pe->pub.paused = 1;
+		return 0;
+	}
+	pe->held = size;
+	pe->held_at = cfl_now();
+	p->held += size;
+	pe->pub.paused = 0;
+	return 1;
+}
+
+/* pe's large frame is done (or pe is gone): its bytes go back. */
+static void release_frame(struct cfl_pool *p, struct peer *pe)
+{
+	if (!pe->held)
+		return;
+	p->held -= pe->held;
+	pe->held = 0;
+	p->released = 1;
+	/* a large buffer is not kept for the small frames that follow */
+	if (pe->in.cap > 4 * SMALL_FRAME && pe->in.len < SMALL_FRAME) {
+		struct cfl_buf b;
+
+		cfl_buf_init(&b);
+		if (!cfl_buf_append(&b, pe->in.data ? pe->in.data : "", pe->in.len)) {
+			cfl_buf_release(&pe->in);
+			pe->in = b;
+		}
+	}
+}
+
 /* The peer is gone (EOF, error or killed): fail its leases and free it
  * (the loop forks a replacement for a local worker when work is queued). */
 static int peer_dead(struct cfl_pool *p, size_t i, struct cfl_err *err)
@@ -510,6 +570,7 @@ static int peer_dead(struct cfl_pool *p, size_t i, struct cfl_err *err)
 			return -1;
 	}
 	p->peers[i] = p->peers[--p->n_peers];
+	release_frame(p, pe);
 	peer_free(pe);
 	return 0;
 }
@@ -738,6 +799,14 @@ static int peer_frames(struct cfl_pool *p, struct peer *pe, struct cfl_err *err)
 				    "results can be (%u)", f.length, p->result_max);
 			r = -1;
 		}
+		/* a type no worker sends (a 63 MiB CHUNK): refused from
+		 * its header too */
+		if (r >= 0 && pe->in.len - pos >= CFL_WIRE_HEADER_SIZE &&
+		    !cfl_wire_from_worker(f.type)) {
+			cfl_err_set(&ferr, "a %s frame, which a worker never sends",
+				    cfl_wire_type_name(f.type));
+			r = -1;
+		}
 		if (r >= 0 && !pe->hello && !pe->pub.n_slots &&
 		    pe->in.len - pos >= 6 &&
 		    (uint8_t)pe->in.data[pos + 5] != CFL_WIRE_HELLO) {
@@ -745,8 +814,12 @@ static int peer_frames(struct cfl_pool *p, struct peer *pe, struct cfl_err *err)
 				    cfl_wire_type_name((uint8_t)pe->in.data[pos + 5]));
 			r = -1;
 		}
-		if (r == 1)
+		if (r == 1) {
+			if (pe->in.len - pos >= CFL_WIRE_HEADER_SIZE)
+				hold_frame(p, pe, CFL_WIRE_HEADER_SIZE + (size_t)f.length +
+					   (f.flags & CFL_WIRE_F_MAC ? CFL_WIRE_MAC_SIZE : 0));
 			break;
+		}
 		if (r < 0 || handle_frame(p, pe, &f, &fatal, &ferr)) {
 			if (fatal) {
 				*err = ferr;
@@ -762,6 +835,14 @@ static int peer_frames(struct cfl_pool *p, struct peer *pe, struct cfl_err *err)
 			break;
 		}
 		pos += f.size;
+		if (pe->held) {
+			/* the large frame is handled: what follows it starts
+			 * at the buffer's head before its bytes go back */
+			memmove(pe->in.data, pe->in.data + pos, pe->in.len - pos);
+			pe->in.len -= pos;
+			pos = 0;
+			release_frame(p, pe);
+		}
 	}
 	if (pos) {
 		memmove(pe->in.data, pe->in.data + pos, pe->in.len - pos);
@@ -779,6 +860,8 @@ static int peer_read(struct cfl_pool *p, struct peer *pe, struct cfl_err *err)
 		ssize_t k;
 		int r;
 
+		if (pe->pub.paused)
+			break;	/* read again once bytes are released */
 		if (cfl_buf_reserve(&pe->in, 65536))
 			return cfl_err_set(err, "out of memory");
 		k = pe->pub.ops->read
@@ -901,7 +984,17 @@ static int check_timeouts(struct cfl_pool *p, struct cfl_err *err)
 			if (lease_stop(p, pe, k, SCHED_KILLED, reason, err))
 				return -1;
 		}
-		if (pe->pub.silence > 0 && !pe->dead &&
+		if (pe->held && !pe->dead &&
+		    now - pe->held_at > HOLD_GRACE + (double)pe->held / HOLD_RATE) {
+			snprintf(pe->why, sizeof(pe->why), "a frame of %zu bytes "
+				 "still incomplete after %.0f s", pe->held,
+				 now - pe->held_at);
+			pe->dead = 1;
+			if (pe->pub.ops->kill)
+				pe->pub.ops->kill(&pe->pub);
+			continue;
+		}
+		if (pe->pub.silence > 0 && !pe->dead && !pe->pub.paused &&
 		    now - pe->last_heard > pe->pub.silence) {
 			snprintf(pe->why, sizeof(pe->why),
 				 "no word from worker for %g s", pe->pub.silence);
@@ -941,9 +1034,15 @@ static int poll_timeout_ms(struct cfl_pool *p)
 	for (size_t i = 0; i < p->n_peers; i++) {
 		const struct peer *pe = p->peers[i];
 
-		if (pe->pub.silence > 0 &&
+		if (pe->pub.silence > 0 && !pe->pub.paused &&
 		    (next < 0 || pe->last_heard + pe->pub.silence < next))
 			next = pe->last_heard + pe->pub.silence;
+		if (pe->held) {
+			double d = pe->held_at + HOLD_GRACE + (double)pe->held / HOLD_RATE;
+
+			if (next < 0 || d < next)
+				next = d;
+		}
 		if (pe->pub.heartbeat > 0 &&
 		    (next < 0 || pe->last_sent_hb + pe->pub.heartbeat < next))
 			next = pe->last_sent_hb + pe->pub.heartbeat;
@@ -1171,7 +1270,8 @@ int cfl_pool_wait(struct cfl_pool *p, struct cfl_pool_event *ev,
 		for (size_t i = 0; i < p->n_peers; i++)
 			fds[n_fds++] = (struct pollfd){
 				p->peers[i]->pub.fd,
-				(short)(POLLIN | (p->peers[i]->out.len ? POLLOUT : 0)), 0 };
+				(short)((p->peers[i]->pub.paused ? 0 : POLLIN) |
+					(p->peers[i]->out.len ? POLLOUT : 0)), 0 };
 		timeout = poll_timeout_ms(p);
 		r = poll(fds, n_fds, timeout);
 		if (r < 0 && errno != EINTR) {
@@ -1207,7 +1307,9 @@ int cfl_pool_wait(struct cfl_pool *p, struct cfl_pool_event *ev,
 				continue;
 			if (fds[j].revents & POLLOUT)
 				peer_write(pe);
-			if (fds[j].revents & (POLLIN | POLLERR | POLLHUP)) {
+			if (pe->pub.paused && (fds[j].revents & (POLLERR | POLLHUP)))
+				pe->dead = 1;	/* gone while paused */
+			else if (fds[j].revents & (POLLIN | POLLERR | POLLHUP)) {
 				if (peer_read(p, pe, err) < 0) {
 					free(fds);
 					return -1;
@@ -1215,6 +1317,20 @@ int cfl_pool_wait(struct cfl_pool *p, struct cfl_pool_event *ev,
 			}
 		}
 		free(fds);
+		/* large frames done: paused peers read on (what their
+		 * transport buffered too, which poll would not show) */
+		while (p->released) {
+			p->released = 0;
+			for (size_t i = 0; i < p->n_peers; i++) {
+				struct peer *pe = p->peers[i];
+
+				if (!pe->pub.paused || pe->dead)
+					continue;
+				pe->pub.paused = 0;
+				if (peer_read(p, pe, err) < 0)
+					return -1;
+			}
+		}
 		if (check_timeouts(p, err))
 			return -1;
 		/* write what handling produced (acks), then bury the dead */

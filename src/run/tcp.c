@@ -593,6 +593,8 @@ static void on_timer(struct cfl_tcp *t)
 			tpeer_quiet_shut(tp, "no HELLO");
 			continue;
 		}
+		if (tp->peer->paused)
+			tp->last_recv = now;	/* the pool is not reading it */
 		if (now - tp->last_recv > t->o.dead_after) {
 			char why[128];
 

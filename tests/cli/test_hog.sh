@@ -1,0 +1,78 @@
+# CLI tests: what token holders can make the coordinator hold.  (The hogs
+# join with a slot each, so they hold leases when they are dropped:
+# --max-retries 100 keeps those trials for the honest worker whatever the
+# pool makes of such a drop.)  fixture_hog
+# joins N times and sends from each connection the header of a large frame
+# and all of its payload but the last byte; the coordinator refuses a frame
+# type no worker sends from its header, and reads large RESULT frames only
+# as far as a budget shared by all connections allows (the others wait).
+# Its peak RSS (VmHWM) is checked against 100 MB, except in sanitizer
+# builds, and printed.
+
+# hog_hwm: the coordinator's peak RSS in kB.
+hog_hwm() { awk '/^VmHWM:/ {print $2}' "/proc/$COORD_PID/status"; }
+
+# hog_check_hwm WHAT: prints the peak RSS; fails above 100 MB (not under
+# a sanitizer, whose shadow memory counts too).
+hog_check_hwm() {
+	local kb
+	kb=$(hog_hwm)
+	printf "    coordinator peak RSS %s: %.1f MB (load: %s)\n" "$1" "$(echo "$kb / 1024" | bc -l)" \
+		"$(cut -d" " -f1-3 /proc/loadavg)" >&2
+	grep -qa __asan_init "$CFL" && return 0
+	[ "$kb" -lt 102400 ] || fail "peak RSS $kb kB $1"
+}
+
+# hog_wait_lines FILE N: waits (up to 60 s) until FILE has N lines.
+hog_wait_lines() {
+	for _ in $(seq 1200); do
+		[ "$(wc -l <"$1")" -ge "$2" ] && return 0
+		sleep 0.05
+	done
+	fail "$1 has $(wc -l <"$1") lines, not $2: $(cat hog.err)"
+}
+
+# 32 connections with the token each announce a 63 MiB CHUNK (a frame only
+# a coordinator sends): each is dropped from the header; then an honest
+# worker finishes the run.  Before, the coordinator read them all (2 GB).
+test_hog_chunk_refused_from_header() {
+	(umask 077; head -c 32 /dev/urandom | base64 >tok)
+	w_coord "$ROOT/datasets/iris.csv" --models baseline --num-repeat 4 -q --num-jobs 0 \
+		--max-retries 100 --listen 127.0.0.1:0 --token-file tok --max-workers 40 --db r.db
+	"$ROOT/${CFL_BUILD:-build}/tests/fixture_hog" "$PORT" 32 9 $((63 << 20)) tok >hog.out 2>hog.err &
+	local hog=$!
+	hog_wait_lines hog.out 32
+	[ "$(grep -c dropped hog.out)" = 32 ] || fail "not all dropped: $(sort hog.out | uniq -c)"
+	hog_check_hwm "with 32 connections sending 63 MiB CHUNK frames"
+	kill $(pgrep -P $hog) $hog 2>/dev/null
+	grep -q "a CHUNK frame, which a worker never sends" coord.err || fail "not logged: $(cat coord.err)"
+	w_worker --name honest --token-file tok -q; local a=$!
+	w_wait $a; [ "$w_rc" = 0 ] || fail "worker exit $w_rc: $(cat workers.err)"
+	w_wait $COORD_PID; [ "$w_rc" = 0 ] || fail "coordinator exit $w_rc: $(cat coord.err)"
+	[ "$(sqlite3 r.db "select count(*) from trials where status='done'")" = 4 ] ||
+		fail "trials: $(sqlite3 r.db 'select status, worker from trials')"
+}
+
+# With --save a RESULT may be large: 32 connections each send all but the
+# last byte of a 30 MiB RESULT.  One fits the 32 MiB budget and is read;
+# the others wait unread (in the kernel's socket buffers, which may take
+# much of a frame), so the coordinator holds about 30 MiB, not 960: its
+# peak RSS stays under 100 MB (checked) even in the seconds the others'
+# frames would have taken to come in.
+# Once they are gone an honest worker finishes the run.
+test_hog_results_share_one_budget() {
+	(umask 077; head -c 32 /dev/urandom | base64 >tok)
+	w_coord "$ROOT/datasets/iris.csv" --models baseline --num-repeat 2 -q --num-jobs 0 \
+		--max-retries 100 --listen 127.0.0.1:0 --token-file tok --max-workers 40 --save b.cflb --db r.db
+	"$ROOT/${CFL_BUILD:-build}/tests/fixture_hog" "$PORT" 32 4 $((30 << 20)) tok >hog.out 2>hog.err &
+	local hog=$!
+	hog_wait_lines hog.out 1
+	sleep 6
+	hog_check_hwm "with 32 connections sending 30 MiB RESULT frames"
+	kill $(pgrep -P $hog) $hog 2>/dev/null
+	w_worker --name honest --token-file tok -q; local a=$!
+	w_wait $a; [ "$w_rc" = 0 ] || fail "worker exit $w_rc: $(cat workers.err)"
+	w_wait $COORD_PID; [ "$w_rc" = 0 ] || fail "coordinator exit $w_rc: $(cat coord.err)"
+	[ "$(sqlite3 r.db "select count(*) from trials where status='done'")" = 2 ] ||
+		fail "trials: $(sqlite3 r.db 'select status, worker from trials')"
+}
