@@ -100,6 +100,32 @@ const char cli_data_help[] =
 	"                     the command uses it, else 0]\n"
 	"  --seed S           the run seed: splits, initialisation, shuffles [0]\n";
 
+int cli_parse_size(const char *s, uint64_t *out)
+{
+	const char *units = "KMGT";
+	const char *u;
+	char *end;
+	unsigned long long v;
+	int shift = 0;
+
+	if (!s || *s < '0' || *s > '9')
+		return -1;
+	errno = 0;
+	v = strtoull(s, &end, 10);
+	if (errno || end == s)
+		return -1;
+	if (*end) {
+		u = strchr(units, *end);
+		if (!u || end[1])
+			return -1;
+		shift = 10 * (int)(u - units + 1);
+	}
+	if (!v || v > (1ull << 63) >> shift)
+		return -1;
+	*out = (uint64_t)v << shift;
+	return 0;
+}
+
 int cli_data_option(const char *cmd, int c, const char *arg,
 		    struct cfl_data_opts *o)
 {

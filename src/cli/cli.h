@@ -85,6 +85,9 @@ int cli_bad_option(const char *cmd, int argc, char **argv,
 int cli_parse_long(const char *s, long lo, long hi, long *out);
 int cli_parse_double(const char *s, double lo, double hi, double *out);
 int cli_parse_u64(const char *s, uint64_t *out);
+/* A size in bytes: digits with an optional K, M, G or T (powers of 1024);
+ * -1 when malformed, zero or past 2^63. */
+int cli_parse_size(const char *s, uint64_t *out);
 
 /* ---- the data options every command shares ----
  * --target NAME, --task clf|reg, --drop REGEX, --only REGEX, --test FILE,

@@ -76,3 +76,53 @@ test_hog_results_share_one_budget() {
 	[ "$(sqlite3 r.db "select count(*) from trials where status='done'")" = 2 ] ||
 		fail "trials: $(sqlite3 r.db 'select status, worker from trials')"
 }
+
+# hog_fake ANNOUNCE [WORKER ARGS...]: a fake coordinator announcing a
+# dataset of ANNOUNCE bytes (served as 'x's) and a worker against it; sets
+# worker_rc.
+hog_fake() {
+	local announce=$1 fake port=
+	shift
+	(umask 077; head -c 32 /dev/urandom | base64 >fake.tok)
+	"$ROOT/${CFL_BUILD:-build}/tests/fixture_fakecoord" "$ROOT/datasets/iris.csv" "$TMP/ran" \
+		"announce:$announce" fake.tok >fake.out 2>fake.err &
+	fake=$!
+	for _ in $(seq 100); do
+		port=$(sed -n 's/^port //p' fake.out)
+		[ -n "$port" ] && break
+		sleep 0.1
+	done
+	[ -n "$port" ] || fail "the fake coordinator did not start: $(cat fake.err)"
+	CFL_CACHE_DIR="$TMP/cache" timeout -k 5 60 "$CFL" worker --connect "127.0.0.1:$port" \
+		--token-file fake.tok --retry-for 2 "$@" >worker.out 2>worker.err
+	worker_rc=$?
+	w_wait $fake 30
+}
+
+# A fake coordinator announcing 2 GiB to a worker that accepts 1 MiB: the
+# worker refuses before fetching a byte, and nothing is left in its cache.
+# With the default (8 GiB) a 16 GiB announcement is refused the same way.
+test_hog_worker_max_dataset_size() {
+	hog_fake $((2 << 30)) --max-dataset-size 1M
+	[ "$worker_rc" = 1 ] || fail "worker exit $worker_rc: $(cat worker.err)"
+	grep -q "announces a dataset of 2147483648 bytes, more than this worker accepts (1048576" \
+		worker.err || fail "not refused: $(cat worker.err)"
+	grep -q "^served 0$" fake.out || fail "the worker fetched: $(cat fake.out fake.err)"
+	[ -z "$(find cache -type f 2>/dev/null)" ] || fail "cache: $(find cache -type f)"
+	hog_fake $((16 << 30))
+	[ "$worker_rc" = 1 ] || fail "worker exit $worker_rc: $(cat worker.err)"
+	grep -q "announces a dataset of 17179869184 bytes, more than this worker accepts (8589934592" \
+		worker.err || fail "not refused by default: $(cat worker.err)"
+	run "$CFL" worker --connect 127.0.0.1:1 --max-dataset-size 0
+	expect_rc 2
+	expect_err "--max-dataset-size must be a size"
+}
+
+# 64 MiB of the wrong bytes: fetched, found not to match the announced hash
+# at the end, and removed (no entry, no temporary file).
+test_hog_worker_wrong_dataset_removed() {
+	hog_fake $((64 << 20))
+	[ "$worker_rc" = 1 ] || fail "worker exit $worker_rc: $(cat worker.err)"
+	grep -q "do not match their SHA-256" worker.err || fail "not refused: $(cat worker.err)"
+	[ -z "$(find cache -type f 2>/dev/null)" ] || fail "cache: $(find cache -type f)"
+}
