@@ -8,7 +8,8 @@
 # `timeout` (which calls setpgid), `setsid`, a `set -m` shell and nohup.
 
 # Writes c.sh: its first run (per folder) starts `sleep 300.$mark` (in a
-# subshell; or, with $1, as $1 says: timeout, setsid, setm, nohup) and waits
+# subshell; or, with $1, as $1 says: timeout, setsid, setm (a bash with
+# job control: `set -m` gives each job a group), nohup) and waits
 # for it; later runs print 1 at once, or, with WAIT_FOR=FILE, once FILE
 # exists.  Sets $mark; what is left is killed when the test ends, whatever
 # happens.
@@ -18,7 +19,7 @@ contain_setup() {
 	case "${1:-}" in
 	timeout) start="timeout 300 sh -c 'sleep 300.$mark; echo 1'" ;;
 	setsid) start="setsid -w sh -c 'sleep 300.$mark; echo 1'" ;;
-	setm) start="set -m; sh -c 'sleep 300.$mark' & wait; echo 1" ;;
+	setm) start="bash -c \"set -m; sh -c 'sleep 300.$mark' & wait\"; echo 1" ;;
 	nohup) start="nohup sh -c 'sleep 300.$mark' >/dev/null 2>&1 & wait; echo 1" ;;
 	*) start="(sleep 300.$mark; echo 1)" ;;
 	esac
