@@ -11,6 +11,7 @@
  * transaction.
  */
 #include "internal.h"
+#include "cfl/model.h"
 #include "cfl/relay.h"
 
 #include <errno.h>
@@ -85,6 +86,8 @@ struct cfl_pool {
 	void (*log)(void *ctx, const char *msg);	/* may be NULL */
 	void *log_ctx;
 	uint32_t result_max;	/* the largest RESULT this run's data allows */
+	uint64_t model_max;	/* keep_models: the largest model text (with
+				 * its header) of a trial submitted so far */
 	size_t held;		/* bytes reserved for large frames in flight */
 	int released;		/* some were released: paused peers go on */
 };
@@ -1082,20 +1085,53 @@ static size_t count_local(const struct cfl_pool *p)
 /* The largest RESULT payload a trial on d can produce: predictions (at most
  * one double per class, or one, and a row index) for every row in each of
  * the three splits, doubled for slack, plus 64 KiB for metrics, timings and
- * an error text.  Without data, or when results carry models: the codec's
- * limit. */
-static uint32_t result_limit(const struct cfl_data *d, int keep_models)
+ * an error text; plus model_max twice when results carry models (0: no
+ * model submitted yet).  Without data, or with a model of no known bound
+ * (model_max UINT64_MAX): the codec's limit. */
+static uint32_t result_limit(const struct cfl_data *d, uint64_t model_max)
 {
 	uint64_t rows, n_out, lim;
 
-	if (keep_models)	/* a model's size does not follow the data's */
-		return cfl_wire_max_payload(CFL_WIRE_RESULT);
 	if (!d)
-		return CFL_WIRE_MAX_PAYLOAD;
+		return model_max ? cfl_wire_max_payload(CFL_WIRE_RESULT)
+				 : CFL_WIRE_MAX_PAYLOAD;
 	rows = (uint64_t)d->train.n + d->valid.n + d->test.n;
 	n_out = d->train.n_classes > 0 ? (uint64_t)d->train.n_classes : 1;
 	lim = (64u << 10) + 2 * CFL_WIRE_N_SPLITS * rows * (8 * n_out + 4);
-	return lim < CFL_WIRE_MAX_PAYLOAD ? (uint32_t)lim : CFL_WIRE_MAX_PAYLOAD;
+	if (lim > CFL_WIRE_MAX_PAYLOAD)
+		lim = CFL_WIRE_MAX_PAYLOAD;
+	if (model_max > CFL_WIRE_MAX_MODEL / 2)
+		return cfl_wire_max_payload(CFL_WIRE_RESULT);
+	return (uint32_t)(lim + 2 * model_max);
+}
+
+/* keep_models: the most text trial t's model may take in a RESULT (a bound
+ * from the model's kind, its params and the data's shape, with the model
+ * file's header: params and the encoder), or UINT64_MAX when none is
+ * known. */
+static uint64_t model_text_limit(const struct cfl_pool *p,
+				 const struct cfl_trial_spec *t)
+{
+	const struct cfl_data *d = p->o.data;
+	struct cfl_buf b;
+	uint64_t m, head = 64u << 10;
+
+	if (!d)
+		return UINT64_MAX;
+	m = cfl_model_text_max(t->model, t->params, d->train.d,
+			       d->train.n_classes > 0 ? (size_t)d->train.n_classes : 1,
+			       d->train.n + d->valid.n + d->test.n);
+	if (!m)
+		return UINT64_MAX;
+	cfl_buf_init(&b);
+	if (t->params)
+		cfl_params_format(t->params, &b);
+	head += 2 * b.len;
+	b.len = 0;
+	if (cfl_encoder_save(&d->enc, &b) == 0)
+		head += b.len;
+	cfl_buf_release(&b);
+	return m + head;
 }
 
 struct cfl_pool *cfl_pool_new(const struct cfl_pool_opts *o, struct cfl_err *err)
@@ -1112,7 +1148,7 @@ struct cfl_pool *cfl_pool_new(const struct cfl_pool_opts *o, struct cfl_err *err
 	if (p->o.n_metrics > CFL_WIRE_MAX_METRICS)
 		p->o.n_metrics = CFL_WIRE_MAX_METRICS;
 	cfl_sched_init(&p->s, o->max_retries);
-	p->result_max = result_limit(o->data, o->keep_models);
+	p->result_max = result_limit(o->data, 0);
 	p->wake[0] = p->wake[1] = -1;
 	p->last_tick = cfl_now();
 	if (pipe(p->wake) || set_nonblock(p->wake[0]) || set_nonblock(p->wake[1])) {
@@ -1138,6 +1174,14 @@ int cfl_pool_submit(struct cfl_pool *p, const struct cfl_trial_spec *t,
 	if ((t->flags & CFL_LEASE_COMMAND) && !p->o.allow_commands)
 		return cfl_err_set(err, "trial %lld is a shell command, and this "
 				   "pool runs none", (long long)t->trial_id);
+	if (p->o.keep_models && (t->flags & CFL_LEASE_KEEP_MODEL)) {
+		uint64_t m = model_text_limit(p, t);
+
+		if (m > p->model_max) {
+			p->model_max = m;
+			p->result_max = result_limit(p->o.data, m);
+		}
+	}
 	return cfl_sched_add(&p->s, t, err) < 0 ? -1 : 0;
 }
 

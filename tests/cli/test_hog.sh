@@ -53,8 +53,9 @@ test_hog_chunk_refused_from_header() {
 		fail "trials: $(sqlite3 r.db 'select status, worker from trials')"
 }
 
-# With --save a RESULT may be large: 32 connections each send all but the
-# last byte of a 30 MiB RESULT.  One fits the 32 MiB budget and is read;
+# With --save a RESULT may carry a model: 700 trees of a forest on iris
+# may take 33 MB of text, so a RESULT may be about 66 MB.  32 connections
+# each send all but the last byte of a 30 MiB RESULT.  One fits the 32 MiB budget and is read;
 # the others wait unread (in the kernel's socket buffers, which may take
 # much of a frame), so the coordinator holds about 30 MiB, not 960: its
 # peak RSS stays under 100 MB (checked) even in the seconds the others'
@@ -62,8 +63,9 @@ test_hog_chunk_refused_from_header() {
 # Once they are gone an honest worker finishes the run.
 test_hog_results_share_one_budget() {
 	(umask 077; head -c 32 /dev/urandom | base64 >tok)
-	w_coord "$ROOT/datasets/iris.csv" --models baseline --num-repeat 2 -q --num-jobs 0 \
-		--max-retries 100 --listen 127.0.0.1:0 --token-file tok --max-workers 40 --save b.cflb --db r.db
+	w_coord "$ROOT/datasets/iris.csv" --models forest --set n_estimators=700 --num-repeat 2 -q \
+		--num-jobs 0 --max-retries 100 --listen 127.0.0.1:0 --token-file tok --max-workers 40 \
+		--save b.cflb --db r.db
 	"$ROOT/${CFL_BUILD:-build}/tests/fixture_hog" "$PORT" 32 4 $((30 << 20)) tok >hog.out 2>hog.err &
 	local hog=$!
 	hog_wait_lines hog.out 1
@@ -75,6 +77,25 @@ test_hog_results_share_one_budget() {
 	w_wait $COORD_PID; [ "$w_rc" = 0 ] || fail "coordinator exit $w_rc: $(cat coord.err)"
 	[ "$(sqlite3 r.db "select count(*) from trials where status='done'")" = 2 ] ||
 		fail "trials: $(sqlite3 r.db 'select status, worker from trials')"
+}
+
+# With --save a RESULT's model text is bounded by what the run's models can
+# make (a baseline on iris: a few hundred bytes, so about 200 KB in all with
+# the predictions), not by the codec's 256 MiB: a 1 MiB RESULT is dropped
+# from its header; an honest worker then saves the bundle.
+test_hog_save_result_bounded_by_the_models() {
+	w_coord "$ROOT/datasets/iris.csv" --models baseline --num-repeat 2 -q --num-jobs 0 \
+		--max-retries 100 --listen 127.0.0.1:0 --save b.cflb --db r.db
+	"$ROOT/${CFL_BUILD:-build}/tests/fixture_hog" "$PORT" 2 4 $((1 << 20)) >hog.out 2>hog.err &
+	local hog=$!
+	hog_wait_lines hog.out 2
+	kill $(pgrep -P $hog) $hog 2>/dev/null
+	grep -q "a RESULT of 1048576 bytes, more than this run's results can be" coord.err ||
+		fail "not dropped: $(cat coord.err)"
+	w_worker --name honest -q; local a=$!
+	w_wait $a; [ "$w_rc" = 0 ] || fail "worker exit $w_rc: $(cat workers.err)"
+	w_wait $COORD_PID; [ "$w_rc" = 0 ] || fail "coordinator exit $w_rc: $(cat coord.err)"
+	[ -s b.cflb ] || fail "no bundle: $(cat coord.err)"
 }
 
 # hog_fake ANNOUNCE [WORKER ARGS...]: a fake coordinator announcing a
