@@ -818,9 +818,15 @@ static int peer_frames(struct cfl_pool *p, struct peer *pe, struct cfl_err *err)
 			r = -1;
 		}
 		if (r == 1) {
-			if (pe->in.len - pos >= CFL_WIRE_HEADER_SIZE)
-				hold_frame(p, pe, CFL_WIRE_HEADER_SIZE + (size_t)f.length +
-					   (f.flags & CFL_WIRE_F_MAC ? CFL_WIRE_MAC_SIZE : 0));
+			size_t need = CFL_WIRE_HEADER_SIZE + (size_t)f.length +
+				      (f.flags & CFL_WIRE_F_MAC ? CFL_WIRE_MAC_SIZE : 0);
+
+			/* a held frame gets its room at once (and a read's
+			 * more): one allocation, not a doubling buffer's
+			 * copies, which the allocator may keep */
+			if (pe->in.len - pos >= CFL_WIRE_HEADER_SIZE &&
+			    hold_frame(p, pe, need) && need > SMALL_FRAME)
+				cfl_buf_reserve(&pe->in, pos + need + 65536 - pe->in.len);
 			break;
 		}
 		if (r < 0 || handle_frame(p, pe, &f, &fatal, &ferr)) {
