@@ -59,6 +59,10 @@ void cfl_buf_release(struct cfl_buf *b);
 int cfl_buf_reserve(struct cfl_buf *b, size_t extra);
 int cfl_buf_append(struct cfl_buf *b, const void *data, size_t len);
 int cfl_buf_puts(struct cfl_buf *b, const char *s);
+/* Appends s as one shell word: as it is when it has only characters no
+ * shell treats specially (letters, digits, _@%+=:,./-), else in single
+ * quotes ('\'' for a quote), for a command line a person may paste. */
+int cfl_buf_shell_word(struct cfl_buf *b, const char *s);
 int cfl_buf_printf(struct cfl_buf *b, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 int cfl_buf_vprintf(struct cfl_buf *b, const char *fmt, va_list ap);

@@ -215,37 +215,14 @@ void cli_data_facts(const char *cmd, const struct cfl_data *d,
 const char *cli_sh(const char *s)
 {
 	/* a ring, so that one printf can quote several words */
-	static char *ring[8];
+	static struct cfl_buf ring[8];
 	static unsigned next;
-	const char *safe = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
-			   "0123456789_@%+=:,./-";
-	char **slot = &ring[next++ % 8];
-	size_t n = 0, k = 0;
-	char *q;
+	struct cfl_buf *b = &ring[next++ % 8];
 
-	if (!s)
-		s = "";
-	if (*s && strspn(s, safe) == strlen(s))
-		return s;
-	for (const char *c = s; *c; c++)
-		n += *c == '\'' ? 4 : 1;
-	q = realloc(*slot, n + 3);
-	if (!q)
+	b->len = 0;
+	if (cfl_buf_shell_word(b, s ? s : ""))
 		return "''";	/* quoting nothing is safer than pasting s */
-	*slot = q;
-	/* inside '...' only a quote is special: close, escape it, reopen */
-	q[k++] = '\'';
-	for (const char *c = s; *c; c++) {
-		if (*c == '\'') {
-			memcpy(q + k, "'\\''", 4);
-			k += 4;
-		} else {
-			q[k++] = *c;
-		}
-	}
-	q[k++] = '\'';
-	q[k] = 0;
-	return q;
+	return b->data;
 }
 
 int cli_stderr_is_tty(void)

@@ -33,6 +33,11 @@ test_hints_quote_hostile_run_name() {
 	run "$CFL" repeat --resume "$name" --db 'd b;x/t.db' -q
 	expect_rc 0
 	expect_err "(cfl report 'a;touch"
+	# the same name again without --resume: the error's hint is quoted too
+	run "$CFL" repeat "$ROOT/datasets/iris.csv" --models linear --num-repeat 2 --num-jobs 1 \
+		--name "$name" --db 'd b;x/t.db' -q
+	expect_rc 1
+	expect_err "use --resume 'a;touch pwned;b\`touch pwned2\`\$(touch pwned3)'\\''x y' or another --name"
 }
 
 # A plain name and the default database print as they are: no quotes.
