@@ -505,8 +505,8 @@ static void peer_free(struct peer *pe)
  */
 #define SMALL_FRAME (64u << 10)
 #define HOLD_MAX ((size_t)32 << 20)
-#define HOLD_RATE (1u << 20)
-#define HOLD_GRACE 10.0
+#define HOLD_RATE (256u << 10)
+#define HOLD_GRACE 30.0
 
 /* Whether pe may read on into a frame of size bytes (header included)
  * whose header it has sent: 1, or 0 when it is paused. */
