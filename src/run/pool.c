@@ -522,6 +522,7 @@ static int hold_frame(struct cfl_pool *p, struct peer *pe, size_t size)
 	pe->held_at = cfl_now();
 	p->held += size;
 	pe->pub.paused = 0;
+	pe->pub.receiving = 1;
 	return 1;
 }
 
@@ -532,6 +533,7 @@ static void release_frame(struct cfl_pool *p, struct peer *pe)
 		return;
 	p->held -= pe->held;
 	pe->held = 0;
+	pe->pub.receiving = 0;
 	p->released = 1;
 	/* a large buffer is not kept for the small frames that follow */
 	if (pe->in.cap > 4 * SMALL_FRAME && pe->in.len < SMALL_FRAME) {

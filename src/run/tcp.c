@@ -593,8 +593,10 @@ static void on_timer(struct cfl_tcp *t)
 			tpeer_quiet_shut(tp, "no HELLO");
 			continue;
 		}
-		if (tp->peer->paused)
-			tp->last_recv = now;	/* the pool is not reading it */
+		/* the pool is not reading it, or a large frame is coming in
+		 * (the pool bounds how slowly): silence is not its fault */
+		if (tp->peer->paused || tp->peer->receiving)
+			tp->last_recv = now;
 		if (now - tp->last_recv > t->o.dead_after) {
 			char why[128];
 
