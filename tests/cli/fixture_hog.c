@@ -18,6 +18,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -122,6 +123,11 @@ int main(int argc, char **argv)
 			continue;
 		}
 		close(go[0]);
+		/* a child dies with the parent (a test kills the parent, maybe
+		 * before it learned every child's pid); alarms are not
+		 * inherited */
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		alarm(600);
 		if (join(&l, port, i, tp))
 			_exit(1);
 		c = 'j';
