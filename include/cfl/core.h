@@ -60,6 +60,10 @@ void cfl_buf_release(struct cfl_buf *b);
 int cfl_buf_reserve(struct cfl_buf *b, size_t extra);
 int cfl_buf_append(struct cfl_buf *b, const void *data, size_t len);
 int cfl_buf_puts(struct cfl_buf *b, const char *s);
+/* Appends s as one shell word: as it is when it has only characters no
+ * shell treats specially (letters, digits, _@%+=:,./-), else in single
+ * quotes ('\'' for a quote), for a command line a person may paste. */
+int cfl_buf_shell_word(struct cfl_buf *b, const char *s);
 int cfl_buf_printf(struct cfl_buf *b, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 int cfl_buf_vprintf(struct cfl_buf *b, const char *fmt, va_list ap);
@@ -176,16 +180,19 @@ enum {
 	CFL_REGEX_DOTALL = 2,	/* '.' matches a newline too */
 };
 
-/* Compiles pattern with flags (CFL_REGEX_*).  Returns the regex (free with
- * cfl_regex_free), or NULL with err ("bad regular expression at offset 3:
- * missing closing parenthesis", or out of memory). */
+/* Compiles pattern (at most 4096 bytes) with flags (CFL_REGEX_*).
+ * Returns the regex (free with cfl_regex_free), or NULL with err ("bad
+ * regular expression at offset 3: missing closing parenthesis", too long,
+ * or out of memory). */
 struct cfl_regex *cfl_regex_new(const char *pattern, unsigned flags,
 				struct cfl_err *err);
 /* NULL is a no-op. */
 void cfl_regex_free(struct cfl_regex *re);
 /* Searches s[0..n) (unanchored unless the pattern anchors).  Returns 1 on a
  * match (its groups then readable with cfl_regex_group), 0 on none, -1 with
- * err ("pcre2 error -47") when PCRE2 gives up (a match limit). */
+ * err when PCRE2 gives up: "the pattern backtracks too much (PCRE2's match
+ * limit)" past a million backtracking steps or 8 MiB of heap, "pcre2 error
+ * N" otherwise. */
 int cfl_regex_match(struct cfl_regex *re, const char *s, size_t n,
 		    struct cfl_err *err);
 /* Group g (0: the whole match) of the last successful match: returns 1

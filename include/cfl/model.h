@@ -155,6 +155,15 @@ int cfl_model_fit(struct cfl_model *m, const struct cfl_xy *train,
 		  const struct cfl_xy *valid, struct cfl_err *err);
 /* Number of output columns: n_classes, or 1 for regression. */
 size_t cfl_model_n_out(const struct cfl_model *m);
+/* An upper bound in bytes on the state text ops->save writes for model
+ * name with params (NULL: the defaults) once fitted on at most n_rows rows
+ * of n_features features with n_out outputs: from the kind's shape (a
+ * linear model's weights, a network's layers, at most 2 n_rows - 1 nodes a
+ * tree, times the trees of a forest or a boosting), every number counted
+ * at its longest.  Lets a coordinator bound the model text a worker sends
+ * back.  0 when name is not a registered model (no bound). */
+uint64_t cfl_model_text_max(const char *name, const struct cfl_params *params,
+			    size_t n_features, size_t n_out, size_t n_rows);
 /* out must hold n * cfl_model_n_out(m) doubles. */
 int cfl_model_predict(const struct cfl_model *m, const float *x, size_t n,
 		      double *out, struct cfl_err *err);

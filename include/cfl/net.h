@@ -178,10 +178,13 @@ void cfl_cache_fill_abort(struct cfl_cache_fill *f);
  * peer silent for dead_after seconds is dropped and its leases requeued by
  * the pool.  Limits: before its HELLO a connection may send a HELLO of
  * CFL_WIRE_HELLO_MAX bytes and nothing else, within handshake_timeout
- * seconds (TLS handshake included); max_pending such connections at once,
- * max_pending_per_host from one host (the oldest gives way);
- * max_workers accepted workers; per frame type the payload limits of
- * cfl_wire_max_payload.
+ * seconds (TLS handshake included); max_pending such connections at once
+ * (when all are taken, a newcomer from a host holding fewer than the
+ * busiest host takes the place of that host's oldest), max_pending_per_host
+ * from one host (the oldest gives way); max_workers accepted workers; only
+ * the frame types cfl_wire_from_worker allows, each within its payload
+ * limit (cfl_wire_max_payload; the pool bounds RESULT by the run and holds
+ * large frames within one budget).
  *
  * Worker: struct cfl_link is one connection to a coordinator (TLS with a
  * token, plain without) with blocking (deadline-bounded) sends and

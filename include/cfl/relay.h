@@ -103,6 +103,10 @@ struct cfl_relay_opts {
 	const struct cfl_data *data;
 	uint64_t data_size;
 	const char *cache_dir;
+	/* A WELCOME announcing a dataset larger than this many bytes ends
+	 * the relay with an error before any byte is fetched
+	 * [CFL_RELAY_MAX_DATA; 0: that default]. */
+	uint64_t max_data_size;
 	/* With a link that connects: give up when the coordinator stayed
 	 * unreachable this long [300]. */
 	double retry_for;
@@ -111,6 +115,9 @@ struct cfl_relay_opts {
 	void (*log)(void *ctx, int important, const char *msg);
 	void *log_ctx;
 };
+
+/* The default largest dataset a worker accepts: 8 GiB. */
+#define CFL_RELAY_MAX_DATA ((uint64_t)8 << 30)
 
 void cfl_relay_opts_init(struct cfl_relay_opts *o);
 
@@ -214,7 +221,8 @@ struct cfl_fetch {
 /* Looks for sha256 (size bytes) in cache c: returns 1 with *path
  * (malloc'd; unchecked) when it is there, 0 when the fetch has begun (send
  * cfl_fetch_request's messages), -1 with err.  When keep is not NULL the
- * fetched bytes are also gathered into it (emptied first, sized once), so
+ * fetched bytes are also gathered into it (emptied first, grown as they
+ * arrive, never sized from the announced size), so
  * that a caller who loads them at once need not read the entry back: after
  * cfl_fetch_chunk returns 1 it holds exactly the checked bytes; after a
  * failure or an abort its content is meaningless. */

@@ -326,6 +326,13 @@ struct cfl_peer {
 				 * worker for N s") when nothing came from it
 				 * for this many s; 0: never (fork: EOF suffices) */
 	struct cfl_pool *pool;
+	int paused;		/* not read for now (the bytes held for all
+				 * peers' frames are at their limit): its
+				 * silence is not its own */
+	int receiving;		/* a large frame is coming in: the pool
+				 * bounds how slowly, so a transport's own
+				 * silence rule (no whole frame for a while)
+				 * need not */
 };
 
 /* Adds a peer on fd (non-blocking is set here) with n_slots (0: wait for

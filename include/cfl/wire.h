@@ -85,6 +85,10 @@ const char *cfl_wire_type_name(int type);
  * PROGRESS 256 bytes.  The decoder refuses a header over it before any payload
  * arrives; the encoder refuses to build such a frame. */
 uint32_t cfl_wire_max_payload(int type);
+/* 1 when a worker may send a frame of this type to its coordinator
+ * (HELLO, RESULT, HEARTBEAT, FETCH, ERROR), else 0: the coordinator refuses
+ * any other type from the header, before it holds the payload. */
+int cfl_wire_from_worker(int type);
 
 /* ---- messages ---- */
 

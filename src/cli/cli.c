@@ -107,6 +107,32 @@ const char cli_data_help[] =
 	"                     the command uses it, else 0]\n"
 	"  --seed S           the run seed: splits, initialisation, shuffles [0]\n";
 
+int cli_parse_size(const char *s, uint64_t *out)
+{
+	const char *units = "KMGT";
+	const char *u;
+	char *end;
+	unsigned long long v;
+	int shift = 0;
+
+	if (!s || *s < '0' || *s > '9')
+		return -1;
+	errno = 0;
+	v = strtoull(s, &end, 10);
+	if (errno || end == s)
+		return -1;
+	if (*end) {
+		u = strchr(units, *end);
+		if (!u || end[1])
+			return -1;
+		shift = 10 * (int)(u - units + 1);
+	}
+	if (!v || v > (1ull << 63) >> shift)
+		return -1;
+	*out = (uint64_t)v << shift;
+	return 0;
+}
+
 int cli_data_option(const char *cmd, int c, const char *arg,
 		    struct cfl_data_opts *o)
 {
@@ -286,6 +312,19 @@ void cli_data_target(const char *cmd, const struct cfl_data *d)
 	snprintf(line, sizeof(line), "cfl %s: %s", cmd,
 		 cfl_data_describe_target(d, what, sizeof(what)));
 	cli_wrap_stderr(line);
+}
+
+const char *cli_sh(const char *s)
+{
+	/* a ring, so that one printf can quote several words */
+	static struct cfl_buf ring[8];
+	static unsigned next;
+	struct cfl_buf *b = &ring[next++ % 8];
+
+	b->len = 0;
+	if (cfl_buf_shell_word(b, s ? s : ""))
+		return "''";	/* quoting nothing is safer than pasting s */
+	return b->data;
 }
 
 int cli_stderr_is_tty(void)

@@ -44,6 +44,13 @@ int cmd_bundle(int argc, char **argv);
  * readable, so the error names it). */
 const char *cli_default_params(const char *model, char *buf, size_t cap);
 
+/* s as one shell word, for the hints the program prints ("see it again
+ * with: cfl report NAME"): s itself when it has only characters no shell
+ * treats specially, else in single quotes ('\'' for a quote).  The text
+ * lives until eight more calls (a ring, so one printf may quote several
+ * words); never NULL. */
+const char *cli_sh(const char *s);
+
 int cli_usage_error(const char *cmd, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 /* Prints "cfl: msg" (the struct cfl_err text) to stderr; returns 1. */
@@ -78,6 +85,9 @@ int cli_bad_option(const char *cmd, int argc, char **argv,
 int cli_parse_long(const char *s, long lo, long hi, long *out);
 int cli_parse_double(const char *s, double lo, double hi, double *out);
 int cli_parse_u64(const char *s, uint64_t *out);
+/* A size in bytes: digits with an optional K, M, G or T (powers of 1024);
+ * -1 when malformed, zero or past 2^63. */
+int cli_parse_size(const char *s, uint64_t *out);
 
 /* ---- the data options every command shares ----
  * --target NAME, --task clf|reg, --drop REGEX, --only REGEX, --test FILE,

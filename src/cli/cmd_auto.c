@@ -326,11 +326,11 @@ int cmd_auto(int argc, char **argv)
 	if (out.bundle_written)
 		fprintf(stderr, "bundle written to '%s'; apply it with:\n"
 			"  cfl predict %s DATA [--row ROW]\n", pl.sp.autop.save,
-			pl.sp.autop.save);
+			cli_sh(pl.sp.autop.save));
 	cli_db_flag(pl.pool.db, db, sizeof(db));
 	fprintf(stderr, "run '%s' stored in '%s'; give it more time with:\n"
 		"  %scfl auto --resume %s%s --time-limit SEC\n", out.name, pl.pool.db,
-		out.launcher, out.name, db);
+		out.launcher, cli_sh(out.name), db);
 	rc = CLI_OK;
 	if (sh.empty) {
 		fprintf(stderr, "cfl: no model finished its folds within the time "

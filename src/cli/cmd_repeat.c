@@ -385,14 +385,14 @@ static int on_finished(struct cfl_study *study, void *ctx, struct cfl_err *err)
 	fflush(stdout);
 	if (tc->failed + tc->poison)
 		fprintf(stderr, "%zu of %zu trials failed (cfl report %s%s shows why)\n",
-			tc->failed + tc->poison, tc->total, name, db);
+			tc->failed + tc->poison, tc->total, cli_sh(name), db);
 	fprintf(stderr, "run '%s' stored in '%s'; see it again with:\n  cfl report "
-		"%s%s\n", name, pl->pool.db, name, db);
+		"%s%s\n", name, pl->pool.db, cli_sh(name), db);
 	if (pr->out->timed_out && tc->done < tc->total)
 		fprintf(stderr, "%zu of %zu trials done at the time limit (%zu "
 			"interrupted, %zu not started); finish the run with:\n"
 			"  %scfl repeat --resume %s%s\n", tc->done, tc->total,
-			tc->interrupted, tc->queued, pr->out->launcher, name, db);
+			tc->interrupted, tc->queued, pr->out->launcher, cli_sh(name), db);
 	if (!tc->done)
 		fprintf(stderr, "cfl: %s\n", pr->out->timed_out
 			? "no trial finished within the time limit" : "every trial failed");
@@ -444,7 +444,7 @@ int cmd_repeat(int argc, char **argv)
 	if (out.bundle_written)
 		fprintf(stderr, "bundle written to '%s'; apply it with:\n"
 			"  cfl predict %s DATA [--row ROW]\n",
-			pl.sp.repeat.save, pl.sp.repeat.save);
+			pl.sp.repeat.save, cli_sh(pl.sp.repeat.save));
 done:
 	cfl_buf_release(&cmdline);
 	cfl_buf_release(&plancmd);

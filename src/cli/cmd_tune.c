@@ -379,7 +379,7 @@ static int on_finished(struct cfl_study *study, void *ctx, struct cfl_err *err)
 		return -1;
 	if (sh->out->model_path[0])
 		printf("\nBest model saved to %s (apply it with: cfl predict %s DATA)\n",
-		       sh->out->model_path, sh->out->model_path);
+		       sh->out->model_path, cli_sh(sh->out->model_path));
 	fflush(stdout);
 	return sh->out->best >= 0 ? 0 : 1;
 }
@@ -418,10 +418,10 @@ int cmd_tune(int argc, char **argv)
 		goto done;
 	if (out.bundle_written)
 		printf("The refit saved as bundle %s (rows best, best#0, ...: cfl predict %s DATA --row best)\n",
-		       pl.sp.tune.save, pl.sp.tune.save);
+		       pl.sp.tune.save, cli_sh(pl.sp.tune.save));
 	fflush(stdout);
 	fprintf(stderr, "run '%s' stored in '%s'; see it again with:\n  cfl report %s%s\n",
-		out.name, pl.pool.db, out.name, cli_db_flag(pl.pool.db, db, sizeof(db)));
+		out.name, pl.pool.db, cli_sh(out.name), cli_db_flag(pl.pool.db, db, sizeof(db)));
 	rc = CLI_OK;
 	if (out.best < 0) {
 		fprintf(stderr, "cfl: every candidate failed\n");

@@ -25,6 +25,7 @@ enum {
 	OPT_CACHE_DIR,
 	OPT_NAME,
 	OPT_RETRY_FOR,
+	OPT_MAX_DATASET_SIZE,
 };
 
 static void usage(FILE *f)
@@ -48,6 +49,8 @@ static void usage(FILE *f)
 		"  --name NAME              this worker's name, unique per run [HOST:PID]\n"
 		"  --retry-for SEC          give up when the coordinator stays unreachable\n"
 		"                           this long [300]\n"
+		"  --max-dataset-size SIZE  refuse a coordinator that announces a larger\n"
+		"                           dataset (K, M, G, T: KiB...) [8G]\n"
 		"  -q, --quiet              no progress on stderr\n"
 		"  -h, --help               this help\n\n"
 		"Exit status: 0 when the run is over, 1 when the coordinator refused this\n"
@@ -69,6 +72,7 @@ struct worker {
 	char cache_dir[4096];
 	char name[64];
 	double retry_for;
+	uint64_t max_data_size;
 	int quiet;
 };
 
@@ -115,6 +119,7 @@ static int parse_args(struct worker *w, int argc, char **argv)
 		{ "cache-dir", required_argument, 0, OPT_CACHE_DIR },
 		{ "name", required_argument, 0, OPT_NAME },
 		{ "retry-for", required_argument, 0, OPT_RETRY_FOR },
+		{ "max-dataset-size", required_argument, 0, OPT_MAX_DATASET_SIZE },
 		{ "quiet", no_argument, 0, 'q' },
 		{ "help", no_argument, 0, 'h' },
 		{ 0, 0, 0, 0 },
@@ -155,6 +160,11 @@ static int parse_args(struct worker *w, int argc, char **argv)
 		case OPT_RETRY_FOR:
 			if (cli_parse_double(optarg, 0, 1e7, &w->retry_for))
 				return cli_usage_error("worker", "--retry-for must be a number of seconds >= 0, got '%s'", optarg);
+			break;
+		case OPT_MAX_DATASET_SIZE:
+			if (cli_parse_size(optarg, &w->max_data_size))
+				return cli_usage_error("worker", "--max-dataset-size must be a "
+						       "size such as 500M or 8G, got '%s'", optarg);
 			break;
 		case 'q':
 			w->quiet = 1;
@@ -204,6 +214,7 @@ int cmd_worker(int argc, char **argv)
 	o.allow_commands = 0;	/* its leases come from a network peer */
 	o.cache_dir = w.cache_dir;
 	o.retry_for = w.retry_for;
+	o.max_data_size = w.max_data_size;	/* 0: the default */
 	o.log = log_line;
 	o.log_ctx = &w;
 	g_relay = cfl_relay_new(&o, &err);

@@ -191,7 +191,7 @@ const char *cli_db_flag(const char *db, char *buf, size_t cap)
 	if (!strcmp(db, CFL_STORE_DEFAULT_PATH))
 		buf[0] = 0;
 	else
-		snprintf(buf, cap, " --db %s", db);
+		snprintf(buf, cap, " --db %s", cli_sh(db));
 	return buf;
 }
 
@@ -242,7 +242,7 @@ int cli_study_run(const char *cmd, struct cfl_study_plan *sp,
 		return out->signalled ? CLI_INTERRUPTED : CLI_FAIL;
 	case CFL_STUDY_RUN_COMPLETE:
 		fprintf(stderr, "cfl %s: run '%s' is complete; nothing to do (cfl report "
-			"%s%s shows it; %s)\n", cmd, out->name, out->name, db, grow);
+			"%s%s shows it; %s)\n", cmd, out->name, cli_sh(out->name), db, grow);
 		return CLI_OK;
 	case CFL_STUDY_RUN_INTERRUPTED:
 		if (!out->started && !strcmp(cmd, "repeat"))
@@ -250,7 +250,7 @@ int cli_study_run(const char *cmd, struct cfl_study_plan *sp,
 		else
 			fprintf(stderr, "cfl %s: interrupted; run '%s' kept in '%s'; %s it "
 				"with:\n  %scfl %s --resume %s%s\n", cmd, out->name, o->db,
-				verb, out->launcher, cmd, out->name, db);
+				verb, out->launcher, cmd, cli_sh(out->name), db);
 		return CLI_INTERRUPTED;
 	}
 	return CLI_FAIL;

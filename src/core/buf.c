@@ -46,6 +46,22 @@ int cfl_buf_reserve(struct cfl_buf *b, size_t extra)
 	return 0;
 }
 
+int cfl_buf_shell_word(struct cfl_buf *b, const char *s)
+{
+	static const char safe[] = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+				   "0123456789_@%+=:,./-";
+
+	if (*s && strspn(s, safe) == strlen(s))
+		return cfl_buf_puts(b, s);
+	/* inside '...' only a quote is special: close, escape it, reopen */
+	if (cfl_buf_puts(b, "'"))
+		return -1;
+	for (const char *c = s; *c; c++)
+		if (*c == '\'' ? cfl_buf_puts(b, "'\\''") : cfl_buf_append(b, c, 1))
+			return -1;
+	return cfl_buf_puts(b, "'");
+}
+
 int cfl_buf_append(struct cfl_buf *b, const void *data, size_t len)
 {
 	if (cfl_buf_reserve(b, len))

@@ -391,6 +391,114 @@ size_t cfl_model_n_out(const struct cfl_model *m)
 	return m->n_classes > 0 ? (size_t)m->n_classes : 1;
 }
 
+/* ---- the size of a model's text ---- */
+
+#define NUM_MAX 26	/* "%.17g" at its longest, and a separator */
+#define NODE_MAX 80	/* "s FEAT THR LEFT RIGHT MISS\n" at its longest */
+
+/* params' value of key as a whole number (rounded up), 0 for "none"
+ * (no limit), dflt when unset; a value that is no number gives 0 too, so
+ * a size it would limit is not limited here (the model refuses it). */
+static uint64_t param_u64(const struct cfl_params *params, const char *key,
+			  uint64_t dflt)
+{
+	const char *v = params ? cfl_params_get(params, key) : NULL;
+	char *end;
+	double x;
+
+	if (!v)
+		return dflt;
+	x = strtod(v, &end);
+	if (end == v || *end || !(x >= 0) || x > 1e15)
+		return 0;
+	return (uint64_t)ceil(x);
+}
+
+/* a * b, or UINT64_MAX past it */
+static uint64_t mul_sat(uint64_t a, uint64_t b)
+{
+	return a && b > UINT64_MAX / a ? UINT64_MAX : a * b;
+}
+
+static uint64_t add_sat(uint64_t a, uint64_t b)
+{
+	return a > UINT64_MAX - b ? UINT64_MAX : a + b;
+}
+
+/* A tree of at most n_rows rows: 2 n_rows - 1 nodes (each leaf holds one
+ * row at least), fewer when max_depth or max_leaves (> 0) says so. */
+static uint64_t tree_text_max(uint64_t n_rows, uint64_t n_out,
+			      uint64_t max_depth, uint64_t max_leaves)
+{
+	uint64_t nodes = 2 * (n_rows ? n_rows : 1) - 1;
+
+	if (max_depth > 0 && max_depth < 40 && ((uint64_t)2 << max_depth) - 1 < nodes)
+		nodes = ((uint64_t)2 << max_depth) - 1;
+	if (max_leaves > 0 && 2 * max_leaves - 1 < nodes)
+		nodes = 2 * max_leaves - 1;
+	return add_sat(32, mul_sat(nodes, NODE_MAX + mul_sat(NUM_MAX, n_out)));
+}
+
+uint64_t cfl_model_text_max(const char *name, const struct cfl_params *params,
+			    size_t n_features, size_t n_out, size_t n_rows)
+{
+	uint64_t d = n_features, o = n_out ? n_out : 1, n = n_rows;
+
+	if (!name || !cfl_model_find(name))
+		return 0;
+	if (!strcmp(name, "baseline"))
+		return 64 + NUM_MAX * o;
+	if (!strcmp(name, "linear"))
+		return 64 + NUM_MAX * (d + 1) * o;
+	if (!strcmp(name, "fcnn")) {
+		const char *h = params ? cfl_params_get(params, "hidden") : NULL;
+		uint64_t in = d, total = 64 + 2 * NUM_MAX;
+		/* auto: two layers of at most max(1024, 2 d) (auto_width) */
+		uint64_t w_auto = 2 * d > 1024 ? 2 * d : 1024;
+		int n_hidden = 0;
+
+		while (n_hidden < 64) {
+			uint64_t w;
+
+			if (!h || !strcmp(h, "auto")) {
+				if (n_hidden == 2)
+					break;
+				w = w_auto;
+			} else if (!strcmp(h, "none") || !*h) {
+				break;
+			} else {
+				char *end;
+
+				w = strtoull(h, &end, 10);
+				if (end == h || (*end && *end != ',') || w > 1u << 20)
+					return 0;	/* not a list of widths */
+				h = *end == ',' ? end + 1 : "";
+			}
+			/* weights, biases and batch norm's four vectors */
+			total = add_sat(total, 64 + NUM_MAX * ((in + 1) * w + 4 * w));
+			in = w;
+			n_hidden++;
+		}
+		return add_sat(total, 64 + mul_sat(NUM_MAX * (in + 1), o));
+	}
+	if (!strcmp(name, "tree"))
+		return tree_text_max(n, o, param_u64(params, "max_depth", 0), 0);
+	if (!strcmp(name, "forest")) {
+		uint64_t k = param_u64(params, "n_estimators", 100);
+
+		return k ? add_sat(64, mul_sat(k, tree_text_max(n, o,
+				param_u64(params, "max_depth", 0), 0))) : 0;
+	}
+	if (!strcmp(name, "gbdt")) {
+		uint64_t k = param_u64(params, "n_rounds", 100);
+
+		return k ? add_sat(64 + NUM_MAX * o, mul_sat(mul_sat(k, o),
+				tree_text_max(n, o, param_u64(params, "max_depth", 6),
+					      param_u64(params, "max_leaves", 0)))) : 0;
+	}
+	return 0;	/* a model this bound does not know yet */
+}
+
 int cfl_model_predict(const struct cfl_model *m, const float *x, size_t n,
 		      double *out, struct cfl_err *err)
 {

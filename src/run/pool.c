@@ -11,6 +11,7 @@
  * transaction.
  */
 #include "internal.h"
+#include "cfl/model.h"
 #include "cfl/relay.h"
 
 #include <errno.h>
@@ -43,6 +44,8 @@ struct peer {
 	size_t n_results;	/* results accepted from it (any status) */
 	int dead;
 	int hello;
+	size_t held;		/* bytes of its large frame in p->held */
+	double held_at;		/* cfl_now() when they were reserved */
 	char why[256];		/* a protocol error that made us drop it */
 };
 
@@ -91,6 +94,10 @@ struct cfl_pool {
 	 * (SCHED_LOST) but would delay the run; this bounds what each new
 	 * one takes. */
 	size_t probation;
+	uint64_t model_max;	/* keep_models: the largest model text (with
+				 * its header) of a trial submitted so far */
+	size_t held;		/* bytes reserved for large frames in flight */
+	int released;		/* some were released: paused peers go on */
 };
 
 #define PROBATION_MAX 4096
@@ -493,6 +500,64 @@ static void peer_free(struct peer *pe)
 	free(pe);
 }
 
+/* ---- pool: the bytes held for peers' frames ---- */
+
+/*
+ * A peer's buffer holds one partial frame and one read (64 KiB) at most.
+ * A frame larger than SMALL_FRAME (a RESULT with many predictions or a
+ * model) first reserves its whole size from HOLD_MAX, shared by every
+ * peer; a peer whose frame does not fit is paused (not read, its silence
+ * forgiven) until another large frame is done.  A frame larger than
+ * HOLD_MAX comes in alone.  So 32 connections each sending the largest
+ * frame they may make the coordinator hold HOLD_MAX (or that one frame),
+ * not 32 of them.  A reserved frame must come in at HOLD_RATE bytes/s at
+ * least (after HOLD_GRACE s), or its peer is dropped: a peer that sends a
+ * large frame's header and then trickles cannot pause the others for ever.
+ */
+#define SMALL_FRAME (64u << 10)
+#define HOLD_MAX ((size_t)32 << 20)
+#define HOLD_RATE (256u << 10)
+#define HOLD_GRACE 30.0
+
+/* Whether pe may read on into a frame of size bytes (header included)
+ * whose header it has sent: 1, or 0 when it is paused. */
+static int hold_frame(struct cfl_pool *p, struct peer *pe, size_t size)
+{
+	if (pe->held || size <= SMALL_FRAME)
+		return 1;
+	if (p->held && p->held + size > HOLD_MAX) {
+		pe->pub.paused = 1;
+		return 0;
+	}
+	pe->held = size;
+	pe->held_at = cfl_now();
+	p->held += size;
+	pe->pub.paused = 0;
+	pe->pub.receiving = 1;
+	return 1;
+}
+
+/* pe's large frame is done (or pe is gone): its bytes go back. */
+static void release_frame(struct cfl_pool *p, struct peer *pe)
+{
+	if (!pe->held)
+		return;
+	p->held -= pe->held;
+	pe->held = 0;
+	pe->pub.receiving = 0;
+	p->released = 1;
+	/* a large buffer is not kept for the small frames that follow */
+	if (pe->in.cap > 4 * SMALL_FRAME && pe->in.len < SMALL_FRAME) {
+		struct cfl_buf b;
+
+		cfl_buf_init(&b);
+		if (!cfl_buf_append(&b, pe->in.data ? pe->in.data : "", pe->in.len)) {
+			cfl_buf_release(&pe->in);
+			pe->in = b;
+		}
+	}
+}
+
 /* The peer is gone (EOF, error or killed): fail its leases and free it
  * (the loop forks a replacement for a local worker when work is queued). */
 static int peer_dead(struct cfl_pool *p, size_t i, struct cfl_err *err)
@@ -529,6 +594,7 @@ static int peer_dead(struct cfl_pool *p, size_t i, struct cfl_err *err)
 			return -1;
 	}
 	p->peers[i] = p->peers[--p->n_peers];
+	release_frame(p, pe);
 	peer_free(pe);
 	return 0;
 }
@@ -769,6 +835,14 @@ static int peer_frames(struct cfl_pool *p, struct peer *pe, struct cfl_err *err)
 				    "results can be (%u)", f.length, p->result_max);
 			r = -1;
 		}
+		/* a type no worker sends (a 63 MiB CHUNK): refused from
+		 * its header too */
+		if (r >= 0 && pe->in.len - pos >= CFL_WIRE_HEADER_SIZE &&
+		    !cfl_wire_from_worker(f.type)) {
+			cfl_err_set(&ferr, "a %s frame, which a worker never sends",
+				    cfl_wire_type_name(f.type));
+			r = -1;
+		}
 		if (r >= 0 && !pe->hello && !pe->pub.n_slots &&
 		    pe->in.len - pos >= 6 &&
 		    (uint8_t)pe->in.data[pos + 5] != CFL_WIRE_HELLO) {
@@ -776,8 +850,18 @@ static int peer_frames(struct cfl_pool *p, struct peer *pe, struct cfl_err *err)
 				    cfl_wire_type_name((uint8_t)pe->in.data[pos + 5]));
 			r = -1;
 		}
-		if (r == 1)
+		if (r == 1) {
+			size_t need = CFL_WIRE_HEADER_SIZE + (size_t)f.length +
+				      (f.flags & CFL_WIRE_F_MAC ? CFL_WIRE_MAC_SIZE : 0);
+
+			/* a held frame gets its room at once (and a read's
+			 * more): one allocation, not a doubling buffer's
+			 * copies, which the allocator may keep */
+			if (pe->in.len - pos >= CFL_WIRE_HEADER_SIZE &&
+			    hold_frame(p, pe, need) && need > SMALL_FRAME)
+				cfl_buf_reserve(&pe->in, pos + need + 65536 - pe->in.len);
 			break;
+		}
 		if (r < 0 || handle_frame(p, pe, &f, &fatal, &ferr)) {
 			if (fatal) {
 				*err = ferr;
@@ -793,6 +877,14 @@ static int peer_frames(struct cfl_pool *p, struct peer *pe, struct cfl_err *err)
 			break;
 		}
 		pos += f.size;
+		if (pe->held) {
+			/* the large frame is handled: what follows it starts
+			 * at the buffer's head before its bytes go back */
+			memmove(pe->in.data, pe->in.data + pos, pe->in.len - pos);
+			pe->in.len -= pos;
+			pos = 0;
+			release_frame(p, pe);
+		}
 		if (pe->dead)	/* pruned, and killed: read nothing more */
 			break;
 	}
@@ -812,6 +904,8 @@ static int peer_read(struct cfl_pool *p, struct peer *pe, struct cfl_err *err)
 		ssize_t k;
 		int r;
 
+		if (pe->pub.paused)
+			break;	/* read again once bytes are released */
 		if (cfl_buf_reserve(&pe->in, 65536))
 			return cfl_err_set(err, "out of memory");
 		k = pe->pub.ops->read
@@ -939,7 +1033,17 @@ static int check_timeouts(struct cfl_pool *p, struct cfl_err *err)
 			if (lease_stop(p, pe, k, SCHED_KILLED, reason, err))
 				return -1;
 		}
-		if (pe->pub.silence > 0 && !pe->dead &&
+		if (pe->held && !pe->dead &&
+		    now - pe->held_at > HOLD_GRACE + (double)pe->held / HOLD_RATE) {
+			snprintf(pe->why, sizeof(pe->why), "a frame of %zu bytes "
+				 "still incomplete after %.0f s", pe->held,
+				 now - pe->held_at);
+			pe->dead = 1;
+			if (pe->pub.ops->kill)
+				pe->pub.ops->kill(&pe->pub);
+			continue;
+		}
+		if (pe->pub.silence > 0 && !pe->dead && !pe->pub.paused &&
 		    now - pe->last_heard > pe->pub.silence) {
 			snprintf(pe->why, sizeof(pe->why),
 				 "no word from worker for %g s", pe->pub.silence);
@@ -979,9 +1083,15 @@ static int poll_timeout_ms(struct cfl_pool *p)
 	for (size_t i = 0; i < p->n_peers; i++) {
 		const struct peer *pe = p->peers[i];
 
-		if (pe->pub.silence > 0 &&
+		if (pe->pub.silence > 0 && !pe->pub.paused &&
 		    (next < 0 || pe->last_heard + pe->pub.silence < next))
 			next = pe->last_heard + pe->pub.silence;
+		if (pe->held) {
+			double d = pe->held_at + HOLD_GRACE + (double)pe->held / HOLD_RATE;
+
+			if (next < 0 || d < next)
+				next = d;
+		}
 		if (pe->pub.heartbeat > 0 &&
 		    (next < 0 || pe->last_sent_hb + pe->pub.heartbeat < next))
 			next = pe->last_sent_hb + pe->pub.heartbeat;
@@ -1021,20 +1131,53 @@ static size_t count_local(const struct cfl_pool *p)
 /* The largest RESULT payload a trial on d can produce: predictions (at most
  * one double per class, or one, and a row index) for every row in each of
  * the three splits, doubled for slack, plus 64 KiB for metrics, timings and
- * an error text.  Without data, or when results carry models: the codec's
- * limit. */
-static uint32_t result_limit(const struct cfl_data *d, int keep_models)
+ * an error text; plus model_max twice when results carry models (0: no
+ * model submitted yet).  Without data, or with a model of no known bound
+ * (model_max UINT64_MAX): the codec's limit. */
+static uint32_t result_limit(const struct cfl_data *d, uint64_t model_max)
 {
 	uint64_t rows, n_out, lim;
 
-	if (keep_models)	/* a model's size does not follow the data's */
-		return cfl_wire_max_payload(CFL_WIRE_RESULT);
 	if (!d)
-		return CFL_WIRE_MAX_PAYLOAD;
+		return model_max ? cfl_wire_max_payload(CFL_WIRE_RESULT)
+				 : CFL_WIRE_MAX_PAYLOAD;
 	rows = (uint64_t)d->train.n + d->valid.n + d->test.n;
 	n_out = d->train.n_classes > 0 ? (uint64_t)d->train.n_classes : 1;
 	lim = (64u << 10) + 2 * CFL_WIRE_N_SPLITS * rows * (8 * n_out + 4);
-	return lim < CFL_WIRE_MAX_PAYLOAD ? (uint32_t)lim : CFL_WIRE_MAX_PAYLOAD;
+	if (lim > CFL_WIRE_MAX_PAYLOAD)
+		lim = CFL_WIRE_MAX_PAYLOAD;
+	if (model_max > CFL_WIRE_MAX_MODEL / 2)
+		return cfl_wire_max_payload(CFL_WIRE_RESULT);
+	return (uint32_t)(lim + 2 * model_max);
+}
+
+/* keep_models: the most text trial t's model may take in a RESULT (a bound
+ * from the model's kind, its params and the data's shape, with the model
+ * file's header: params and the encoder), or UINT64_MAX when none is
+ * known. */
+static uint64_t model_text_limit(const struct cfl_pool *p,
+				 const struct cfl_trial_spec *t)
+{
+	const struct cfl_data *d = p->o.data;
+	struct cfl_buf b;
+	uint64_t m, head = 64u << 10;
+
+	if (!d)
+		return UINT64_MAX;
+	m = cfl_model_text_max(t->model, t->params, d->train.d,
+			       d->train.n_classes > 0 ? (size_t)d->train.n_classes : 1,
+			       d->train.n + d->valid.n + d->test.n);
+	if (!m)
+		return UINT64_MAX;
+	cfl_buf_init(&b);
+	if (t->params)
+		cfl_params_format(t->params, &b);
+	head += 2 * b.len;
+	b.len = 0;
+	if (cfl_encoder_save(&d->enc, &b) == 0)
+		head += b.len;
+	cfl_buf_release(&b);
+	return m + head;
 }
 
 struct cfl_pool *cfl_pool_new(const struct cfl_pool_opts *o, struct cfl_err *err)
@@ -1052,7 +1195,7 @@ struct cfl_pool *cfl_pool_new(const struct cfl_pool_opts *o, struct cfl_err *err
 		p->o.n_metrics = CFL_WIRE_MAX_METRICS;
 	cfl_sched_init(&p->s, o->max_retries);
 	cfl_result_check_init(&p->check, p->o.data, p->o.metrics, p->o.n_metrics);
-	p->result_max = result_limit(o->data, o->keep_models);
+	p->result_max = result_limit(o->data, 0);
 	p->probation = PROBATION_MAX;
 	p->wake[0] = p->wake[1] = -1;
 	p->last_tick = cfl_now();
@@ -1079,6 +1222,14 @@ int cfl_pool_submit(struct cfl_pool *p, const struct cfl_trial_spec *t,
 	if ((t->flags & CFL_LEASE_COMMAND) && !p->o.allow_commands)
 		return cfl_err_set(err, "trial %lld is a shell command, and this "
 				   "pool runs none", (long long)t->trial_id);
+	if (p->o.keep_models && (t->flags & CFL_LEASE_KEEP_MODEL)) {
+		uint64_t m = model_text_limit(p, t);
+
+		if (m > p->model_max) {
+			p->model_max = m;
+			p->result_max = result_limit(p->o.data, m);
+		}
+	}
 	return cfl_sched_add(&p->s, t, err) < 0 ? -1 : 0;
 }
 
@@ -1211,7 +1362,8 @@ int cfl_pool_wait(struct cfl_pool *p, struct cfl_pool_event *ev,
 		for (size_t i = 0; i < p->n_peers; i++)
 			fds[n_fds++] = (struct pollfd){
 				p->peers[i]->pub.fd,
-				(short)(POLLIN | (p->peers[i]->out.len ? POLLOUT : 0)), 0 };
+				(short)((p->peers[i]->pub.paused ? 0 : POLLIN) |
+					(p->peers[i]->out.len ? POLLOUT : 0)), 0 };
 		timeout = poll_timeout_ms(p);
 		r = poll(fds, n_fds, timeout);
 		if (r < 0 && errno != EINTR) {
@@ -1247,7 +1399,9 @@ int cfl_pool_wait(struct cfl_pool *p, struct cfl_pool_event *ev,
 				continue;
 			if (fds[j].revents & POLLOUT)
 				peer_write(pe);
-			if (fds[j].revents & (POLLIN | POLLERR | POLLHUP)) {
+			if (pe->pub.paused && (fds[j].revents & (POLLERR | POLLHUP)))
+				pe->dead = 1;	/* gone while paused */
+			else if (fds[j].revents & (POLLIN | POLLERR | POLLHUP)) {
 				if (peer_read(p, pe, err) < 0) {
 					free(fds);
 					return -1;
@@ -1255,6 +1409,20 @@ int cfl_pool_wait(struct cfl_pool *p, struct cfl_pool_event *ev,
 			}
 		}
 		free(fds);
+		/* large frames done: paused peers read on (what their
+		 * transport buffered too, which poll would not show) */
+		while (p->released) {
+			p->released = 0;
+			for (size_t i = 0; i < p->n_peers; i++) {
+				struct peer *pe = p->peers[i];
+
+				if (!pe->pub.paused || pe->dead)
+					continue;
+				pe->pub.paused = 0;
+				if (peer_read(p, pe, err) < 0)
+					return -1;
+			}
+		}
 		if (check_timeouts(p, err))
 			return -1;
 		/* write what handling produced (acks), then bury the dead */

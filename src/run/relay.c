@@ -138,6 +138,7 @@ void cfl_relay_opts_init(struct cfl_relay_opts *o)
 	memset(o, 0, sizeof(*o));
 	o->n_slots = 1;
 	o->retry_for = 300;
+	o->max_data_size = CFL_RELAY_MAX_DATA;
 }
 
 struct cfl_relay *cfl_relay_new(const struct cfl_relay_opts *o,
@@ -600,8 +601,15 @@ static int load_data(struct cfl_relay *r, uint64_t size, struct cfl_err *err)
 {
 	struct cfl_cache cache;
 	struct cfl_buf bytes;
+	uint64_t max = r->o.max_data_size ? r->o.max_data_size : CFL_RELAY_MAX_DATA;
 	int rc = -2;
 
+	if (size > max) {
+		fail(r, "the coordinator announces a dataset of %llu bytes, more "
+		     "than this worker accepts (%llu: --max-dataset-size)",
+		     (unsigned long long)size, (unsigned long long)max);
+		return -2;
+	}
 	if (cfl_cache_init(&cache, r->o.cache_dir, err))
 		return -1;
 	cfl_buf_init(&bytes);

@@ -229,13 +229,10 @@ int cfl_fetch_begin(struct cfl_fetch *f, const struct cfl_cache *c,
 	if (cfl_cache_fill_begin(&f->fill, c, sha256, size, err))
 		return -1;
 	if (keep) {
+		/* grown as bytes arrive, not sized from the announcement: a
+		 * coordinator that announces gigabytes and sends a few makes
+		 * us hold a few */
 		keep->len = 0;
-		if (cfl_buf_reserve(keep, (size_t)size)) {
-			cfl_cache_fill_abort(&f->fill);
-			return cfl_err_set(err, "out of memory (a dataset of %llu bytes)",
-					   (unsigned long long)size);
-		}
-		cfl_advise_huge(keep->data, (size_t)size);
 		f->keep = keep;
 	}
 	f->filling = 1;
@@ -268,9 +265,12 @@ int cfl_fetch_chunk(struct cfl_fetch *f, const struct cfl_wire_chunk *c,
 		cfl_fetch_abort(f);
 		return -1;
 	}
-	/* in order and within the size (the fill checked): room reserved */
-	if (f->keep)
-		cfl_buf_append(f->keep, c->data, c->n);
+	/* in order and within the size (the fill checked) */
+	if (f->keep && cfl_buf_append(f->keep, c->data, c->n)) {
+		cfl_fetch_abort(f);
+		return cfl_err_set(err, "out of memory (a dataset of %llu bytes)",
+				   (unsigned long long)f->size);
+	}
 	if (f->fill.offset < f->size)
 		return 0;
 	f->filling = 0;

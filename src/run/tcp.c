@@ -7,7 +7,9 @@
  * session (tcp_read / tcp_write).  The worker side is struct cfl_link.
  *
  * Invariants: a connection in its handshake lives at most
- * handshake_timeout seconds, and at most max_pending of them exist; nothing
+ * handshake_timeout seconds, and at most max_pending of them exist (when
+ * they are all taken, a newcomer from a host holding fewer than the
+ * busiest host takes the place of that host's oldest); nothing
  * is decoded from a peer before its handshake; a peer
  * silent for dead_after seconds is shut down, so the pool requeues its
  * leases.  Knows the wire layout only through wire.h.
@@ -409,6 +411,36 @@ static size_t unwelcomed(struct cfl_tcp *t, const char *host, struct oldest *o)
 	return n;
 }
 
+/* The host with the most connections before their HELLO, into top: how
+ * many it holds (0 when there are none). */
+static size_t busiest_host(struct cfl_tcp *t, char *top, size_t cap)
+{
+	struct oldest o;
+	size_t best = 0;
+
+	top[0] = 0;
+	for (struct pending *p = t->pend; p; p = p->next) {
+		size_t n = unwelcomed(t, p->host, &o);
+
+		if (n > best) {
+			best = n;
+			snprintf(top, cap, "%s", p->host);
+		}
+	}
+	for (struct tpeer *tp = t->peers; tp; tp = tp->next) {
+		size_t n;
+
+		if (tp->hello || tp->shut)
+			continue;
+		n = unwelcomed(t, tp->host, &o);
+		if (n > best) {
+			best = n;
+			snprintf(top, cap, "%s", tp->host);
+		}
+	}
+	return best;
+}
+
 static void accept_all(struct cfl_tcp *t)
 {
 	for (;;) {
@@ -448,11 +480,32 @@ static void accept_all(struct cfl_tcp *t)
 				tpeer_quiet_shut(oldest.tp, "too many connections in their "
 						 "handshake from its host");
 		} else if ((n = unwelcomed(t, NULL, &oldest)) >= t->o.max_pending) {
-			/* closed unanswered: the worker tries again later */
-			close(fd);
-			refused_(t, "refused connection from %s: %zu connections "
-				 "already in their handshake", addr, n);
-			continue;
+			char top[64];
+			size_t n_top = busiest_host(t, top, sizeof(top));
+
+			if (n_top <= unwelcomed(t, host, &oldest)) {
+				/* its host holds as many as any: closed
+				 * unanswered, the worker tries again later */
+				close(fd);
+				refused_(t, "refused connection from %s: %zu "
+					 "connections already in their handshake",
+					 addr, n);
+				continue;
+			}
+			/* a host holding fewer takes the place of the oldest
+			 * of the host holding most: a flood from a few hosts
+			 * cannot shut out a worker from another */
+			unwelcomed(t, top, &oldest);
+			refused_(t, "dropped a connection from %s: %zu connections "
+				 "in their handshake, %zu of them from '%s' (its "
+				 "oldest gives way to one from '%s')",
+				 oldest.p ? oldest.p->addr : oldest.tp->addr, n,
+				 n_top, top, host);
+			if (oldest.p)
+				pending_drop(t, oldest.p);
+			else
+				tpeer_quiet_shut(oldest.tp, "too many connections in "
+						 "their handshake");
 		}
 		if (!t->token.len) {
 			/* no token (loopback): plain frames from the start */
@@ -540,6 +593,10 @@ static void on_timer(struct cfl_tcp *t)
 			tpeer_quiet_shut(tp, "no HELLO");
 			continue;
 		}
+		/* the pool is not reading it, or a large frame is coming in
+		 * (the pool bounds how slowly): silence is not its fault */
+		if (tp->peer->paused || tp->peer->receiving)
+			tp->last_recv = now;
 		if (now - tp->last_recv > t->o.dead_after) {
 			char why[128];
 

@@ -335,6 +335,21 @@ uint32_t cfl_wire_max_payload(int type)
 	}
 }
 
+int cfl_wire_from_worker(int type)
+{
+	switch (type) {
+	case CFL_WIRE_HELLO:
+	case CFL_WIRE_RESULT:
+	case CFL_WIRE_HEARTBEAT:
+	case CFL_WIRE_FETCH:
+	case CFL_WIRE_ERROR:
+	case CFL_WIRE_PROGRESS:	/* an intermediate score, for a pruner */
+		return 1;
+	default:
+		return 0;
+	}
+}
+
 int cfl_wire_encode(struct cfl_buf *out, uint64_t seq, uint16_t flags,
 		    const struct cfl_wire_msg *m, struct cfl_err *err)
 {

@@ -8,6 +8,7 @@
 #include "cfl/run.h"
 
 #include <errno.h>
+#include <dirent.h>
 #include <fcntl.h>
 #include <math.h>
 #include <poll.h>
@@ -184,22 +185,123 @@ static int drain(int fd, struct cfl_buf *b, size_t cap)
 
 /*
  * A command may start processes of its own (a subshell, a background job,
- * a training script's data loaders).  Each trial's command runs in its own
- * process group, owned by a small supervisor process between the worker
- * and the command:
+ * a training script's data loaders, `timeout`, which moves its child to a
+ * process group of its own).  Each trial's command runs under a small
+ * supervisor process between the worker and the command:
  *
- *     worker --ctl socket-- supervisor --fork-- sh -c CMD (group leader)
+ *     worker --ctl socket-- supervisor --fork-- sh -c CMD
  *
- * The supervisor kills the whole group (SIGKILL to -pgid) when the command
- * ends, and when the worker goes: EOF on the control socket, whatever
- * killed the worker (--trial-timeout, a cancel, a crash, kill -9, or the
- * coordinator's own death, which kills the worker through its
- * PR_SET_PDEATHSIG).  PR_SET_PDEATHSIG on the command alone would not do:
- * it reaches only the shell, never the shell's children, and a process
- * killed with SIGKILL cannot clean up after itself; the supervisor runs no
- * trial code, so it outlives the worker long enough to clean up.  A process
- * that leaves the group on purpose (setsid, setpgid) is beyond it.
+ * The supervisor is a child subreaper (PR_SET_CHILD_SUBREAPER): a
+ * descendant whose parent dies becomes its child, not init's, so every
+ * process the command starts stays below it whatever group or session it
+ * moves to (setsid, setpgid, `set -m`, nohup, a double fork).  When the
+ * command ends, and when the worker goes -- EOF on the control socket,
+ * whatever killed the worker (--trial-timeout, a cancel, a crash, kill -9,
+ * or the coordinator's own death, which kills the worker through its
+ * PR_SET_PDEATHSIG) -- the supervisor kills every descendant (read from
+ * /proc) until it has no child left.  PR_SET_PDEATHSIG on the command
+ * alone would not do: it reaches only the shell, and a process killed with
+ * SIGKILL cannot clean up after itself; the supervisor runs no trial code,
+ * so it outlives the worker long enough to clean up.  What still escapes:
+ * work a command hands to a process that is not its descendant (a daemon
+ * it asks to start something: systemd-run, at, docker, ssh to another
+ * machine), and everything when the supervisor itself is killed with
+ * SIGKILL (its orphans then go to init).
  */
+
+/* Sends SIGKILL to every process below self (pids from /proc; parents
+ * listed after their children are found in the next round).  Returns how
+ * many were signalled. */
+static size_t kill_descendants(pid_t self)
+{
+	pid_t *pid = NULL, *ppid = NULL;
+	size_t n = 0, cap = 0, n_killed = 0;
+	unsigned char *mark;
+	DIR *dir = opendir("/proc");
+	struct dirent *de;
+
+	if (!dir)
+		return 0;
+	while ((de = readdir(dir))) {
+		char path[64], buf[512], *rp;
+		long v, pp;
+		ssize_t k;
+		int fd;
+
+		v = strtol(de->d_name, &rp, 10);
+		if (*rp || v <= 0)
+			continue;
+		snprintf(path, sizeof(path), "/proc/%ld/stat", v);
+		fd = open(path, O_RDONLY | O_CLOEXEC);
+		if (fd < 0)
+			continue;
+		k = read(fd, buf, sizeof(buf) - 1);
+		close(fd);
+		if (k <= 0)
+			continue;
+		buf[k] = 0;
+		/* "pid (comm) state ppid ...": comm may hold anything, so
+		 * read after its last ')' */
+		rp = strrchr(buf, ')');
+		if (!rp || sscanf(rp + 1, " %*c %ld", &pp) != 1)
+			continue;
+		if (n == cap) {
+			size_t nc = cap ? 2 * cap : 512;
+			pid_t *a = realloc(pid, nc * sizeof(*a));
+			pid_t *b = a ? realloc(ppid, nc * sizeof(*b)) : NULL;
+
+			if (a)
+				pid = a;
+			if (!b)
+				break;
+			ppid = b;
+			cap = nc;
+		}
+		pid[n] = (pid_t)v;
+		ppid[n++] = (pid_t)pp;
+	}
+	closedir(dir);
+	mark = calloc(n ? n : 1, 1);
+	/* the closure of "parent is self or marked" (a few passes: a tree
+	 * is shallow) */
+	for (int changed = 1; mark && changed;) {
+		changed = 0;
+		for (size_t i = 0; i < n; i++) {
+			if (mark[i])
+				continue;
+			if (ppid[i] == self)
+				mark[i] = 1;
+			for (size_t j = 0; j < n && !mark[i]; j++)
+				if (mark[j] && pid[j] == ppid[i])
+					mark[i] = 1;
+			changed |= mark[i];
+		}
+	}
+	for (size_t i = 0; mark && i < n; i++)
+		if (mark[i] && kill(pid[i], SIGKILL) == 0)
+			n_killed++;
+	free(mark);
+	free(pid);
+	free(ppid);
+	return n_killed;
+}
+
+/* Kills everything below the supervisor and reaps it: done when no child
+ * is left (a subreaper's orphans are its children, so none is below it
+ * then either). */
+static void kill_all_below(void)
+{
+	pid_t self = getpid();
+
+	for (;;) {
+		pid_t r;
+
+		kill_descendants(self);
+		r = waitpid(-1, NULL, 0);
+		if (r < 0 && errno == ECHILD)
+			break;
+	}
+}
 
 /* The command (a child of the supervisor): never returns. */
 static void command_exec(const struct cfl_wire_lease *l, int out_fd, int err_fd,
@@ -208,8 +310,9 @@ static void command_exec(const struct cfl_wire_lease *l, int out_fd, int err_fd,
 	char v[32];
 	int null_fd;
 
-	/* its own group, which the supervisor kills as one (the supervisor
-	 * sets it too, so a kill never races the child's setpgid) */
+	/* its own group, so a Ctrl-C meant for cfl does not reach it (the
+	 * supervisor sets it too, so a kill never races the child's
+	 * setpgid) */
 	setpgid(0, 0);
 	/* belt and braces: the shell dies with the supervisor */
 	prctl(PR_SET_PDEATHSIG, SIGKILL);
@@ -240,7 +343,7 @@ static void command_exec(const struct cfl_wire_lease *l, int out_fd, int err_fd,
 /* The supervisor (a child of the worker): starts the command in its own
  * group, then waits for whichever comes first: the command's end (its wait
  * status goes to the worker over ctl) or EOF on ctl (the worker is gone).
- * Either way the group is killed.  Never returns. */
+ * Either way every process below it is killed first.  Never returns. */
 static void supervise(const struct cfl_wire_lease *l, int ctl, int out_fd,
 		      int err_fd)
 {
@@ -257,6 +360,9 @@ static void supervise(const struct cfl_wire_lease *l, int ctl, int out_fd,
 	sigprocmask(SIG_BLOCK, &chld, &old);
 	sfd = signalfd(-1, &chld, SFD_CLOEXEC);
 	if (sfd < 0)
+		_exit(126);
+	/* orphans below us become our children, not init's (see above) */
+	if (prctl(PR_SET_CHILD_SUBREAPER, 1))
 		_exit(126);
 	pid = fork();
 	if (pid < 0)
@@ -286,11 +392,17 @@ static void supervise(const struct cfl_wire_lease *l, int ctl, int out_fd,
 
 			(void)k;
 		}
-		/* WNOWAIT: the command stays a zombie, so its pid (the
-		 * group's id) cannot be reused before the group is killed */
-		si.si_pid = 0;
-		if (waitid(P_PID, (id_t)pid, &si, WEXITED | WNOHANG | WNOWAIT) == 0 &&
-		    si.si_pid == pid) {
+		/* reap orphans that ended (they became our children);
+		 * WNOWAIT first: the command stays a zombie until every
+		 * process below us is killed */
+		for (;;) {
+			si.si_pid = 0;
+			if (waitid(P_ALL, 0, &si, WEXITED | WNOHANG | WNOWAIT) ||
+			    !si.si_pid || si.si_pid == pid)
+				break;
+			waitpid(si.si_pid, NULL, 0);
+		}
+		if (si.si_pid == pid) {
 			ssize_t k;
 
 			/* the command is over, and so is every process it
@@ -298,13 +410,13 @@ static void supervise(const struct cfl_wire_lease *l, int ctl, int out_fd,
 			kill(-pid, SIGKILL);
 			while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
 				;
+			kill_all_below();
 			k = send(ctl, &status, sizeof(status), MSG_NOSIGNAL);
 			_exit(k == (ssize_t)sizeof(status) ? 0 : 1);
 		}
 	}
 	kill(-pid, SIGKILL);
-	while (waitpid(pid, NULL, 0) < 0 && errno == EINTR)
-		;
+	kill_all_below();
 	_exit(0);
 }
 

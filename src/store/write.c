@@ -106,9 +106,15 @@ static int run_insert(struct cfl_store *st, const struct cfl_run_info *info,
 	if (run_name_taken(st, name, &taken, err))
 		goto fail;
 	if (taken) {
+		struct cfl_buf q;
+
+		/* the hint is pasted back: a shell word */
+		cfl_buf_init(&q);
+		cfl_buf_shell_word(&q, name);
 		cfl_err_set(err, "run '%s' already exists in '%s'; use "
 			    "--resume %s or another --name", name,
-			    st->path, name);
+			    st->path, q.data ? q.data : "NAME");
+		cfl_buf_release(&q);
 		goto fail;
 	}
 	if (info->kind == CFL_RUN_AUTO && auto_allowed(st, err))

@@ -301,10 +301,19 @@ int study_backend_bind(struct study_backend *b, const struct cfl_study_exec *x,
 	cfl_net_parse_hostport(x->listen, host, sizeof(host), &port, err);
 	/* the exact line to paste elsewhere (always told: it is how a user or
 	 * a script learns the port) */
-	say(b, "listening for workers; start them with:\n"
-	    "  cfl worker --connect %s%s%s:%d%s%s", strchr(host, ':') ? "[" : "",
-	    host, strchr(host, ':') ? "]" : "", b->port,
-	    x->token_file ? " --token-file " : "", x->token_file ? x->token_file : "");
+	{
+		struct cfl_buf tok;	/* shell-quoted: the line is pasted */
+
+		cfl_buf_init(&tok);
+		if (x->token_file && cfl_buf_shell_word(&tok, x->token_file))
+			tok.len = 0;
+		say(b, "listening for workers; start them with:\n"
+		    "  cfl worker --connect %s%s%s:%d%s%s", strchr(host, ':') ? "[" : "",
+		    host, strchr(host, ':') ? "]" : "", b->port,
+		    x->token_file ? " --token-file " : "",
+		    x->token_file && tok.len ? tok.data : x->token_file ? "''" : "");
+		cfl_buf_release(&tok);
+	}
 	return 0;
 }
 

@@ -3,7 +3,7 @@
  * that a TCP worker never runs a shell command it is sent
  * (tests/cli/test_worker.sh).
  *
- *   fixture_fakecoord DATA.csv MARKER early|late TOKEN_FILE
+ *   fixture_fakecoord DATA.csv MARKER early|late|announce:N TOKEN_FILE
  *
  * Listens on 127.0.0.1 (any port, printed as "port N" on stdout), accepts
  * one worker, completes the TLS handshake with the token (the library's
@@ -12,7 +12,10 @@
  *   early  answers the first FETCH with a command LEASE instead of a chunk;
  *   late   serves the dataset, leases one ordinary trial (linear) and waits
  *          for its RESULT -- the worker does run this coordinator's trials
- *          -- then sends a command LEASE.
+ *          -- then sends a command LEASE;
+ *   announce:N  announces a dataset of N bytes (with DATA's hash) and
+ *          answers every FETCH with that many bytes of 'x' until the
+ *          worker goes, then prints "served K" (the bytes it sent).
  * The command, `touch MARKER`, would create MARKER if it ran.  Prints each
  * RESULT ("result TRIAL status S: ERROR") and "eof" when the worker goes;
  * exits 0 then, 1 on any error of its own, after 60 s at most.
@@ -190,10 +193,14 @@ int main(int argc, char **argv)
 	unsigned char sha[32];
 	struct cfl_token token;
 	int ls, late;
+	uint64_t announce = 0;
 
-	if (argc != 5 || (strcmp(argv[3], "early") && strcmp(argv[3], "late"))) {
-		fprintf(stderr, "usage: fixture_fakecoord DATA.csv MARKER early|late "
-			"TOKEN_FILE\n");
+	if (argc == 5 && !strncmp(argv[3], "announce:", 9))
+		announce = strtoull(argv[3] + 9, NULL, 10);
+	if (argc != 5 || (strcmp(argv[3], "early") && strcmp(argv[3], "late") &&
+			  !announce)) {
+		fprintf(stderr, "usage: fixture_fakecoord DATA.csv MARKER "
+			"early|late|announce:N TOKEN_FILE\n");
 		return 2;
 	}
 	if (cfl_token_load(&token, argv[4], &err))
@@ -235,10 +242,39 @@ int main(int argc, char **argv)
 	m.u.welcome.proto = CFL_WIRE_VERSION;
 	m.u.welcome.heartbeat_ms = 1000;
 	memcpy(m.u.welcome.data_sha256, sha, 32);
-	m.u.welcome.data_size = parts.len;
+	m.u.welcome.data_size = announce ? announce : parts.len;
 	m.u.welcome.config = (char *)"run=fake\nthreads=1\ntrial_timeout=0\n"
 				     "metrics=0\n";
 	send_msg(&m);
+	if (announce) {
+		static uint8_t xs[CFL_TCP_CHUNK];
+		uint64_t sent = 0;
+
+		memset(xs, 'x', sizeof(xs));
+		while (recv_msg(&m)) {
+			uint64_t off;
+
+			if (m.type != CFL_WIRE_FETCH) {
+				cfl_wire_msg_release(&m);
+				continue;
+			}
+			off = m.u.fetch.offset;
+			cfl_wire_msg_release(&m);
+			if (off >= announce)
+				continue;
+			cfl_wire_msg_init(&m, CFL_WIRE_CHUNK);
+			memcpy(m.u.chunk.sha256, sha, 32);
+			m.u.chunk.offset = off;
+			m.u.chunk.total = announce;
+			m.u.chunk.n = (uint32_t)(announce - off < CFL_TCP_CHUNK
+						 ? announce - off : CFL_TCP_CHUNK);
+			m.u.chunk.data = xs;
+			send_msg(&m);
+			sent += m.u.chunk.n;
+		}
+		printf("served %llu\n", (unsigned long long)sent);
+		return 0;
+	}
 
 	/* FETCH requests: the early fake answers the first with a command */
 	for (uint64_t sent = 0; sent < parts.len;) {

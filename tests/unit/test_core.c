@@ -254,10 +254,38 @@ static void t_params(void)
 	cfl_params_release(&q);
 }
 
+/* A pattern that backtracks without end (it may come from a peer: the
+ * --drop of a WELCOME) fails at PCRE2's match limit, well below PCRE2's
+ * own default (10 million steps, 20 GB of heap); an over-long pattern is
+ * refused. */
+static void t_regex_limits(void)
+{
+	struct cfl_err err;
+	struct cfl_regex *re = cfl_regex_new("^(a|aa)*$", 0, &err);
+	char subject[64], *big;
+
+	CHECK_MSG(re != NULL, "%s", err.msg);
+	memset(subject, 'a', 60);
+	subject[60] = '!';
+	subject[61] = 0;
+	CHECK_INT(cfl_regex_match(re, subject, 61, &err), -1);
+	CHECK_CONTAINS(err.msg, "backtracks too much");
+	CHECK_INT(cfl_regex_match(re, "aaaa", 4, &err), 1);
+	cfl_regex_free(re);
+	big = malloc(5000);
+	CHECK(big != NULL);
+	memset(big, 'a', 4999);
+	big[4999] = 0;
+	CHECK(cfl_regex_new(big, 0, &err) == NULL);
+	CHECK_CONTAINS(err.msg, "at most 4096");
+	free(big);
+}
+
 const struct cfl_test cfl_tests[] = {
 	TEST(t_sha256_vectors),
 	TEST(t_sha256_pieces_and_release),
 	TEST(t_regex),
+	TEST(t_regex_limits),
 	TEST(t_rng_deterministic),
 	TEST(t_buf_and_doubles_round_trip),
 	TEST(t_reader_errors_name_line),

@@ -1003,7 +1003,59 @@ static void t_gbdt_reports_and_prunes(void)
 	xy_free(&va);
 }
 
+/* Every model's saved text fits cfl_model_text_max (the bound a
+ * coordinator puts on the model text a worker sends back), on data that
+ * grows trees to their most nodes: distinct noisy targets, and 3 classes
+ * at random. */
+static void t_model_text_max(void)
+{
+	static const char *const cfg[][5] = {
+		{ "baseline", NULL }, { "linear", NULL },
+		{ "fcnn", "hidden=8,4", "epochs=2", NULL }, { "fcnn", "epochs=1", NULL },
+		{ "tree", NULL }, { "tree", "max_depth=3", NULL },
+		{ "forest", "n_estimators=5", NULL },
+		{ "gbdt", "n_rounds=5", NULL }, { "gbdt", "n_rounds=3", "max_depth=none", "max_leaves=200" },
+	};
+	size_t n = 300, d = 6;
+	double *x = malloc(n * d * sizeof(*x)), *y = malloc(n * sizeof(*y));
+	uint64_t s = 7;
+
+	CHECK(x && y);
+	for (int clf = 0; clf < 2; clf++) {
+		struct cfl_xy xy;
+
+		for (size_t i = 0; i < n * d; i++)
+			x[i] = (double)((s = s * 6364136223846793005ull + 1442695040888963407ull) >> 40) / 1e5;
+		for (size_t i = 0; i < n; i++)
+			y[i] = clf ? (double)((s = s * 6364136223846793005ull + 1) >> 62 & 1) +
+				     (i % 3 == 0) : x[i * d] + (double)i / 7;
+		xy_from(&xy, x, y, n, d, clf ? 3 : 0);
+		for (size_t k = 0; k < sizeof(cfg) / sizeof(cfg[0]); k++) {
+			struct cfl_model *m = model_with(cfg[k][0], cfg[k][1], cfg[k][2],
+							 cfg[k][3], cfg[k][4]);
+			struct cfl_err err = { "" };
+			struct cfl_buf b;
+			uint64_t max;
+
+			fit_ok(m, &xy, NULL);
+			cfl_buf_init(&b);
+			CHECK_MSG(m->ops->save(m, &b, &err) == 0, "%s", err.msg);
+			max = cfl_model_text_max(cfg[k][0], &m->params, d, clf ? 3 : 1, n);
+			CHECK_MSG(max > 0 && b.len <= max, "%s %s: %zu bytes, bound %llu",
+				  cfg[k][0], cfg[k][1] ? cfg[k][1] : "", b.len,
+				  (unsigned long long)max);
+			cfl_buf_release(&b);
+			cfl_model_free(m);
+		}
+		xy_free(&xy);
+	}
+	CHECK(cfl_model_text_max("nosuch", NULL, 3, 1, 10) == 0);
+	free(x);
+	free(y);
+}
+
 const struct cfl_test cfl_tests[] = {
+	TEST(t_model_text_max),
 	TEST(t_importance_tree_by_hand),
 	TEST(t_importance_models),
 	TEST(t_importance_proxy_equals_rows),
