@@ -94,6 +94,17 @@ struct cfl_study_auto_plan {
 	const char *save;	/* --save: the bundle of the leaderboard to
 				 * write at the end; the fold trials then keep
 				 * their models; NULL: none */
+	long max_trials;	/* --max-trials: a count budget; 0: none.
+				 * The search ends after this many candidates
+				 * over all the families (their portfolios
+				 * first, then rounds of Bayesian optimisation
+				 * in turn), each round batch-synchronous, so
+				 * that the candidates, the leaderboard and
+				 * the bundle depend on the seed only, not on
+				 * the workers, their speed or a --resume.
+				 * The time limit still stops the run where
+				 * it is reached.  Not part of the stored
+				 * plan: a --resume may raise it */
 };
 
 struct cfl_study_plan {

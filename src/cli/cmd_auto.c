@@ -35,6 +35,7 @@ enum {
 	OPT_SAVE,
 	OPT_USE_ALL_TIME,
 	OPT_REFIT,
+	OPT_MAX_TRIALS,
 };
 
 #define DEFAULT_MODELS "fcnn,linear,tree,forest,gbdt"
@@ -68,6 +69,10 @@ static void usage(FILE *f)
 		"                           regression: mse]\n"
 		"  --use-all-time           search on until the search's time ends, even\n"
 		"                           after a round of every family improved nothing\n"
+		"  --max-trials N           end the search after N candidates over all\n"
+		"                           the families: a run that depends on --seed\n"
+		"                           only, not on the workers or the clock (the\n"
+		"                           time limit then defaults to none) [0: none]\n"
 		"  --refit                  refit each bag's candidate on every training\n"
 		"                           row once its folds are done, and predict with\n"
 		"                           that one model instead of its K fold models:\n"
@@ -159,13 +164,14 @@ static int parse_args(void *ctx, int argc, char **argv)
 		{ "save", required_argument, 0, OPT_SAVE },
 		{ "use-all-time", no_argument, 0, OPT_USE_ALL_TIME },
 		{ "refit", no_argument, 0, OPT_REFIT },
+		{ "max-trials", required_argument, 0, OPT_MAX_TRIALS },
 		CLI_POOL_LONGOPTS,
 		{ "help", no_argument, 0, 'h' },
 		{ 0, 0, 0, 0 },
 	};
 	const char *models = NULL;
 	long folds;
-	int c, r;
+	int c, r, limit_given = 0;
 
 	cfl_study_plan_init(&pl->sp);
 	pl->sp.kind = CFL_RUN_AUTO;
@@ -188,6 +194,11 @@ static int parse_args(void *ctx, int argc, char **argv)
 		case OPT_TIME_LIMIT:
 			if (cli_parse_double(optarg, 0.5, 1e8, &pl->sp.time_limit))
 				return cli_usage_error("auto", "--time-limit must be a number of seconds >= 0.5, got '%s'", optarg);
+			limit_given = 1;
+			break;
+		case OPT_MAX_TRIALS:
+			if (cli_parse_long(optarg, 1, 1000000, &pl->sp.autop.max_trials))
+				return cli_usage_error("auto", "--max-trials must be an integer in [1, 1000000], got '%s'", optarg);
 			break;
 		case OPT_FOLDS:
 			if (cli_parse_long(optarg, 2, 100, &folds))
@@ -215,6 +226,8 @@ static int parse_args(void *ctx, int argc, char **argv)
 			return cli_bad_option("auto", argc, argv, "qh", opts);
 		}
 	}
+	if (pl->sp.autop.max_trials && !limit_given)
+		pl->sp.time_limit = 1e8;	/* the count, not the clock */
 	if (optind >= argc && pl->pool.resume)
 		return 3;	/* the rest comes from the stored command */
 	if (optind >= argc)

@@ -479,6 +479,117 @@ out:
 	return rc;
 }
 
+/* ---- the search under a count budget (autop.max_trials) ---- */
+
+/* Candidates each family asks in a round of the count budget's search: a
+ * constant, not the workers, so that the proposals never depend on them. */
+#define COUNT_ROUND 2
+
+/* Creates family f's search (the GP over its space) if it has none yet.
+ * 0, or -1 with err. */
+static int ensure_search(struct cfl_study *s, size_t f, struct cfl_err *err)
+{
+	const struct cfl_study_plan *p = s->plan;
+	struct study_auto *a = s->autos;
+	struct cfl_search_opts so;
+
+	if (a->search[f])
+		return 0;
+	cfl_search_opts_init(&so);
+	so.method = CFL_SEARCH_BO;
+	so.seed = cfl_seed_derive(p->data.seed, p->autop.models[f], 0);
+	so.maximize = 1;
+	so.liar = CFL_LIAR_KRIGING;
+	a->search[f] = cfl_search_new(p->autop.spaces[f], &so, err);
+	return a->search[f] ? 0 : -1;
+}
+
+/* Waits until candidates [from, a->n) are final, then tells each in the
+ * order asked.  0, or 2 / 3 (interrupted, time limit) or -1. */
+static int finish_round(struct cfl_study *s, size_t from,
+			const struct cfl_study_listener *ls, struct cfl_err *err)
+{
+	struct study_auto *a = s->autos;
+	int rc = 0;
+
+	for (;;) {
+		int pending = 0, r;
+
+		for (size_t k = from; k < a->n; k++)
+			pending |= a->c[k].pending;
+		if (!pending)
+			break;
+		r = wait_one(s, ls, err);
+		if (r < 0 || r == 2 || r == 3)
+			return r;
+		if (r == 1)	/* idle with a trial pending: cannot happen */
+			break;
+	}
+	for (size_t k = from; k < a->n && !rc; k++)
+		tell(s, a->search[a->c[k].family], k, ls, err, &rc);
+	return rc;
+}
+
+/* The search of a count budget: every family's defaults in the first
+ * round, then rounds in which each family in turn (round-robin, one
+ * candidate at a time) asks up to COUNT_ROUND candidates of its GP, until
+ * max_trials candidates over all the families or every space is
+ * exhausted.  A round is submitted whole and told whole once every one of
+ * its candidates is final, so the GP's proposals depend on the told
+ * scores only, never on which trial finished first (the workers, their
+ * speed, a --resume).  0, or 2 / 3 (interrupted, time limit) or -1. */
+static int search_count(struct cfl_study *s, const struct cfl_study_listener *ls,
+			struct cfl_err *err)
+{
+	const struct cfl_study_plan *p = s->plan;
+	struct study_auto *a = s->autos;
+	size_t n_models = p->autop.n_models, budget = (size_t)p->autop.max_trials;
+	size_t from = 0;
+	char text[192];
+	int r;
+
+	/* the first round: the defaults, submitted at the start */
+	for (size_t f = 0; f < n_models; f++)
+		if (ensure_search(s, f, err))
+			return -1;
+	snprintf(text, sizeof(text), "searching: %zu candidates over %zu families "
+		 "(--max-trials), %d per family a round", budget, n_models,
+		 COUNT_ROUND);
+	emit_phase(s, ls, text);
+	for (;;) {
+		int asked = 0;
+
+		if ((r = finish_round(s, from, ls, err)) != 0)
+			return r;
+		from = a->n;
+		for (int i = 0; i < COUNT_ROUND; i++)
+			for (size_t f = 0; f < n_models && a->n < budget; f++) {
+				struct cfl_params params;
+				size_t idx = 0;
+
+				if (a->exhausted[f])
+					continue;
+				cfl_params_init(&params);
+				r = cfl_search_ask(a->search[f], &params, &idx, err);
+				if (r == 1)
+					a->exhausted[f] = 1;
+				if (r == 0 && add_cand(s, f, &params, (long)idx, err) < 0)
+					r = -1;
+				cfl_params_release(&params);
+				if (r < 0)
+					return -1;
+				asked |= r == 0;
+			}
+		if (!asked)
+			break;
+	}
+	snprintf(text, sizeof(text), "the search ends: %s (%zu candidates)",
+		 a->n >= budget ? "--max-trials reached" : "every family's space "
+		 "is exhausted", a->n);
+	emit_phase(s, ls, text);
+	return 0;
+}
+
 /* ---- bags ---- */
 
 /* The candidates to bag among families [0, f): each family's best, by its
@@ -527,7 +638,9 @@ static double bag_plan(const struct cfl_study *s, size_t f, size_t *order,
 	for (size_t i = 0; i < n; i++) {
 		double sec = a->c[list[i]].seconds, sl;
 
-		if (isnan(sec)) {	/* no time known: nothing to set aside */
+		/* a count budget bags every family (the clock decides
+		 * nothing); no time known: nothing to set aside */
+		if (s->plan->autop.max_trials || isnan(sec)) {
 			fit[i] = 1;
 			n_fit++;
 			continue;
@@ -756,6 +869,16 @@ int cfl_study_auto(struct cfl_study *s, const struct cfl_study_listener *ls,
 		if (a->dflt[f] < 0)
 			return -1;
 	}
+	if (p->autop.max_trials) {
+		r = search_count(s, ls, err);
+		if (r < 0)
+			return -1;
+		if (r == 2)
+			return CFL_STUDY_INTERRUPTED;
+		if (r == 3)
+			return CFL_STUDY_TIME_LIMIT;
+		goto bags;
+	}
 	/* round after round, each family in turn, its share what is left of
 	 * the search budget over the families left in the round (a family
 	 * that stops early leaves its time to those after it); a round after
@@ -821,11 +944,16 @@ int cfl_study_auto(struct cfl_study *s, const struct cfl_study_listener *ls,
 		}
 	}
 
+bags:
 	if (submit_bags(s, ls, &n_sub, err))
 		return -1;
-	snprintf(text, sizeof(text), "bagging the best of each model with %d folds: "
-		 "%zu trials in at most %.1f s", p->autop.folds, n_sub,
-		 s->deadline > cfl_now() ? s->deadline - cfl_now() : 0.0);
+	if (p->autop.max_trials)
+		snprintf(text, sizeof(text), "bagging the best of each model with %d "
+			 "folds: %zu trials", p->autop.folds, n_sub);
+	else
+		snprintf(text, sizeof(text), "bagging the best of each model with %d "
+			 "folds: %zu trials in at most %.1f s", p->autop.folds, n_sub,
+			 s->deadline > cfl_now() ? s->deadline - cfl_now() : 0.0);
 	emit_phase(s, ls, text);
 	for (;;) {
 		/* each bag's refit once its folds are done */

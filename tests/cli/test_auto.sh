@@ -45,7 +45,7 @@ expect_run_seconds() {
 test_auto_help() {
 	run "$CFL" auto --help
 	expect_rc 0
-	for o in --time-limit --models --folds --metric --save --use-all-time --num-jobs --db --name --resume -q Examples:; do
+	for o in --time-limit --max-trials --models --folds --metric --save --use-all-time --num-jobs --db --name --resume -q Examples:; do
 		expect_out "$o"
 	done
 	run "$CFL" --help
@@ -478,4 +478,64 @@ test_repeat_time_limit_usage() {
 	expect_err "--time-limit"
 	run "$CFL" repeat --help
 	expect_out "--time-limit"
+}
+
+# the leaderboard of $1 (a `cfl auto` or `cfl report` stdout) without the
+# seconds column, the one figure a count budget leaves to the clock
+auto_board_no_seconds() {
+	awk '/^Leaderboard/ {on = 1} on && /^[0-9]+ / {$NF = ""} on {print} /^Search/ {exit}' <<<"$1"
+}
+
+# a count budget: the same candidates, leaderboard and bundle bytes on one
+# worker and on two (the rounds are told whole, never in finishing order)
+test_auto_max_trials_same_on_1_and_2_jobs() {
+	local b1
+	run "$CFL" auto "$ROOT/datasets/wine.csv" --max-trials 12 --num-jobs 1 \
+		--db a.db --name r --save r1.cfl
+	expect_rc 0
+	expect_err "the search ends: --max-trials reached (12 candidates)"
+	b1=$(auto_board_no_seconds "$out")
+	[ "$(sqlite3 a.db "select count(*) from candidates")" = 12 ] ||
+		fail "candidates: $(sqlite3 a.db "select count(*) from candidates")"
+	run "$CFL" auto "$ROOT/datasets/wine.csv" --max-trials 12 --num-jobs 2 \
+		--db b.db --name r --save r2.cfl
+	expect_rc 0
+	[ -n "$b1" ] && [ "$b1" = "$(auto_board_no_seconds "$out")" ] ||
+		fail "leaderboards differ: $b1 // $out"
+	cmp -s r1.cfl r2.cfl || fail "the bundles differ"
+	[ "$(sqlite3 a.db "select group_concat(hex) from (select hex from candidates order by seq)")" = \
+	  "$(sqlite3 b.db "select group_concat(hex) from (select hex from candidates order by seq)")" ] ||
+		fail "the candidates differ"
+	run "$CFL" auto "$ROOT/datasets/wine.csv" --max-trials 0 --db c.db
+	expect_rc 2
+	expect_err "--max-trials"
+}
+
+# a count budget: kill -9 of cfl mid-search, then --resume, gives the
+# leaderboard and the bundle of the run that was never stopped
+test_auto_max_trials_kill_then_resume() {
+	local job n b1
+	run "$CFL" auto "$ROOT/datasets/wine.csv" --max-trials 12 --num-jobs 2 \
+		--db a.db --name r --save r1.cfl
+	expect_rc 0
+	b1=$(auto_board_no_seconds "$out")
+	CFL_TEST_FAULT=slow "$CFL" auto "$ROOT/datasets/wine.csv" --max-trials 12 \
+		--num-jobs 2 --db k.db --name r --save r2.cfl >/dev/null 2>&1 &
+	job=$!
+	for _ in $(seq 300); do
+		n=$(sqlite3 k.db "select count(*) from trials where status = 'done'" 2>/dev/null)
+		[ "${n:-0}" -ge 6 ] && break
+		sleep 0.1
+	done
+	kill -9 "$job"
+	wait "$job" 2>/dev/null
+	[ "${n:-0}" -ge 6 ] || fail "the run did 6 trials in 30 s: $n"
+	[ ! -e r2.cfl ] || fail "the killed run wrote its bundle"
+	[ "$(sqlite3 k.db "select count(*) from trials where status <> 'done'")" -gt 0 ] ||
+		fail "the run had finished when killed"
+	run "$CFL" auto --resume r --db k.db
+	expect_rc 0
+	[ "$b1" = "$(auto_board_no_seconds "$out")" ] ||
+		fail "leaderboards differ: $b1 // $out"
+	cmp -s r1.cfl r2.cfl || fail "the bundles differ"
 }
