@@ -359,34 +359,22 @@ int cfl_study_timed_out(const struct cfl_study *s);
 int cfl_study_auto(struct cfl_study *s, const struct cfl_study_listener *ls,
 		   struct cfl_err *err);
 
-enum { CFL_AUTO_CREDIT_NONE, CFL_AUTO_CREDIT_PAIRED, CFL_AUTO_CREDIT_BINOMIAL };
-
-/* auto's leaderboard ranks `top` with this many paired standard errors of
- * its out-of-fold loss against the best entry's added to its score.
- * stacking and greedy fit their weights on the very rows their OOF score
- * is measured on: the best of the many mixes greedy tries beats a fixed
- * one by about sqrt(2 ln M) standard errors of M mixes by chance alone
- * (3 for M near 100).  Over 40 splits of the four small sets, 2 and 3
- * ranked another entry first on 4 splits, with the same test figure on 3
- * (one row of 114 less on the fourth, breast_cancer); on the W1 set
- * greedy's lead of 2.6 standard errors out of fold came out 13 test rows
- * of 20,000 behind top (docs/auto.md). */
-#define CFL_STUDY_TOP_CREDIT_SE 3.0
-
 /* A row of auto's leaderboard: a bag or an ensemble of bags. */
 struct cfl_study_auto_row {
-	char name[96];		/* "stacking", "mean", "gbdt:1a2b3c4d" */
-	char method[32];	/* "bag", "mean", "stacking" */
+	char name[96];		/* "greedy", "mean", "gbdt:1a2b3c4d" */
+	char method[32];	/* "bag", "mean", "stacking", "greedy" (and in
+				 * runs by an older cfl "top") */
 	double cv;		/* the ranking metric on the out-of-fold
 				 * predictions of every training row; NaN
 				 * when undefined */
-	double valid, test;	/* ... on the validation and test parts */
+	double loss;		/* the proper score out of fold (the summary's
+				 * score_metric: log loss for classification,
+				 * the metric itself for regression); NaN when
+				 * not stored (a run by an older cfl) */
+	double valid, test;	/* ... the metric on the validation and test
+				 * parts */
 	double seconds;		/* the workers' seconds of the trials in it */
 	size_t n_trials;
-	double rank_cv;		/* what the leaderboard sorts by: cv, plus
-				 * credit (minus, for a metric where lower
-				 * is better) */
-	double credit;		/* 0 but for the entry the summary credits */
 };
 
 /* What auto's search did for one model family. */
@@ -394,32 +382,34 @@ struct cfl_study_auto_family {
 	char model[64];
 	size_t n_cands, n_done, n_failed;	/* n_failed: cancelled too */
 	char best_hex[9];		/* "" when no candidate has a score */
-	double best_valid;		/* the best's metric on valid */
+	double best_valid;		/* the best's score as the search
+					 * ranked it: the proper score out of
+					 * fold (cv_search), else the metric
+					 * on valid */
 	double seconds;			/* the workers' seconds of its search */
 };
 
 struct cfl_study_auto_summary {
-	char metric[32];	/* the ranking metric */
+	char metric[32];	/* the user's metric, shown beside */
 	int sign;
+	char score_metric[32];	/* the proper score that ranks: "logloss"
+				 * (classification) or metric */
+	int score_sign;
 	size_t n_unfinished;	/* fold trials the time limit left
 				 * interrupted or not started: their bags
 				 * are not ranked */
 	size_t n_rows;
-	struct cfl_study_auto_row *rows;	/* best rank_cv first (then valid;
-						 * equal on both: top, bag, mean,
-						 * stacking, greedy, then fewer
-						 * seconds) */
-	/* The entry ranked with a credit, so that it ranks first unless an
-	 * entry beats it by more than chance would (credit: none, 0):
-	 * CFL_AUTO_CREDIT_PAIRED: `top`, credited CFL_STUDY_TOP_CREDIT_SE
-	 * paired standard errors of its out-of-fold loss against the best
-	 * entry's, as the run stored it (cfl_store_run_credits);
-	 * CFL_AUTO_CREDIT_BINOMIAL: a run by a cfl before `top` (none
-	 * stored) with acc: `mean`, credited one binomial standard error of
-	 * the best entry's out-of-fold accuracy over the training rows. */
-	int credit_kind;
-	char credit_entry[96];
-	double credit;
+	/* The leaderboard: `greedy` first (Caruana's ensemble selection by
+	 * the proper score out of fold over every bag: it is the rule that
+	 * picks, and it picks a single bag where no mix does better), then
+	 * the others by their proper score out of fold (loss), then by cv,
+	 * then fewer seconds, then name.  No constant in it was fitted to
+	 * any data set.  A run by an older cfl (no loss stored) ranks by
+	 * cv alone. */
+	struct cfl_study_auto_row *rows;
+	int cv_search;		/* the search scored its candidates out of
+				 * fold (small data), not on the validation
+				 * part */
 	size_t n_oof;		/* the training rows the oof scores cover */
 	size_t n_families;
 	struct cfl_study_auto_family *families;	/* in search order */

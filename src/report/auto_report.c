@@ -28,34 +28,34 @@ int cfl_report_auto(struct cfl_store *st, const struct cfl_run_info *run,
 	for (size_t i = 0; i < sum.n_rows; i++)
 		if ((int)strlen(sum.rows[i].name) > w)
 			w = (int)strlen(sum.rows[i].name);
-	rc |= cfl_buf_printf(out, "Leaderboard by %s: out of fold on train, then on "
-			     "valid (test chose nothing)\n", sum.metric);
+	if (strcmp(sum.score_metric, sum.metric))
+		rc |= cfl_buf_printf(out, "Leaderboard: greedy first, then by %s out of "
+				     "fold; %s beside\n(test chose nothing)\n",
+				     sum.score_metric, sum.metric);
+	else
+		rc |= cfl_buf_printf(out, "Leaderboard: greedy first, then by %s out of "
+				     "fold (test chose nothing)\n", sum.metric);
 	rc |= cfl_buf_printf(out, "%-4s %-*s %-8s %9s %9s %9s %6s %8s\n", "rank", w,
-			     "entry", "kind", "oof", "valid", "test", "trials", "seconds");
+			     "entry", "kind", sum.score_metric, "oof", "test", "trials",
+			     "seconds");
 	for (size_t i = 0; i < sum.n_rows; i++) {
 		const struct cfl_study_auto_row *r = &sum.rows[i];
 
 		rc |= cfl_buf_printf(out, "%-4zu %-*s %-8s %9.6f %9.6f %9.6f %6zu %8.3f\n",
 				     i + 1, w, r->name,
-				     strcmp(r->method, "bag") ? "ensemble" : "bag", r->cv,
-				     r->valid, r->test, r->n_trials, r->seconds);
+				     strcmp(r->method, "bag") ? "ensemble" : "bag", r->loss,
+				     r->cv, r->test, r->n_trials, r->seconds);
 	}
 	if (!sum.n_rows)
 		rc |= cfl_buf_printf(out, "(no model finished its folds)\n");
-	if (sum.credit_kind == CFL_AUTO_CREDIT_PAIRED)
-		rc |= cfl_buf_printf(out, "(%s ranks with %g paired standard errors of "
-				     "its oof loss against the\n best entry's, %.6f, "
-				     "added to its oof; an entry must beat it by more)\n",
-				     sum.credit_entry, CFL_STUDY_TOP_CREDIT_SE, sum.credit);
-	else if (sum.credit_kind == CFL_AUTO_CREDIT_BINOMIAL && sum.credit > 0)
-		rc |= cfl_buf_printf(out, "(%s ranks with one standard error, %.6f, "
-				     "added to its oof: the\n best's accuracy over %zu "
-				     "training rows; an entry must beat it by more)\n",
-				     sum.credit_entry, sum.credit, sum.n_oof);
-	rc |= cfl_buf_printf(out, "\nSearch (candidates scored by %s on the validation "
-			     "part)\n", sum.metric);
+	if (sum.cv_search)
+		rc |= cfl_buf_printf(out, "\nSearch (candidates scored by %s out of "
+				     "fold)\n", sum.score_metric);
+	else
+		rc |= cfl_buf_printf(out, "\nSearch (candidates scored by %s on the "
+				     "validation part)\n", sum.metric);
 	rc |= cfl_buf_printf(out, "%-8s  %10s  %6s  %6s  %-8s  %12s  %9s\n", "model",
-			     "candidates", "done", "failed", "best", "best valid",
+			     "candidates", "done", "failed", "best", sum.cv_search ? "best oof" : "best valid",
 			     "seconds");
 	for (size_t i = 0; i < sum.n_families; i++) {
 		const struct cfl_study_auto_family *f = &sum.families[i];
