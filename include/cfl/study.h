@@ -338,24 +338,34 @@ void cfl_study_model_path(const char *db, const char *name, char *out,
 int cfl_study_timed_out(const struct cfl_study *s);
 
 /* `cfl auto`'s run (plan kind CFL_RUN_AUTO), within the plan's time_limit
- * counted from cfl_study_open: each family of autop.models in turn is
- * searched on the validation part for its share of at most 0.8 of the
- * budget (the share of the families left of what is left), its defaults
- * first, then the GP over its space (one seed per candidate, tune's
- * ask/tell rule), round after round until a round after the first
- * improves no family's best (autop.use_all_time: until the search's time
- * ends); a candidate still running at the end of its family's share is
- * cancelled (once the family has a score).  Then each family's best is bagged with
- * autop.folds fold trials (out-of-fold predictions kept), the best family
- * first, until the limit minus a small reserve for the ensembles.  On
- * --resume the stored candidates are replayed (done trials not run again)
- * and the search goes on from them with the new time limit.  Tells START,
- * PHASE, TRIAL (what: the model, hex: the candidate, fold -1 for the
- * search), CANDIDATE and TICK.  Returns 0 when the bags finished,
- * CFL_STUDY_TIME_LIMIT when the limit stopped them (both: go on with
- * cfl_study_finish, which stores a "MODEL:HEX" bag row per bag whose folds
- * all finished, and mean and stacking of the bags on their out-of-fold
- * predictions), CFL_STUDY_INTERRUPTED, or -1 with err. */
+ * counted from cfl_study_open, or autop.max_trials candidates.
+ * On small data (training rows under 10,000) and under a count budget the
+ * search goes in rounds: every family's defaults, then one configuration
+ * of its portfolio a round (diverse pre-chosen settings), then up to 2
+ * candidates of its GP a round; a round is submitted whole and told whole
+ * once all of it is final (so the candidates depend on the seed only).  On
+ * small data each candidate is a bag of autop.folds fold trials (out-of-
+ * fold predictions kept), scored on the out-of-fold predictions of every
+ * training row by log loss (regression: the plan's metric); the rounds go
+ * on until max_trials, every space is exhausted, or (no count budget) the
+ * last round took longer than the time left.  On larger data the
+ * candidates are single trials scored on the validation part (by the
+ * plan's metric): under a count budget in the same rounds, else each
+ * family in turn for its share of at most 0.8 of the budget, its defaults
+ * first, round after round until a round after the first improves no
+ * family's best (autop.use_all_time: until the search's time ends), a
+ * candidate still running at the end of its family's share cancelled
+ * (once the family has a score); then each family's best is bagged.  With
+ * autop.refit each family's best bag is refit on every training row.
+ * PHASE events say why the search ended, in one line.  On --resume the
+ * stored candidates are replayed (done trials not run again) and the
+ * search goes on from them.  Tells START, PHASE, TRIAL (what: the model,
+ * hex: the candidate, fold -1 for a search trial on valid), CANDIDATE
+ * (score: the plan's metric, out of fold or on valid) and TICK.  Returns 0
+ * when the work finished, CFL_STUDY_TIME_LIMIT when the limit stopped it
+ * (both: go on with cfl_study_finish, which stores the leaderboard's
+ * entries, cfl_study_auto_ensembles), CFL_STUDY_INTERRUPTED, or -1 with
+ * err. */
 int cfl_study_auto(struct cfl_study *s, const struct cfl_study_listener *ls,
 		   struct cfl_err *err);
 

@@ -1,15 +1,26 @@
 /*
- * `cfl auto` on a study (cfl/study.h): within the plan's time limit, tune
- * each model family on the validation part (its defaults first, then the
- * GP search over its space), bag each family's best with K folds for
- * out-of-fold predictions, and leave the ensembles of the bags to
- * cfl_study_finish.  Everything goes through the one pool and the one run.
+ * `cfl auto` on a study (cfl/study.h).  Two ways to search, both through
+ * the one pool and the one run:
  *
+ * - In rounds (small data, under 10,000 training rows, and any run with a
+ *   count budget, --max-trials): every family's defaults, then one
+ *   configuration of its portfolio a round, then up to ROUND_ASKS
+ *   candidates of its GP a round.  A round is submitted whole and told
+ *   whole once every one of its candidates is final, so the GP's
+ *   proposals depend on the told scores only, never on the workers or a
+ *   --resume.  On small data each candidate is a bag of --folds fold
+ *   trials scored on the out-of-fold predictions of every training row by
+ *   a proper score (log loss; regression: the metric itself): a
+ *   validation part of a few dozen rows ties most candidates.  The rounds
+ *   go on until the count, every space exhausted, or the time (a round is
+ *   not started when the last one took longer than the time left).
+ *
+ * - By shares of the time (larger data without a count budget):
  * Every family's defaults are submitted at the start, in family order, so
  * a slow family's defaults (fcnn on many rows) run beside the others'
  * instead of taking its share alone, and a family searched late has had
  * its defaults running since the start.
- * Time: the families search one after another, each until its share of
+ * The families search one after another, each until its share of
  * the search budget (what is left of it over the families left, the bags
  * of the families searched set aside) or until it stops improving (its
  * time then goes to the families after it), then round after round
@@ -24,6 +35,8 @@
  * the limit are interrupted (run again by --resume).  Asks and tells follow
  * tune's rule (one more ask each time the oldest in flight is told), so
  * --resume replays the stored candidates and goes on from them.
+ *
+ * The leaderboard (cfl_study_auto_summary) is read back from the store.
  */
 #include "internal.h"
 
