@@ -740,11 +740,12 @@ static int finish_round(struct cfl_study *s, size_t from,
 	return rc;
 }
 
-/* Asks a round's candidates, one family at a time round-robin, at most
- * room of them: a family with a portfolio configuration left asks that
- * one, else up to ROUND_ASKS of its GP.  *asked: how many.  0, or -1. */
-static int ask_round(struct cfl_study *s, size_t room, size_t *asked,
-		     struct cfl_err *err)
+/* Asks a round's candidates, one family at a time round-robin (only
+ * family `only` when it is below n_models), at most room of them: a family
+ * with a portfolio configuration left asks that one, else up to ROUND_ASKS
+ * of its GP.  *asked: how many.  0, or -1. */
+static int ask_round(struct cfl_study *s, size_t only, size_t room,
+		     size_t *asked, struct cfl_err *err)
 {
 	const struct cfl_study_plan *p = s->plan;
 	struct study_auto *a = s->autos;
@@ -758,7 +759,7 @@ static int ask_round(struct cfl_study *s, size_t room, size_t *asked,
 			size_t idx = 0;
 			int r = 0;
 
-			if (took[f])
+			if (took[f] || (only < n_models && f != only))
 				continue;
 			cfl_params_init(&params);
 			if (a->next_config[f] >= 0) {
@@ -796,13 +797,127 @@ static int ask_round(struct cfl_study *s, size_t room, size_t *asked,
 	return 0;
 }
 
-/* The search in rounds, for a count budget (max_trials) and for small data
- * (the candidates scored out of fold): every family's defaults first, then
- * its portfolio (one configuration a round), then rounds in which each
+/* The most candidates a family asks under a time limit: its GP is fitted
+ * again on every point at each ask, a cost that grows as the cube of the
+ * points, paid by the coordinator while the workers wait.  A bound on that
+ * time, not a choice of quality (on the small sets in datasets/ a 60 s run
+ * asks about 40 a family). */
+#define FAMILY_MAX_CANDS 300
+
+/* The search of small data under a time limit: each family goes through
+ * its rounds (its defaults, its portfolio one configuration a round, then
+ * ROUND_ASKS of its GP a round) at its own pace, a family's next round
+ * asked as soon as its last is told, so a slow family (fcnn) does not hold
+ * the workers idle while the quick ones wait.  A family stops when
+ * another round (as long as its last took) would not finish in the time
+ * left, when its space is exhausted, or at FAMILY_MAX_CANDS candidates;
+ * the search says in one line why it ended.  0, or 2 / 3 (interrupted,
+ * time limit) or -1. */
+static int search_async(struct cfl_study *s, const struct cfl_study_listener *ls,
+			struct cfl_err *err)
+{
+	const struct cfl_study_plan *p = s->plan;
+	struct study_auto *a = s->autos;
+	size_t n_models = p->autop.n_models, from[CFL_STUDY_MAX_MODELS] = { 0 };
+	size_t n_time = 0, n_space = 0, n_cap = 0;
+	double started[CFL_STUDY_MAX_MODELS];
+	int done[CFL_STUDY_MAX_MODELS] = { 0 }, rc = 0;
+	char text[256];
+
+	for (size_t f = 0; f < n_models; f++) {
+		if (ensure_search(s, f, err))
+			return -1;
+		started[f] = cfl_now();
+	}
+	snprintf(text, sizeof(text), "searching %zu families until the time limit, "
+		 "each candidate scored out of fold", n_models);
+	emit_phase(s, ls, text);
+	for (;;) {
+		int active = 0, r;
+
+		for (size_t f = 0; f < n_models && !rc; f++) {
+			size_t asked = 0, n_f = 0;
+			int pending = 0;
+			double now, last;
+
+			if (done[f])
+				continue;
+			for (size_t k = from[f]; k < a->n; k++)
+				pending |= a->c[k].family == f && a->c[k].pending;
+			if (pending) {
+				active = 1;
+				continue;
+			}
+			for (size_t k = from[f]; k < a->n && !rc; k++)
+				if (a->c[k].family == f && !a->c[k].told)
+					tell(s, a->search[f], k, ls, err, &rc);
+			for (size_t k = 0; k < a->n; k++)
+				n_f += a->c[k].family == f;
+			now = cfl_now();
+			last = now - started[f];
+			if (rc)
+				break;
+			if (s->deadline - now < last) {
+				done[f] = 1;
+				n_time++;
+				continue;
+			}
+			if (n_f >= FAMILY_MAX_CANDS) {
+				done[f] = 1;
+				n_cap++;
+				continue;
+			}
+			from[f] = a->n;
+			started[f] = now;
+			if (ask_round(s, f, SIZE_MAX, &asked, err))
+				return -1;
+			if (!asked) {
+				done[f] = 1;
+				n_space++;
+				continue;
+			}
+			active = 1;
+		}
+		if (rc)
+			return -1;
+		if (!active)
+			break;
+		for (size_t k = 0; k < a->n && active < 2; k++)
+			active += a->c[k].pending;
+		if (active < 2)	/* asked only candidates stored done (--resume) */
+			continue;
+		r = wait_one(s, ls, err);
+		if (r < 0)
+			return -1;
+		if (r == 2 || r == 3) {
+			size_t scored = 0;
+
+			for (size_t k = 0; k < a->n; k++)
+				scored += !a->c[k].pending && !isnan(a->c[k].score);
+			snprintf(text, sizeof(text), "the search ends: the %s stopped it "
+				 "(%zu candidates scored)", r == 3 ? "time limit" : "interrupt",
+				 scored);
+			emit_phase(s, ls, text);
+			return r;
+		}
+		if (r == 1)	/* idle with a trial pending: cannot happen */
+			break;
+	}
+	snprintf(text, sizeof(text), "the search ends: %zu candidates; families "
+		 "stopped: %zu as another round would not finish in the time left, "
+		 "%zu with their space exhausted, %zu at %d candidates", a->n, n_time,
+		 n_space, n_cap, FAMILY_MAX_CANDS);
+	emit_phase(s, ls, text);
+	return 0;
+}
+
+/* The search of a count budget (max_trials), on small data (candidates
+ * scored out of fold) and on larger (on the validation part): every
+ * family's defaults first, then its portfolio (one configuration a
+ * round), then rounds in which each
  * family in turn (round-robin) asks up to ROUND_ASKS candidates of its GP,
- * until max_trials candidates over all the families, every space
- * exhausted, or (no count budget) the time: a round is not started when
- * the last one took longer than the time left.  A round is submitted
+ * until max_trials candidates over all the families, or every space
+ * exhausted.  A round is submitted
  * whole and told whole once every one of its candidates is final, so the
  * GP's proposals depend on the told scores only, never on which trial
  * finished first (the workers, their speed, a --resume).  0, or 2 / 3
@@ -813,26 +928,19 @@ static int search_rounds(struct cfl_study *s, const struct cfl_study_listener *l
 	const struct cfl_study_plan *p = s->plan;
 	struct study_auto *a = s->autos;
 	size_t n_models = p->autop.n_models;
-	size_t budget = p->autop.max_trials ? (size_t)p->autop.max_trials : SIZE_MAX;
-	size_t from = 0;
-	double t_round = cfl_now(), last = 0;
+	size_t budget = (size_t)p->autop.max_trials, from = 0;
 	char text[256];
 	int r;
 
 	for (size_t f = 0; f < n_models; f++)
 		if (ensure_search(s, f, err))
 			return -1;
-	if (p->autop.max_trials)
-		snprintf(text, sizeof(text), "searching: %zu candidates over %zu "
-			 "families (--max-trials), %s", budget, n_models,
-			 a->cv ? "each scored out of fold" : "each on the validation part");
-	else
-		snprintf(text, sizeof(text), "searching %zu families until the time "
-			 "limit, each candidate scored out of fold", n_models);
+	snprintf(text, sizeof(text), "searching: %zu candidates over %zu families "
+		 "(--max-trials), %s", budget, n_models,
+		 a->cv ? "each scored out of fold" : "each on the validation part");
 	emit_phase(s, ls, text);
 	for (size_t round = 1;; round++) {
 		size_t asked = 0, scored = 0;
-		double now;
 
 		if ((r = finish_round(s, from, ls, err)) != 0) {
 			for (size_t k = 0; k < a->n; k++)
@@ -844,23 +952,13 @@ static int search_rounds(struct cfl_study *s, const struct cfl_study_listener *l
 				emit_phase(s, ls, text);
 			return r;
 		}
-		now = cfl_now();
-		last = now - t_round;
-		t_round = now;
 		from = a->n;
 		if (a->n >= budget) {
 			snprintf(text, sizeof(text), "the search ends: --max-trials "
 				 "reached (%zu candidates)", a->n);
 			break;
 		}
-		if (!p->autop.max_trials && s->deadline - now < last) {
-			snprintf(text, sizeof(text), "the search ends: %zu candidates; "
-				 "another round (the last took %.1f s) would not "
-				 "finish in the %.1f s left", a->n, last,
-				 s->deadline > now ? s->deadline - now : 0.0);
-			break;
-		}
-		if (ask_round(s, budget - a->n, &asked, err))
+		if (ask_round(s, n_models, budget - a->n, &asked, err))
 			return -1;
 		if (!asked) {
 			snprintf(text, sizeof(text), "the search ends: every family's "
@@ -1155,7 +1253,7 @@ int cfl_study_auto(struct cfl_study *s, const struct cfl_study_listener *ls,
 			return -1;
 	}
 	if (p->autop.max_trials || a->cv) {
-		r = search_rounds(s, ls, err);
+		r = p->autop.max_trials ? search_rounds(s, ls, err) : search_async(s, ls, err);
 		if (r < 0)
 			return -1;
 		if (r == 2)

@@ -189,7 +189,7 @@ test_auto_small_data_uses_its_time() {
 		--num-jobs 2 --db e.db --name e
 	expect_rc 0
 	expect_err "searching 2 families until the time limit"
-	grep -E "^the search ends: ([0-9]+ candidates; another round \(the last took [0-9.]+ s\) would not finish in the [0-9.]+ s left|the time limit stopped round [0-9]+ \([0-9]+ candidates scored\))$" <<<"$err" >/dev/null ||
+	grep -E "^the search ends: [0-9]+ candidates; families stopped: [0-9]+ as another round would not finish in the time left, [0-9]+ with their space exhausted, [0-9]+ at 300 candidates$|^the search ends: the time limit stopped it \([0-9]+ candidates scored\)$" <<<"$err" >/dev/null ||
 		fail "no line saying why the search ended: $(grep "search ends" <<<"$err")"
 	[ "$(sqlite3 e.db "select count(*) from candidates where model = 'linear'")" -gt 5 ] ||
 		fail "linear went no further than its portfolio"
