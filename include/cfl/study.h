@@ -347,8 +347,10 @@ int cfl_study_timed_out(const struct cfl_study *s);
  * small data each candidate is a bag of autop.folds fold trials (out-of-
  * fold predictions kept), scored on the out-of-fold predictions of every
  * training row by log loss (regression: the plan's metric); the rounds go
- * on until max_trials, every space is exhausted, or (no count budget) the
- * last round took longer than the time left.  On larger data the
+ * on until max_trials or every space is exhausted, or (small data, no
+ * count budget) each family goes through its rounds at its own pace until
+ * another round would not finish in the time left, its space is
+ * exhausted, or it has 300 candidates.  On larger data the
  * candidates are single trials scored on the validation part (by the
  * plan's metric): under a count budget in the same rounds, else each
  * family in turn for its share of at most 0.8 of the budget, its defaults
