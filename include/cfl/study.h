@@ -351,8 +351,9 @@ int cfl_study_timed_out(const struct cfl_study *s);
  * count budget) each family goes through its rounds at its own pace until
  * another round would not finish in the time left, its space is
  * exhausted, or it has 300 candidates.  On larger data the
- * candidates are single trials scored on the validation part (by the
- * plan's metric): under a count budget in the same rounds, else each
+ * candidates are single trials scored on the validation part (log loss
+ * there too; regression: the plan's metric): under a count budget in the
+ * same rounds, else each
  * family in turn for its share of at most 0.8 of the budget, its defaults
  * first, round after round until a round after the first improves no
  * family's best (autop.use_all_time: until the search's time ends), a
@@ -394,10 +395,9 @@ struct cfl_study_auto_family {
 	char model[64];
 	size_t n_cands, n_done, n_failed;	/* n_failed: cancelled too */
 	char best_hex[9];		/* "" when no candidate has a score */
-	double best_valid;		/* the best's score as the search
-					 * ranked it: the proper score out of
-					 * fold (cv_search), else the metric
-					 * on valid */
+	double best_valid;		/* the best's score_metric as the
+					 * search ranked it: out of fold
+					 * (cv_search), else on valid */
 	double seconds;			/* the workers' seconds of its search */
 };
 

@@ -53,7 +53,7 @@ int cfl_report_auto(struct cfl_store *st, const struct cfl_run_info *run,
 				     "fold)\n", sum.score_metric);
 	else
 		rc |= cfl_buf_printf(out, "\nSearch (candidates scored by %s on the "
-				     "validation part)\n", sum.metric);
+				     "validation part)\n", sum.score_metric);
 	rc |= cfl_buf_printf(out, "%-8s  %10s  %6s  %6s  %-8s  %12s  %9s\n", "model",
 			     "candidates", "done", "failed", "best", sum.cv_search ? "best oof" : "best valid",
 			     "seconds");

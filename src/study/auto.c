@@ -218,6 +218,33 @@ out:
 	c->oof = NULL;
 }
 
+/* Candidate k's proper score on the validation part from its search
+ * trial's predictions there (n rows, rows NULL: the part's rows in
+ * order); a prediction that does not fit leaves the plan's metric the
+ * score, as a run by an older cfl (no predictions kept) has it. */
+static void score_valid(struct cfl_study *s, size_t k, const double *pred,
+			const uint32_t *rows, size_t n, size_t n_out)
+{
+	struct study_auto *a = s->autos;
+	struct auto_cand *c = &a->c[k];
+	const struct cfl_xy *v = &s->data->valid;
+	double *y, val;
+	struct cfl_err why;
+
+	if (!pred || n != v->n || n_out != a->n_out || !n)
+		return;
+	if (!(y = malloc(n * sizeof(*y))))
+		return;
+	for (size_t i = 0; i < n; i++)
+		y[i] = v->y[rows && rows[i] < v->n ? rows[i] : i];
+	if (!cfl_metric_eval(a->proper, y, pred, n, v->n_classes, &val, &why) &&
+	    isfinite(val)) {
+		c->proper = val;
+		c->score = cfl_metric_info(a->proper)->sign * val;
+	}
+	free(y);
+}
+
 /* Puts one fold's out-of-fold predictions (n rows, rows NULL: 0..n-1)
  * into candidate k's. */
 static void add_oof(struct cfl_study *s, size_t k, const double *pred,
@@ -348,8 +375,15 @@ static long add_cand(struct cfl_study *s, size_t f, struct cfl_params *params,
 	c->replayed = ts.status == CFL_TRIAL_DONE || ts.status == CFL_TRIAL_FAILED ||
 		      ts.status == CFL_TRIAL_POISON;
 	if (ts.status == CFL_TRIAL_DONE) {
+		struct cfl_pred pv;
+
 		if (stored_done(a, metric, ts.id, &c->value))
 			c->score = sign * c->value;
+		if (cfl_store_predictions(s->st, ts.id, CFL_SPLIT_VALID, &pv, err) < 0)
+			return -1;
+		if (!isnan(c->score))
+			score_valid(s, a->n - 1, pv.values, pv.rows, pv.n, pv.n_out);
+		cfl_pred_release(&pv);
 		c->seconds = stored_duration(a, ts.id) + TRIAL_OVERHEAD;
 		return (long)(a->n - 1);
 	}
@@ -362,6 +396,8 @@ static long add_cand(struct cfl_study *s, size_t f, struct cfl_params *params,
 	spec.seed = seed;
 	spec.fold_seed = cfl_fold_seed(p->data.seed, 0);
 	spec.fold = -1;
+	/* its predictions on valid: the proper score */
+	spec.flags = CFL_LEASE_KEEP_VALID;
 	spec.prev_attempts = ts.attempt;
 	spec.user = user_of(a->n - 1, -1);
 	if (cfl_pool_submit(s->pool, &spec, err))
@@ -392,6 +428,8 @@ static void on_trial(struct cfl_study *s, const struct cfl_pool_event *ev,
 				if (!strcmp(v->metrics[i].name, metric))
 					c->value = v->metrics[i].value;
 			c->score = cfl_metric_info(s->plan->autop.metric)->sign * c->value;
+			if (!isnan(c->score))
+				score_valid(s, k, v->pred, v->rows, v->n, v->n_out);
 			/* the worker's time plus the lease's round trip (the
 			 * wall time from submission would count the
 			 * coordinator's own work, the GP's asks, too) */
@@ -1587,8 +1625,10 @@ int cfl_study_auto_summary(struct cfl_store *st, int64_t run_id,
 			f->n_failed += failed > 0;
 		}
 		{
-			/* the stored score is signed, higher better */
-			int sg = out->cv_search ? out->score_sign : out->sign;
+			/* the stored score is signed, higher better: the
+			 * proper score's (an older cfl's: its metric's,
+			 * and then score_sign is the metric's) */
+			int sg = out->score_sign;
 
 			if (cands[c].has_score && !isnan(cands[c].score) &&
 			    (!f->best_hex[0] || cands[c].score > sg * f->best_valid)) {

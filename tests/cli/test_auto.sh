@@ -164,6 +164,25 @@ test_auto_small_data_scores_out_of_fold() {
 		fail "the search's best is not the bag's log loss: $out"
 }
 
+# on larger data (10,000 training rows or more) a candidate is one trial
+# on the validation part, ranked by log loss there too, and each family's
+# best is bagged afterwards
+test_auto_large_data_log_loss_on_valid() {
+	awk 'BEGIN { srand(3); print "a,b,c,y"
+		for (i = 0; i < 14000; i++) { a = rand(); b = rand(); c = rand()
+			print a "," b "," c "," ((a + b + 0.3 * rand() > 1.1) ? "hi" : "lo") } }' > big.csv
+	run "$CFL" auto big.csv --models linear,tree --max-trials 4 --folds 3 --db b.db --name b
+	expect_rc 0
+	expect_err "each on the validation part"
+	expect_out "Search (candidates scored by logloss on the validation part)"
+	[ "$(sqlite3 b.db "select count(*) from trials where fold = -1 and phase = 'search'")" = 4 ] ||
+		fail "not 4 search trials on valid"
+	[ "$(sqlite3 b.db "select count(*) from trials where fold >= 0")" = 6 ] ||
+		fail "not two bags of 3 folds"
+	[ "$(awk '/^Leaderboard/ {on = 1} on && /^1 / {print $2}' <<<"$out")" = greedy ] ||
+		fail "rank 1 is not greedy: $out"
+}
+
 # the portfolio: after its defaults each family tries pre-chosen diverse
 # configurations before its Bayesian optimisation; every one of them is
 # valid for its model (no candidate fails)
