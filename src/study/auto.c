@@ -1,42 +1,17 @@
 /*
- * `cfl auto` on a study (cfl/study.h).  Two ways to search, both through
- * the one pool and the one run:
- *
- * - In rounds (small data, under 10,000 training rows, and any run with a
- *   count budget, --max-trials): every family's defaults, then one
- *   configuration of its portfolio a round, then up to ROUND_ASKS
- *   candidates of its GP a round.  A round is submitted whole and told
- *   whole once every one of its candidates is final, so the GP's
- *   proposals depend on the told scores only, never on the workers or a
- *   --resume.  On small data each candidate is a bag of --folds fold
- *   trials scored on the out-of-fold predictions of every training row by
- *   a proper score (log loss; regression: the metric itself): a
- *   validation part of a few dozen rows ties most candidates.  The rounds
- *   go on until the count, every space exhausted, or the time (a round is
- *   not started when the last one took longer than the time left).
- *
- * - By shares of the time (larger data without a count budget):
- * Every family's defaults are submitted at the start, in family order, so
- * a slow family's defaults (fcnn on many rows) run beside the others'
- * instead of taking its share alone, and a family searched late has had
- * its defaults running since the start.
- * The families search one after another, each until its share of
- * the search budget (what is left of it over the families left, the bags
- * of the families searched set aside) or until it stops improving (its
- * time then goes to the families after it), then round after round
- * shares what is left the same way, each family's search going on with a
- * fresh count of candidates no better, until a round after the first
- * improves no family's best; the bags get the rest but a small
- * reserve for the ensembles.  A candidate
- * still running when its family's share ends is cancelled (a failed trial,
- * "cancelled"), unless the family has no score yet (its defaults always
- * run, for up to the family's fair share of all the time left, as long as
- * the bags of the families searched before still fit); bags still running at
- * the limit are interrupted (run again by --resume).  Asks and tells follow
- * tune's rule (one more ask each time the oldest in flight is told), so
- * --resume replays the stored candidates and goes on from them.
- *
- * The leaderboard (cfl_study_auto_summary) is read back from the store.
+ * `cfl auto` on a study (cfl/study.h), through the one pool and the one
+ * run:
+ *   1. search: every family's defaults, its portfolio, then its GP, in
+ *      rounds; on small data (under CV_MAX_ROWS training rows) each
+ *      candidate is a bag of --folds fold trials scored out of fold by a
+ *      proper score, else one trial scored on the validation part;
+ *   2. bags: on larger data, each family's best bagged afterwards;
+ *   3. the leaderboard's entries are built by cfl_study_finish
+ *      (cfl_study_auto_ensembles) and read back by cfl_study_auto_summary.
+ * Invariant: under a count budget (--max-trials) a round is told only
+ * once all of it is final, so what is asked depends on the seed alone.
+ * How the time is shared when there is no count budget is said where it
+ * is done (search_async, search_family).
  */
 #include "internal.h"
 
@@ -550,7 +525,26 @@ static size_t stall_limit(size_t slots)
 	return 2 * slots > STALL_CANDIDATES ? 2 * slots : STALL_CANDIDATES;
 }
 
-/* Searches family f until family_end (its search goes on from where an
+/* Larger data without a count budget: every family's defaults are
+ * submitted at the start, in family order, so a slow family's defaults
+ * (fcnn on many rows) run beside the others' instead of taking its share
+ * alone.  The families search one after another, each until its share of
+ * the search budget (what is left of it over the families left, the bags
+ * of the families searched set aside) or until it stops improving (its
+ * time then goes to the families after it), then round after round shares
+ * what is left the same way, each family's search going on with a fresh
+ * count of candidates no better, until a round after the first improves
+ * no family's best; the bags get the rest but a small reserve for the
+ * ensembles.  A candidate still running when its family's share ends is
+ * cancelled (a failed trial, "cancelled"), unless the family has no score
+ * yet (its defaults always run, for up to the family's fair share of all
+ * the time left, as long as the bags of the families searched before
+ * still fit); bags still running at the limit are interrupted (run again
+ * by --resume).  Asks and tells follow tune's rule (one more ask each time
+ * the oldest in flight is told), so --resume replays the stored
+ * candidates and goes on from them.
+ *
+ * Searches family f until family_end (its search goes on from where an
  * earlier call left it), or until it stops: its space exhausted, or
  * stall_limit candidates in a row no better than its best (then no more
  * are asked, and those in flight finish within the share).  The bags of
