@@ -832,8 +832,7 @@ static int ask_round(struct cfl_study *s, size_t only, size_t room,
 /* The most candidates a family asks under a time limit: its GP is fitted
  * again on every point at each ask, a cost that grows as the cube of the
  * points, paid by the coordinator while the workers wait.  A bound on that
- * time, not a choice of quality (on the small sets in datasets/ a 60 s run
- * asks about 40 a family). */
+ * time, not a choice of quality. */
 #define FAMILY_MAX_CANDS 300
 
 /* The search of small data under a time limit: each family goes through
