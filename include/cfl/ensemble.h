@@ -171,6 +171,10 @@ struct cfl_ens_input {
 						 * OOF predictions (when every
 						 * member has them) instead of
 						 * on valid */
+	const enum cfl_metric_id *select_metric;	/* greedy and top select
+						 * by this one; NULL: metrics[0]
+						 * (auto: log loss, a proper
+						 * score, for classification) */
 };
 
 /* Defaults of struct cfl_ens_input's knobs. */

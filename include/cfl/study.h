@@ -113,6 +113,17 @@ struct cfl_study_auto_plan {
 	const char *save;	/* --save: the bundle of the leaderboard to
 				 * write at the end; the fold trials then keep
 				 * their models; NULL: none */
+	long max_trials;	/* --max-trials: a count budget; 0: none.
+				 * The search ends after this many candidates
+				 * over all the families (their portfolios
+				 * first, then rounds of Bayesian optimisation
+				 * in turn), each round batch-synchronous, so
+				 * that the candidates, the leaderboard and
+				 * the bundle depend on the seed only, not on
+				 * the workers, their speed or a --resume.
+				 * The time limit still stops the run where
+				 * it is reached.  Not part of the stored
+				 * plan: a --resume may raise it */
 };
 
 /* How a run executes, none of it stored with the run: --resume may change
@@ -401,55 +412,56 @@ void cfl_study_model_path(const char *db, const char *name, char *out,
 int cfl_study_timed_out(const struct cfl_study *s);
 
 /* `cfl auto`'s run (plan kind CFL_RUN_AUTO), within the plan's time_limit
- * counted from cfl_study_open: each family of autop.models in turn is
- * searched on the validation part for its share of at most 0.8 of the
- * budget (the share of the families left of what is left), its defaults
- * first, then the GP over its space (one seed per candidate, tune's
- * ask/tell rule), round after round until a round after the first
- * improves no family's best (autop.use_all_time: until the search's time
- * ends); a candidate still running at the end of its family's share is
- * cancelled (once the family has a score).  Then each family's best is bagged with
- * autop.folds fold trials (out-of-fold predictions kept), the best family
- * first, until the limit minus a small reserve for the ensembles.  On
- * --resume the stored candidates are replayed (done trials not run again)
- * and the search goes on from them with the new time limit.  Tells START,
- * PHASE, TRIAL (what: the model, hex: the candidate, fold -1 for the
- * search), CANDIDATE and TICK.  Returns 0 when the bags finished,
- * CFL_STUDY_TIME_LIMIT when the limit stopped them (both: go on with
- * cfl_study_finish, which stores a "MODEL:HEX" bag row per bag whose folds
- * all finished, and mean and stacking of the bags on their out-of-fold
- * predictions), CFL_STUDY_INTERRUPTED, or -1 with err. */
+ * counted from cfl_study_open, or autop.max_trials candidates.
+ * On small data (training rows under 10,000) and under a count budget the
+ * search goes in rounds: every family's defaults, then one configuration
+ * of its portfolio a round (diverse pre-chosen settings), then up to 2
+ * candidates of its GP a round; a round is submitted whole and told whole
+ * once all of it is final (so the candidates depend on the seed only).  On
+ * small data each candidate is a bag of autop.folds fold trials (out-of-
+ * fold predictions kept), scored on the out-of-fold predictions of every
+ * training row by log loss (regression: the plan's metric); the rounds go
+ * on until max_trials or every space is exhausted, or (small data, no
+ * count budget) each family goes through its rounds at its own pace until
+ * another round would not finish in the time left, its space is
+ * exhausted, or it has 300 candidates.  On larger data the
+ * candidates are single trials scored on the validation part (log loss
+ * there too; regression: the plan's metric): under a count budget in the
+ * same rounds, else each
+ * family in turn for its share of at most 0.8 of the budget, its defaults
+ * first, round after round until a round after the first improves no
+ * family's best (autop.use_all_time: until the search's time ends), a
+ * candidate still running at the end of its family's share cancelled
+ * (once the family has a score); then each family's best is bagged.  With
+ * autop.refit each family's best bag is refit on every training row.
+ * PHASE events say why the search ended, in one line.  On --resume the
+ * stored candidates are replayed (done trials not run again) and the
+ * search goes on from them.  Tells START, PHASE, TRIAL (what: the model,
+ * hex: the candidate, fold -1 for a search trial on valid), CANDIDATE
+ * (score: the plan's metric, out of fold or on valid) and TICK.  Returns 0
+ * when the work finished, CFL_STUDY_TIME_LIMIT when the limit stopped it
+ * (both: go on with cfl_study_finish, which stores the leaderboard's
+ * entries, cfl_study_auto_ensembles), CFL_STUDY_INTERRUPTED, or -1 with
+ * err. */
 int cfl_study_auto(struct cfl_study *s, const struct cfl_study_listener *ls,
 		   struct cfl_err *err);
 
-enum { CFL_AUTO_CREDIT_NONE, CFL_AUTO_CREDIT_PAIRED, CFL_AUTO_CREDIT_BINOMIAL };
-
-/* auto's leaderboard ranks `top` with this many paired standard errors of
- * its out-of-fold loss against the best entry's added to its score.
- * stacking and greedy fit their weights on the very rows their OOF score
- * is measured on: the best of the many mixes greedy tries beats a fixed
- * one by about sqrt(2 ln M) standard errors of M mixes by chance alone
- * (3 for M near 100).  Over 40 splits of the four small sets, 2 and 3
- * ranked another entry first on 4 splits, with the same test figure on 3
- * (one row of 114 less on the fourth, breast_cancer); on the W1 set
- * greedy's lead of 2.6 standard errors out of fold came out 13 test rows
- * of 20,000 behind top (docs/auto.md). */
-#define CFL_STUDY_TOP_CREDIT_SE 3.0
-
 /* A row of auto's leaderboard: a bag or an ensemble of bags. */
 struct cfl_study_auto_row {
-	char name[96];		/* "stacking", "mean", "gbdt:1a2b3c4d" */
-	char method[32];	/* "bag", "mean", "stacking" */
+	char name[96];		/* "greedy", "mean", "gbdt:1a2b3c4d" */
+	char method[32];	/* "bag", "mean", "stacking", "greedy" (and in
+				 * runs by an older cfl "top") */
 	double cv;		/* the ranking metric on the out-of-fold
 				 * predictions of every training row; NaN
 				 * when undefined */
-	double valid, test;	/* ... on the validation and test parts */
+	double loss;		/* the proper score out of fold (the summary's
+				 * score_metric: log loss for classification,
+				 * the metric itself for regression); NaN when
+				 * not stored (a run by an older cfl) */
+	double valid, test;	/* ... the metric on the validation and test
+				 * parts */
 	double seconds;		/* the workers' seconds of the trials in it */
 	size_t n_trials;
-	double rank_cv;		/* what the leaderboard sorts by: cv, plus
-				 * credit (minus, for a metric where lower
-				 * is better) */
-	double credit;		/* 0 but for the entry the summary credits */
 };
 
 /* What auto's search did for one model family. */
@@ -461,32 +473,33 @@ struct cfl_study_auto_family {
 	char why[96];			/* no score: why ("its default was
 					 * cancelled at the time limit after
 					 * 9.1 s"); else "" */
-	double best_valid;		/* the best's metric on valid */
+	double best_valid;		/* the best's score_metric as the
+					 * search ranked it: out of fold
+					 * (cv_search), else on valid */
 	double seconds;			/* the workers' seconds of its search */
 };
 
 struct cfl_study_auto_summary {
-	char metric[32];	/* the ranking metric */
+	char metric[32];	/* the user's metric, shown beside */
 	int sign;
+	char score_metric[32];	/* the proper score that ranks: "logloss"
+				 * (classification) or metric */
+	int score_sign;
 	size_t n_unfinished;	/* fold trials the time limit left
 				 * interrupted or not started: their bags
 				 * are not ranked */
 	size_t n_rows;
-	struct cfl_study_auto_row *rows;	/* best rank_cv first (then valid;
-						 * equal on both: top, bag, mean,
-						 * stacking, greedy, then fewer
-						 * seconds) */
-	/* The entry ranked with a credit, so that it ranks first unless an
-	 * entry beats it by more than chance would (credit: none, 0):
-	 * CFL_AUTO_CREDIT_PAIRED: `top`, credited CFL_STUDY_TOP_CREDIT_SE
-	 * paired standard errors of its out-of-fold loss against the best
-	 * entry's, as the run stored it (cfl_store_run_credits);
-	 * CFL_AUTO_CREDIT_BINOMIAL: a run by a cfl before `top` (none
-	 * stored) with acc: `mean`, credited one binomial standard error of
-	 * the best entry's out-of-fold accuracy over the training rows. */
-	int credit_kind;
-	char credit_entry[96];
-	double credit;
+	/* The leaderboard: `greedy` first (Caruana's ensemble selection by
+	 * the proper score out of fold over every bag: it is the rule that
+	 * picks, and it picks a single bag where no mix does better), then
+	 * the others by their proper score out of fold (loss), then by cv,
+	 * then fewer seconds, then name.  No constant in it was fitted to
+	 * any data set.  A run by an older cfl (no loss stored) ranks by
+	 * cv alone. */
+	struct cfl_study_auto_row *rows;
+	int cv_search;		/* the search scored its candidates out of
+				 * fold (small data), not on the validation
+				 * part */
 	size_t n_oof;		/* the training rows the oof scores cover */
 	size_t n_families;
 	struct cfl_study_auto_family *families;	/* in search order */

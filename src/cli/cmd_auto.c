@@ -35,6 +35,7 @@ enum {
 	OPT_SAVE,
 	OPT_USE_ALL_TIME,
 	OPT_REFIT,
+	OPT_MAX_TRIALS,
 };
 
 #define DEFAULT_MODELS "fcnn,linear,tree,forest,gbdt"
@@ -45,37 +46,41 @@ static void usage(FILE *f)
 
 	fprintf(f,
 		"usage: cfl auto DATA [options]\n\n"
-		"Finds a good model for DATA within --time-limit seconds, in one run of the\n"
-		"pool and the database: searches each model family on the validation part\n"
-		"for its share of the time (the model's defaults first, then Bayesian\n"
-		"optimisation over params/MODEL.params; round after round, until a round\n"
-		"improves no family's best), trains the best of each family on\n"
-		"--folds folds (out-of-fold predictions), and combines them (top: the\n"
-		"mean of the bags within two standard errors of the best; mean;\n"
-		"stacking: non-negative weights summing to one; greedy: ensemble\n"
-		"selection; all chosen on the out-of-fold predictions).  Prints a\n"
-		"leaderboard sorted by the out-of-fold score (top credited three\n"
-		"standard errors), with the test score (never used to choose) and the\n"
-		"seconds each entry took.\n"
+		"Finds a good model for DATA within --time-limit seconds (or --max-trials\n"
+		"candidates), in one run of the pool and the database.  On small data\n"
+		"(under 10,000 training rows) every candidate is trained on --folds folds\n"
+		"and scored out of fold on every training row by log loss (regression:\n"
+		"--metric); on larger data it is scored on the validation part, and each\n"
+		"family's best is bagged afterwards.  Each family tries its defaults, a\n"
+		"portfolio of diverse configurations, then Bayesian optimisation over\n"
+		"params/MODEL.params, round after round until the limit.  Then greedy\n"
+		"ensemble selection (Caruana's, by log loss out of fold) over every bag,\n"
+		"and mean and stacking of each family's best bag.  Prints a leaderboard:\n"
+		"greedy first, the others by log loss out of fold, --metric beside, the\n"
+		"test score (never used to choose) and the seconds each entry took.\n"
 		"With --save, every entry of the leaderboard goes into one bundle file\n"
 		"for cfl predict (its default row: the leaderboard's rank 1).\n\n"
 		"Options:\n"
 		"  --time-limit SEC         the whole run's time [60]\n"
 		"  --models LIST            the model families [" DEFAULT_MODELS ",\n"
 		"                           those built in]\n"
-		"  --folds K                folds of each family's best [5]\n"
-		"  --metric NAME            ranks candidates and the leaderboard [acc;\n"
-		"                           regression: mse]\n"
+		"  --folds K                folds of each candidate's bag [5]\n"
+		"  --metric NAME            shown beside log loss; for regression it\n"
+		"                           ranks [acc; regression: mse]\n"
 		"  --use-all-time           search on until the search's time ends, even\n"
 		"                           after a round of every family improved nothing\n"
-		"  --refit                  refit each bag's candidate on every training\n"
-		"                           row once its folds are done, and predict with\n"
+		"  --max-trials N           end the search after N candidates over all\n"
+		"                           the families: a run that depends on --seed\n"
+		"                           only, not on the workers or the clock (the\n"
+		"                           time limit then defaults to none) [0: none]\n"
+		"  --refit                  refit each family's best bag's candidate on\n"
+		"                           every training row, and predict with\n"
 		"                           that one model instead of its K fold models:\n"
 		"                           a K times smaller bundle, K times quicker\n"
 		"                           predictions, a little less accurate\n"
 		"  --save FILE              keep the bags' models and write the\n"
 		"                           leaderboard as a bundle FILE (rows: each bag\n"
-		"                           MODEL:HEX, top, mean, stacking, greedy)\n"
+		"                           MODEL:HEX, mean, stacking, greedy)\n"
 		"                           [none]\n"
 		CLI_POOL_HELP_NUM_JOBS
 		CLI_POOL_HELP_DB_NAME("auto")
@@ -134,6 +139,7 @@ static int parse_args(void *ctx, int argc, char **argv)
 		{ "use-all-time", no_argument, 0, OPT_USE_ALL_TIME },
 		{ "refit", no_argument, 0, OPT_REFIT },
 		{ "verbose", no_argument, 0, 'v' },
+		{ "max-trials", required_argument, 0, OPT_MAX_TRIALS },
 		CLI_POOL_LONGOPTS,
 		{ "help", no_argument, 0, 'h' },
 		{ 0, 0, 0, 0 },
@@ -141,7 +147,7 @@ static int parse_args(void *ctx, int argc, char **argv)
 	const char *models = NULL;
 	struct cfl_err err;
 	long folds;
-	int c, r;
+	int c, r, limit_given = 0;
 
 	cfl_study_plan_init(&pl->sp);
 	pl->sp.kind = CFL_RUN_AUTO;
@@ -161,6 +167,11 @@ static int parse_args(void *ctx, int argc, char **argv)
 		case OPT_TIME_LIMIT:
 			if (cli_parse_double(optarg, 0.5, 1e8, &pl->sp.time_limit))
 				return cli_usage_error("auto", "--time-limit must be a number of seconds >= 0.5, got '%s'", optarg);
+			limit_given = 1;
+			break;
+		case OPT_MAX_TRIALS:
+			if (cli_parse_long(optarg, 1, 1000000, &pl->sp.autop.max_trials))
+				return cli_usage_error("auto", "--max-trials must be an integer in [1, 1000000], got '%s'", optarg);
 			break;
 		case OPT_FOLDS:
 			if (cli_parse_long(optarg, 2, 100, &folds))
@@ -191,6 +202,8 @@ static int parse_args(void *ctx, int argc, char **argv)
 			return cli_bad_option("auto", argc, argv, "qhv", opts);
 		}
 	}
+	if (pl->sp.autop.max_trials && !limit_given)
+		pl->sp.time_limit = 1e8;	/* the count, not the clock */
 	if (optind >= argc && pl->pool.resume)
 		return 3;	/* the rest comes from the stored command */
 	if (optind >= argc)

@@ -728,6 +728,7 @@ static int build(enum cfl_ensemble_method method,
 		const double **po = NULL;
 		size_t n;
 		const double *y;
+		enum cfl_metric_id sel;
 		int rc;
 
 		if (!first)
@@ -740,13 +741,13 @@ static int build(enum cfl_ensemble_method method,
 			return -1;
 		n = on_oof ? in->n_train : in->n_valid;
 		y = on_oof ? in->y_train : in->y_valid;
+		sel = in->select_metric ? *in->select_metric : in->metrics[0];
 		rc = method == CFL_ENS_GREEDY
 		     ? cfl_ensemble_greedy(on_oof ? po : pv, m, n, in->n_out, y,
-					   in->n_classes, in->metrics[0],
-					   in->greedy_rounds, out->weights, err)
+					   in->n_classes, sel, in->greedy_rounds,
+					   out->weights, err)
 		     : cfl_ensemble_top(on_oof ? po : pv, m, n, y, in->n_classes,
-					in->metrics[0], CFL_ENS_TOP_SE, out->weights,
-					err);
+					sel, CFL_ENS_TOP_SE, out->weights, err);
 		free(po);
 		return rc ? -1 : apply_weights(in, pv, pt, out, err);
 	}

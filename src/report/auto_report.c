@@ -140,26 +140,18 @@ out:
 static int ranking_sentence(const struct cfl_study_auto_summary *sum,
 			    struct cfl_buf *b)
 {
-	int rc = cfl_buf_printf(b, "Ranked by %s on the out-of-fold predictions of "
-				"the training rows, %s first", sum->metric,
-				sum->sign > 0 ? "highest" : "lowest");
+	const char *sm = sum->score_metric[0] ? sum->score_metric : sum->metric;
+	int rc = cfl_buf_puts(b, "Greedy ensemble selection (Caruana's, with "
+			      "replacement, over the bags' out-of-fold predictions) "
+			      "ranks first; the other entries follow by ");
 
-	if (sum->credit_kind == CFL_AUTO_CREDIT_PAIRED)
-		rc |= cfl_buf_printf(b, ", %s's score credited with\001%g\001paired "
-				     "standard errors of its loss against the best "
-				     "entry's (%.6f), so that an entry ranks above it "
-				     "only when better by more than chance",
-				     sum->credit_entry, CFL_STUDY_TOP_CREDIT_SE,
-				     sum->credit);
-	else if (sum->credit_kind == CFL_AUTO_CREDIT_BINOMIAL && sum->credit > 0)
-		rc |= cfl_buf_printf(b, ", %s's score credited with one standard "
-				     "error of the best accuracy over\001%zu\001training "
-				     "rows (%.6f), so that an entry ranks above it "
-				     "only when better by more than chance",
-				     sum->credit_entry, sum->n_oof, sum->credit);
-	return rc | cfl_buf_puts(b, "; ties go by the validation score, then to "
-				    "the simpler and cheaper entry; the test score "
-				    "chose nothing.");
+	rc |= cfl_buf_printf(b, "%s on the out-of-fold predictions of the training "
+			     "rows, %s first", sm,
+			     (sum->score_metric[0] ? sum->score_sign : sum->sign) > 0
+			     ? "highest" : "lowest");
+	if (strcmp(sm, sum->metric))
+		rc |= cfl_buf_printf(b, ", with %s beside", sum->metric);
+	return rc | cfl_buf_puts(b, "; the test score chose nothing.");
 }
 
 /* The ranking sentence with plain spaces, into b (internal.h). */
@@ -242,6 +234,7 @@ static int put_text(const struct cfl_study_auto_summary *sum,
 		    const struct cfl_report_auto_entry *e, size_t width,
 		    struct cfl_buf *b)
 {
+	const char *sm = sum->score_metric[0] ? sum->score_metric : sum->metric;
 	struct cfl_buf s;
 	int w = 5, rc = 0;
 
@@ -254,26 +247,26 @@ static int put_text(const struct cfl_study_auto_summary *sum,
 	rc |= rc ? rc : wrap(b, s.data, width && width < 80 ? width - 1 : 79);
 	cfl_buf_release(&s);
 	rc |= cfl_buf_printf(b, "%-4s %-*s %-8s %9s %9s %9s %8s %7s\n", "rank", w,
-			     "entry", "kind", "oof", "valid", "test", "seconds",
+			     "entry", "kind", sm, "oof", "test", "seconds",
 			     "members");
 	for (size_t i = 0; i < sum->n_rows; i++) {
 		const struct cfl_study_auto_row *r = &sum->rows[i];
-		char cv[32], va[32], te[32];
+		char lo[32], cv[32], te[32];
 
+		num6(r->loss, lo, sizeof(lo));
 		num6(r->cv, cv, sizeof(cv));
-		num6(r->valid, va, sizeof(va));
 		num6(r->test, te, sizeof(te));
 		rc |= cfl_buf_printf(b, "%-4zu %-*s %-8s %9s %9s %9s %8.3f %7zu\n",
-				     i + 1, w, r->name, kind_of(r), cv, va, te,
+				     i + 1, w, r->name, kind_of(r), lo, cv, te,
 				     r->seconds, e ? e[i].n_members : r->n_trials);
 	}
 	if (!sum->n_rows)
 		rc |= cfl_buf_printf(b, "(no model finished its folds)\n");
-	rc |= cfl_buf_printf(b, "\nSearch (candidates scored by %s on the validation "
-			     "part)\n", sum->metric);
+	rc |= cfl_buf_printf(b, "\nSearch (candidates scored by %s %s)\n", sm,
+			     sum->cv_search ? "out of fold" : "on the validation part");
 	rc |= cfl_buf_printf(b, "%-8s  %10s  %6s  %6s  %-8s  %12s  %9s\n", "model",
-			     "candidates", "done", "failed", "best", "best valid",
-			     "seconds");
+			     "candidates", "done", "failed", "best",
+			     sum->cv_search ? "best oof" : "best valid", "seconds");
 	for (size_t i = 0; i < sum->n_families; i++) {
 		const struct cfl_study_auto_family *f = &sum->families[i];
 		char bv[32];
@@ -311,10 +304,12 @@ static int put_md(const struct cfl_study_auto_summary *sum,
 				     kind_of(r), cv, va, te, r->seconds,
 				     e && e[i].members ? e[i].members : "");
 	}
-	rc |= cfl_buf_printf(b, "\n### Search (candidates scored by %s on the "
-			     "validation part)\n\n| model | candidates | done | "
-			     "failed | best | best valid | seconds |\n|:---|---:|"
-			     "---:|---:|:---|---:|---:|\n", sum->metric);
+	rc |= cfl_buf_printf(b, "\n### Search (candidates scored by %s %s)\n\n"
+			     "| model | candidates | done | failed | best | best %s | "
+			     "seconds |\n|:---|---:|---:|---:|:---|---:|---:|\n",
+			     sum->score_metric[0] ? sum->score_metric : sum->metric,
+			     sum->cv_search ? "out of fold" : "on the validation part",
+			     sum->cv_search ? "oof" : "valid");
 	for (size_t i = 0; i < sum->n_families; i++) {
 		const struct cfl_study_auto_family *f = &sum->families[i];
 		char bv[32];
@@ -378,7 +373,7 @@ static int put_csv(const struct cfl_study_auto_summary *sum,
 		   const struct cfl_report_auto_entry *e, struct cfl_buf *b)
 {
 	int rc = cfl_buf_puts(b, "rank,entry,kind,method,metric,oof,valid,test,"
-				 "seconds,trials,members,rank_oof,credit\n");
+				 "seconds,trials,members,score_metric,score\n");
 
 	for (size_t i = 0; i < sum->n_rows; i++) {
 		const struct cfl_study_auto_row *r = &sum->rows[i];
@@ -392,8 +387,8 @@ static int put_csv(const struct cfl_study_auto_summary *sum,
 		      cfl_buf_puts(b, ",") || put_g(b, r->seconds, 0) ||
 		      cfl_buf_printf(b, ",%zu,", r->n_trials) ||
 		      csv_field(b, e && e[i].members ? e[i].members : "") ||
-		      cfl_buf_puts(b, ",") || put_g(b, r->rank_cv, 0) ||
-		      cfl_buf_puts(b, ",") || put_g(b, r->credit, 0) ||
+		      cfl_buf_puts(b, ",") || csv_field(b, sum->score_metric) ||
+		      cfl_buf_puts(b, ",") || put_g(b, r->loss, 0) ||
 		      cfl_buf_puts(b, "\n");
 	}
 	return rc;
@@ -421,8 +416,9 @@ static int json_rows(const struct cfl_study_auto_summary *sum,
 		      put_g(b, r->seconds, 1) ||
 		      cfl_buf_printf(b, ", \"trials\": %zu, \"members\": ", r->n_trials) ||
 		      json_string(b, e && e[i].members ? e[i].members : "") ||
-		      cfl_buf_puts(b, ", \"rank_oof\": ") || put_g(b, r->rank_cv, 1) ||
-		      cfl_buf_puts(b, ", \"credit\": ") || put_g(b, r->credit, 1) ||
+		      cfl_buf_puts(b, ", \"score_metric\": ") ||
+		      json_string(b, sum->score_metric) ||
+		      cfl_buf_puts(b, ", \"score\": ") || put_g(b, r->loss, 1) ||
 		      cfl_buf_puts(b, "}");
 	}
 	return rc | cfl_buf_printf(b, "%s%.*s]", sum->n_rows ? "\n" : "",

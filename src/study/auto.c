@@ -1,29 +1,17 @@
 /*
- * `cfl auto` on a study (cfl/study.h): within the plan's time limit, tune
- * each model family on the validation part (its defaults first, then the
- * GP search over its space), bag each family's best with K folds for
- * out-of-fold predictions, and leave the ensembles of the bags to
- * cfl_study_finish.  Everything goes through the one pool and the one run.
- *
- * Every family's defaults are submitted at the start, in family order, so
- * a slow family's defaults (fcnn on many rows) run beside the others'
- * instead of taking its share alone, and a family searched late has had
- * its defaults running since the start.
- * Time: the families search one after another, each until its share of
- * the search budget (what is left of it over the families left, the bags
- * of the families searched set aside) or until it stops improving (its
- * time then goes to the families after it), then round after round
- * shares what is left the same way, each family's search going on with a
- * fresh count of candidates no better, until a round after the first
- * improves no family's best; the bags get the rest but a small
- * reserve for the ensembles.  A candidate
- * still running when its family's share ends is cancelled (status
- * cancelled), unless the family has no score yet (its defaults always
- * run, for up to the family's fair share of all the time left, as long as
- * the bags of the families searched before still fit); bags still running at
- * the limit are interrupted (run again by --resume).  Asks and tells follow
- * tune's rule (one more ask each time the oldest in flight is told), so
- * --resume replays the stored candidates and goes on from them.
+ * `cfl auto` on a study (cfl/study.h), through the one pool and the one
+ * run:
+ *   1. search: every family's defaults, its portfolio, then its GP, in
+ *      rounds; on small data (under CV_MAX_ROWS training rows) each
+ *      candidate is a bag of --folds fold trials scored out of fold by a
+ *      proper score, else one trial scored on the validation part;
+ *   2. bags: on larger data, each family's best bagged afterwards;
+ *   3. the leaderboard's entries are built by cfl_study_finish
+ *      (cfl_study_auto_ensembles) and read back by cfl_study_auto_summary.
+ * Invariant: under a count budget (--max-trials) a round is told only
+ * once all of it is final, so what is asked depends on the seed alone.
+ * How the time is shared when there is no count budget is said where it
+ * is done (search_async, search_family).
  */
 #include "internal.h"
 
@@ -79,6 +67,12 @@ struct auto_cand {
 	size_t folds_done;
 	size_t *iters;
 	int refit;
+	/* cross-validated search (small data): the candidate is its bag,
+	 * scored on the out-of-fold predictions its folds put together */
+	size_t folds_failed;
+	double *oof;		/* (n_train, n_out) while folds are pending */
+	double proper;		/* the proper score out of fold (or on valid):
+				 * log loss, or the regression metric */
 };
 
 struct study_auto {
@@ -98,6 +92,11 @@ struct study_auto {
 	int stopped[CFL_STUDY_MAX_MODELS];	/* stalled this round */
 	int exhausted[CFL_STUDY_MAX_MODELS];	/* its space has no more */
 	double search_end;
+	int cv;			/* candidates scored out of fold (small data) */
+	long next_config[CFL_STUDY_MAX_MODELS];	/* its portfolio's next; -1:
+						 * done */
+	size_t n_out;
+	enum cfl_metric_id proper;	/* logloss, or the plan's metric */
 };
 
 void cfl_study_auto_release(struct cfl_study *s)
@@ -109,6 +108,7 @@ void cfl_study_auto_release(struct cfl_study *s)
 	for (size_t i = 0; i < a->n; i++) {
 		cfl_params_release(&a->c[i].params);
 		free(a->c[i].iters);
+		free(a->c[i].oof);
 	}
 	for (size_t f = 0; f < CFL_STUDY_MAX_MODELS; f++)
 		cfl_search_free(a->search[f]);
@@ -168,6 +168,147 @@ static double bag_seconds(const struct cfl_study *s, size_t f);
 
 /* ---- the search of one family ---- */
 
+/* Candidate k's proper score and its metric, once its out-of-fold
+ * predictions cover every training row (all its folds done; one failed:
+ * NaN, a failed candidate).  The proper score ranks candidates: log loss
+ * for classification (near-equal candidates tie on accuracy on small
+ * data, never on it), the metric itself for regression. */
+static void score_oof(struct cfl_study *s, size_t k)
+{
+	struct study_auto *a = s->autos;
+	struct auto_cand *c = &a->c[k];
+	const struct cfl_xy *tr = &s->data->train;
+	enum cfl_metric_id m = s->plan->autop.metric;
+	struct cfl_err why;
+	double v;
+
+	c->pending = 0;
+	if (c->folds_failed || !c->oof)
+		goto out;
+	if (!cfl_metric_eval(m, tr->y, c->oof, tr->n, tr->n_classes, &v, &why))
+		c->value = v;
+	if (!cfl_metric_eval(a->proper, tr->y, c->oof, tr->n, tr->n_classes, &v, &why)) {
+		c->proper = v;
+		c->score = cfl_metric_info(a->proper)->sign * v;
+	}
+out:
+	free(c->oof);
+	c->oof = NULL;
+}
+
+/* Candidate k's proper score on the validation part from its search
+ * trial's predictions there (n rows, rows NULL: the part's rows in
+ * order); a prediction that does not fit leaves the plan's metric the
+ * score, as a run by an older cfl (no predictions kept) has it. */
+static void score_valid(struct cfl_study *s, size_t k, const double *pred,
+			const uint32_t *rows, size_t n, size_t n_out)
+{
+	struct study_auto *a = s->autos;
+	struct auto_cand *c = &a->c[k];
+	const struct cfl_xy *v = &s->data->valid;
+	double *y, val;
+	struct cfl_err why;
+
+	if (!pred || n != v->n || n_out != a->n_out || !n)
+		return;
+	if (!(y = malloc(n * sizeof(*y))))
+		return;
+	for (size_t i = 0; i < n; i++)
+		y[i] = v->y[rows && rows[i] < v->n ? rows[i] : i];
+	if (!cfl_metric_eval(a->proper, y, pred, n, v->n_classes, &val, &why) &&
+	    isfinite(val)) {
+		c->proper = val;
+		c->score = cfl_metric_info(a->proper)->sign * val;
+	}
+	free(y);
+}
+
+/* Puts one fold's out-of-fold predictions (n rows, rows NULL: 0..n-1)
+ * into candidate k's. */
+static void add_oof(struct cfl_study *s, size_t k, const double *pred,
+		    const uint32_t *rows, size_t n)
+{
+	struct study_auto *a = s->autos;
+	struct auto_cand *c = &a->c[k];
+	size_t n_train = s->data->train.n;
+
+	for (size_t r = 0; r < n && c->oof; r++) {
+		size_t row = rows ? rows[r] : r;
+
+		if (row < n_train)
+			memcpy(c->oof + row * a->n_out, pred + r * a->n_out,
+			       a->n_out * sizeof(double));
+	}
+}
+
+/* Cross-validated search: candidate k's K fold trials (repeat 0, fold
+ * 0..K-1, out-of-fold predictions kept), those stored done taken from the
+ * store (--resume), the others submitted.  0, or -1 with err. */
+static int add_folds(struct cfl_study *s, size_t k, struct cfl_err *err)
+{
+	const struct cfl_study_plan *p = s->plan;
+	struct study_auto *a = s->autos;
+	struct auto_cand *c = &a->c[k];
+	int K = p->autop.folds;
+	uint64_t seed = cfl_trial_seed(p->data.seed, c->hex, 0);
+	size_t n_sub = 0;
+
+	if (!(c->iters = cfl_calloc((size_t)K, sizeof(size_t), err)) ||
+	    !(c->oof = cfl_calloc(s->data->train.n * a->n_out + 1, sizeof(double), err)))
+		return -1;
+	c->bag = 1;
+	c->seconds = 0;
+	for (int fold = 0; fold < K; fold++) {
+		struct cfl_trial_state ts;
+		struct cfl_trial_spec spec;
+
+		if (cfl_store_trial_ensure_in(s->st, s->run_id, c->id, 0, fold, seed,
+					      CFL_PHASE_REFIT, &ts, err))
+			return -1;
+		if (ts.status == CFL_TRIAL_DONE) {
+			struct cfl_pred po;
+
+			if (cfl_store_predictions(s->st, ts.id, CFL_SPLIT_OOF, &po, err) < 0)
+				return -1;
+			if (po.n_out == a->n_out)
+				add_oof(s, k, po.values, po.rows, po.n);
+			else
+				c->folds_failed++;
+			cfl_pred_release(&po);
+			c->folds_done++;
+			c->iters[fold] = study_stored_iters(a->iters, a->n_iters, ts.id);
+			c->seconds += stored_duration(a, ts.id) + TRIAL_OVERHEAD;
+			continue;
+		}
+		if (ts.status == CFL_TRIAL_FAILED || ts.status == CFL_TRIAL_POISON) {
+			c->folds_failed++;
+			continue;
+		}
+		memset(&spec, 0, sizeof(spec));
+		spec.trial_id = ts.id;
+		spec.model = p->autop.models[c->family];
+		spec.params = &c->params;
+		spec.seed = seed;
+		spec.fold_seed = cfl_fold_seed(p->data.seed, 0);
+		spec.fold = fold;
+		spec.n_folds = K;
+		spec.flags = CFL_LEASE_KEEP_VALID | CFL_LEASE_KEEP_TEST | CFL_LEASE_KEEP_OOF |
+			     (p->autop.save ? CFL_LEASE_KEEP_MODEL : 0);
+		spec.prev_attempts = ts.attempt;
+		spec.user = user_of(k, fold);
+		if (cfl_pool_submit(s->pool, &spec, err))
+			return -1;
+		n_sub++;
+		s->n_ran++;
+	}
+	c->replayed = !n_sub;
+	if (n_sub)
+		c->pending = 1;
+	else
+		score_oof(s, k);
+	return 0;
+}
+
 /* A new candidate of family f (params: moved in) with its one trial,
  * submitted unless stored done or failed.  Its index, or -1 with err. */
 static long add_cand(struct cfl_study *s, size_t f, struct cfl_params *params,
@@ -197,11 +338,13 @@ static long add_cand(struct cfl_study *s, size_t f, struct cfl_params *params,
 	c->params = *params;
 	cfl_params_init(params);
 	c->idx = idx;
-	c->value = c->score = c->seconds = NAN;
+	c->value = c->score = c->seconds = c->proper = NAN;
 	a->n++;
 	if (cfl_store_candidate_get_or_add(s->st, s->run_id, p->autop.models[f],
 					   &c->params, &c->id, c->hex, err))
 		return -1;
+	if (a->cv)
+		return add_folds(s, a->n - 1, err) ? -1 : (long)(a->n - 1);
 	seed = cfl_trial_seed(p->data.seed, c->hex, 0);
 	if (cfl_store_trial_ensure_in(s->st, s->run_id, c->id, 0, -1, seed,
 				      CFL_PHASE_SEARCH, &ts, err))
@@ -218,8 +361,15 @@ static long add_cand(struct cfl_study *s, size_t f, struct cfl_params *params,
 	c->replayed = ts.status == CFL_TRIAL_DONE || ts.status == CFL_TRIAL_FAILED ||
 		      ts.status == CFL_TRIAL_POISON || ts.status == CFL_TRIAL_CANCELLED;
 	if (ts.status == CFL_TRIAL_DONE) {
+		struct cfl_pred pv;
+
 		if (stored_done(a, metric, ts.id, &c->value))
 			c->score = sign * c->value;
+		if (cfl_store_predictions(s->st, ts.id, CFL_SPLIT_VALID, &pv, err) < 0)
+			return -1;
+		if (!isnan(c->score))
+			score_valid(s, a->n - 1, pv.values, pv.rows, pv.n, pv.n_out);
+		cfl_pred_release(&pv);
 		c->seconds = stored_duration(a, ts.id) + TRIAL_OVERHEAD;
 		return (long)(a->n - 1);
 	}
@@ -233,6 +383,8 @@ static long add_cand(struct cfl_study *s, size_t f, struct cfl_params *params,
 	spec.seed = seed;
 	spec.fold_seed = cfl_fold_seed(p->data.seed, 0);
 	spec.fold = -1;
+	/* its predictions on valid: the proper score */
+	spec.flags = CFL_LEASE_KEEP_VALID;
 	spec.prev_attempts = ts.attempt;
 	spec.user = user_of(a->n - 1, -1);
 	spec.budget_s = c->budget_s;
@@ -264,16 +416,32 @@ static void on_trial(struct cfl_study *s, const struct cfl_pool_event *ev,
 				if (!strcmp(v->metrics[i].name, metric))
 					c->value = v->metrics[i].value;
 			c->score = cfl_metric_info(s->plan->autop.metric)->sign * c->value;
+			if (!isnan(c->score))
+				score_valid(s, k, v->pred, v->rows, v->n, v->n_out);
 			/* the worker's time plus the lease's round trip (the
 			 * wall time from submission would count the
 			 * coordinator's own work, the GP's asks, too) */
 			c->seconds = ev->result->duration + TRIAL_OVERHEAD;
 		}
 	} else if (fold < s->plan->autop.folds && ev->status == CFL_TRIAL_DONE) {
+		const struct cfl_wire_split *o = &ev->result->split[CFL_SPLIT_OOF];
+
 		c->folds_done++;
 		if (c->iters)
 			c->iters[fold] = ev->result->n_iter_kept;
+		if (a->cv && c->pending) {
+			if (o->pred && o->n_out == a->n_out)
+				add_oof(s, k, o->pred, o->rows, o->n);
+			else
+				c->folds_failed++;
+			c->seconds += ev->result->duration + TRIAL_OVERHEAD;
+		}
+	} else if (fold < s->plan->autop.folds && a->cv && c->pending) {
+		c->folds_failed++;	/* failed, or cancelled */
 	}
+	if (a->cv && fold >= 0 && fold < s->plan->autop.folds && c->pending &&
+	    c->folds_done + c->folds_failed == (size_t)s->plan->autop.folds)
+		score_oof(s, k);
 	memset(&se, 0, sizeof(se));
 	if (fold == s->plan->autop.folds) {	/* the refit */
 		fold = -1;
@@ -370,7 +538,26 @@ static size_t stall_limit(size_t slots)
 	return 2 * slots > STALL_CANDIDATES ? 2 * slots : STALL_CANDIDATES;
 }
 
-/* Searches family f until family_end (its search goes on from where an
+/* Larger data without a count budget: every family's defaults are
+ * submitted at the start, in family order, so a slow family's defaults
+ * (fcnn on many rows) run beside the others' instead of taking its share
+ * alone.  The families search one after another, each until its share of
+ * the search budget (what is left of it over the families left, the bags
+ * of the families searched set aside) or until it stops improving (its
+ * time then goes to the families after it), then round after round shares
+ * what is left the same way, each family's search going on with a fresh
+ * count of candidates no better, until a round after the first improves
+ * no family's best; the bags get the rest but a small reserve for the
+ * ensembles.  A candidate still running when its family's share ends is
+ * cancelled (a failed trial, "cancelled"), unless the family has no score
+ * yet (its defaults always run, for up to the family's fair share of all
+ * the time left, as long as the bags of the families searched before
+ * still fit); bags still running at the limit are interrupted (run again
+ * by --resume).  Asks and tells follow tune's rule (one more ask each time
+ * the oldest in flight is told), so --resume replays the stored
+ * candidates and goes on from them.
+ *
+ * Searches family f until family_end (its search goes on from where an
  * earlier call left it), or until it stops: its space exhausted, or
  * stall_limit candidates in a row no better than its best (then no more
  * are asked, and those in flight finish within the share).  The bags of
@@ -491,6 +678,341 @@ out:
 	return rc;
 }
 
+/* ---- the search in rounds: a count budget, or small data ---- */
+
+/* Candidates each family asks of its GP in a round: a constant, not the
+ * workers, so that the proposals never depend on them. */
+#define ROUND_ASKS 2
+
+/* Training rows below which candidates are scored out of fold on every
+ * training row (each candidate is a bag of --folds fold trials) rather
+ * than on the validation part: AutoGluon bags every model on small data
+ * for the same reason, a validation part of a few dozen rows ties most
+ * candidates. */
+#define CV_MAX_ROWS 10000
+
+/* Each family's portfolio: configurations tried after its defaults and
+ * before its Bayesian optimisation, diverse on purpose (regularised and
+ * not, shallow and deep, slow and fast learning), taken from the usual
+ * settings of these model kinds (scikit-learn's and XGBoost's documented
+ * defaults and the ranges their guides suggest), never from runs on
+ * datasets/.  A "|" separates the parameters of one configuration. */
+static const struct {
+	const char *model;
+	const char *configs[4];
+} portfolio[] = {
+	{ "fcnn", { "lr=0.003|weight_decay=0.0001", "hidden=256,128|dropout=0.1",
+		    "hidden=64|lr=0.01|weight_decay=0.001", NULL } },
+	{ "linear", { "l2=0.01", "l2=100", "l2=0.1", "l2=10" } },
+	{ "tree", { "max_depth=4", "min_samples_leaf=5", "max_depth=8|min_samples_leaf=2",
+		    NULL } },
+	{ "forest", { "min_samples_leaf=3", "max_features=log2",
+		      "n_estimators=300|min_samples_leaf=2", NULL } },
+	{ "gbdt", { "learning_rate=0.05|n_rounds=300|max_depth=4|subsample=0.8|"
+		    "colsample_bytree=0.8",
+		    "learning_rate=0.1|n_rounds=200|max_depth=3",
+		    "learning_rate=0.03|n_rounds=500|max_depth=6|min_child_weight=2|"
+		    "subsample=0.7|colsample_bytree=0.7", NULL } },
+};
+
+/* Configuration i of model's portfolio into out (cleared first): 1 when
+ * there is one, 0 when the portfolio has no more, -1 with err. */
+static int portfolio_config(const char *model, size_t i, struct cfl_params *out,
+			    struct cfl_err *err)
+{
+	for (size_t m = 0; m < sizeof(portfolio) / sizeof(portfolio[0]); m++) {
+		char buf[256], *save = NULL, *tok;
+
+		if (strcmp(portfolio[m].model, model))
+			continue;
+		if (i >= 4 || !portfolio[m].configs[i])
+			return 0;
+		snprintf(buf, sizeof(buf), "%s", portfolio[m].configs[i]);
+		cfl_params_release(out);
+		cfl_params_init(out);
+		for (tok = strtok_r(buf, "|", &save); tok; tok = strtok_r(NULL, "|", &save))
+			if (cfl_params_set_arg(out, tok, err))
+				return -1;
+		cfl_params_sort(out);
+		return 1;
+	}
+	return 0;
+}
+
+/* Creates family f's search (the GP over its space) if it has none yet.
+ * 0, or -1 with err. */
+static int ensure_search(struct cfl_study *s, size_t f, struct cfl_err *err)
+{
+	const struct cfl_study_plan *p = s->plan;
+	struct study_auto *a = s->autos;
+	struct cfl_search_opts so;
+
+	if (a->search[f])
+		return 0;
+	cfl_search_opts_init(&so);
+	so.method = CFL_SEARCH_BO;
+	so.seed = cfl_seed_derive(p->data.seed, p->autop.models[f], 0);
+	so.maximize = 1;
+	so.liar = CFL_LIAR_KRIGING;
+	a->search[f] = cfl_search_new(p->autop.spaces[f], &so, err);
+	return a->search[f] ? 0 : -1;
+}
+
+/* Waits until candidates [from, a->n) are final, then tells each in the
+ * order asked.  0, or 2 / 3 (interrupted, time limit) or -1. */
+static int finish_round(struct cfl_study *s, size_t from,
+			const struct cfl_study_listener *ls, struct cfl_err *err)
+{
+	struct study_auto *a = s->autos;
+	int rc = 0;
+
+	for (;;) {
+		int pending = 0, r;
+
+		for (size_t k = from; k < a->n; k++)
+			pending |= a->c[k].pending;
+		if (!pending)
+			break;
+		r = wait_one(s, ls, err);
+		if (r < 0 || r == 2 || r == 3)
+			return r;
+		if (r == 1)	/* idle with a trial pending: cannot happen */
+			break;
+	}
+	for (size_t k = from; k < a->n && !rc; k++)
+		tell(s, a->search[a->c[k].family], k, ls, err, &rc);
+	return rc;
+}
+
+/* Asks a round's candidates, one family at a time round-robin (only
+ * family `only` when it is below n_models), at most room of them: a family
+ * with a portfolio configuration left asks that one, else up to ROUND_ASKS
+ * of its GP.  *asked: how many.  0, or -1. */
+static int ask_round(struct cfl_study *s, size_t only, size_t room,
+		     size_t *asked, struct cfl_err *err)
+{
+	const struct cfl_study_plan *p = s->plan;
+	struct study_auto *a = s->autos;
+	size_t n_models = p->autop.n_models;
+	int took[CFL_STUDY_MAX_MODELS] = { 0 };
+
+	*asked = 0;
+	for (int i = 0; i < ROUND_ASKS; i++)
+		for (size_t f = 0; f < n_models && *asked < room; f++) {
+			struct cfl_params params;
+			size_t idx = 0;
+			int r = 0;
+
+			if (took[f] || (only < n_models && f != only))
+				continue;
+			cfl_params_init(&params);
+			if (a->next_config[f] >= 0) {
+				r = portfolio_config(p->autop.models[f],
+						     (size_t)a->next_config[f], &params, err);
+				if (r == 1) {
+					a->next_config[f]++;
+					took[f] = 1;
+					r = add_cand(s, f, &params, -1, err) < 0 ? -1 : 1;
+				} else if (r == 0) {
+					a->next_config[f] = -1;	/* the GP's turn */
+				}
+				if (r) {
+					cfl_params_release(&params);
+					if (r < 0)
+						return -1;
+					(*asked)++;
+					continue;
+				}
+			}
+			if (a->exhausted[f]) {
+				cfl_params_release(&params);
+				continue;
+			}
+			r = cfl_search_ask(a->search[f], &params, &idx, err);
+			if (r == 1)
+				a->exhausted[f] = 1;
+			if (r == 0 && add_cand(s, f, &params, (long)idx, err) < 0)
+				r = -1;
+			cfl_params_release(&params);
+			if (r < 0)
+				return -1;
+			*asked += r == 0;
+		}
+	return 0;
+}
+
+/* The most candidates a family asks under a time limit: its GP is fitted
+ * again on every point at each ask, a cost that grows as the cube of the
+ * points, paid by the coordinator while the workers wait.  A bound on that
+ * time, not a choice of quality. */
+#define FAMILY_MAX_CANDS 300
+
+/* The search of small data under a time limit: each family goes through
+ * its rounds (its defaults, its portfolio one configuration a round, then
+ * ROUND_ASKS of its GP a round) at its own pace, a family's next round
+ * asked as soon as its last is told, so a slow family (fcnn) does not hold
+ * the workers idle while the quick ones wait.  A family stops when
+ * another round (as long as its last took) would not finish in the time
+ * left, when its space is exhausted, or at FAMILY_MAX_CANDS candidates;
+ * the search says in one line why it ended.  0, or 2 / 3 (interrupted,
+ * time limit) or -1. */
+static int search_async(struct cfl_study *s, const struct cfl_study_listener *ls,
+			struct cfl_err *err)
+{
+	const struct cfl_study_plan *p = s->plan;
+	struct study_auto *a = s->autos;
+	size_t n_models = p->autop.n_models, from[CFL_STUDY_MAX_MODELS] = { 0 };
+	size_t n_time = 0, n_space = 0, n_cap = 0;
+	double started[CFL_STUDY_MAX_MODELS];
+	int done[CFL_STUDY_MAX_MODELS] = { 0 }, rc = 0;
+	char text[256];
+
+	for (size_t f = 0; f < n_models; f++) {
+		if (ensure_search(s, f, err))
+			return -1;
+		started[f] = cfl_now();
+	}
+	snprintf(text, sizeof(text), "searching %zu families until the time limit, "
+		 "each candidate scored out of fold", n_models);
+	emit_phase(s, ls, text);
+	for (;;) {
+		int active = 0, r;
+
+		for (size_t f = 0; f < n_models && !rc; f++) {
+			size_t asked = 0, n_f = 0;
+			int pending = 0;
+			double now, last;
+
+			if (done[f])
+				continue;
+			for (size_t k = from[f]; k < a->n; k++)
+				pending |= a->c[k].family == f && a->c[k].pending;
+			if (pending) {
+				active = 1;
+				continue;
+			}
+			for (size_t k = from[f]; k < a->n && !rc; k++)
+				if (a->c[k].family == f && !a->c[k].told)
+					tell(s, a->search[f], k, ls, err, &rc);
+			for (size_t k = 0; k < a->n; k++)
+				n_f += a->c[k].family == f;
+			now = cfl_now();
+			last = now - started[f];
+			if (rc)
+				break;
+			if (s->deadline - now < last) {
+				done[f] = 1;
+				n_time++;
+				continue;
+			}
+			if (n_f >= FAMILY_MAX_CANDS) {
+				done[f] = 1;
+				n_cap++;
+				continue;
+			}
+			from[f] = a->n;
+			started[f] = now;
+			if (ask_round(s, f, SIZE_MAX, &asked, err))
+				return -1;
+			if (!asked) {
+				done[f] = 1;
+				n_space++;
+				continue;
+			}
+			active = 1;
+		}
+		if (rc)
+			return -1;
+		if (!active)
+			break;
+		for (size_t k = 0; k < a->n && active < 2; k++)
+			active += a->c[k].pending;
+		if (active < 2)	/* asked only candidates stored done (--resume) */
+			continue;
+		r = wait_one(s, ls, err);
+		if (r < 0)
+			return -1;
+		if (r == 2 || r == 3) {
+			size_t scored = 0;
+
+			for (size_t k = 0; k < a->n; k++)
+				scored += !a->c[k].pending && !isnan(a->c[k].score);
+			snprintf(text, sizeof(text), "the search ends: the %s stopped it "
+				 "(%zu candidates scored)", r == 3 ? "time limit" : "interrupt",
+				 scored);
+			emit_phase(s, ls, text);
+			return r;
+		}
+		if (r == 1)	/* idle with a trial pending: cannot happen */
+			break;
+	}
+	snprintf(text, sizeof(text), "the search ends: %zu candidates; families "
+		 "stopped: %zu as another round would not finish in the time left, "
+		 "%zu with their space exhausted, %zu at %d candidates", a->n, n_time,
+		 n_space, n_cap, FAMILY_MAX_CANDS);
+	emit_phase(s, ls, text);
+	return 0;
+}
+
+/* The search of a count budget (max_trials), on small data (candidates
+ * scored out of fold) and on larger (on the validation part): every
+ * family's defaults first, then its portfolio (one configuration a
+ * round), then rounds in which each
+ * family in turn (round-robin) asks up to ROUND_ASKS candidates of its GP,
+ * until max_trials candidates over all the families, or every space
+ * exhausted.  A round is submitted
+ * whole and told whole once every one of its candidates is final, so the
+ * GP's proposals depend on the told scores only, never on which trial
+ * finished first (the workers, their speed, a --resume).  0, or 2 / 3
+ * (interrupted, time limit) or -1. */
+static int search_rounds(struct cfl_study *s, const struct cfl_study_listener *ls,
+			 struct cfl_err *err)
+{
+	const struct cfl_study_plan *p = s->plan;
+	struct study_auto *a = s->autos;
+	size_t n_models = p->autop.n_models;
+	size_t budget = (size_t)p->autop.max_trials, from = 0;
+	char text[256];
+	int r;
+
+	for (size_t f = 0; f < n_models; f++)
+		if (ensure_search(s, f, err))
+			return -1;
+	snprintf(text, sizeof(text), "searching: %zu candidates over %zu families "
+		 "(--max-trials), %s", budget, n_models,
+		 a->cv ? "each scored out of fold" : "each on the validation part");
+	emit_phase(s, ls, text);
+	for (size_t round = 1;; round++) {
+		size_t asked = 0, scored = 0;
+
+		if ((r = finish_round(s, from, ls, err)) != 0) {
+			for (size_t k = 0; k < a->n; k++)
+				scored += !a->c[k].pending && !isnan(a->c[k].score);
+			snprintf(text, sizeof(text), "the search ends: the %s stopped "
+				 "round %zu (%zu candidates scored)",
+				 r == 3 ? "time limit" : "interrupt", round, scored);
+			if (r > 0)
+				emit_phase(s, ls, text);
+			return r;
+		}
+		from = a->n;
+		if (a->n >= budget) {
+			snprintf(text, sizeof(text), "the search ends: --max-trials "
+				 "reached (%zu candidates)", a->n);
+			break;
+		}
+		if (ask_round(s, n_models, budget - a->n, &asked, err))
+			return -1;
+		if (!asked) {
+			snprintf(text, sizeof(text), "the search ends: every family's "
+				 "space is exhausted (%zu candidates)", a->n);
+			break;
+		}
+	}
+	emit_phase(s, ls, text);
+	return 0;
+}
+
 /* ---- bags ---- */
 
 /* The candidates to bag among families [0, f): each family's best, by its
@@ -538,7 +1060,9 @@ static double bag_plan(const struct cfl_study *s, size_t f, size_t *order,
 	for (size_t i = 0; i < n; i++) {
 		double sec = a->c[list[i]].seconds, sl;
 
-		if (isnan(sec)) {	/* no time known: nothing to set aside */
+		/* a count budget bags every family (the clock decides
+		 * nothing); no time known: nothing to set aside */
+		if (s->plan->autop.max_trials || isnan(sec)) {
 			fit[i] = 1;
 			n_fit++;
 			continue;
@@ -766,6 +1290,9 @@ int cfl_study_auto(struct cfl_study *s, const struct cfl_study_listener *ls,
 	s->autos = a;
 	for (size_t f = 0; f < CFL_STUDY_MAX_MODELS; f++)
 		a->best[f] = a->dflt[f] = -1;
+	a->cv = s->data->train.n < CV_MAX_ROWS;
+	a->n_out = s->data->train.n_classes > 0 ? (size_t)s->data->train.n_classes : 1;
+	a->proper = s->data->train.n_classes > 0 ? CFL_M_LOGLOSS : p->autop.metric;
 	if (s->resumed &&
 	    (cfl_store_run_metrics(s->st, s->run_id, CFL_SPLIT_VALID, &a->stored,
 				   &a->n_stored, err) ||
@@ -796,6 +1323,22 @@ int cfl_study_auto(struct cfl_study *s, const struct cfl_study_listener *ls,
 		cfl_params_release(&none);
 		if (a->dflt[f] < 0)
 			return -1;
+	}
+	if (p->autop.max_trials || a->cv) {
+		r = p->autop.max_trials ? search_rounds(s, ls, err) : search_async(s, ls, err);
+		if (r < 0)
+			return -1;
+		if (r == 2)
+			return CFL_STUDY_INTERRUPTED;
+		if (r == 3)
+			return CFL_STUDY_TIME_LIMIT;
+		if (!a->cv)
+			goto bags;
+		/* every candidate is a bag already; --refit refits each
+		 * family's best */
+		for (size_t k = 0; k < a->n; k++)
+			a->c[k].bag = a->best[a->c[k].family] == (long)k;
+		goto wait;
 	}
 	/* round after round, each family in turn, its share what is left of
 	 * the search budget over the families left in the round (a family
@@ -862,12 +1405,18 @@ int cfl_study_auto(struct cfl_study *s, const struct cfl_study_listener *ls,
 		}
 	}
 
+bags:
 	if (submit_bags(s, ls, &n_sub, err))
 		return -1;
-	snprintf(text, sizeof(text), "bagging the best of each model with %d folds: "
-		 "%zu trials in at most %.1f s", p->autop.folds, n_sub,
-		 s->deadline > cfl_now() ? s->deadline - cfl_now() : 0.0);
+	if (p->autop.max_trials)
+		snprintf(text, sizeof(text), "bagging the best of each model with %d "
+			 "folds: %zu trials", p->autop.folds, n_sub);
+	else
+		snprintf(text, sizeof(text), "bagging the best of each model with %d "
+			 "folds: %zu trials in at most %.1f s", p->autop.folds, n_sub,
+			 s->deadline > cfl_now() ? s->deadline - cfl_now() : 0.0);
 	emit_phase(s, ls, text);
+wait:
 	for (;;) {
 		/* each bag's refit once its folds are done */
 		if (submit_refits(s, &n_sub, err))
@@ -962,39 +1511,26 @@ static int better(double x, double y, int sign)
 	return 0;
 }
 
-/* The order of entries equal on the out-of-fold and validation scores:
- * top first (the bags the rows cannot tell apart, averaged: a bag equal
- * to it may be so by chance), then a bag, then the mean of them all, then
- * the stacking and greedy selection (whose weights were fitted on the
- * very rows their out-of-fold score is measured on, which flatters them a
- * little). */
-static int kind_rank(const char *method)
+/* The leaderboard's order (cfl_study_auto_summary): greedy first, then
+ * the proper score out of fold, the metric out of fold, fewer seconds, the
+ * name.  Never on test. */
+static int by_rank(const struct cfl_study_auto_row *a,
+		   const struct cfl_study_auto_row *b, int sign, int score_sign)
 {
-	return !strcmp(method, "top") ? 0 : !strcmp(method, "bag") ? 1
-	       : !strcmp(method, "mean") ? 2 : !strcmp(method, "stacking") ? 3 : 4;
-}
+	int ga = !strcmp(a->method, "greedy") && !isnan(a->cv),
+	    gb = !strcmp(b->method, "greedy") && !isnan(b->cv), r;
 
-/* Out of fold (top credited, see cfl_study_auto_summary), then on
- * valid; entries equal on both (small data: the same count of rows right)
- * go in kind_rank's order, then cheapest (the workers' seconds), so rank 1
- * is never a fitted ensemble or a costlier model that scored no better.
- * Never on test. */
-static int by_valid(const void *x, const void *y, int sign)
-{
-	const struct cfl_study_auto_row *a = x, *b = y;
-	int r = better(a->rank_cv, b->rank_cv, sign);
-
+	if (ga != gb)
+		return gb - ga;
+	r = better(a->loss, b->loss, score_sign);
+	if (!r)
+		r = better(a->cv, b->cv, sign);
 	if (!r)
 		r = better(a->valid, b->valid, sign);
-	if (!r)
-		r = kind_rank(a->method) - kind_rank(b->method);
 	if (!r)
 		r = better(a->seconds, b->seconds, -1);
 	return r ? r : strcmp(a->name, b->name);
 }
-
-static int by_valid_max(const void *x, const void *y) { return by_valid(x, y, 1); }
-static int by_valid_min(const void *x, const void *y) { return by_valid(x, y, -1); }
 
 /* The training rows the out-of-fold predictions cover: the rows of the
  * folds of the first bag whose folds are all done (every bag has the same
@@ -1031,18 +1567,28 @@ static size_t oof_rows(struct cfl_store *st, const struct cfl_trial_info *tr,
 	return 0;
 }
 
-/* Row e of out ranks with value added to its out-of-fold score (when it
- * has one), and the summary says which and why (kind). */
-static void credit(struct cfl_study_auto_summary *out, size_t e, int kind,
-		   double value)
+/* Sorts n rows in the leaderboard's order (by_rank); stable. */
+static void sort_rows(struct cfl_study_auto_row *rows, size_t n, int sign,
+		      int score_sign)
 {
-	struct cfl_study_auto_row *r = &out->rows[e];
+	for (size_t i = 1; i < n; i++)
+		for (size_t j = i; j > 0 && by_rank(&rows[j], &rows[j - 1], sign,
+						      score_sign) < 0; j--) {
+			struct cfl_study_auto_row t = rows[j];
 
-	if (isnan(r->cv))
-		return;
-	out->credit_kind = kind;
-	out->credit = r->credit = value;
-	snprintf(out->credit_entry, sizeof(out->credit_entry), "%s", r->name);
+			rows[j] = rows[j - 1];
+			rows[j - 1] = t;
+		}
+}
+
+/* The value of metric for ensemble id among rows m (n of them), or NaN. */
+static double metric_of(const struct cfl_metric_row *m, size_t n, int64_t id,
+			const char *metric)
+{
+	for (size_t i = 0; i < n; i++)
+		if (m[i].ensemble_id == id && !strcmp(m[i].metric, metric))
+			return m[i].value;
+	return NAN;
 }
 
 int cfl_study_auto_summary(struct cfl_store *st, int64_t run_id,
@@ -1054,12 +1600,10 @@ int cfl_study_auto_summary(struct cfl_store *st, int64_t run_id,
 	struct cfl_trial_info *tr = NULL;
 	struct cfl_metric_row *mv = NULL, *mt = NULL, *mo = NULL;
 	size_t n_ens = 0, n_cands = 0, n_tr = 0, n_mv = 0, n_mt = 0, n_mo = 0;
-	struct cfl_credit_row *cr = NULL;
-	size_t n_cr = 0;
-	int rc = -1;
+	int rc = -1, id;
 
 	memset(out, 0, sizeof(*out));
-	out->sign = 1;
+	out->sign = out->score_sign = 1;
 	if (cfl_store_ensembles(st, run_id, &ens, &n_ens, err) ||
 	    cfl_store_candidates(st, run_id, &cands, &n_cands, err) ||
 	    cfl_store_trials(st, run_id, &tr, &n_tr, err) ||
@@ -1067,14 +1611,25 @@ int cfl_study_auto_summary(struct cfl_store *st, int64_t run_id,
 	    cfl_store_run_metrics(st, run_id, CFL_SPLIT_TEST, &mt, &n_mt, err) ||
 	    cfl_store_run_metrics(st, run_id, CFL_SPLIT_OOF, &mo, &n_mo, err))
 		goto out;
-	/* the ranking metric: the first stored (the pool's metrics put it
-	 * first) */
+	/* the user's metric: the first stored (the pool's metrics put it
+	 * first); the proper score: log loss when the entries have it out of
+	 * fold (classification), else the metric itself */
 	if (n_mv) {
-		int id = cfl_metric_lookup(mv[0].metric);
-
+		id = cfl_metric_lookup(mv[0].metric);
 		snprintf(out->metric, sizeof(out->metric), "%s", mv[0].metric);
 		out->sign = id >= 0 ? cfl_metric_info(id)->sign : 1;
 	}
+	snprintf(out->score_metric, sizeof(out->score_metric), "%s", out->metric);
+	out->score_sign = out->sign;
+	for (size_t i = 0; i < n_mo; i++)
+		if (mo[i].ensemble_id && !strcmp(mo[i].metric, "logloss")) {
+			snprintf(out->score_metric, sizeof(out->score_metric), "logloss");
+			out->score_sign = -1;
+		}
+	out->cv_search = n_cands > 0;
+	for (size_t i = 0; i < n_tr; i++)
+		if (tr[i].fold < 0 && tr[i].repeat == 0)
+			out->cv_search = 0;
 	if (n_ens && !(out->rows = cfl_calloc(n_ens, sizeof(*out->rows), err)))
 		goto out;
 	for (size_t e = 0; e < n_ens; e++) {
@@ -1082,61 +1637,19 @@ int cfl_study_auto_summary(struct cfl_store *st, int64_t run_id,
 
 		snprintf(r->name, sizeof(r->name), "%s", ens[e].name);
 		snprintf(r->method, sizeof(r->method), "%s", ens[e].method);
-		r->cv = r->valid = r->test = NAN;
-		for (size_t i = 0; i < n_mo; i++)
-			if (mo[i].ensemble_id == ens[e].id &&
-			    !strcmp(mo[i].metric, out->metric))
-				r->cv = mo[i].value;
-		for (size_t i = 0; i < n_mv; i++)
-			if (mv[i].ensemble_id == ens[e].id &&
-			    !strcmp(mv[i].metric, out->metric))
-				r->valid = mv[i].value;
-		for (size_t i = 0; i < n_mt; i++)
-			if (mt[i].ensemble_id == ens[e].id &&
-			    !strcmp(mt[i].metric, out->metric))
-				r->test = mt[i].value;
+		r->cv = metric_of(mo, n_mo, ens[e].id, out->metric);
+		r->loss = metric_of(mo, n_mo, ens[e].id, out->score_metric);
+		r->valid = metric_of(mv, n_mv, ens[e].id, out->metric);
+		r->test = metric_of(mt, n_mt, ens[e].id, out->metric);
 		members_time(ens[e].members, tr, n_tr, &r->seconds, &r->n_trials);
 	}
-	/* The out-of-fold scores of entries a row or two apart differ by
-	 * chance (on iris one row is 1% of the 108 training rows), and those
-	 * of stacking and greedy are flattered by weights fitted on the same
-	 * rows: `top` (the mean of the bags the rows cannot tell from the
-	 * best) is credited three paired standard errors of its loss against
-	 * the best entry's, computed when the ensembles were built (they
-	 * need the labels) and stored; it ranks first unless an entry beats
-	 * it by more.  A run by a cfl before `top` stored none: with acc,
-	 * `mean` gets one binomial standard error of the best entry's
-	 * accuracy, sqrt(p (1 - p) / n), as that cfl ranked it. */
 	out->n_oof = oof_rows(st, tr, n_tr);
-	for (size_t e = 0; e < out->n_rows; e++)
-		out->rows[e].rank_cv = out->rows[e].cv;
-	if (cfl_store_run_credits(st, run_id, &cr, &n_cr, err))
-		goto out;
-	for (size_t i = 0; i < n_cr; i++)
-		for (size_t e = 0; e < n_ens; e++)
-			if (ens[e].id == cr[i].ensemble_id)
-				credit(out, e, CFL_AUTO_CREDIT_PAIRED, cr[i].credit);
-	if (!n_cr && !strcmp(out->metric, "acc") && out->n_oof) {
-		double best = NAN;
-
-		for (size_t e = 0; e < out->n_rows; e++)
-			if (!isnan(out->rows[e].cv) && (isnan(best) || out->rows[e].cv > best))
-				best = out->rows[e].cv;
-		for (size_t e = 0; e < out->n_rows; e++)
-			if (!strcmp(out->rows[e].method, "mean") && best >= 0 && best <= 1)
-				credit(out, e, CFL_AUTO_CREDIT_BINOMIAL,
-				       sqrt(best * (1 - best) / (double)out->n_oof));
-	}
-	for (size_t e = 0; e < out->n_rows; e++)
-		out->rows[e].rank_cv += out->sign * out->rows[e].credit;
 	for (size_t i = 0; i < n_tr; i++)
 		out->n_unfinished += tr[i].fold >= 0 &&
 				     (tr[i].status == CFL_TRIAL_INTERRUPTED ||
 				      tr[i].status == CFL_TRIAL_QUEUED ||
 				      tr[i].status == CFL_TRIAL_RUNNING);
-	if (out->n_rows)	/* no ensemble: rows is NULL, which qsort may not take */
-		qsort(out->rows, out->n_rows, sizeof(*out->rows),
-		      out->sign > 0 ? by_valid_max : by_valid_min);
+	sort_rows(out->rows, out->n_rows, out->sign, out->score_sign);
 
 	/* the families, in the order their first candidate was stored */
 	if (n_cands && !(out->families = cfl_calloc(n_cands, sizeof(*out->families), err)))
@@ -1153,28 +1666,43 @@ int cfl_study_auto_summary(struct cfl_store *st, int64_t run_id,
 			f->best_valid = NAN;
 		}
 		f->n_cands++;
-		for (size_t i = 0; i < n_tr; i++) {
-			/* the search's trial (a bag's folds and refit are
-			 * not candidates of the search) */
-			if (tr[i].cand_id != cands[c].id || tr[i].fold >= 0 ||
-			    tr[i].repeat != 0)
-				continue;
-			if (tr[i].status == CFL_TRIAL_DONE) {
-				f->n_done++;
-				f->seconds += tr[i].duration;
-			} else if (tr[i].status == CFL_TRIAL_FAILED ||
-				   tr[i].status == CFL_TRIAL_POISON) {
-				f->n_failed++;
-			} else if (tr[i].status == CFL_TRIAL_CANCELLED) {
-				f->n_cancelled++;
+		{
+			/* the search's trials: its one on valid, or (cv_search)
+			 * its folds; done when all are, failed when one is */
+			size_t n = 0, done = 0, failed = 0, cancelled = 0;
+
+			for (size_t i = 0; i < n_tr; i++) {
+				if (tr[i].cand_id != cands[c].id || tr[i].repeat != 0 ||
+				    (tr[i].fold >= 0) != out->cv_search)
+					continue;
+				n++;
+				if (tr[i].status == CFL_TRIAL_DONE) {
+					done++;
+					f->seconds += tr[i].duration;
+				} else if (tr[i].status == CFL_TRIAL_FAILED ||
+					   tr[i].status == CFL_TRIAL_POISON) {
+					failed++;
+				} else if (tr[i].status == CFL_TRIAL_CANCELLED) {
+					cancelled++;
+				}
+				if (!cands[c].kv.n)	/* the defaults: why no score */
+					family_why(f, &tr[i]);
 			}
-			if (!cands[c].kv.n)	/* the defaults: why no score */
-				family_why(f, &tr[i]);
+			f->n_done += n && done == n;
+			f->n_failed += failed > 0;
+			f->n_cancelled += cancelled > 0 && !failed;
 		}
-		if (cands[c].has_score && !isnan(cands[c].score) &&
-		    (!f->best_hex[0] || cands[c].score > out->sign * f->best_valid)) {
-			snprintf(f->best_hex, sizeof(f->best_hex), "%s", cands[c].hex);
-			f->best_valid = out->sign * cands[c].score;
+		{
+			/* the stored score is signed, higher better: the
+			 * proper score's (an older cfl's: its metric's,
+			 * and then score_sign is the metric's) */
+			int sg = out->score_sign;
+
+			if (cands[c].has_score && !isnan(cands[c].score) &&
+			    (!f->best_hex[0] || cands[c].score > sg * f->best_valid)) {
+				snprintf(f->best_hex, sizeof(f->best_hex), "%s", cands[c].hex);
+				f->best_valid = sg * cands[c].score;
+			}
 		}
 	}
 	for (size_t i = 0; i < out->n_families; i++)
@@ -1188,7 +1716,6 @@ out:
 	free(mv);
 	free(mt);
 	free(mo);
-	free(cr);
 	if (rc)
 		cfl_study_auto_summary_release(out);
 	return rc;

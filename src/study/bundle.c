@@ -170,20 +170,32 @@ static int same_bits(const double *a, const double *b, size_t n)
 	return n == 0 || memcmp(a, b, n * sizeof(double)) == 0;
 }
 
-/* The member of ms whose trials a stored members text ("trials
- * 12+13+14; ...") lists alone, or ms->n. */
-static size_t bag_member(const struct study_members *ms, const char *text)
+/* The members of ms that a stored members text ("trials 12+13+14,15+16;
+ * ...") lists, in its order, into sel (ms->n + 1 entries): their count, or
+ * 0 when one of them is not in ms (or the text lists none). */
+static size_t text_members(const struct study_members *ms, const char *text,
+			   size_t *sel)
 {
-	size_t len;
+	size_t n = 0;
 
 	if (strncmp(text, "trials ", 7))
-		return ms->n;
+		return 0;
 	text += 7;
-	len = strcspn(text, ";");
-	for (size_t j = 0; j < ms->n; j++)
-		if (ms->m[j].trials.len == len && !memcmp(ms->m[j].trials.data, text, len))
-			return j;
-	return ms->n;
+	while (*text && *text != ';' && n < ms->n) {
+		size_t len = strcspn(text, ",;"), j;
+
+		for (j = 0; j < ms->n; j++)
+			if (ms->m[j].trials.len == len &&
+			    !memcmp(ms->m[j].trials.data, text, len))
+				break;
+		if (j == ms->n)
+			return 0;
+		sel[n++] = j;
+		text += len;
+		if (*text == ',')
+			text++;
+	}
+	return n;
 }
 
 /* The stored ensembles as rows: each fitted again on the collected members
@@ -201,8 +213,12 @@ static int ensemble_rows(struct cfl_store *st, int64_t run_id,
 	struct cfl_ensemble_row *ens = NULL;
 	size_t n_ens = 0, n_out = d->train.n_classes > 0 ? (size_t)d->train.n_classes : 1;
 	struct study_members ms = { 0 };
-	struct cfl_ens_member *em = NULL;
+	struct cfl_ens_member *em = NULL, *sub_em = NULL;
 	struct cfl_ens_input in;
+	size_t *sel = NULL;
+	/* auto's greedy selects by the proper score (cfl_study_auto_ensembles) */
+	enum cfl_metric_id proper = d->train.n_classes > 0 ? CFL_M_LOGLOSS
+				    : n_metrics ? metrics[0] : CFL_M_MSE;
 	int rc = -1;
 
 	if (cfl_store_ensembles(st, run_id, &ens, &n_ens, err))
@@ -212,10 +228,14 @@ static int ensemble_rows(struct cfl_store *st, int64_t run_id,
 		goto out;
 	}
 	if (study_collect(st, run_id, d, n_out, bagged, &ms, err) ||
-	    !(em = cfl_calloc(ms.n + 1, sizeof(*em), err)))
+	    !(em = cfl_calloc(ms.n + 1, sizeof(*em), err)) ||
+	    !(sub_em = cfl_calloc(ms.n + 1, sizeof(*sub_em), err)) ||
+	    !(sel = cfl_calloc(ms.n + 1, sizeof(*sel), err)))
 		goto out;
 	study_ens_input(d, &ms, em, metrics, n_metrics, &in);
 	in.select_on_oof = bagged;
+	if (bagged)
+		in.select_metric = &proper;
 	for (size_t e = 0; e < n_ens; e++) {
 		int bag = bagged && !strcmp(ens[e].method, "bag");
 		int method = bag ? CFL_ENS_MEAN : cfl_ensemble_method_lookup(ens[e].method);
@@ -223,7 +243,7 @@ static int ensemble_rows(struct cfl_store *st, int64_t run_id,
 		struct cfl_ens_output o;
 		struct cfl_pred pv, pt;
 		struct cfl_bundle_row *r;
-		size_t first = 0;
+		size_t n_sel = ms.n;
 		int same, skip = 0;
 
 		if (method < 0 || ens[e].repeat != -1) {
@@ -231,15 +251,20 @@ static int ensemble_rows(struct cfl_store *st, int64_t run_id,
 				    "can put in a bundle", ens[e].name, ens[e].method);
 			goto out;
 		}
-		if (bag) {	/* the mean of one bag: the run's arithmetic */
-			first = bag_member(&ms, ens[e].members);
-			if (first == ms.n) {
-				cfl_err_set(err, "bag '%s': its folds are not all done "
-					    "with their predictions", ens[e].name);
+		for (size_t j = 0; j < ms.n; j++)
+			sel[j] = j;
+		if (bagged) {	/* the bags its members text lists */
+			n_sel = text_members(&ms, ens[e].members, sel);
+			if (!n_sel || (bag && n_sel != 1)) {
+				cfl_err_set(err, "%s '%s': a bag's folds are not all done "
+					    "with their predictions", bag ? "bag" : "ensemble",
+					    ens[e].name);
 				goto out;
 			}
-			sub.n_members = 1;
-			sub.members = &em[first];
+			for (size_t j = 0; j < n_sel; j++)
+				sub_em[j] = em[sel[j]];
+			sub.n_members = n_sel;
+			sub.members = sub_em;
 		}
 		if (cfl_ensemble_build(method, &sub, &o, err))
 			goto out;
@@ -267,9 +292,10 @@ static int ensemble_rows(struct cfl_store *st, int64_t run_id,
 			    method == CFL_ENS_MEAN ? CFL_BUNDLE_MEAN
 			    : method == CFL_ENS_VOTE ? CFL_BUNDLE_VOTE
 			    : CFL_BUNDLE_WEIGHTED, err);
-		for (size_t j = first; r && !skip && j < first + sub.n_members; j++) {
+		for (size_t i = 0; r && !skip && i < n_sel; i++) {
 			/* a bag refit on every training row predicts with that
 			 * one model (its test predictions are the member's) */
+			size_t j = sel[i];
 			const int64_t *ids = ms.m[j].refit ? &ms.m[j].refit : ms.m[j].ids;
 			size_t n_ids = ms.m[j].refit ? 1 : ms.m[j].n_ids;
 			struct cfl_bundle_member *mb = add_member(r, n_ids, err);
@@ -287,7 +313,7 @@ static int ensemble_rows(struct cfl_store *st, int64_t run_id,
 				mb->models[mb->n_models++] = (size_t)mi;
 			}
 			if (r && r->method == CFL_BUNDLE_WEIGHTED)
-				mb->weight = o.weights[j - first];
+				mb->weight = o.weights[i];
 		}
 		cfl_ens_output_release(&o);
 		if (r && skip) {
@@ -305,6 +331,8 @@ static int ensemble_rows(struct cfl_store *st, int64_t run_id,
 	rc = 0;
 out:
 	free(em);
+	free(sub_em);
+	free(sel);
 	study_members_release(&ms);
 	cfl_ensemble_rows_free(ens, n_ens);
 	return rc;
@@ -756,10 +784,37 @@ out:
 	return rc;
 }
 
+/* Whether trial id is listed in the members text of one of the n_ens
+ * ensembles ("trials 12+13,14; ..."). */
+static int listed(const struct cfl_ensemble_row *ens, size_t n_ens, int64_t id)
+{
+	for (size_t e = 0; e < n_ens; e++) {
+		const char *p = ens[e].members;
+
+		if (strncmp(p, "trials ", 7))
+			continue;
+		for (p += 7; *p && *p != ';';) {
+			char *end;
+			long long v = strtoll(p, &end, 10);
+
+			if (end == p)
+				break;
+			if (v == id)
+				return 1;
+			p = end;
+			if (*p == '+' || *p == ',')
+				p++;
+		}
+	}
+	return 0;
+}
+
 int cfl_bundle_build_auto(struct cfl_store *st, int64_t run_id,
 			  const struct cfl_data *d, struct cfl_bundle *b,
 			  struct cfl_err *err)
 {
+	struct cfl_ensemble_row *ens = NULL;
+	size_t n_ens = 0;
 	struct run_read rr;
 	struct cfl_trial_info *folds = NULL;
 	struct cfl_study_auto_summary sum;
@@ -770,6 +825,7 @@ int cfl_bundle_build_auto(struct cfl_store *st, int64_t run_id,
 	memset(&sum, 0, sizeof(sum));
 	if (run_read(st, run_id, 1, &rr, err) ||
 	    cfl_study_auto_summary(st, run_id, &sum, err) ||
+	    cfl_store_ensembles(st, run_id, &ens, &n_ens, err) ||
 	    !(folds = cfl_calloc(rr.n_tr + 1, sizeof(*folds), err)))
 		goto out;
 	/* the models: the fold trials of each bag whose folds all finished
@@ -780,7 +836,10 @@ int cfl_bundle_build_auto(struct cfl_store *st, int64_t run_id,
 		int all = 1;
 
 		if (rr.tr[i].fold < 0) {
-			if (rr.tr[i].repeat == 1 && rr.tr[i].status == CFL_TRIAL_DONE)
+			/* only the bags an entry uses (auto scores every
+			 * candidate as a bag) */
+			if (rr.tr[i].repeat == 1 && rr.tr[i].status == CFL_TRIAL_DONE &&
+			    listed(ens, n_ens, rr.tr[i].id))
 				folds[n_folds++] = rr.tr[i];
 			i++;
 			continue;
@@ -796,7 +855,8 @@ int cfl_bundle_build_auto(struct cfl_store *st, int64_t run_id,
 		    rr.tr[j].status == CFL_TRIAL_DONE)
 			all = 0;
 		for (size_t k = i; all && k < j; k++)
-			folds[n_folds++] = rr.tr[k];
+			if (listed(ens, n_ens, rr.tr[k].id))
+				folds[n_folds++] = rr.tr[k];
 		i = j;
 	}
 	if (build_models(st, run_id, d, folds, n_folds, rr.cands, rr.n_cands, 0, 0,
@@ -818,6 +878,7 @@ int cfl_bundle_build_auto(struct cfl_store *st, int64_t run_id,
 	rc = 0;
 out:
 	free(folds);
+	cfl_ensemble_rows_free(ens, n_ens);
 	cfl_study_auto_summary_release(&sum);
 	run_free(&rr);
 	if (rc)

@@ -438,113 +438,38 @@ void study_ens_input(const struct cfl_data *d, const struct study_members *ms,
 	in->greedy_rounds = CFL_ENS_DEFAULT_GREEDY_ROUNDS;
 }
 
-/* The entries auto built, each with its id and its OOF rows' losses. */
-struct oof_entries {
-	size_t n, n_rows;
-	int64_t *id;
-	int *method;		/* -1: a bag */
-	double *loss;		/* (n, n_rows); NaN in a row's first: none */
-};
-
-/* Stores auto's credit for `top`: CFL_STUDY_TOP_CREDIT_SE paired standard
- * errors of its loss against the entry with the lowest mean loss, in the
- * units of the first metric (cfl_metric_loss_slope; nothing for a metric
- * a loss only stands in for). */
-static int top_credit(struct cfl_store *st, const struct oof_entries *e,
-		      const struct cfl_ens_input *in, struct cfl_err *err)
-{
-	size_t n = e->n_rows, top = e->n, best;
-	double best_mean, diff, se, slope;
-
-	for (size_t k = 0; k < e->n; k++)
-		if (e->method[k] == CFL_ENS_TOP && !isnan(e->loss[k * n]))
-			top = k;
-	best = cfl_ensemble_lowest_loss(e->loss, e->n, n, &best_mean);
-	if (best == e->n || top == e->n || !in->n_metrics)
-		return 0;
-	se = cfl_ensemble_paired_se(e->loss + top * n, e->loss + best * n, n, &diff);
-	slope = cfl_metric_loss_slope(in->metrics[0], best_mean, in->y_train, n);
-	if (!isfinite(slope) || !isfinite(se))
-		return 0;
-	return cfl_store_ensemble_credit(st, e->id[top],
-					 CFL_STUDY_TOP_CREDIT_SE * se * slope, err);
-}
-
 /* cfl_study_ensembles; with min_members 2 (the default list) nothing is
  * built for a single member, and stacking only on out-of-fold
  * predictions. */
 static int build_all(struct cfl_store *st, int64_t run_id,
 		     const struct cfl_data *d, const enum cfl_metric_id *metrics,
 		     size_t n_metrics, unsigned methods, size_t min_members,
-		     int bagged, const struct cfl_study_listener *ls,
-		     struct cfl_err *err)
+		     const struct cfl_study_listener *ls, struct cfl_err *err)
 {
 	int n_classes = d->train.n_classes;	/* valid may have no rows */
 	size_t n_out = n_classes > 0 ? (size_t)n_classes : 1;
 	struct study_members ms = { 0 };
 	struct cfl_ens_member *em = NULL;
 	struct cfl_ens_input in;
-	double oof[CFL_M_COUNT];
-	struct oof_entries ent = { 0 };
 	int rc = -1;
 
 	if (!methods)
 		return 0;
 	if (n_metrics > CFL_M_COUNT)
 		return cfl_err_set(err, "%zu metrics: too many", n_metrics);
-	if (study_collect(st, run_id, d, n_out, bagged, &ms, err))
+	if (study_collect(st, run_id, d, n_out, 0, &ms, err))
 		goto out;
-	if (ms.n < (bagged ? 1 : min_members)) {
+	if (ms.n < min_members) {
 		rc = 0;
 		goto out;
 	}
 	/* the default list stacks only on out-of-fold predictions */
-	for (size_t j = 0; min_members > 1 && !bagged && j < ms.n; j++)
+	for (size_t j = 0; min_members > 1 && j < ms.n; j++)
 		if (!ms.m[j].oof)
 			methods &= ~(1u << CFL_ENS_STACKING);
 	if (!(em = cfl_calloc(ms.n + 1, sizeof(*em), err)))
 		goto out;
 	study_ens_input(d, &ms, em, metrics, n_metrics, &in);
-	in.select_on_oof = bagged;
-	ent.n_rows = in.n_train;
-	if (bagged) {	/* a row per bag and per method */
-		size_t cap = ms.n + CFL_ENS_COUNT;
-
-		if (!(ent.id = cfl_calloc(cap, sizeof(*ent.id), err)) ||
-		    !(ent.method = cfl_calloc(cap, sizeof(*ent.method), err)) ||
-		    !(ent.loss = cfl_calloc(cap * (in.n_train + 1), sizeof(*ent.loss), err)))
-			goto out;
-	}
-	/* auto: each bag is a row of its own first ("MODEL:HEX", the mean of
-	 * its folds), so the leaderboard ranks it with the ensembles */
-	for (size_t j = 0; bagged && j < ms.n; j++) {
-		struct cfl_ens_input one = in;
-		struct cfl_ens_output o;
-		struct study_members single = { 1, 1, &ms.m[j] };
-		struct cfl_err why;
-		char name[96];
-
-		if (bag_name(st, run_id, ms.m[j].cand_id, name, sizeof(name), err))
-			goto out;
-		one.n_members = 1;
-		one.members = &em[j];
-		if (cfl_ensemble_build(CFL_ENS_MEAN, &one, &o, &why)) {
-			note_skipped(ls, why.msg);
-			continue;
-		}
-		ent.method[ent.n] = -1;
-		if (oof_scores(&one, o.weights, oof, ent.loss + ent.n * ent.n_rows, err) ||
-		    store(st, run_id, CFL_ENS_MEAN, name, "bag", &single, &one, &o,
-			  oof, 0, &ent.id[ent.n++], err)) {
-			cfl_ens_output_release(&o);
-			goto out;
-		}
-		cfl_ens_output_release(&o);
-	}
-	if (ms.n < min_members) {
-		rc = 0;
-		goto out;
-	}
 	for (int m = 0; m < CFL_ENS_COUNT; m++) {
 		struct cfl_ens_output o;
 		struct cfl_err why;
@@ -556,23 +481,219 @@ static int build_all(struct cfl_store *st, int64_t run_id,
 			note_skipped(ls, why.msg);
 			continue;
 		}
-		if (bagged)
-			ent.method[ent.n] = m;
-		if ((bagged && oof_scores(&in, o.weights, oof,
-					  ent.loss + ent.n * ent.n_rows, err)) ||
-		    store(st, run_id, m, NULL, NULL, &ms, &in, &o, bagged ? oof : NULL,
-			  cfl_now() - t0, bagged ? &ent.id[ent.n++] : NULL, err)) {
+		if (store(st, run_id, m, NULL, NULL, &ms, &in, &o, NULL,
+			  cfl_now() - t0, NULL, err)) {
 			cfl_ens_output_release(&o);
 			goto out;
 		}
 		cfl_ens_output_release(&o);
 	}
-	rc = bagged ? top_credit(st, &ent, &in, err) : 0;
+	rc = 0;
 out:
-	free(ent.id);
-	free(ent.method);
-	free(ent.loss);
 	free(em);
+	study_members_release(&ms);
+	return rc;
+}
+
+/* auto: the most bags greedy selection chooses among, the best by their
+ * proper score out of fold: a bound on its memory and time (each round
+ * tries every bag on every training row), not a choice of quality. */
+#define AUTO_GREEDY_MAX_BAGS 50
+
+/* The model family of candidate cand_id, an index into cands. */
+static size_t family_of(const struct cfl_candidate_info *cands, size_t n_cands,
+			int64_t cand_id)
+{
+	for (size_t i = 0; i < n_cands; i++)
+		if (cands[i].id == cand_id)
+			for (size_t j = 0; j <= i; j++)
+				if (!strcmp(cands[j].model, cands[i].model))
+					return j;
+	return n_cands;
+}
+
+/* Builds and stores one ensemble (method) over the members sel[0..n) of ms,
+ * scored out of fold too.  Skipped with a NOTE when it cannot be built.
+ * 0, or -1 with err. */
+static int build_auto_one(struct cfl_store *st, int64_t run_id,
+			  enum cfl_ensemble_method method, const char *name,
+			  const char *kind, const struct study_members *ms,
+			  const size_t *sel, size_t n, const struct cfl_ens_input *all,
+			  const struct cfl_ens_member *em_all,
+			  const struct cfl_study_listener *ls, struct cfl_err *err)
+{
+	struct study_members sub = { n, n, NULL };
+	struct cfl_ens_member *em = NULL;
+	struct cfl_ens_input in = *all;
+	struct cfl_ens_output o;
+	struct cfl_err why;
+	double oof[CFL_M_COUNT + 1], t0 = cfl_now();
+	int rc = -1;
+
+	if (!(sub.m = cfl_calloc(n + 1, sizeof(*sub.m), err)) ||
+	    !(em = cfl_calloc(n + 1, sizeof(*em), err)))
+		goto out;
+	for (size_t j = 0; j < n; j++) {
+		sub.m[j] = ms->m[sel[j]];	/* shallow: ms owns them */
+		em[j] = em_all[sel[j]];
+	}
+	in.n_members = n;
+	in.members = em;
+	if (cfl_ensemble_build(method, &in, &o, &why)) {
+		note_skipped(ls, why.msg);
+		rc = 0;
+		goto out;
+	}
+	if (method == CFL_ENS_GREEDY) {
+		/* greedy keeps only the bags it picked (its weights on them
+		 * are the same again: the picks among them, in their order,
+		 * are the same), so its row, its trials and its bundle hold
+		 * no bag it gives no weight */
+		size_t k = 0;
+
+		for (size_t j = 0; j < n; j++)
+			if (o.weights[j] > 0) {
+				sub.m[k] = sub.m[j];
+				em[k++] = em[j];
+			}
+		if (k < n) {
+			cfl_ens_output_release(&o);
+			sub.n = in.n_members = k;
+			if (cfl_ensemble_build(method, &in, &o, &why)) {
+				note_skipped(ls, why.msg);
+				rc = 0;
+				goto out;
+			}
+		}
+	}
+	rc = oof_scores(&in, o.weights, oof, NULL, err) ||
+	     store(st, run_id, method, name, kind, &sub, &in, &o, oof,
+		   kind ? 0 : cfl_now() - t0, NULL, err) ? -1 : 0;
+	cfl_ens_output_release(&o);
+out:
+	free(sub.m);
+	free(em);
+	return rc;
+}
+
+/* auto's entries over its bags (every candidate whose folds all
+ * finished), each scored out of fold with the run's metrics and, for
+ * classification, log loss, the proper score the leaderboard ranks by:
+ * a "MODEL:HEX" bag row for each family's best bag (by the proper score
+ * out of fold; the first on ties), `mean` and `stacking` of those, and
+ * `greedy`, Caruana's ensemble selection with replacement by the proper
+ * score over every bag (the AUTO_GREEDY_MAX_BAGS best). */
+static int build_auto(struct cfl_store *st, int64_t run_id,
+		      const struct cfl_data *d, const enum cfl_metric_id *metrics,
+		      size_t n_metrics, const struct cfl_study_listener *ls,
+		      struct cfl_err *err)
+{
+	int n_classes = d->train.n_classes;
+	size_t n_out = n_classes > 0 ? (size_t)n_classes : 1;
+	struct study_members ms = { 0 };
+	struct cfl_ens_member *em = NULL;
+	struct cfl_ens_input in;
+	struct cfl_candidate_info *cands = NULL;
+	size_t n_cands = 0, n_fam = 0, n_all = 0, *fam = NULL, *all = NULL;
+	enum cfl_metric_id mets[CFL_M_COUNT + 1], proper;
+	size_t n_mets = 0;
+	double *key = NULL;
+	int rc = -1, have = 0, refits = 0;
+
+	if (n_metrics > CFL_M_COUNT)
+		return cfl_err_set(err, "%zu metrics: too many", n_metrics);
+	for (size_t k = 0; k < n_metrics; k++) {
+		mets[n_mets++] = metrics[k];
+		have |= metrics[k] == CFL_M_LOGLOSS;
+	}
+	if (n_classes > 0 && !have)
+		mets[n_mets++] = CFL_M_LOGLOSS;
+	proper = n_classes > 0 ? CFL_M_LOGLOSS : metrics[0];
+	if (study_collect(st, run_id, d, n_out, 1, &ms, err) ||
+	    cfl_store_candidates(st, run_id, &cands, &n_cands, err))
+		goto out;
+	if (!ms.n) {
+		rc = 0;
+		goto out;
+	}
+	if (!(em = cfl_calloc(ms.n + 1, sizeof(*em), err)) ||
+	    !(key = cfl_calloc(ms.n + 1, sizeof(*key), err)) ||
+	    !(fam = cfl_calloc(ms.n + 1, sizeof(*fam), err)) ||
+	    !(all = cfl_calloc(ms.n + 1, sizeof(*all), err)))
+		goto out;
+	study_ens_input(d, &ms, em, mets, n_mets, &in);
+	in.select_on_oof = 1;
+	in.select_metric = &proper;
+	/* each bag's proper score out of fold, signed: higher is better */
+	for (size_t j = 0; j < ms.n; j++) {
+		struct cfl_err why;
+		double v = NAN;
+
+		if (!ms.m[j].oof ||
+		    cfl_metric_eval(proper, d->train.y, ms.m[j].oof, d->train.n,
+				    n_classes, &v, &why) || !isfinite(v))
+			key[j] = -INFINITY;
+		else
+			key[j] = cfl_metric_info(proper)->sign * v;
+	}
+	/* each family's best bag, in the order of the families' first */
+	for (size_t j = 0; j < ms.n; j++) {
+		size_t f = family_of(cands, n_cands, ms.m[j].cand_id), i;
+
+		for (i = 0; i < n_fam; i++)
+			if (family_of(cands, n_cands, ms.m[fam[i]].cand_id) == f)
+				break;
+		if (i == n_fam)
+			fam[n_fam++] = j;
+		else if (key[j] > key[fam[i]])
+			fam[i] = j;
+	}
+	for (size_t i = 0; i < n_fam; i++) {
+		char name[96];
+
+		if (bag_name(st, run_id, ms.m[fam[i]].cand_id, name, sizeof(name), err) ||
+		    build_auto_one(st, run_id, CFL_ENS_MEAN, name, "bag", &ms, &fam[i], 1,
+				   &in, em, ls, err))
+			goto out;
+	}
+	if (n_fam >= 2 &&
+	    (build_auto_one(st, run_id, CFL_ENS_MEAN, NULL, NULL, &ms, fam, n_fam, &in,
+			    em, ls, err) ||
+	     build_auto_one(st, run_id, CFL_ENS_STACKING, NULL, NULL, &ms, fam, n_fam,
+			    &in, em, ls, err)))
+		goto out;
+	/* greedy: the best bags with out-of-fold predictions, best first
+	 * (a stable insertion sort: the earlier candidate on ties); with
+	 * --refit only those refitted (each family's best), so that every
+	 * bag of the bundle predicts with one model */
+	for (size_t j = 0; j < ms.n; j++)
+		refits |= ms.m[j].refit != 0;
+	for (size_t j = 0; j < ms.n; j++) {
+		size_t i = n_all;
+
+		if (key[j] == -INFINITY || (refits && !ms.m[j].refit))
+			continue;
+		while (i > 0 && key[all[i - 1]] < key[j]) {
+			if (i < AUTO_GREEDY_MAX_BAGS)
+				all[i] = all[i - 1];
+			i--;
+		}
+		if (i < AUTO_GREEDY_MAX_BAGS)
+			all[i] = j;
+		if (n_all < AUTO_GREEDY_MAX_BAGS)
+			n_all++;
+	}
+	if (n_all >= 2 &&
+	    build_auto_one(st, run_id, CFL_ENS_GREEDY, NULL, NULL, &ms, all, n_all, &in,
+			   em, ls, err))
+		goto out;
+	rc = 0;
+out:
+	free(em);
+	free(key);
+	free(fam);
+	free(all);
+	cfl_candidates_free(cands, n_cands);
 	study_members_release(&ms);
 	return rc;
 }
@@ -583,7 +704,7 @@ int cfl_study_ensembles(struct cfl_store *st, int64_t run_id,
 			unsigned methods, const struct cfl_study_listener *ls,
 			struct cfl_err *err)
 {
-	return build_all(st, run_id, d, metrics, n_metrics, methods, 1, 0, ls, err);
+	return build_all(st, run_id, d, metrics, n_metrics, methods, 1, ls, err);
 }
 
 int cfl_study_auto_ensembles(struct cfl_store *st, int64_t run_id,
@@ -592,10 +713,7 @@ int cfl_study_auto_ensembles(struct cfl_store *st, int64_t run_id,
 			     const struct cfl_study_listener *ls,
 			     struct cfl_err *err)
 {
-	unsigned methods = (1u << CFL_ENS_MEAN) | (1u << CFL_ENS_STACKING) |
-			   (1u << CFL_ENS_GREEDY) | (1u << CFL_ENS_TOP);
-
-	return build_all(st, run_id, d, metrics, n_metrics, methods, 2, 1, ls, err);
+	return build_auto(st, run_id, d, metrics, n_metrics, ls, err);
 }
 
 /* The metrics of the run's trials on test, in the order results listed
@@ -646,5 +764,5 @@ int cfl_study_ensembles_for_run(struct cfl_store *st, int64_t run_id,
 	if (n_metrics == 0)	/* no trial finished: nothing to combine */
 		return 0;
 	return build_all(st, run_id, data, metrics, (size_t)n_metrics, mask,
-			 methods ? 1 : 2, 0, ls, err);
+			 methods ? 1 : 2, ls, err);
 }

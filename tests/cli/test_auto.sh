@@ -45,7 +45,7 @@ expect_run_seconds() {
 test_auto_help() {
 	run "$CFL" auto --help
 	expect_rc 0
-	for o in --time-limit --models --folds --metric --save --use-all-time --num-jobs --db --name --resume -q Examples:; do
+	for o in --time-limit --max-trials --models --folds --metric --save --use-all-time --num-jobs --db --name --resume -q Examples:; do
 		expect_out "$o"
 	done
 	run "$CFL" --help
@@ -93,136 +93,132 @@ test_auto_usage_errors() {
 		fail "a usage error stored a run"
 }
 
-# one run of the pool and the store: bags of each family's best, their mean
-# and stacking, ranked by validation score, within the limit
+# one run of the pool and the store: on small data every candidate is a
+# bag of --folds fold trials scored out of fold; the leaderboard holds each
+# family's best bag, their mean and stacking, and greedy over every bag
 test_auto_end_to_end() {
-	local col credit
-	run "$CFL" auto "$ROOT/datasets/wine.csv" --models linear,tree --time-limit "$(lim 6)" \
+	local col
+	run "$CFL" auto "$ROOT/datasets/wine.csv" --models linear,tree --max-trials 4 \
 		--num-jobs 2 --db a.db --name w
 	expect_rc 0
-	expect_out "Leaderboard"
+	expect_out "Leaderboard: greedy first, then by logloss out of fold; acc beside"
 	expect_out "stacking"
 	expect_out "linear:"
 	expect_out "tree:"
 	expect_err "cfl auto --resume w --db a.db"
 	[ "$(sqlite3 a.db "select kind || ' ' || status from runs")" = "auto done" ] ||
 		fail "run: $(sqlite3 a.db "select kind, status from runs")"
-	# each family: its defaults (no params) first, then the search
+	# each family: its defaults (no params) first, then its portfolio
 	[ "$(sqlite3 a.db "select count(*) from candidates where params = '{}'")" = 2 ] ||
 		fail "the defaults are not candidates of both families"
 	[ "$(sqlite3 a.db "select model from candidates where seq = 0")" = linear ] ||
 		fail "the first candidate is not linear's"
-	[ "$(sqlite3 a.db "select count(*) from candidates where model = 'tree'")" -ge 2 ] ||
-		fail "tree was not searched"
-	# two bags of 5 folds with out-of-fold predictions, ranked with the
-	# ensembles built on them
+	[ "$(sqlite3 a.db "select count(*) from candidates where model = 'tree'")" = 2 ] ||
+		fail "tree: $(sqlite3 a.db "select count(*) from candidates where model = 'tree'") candidates"
+	# four bags of 5 folds with out-of-fold predictions, no search trial
+	# on the validation part
 	[ "$(sqlite3 a.db "select count(*) from trials t join predictions p on p.trial = t.id
-		where t.fold >= 0 and t.status = 'done' and p.split = 'oof'")" = 10 ] ||
-		fail "not 10 fold trials with out-of-fold predictions"
-	[ "$(sqlite3 a.db "select count(*) from trials where phase <> case when fold < 0
-		then 'search' else 'refit' end")" = 0 ] || fail "phases of the search and the bags"
-	# no refit without --refit
-	[ "$(sqlite3 a.db "select count(*) from trials where repeat <> 0")" = 0 ] ||
-		fail "trials of repeat 1 without --refit"
-	[ "$(sqlite3 a.db "select group_concat(method, ',') from (select method from ensembles order by method)")" = "bag,bag,greedy,mean,stacking,top" ] ||
+		where t.fold >= 0 and t.status = 'done' and p.split = 'oof'")" = 20 ] ||
+		fail "not 20 fold trials with out-of-fold predictions"
+	[ "$(sqlite3 a.db "select count(*) from trials where fold < 0")" = 0 ] ||
+		fail "trials on the validation part"
+	[ "$(sqlite3 a.db "select group_concat(method, ',') from (select method from ensembles order by method)")" = "bag,bag,greedy,mean,stacking" ] ||
 		fail "ensembles: $(sqlite3 a.db "select name, method from ensembles")"
 	sqlite3 a.db "select members from ensembles where name = 'stacking'" | grep -q "on [0-9]* oof rows" ||
 		fail "stacking not fitted on the out-of-fold predictions: $(sqlite3 a.db "select members from ensembles where name = 'stacking'")"
-	# sorted by the out-of-fold score, top's with the credit the table
-	# says, the one stored (tests/unit/test_bundle.c works its value out
-	# again from the stored predictions)
-	credit=$(tr '\n' ' ' <<<"$out" | sed -n 's/.*against the best entry.s (\([0-9.]*\)).*/\1/p')
-	[ -n "$credit" ] || fail "no credit line: $out"
-	[ "$(sqlite3 a.db "select printf('%.6f', c.credit) from ensemble_credit c
-		join ensembles e on e.id = c.ensemble where e.name = 'top'")" = "$credit" ] ||
-		fail "top's stored credit: $(sqlite3 a.db "select * from ensemble_credit")"
-	col=$(awk -v c="$credit" '/^Leaderboard/ {on = 1; next}
-		on && /^[0-9]+ / {print ($2 == "top" ? $4 + c : $4)} /^$/ {on = 0}' <<<"$out")
-	[ "$(wc -l <<<"$col")" = 6 ] || fail "leaderboard rows: $out"
-	[ "$col" = "$(sort -gr <<<"$col")" ] || fail "leaderboard not sorted by the out-of-fold score: $col"
-	# the out-of-fold scores are stored with the bags and ensembles
-	[ "$(sqlite3 a.db "select count(distinct m.ensemble) from ensemble_metrics m where m.split = 'oof' and m.value is not null")" = 6 ] ||
-		fail "out-of-fold scores not stored"
-	expect_run_seconds a.db "$(lim 6).5"
-	# a run by a cfl before top (no credit stored, no top): its report
-	# ranks `mean` as that cfl did, with one binomial standard error of
-	# the best oof accuracy over the training rows the line names (none
-	# when the best is 1: no line)
-	sqlite3 a.db "delete from ensemble_credit; delete from ensembles where name = 'top'"
+	# greedy first, the others by log loss out of fold
+	[ "$(awk '/^Leaderboard/ {on = 1} on && /^1 / {print $2}' <<<"$out")" = greedy ] ||
+		fail "rank 1 is not greedy: $out"
+	col=$(awk '/^Leaderboard/ {on = 1; next} on && /^[0-9]+ / && $1 > 1 {print $4} /^$/ {on = 0}' <<<"$out")
+	[ "$(wc -l <<<"$col")" = 4 ] || fail "leaderboard rows: $out"
+	[ "$col" = "$(sort -g <<<"$col")" ] || fail "leaderboard not sorted by log loss: $col"
+	# the out-of-fold scores, log loss among them, are stored with the
+	# bags and ensembles
+	[ "$(sqlite3 a.db "select count(distinct m.ensemble) from ensemble_metrics m where
+		m.split = 'oof' and m.metric = 'logloss' and m.value is not null")" = 5 ] ||
+		fail "out-of-fold log loss not stored"
+	# a run stored before log loss was: ranked by its metric out of fold
+	sqlite3 a.db "delete from ensemble_metrics where metric = 'logloss'"
 	run "$CFL" report w --db a.db
 	expect_rc 0
-	credit=$(tr '\n' ' ' <<<"$out" | sed -n 's/.*mean.s score credited with one standard error of the best accuracy over [0-9]* training rows (\([0-9.]*\)).*/\1/p')
-	awk -v c="${credit:-0}" -v n="$(tr '\n' ' ' <<<"$out" | sed -n 's/.*the best accuracy over \([0-9]*\) training rows.*/\1/p')" '
-		/^Leaderboard/ {on = 1; next}
-		on && /^[0-9]+ / {if ($4 > p) p = $4} /^$/ {on = 0}
-		END {if (c == 0) exit !(p == 1); se = sqrt(p * (1 - p) / n)
-		     exit !(n > 100 && c > se - 1e-6 && c < se + 1e-6)}' <<<"$out" ||
-		fail "the old run's credit ${credit:-none} is not sqrt(p (1 - p) / n): $out"
-	col=$(awk -v c="${credit:-0}" '/^Leaderboard/ {on = 1; next}
-		on && /^[0-9]+ / {print ($2 == "mean" ? $4 + c : $4)} /^$/ {on = 0}' <<<"$out")
-	[ "$(wc -l <<<"$col")" = 5 ] || fail "the old run's leaderboard rows: $out"
-	[ "$col" = "$(sort -gr <<<"$col")" ] || fail "the old run's leaderboard is not sorted with mean's credit: $col"
+	tr '\n' ' ' <<<"$out" | grep -q 'follow by acc on the out-of-fold' ||
+		fail "the old run's ranking sentence: $out"
+	col=$(awk '/^Leaderboard/ {on = 1; next} on && /^[0-9]+ / && $1 > 1 {print $5} /^$/ {on = 0}' <<<"$out")
+	[ "$col" = "$(sort -gr <<<"$col")" ] || fail "the old run is not sorted by acc: $col"
 }
 
-# a family's search stops once 10 candidates in a row (2 workers) scored no
-# better than its best, and the families after it get the time it left:
-# linear on iris stops within a second of its share, so fcnn's share is
-# about all the search time left, not half of it as when linear kept asking
-test_auto_family_stops_when_no_better() {
-	local lin fc after
-	run "$CFL" auto "$ROOT/datasets/iris.csv" --models linear,fcnn --time-limit "$(lim 10)" \
-		--num-jobs 2 --db s.db --name s -v
+# on small data the candidates are scored out of fold with log loss (a
+# proper score: on wine's 14 validation rows most of them tied at 1.0 acc)
+test_auto_small_data_scores_out_of_fold() {
+	run "$CFL" auto "$ROOT/datasets/wine.csv" --models linear --max-trials 3 --folds 3 \
+		--db a.db --name w
 	expect_rc 0
-	expect_err "linear: 10 candidates in a row no better than its best; its search stops"
-	# linear's first round: after its best (the first of the best
-	# score), the 10 that stopped it and at most the 2 in flight then
-	after=$(awk '/^linear: searching for/ { on = 1; next } /^fcnn: searching for/ { exit }
-		on && /^  linear [0-9a-f]+: acc/ { n++; b = $NF; if (b != last) { at = n; last = b } }
-		END { print n - at }' <<<"$err")
-	[ "$after" -ge 10 ] && [ "$after" -le 12 ] ||
-		fail "linear: $after candidates after its best in its first round, expected 10 to 12: ${err:0:800}"
-	lin=$(sed -n 's/^linear: searching for \([0-9.]*\) s$/\1/p' <<<"$err")
-	fc=$(sed -n 's/^fcnn: searching for \([0-9.]*\) s$/\1/p' <<<"$err")
-	[ -n "$lin" ] && [ -n "$fc" ] || fail "no shares in: ${err:0:600}"
-	# fcnn's share: what linear left too (1.3: linear's candidates take
-	# some of its share on a loaded machine)
-	awk -v l="$lin" -v f="$fc" 'BEGIN { exit !(f > 1.3 * l) }' ||
-		fail "fcnn's share $fc s is not more than linear's $lin s: linear's unused time was not handed on"
-	# what both left goes to further rounds, so the search goes on
-	expect_err "another round for the families"
-	[ "$(sqlite3 s.db "select count(*) from candidates where model = 'linear'")" -gt 12 ] ||
-		fail "linear had no second round"
+	expect_err "each scored out of fold"
+	expect_out "Search (candidates scored by logloss out of fold)"
+	[ "$(sqlite3 a.db "select group_concat(n, ',') from (select count(*) n from trials
+		where fold >= 0 group by candidate)")" = "3,3,3" ] ||
+		fail "every candidate is not a bag of 3 folds"
+	# the search table's best is the candidate of the lowest log loss out
+	# of fold, the linear bag's row
+	awk '/^Search/ {on = 1; next} on && $1 == "linear" {print $6}' <<<"$out" |
+		grep -q "$(awk '/^[0-9]+ +linear:/ {print $4}' <<<"$out")" ||
+		fail "the search's best is not the bag's log loss: $out"
 }
 
-# a round after the first that improves no family's best ends the search
-# (on iris every linear and tree candidate scores the same on the
-# validation part), so the run ends long before its limit; --use-all-time
-# searches on until the search's share of the time ends
-test_auto_search_ends_when_a_round_improves_nothing() {
-	local n lo
-	run "$CFL" auto "$ROOT/datasets/iris.csv" --models linear,tree --time-limit "$(lim 60)" \
+# on larger data (10,000 training rows or more) a candidate is one trial
+# on the validation part, ranked by log loss there too, and each family's
+# best is bagged afterwards
+test_auto_large_data_log_loss_on_valid() {
+	awk 'BEGIN { srand(3); print "a,b,c,y"
+		for (i = 0; i < 14000; i++) { a = rand(); b = rand(); c = rand()
+			print a "," b "," c "," ((a + b + 0.3 * rand() > 1.1) ? "hi" : "lo") } }' > big.csv
+	run "$CFL" auto big.csv --models linear,tree --max-trials 4 --folds 3 --db b.db --name b
+	expect_rc 0
+	expect_err "each on the validation part"
+	expect_out "Search (candidates scored by logloss on the validation part)"
+	[ "$(sqlite3 b.db "select count(*) from trials where fold = -1 and phase = 'search'")" = 4 ] ||
+		fail "not 4 search trials on valid"
+	[ "$(sqlite3 b.db "select count(*) from trials where fold >= 0")" = 6 ] ||
+		fail "not two bags of 3 folds"
+	[ "$(awk '/^Leaderboard/ {on = 1} on && /^1 / {print $2}' <<<"$out")" = greedy ] ||
+		fail "rank 1 is not greedy: $out"
+}
+
+# the portfolio: after its defaults each family tries pre-chosen diverse
+# configurations before its Bayesian optimisation; every one of them is
+# valid for its model (no candidate fails)
+test_auto_portfolio_before_bo() {
+	run "$CFL" auto "$ROOT/datasets/iris.csv" --max-trials 25 --folds 2 --num-jobs 2 \
+		--db p.db --name p -q
+	expect_rc 0
+	[ "$(sqlite3 p.db "select count(*) from trials where status <> 'done'")" = 0 ] ||
+		fail "trials not done: $(sqlite3 p.db "select c.model, c.params, t.error from trials t
+			join candidates c on c.id = t.candidate where t.status <> 'done' limit 3")"
+	# linear's: its defaults, then l2 = 0.01, 100, 0.1 and 10, in rounds
+	[ "$(sqlite3 p.db "select group_concat(params, ' ') from (select params from candidates
+		where model = 'linear' order by seq)")" = '{} {"l2":0.01} {"l2":100} {"l2":0.1} {"l2":10}' ] ||
+		fail "linear's candidates: $(sqlite3 p.db "select params from candidates where model = 'linear'")"
+	[ "$(sqlite3 p.db "select count(*) from candidates where model = 'gbdt' and params like '%learning_rate%0.05%'")" = 1 ] ||
+		fail "gbdt's portfolio: $(sqlite3 p.db "select params from candidates where model = 'gbdt'")"
+}
+
+# without a count budget, small data uses its time limit (the rounds go
+# on) and says in one line why the search ended
+test_auto_small_data_uses_its_time() {
+	run "$CFL" auto "$ROOT/datasets/iris.csv" --models linear,tree --time-limit "$(lim 4)" \
 		--num-jobs 2 --db e.db --name e
 	expect_rc 0
-	expect_err "rounds go on until one improves no family's best or the search's time ends"
-	expect_err "the search ends: a whole round improved no family's best"
-	expect_out "Leaderboard by acc"
-	# two rounds, each: the best, 10 no better, at most 2 in flight
-	n=$(sqlite3 e.db "select count(*) from candidates where model = 'linear'")
-	[ "$n" -ge 20 ] && [ "$n" -le 26 ] || fail "linear asked $n candidates, expected two rounds (20 to 26)"
-	expect_run_seconds e.db "$(lim 20)"
-	run "$CFL" auto "$ROOT/datasets/iris.csv" --models linear,tree --time-limit "$(lim 4)" \
-		--use-all-time --num-jobs 2 --db f.db --name f
-	expect_rc 0
-	grep -q "the search ends" <<<"$err" && fail "--use-all-time: the search ended early: ${err:0:600}"
-	expect_err "rounds go on until the search's time ends (--use-all-time)"
-	# the search's share is 0.8 of the limit less a small reserve
-	lo=$(awk -v l="$(lim 4)" 'BEGIN { print 0.7 * l }')
-	expect_run_seconds f.db "$(lim 6)" "$lo"
+	expect_err "searching 2 families until the time limit"
+	grep -E "^the search ends: [0-9]+ candidates; families stopped: [0-9]+ as another round would not finish in the time left, [0-9]+ with their space exhausted, [0-9]+ at 300 candidates$|^the search ends: the time limit stopped it \([0-9]+ candidates scored\)$" <<<"$err" >/dev/null ||
+		fail "no line saying why the search ended: $(grep "search ends" <<<"$err")"
+	[ "$(sqlite3 e.db "select count(*) from candidates where model = 'linear'")" -gt 5 ] ||
+		fail "linear went no further than its portfolio"
+	expect_run_seconds e.db "$(lim 4).5" "$(awk -v l="$(lim 4)" 'BEGIN { print 0.7 * l }')"
 }
 
-# a model that never returns: the search waits for a first score until its
-# budget ends, cancels, records the trials (none lost), and the run ends
-# within the limit with a clear error
+# a model that never returns: the search waits for the first round until
+# the limit, records the trials interrupted (none lost, none left running),
+# and the run ends within the limit with a clear error
 test_auto_time_limit_with_hanging_trials() {
 	CFL_TEST_FAULT=hang run "$CFL" auto "$ROOT/datasets/iris.csv" --models linear,tree \
 		--time-limit 4 --num-jobs 2 --db h.db --name h --save h.cfl
@@ -284,17 +280,20 @@ test_auto_resume() {
 test_auto_save_bundle_and_report() {
 	local names rows rank1
 	iris_split train.csv test.csv
-	run "$CFL" auto train.csv --test test.csv --models linear,tree --time-limit "$(lim 5)" \
+	run "$CFL" auto train.csv --test test.csv --models linear,tree --max-trials 4 \
 		--num-jobs 2 --db s.db --name s --save s.cfl
 	expect_rc 0
 	expect_err "bundle written to 's.cfl'"
 	grep -q '^save=s.cfl$' <<<"$(sqlite3 s.db "select config from runs")" ||
 		fail "no save key: $(sqlite3 s.db 'select config from runs')"
-	# the bags' fold trials kept their models, the search's none
+	# the bags' fold trials (every candidate is a bag) kept their models
 	[ "$(sqlite3 s.db "select count(*) from trial_models m join trials t on t.id = m.trial
-		where t.fold < 0")" = 0 ] || fail "search trials kept models"
-	[ "$(sqlite3 s.db "select count(*) from trial_models")" = 10 ] ||
+		where t.fold < 0")" = 0 ] || fail "trials without folds kept models"
+	[ "$(sqlite3 s.db "select count(*) from trial_models")" = 20 ] ||
 		fail "fold models kept: $(sqlite3 s.db 'select count(*) from trial_models')"
+	# the bundle holds the models its rows use, no other
+	[ "$(sqlite3 s.cfl "select count(*) from models")" -lt 20 ] ||
+		fail "the bundle holds every bag: $(sqlite3 s.cfl "select count(*) from models")"
 	# the rows are the leaderboard's entries; the default is its rank 1
 	names=$(awk '/^Leaderboard/ {on = 1; next} on && /^[0-9]+ / {print $2} /^$/ {on = 0}' <<<"$out")
 	rank1=$(head -1 <<<"$names")
@@ -304,7 +303,7 @@ test_auto_save_bundle_and_report() {
 		fail "default row is not the rank 1 '$rank1'"
 	[ "$(sqlite3 s.cfl "select kind from rows where name like 'linear:%'")" = bag ] ||
 		fail "the linear bag's kind"
-	[ "$(sqlite3 s.cfl "select count(*) from scores where split = 'oof' and metric = 'acc'")" = 6 ] ||
+	[ "$(sqlite3 s.cfl "select count(*) from scores where split = 'oof' and metric = 'acc'")" = 5 ] ||
 		fail "out-of-fold scores missing from the bundle"
 	# each row reproduces its entry's stored test figure
 	expect_rows_give_test_auc s.db s.cfl "$names"
@@ -314,7 +313,7 @@ test_auto_save_bundle_and_report() {
 	expect_err "row '$rank1' (the run's leaderboard's rank 1"
 	run "$CFL" bundle show s.cfl
 	expect_rc 0
-	expect_out "default row '$rank1' (rank 1 by acc out of fold)"
+	expect_out "default row '$rank1' (rank 1"
 	expect_out "oof acc"
 	# cfl report prints what the run printed
 	run "$CFL" report s --db s.db
@@ -322,14 +321,15 @@ test_auto_save_bundle_and_report() {
 	[ "$out" = "$board" ] || fail "report differs from the run's output: $(diff <(echo "$board") <(echo "$out"))"
 }
 
-# --refit: each bag's candidate is trained once more on every training row
-# (repeat 1, fold -1) and the bag predicts with it: the bundle holds the
-# two refits' models only, a bag entry's stored test predictions are its
+# --refit: each family's best bag's candidate is trained once more on
+# every training row (repeat 1, fold -1) and the bag predicts with it
+# (greedy chooses among those bags only): the bundle holds the two refits'
+# models only, a bag entry's stored test predictions are its
 # refit's, and each row of the bundle gives its entry's test figure again
 test_auto_refit() {
 	local names e
 	iris_split train.csv test.csv
-	run "$CFL" auto train.csv --test test.csv --models linear,tree --time-limit "$(lim 5)" \
+	run "$CFL" auto train.csv --test test.csv --models linear,tree --max-trials 4 \
 		--num-jobs 2 --db s.db --name s --save s.cfl --refit -v
 	expect_rc 0
 	expect_err "refit on every training row: done"
@@ -338,8 +338,8 @@ test_auto_refit() {
 	[ "$(sqlite3 s.db "select count(*) from trials where repeat = 1 and fold = -1
 		and phase = 'refit' and status = 'done'")" = 2 ] ||
 		fail "refits: $(sqlite3 s.db "select repeat, fold, status from trials where repeat = 1")"
-	# 10 fold models and 2 refits kept; the bundle takes the refits only
-	[ "$(sqlite3 s.db "select count(*) from trial_models")" = 12 ] ||
+	# 20 fold models and 2 refits kept; the bundle takes the refits only
+	[ "$(sqlite3 s.db "select count(*) from trial_models")" = 22 ] ||
 		fail "models kept: $(sqlite3 s.db 'select count(*) from trial_models')"
 	[ "$(sqlite3 s.cfl "select group_concat(repeat || ':' || fold, ' ') from models")" = "1:-1 1:-1" ] ||
 		fail "bundle models: $(sqlite3 s.cfl "select group_concat(repeat || ':' || fold, ' ') from models")"
@@ -355,7 +355,7 @@ test_auto_refit() {
 	awk '/^Search/ {on = 1; next} on && $1 ~ /^(linear|tree)$/ && $2 != $3 + $4 {bad = 1}
 	     END {exit bad}' <<<"$out" || fail "search table counts the refits: $out"
 	names=$(awk '/^Leaderboard/ {on = 1; next} on && /^[0-9]+ / {print $2} /^$/ {on = 0}' <<<"$out")
-	[ "$(wc -l <<<"$names")" = 6 ] || fail "leaderboard entries: $names"
+	[ "$(wc -l <<<"$names")" = 5 ] || fail "leaderboard entries: $names"
 	expect_rows_give_test_auc s.db s.cfl "$names"
 }
 
@@ -366,7 +366,7 @@ test_auto_refit_failed_falls_back_to_folds() {
 	local names
 	iris_split train.csv test.csv
 	CFL_TEST_FAULT=error:1 run "$CFL" auto train.csv --test test.csv --models linear,tree \
-		--time-limit "$(lim 5)" --num-jobs 2 --db f.db --name f --save f.cfl --refit
+		--max-trials 4 --num-jobs 2 --db f.db --name f --save f.cfl --refit
 	expect_rc 0
 	expect_err "(refit): failed"
 	[ "$(sqlite3 f.db "select count(*) from trials where repeat = 1 and status = 'done'")" = 0 ] ||
@@ -377,10 +377,11 @@ test_auto_refit_failed_falls_back_to_folds() {
 	[ "$(sqlite3 f.db "select count(*) from ensembles where method = 'bag'
 		and members glob 'trials [0-9]*+[0-9]*+[0-9]*+[0-9]*+[0-9]*; *'")" = 2 ] ||
 		fail "bag members: $(sqlite3 f.db "select members from ensembles where method = 'bag'")"
-	[ "$(sqlite3 f.cfl "select count(*) from models where fold >= 0")" = 10 ] ||
+	[ "$(sqlite3 f.cfl "select count(*) from models where fold < 0")" = 0 ] &&
+	[ "$(( $(sqlite3 f.cfl "select count(*) from models") % 5 ))" = 0 ] ||
 		fail "bundle models: $(sqlite3 f.cfl "select group_concat(repeat || ':' || fold, ' ') from models")"
 	names=$(awk '/^Leaderboard/ {on = 1; next} on && /^[0-9]+ / {print $2} /^$/ {on = 0}' <<<"$out")
-	[ "$(wc -l <<<"$names")" = 6 ] || fail "leaderboard entries: $names"
+	[ "$(wc -l <<<"$names")" = 5 ] || fail "leaderboard entries: $names"
 	expect_rows_give_test_auc f.db f.cfl "$names"
 }
 
@@ -388,11 +389,11 @@ test_auto_refit_failed_falls_back_to_folds() {
 # a path that cannot be written fails before any work
 test_auto_save_resume_and_bad_path() {
 	local names
-	run "$CFL" auto "$ROOT/datasets/iris.csv" --models linear,tree --time-limit "$(lim 3)" \
+	run "$CFL" auto "$ROOT/datasets/iris.csv" --models linear,tree --max-trials 4 \
 		--num-jobs 2 --db r.db --name r --save r.cfl -q
 	expect_rc 0
 	rm -f r.cfl
-	run "$CFL" auto --resume r --db r.db --time-limit "$(lim 4)" --num-jobs 2 -q
+	run "$CFL" auto --resume r --db r.db --max-trials 6 --num-jobs 2 -q
 	expect_rc 0
 	expect_err "bundle written to 'r.cfl'"
 	names=$(awk '/^Leaderboard/ {on = 1; next} on && /^[0-9]+ / {print $2} /^$/ {on = 0}' <<<"$out")
@@ -400,8 +401,9 @@ test_auto_save_resume_and_bad_path() {
 		fail "the resumed bundle is not the final leaderboard: $names"
 	[ "$(sqlite3 r.cfl "select value from meta where key = 'recommended'")" = "$(head -1 <<<"$names")" ] ||
 		fail "default row after resume"
-	[ "$(sqlite3 r.cfl "select count(*) from models")" = \
-	  "$(sqlite3 r.db "select count(*) from trials where fold >= 0 and status = 'done'")" ] ||
+	[ "$(sqlite3 r.db "select count(*) from candidates")" = 6 ] ||
+		fail "the resume did not search on to 6 candidates"
+	[ "$(sqlite3 r.cfl "select count(*) from models where fold >= 0")" -ge 10 ] ||
 		fail "the bundle's models are not the bags' folds"
 	run "$CFL" auto "$ROOT/datasets/iris.csv" --models linear --save nosuch/x.cfl --db b.db
 	expect_rc 1
@@ -422,7 +424,7 @@ test_auto_old_database_is_migrated_for_auto_runs() {
 	cp "$ROOT/tests/golden/v1/cfl.db" old.db || fail "no v1 fixture"
 	sqlite3 old.db "select sql from sqlite_master where name = 'runs'" | grep -q "'auto'" &&
 		fail "the fixture already takes auto runs"
-	run "$CFL" auto "$ROOT/datasets/iris.csv" --models linear --time-limit "$(lim 6)" --db old.db --name a
+	run "$CFL" auto "$ROOT/datasets/iris.csv" --models linear --max-trials 2 --db old.db --name a
 	expect_rc 0
 	[ "$(sqlite3 old.db "select group_concat(name || ':' || kind, ' ') from runs")" = \
 	  "v1-tune:tune v1-repeat:repeat a:auto" ] || fail "runs: $(sqlite3 old.db 'select name, kind from runs')"
@@ -527,4 +529,64 @@ test_auto_progress_lines() {
 		fail "cfl auto -q on a terminal failed"
 	grep -q 'auto: ' q.log && fail "-q: a live line: $(cat q.log)"
 	true
+}
+
+# the leaderboard of $1 (a `cfl auto` or `cfl report` stdout) without the
+# seconds column, the one figure a count budget leaves to the clock
+auto_board_no_seconds() {
+	awk '/^Leaderboard/ {on = 1} on && /^[0-9]+ / {$NF = ""} on {print} /^Search/ {exit}' <<<"$1"
+}
+
+# a count budget: the same candidates, leaderboard and bundle bytes on one
+# worker and on two (the rounds are told whole, never in finishing order)
+test_auto_max_trials_same_on_1_and_2_jobs() {
+	local b1
+	run "$CFL" auto "$ROOT/datasets/wine.csv" --max-trials 12 --num-jobs 1 \
+		--db a.db --name r --save r1.cfl
+	expect_rc 0
+	expect_err "the search ends: --max-trials reached (12 candidates)"
+	b1=$(auto_board_no_seconds "$out")
+	[ "$(sqlite3 a.db "select count(*) from candidates")" = 12 ] ||
+		fail "candidates: $(sqlite3 a.db "select count(*) from candidates")"
+	run "$CFL" auto "$ROOT/datasets/wine.csv" --max-trials 12 --num-jobs 2 \
+		--db b.db --name r --save r2.cfl
+	expect_rc 0
+	[ -n "$b1" ] && [ "$b1" = "$(auto_board_no_seconds "$out")" ] ||
+		fail "leaderboards differ: $b1 // $out"
+	cmp -s r1.cfl r2.cfl || fail "the bundles differ"
+	[ "$(sqlite3 a.db "select group_concat(hex) from (select hex from candidates order by seq)")" = \
+	  "$(sqlite3 b.db "select group_concat(hex) from (select hex from candidates order by seq)")" ] ||
+		fail "the candidates differ"
+	run "$CFL" auto "$ROOT/datasets/wine.csv" --max-trials 0 --db c.db
+	expect_rc 2
+	expect_err "--max-trials"
+}
+
+# a count budget: kill -9 of cfl mid-search, then --resume, gives the
+# leaderboard and the bundle of the run that was never stopped
+test_auto_max_trials_kill_then_resume() {
+	local job n b1
+	run "$CFL" auto "$ROOT/datasets/wine.csv" --max-trials 12 --num-jobs 2 \
+		--db a.db --name r --save r1.cfl
+	expect_rc 0
+	b1=$(auto_board_no_seconds "$out")
+	CFL_TEST_FAULT=slow "$CFL" auto "$ROOT/datasets/wine.csv" --max-trials 12 \
+		--num-jobs 2 --db k.db --name r --save r2.cfl >/dev/null 2>&1 &
+	job=$!
+	for _ in $(seq 300); do
+		n=$(sqlite3 k.db "select count(*) from trials where status = 'done'" 2>/dev/null)
+		[ "${n:-0}" -ge 6 ] && break
+		sleep 0.1
+	done
+	kill -9 "$job"
+	wait "$job" 2>/dev/null
+	[ "${n:-0}" -ge 6 ] || fail "the run did 6 trials in 30 s: $n"
+	[ ! -e r2.cfl ] || fail "the killed run wrote its bundle"
+	[ "$(sqlite3 k.db "select count(*) from trials where status <> 'done'")" -gt 0 ] ||
+		fail "the run had finished when killed"
+	run "$CFL" auto --resume r --db k.db
+	expect_rc 0
+	[ "$b1" = "$(auto_board_no_seconds "$out")" ] ||
+		fail "leaderboards differ: $b1 // $out"
+	cmp -s r1.cfl r2.cfl || fail "the bundles differ"
 }

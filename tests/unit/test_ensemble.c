@@ -546,6 +546,45 @@ static void t_select_on_oof(void)
 	cfl_ens_output_release(&oo);
 }
 
+/* select_metric: greedy selects by it, not by metrics[0].  Two members
+ * right on every row (accuracy 1 both, a tie the first wins), the second
+ * sure of it (0.95 against 0.6): by log loss, a proper score, the second
+ * is better, and one round picks it. */
+static void t_greedy_select_metric(void)
+{
+	double y[4] = { 0, 1, 0, 1 }, a[8], b[8];
+	struct cfl_ens_member m[2] = { { a, a, NULL }, { b, b, NULL } };
+	enum cfl_metric_id acc = CFL_M_ACC, logloss = CFL_M_LOGLOSS;
+	struct cfl_ens_input in;
+	struct cfl_ens_output o;
+	struct cfl_err err;
+
+	for (int i = 0; i < 4; i++) {
+		a[2 * i + (int)y[i]] = 0.6;
+		a[2 * i + 1 - (int)y[i]] = 0.4;
+		b[2 * i + (int)y[i]] = 0.95;
+		b[2 * i + 1 - (int)y[i]] = 0.05;
+	}
+	memset(&in, 0, sizeof(in));
+	in.n_members = 2;
+	in.members = m;
+	in.n_out = 2;
+	in.n_classes = 2;
+	in.n_valid = in.n_test = 4;
+	in.y_valid = in.y_test = y;
+	in.n_metrics = 1;
+	in.metrics = &acc;
+	in.greedy_rounds = 1;
+	CHECK_MSG(cfl_ensemble_build(CFL_ENS_GREEDY, &in, &o, &err) == 0, "%s", err.msg);
+	CHECK(o.weights[0] == 1 && o.weights[1] == 0);
+	cfl_ens_output_release(&o);
+	in.select_metric = &logloss;
+	CHECK_MSG(cfl_ensemble_build(CFL_ENS_GREEDY, &in, &o, &err) == 0, "%s", err.msg);
+	CHECK(o.weights[0] == 0 && o.weights[1] == 1);
+	CHECK(o.valid_metrics[0] == 1);	/* still scored by metrics[0] */
+	cfl_ens_output_release(&o);
+}
+
 /* With few rows to fit on (6 validation rows here),
  * stacking fits nothing, keeps the mean's weights and says so. */
 static void t_stacking_few_rows_is_the_mean(void)
@@ -684,6 +723,7 @@ const struct cfl_test cfl_tests[] = {
 	TEST(t_stacking_ignores_test_labels),
 	TEST(t_stacking_on_oof),
 	TEST(t_select_on_oof),
+	TEST(t_greedy_select_metric),
 	TEST(t_stacking_few_rows_is_the_mean),
 	TEST(t_stacking_regression_never_worse),
 	TEST(t_weights_ignore_test_labels),

@@ -463,16 +463,17 @@ static void add_entry(struct cfl_store *st, int64_t run, const char *name,
 		  "%s", err.msg);
 }
 
-/* The leaderboard's order: out of fold, then valid; entries equal on both
- * go bag, mean, stacking, and cheaper bags first (the name decided
- * before: fcnn above linear, stacking above a tree bag). */
+/* The leaderboard's order: greedy first (the rule that picks, even when
+ * another entry scores better out of fold), then the proper score out of
+ * fold (a run without log loss stored: its metric), then valid; entries
+ * equal on both go cheaper first, then by name (no kind is preferred). */
 static void t_auto_summary_ties(void)
 {
 	static const struct { const char *model; double seconds; } fam[] = {
 		{ "fcnn", 2.0 }, { "linear", 0.1 }, { "tree", 0.5 }, { "gbdt", 1.0 },
 	};
-	static const char *want[] = { "gbdt:x", "linear:x", "tree:x", "fcnn:x",
-				      "mean", "stacking" };
+	static const char *want[] = { "greedy", "gbdt:x", "linear:x", "mean",
+				      "tree:x", "fcnn:x", "stacking" };
 	struct tmpdb t;
 	struct cfl_err err;
 	struct cfl_store *st;
@@ -518,12 +519,14 @@ static void t_auto_summary_ties(void)
 	add_entry(st, run, "fcnn:x", "bag", 0.98, 0.97, tr[0], 2);
 	add_entry(st, run, "linear:x", "bag", 0.98, 0.97, tr[1], 2);
 	add_entry(st, run, "gbdt:x", "bag", 0.99, 0.90, tr[3], 2);
+	add_entry(st, run, "greedy", "greedy", 0.90, 0.90, tr[3], 2);
 	CHECK_MSG(cfl_study_auto_summary(st, run, &sum, &err) == 0, "%s", err.msg);
-	CHECK_INT(sum.n_rows, 6);
-	for (size_t i = 0; i < sum.n_rows && i < 6; i++)
+	CHECK_INT(sum.n_rows, 7);
+	CHECK(!strcmp(sum.score_metric, "acc"));
+	for (size_t i = 0; i < sum.n_rows && i < 7; i++)
 		CHECK_MSG(!strcmp(sum.rows[i].name, want[i]), "rank %zu: %s, expected %s",
 			  i + 1, sum.rows[i].name, want[i]);
-	CHECK(sum.n_rows > 1 && fabs(sum.rows[1].seconds - 0.2) < 1e-9);
+	CHECK(sum.n_rows > 2 && fabs(sum.rows[2].seconds - 0.2) < 1e-9);
 	cfl_study_auto_summary_release(&sum);
 	cfl_store_close(st);
 	tmpdb_end(&t);
