@@ -290,6 +290,8 @@ struct cfl_study_event {
 	const struct cfl_params *params;
 	double score;		/* NaN: every repeat failed */
 	double best;		/* the best score so far */
+	int oof;		/* auto: score and best are out of fold over
+				 * the training rows, not on valid */
 	const struct cfl_data *data;	/* LOADED */
 	int resumed;		/* OPENED */
 	int status;		/* DRAINED */
@@ -751,6 +753,7 @@ struct cfl_study_auto_view {
 	size_t f_cands, f_failed;
 	int f_have_best;
 	double f_best;
+	int f_oof;		/* f_best is out of fold, not on valid */
 };
 
 /* Sets v up: verbose, the time limit (s; 0: none) counted from now. */

@@ -817,20 +817,26 @@ static int param_chart(struct cfl_buf *b, const struct param_col *pc, size_t n,
 			   tips);
 }
 
-static int has_id(const int64_t *ids, size_t n, int64_t id)
-{
-	for (size_t i = 0; i < n; i++)
-		if (ids[i] == id)
-			return 1;
-	return 0;
-}
-
 /* The columns a repeat run's tree models split on: per model, the top
  * impurity importances (shares, mean over its trials) as bars; nothing
  * when no trial stored any.  Permutation importance is left to the text
  * report (its values are metric drops, not shares). */
+/* An auto run's leaderboard has bag model:hex (a row of method "bag"). */
+static int is_board_bag(const struct cfl_study_auto_summary *sum,
+			const char *model, const char *hex)
+{
+	char name[96];
+
+	snprintf(name, sizeof(name), "%s:%s", model, hex);
+	for (size_t i = 0; i < sum->n_rows; i++)
+		if (!strcmp(sum->rows[i].method, "bag") && !strcmp(sum->rows[i].name, name))
+			return 1;
+	return 0;
+}
+
+/* only: an auto run's summary (a panel per leaderboard bag), or NULL. */
 static int feature_importance(struct cfl_buf *b, struct cfl_store *st,
-			      int64_t run_id, const int64_t *only, size_t n_only,
+			      int64_t run_id, const struct cfl_study_auto_summary *only,
 			      struct cfl_err *err)
 {
 	enum { TOP = 10 };
@@ -852,7 +858,7 @@ static int feature_importance(struct cfl_buf *b, struct cfl_store *st,
 		       !strcmp(rows[j].kind, rows[i].kind))
 			j++;
 		if (strcmp(rows[i].kind, "impurity") ||
-		    (only && !has_id(only, n_only, rows[i].cand_id))) {
+		    (only && !is_board_bag(only, rows[i].model, rows[i].hex))) {
 			i = j;
 			continue;
 		}
@@ -1361,27 +1367,6 @@ static int search_table(struct cfl_buf *b, const struct cfl_study_auto_summary *
 	return cfl_buf_puts(b, "</table>\n");
 }
 
-/* The candidates bagged: those with fold trials.  *ids malloc'd. */
-static int bag_ids(struct cfl_store *st, int64_t run_id, int64_t **ids,
-		   size_t *n, struct cfl_err *err)
-{
-	struct cfl_trial_info *tr = NULL;
-	size_t n_tr = 0;
-
-	*ids = NULL;
-	*n = 0;
-	if (cfl_store_trials(st, run_id, &tr, &n_tr, err) ||
-	    !(*ids = cfl_calloc(n_tr + 1, sizeof(int64_t), err))) {
-		cfl_trials_free(tr, n_tr);
-		return -1;
-	}
-	for (size_t i = 0; i < n_tr; i++)
-		if (tr[i].fold >= 0 && !has_id(*ids, *n, tr[i].cand_id))
-			(*ids)[(*n)++] = tr[i].cand_id;
-	cfl_trials_free(tr, n_tr);
-	return 0;
-}
-
 /* An auto run's page body: the leaderboard and its chart, the search per
  * family, each bag's feature importance (one panel per bag, not per
  * candidate searched), the ensembles' members. */
@@ -1391,8 +1376,6 @@ static int auto_sections(struct cfl_buf *b, struct cfl_store *st,
 	struct cfl_study_auto_summary sum;
 	struct cfl_report_auto_entry *e = NULL;
 	struct cfl_buf s;
-	int64_t *bags = NULL;
-	size_t n_bags = 0;
 	int rc = -1;
 
 	if (cfl_report_auto_load(st, run, &sum, &e, err))
@@ -1405,16 +1388,18 @@ static int auto_sections(struct cfl_buf *b, struct cfl_store *st,
 	TRY(leaderboard_table(b, &sum, e));
 	TRY(leaderboard_chart(b, &sum));
 	TRY(cfl_buf_printf(b, "<h2>Search</h2>\n<p class=\"note\">Each family's "
-			      "candidates, scored by %s on the validation part; its "
-			      "best was bagged.</p>\n", sum.metric));
+			      "candidates, scored by %s %s.</p>\n",
+			      sum.score_metric[0] ? sum.score_metric : sum.metric,
+			      sum.cv_search ? "out of fold over the training rows "
+			      "(each candidate a bag of its folds)" :
+			      "on the validation part; its best was bagged"));
 	TRY(search_table(b, &sum));
 	if (search_chart(b, st, &sum, run->id, err))
 		goto out;
 	if (sum.n_unfinished)
 		TRY(cfl_buf_puts(b, "<p class=\"note\">The time limit stopped the folds "
 				    "still running; those bags are not ranked.</p>\n"));
-	if (bag_ids(st, run->id, &bags, &n_bags, err) ||
-	    feature_importance(b, st, run->id, bags, n_bags, err))
+	if (feature_importance(b, st, run->id, &sum, err))
 		goto out;
 	TRY(cfl_buf_puts(b, "<h2>Ensembles of the bags</h2>\n"));
 	if (members_section(b, st, run->id, err))
@@ -1426,7 +1411,6 @@ nomem:
 		cfl_err_set(err, "out of memory");
 out:
 	cfl_buf_release(&s);
-	free(bags);
 	cfl_report_auto_entries_free(e, sum.n_rows);
 	cfl_study_auto_summary_release(&sum);
 	return rc;
@@ -1535,7 +1519,7 @@ int cfl_report_html(struct cfl_store *st, const struct cfl_run_info *run,
 			TRY(html_table(out, &tt, ens, n_ens));
 		}
 	}
-	if (!tune && !autor && feature_importance(out, st, run->id, NULL, 0, err))
+	if (!tune && !autor && feature_importance(out, st, run->id, NULL, err))
 		goto out;
 	if (cfl_store_trials(st, run->id, &trs, &n_trs, err) ||
 	    cfl_store_attempts(st, run->id, &ats, &n_ats, err))

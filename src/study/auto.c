@@ -504,6 +504,7 @@ static void tell(struct cfl_study *s, struct cfl_search *search, size_t k,
 	ev.params = &c->params;
 	ev.score = c->value;
 	ev.best = a->best[f] >= 0 ? a->c[a->best[f]].value : best;
+	ev.oof = a->cv;
 	cfl_study_emit(ls, &ev);
 }
 

@@ -51,8 +51,8 @@ void cfl_study_auto_view_end(struct cfl_study_auto_view *v, struct cfl_buf *out)
 		return;
 	}
 	if (v->f_have_best)
-		snprintf(best, sizeof(best), ", best %s %.6f on valid", v->metric,
-			 v->f_best);
+		snprintf(best, sizeof(best), ", best %s %.6f %s", v->metric,
+			 v->f_best, v->f_oof ? "out of fold" : "on valid");
 	if (v->f_failed)
 		cfl_buf_printf(out, "%s, round %d: %zu candidates, %zu failed%s\n",
 			       v->family, v->round, v->f_cands + v->f_failed,
@@ -130,9 +130,11 @@ static void on_candidate(struct cfl_study_auto_view *v,
 	v->f_cands++;
 	v->f_have_best = 1;
 	v->f_best = ev->best;
+	v->f_oof = ev->oof;
 	if (v->verbose)
-		cfl_buf_printf(out, "  %s %s: %s %.6f on valid (best %.6f)\n", ev->what,
-			       ev->hex, v->metric, ev->score, ev->best);
+		cfl_buf_printf(out, "  %s %s: %s %.6f %s (best %.6f)\n", ev->what,
+			       ev->hex, v->metric, ev->score,
+			       ev->oof ? "out of fold" : "on valid", ev->best);
 }
 
 static void on_trial(struct cfl_study_auto_view *v,

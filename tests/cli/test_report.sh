@@ -127,7 +127,7 @@ test_report_auto_leaderboard_every_format() {
 	expect_rc 0
 	board=$out
 	[ "$(sed -n 1p <<<"$board")" = "Leaderboard by acc" ] || fail "first line: $board"
-	sed -n 2p <<<"$board" | grep -q "^Ranked by acc on the out-of-fold predictions" ||
+	sed -n 2p <<<"$board" | grep -q "^Greedy ensemble selection" ||
 		fail "no ranking sentence above the table: $board"
 	names=$(awk '/^rank entry/ {on = 1; next} on && /^[0-9]+ / {print $2} /^$/ {on = 0}' <<<"$board")
 	[ -n "$names" ] || fail "no rows: $board"
@@ -144,13 +144,13 @@ test_report_auto_leaderboard_every_format() {
 		fail "md rows differ from the run's: $out"
 	run "$CFL" report a --db a.db --format csv
 	expect_rc 0
-	[ "$(sed -n 1p <<<"$out")" = "rank,entry,kind,method,metric,oof,valid,test,seconds,trials,members,rank_oof,credit" ] ||
+	[ "$(sed -n 1p <<<"$out")" = "rank,entry,kind,method,metric,oof,valid,test,seconds,trials,members,score_metric,score" ] ||
 		fail "csv header: $out"
 	[ "$(printf '%s\n' "$out" | python3 -c 'import csv,sys; [print(r["entry"]) for r in csv.DictReader(sys.stdin)]')" = "$names" ] ||
 		fail "csv rows differ from the run's: $out"
 	# the oof column of csv is the text's (6 decimals)
 	[ "$(printf '%s\n' "$out" | python3 -c 'import csv,sys; [print("%.6f" % float(r["oof"])) for r in csv.DictReader(sys.stdin)]')" = \
-	  "$(awk '/^rank entry/ {on = 1; next} on && /^[0-9]+ / {print $4} /^$/ {on = 0}' <<<"$board")" ] ||
+	  "$(awk '/^rank entry/ {on = 1; next} on && /^[0-9]+ / {print $5} /^$/ {on = 0}' <<<"$board")" ] ||
 		fail "csv oof differs from the text's"
 	run "$CFL" report a --db a.db --format json
 	expect_rc 0
