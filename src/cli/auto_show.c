@@ -43,7 +43,17 @@ static void say(struct cli_auto_show *sh, const struct cfl_buf *b)
 {
 	if (b->len) {
 		live(sh, 0);
-		fwrite(b->data, 1, b->len, stderr);
+		if (sh->tty) {	/* each line wrapped at the terminal's width */
+			char *p = b->data, *nl;
+
+			while ((nl = strchr(p, '\n'))) {
+				*nl = 0;
+				cli_wrap_stderr(p);
+				p = nl + 1;
+			}
+		} else {
+			fwrite(b->data, 1, b->len, stderr);
+		}
 	}
 	live(sh, 1);
 }

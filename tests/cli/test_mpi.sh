@@ -709,7 +709,8 @@ test_mpi_train_and_others_run_once() {
 	mpi_rank0_rc
 	expect_rc 0
 	[ "$(grep -c '^model_file' <<<"$out")" = 1 ] || fail "not one model written: $out"
-	[ "$(grep -c 'cfl train: linear on' <<<"$err")" = 1 ] || fail "not one training: $err"
+	[ "$(grep -c '^cfl train: target ' <<<"$err")" = 1 ] || fail "not one training: $err"
+	[ "$(grep -c '^cfl train: linear: ' <<<"$err")" = 1 ] || fail "not one training: $err"
 	[ -s m.cfl ] || fail "no model file"
 	for r in 1 2; do
 		[ "$(cat "$TMP/rc.$r")" = 0 ] || fail "rank $r exit $(cat "$TMP/rc.$r")"
