@@ -578,16 +578,23 @@ static void t_from_run(void)
 
 /* auto's leaderboard rendered from a summary: the rows in the summary's
  * order (the renderer never sorts: the ranking is the study's), the rule
- * in one sentence above the table naming the credited entry, undefined
- * values as "-" / empty / null, every text line within 80 columns */
+ * in one sentence above the table (greedy first, then the proper score
+ * out of fold, the user's metric beside), undefined values as "-" / empty
+ * / null, every text line within 80 columns */
 static void t_leaderboard_from_summary(void)
 {
 	struct cfl_study_auto_row rows[3] = {
-		{ "top", "top", 0.95, 1.0, 0.93, 0.5, 10, 0.99, 0.04 },
-		{ "gbdt:75e792da", "bag", 0.97, NAN, 0.90, 0.25, 5, 0.97, 0 },
-		{ "mean", "mean", 0.96, 1.0, 0.93, 0.5, 10, 0.96, 0 },
+		{ .name = "greedy", .method = "greedy", .cv = 0.97, .loss = 0.08,
+		  .valid = 1.0, .test = 0.93, .seconds = 0.5, .n_trials = 10 },
+		{ .name = "gbdt:75e792da", .method = "bag", .cv = 0.97, .loss = 0.09,
+		  .valid = NAN, .test = 0.90, .seconds = 0.25, .n_trials = 5 },
+		{ .name = "mean", .method = "mean", .cv = 0.96, .loss = 0.10,
+		  .valid = 1.0, .test = 0.93, .seconds = 0.5, .n_trials = 10 },
 	};
-	struct cfl_study_auto_family fam = { "gbdt", 12, 11, 1, "75e792da", 1.0, 0.8 };
+	struct cfl_study_auto_family fam = {
+		.model = "gbdt", .n_cands = 12, .n_done = 11, .n_failed = 1,
+		.best_hex = "75e792da", .best_valid = 0.09, .seconds = 0.8,
+	};
 	struct cfl_report_auto_entry e[3] = {
 		{ 2, "gbdt:75e792da 0.5, linear:2ef38b55 0.5" }, { 5, "5 trials" },
 		{ 2, "gbdt:75e792da 0.5, linear:2ef38b55 0.5" },
@@ -596,35 +603,46 @@ static void t_leaderboard_from_summary(void)
 	struct cfl_buf b;
 	struct cfl_err err;
 	const char *p, *line;
+	char flat[2048];
 
 	memset(&sum, 0, sizeof(sum));
 	snprintf(sum.metric, sizeof(sum.metric), "acc");
 	sum.sign = 1;
+	snprintf(sum.score_metric, sizeof(sum.score_metric), "logloss");
+	sum.score_sign = -1;
+	sum.cv_search = 1;
 	sum.n_rows = 3;
 	sum.rows = rows;
-	sum.credit_kind = CFL_AUTO_CREDIT_PAIRED;
-	snprintf(sum.credit_entry, sizeof(sum.credit_entry), "top");
-	sum.credit = 0.04;
 	sum.n_families = 1;
 	sum.families = &fam;
 
 	cfl_buf_init(&b);
 	CHECK(cfl_report_leaderboard(&sum, e, CFL_TABLE_TEXT, 0, 0, &b, &err) == 0);
-	CHECK_MSG(!strncmp(b.data, "Leaderboard by acc\nRanked by acc on the out-of-fold", 50),
+	CHECK_MSG(!strncmp(b.data, "Leaderboard by acc\nGreedy ensemble selection", 44),
 		  "%s", b.data);
-	CHECK_MSG(strstr(b.data, "top's score credited with 3 paired") != NULL, "%s", b.data);
 	p = strstr(b.data, "rank entry");
-	CHECK_MSG(p && p < strstr(b.data, "\n1    top"), "%s", b.data);
-	CHECK_MSG(strstr(b.data, "\n1    top ") && strstr(b.data, "\n2    gbdt:75e792da ") &&
+	CHECK_MSG(p != NULL, "%s", b.data);
+	/* the sentence, unwrapped */
+	snprintf(flat, sizeof(flat), "%.*s", p ? (int)(p - b.data) : 0, b.data);
+	for (char *q = flat; *q; q++)
+		if (*q == '\n')
+			*q = ' ';
+	CHECK_MSG(strstr(flat, "ranks first; the other entries follow by logloss on "
+			 "the out-of-fold predictions of the training rows, lowest "
+			 "first, with acc beside; the test score chose nothing."),
+		  "%s", flat);
+	CHECK_MSG(p && strstr(p, "logloss") && strstr(p, "members"), "%s", b.data);
+	CHECK_MSG(strstr(b.data, "\n1    greedy ") && strstr(b.data, "\n2    gbdt:75e792da ") &&
 		  strstr(b.data, "\n3    mean "), "%s", b.data);
-	/* valid undefined: "-" */
-	CHECK_MSG(strstr(b.data, "0.970000         -  0.900000"), "%s", b.data);
+	/* the bag's proper score, oof and test */
+	CHECK_MSG(strstr(b.data, " 0.090000  0.970000  0.900000 "), "%s", b.data);
+	CHECK_MSG(strstr(b.data, "candidates scored by logloss out of fold"), "%s", b.data);
 	for (line = b.data; *line;) {
 		size_t n = strcspn(line, "\n");
 
 		CHECK_MSG(n <= 80, "%.*s", (int)n, line);
 		/* no wrapped line of the sentence reads as a row */
-		if (line > b.data && line < p)
+		if (line > b.data && p && line < p)
 			CHECK_MSG(!(line[0] >= '0' && line[0] <= '9'), "%.*s", (int)n, line);
 		line += n + (line[n] != 0);
 	}
@@ -634,7 +652,8 @@ static void t_leaderboard_from_summary(void)
 	CHECK(cfl_report_leaderboard(&sum, e, CFL_TABLE_CSV, 0, 0, &b, &err) == 0);
 	CHECK_MSG(strstr(b.data, "\n2,gbdt:75e792da,bag,bag,acc,0.96999999999999997,,0.90000000000000002,"),
 		  "%s", b.data);
-	CHECK_MSG(strstr(b.data, "\"gbdt:75e792da 0.5, linear:2ef38b55 0.5\""), "%s", b.data);
+	CHECK_MSG(strstr(b.data, ",5,5 trials,logloss,0.0899999"),
+		  "%s", b.data);
 	cfl_buf_release(&b);
 
 	cfl_buf_init(&b);
@@ -645,19 +664,19 @@ static void t_leaderboard_from_summary(void)
 
 	cfl_buf_init(&b);
 	CHECK(cfl_report_leaderboard(&sum, e, CFL_TABLE_JSON, 0, 0, &b, &err) == 0);
-	CHECK_MSG(strstr(b.data, "\"ranking\": \"Ranked by acc") &&
+	CHECK_MSG(strstr(b.data, "\"ranking\": \"Greedy ensemble selection") &&
 		  strstr(b.data, "\"search\": [") && !strstr(b.data, "\001"), "%s", b.data);
 	cfl_buf_release(&b);
 
-	/* lower is better, no credit */
-	sum.sign = -1;
-	sum.credit_kind = CFL_AUTO_CREDIT_NONE;
+	/* regression: the metric is the proper score, lower is better */
+	sum.sign = sum.score_sign = -1;
 	snprintf(sum.metric, sizeof(sum.metric), "mse");
+	snprintf(sum.score_metric, sizeof(sum.score_metric), "mse");
 	cfl_buf_init(&b);
 	CHECK(cfl_report_leaderboard(&sum, NULL, CFL_TABLE_MD, 0, 0, &b, &err) == 0);
-	CHECK_MSG(strstr(b.data, "Ranked by mse on the out-of-fold predictions of the "
-			 "training rows, lowest first; ties") != NULL, "%s", b.data);
-	CHECK_MSG(strstr(b.data, "| 1 | **top** | ensemble |"), "%s", b.data);
+	CHECK_MSG(strstr(b.data, "follow by mse on the out-of-fold predictions of the "
+			 "training rows, lowest first; the test score") != NULL, "%s", b.data);
+	CHECK_MSG(strstr(b.data, "| 1 | **greedy** | ensemble |"), "%s", b.data);
 	cfl_buf_release(&b);
 }
 
