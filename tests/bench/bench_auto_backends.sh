@@ -136,9 +136,9 @@ rows=""
 for k in t m; do
 	[ -s "$B/$k.times" ] || continue
 	if [ $k = t ]; then
-		name="2 loopback TCP workers (TLS)" kw=tcp
+		name="2 loopback TCP workers (TLS)"
 	else
-		name="mpirun -n 3" kw=mpi
+		name="mpirun -n 3"
 	fi
 	v=$(median <"$B/$k.times")
 	r=$(ratio "$v" "$l" "%.2f")
