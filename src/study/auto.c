@@ -350,8 +350,9 @@ static long add_cand(struct cfl_study *s, size_t f, struct cfl_params *params,
 				      CFL_PHASE_SEARCH, &ts, err))
 		return -1;
 	c->trial_id = ts.id;
-	if (idx < 0 && s->deadline > 0) {
-		/* the defaults: trained smaller (fewer trees, rounds, epochs)
+	if (idx < 0 && s->deadline > 0 && !p->autop.max_trials) {
+		/* the defaults (not under a count budget, whose run depends
+		 * on the seed only, never on the clock): trained smaller (fewer trees, rounds, epochs)
 		 * rather than cancelled, within a family's share of the search */
 		double share = (s->deadline - cfl_now()) * SEARCH_MAX_SHARE /
 			       (double)p->autop.n_models;
