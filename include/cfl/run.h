@@ -248,6 +248,11 @@ int cfl_pool_cancel(struct cfl_pool *p, int64_t trial_id, struct cfl_err *err);
 /* Async-signal-safe: asks the loop to stop (Ctrl-C); the next or current
  * cfl_pool_wait returns CFL_POOL_INTERRUPTED. */
 void cfl_pool_interrupt(struct cfl_pool *p);
+/* cfl_pool_interrupt for a run that is over (its time limit), not stopped
+ * by the user: TCP workers are told SHUTDOWN before their connections go,
+ * so they exit 0 instead of reconnecting for --retry-for (which serves a
+ * Ctrl-C'd run that may be resumed).  Async-signal-safe too. */
+void cfl_pool_interrupt_over(struct cfl_pool *p);
 
 /* Commits pending store writes (results grouped by commit_interval): after
  * it returns 0, every result given as an event is durable.  The caller may

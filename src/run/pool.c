@@ -71,6 +71,7 @@ struct cfl_pool {
 	size_t n_sources;
 	int wake[2];			/* self-pipe: interrupt -> poll */
 	volatile sig_atomic_t interrupted;
+	int over;		/* interrupted because the run is over */
 	int stopped;
 	/* finished trials not yet given out; ev_cur is the one last given */
 	struct event *evq;
@@ -1262,6 +1263,12 @@ void cfl_pool_interrupt(struct cfl_pool *p)
 	(void)r;
 }
 
+void cfl_pool_interrupt_over(struct cfl_pool *p)
+{
+	p->over = 1;
+	cfl_pool_interrupt(p);
+}
+
 void cfl_pool_get_stats(const struct cfl_pool *p, struct cfl_pool_stats *out)
 {
 	memset(out, 0, sizeof(*out));
@@ -1276,12 +1283,26 @@ void cfl_pool_get_stats(const struct cfl_pool *p, struct cfl_pool_stats *out)
 			out->n_slots += p->peers[i]->pub.n_slots;
 }
 
+static void close_gracefully(struct cfl_pool *p);
+
 /* Ctrl-C: kill every peer, record running trials as interrupted. */
 static int stop(struct cfl_pool *p, struct cfl_err *err)
 {
 	int rc = 0;
 
 	p->stopped = 1;
+	if (p->over) {	/* the run is over: TCP workers may go home */
+		for (size_t i = 0; i < p->n_peers; i++) {
+			struct cfl_wire_msg m;
+
+			if (strcmp(p->peers[i]->pub.ops->kind, "tcp"))
+				continue;
+			cfl_wire_msg_init(&m, CFL_WIRE_SHUTDOWN);
+			if (cfl_peer_send(&p->peers[i]->pub, &m, NULL) == 0)
+				peer_write(p->peers[i]);
+		}
+		close_gracefully(p);
+	}
 	for (size_t i = 0; i < p->n_peers; i++)
 		if (p->peers[i]->pub.ops->kill)
 			p->peers[i]->pub.ops->kill(&p->peers[i]->pub);
@@ -1442,6 +1463,62 @@ int cfl_pool_wait(struct cfl_pool *p, struct cfl_pool_event *ev,
 	}
 }
 
+/* TCP workers get the SHUTDOWN before their connection goes.  Closing a
+ * socket with their heartbeats or results unread in it resets the
+ * connection, and a reset can drop the SHUTDOWN still in flight: the
+ * worker then reconnects for --retry-for and gives up with exit 1 although
+ * the run ended well (a run stopped by its time limit with folds running
+ * there).  So: write what is queued and read (and drop) what they send
+ * until they close, for at most CLOSE_GRACE seconds. */
+#define CLOSE_GRACE 2.0
+
+static void close_gracefully(struct cfl_pool *p)
+{
+	double end = cfl_now() + CLOSE_GRACE;
+	char scratch[16384];
+
+	for (;;) {
+		struct pollfd fds[64];
+		struct peer *who[64];
+		size_t n = 0;
+		double left = end - cfl_now();
+
+		for (size_t i = 0; i < p->n_peers && n < 64; i++) {
+			struct peer *pe = p->peers[i];
+
+			if (pe->dead || strcmp(pe->pub.ops->kind, "tcp"))
+				continue;
+			fds[n].fd = pe->pub.fd;
+			fds[n].events = POLLIN | (pe->out.len ? POLLOUT : 0);
+			fds[n].revents = 0;
+			who[n++] = pe;
+		}
+		if (!n || left <= 0 || poll(fds, n, (int)(left * 1000) + 1) < 0)
+			return;
+		for (size_t j = 0; j < n; j++) {
+			struct peer *pe = who[j];
+
+			if (fds[j].revents & POLLOUT)
+				peer_write(pe);
+			if (!(fds[j].revents & (POLLIN | POLLERR | POLLHUP)))
+				continue;
+			for (;;) {	/* until EAGAIN (a TLS session buffers) */
+				ssize_t k = pe->pub.ops->read
+					    ? pe->pub.ops->read(&pe->pub, scratch, sizeof(scratch))
+					    : read(pe->pub.fd, scratch, sizeof(scratch));
+
+				if (k > 0)
+					continue;
+				if (k < 0 && errno == EINTR)
+					continue;
+				if (k == 0 || (errno != EAGAIN && errno != EWOULDBLOCK))
+					pe->dead = 1;	/* closed: done with it */
+				break;
+			}
+		}
+	}
+}
+
 int cfl_pool_close(struct cfl_pool *p, struct cfl_err *err)
 {
 	int rc = 0;
@@ -1459,6 +1536,7 @@ int cfl_pool_close(struct cfl_pool *p, struct cfl_err *err)
 		if (cfl_peer_send(&p->peers[i]->pub, &m, NULL) == 0)
 			peer_write(p->peers[i]);
 	}
+	close_gracefully(p);
 	while (p->n_peers) {
 		struct peer *pe = p->peers[--p->n_peers];
 		char reason[128] = "";

@@ -867,7 +867,7 @@ void cfl_study_stop_at_limit(struct cfl_study *s)
 {
 	s->timed_out = 1;
 	if (s->pool)
-		cfl_pool_interrupt(s->pool);
+		cfl_pool_interrupt_over(s->pool);
 }
 
 int cfl_study_stop(struct cfl_study *s, struct cfl_err *err)
