@@ -121,6 +121,13 @@ int cfl_budget_over(const struct cfl_budget *b, size_t n_done);
 const struct cfl_model_ops *cfl_model_find(const char *name);
 /* The i-th registered model (NULL past the end), for listings. */
 const struct cfl_model_ops *cfl_model_at(size_t i);
+/* Appends the help of one model for `cfl train --model NAME --help`: a
+ * blank line, "NAME: " and its summary, then "Parameters (--set
+ * KEY=VALUE):" and one entry per parameter (name, help, [default] and
+ * (range or choices)), wrapped at width columns.  Returns 0, or -1 on
+ * allocation failure. */
+int cfl_model_help(const struct cfl_model_ops *ops, size_t width,
+		   struct cfl_buf *b);
 
 /* Limits the BLAS the models call to n threads (n >= 1) in this process;
  * BLAS itself stays behind the models (OpenBLAS's setter, in linear.c). */

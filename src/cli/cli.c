@@ -4,7 +4,6 @@
  */
 #include "cli.h"
 
-#include <ctype.h>
 #include <errno.h>
 #include <math.h>
 #include <signal.h>
@@ -205,93 +204,17 @@ void cli_warn_recoded(const char *path, size_t line)
 
 void cli_wrap_stderr(const char *text)
 {
+	/* on a terminal, wrapped at its width between words (a wrapped line
+	 * would break the progress line's redraws) */
 	size_t width = cli_stderr_is_tty() ? cfl_term_width(STDERR_FILENO) : 0;
-	size_t col = 0;
-	const char *p = text;
+	struct cfl_buf b;
 
-	if (!width) {
+	cfl_buf_init(&b);
+	if (cfl_buf_wrap_lines(&b, text, width))
 		fprintf(stderr, "%s\n", text);
-		return;
-	}
-	/* on a terminal, wrapped at its width between words (a wrapped
-	 * line would break the progress line's redraws); a line of the text
-	 * that starts with blanks keeps them */
-	while (*p) {
-		size_t n;
-
-		if (*p == '\n') {
-			fputc('\n', stderr);
-			col = 0;
-			p++;
-			continue;
-		}
-		if (*p == ' ' && col) {
-			p++;
-			continue;
-		}
-		n = strcspn(p, col ? " \n" : "\n");
-		if (!col)
-			n = strspn(p, " ") + strcspn(p + strspn(p, " "), " \n");
-		if (col && width && col + 1 + n > width) {
-			fputs("\n ", stderr);
-			col = 1;
-		} else if (col) {
-			fputc(' ', stderr);
-			col++;
-		}
-		fwrite(p, 1, n, stderr);
-		col += n;
-		p += n;
-	}
-	fputc('\n', stderr);
-}
-
-void cli_fputs_wrapped(FILE *f, const char *text, size_t col, size_t indent,
-		       size_t width)
-{
-	const char *p = text;
-	int first = 1;
-
-	for (;;) {
-		size_t n;
-
-		while (*p == ' ')
-			p++;
-		n = strcspn(p, " ");
-		if (!n)
-			break;
-		if (col > indent && col + !first + n > width) {
-			fprintf(f, "\n%*s", (int)indent, "");
-			col = indent;
-		} else if (!first) {
-			fputc(' ', f);
-			col++;
-		}
-		fwrite(p, 1, n, f);
-		col += n;
-		p += n;
-		first = 0;
-	}
-	fputc('\n', f);
-}
-
-void cli_params_spaced(const char *params, char *out, size_t cap)
-{
-	size_t k = 0;
-
-	for (const char *q = params; q && *q && k + 2 < cap; q++) {
-		const char *r = q + 1;
-
-		out[k++] = *q;
-		if (*q != ',')
-			continue;
-		while (*r && (isalnum((unsigned char)*r) || *r == '_' || *r == '.'))
-			r++;
-		if (r > q + 1 && *r == '=')
-			out[k++] = ' ';
-	}
-	if (cap)
-		out[k < cap ? k : cap - 1] = '\0';
+	else
+		fputs(b.data, stderr);
+	cfl_buf_release(&b);
 }
 
 void cli_data_facts(const char *cmd, const struct cfl_data *d,

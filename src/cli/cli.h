@@ -142,20 +142,8 @@ void cli_data_facts(const char *cmd, const struct cfl_data *d,
  * line of every command that trains. */
 void cli_data_target(const char *cmd, const struct cfl_data *d);
 /* Prints text and a newline on stderr, wrapped between words at the
- * terminal's width when stderr is a terminal (continued lines indented by
- * one blank). */
+ * terminal's width when stderr is a terminal (cfl_buf_wrap_lines). */
 void cli_wrap_stderr(const char *text);
-
-/* Writes text's words to f from column col (where the caller left the
- * line), wrapping before width with continuation lines indented by indent
- * blanks, then a newline.  A word longer than the room stays whole. */
-void cli_fputs_wrapped(FILE *f, const char *text, size_t col, size_t indent,
-		       size_t width);
-
-/* params ("k=v,k=v", a value may hold commas: hidden=64,64) with a blank
- * after each comma that starts the next "k=" (so a wrapped line can break
- * there), into out (cap bytes, NUL-terminated, truncated to fit). */
-void cli_params_spaced(const char *params, char *out, size_t cap);
 
 /* True when stderr is a terminal (progress lines are redrawn in place). */
 int cli_stderr_is_tty(void);

@@ -72,55 +72,12 @@ static void usage(FILE *f)
 
 static void model_help(FILE *f, const struct cfl_model_ops *ops)
 {
-	fprintf(f, "\n%s: ", ops->name);
-	cli_fputs_wrapped(f, ops->summary, strlen(ops->name) + 2, 2, 80);
-	fprintf(f, "Parameters (--set KEY=VALUE):\n");
-	for (size_t i = 0; i < ops->n_params; i++) {
-		const struct cfl_param_spec *sp = &ops->params[i];
-		char range[96];
+	struct cfl_buf b;
 
-		switch (sp->type) {
-		case CFL_P_CHOICE:
-			snprintf(range, sizeof(range), "%s", sp->choices);
-			break;
-		case CFL_P_BOOL:
-			snprintf(range, sizeof(range), "true|false");
-			break;
-		case CFL_P_INTLIST:
-			snprintf(range, sizeof(range), "list of [%g, %g]", sp->lo,
-				 sp->hi);
-			break;
-		default:
-			snprintf(range, sizeof(range), "[%g, %g]", sp->lo, sp->hi);
-		}
-		/* an INT's word aliases ("none=0|sqrt=-1"): their words */
-		if (sp->type == CFL_P_INT && sp->choices) {
-			size_t len = strlen(range);
-			const char *p = sp->choices;
-
-			snprintf(range + len, sizeof(range) - len, " or ");
-			while (*p && (len = strlen(range)) < sizeof(range) - 1) {
-				if (*p == '=')
-					while (*p && *p != '|')
-						p++;
-				else
-					range[len] = *p++, range[len + 1] = 0;
-			}
-		}
-		{
-			/* the name, then its text wrapped at 80 columns (a
-			 * long name has a line of its own) */
-			char text[1024];
-
-			snprintf(text, sizeof(text), "%s [%s] (%s)", sp->help,
-				 sp->def ? sp->def : "", range);
-			if (strlen(sp->name) > 14)
-				fprintf(f, "  %s\n%17s", sp->name, "");
-			else
-				fprintf(f, "  %-14s ", sp->name);
-			cli_fputs_wrapped(f, text, 17, 17, 80);
-		}
-	}
+	cfl_buf_init(&b);
+	if (cfl_model_help(ops, 80, &b) == 0)
+		fputs(b.data, f);
+	cfl_buf_release(&b);
 }
 
 /* "dir/iris.csv" or "iris.csv.gz" -> "iris.cfl" (in the current folder);
