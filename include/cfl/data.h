@@ -250,6 +250,16 @@ int cfl_encoder_read_csv_keep(const struct cfl_encoder *enc, const char *path,
 			      struct cfl_csv *csv /* OUT */,
 			      size_t **cols /* OUT */, size_t *n_cols /* OUT */,
 			      struct cfl_err *err);
+/* Appends what `cfl predict` writes, as CSV: a header (the names of csv's
+ * columns cols[0..n_cols), "prediction", with proba one "proba_CLASS" per
+ * class), then one line per row: those cells as written, the most probable
+ * class (the first of tied ones) or the predicted value (%.17g), with
+ * proba the class probabilities (%.9g).  pred: (n, n_classes or 1) from
+ * the model of enc.  Returns 0, or -1 on allocation failure. */
+int cfl_encoder_format_predictions(const struct cfl_encoder *enc,
+				   const double *pred, size_t n, int proba,
+				   const struct cfl_csv *csv, const size_t *cols,
+				   size_t n_cols, struct cfl_buf *b);
 /* Encodes the rows of csv and returns class indices / target values only
  * (for splits, which need labels before the encoder exists). */
 int cfl_schema_labels(const struct cfl_schema *schema, const struct cfl_csv *csv,
