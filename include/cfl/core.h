@@ -92,6 +92,12 @@ int cfl_buf_csv_field(struct cfl_buf *b, const char *s);
  * there), into out (cap bytes, NUL-terminated, truncated to fit); NULL
  * params gives "". */
 void cfl_params_spaced(const char *params, char *out, size_t cap);
+/* The file a command writes when no name is given: path's basename without
+ * ".gz" and its last extension, plus ext, in the current folder
+ * ("dir/iris.csv.gz", ".cfl" -> "iris.cfl"; a leading dot is no
+ * extension; "-", standard input -> "stdin.cfl").  Malloc'd (free() it);
+ * NULL when out of memory. */
+char *cfl_path_default_output(const char *path, const char *ext);
 
 /* The length of the JSON number literal (RFC 8259:
  * -?(0|[1-9][0-9]*)(.[0-9]+)?([eE][+-]?[0-9]+)?) at the start of s, or 0

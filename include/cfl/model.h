@@ -219,6 +219,16 @@ int cfl_importance_by_column(const struct cfl_model *m,
 			     uint64_t seed, struct cfl_importance *out /* OUT */,
 			     struct cfl_err *err);
 void cfl_importance_release(struct cfl_importance *imp);
+/* Appends imp as `cfl train --importance` prints it: a blank line, a title
+ * line, a header, the top columns (0 or more than imp->n: all) by impurity
+ * importance when there is one, else by permutation importance, largest
+ * first (ties in the encoder's order), then, with permutation importance, a
+ * line saying what it is (metric: its name, n_repeats: the shuffles).
+ * Needs imp->impurity or imp->permutation.  Returns 0, or -1 on allocation
+ * failure. */
+int cfl_importance_format(const struct cfl_importance *imp,
+			  const struct cfl_encoder *enc, long top,
+			  const char *metric, int n_repeats, struct cfl_buf *b);
 
 /* ---- model files ---- */
 

@@ -106,6 +106,17 @@ const char cli_data_help[] =
 	"                     the command uses it, else 0]\n"
 	"  --seed S           the run seed: splits, initialisation, shuffles [0]\n";
 
+long cli_metric_ids(const char *cmd, const char *metrics, int n_classes,
+		    enum cfl_metric_id *ids)
+{
+	struct cfl_err err = { { 0 } };
+	long n = metrics ? cfl_metric_parse_list(metrics, n_classes, ids,
+						 CFL_M_COUNT, &err)
+		 : (long)cfl_metric_defaults(n_classes, ids, CFL_M_COUNT);
+
+	return n < 0 ? cli_usage_error(cmd, "--metrics: %s", err.msg), -1 : n;
+}
+
 int cli_parse_size(const char *s, uint64_t *out)
 {
 	const char *units = "KMGT";

@@ -12,6 +12,7 @@
 
 #include "cfl/core.h"
 #include "cfl/data.h"
+#include "cfl/metrics.h"
 
 #define CLI_OK 0
 #define CLI_FAIL 1
@@ -85,6 +86,12 @@ int cli_bad_option(const char *cmd, int argc, char **argv,
 int cli_parse_long(const char *s, long lo, long hi, long *out);
 int cli_parse_double(const char *s, double lo, double hi, double *out);
 int cli_parse_u64(const char *s, uint64_t *out);
+/* The metrics of --metrics (metrics: its value, or NULL for the task's
+ * defaults) into ids (CFL_M_COUNT of them) for a task of n_classes (-1:
+ * names only, before the data is read): their count, or -1 after a usage
+ * error for cmd. */
+long cli_metric_ids(const char *cmd, const char *metrics, int n_classes,
+		    enum cfl_metric_id *ids /* OUT */);
 /* A size in bytes: digits with an optional K, M, G or T (powers of 1024);
  * -1 when malformed, zero or past 2^63. */
 int cli_parse_size(const char *s, uint64_t *out);

@@ -223,9 +223,8 @@ int cmd_predict(int argc, char **argv)
 				       argv[argc - 1]);
 	model_path = argv[optind];
 	data_path = argv[optind + 1];
-	if (metrics && cfl_metric_parse_list(metrics, -1, ids, CFL_M_COUNT,
-					     &err) < 0)
-		return cli_usage_error("predict", "--metrics: %s", err.msg);
+	if (metrics && cli_metric_ids("predict", metrics, -1, ids) < 0)
+		return CLI_USAGE;
 
 	memset(&b, 0, sizeof(b));
 	memset(&enc, 0, sizeof(enc));
@@ -249,12 +248,9 @@ int cmd_predict(int argc, char **argv)
 	if (cfl_encoder_apply(encp, &csv, -1, &xy, &err))
 		goto fail;
 	if (xy.y) {
-		n_ids = metrics ? cfl_metric_parse_list(metrics, encp->n_classes,
-							ids, CFL_M_COUNT, &err)
-				: (long)cfl_metric_defaults(encp->n_classes, ids,
-							    CFL_M_COUNT);
+		n_ids = cli_metric_ids("predict", metrics, encp->n_classes, ids);
 		if (n_ids < 0) {
-			rc = cli_usage_error("predict", "--metrics: %s", err.msg);
+			rc = CLI_USAGE;
 			goto out;
 		}
 	}

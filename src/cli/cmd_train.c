@@ -23,7 +23,18 @@ enum { OPT_SET = CLI_OPT_FIRST_FREE, OPT_METRICS, OPT_IMPORTANCE };
 /* Shuffles per column for permutation importance (scikit-learn's default). */
 #define IMPORTANCE_REPEATS 5
 
-static void usage(FILE *f)
+static void model_help(FILE *f, const struct cfl_model_ops *ops)
+{
+	struct cfl_buf b;
+
+	cfl_buf_init(&b);
+	if (cfl_model_help(ops, 80, &b) == 0)
+		fputs(b.data, f);
+	cfl_buf_release(&b);
+}
+
+/* The help; with a model (--model NAME --help), its parameters after. */
+static void usage(FILE *f, const struct cfl_model_ops *model)
 {
 	const struct cfl_model_ops *ops;
 
@@ -68,41 +79,39 @@ static void usage(FILE *f)
 		   "  zcat data.csv.gz | cfl train - --model linear -o data.cfl\n"
 		   "  cfl train datasets/wine.csv --model forest --importance=5\n",
 		   IMPORTANCE_REPEATS, cli_data_help);
+	if (model)
+		model_help(f, model);
 }
 
-static void model_help(FILE *f, const struct cfl_model_ops *ops)
+/* Says on stderr what the model trains on, after the target line. */
+static void say_rows(const struct cfl_model *m, const struct cfl_data *d,
+		     const char *valid_why)
 {
-	struct cfl_buf b;
+	char line[512];
 
-	cfl_buf_init(&b);
-	if (cfl_model_help(ops, 80, &b) == 0)
-		fputs(b.data, f);
-	cfl_buf_release(&b);
+	snprintf(line, sizeof(line), "cfl train: %s: %zu train rows, %zu valid (%s), %zu test, %zu features, seed %llu",
+		 m->ops->name, d->train.n, d->valid.n, valid_why, d->test.n,
+		 d->enc.d, (unsigned long long)m->seed);
+	cli_wrap_stderr(line);
 }
 
-/* "dir/iris.csv" or "iris.csv.gz" -> "iris.cfl" (in the current folder);
- * "-" (standard input) -> "stdin.cfl". */
-static char *default_output(const char *data)
+/* Prints the 'key value' lines of the fit before the metrics. */
+static void print_facts(const struct cfl_model *m, const struct cfl_data *d,
+			uint64_t seed, double fit_secs)
 {
-	const char *base = strrchr(data, '/');
-	const char *dot;
-	size_t n;
-	char *out;
+	size_t n_run, best;
 
-	if (!strcmp(data, "-"))
-		data = "stdin";
-	base = base ? base + 1 : data;
-	n = strlen(base);
-	if (n > 3 && !strcmp(base + n - 3, ".gz"))
-		n -= 3;
-	dot = memrchr(base, '.', n);
-	n = dot && dot != base ? (size_t)(dot - base) : n;
-	out = malloc(n + 5);
-	if (out) {
-		memcpy(out, base, n);
-		memcpy(out + n, ".cfl", 5);
+	printf("model        %s\n", m->ops->name);
+	printf("seed         %llu\n", (unsigned long long)seed);
+	printf("train_rows   %zu\n", d->train.n);
+	printf("valid_rows   %zu\n", d->valid.n);
+	printf("test_rows    %zu\n", d->test.n);
+	printf("fit_seconds  %.6f\n", fit_secs);
+	/* early stopping: how far it went, and which epoch it kept */
+	if (!strcmp(m->ops->name, "fcnn") && cfl_fcnn_epochs(m, &n_run, &best) == 0) {
+		printf("epochs_run   %zu\n", n_run);
+		printf("best_epoch   %zu\n", best);
 	}
-	return out;
 }
 
 /* Prints test_METRIC lines; an undefined metric is a warning, not a failure
@@ -133,63 +142,51 @@ static int print_importance(const struct cfl_model *m, const struct cfl_data *d,
 {
 	struct cfl_importance imp;
 	const struct cfl_xy *xy = d->valid.n ? &d->valid : NULL;
-	size_t *order, n;
-	const double *key;
+	struct cfl_buf b;
+	int rc;
 
 	if (!xy)
 		fprintf(stderr, "cfl train: no validation part: no permutation importance\n");
 	if (cfl_importance_by_column(m, &d->enc, xy, metric, IMPORTANCE_REPEATS,
 				     cfl_seed_derive(m->seed, "importance", 0), &imp, err))
 		return -1;
-	n = imp.n;
-	key = imp.impurity ? imp.impurity : imp.permutation;
-	if (!key) {
+	if (!imp.impurity && !imp.permutation) {
 		fprintf(stderr, "cfl train: %s has no impurity importance and there is no "
 			"validation part: no importance to print\n", m->ops->name);
 		cfl_importance_release(&imp);
 		return 0;
 	}
-	order = cfl_calloc(n ? n : 1, sizeof(*order), err);
-	if (!order) {
-		cfl_importance_release(&imp);
-		return -1;
-	}
-	/* stable insertion sort, largest first: ties keep the columns' order */
-	for (size_t i = 0; i < n; i++) {
-		size_t j = i;
-
-		while (j > 0 && key[order[j - 1]] < key[i]) {
-			order[j] = order[j - 1];
-			j--;
-		}
-		order[j] = i;
-	}
-	if (top == 0 || (size_t)top > n)
-		top = (long)n;
-	printf("\nimportance of %ld of %zu input columns%s:\n", top, n,
-	       imp.impurity ? "" : " (the model has no impurity importance)");
-	printf("  %-24s %10s", "column", imp.impurity ? "impurity" : "");
-	if (imp.permutation)
-		printf(" %15s", "permutation");
-	printf("\n");
-	for (long i = 0; i < top; i++) {
-		size_t k = order[i];
-
-		printf("  %-24s ", cfl_encoder_column_name(&d->enc, k));
-		if (imp.impurity)
-			printf("%10.6f", imp.impurity[k]);
-		else
-			printf("%10s", "");
-		if (imp.permutation)
-			printf(" %15.6f", imp.permutation[k]);
-		printf("\n");
-	}
-	if (imp.permutation)
-		printf("  (permutation: the drop of valid %s when the column is shuffled, "
-		       "mean of %d)\n", cfl_metric_info(metric)->name, IMPORTANCE_REPEATS);
-	free(order);
+	cfl_buf_init(&b);
+	rc = cfl_importance_format(&imp, &d->enc, top, cfl_metric_info(metric)->name,
+				   IMPORTANCE_REPEATS, &b);
+	if (rc)
+		cfl_err_set(err, "out of memory");
+	else
+		fputs(b.data, stdout);
+	cfl_buf_release(&b);
 	cfl_importance_release(&imp);
-	return 0;
+	return rc;
+}
+
+/* A validation part only when the model stops early on it, or importance
+ * of a model without impurity importance needs it for permutation
+ * importance: the study's rule (why into why), applied to o. */
+static void settle_valid(struct cfl_data_opts *o, const struct cfl_model_ops *ops,
+			 const struct cfl_params *params, int importance,
+			 char *why, size_t cap)
+{
+	struct cfl_study_plan sp;
+
+	cfl_study_plan_init(&sp);
+	sp.data = *o;
+	sp.num_repeat = 1;
+	sp.repeat.n_models = 1;
+	sp.repeat.models[0] = ops->name;
+	sp.repeat.params[0] = *params;	/* read only */
+	sp.repeat.ensembles = "none";
+	sp.repeat.importance = importance && !ops->importance;
+	cfl_study_plan_settle_valid(&sp, why, cap);
+	*o = sp.data;
 }
 
 int cmd_train(int argc, char **argv)
@@ -220,6 +217,7 @@ int cmd_train(int argc, char **argv)
 
 	cfl_data_opts_init(&o);
 	cfl_params_init(&params);
+	memset(&d, 0, sizeof(d));
 	optind = 1;
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, ":hm:o:", longopts, NULL)) != -1) {
@@ -242,27 +240,26 @@ int cmd_train(int argc, char **argv)
 		case OPT_IMPORTANCE:
 			top = 20;
 			if (optarg && cli_parse_long(optarg, 0, 1000000, &top)) {
-				cfl_params_release(&params);
-				return cli_usage_error("train", "--importance=N wants a count >= 0, got '%s'",
-						       optarg);
+				rc = cli_usage_error("train", "--importance=N wants a count >= 0, got '%s'",
+						     optarg);
+				goto out;
 			}
 			continue;
 		case OPT_SET:
 			if (cfl_params_set_arg(&params, optarg, &err)) {
-				cfl_params_release(&params);
-				return cli_usage_error("train", "--set: %s", err.msg);
+				rc = cli_usage_error("train", "--set: %s", err.msg);
+				goto out;
 			}
 			continue;
 		case '?':
 		case ':':
-			cfl_params_release(&params);
-			return cli_bad_option("train", argc, argv, ":hm:o:", longopts);
+			rc = cli_bad_option("train", argc, argv, ":hm:o:", longopts);
+			goto out;
 		}
 		r = cli_data_option("train", c, optarg, &o);
 		if (r <= 0) {
-			cfl_params_release(&params);
-			return r < 0 ? CLI_USAGE
-				     : cli_usage_error("train", "unknown option");
+			rc = r < 0 ? CLI_USAGE : cli_usage_error("train", "unknown option");
+			goto out;
 		}
 	}
 	ops = cfl_model_find(model_name);
@@ -270,87 +267,46 @@ int cmd_train(int argc, char **argv)
 	 * help of none */
 	if (!ops && (!help || model_set)) {
 		cfl_study_model_check(model_name, &err);
-		cfl_params_release(&params);
-		return cli_usage_error("train", "%s", err.msg);
+		goto usage;
 	}
 	if (help) {
-		usage(stdout);
-		if (ops)
-			model_help(stdout, ops);
-		cfl_params_release(&params);
-		return CLI_OK;
+		usage(stdout, ops);
+		rc = CLI_OK;
+		goto out;
 	}
-	if (optind >= argc) {
-		cfl_params_release(&params);
-		return cli_usage_error("train", "missing DATA");
-	}
-	if (optind + 1 < argc) {
-		cfl_params_release(&params);
-		return cli_usage_error("train", "expected one DATA file, got '%s' too",
+	if (optind + 1 != argc) {
+		rc = optind >= argc ? cli_usage_error("train", "missing DATA")
+		     : cli_usage_error("train", "expected one DATA file, got '%s' too",
 				       argv[optind + 1]);
+		goto out;
 	}
-	if (cfl_model_check_params(ops, &params, &err)) {
-		cfl_params_release(&params);
-		return cli_usage_error("train", "%s", err.msg);
-	}
+	if (cfl_model_check_params(ops, &params, &err))
+		goto usage;
 	o.path = argv[optind];
-	if (metrics && cfl_metric_parse_list(metrics, -1, ids, CFL_M_COUNT,
-					     &err) < 0) {
-		cfl_params_release(&params);
-		return cli_usage_error("train", "--metrics: %s", err.msg);
+	if (metrics && cli_metric_ids("train", metrics, -1, ids) < 0) {
+		rc = CLI_USAGE;
+		goto out;
 	}
-	{
-		/* a validation part only when the model stops early on it, or
-		 * --importance of a model without impurity importance needs it
-		 * for permutation importance */
-		struct cfl_study_plan sp;
-
-		cfl_study_plan_init(&sp);
-		sp.data = o;
-		sp.num_repeat = 1;
-		sp.repeat.n_models = 1;
-		sp.repeat.models[0] = ops->name;
-		sp.repeat.params[0] = params;	/* read only */
-		sp.repeat.ensembles = "none";
-		sp.repeat.importance = top >= 0 && !ops->importance;
-		cfl_study_plan_settle_valid(&sp, valid_why, sizeof(valid_why));
-		o = sp.data;
-	}
-	out_path = output ? strdup(output) : default_output(o.path);
+	settle_valid(&o, ops, &params, top >= 0, valid_why, sizeof(valid_why));
+	out_path = output ? strdup(output) : cfl_path_default_output(o.path, ".cfl");
 	if (!out_path) {
-		cfl_params_release(&params);
-		return cli_failf("out of memory");
+		rc = cli_failf("out of memory");
+		goto out;
 	}
 
-	if (cfl_data_load(&d, &o, &err)) {
-		cfl_params_release(&params);
-		free(out_path);
-		return cli_fail(&err);
-	}
+	if (cfl_data_load(&d, &o, &err))
+		goto fail;
 	cli_data_target("train", &d);
 	cli_data_warn(&d, &o);
-	if (metrics)
-		n_ids = cfl_metric_parse_list(metrics, d.train.n_classes, ids,
-					      CFL_M_COUNT, &err);
-	else
-		n_ids = (long)cfl_metric_defaults(d.train.n_classes, ids,
-						  CFL_M_COUNT);
+	n_ids = cli_metric_ids("train", metrics, d.train.n_classes, ids);
 	if (n_ids < 0) {
-		rc = cli_usage_error("train", "--metrics: %s", err.msg);
+		rc = CLI_USAGE;
 		goto out;
 	}
 	m = cfl_model_new(ops, &params, o.seed, &err);
 	if (!m)
 		goto fail;
-	{
-		char line[512];
-
-		/* wrapped on a terminal: the target line came first */
-		snprintf(line, sizeof(line), "cfl train: %s: %zu train rows, %zu valid (%s), %zu test, %zu features, seed %llu",
-			 ops->name, d.train.n, d.valid.n, valid_why, d.test.n,
-			 d.enc.d, (unsigned long long)o.seed);
-		cli_wrap_stderr(line);
-	}
+	say_rows(m, &d, valid_why);
 	t0 = cfl_now();
 	if (cfl_model_fit(m, &d.train, &d.valid, &err))
 		goto fail;
@@ -361,26 +317,15 @@ int cmd_train(int argc, char **argv)
 		goto fail;
 	if (cfl_model_save_file(m, &d.enc, out_path, &err))
 		goto fail;
-	printf("model        %s\n", ops->name);
-	printf("seed         %llu\n", (unsigned long long)o.seed);
-	printf("train_rows   %zu\n", d.train.n);
-	printf("valid_rows   %zu\n", d.valid.n);
-	printf("test_rows    %zu\n", d.test.n);
-	printf("fit_seconds  %.6f\n", fit_secs);
-	if (!strcmp(ops->name, "fcnn")) {
-		size_t n_run, best;
-
-		/* early stopping: how far it went, and which epoch it kept */
-		if (cfl_fcnn_epochs(m, &n_run, &best) == 0) {
-			printf("epochs_run   %zu\n", n_run);
-			printf("best_epoch   %zu\n", best);
-		}
-	}
+	print_facts(m, &d, o.seed, fit_secs);
 	print_metrics(ids, (size_t)n_ids, &d.test, pred);
 	printf("model_file   %s\n", out_path);
 	if (top >= 0 && print_importance(m, &d, ids[0], top, &err))
 		goto fail;
 	rc = CLI_OK;
+	goto out;
+usage:
+	rc = cli_usage_error("train", "%s", err.msg);
 	goto out;
 fail:
 	rc = cli_fail(&err);

@@ -6,6 +6,7 @@
 #include "cfl/core.h"
 
 #include <ctype.h>
+#include <stdlib.h>
 #include <string.h>
 
 int cfl_buf_wrap(struct cfl_buf *b, const char *text, size_t col,
@@ -106,4 +107,27 @@ void cfl_params_spaced(const char *params, char *out, size_t cap)
 	}
 	if (cap)
 		out[k < cap ? k : cap - 1] = '\0';
+}
+
+char *cfl_path_default_output(const char *path, const char *ext)
+{
+	const char *base = strcmp(path, "-") ? strrchr(path, '/') : NULL;
+	const char *dot;
+	size_t n, n_ext = strlen(ext);
+	char *out;
+
+	if (!strcmp(path, "-"))
+		path = "stdin";
+	base = base ? base + 1 : path;
+	n = strlen(base);
+	if (n > 3 && !strcmp(base + n - 3, ".gz"))
+		n -= 3;
+	dot = memrchr(base, '.', n);
+	n = dot && dot != base ? (size_t)(dot - base) : n;
+	out = malloc(n + n_ext + 1);
+	if (out) {
+		memcpy(out, base, n);
+		memcpy(out + n, ext, n_ext + 1);
+	}
+	return out;
 }

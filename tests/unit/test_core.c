@@ -343,7 +343,26 @@ static void t_params_spaced(void)
 	CHECK_STR(tiny, "a=1, ");
 }
 
+/* A missing output name: the input's basename and the extension. */
+static void t_path_default_output(void)
+{
+	static const char *const cases[][2] = {
+		{ "datasets/iris.csv", "iris.cfl" }, { "a/b.c/data.csv.gz", "data.cfl" },
+		{ "-", "stdin.cfl" }, { ".hidden", ".hidden.cfl" }, { "noext", "noext.cfl" },
+		{ "x.gz", "x.cfl" },
+	};
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		char *out = cfl_path_default_output(cases[i][0], ".cfl");
+
+		CHECK(out != NULL);
+		CHECK_STR(out, cases[i][1]);
+		free(out);
+	}
+}
+
 const struct cfl_test cfl_tests[] = {
+	TEST(t_path_default_output),
 	TEST(t_buf_wrap),
 	TEST(t_buf_wrap_lines),
 	TEST(t_buf_csv_field),
