@@ -352,6 +352,14 @@ void cfl_data_release(struct cfl_data *d);
  * class: --task reg to regress").  Written into buf (cap bytes, truncated
  * to fit); returns buf. */
 char *cfl_data_describe_target(const struct cfl_data *d, char *buf, size_t cap);
+/* Appends `cfl data describe`'s report of d, loaded with o: the file, its
+ * encoding, SHA-256 and rows, the columns by type, the target and the task
+ * (inferred or forced), a table of every column (type, missing and
+ * distinct counts, a note on why it is typed so), the classes with their
+ * counts, the split and the encoded width; every line within 80 columns
+ * where the names allow.  Returns 0, or -1 on allocation failure. */
+int cfl_data_describe(const struct cfl_data *d, const struct cfl_data_opts *o,
+		      struct cfl_buf *b);
 
 /* The SHA-256 of path's bytes as cfl_data_load computes it (d->sha256_hex),
  * into hex: to tell whether a file is the one a run was trained on.  0, or
