@@ -271,6 +271,13 @@ int cfl_params_format(const struct cfl_params *p, struct cfl_buf *b);
  * entries and word itself are skipped.  Not thread-safe (a static
  * table). */
 const char *cfl_closest(const char *word, const char *const *names, size_t n);
+/* cfl_closest by other rules (flags, or'ed): CFL_CLOSEST_CASE compares
+ * case too; CFL_CLOSEST_PREFIX also takes a name of two letters or more
+ * that starts with word, or that word starts with, as close (for options:
+ * "--model" for "--models"). */
+enum { CFL_CLOSEST_CASE = 1, CFL_CLOSEST_PREFIX = 2 };
+const char *cfl_closest_as(const char *word, const char *const *names,
+			   size_t n, unsigned flags);
 
 /* ---- time and misc ---- */
 

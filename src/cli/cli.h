@@ -70,9 +70,8 @@ int cli_bundle_unknown_row(const char *cmd, const struct cfl_bundle *b,
 
 /* ---- unknown words (suggest.c) ---- */
 
-/* The name among names[0..n) closest to word (edit distance at most a
- * third of the word, one at least; a name that starts with the word counts
- * as close), or NULL when none is close.  NULL entries are skipped. */
+/* The name among names[0..n) closest to word, case compared, a name that
+ * starts with the word close too (cfl_closest_as), or NULL. */
 const char *cli_closest(const char *word, const char *const *names, size_t n);
 /* After getopt_long returned '?' or ':' (with opterr = 0): prints one usage
  * error for cmd about argv's bad option (unknown, with the closest known

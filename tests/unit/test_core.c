@@ -361,7 +361,31 @@ static void t_path_default_output(void)
 	}
 }
 
+/* "did you mean": a third of the word may be wrong, one letter at least,
+ * swaps of neighbours count once; by default case is ignored, and with
+ * the option rules it counts and a name the word starts is close. */
+static void t_closest(void)
+{
+	static const char *const cols[] = { "Species", "sepal_length", NULL, "petal" };
+	static const char *const opts[] = { "model", "models", "num-jobs", "seed" };
+
+	CHECK_STR(cfl_closest("species", cols, 4), "Species");
+	CHECK_STR(cfl_closest("sepla_length", cols, 4), "sepal_length");
+	CHECK(cfl_closest("width", cols, 4) == NULL);
+	CHECK(cfl_closest("", cols, 4) == NULL);
+	CHECK_STR(cfl_closest("SPECIES", cols, 4), "Species");
+	CHECK(cfl_closest_as("SPECIES", cols, 4, CFL_CLOSEST_CASE) == NULL);
+	CHECK_STR(cfl_closest_as("modelz", opts, 4, CFL_CLOSEST_CASE), "model");
+	CHECK_STR(cfl_closest_as("num", opts, 4, CFL_CLOSEST_CASE | CFL_CLOSEST_PREFIX),
+		  "num-jobs");
+	CHECK(cfl_closest_as("num", opts, 4, CFL_CLOSEST_CASE) == NULL);
+	/* the word itself is no suggestion */
+	CHECK_STR(cfl_closest_as("models", opts, 4, CFL_CLOSEST_CASE | CFL_CLOSEST_PREFIX),
+		  "model");
+}
+
 const struct cfl_test cfl_tests[] = {
+	TEST(t_closest),
 	TEST(t_path_default_output),
 	TEST(t_buf_wrap),
 	TEST(t_buf_wrap_lines),
