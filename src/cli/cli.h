@@ -39,12 +39,6 @@ int cmd_worker(int argc, char **argv);
 int cmd_bundle(int argc, char **argv);
 
 /* Prints "cfl CMD: msg" and "Try 'cfl CMD --help'." to stderr; returns 2. */
-/* The default search space of a model: params/MODEL.params here, next to
- * the binary (a build tree), or where `make install` puts it; written into
- * buf (cap bytes), which is returned (params/MODEL.params when none is
- * readable, so the error names it). */
-const char *cli_default_params(const char *model, char *buf, size_t cap);
-
 /* s as one shell word, for the hints the program prints ("see it again
  * with: cfl report NAME"): s itself when it has only characters no shell
  * treats specially, else in single quotes ('\'' for a quote).  The text

@@ -287,7 +287,7 @@ static int parse_args(void *ctx, int argc, char **argv)
 
 static const char *default_params(struct plan *pl)
 {
-	return cli_default_params(pl->sp.tune.model, pl->params_buf,
+	return cfl_space_default_path(pl->sp.tune.model, pl->params_buf,
 				  sizeof(pl->params_buf));
 }
 
