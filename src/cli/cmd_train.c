@@ -189,7 +189,19 @@ static void settle_valid(struct cfl_data_opts *o, const struct cfl_model_ops *op
 	*o = sp.data;
 }
 
-int cmd_train(int argc, char **argv)
+/* What the command line asks for. */
+struct train_args {
+	const char *output, *metrics;
+	const struct cfl_model_ops *ops;
+	struct cfl_params params;	/* --set */
+	struct cfl_data_opts o;
+	long top;	/* --importance: columns to print; -1: none */
+};
+
+/* Parses and checks the command line into a (a->params to release in
+ * every case): -1 to go on, else the exit code (0 after --help; 2 after a
+ * usage error, printed). */
+static int parse_args(struct train_args *a, int argc, char **argv)
 {
 	static const struct option longopts[] = {
 		{ "help", no_argument, 0, 'h' },
@@ -201,28 +213,14 @@ int cmd_train(int argc, char **argv)
 		CLI_DATA_LONGOPTS,
 		{ 0, 0, 0, 0 },
 	};
-	const char *model_name = "fcnn", *output = NULL, *metrics = NULL;
-	const struct cfl_model_ops *ops;
-	struct cfl_params params;
-	struct cfl_data_opts o;
-	struct cfl_data d;
+	const char *model_name = "fcnn";
 	struct cfl_err err = { { 0 } };
-	struct cfl_model *m = NULL;
 	enum cfl_metric_id ids[CFL_M_COUNT];
-	long n_ids;
-	char *out_path = NULL, valid_why[256];
-	double *pred = NULL, t0, fit_secs;
-	int c, help = 0, model_set = 0, rc = CLI_FAIL;
-	long top = -1;	/* --importance: columns to print; -1: none */
+	int c, r, help = 0, model_set = 0;
 
-	cfl_data_opts_init(&o);
-	cfl_params_init(&params);
-	memset(&d, 0, sizeof(d));
 	optind = 1;
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, ":hm:o:", longopts, NULL)) != -1) {
-		int r;
-
 		switch (c) {
 		case 'h':
 			help = 1;
@@ -232,78 +230,88 @@ int cmd_train(int argc, char **argv)
 			model_set = 1;
 			continue;
 		case 'o':
-			output = optarg;
+			a->output = optarg;
 			continue;
 		case OPT_METRICS:
-			metrics = optarg;
+			a->metrics = optarg;
 			continue;
 		case OPT_IMPORTANCE:
-			top = 20;
-			if (optarg && cli_parse_long(optarg, 0, 1000000, &top)) {
-				rc = cli_usage_error("train", "--importance=N wants a count >= 0, got '%s'",
-						     optarg);
-				goto out;
-			}
+			a->top = 20;
+			if (optarg && cli_parse_long(optarg, 0, 1000000, &a->top))
+				return cli_usage_error("train", "--importance=N wants a count >= 0, got '%s'",
+						       optarg);
 			continue;
 		case OPT_SET:
-			if (cfl_params_set_arg(&params, optarg, &err)) {
-				rc = cli_usage_error("train", "--set: %s", err.msg);
-				goto out;
-			}
+			if (cfl_params_set_arg(&a->params, optarg, &err))
+				return cli_usage_error("train", "--set: %s", err.msg);
 			continue;
 		case '?':
 		case ':':
-			rc = cli_bad_option("train", argc, argv, ":hm:o:", longopts);
-			goto out;
+			return cli_bad_option("train", argc, argv, ":hm:o:", longopts);
 		}
-		r = cli_data_option("train", c, optarg, &o);
-		if (r <= 0) {
-			rc = r < 0 ? CLI_USAGE : cli_usage_error("train", "unknown option");
-			goto out;
-		}
+		r = cli_data_option("train", c, optarg, &a->o);
+		if (r <= 0)
+			return r < 0 ? CLI_USAGE : cli_usage_error("train", "unknown option");
 	}
-	ops = cfl_model_find(model_name);
+	a->ops = cfl_model_find(model_name);
 	/* --help about a model that is not there is an error, not the
 	 * help of none */
-	if (!ops && (!help || model_set)) {
+	if (!a->ops && (!help || model_set)) {
 		cfl_study_model_check(model_name, &err);
-		goto usage;
+		return cli_usage_error("train", "%s", err.msg);
 	}
 	if (help) {
-		usage(stdout, ops);
-		rc = CLI_OK;
-		goto out;
+		usage(stdout, a->ops);
+		return CLI_OK;
 	}
-	if (optind + 1 != argc) {
-		rc = optind >= argc ? cli_usage_error("train", "missing DATA")
-		     : cli_usage_error("train", "expected one DATA file, got '%s' too",
-				       argv[optind + 1]);
+	if (optind + 1 != argc)
+		return optind >= argc ? cli_usage_error("train", "missing DATA")
+		       : cli_usage_error("train", "expected one DATA file, got '%s' too",
+					 argv[optind + 1]);
+	if (cfl_model_check_params(a->ops, &a->params, &err))
+		return cli_usage_error("train", "%s", err.msg);
+	a->o.path = argv[optind];
+	/* the names now, before the data is read; the task's fit later */
+	if (a->metrics && cli_metric_ids("train", a->metrics, -1, ids) < 0)
+		return CLI_USAGE;
+	return -1;
+}
+
+int cmd_train(int argc, char **argv)
+{
+	struct train_args a = { .top = -1 };
+	struct cfl_data d;
+	struct cfl_err err = { { 0 } };
+	struct cfl_model *m = NULL;
+	enum cfl_metric_id ids[CFL_M_COUNT];
+	long n_ids;
+	char *out_path = NULL, valid_why[256];
+	double *pred = NULL, t0, fit_secs;
+	int rc;
+
+	cfl_data_opts_init(&a.o);
+	cfl_params_init(&a.params);
+	memset(&d, 0, sizeof(d));
+	rc = parse_args(&a, argc, argv);
+	if (rc >= 0)
 		goto out;
-	}
-	if (cfl_model_check_params(ops, &params, &err))
-		goto usage;
-	o.path = argv[optind];
-	if (metrics && cli_metric_ids("train", metrics, -1, ids) < 0) {
-		rc = CLI_USAGE;
-		goto out;
-	}
-	settle_valid(&o, ops, &params, top >= 0, valid_why, sizeof(valid_why));
-	out_path = output ? strdup(output) : cfl_path_default_output(o.path, ".cfl");
+	rc = CLI_FAIL;
+	settle_valid(&a.o, a.ops, &a.params, a.top >= 0, valid_why, sizeof(valid_why));
+	out_path = a.output ? strdup(a.output) : cfl_path_default_output(a.o.path, ".cfl");
 	if (!out_path) {
 		rc = cli_failf("out of memory");
 		goto out;
 	}
-
-	if (cfl_data_load(&d, &o, &err))
+	if (cfl_data_load(&d, &a.o, &err))
 		goto fail;
 	cli_data_target("train", &d);
-	cli_data_warn(&d, &o);
-	n_ids = cli_metric_ids("train", metrics, d.train.n_classes, ids);
+	cli_data_warn(&d, &a.o);
+	n_ids = cli_metric_ids("train", a.metrics, d.train.n_classes, ids);
 	if (n_ids < 0) {
 		rc = CLI_USAGE;
 		goto out;
 	}
-	m = cfl_model_new(ops, &params, o.seed, &err);
+	m = cfl_model_new(a.ops, &a.params, a.o.seed, &err);
 	if (!m)
 		goto fail;
 	say_rows(m, &d, valid_why);
@@ -317,15 +325,12 @@ int cmd_train(int argc, char **argv)
 		goto fail;
 	if (cfl_model_save_file(m, &d.enc, out_path, &err))
 		goto fail;
-	print_facts(m, &d, o.seed, fit_secs);
+	print_facts(m, &d, a.o.seed, fit_secs);
 	print_metrics(ids, (size_t)n_ids, &d.test, pred);
 	printf("model_file   %s\n", out_path);
-	if (top >= 0 && print_importance(m, &d, ids[0], top, &err))
+	if (a.top >= 0 && print_importance(m, &d, ids[0], a.top, &err))
 		goto fail;
 	rc = CLI_OK;
-	goto out;
-usage:
-	rc = cli_usage_error("train", "%s", err.msg);
 	goto out;
 fail:
 	rc = cli_fail(&err);
@@ -333,7 +338,7 @@ out:
 	free(pred);
 	cfl_model_free(m);
 	cfl_data_release(&d);
-	cfl_params_release(&params);
+	cfl_params_release(&a.params);
 	free(out_path);
 	return rc;
 }
