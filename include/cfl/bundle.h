@@ -123,6 +123,14 @@ int cfl_bundle_sniff(const char *path);
  * "the first row: ...": never "on valid" when the run had no validation
  * scores to choose on. */
 void cfl_bundle_why_default(const struct cfl_bundle *b, char *out, size_t cap);
+/* Appends what `cfl bundle show` lists of b: the run, dataset and default
+ * row (cfl_bundle_why_default), one entry per row (only: that row alone;
+ * NULL: all; '*' marks the default) with its kind, method, members (model
+ * ids joined by '+', " xWEIGHT") and recorded scores ("valid acc 0.93+-0.01";
+ * undefined ones left out), wrapped within 80 columns, then the models (id,
+ * trial, model, repeat, fold).  Returns 0, or -1 on allocation failure. */
+int cfl_bundle_format(const struct cfl_bundle *b, const char *only,
+		      struct cfl_buf *out);
 
 /* Builds the bundle of repeat run run_id in st, whose data d is loaded
  * (the encoder and the labels; the ensembles are fitted again from the

@@ -71,6 +71,34 @@ int cfl_buf_vprintf(struct cfl_buf *b, const char *fmt, va_list ap);
 int cfl_buf_doubles(struct cfl_buf *b, const double *v, size_t n);
 int cfl_buf_floats(struct cfl_buf *b, const float *v, size_t n);
 
+/* ---- text laid out for people (text.c) ---- */
+
+/* Appends text's words as if written from column col (where the line
+ * already is), wrapping before width with continuation lines indented by
+ * indent blanks, then a newline.  A word longer than the room stays whole.
+ * Returns 0, or -1 on allocation failure (b may hold part of the text). */
+int cfl_buf_wrap(struct cfl_buf *b, const char *text, size_t col,
+		 size_t indent, size_t width);
+/* Appends text and a newline, each of its lines wrapped between words at
+ * width (continued lines indented by one blank; a line's leading blanks
+ * kept); width 0 appends text as it is.  Returns 0 or -1 as above. */
+int cfl_buf_wrap_lines(struct cfl_buf *b, const char *text, size_t width);
+/* Appends s as one CSV field (RFC 4180): as it is, or in double quotes
+ * (doubled inside) when it holds a comma, quote or line break, or starts
+ * or ends with a blank.  Returns 0 or -1 as above. */
+int cfl_buf_csv_field(struct cfl_buf *b, const char *s);
+/* params ("k=v,k=v", a value may hold commas: hidden=64,64) with a blank
+ * after each comma that starts the next "k=" (so a wrapped line can break
+ * there), into out (cap bytes, NUL-terminated, truncated to fit); NULL
+ * params gives "". */
+void cfl_params_spaced(const char *params, char *out, size_t cap);
+/* The file a command writes when no name is given: path's basename without
+ * ".gz" and its last extension, plus ext, in the current folder
+ * ("dir/iris.csv.gz", ".cfl" -> "iris.cfl"; a leading dot is no
+ * extension; "-", standard input -> "stdin.cfl").  Malloc'd (free() it);
+ * NULL when out of memory. */
+char *cfl_path_default_output(const char *path, const char *ext);
+
 /* The length of the JSON number literal (RFC 8259:
  * -?(0|[1-9][0-9]*)(.[0-9]+)?([eE][+-]?[0-9]+)?) at the start of s, or 0
  * when s does not start with one.  s is a whole number when s[len] is 0. */
@@ -243,6 +271,13 @@ int cfl_params_format(const struct cfl_params *p, struct cfl_buf *b);
  * entries and word itself are skipped.  Not thread-safe (a static
  * table). */
 const char *cfl_closest(const char *word, const char *const *names, size_t n);
+/* cfl_closest by other rules (flags, or'ed): CFL_CLOSEST_CASE compares
+ * case too; CFL_CLOSEST_PREFIX also takes a name of two letters or more
+ * that starts with word, or that word starts with, as close (for options:
+ * "--model" for "--models"). */
+enum { CFL_CLOSEST_CASE = 1, CFL_CLOSEST_PREFIX = 2 };
+const char *cfl_closest_as(const char *word, const char *const *names,
+			   size_t n, unsigned flags);
 
 /* ---- time and misc ---- */
 

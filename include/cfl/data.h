@@ -250,6 +250,16 @@ int cfl_encoder_read_csv_keep(const struct cfl_encoder *enc, const char *path,
 			      struct cfl_csv *csv /* OUT */,
 			      size_t **cols /* OUT */, size_t *n_cols /* OUT */,
 			      struct cfl_err *err);
+/* Appends what `cfl predict` writes, as CSV: a header (the names of csv's
+ * columns cols[0..n_cols), "prediction", with proba one "proba_CLASS" per
+ * class), then one line per row: those cells as written, the most probable
+ * class (the first of tied ones) or the predicted value (%.17g), with
+ * proba the class probabilities (%.9g).  pred: (n, n_classes or 1) from
+ * the model of enc.  Returns 0, or -1 on allocation failure. */
+int cfl_encoder_format_predictions(const struct cfl_encoder *enc,
+				   const double *pred, size_t n, int proba,
+				   const struct cfl_csv *csv, const size_t *cols,
+				   size_t n_cols, struct cfl_buf *b);
 /* Encodes the rows of csv and returns class indices / target values only
  * (for splits, which need labels before the encoder exists). */
 int cfl_schema_labels(const struct cfl_schema *schema, const struct cfl_csv *csv,
@@ -342,6 +352,14 @@ void cfl_data_release(struct cfl_data *d);
  * class: --task reg to regress").  Written into buf (cap bytes, truncated
  * to fit); returns buf. */
 char *cfl_data_describe_target(const struct cfl_data *d, char *buf, size_t cap);
+/* Appends `cfl data describe`'s report of d, loaded with o: the file, its
+ * encoding, SHA-256 and rows, the columns by type, the target and the task
+ * (inferred or forced), a table of every column (type, missing and
+ * distinct counts, a note on why it is typed so), the classes with their
+ * counts, the split and the encoded width; every line within 80 columns
+ * where the names allow.  Returns 0, or -1 on allocation failure. */
+int cfl_data_describe(const struct cfl_data *d, const struct cfl_data_opts *o,
+		      struct cfl_buf *b);
 
 /* The SHA-256 of path's bytes as cfl_data_load computes it (d->sha256_hex),
  * into hex: to tell whether a file is the one a run was trained on.  0, or

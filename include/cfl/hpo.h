@@ -61,6 +61,13 @@ void cfl_space_release(struct cfl_space *s);
 int cfl_space_parse(struct cfl_space *s /* OUT */, const char *name,
 		    const char *text, size_t len,
 		    const struct cfl_model_ops *ops, struct cfl_err *err);
+/* The default search space of a model: params/MODEL.params in the current
+ * folder, next to the running binary (a build tree), where `make install`
+ * puts it (PREFIX/share/cfl/params beside PREFIX/bin), or under /usr/local
+ * or /usr;
+ * the first readable one is written into buf (cap bytes) and returned.
+ * None readable: "params/MODEL.params", so that the error names it. */
+const char *cfl_space_default_path(const char *model, char *buf, size_t cap);
 /* cfl_space_parse on the contents of path ("cannot read 'path': ..."). */
 int cfl_space_load(struct cfl_space *s /* OUT */, const char *path,
 		   const struct cfl_model_ops *ops, struct cfl_err *err);

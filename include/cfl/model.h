@@ -121,6 +121,13 @@ int cfl_budget_over(const struct cfl_budget *b, size_t n_done);
 const struct cfl_model_ops *cfl_model_find(const char *name);
 /* The i-th registered model (NULL past the end), for listings. */
 const struct cfl_model_ops *cfl_model_at(size_t i);
+/* Appends the help of one model for `cfl train --model NAME --help`: a
+ * blank line, "NAME: " and its summary, then "Parameters (--set
+ * KEY=VALUE):" and one entry per parameter (name, help, [default] and
+ * (range or choices)), wrapped at width columns.  Returns 0, or -1 on
+ * allocation failure. */
+int cfl_model_help(const struct cfl_model_ops *ops, size_t width,
+		   struct cfl_buf *b);
 
 /* Limits the BLAS the models call to n threads (n >= 1) in this process;
  * BLAS itself stays behind the models (OpenBLAS's setter, in linear.c). */
@@ -212,6 +219,16 @@ int cfl_importance_by_column(const struct cfl_model *m,
 			     uint64_t seed, struct cfl_importance *out /* OUT */,
 			     struct cfl_err *err);
 void cfl_importance_release(struct cfl_importance *imp);
+/* Appends imp as `cfl train --importance` prints it: a blank line, a title
+ * line, a header, the top columns (0 or more than imp->n: all) by impurity
+ * importance when there is one, else by permutation importance, largest
+ * first (ties in the encoder's order), then, with permutation importance, a
+ * line saying what it is (metric: its name, n_repeats: the shuffles).
+ * Needs imp->impurity or imp->permutation.  Returns 0, or -1 on allocation
+ * failure. */
+int cfl_importance_format(const struct cfl_importance *imp,
+			  const struct cfl_encoder *enc, long top,
+			  const char *metric, int n_repeats, struct cfl_buf *b);
 
 /* ---- model files ---- */
 

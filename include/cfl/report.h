@@ -234,6 +234,16 @@ int cfl_report_leaderboard(const struct cfl_study_auto_summary *sum,
  * fails (run_best.c). */
 void cfl_report_run_best(struct cfl_store *st, const struct cfl_run_info *r,
 			 char *out, size_t cap);
+/* Appends `cfl runs`' listing of st's runs, oldest first, with a header:
+ * name, kind, start (UTC), dataset (its file name), status, trials
+ * ("done/total, N failed, N cancelled, N pruned") and the best row
+ * (cfl_report_run_best).  Columns are padded to their widest cell; when the
+ * lines would pass width, the kind, the start, then the dataset are left
+ * out, then the best is cut (to 12 at the least).  *n_runs: how many runs
+ * (nothing appended for none).  Returns 0, or -1 with err (the store, or
+ * out of memory). */
+int cfl_report_runs(struct cfl_store *st, size_t width, struct cfl_buf *out,
+		    size_t *n_runs /* OUT */, struct cfl_err *err);
 
 /* The report of an auto run from the store: cfl_report_auto_load, then
  * cfl_report_leaderboard in fmt with flags and width.  cfl_report_run

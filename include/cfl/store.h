@@ -160,6 +160,13 @@ int cfl_store_run_get(struct cfl_store *st, int64_t run_id,
 		      struct cfl_run_info *out /* OUT */, struct cfl_err *err);
 int cfl_store_run_latest(struct cfl_store *st,
 			 struct cfl_run_info *out /* OUT */, struct cfl_err *err);
+/* What a command that reads one run does first: opens the database at path
+ * read-only and looks up the run named name, or the latest run when name
+ * is NULL, into *run (cfl_run_info_release it).  Returns the store (close
+ * it), or NULL with err (no database, no such run: as above). */
+struct cfl_store *cfl_store_open_run(const char *path, const char *name,
+				     struct cfl_run_info *run /* OUT */,
+				     struct cfl_err *err);
 
 /* Sets a run's status: running clears finished (used by --resume), any
  * other status sets finished = now. */

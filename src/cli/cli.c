@@ -4,7 +4,6 @@
  */
 #include "cli.h"
 
-#include <ctype.h>
 #include <errno.h>
 #include <math.h>
 #include <signal.h>
@@ -107,6 +106,17 @@ const char cli_data_help[] =
 	"                     the command uses it, else 0]\n"
 	"  --seed S           the run seed: splits, initialisation, shuffles [0]\n";
 
+long cli_metric_ids(const char *cmd, const char *metrics, int n_classes,
+		    enum cfl_metric_id *ids)
+{
+	struct cfl_err err = { { 0 } };
+	long n = metrics ? cfl_metric_parse_list(metrics, n_classes, ids,
+						 CFL_M_COUNT, &err)
+		 : (long)cfl_metric_defaults(n_classes, ids, CFL_M_COUNT);
+
+	return n < 0 ? cli_usage_error(cmd, "--metrics: %s", err.msg), -1 : n;
+}
+
 int cli_parse_size(const char *s, uint64_t *out)
 {
 	const char *units = "KMGT";
@@ -205,93 +215,17 @@ void cli_warn_recoded(const char *path, size_t line)
 
 void cli_wrap_stderr(const char *text)
 {
+	/* on a terminal, wrapped at its width between words (a wrapped line
+	 * would break the progress line's redraws) */
 	size_t width = cli_stderr_is_tty() ? cfl_term_width(STDERR_FILENO) : 0;
-	size_t col = 0;
-	const char *p = text;
+	struct cfl_buf b;
 
-	if (!width) {
+	cfl_buf_init(&b);
+	if (cfl_buf_wrap_lines(&b, text, width))
 		fprintf(stderr, "%s\n", text);
-		return;
-	}
-	/* on a terminal, wrapped at its width between words (a wrapped
-	 * line would break the progress line's redraws); a line of the text
-	 * that starts with blanks keeps them */
-	while (*p) {
-		size_t n;
-
-		if (*p == '\n') {
-			fputc('\n', stderr);
-			col = 0;
-			p++;
-			continue;
-		}
-		if (*p == ' ' && col) {
-			p++;
-			continue;
-		}
-		n = strcspn(p, col ? " \n" : "\n");
-		if (!col)
-			n = strspn(p, " ") + strcspn(p + strspn(p, " "), " \n");
-		if (col && width && col + 1 + n > width) {
-			fputs("\n ", stderr);
-			col = 1;
-		} else if (col) {
-			fputc(' ', stderr);
-			col++;
-		}
-		fwrite(p, 1, n, stderr);
-		col += n;
-		p += n;
-	}
-	fputc('\n', stderr);
-}
-
-void cli_fputs_wrapped(FILE *f, const char *text, size_t col, size_t indent,
-		       size_t width)
-{
-	const char *p = text;
-	int first = 1;
-
-	for (;;) {
-		size_t n;
-
-		while (*p == ' ')
-			p++;
-		n = strcspn(p, " ");
-		if (!n)
-			break;
-		if (col > indent && col + !first + n > width) {
-			fprintf(f, "\n%*s", (int)indent, "");
-			col = indent;
-		} else if (!first) {
-			fputc(' ', f);
-			col++;
-		}
-		fwrite(p, 1, n, f);
-		col += n;
-		p += n;
-		first = 0;
-	}
-	fputc('\n', f);
-}
-
-void cli_params_spaced(const char *params, char *out, size_t cap)
-{
-	size_t k = 0;
-
-	for (const char *q = params; q && *q && k + 2 < cap; q++) {
-		const char *r = q + 1;
-
-		out[k++] = *q;
-		if (*q != ',')
-			continue;
-		while (*r && (isalnum((unsigned char)*r) || *r == '_' || *r == '.'))
-			r++;
-		if (r > q + 1 && *r == '=')
-			out[k++] = ' ';
-	}
-	if (cap)
-		out[k < cap ? k : cap - 1] = '\0';
+	else
+		fputs(b.data, stderr);
+	cfl_buf_release(&b);
 }
 
 void cli_data_facts(const char *cmd, const struct cfl_data *d,
@@ -343,32 +277,4 @@ void cli_catch_stop(void (*handler)(int), int flags, struct sigaction *old_int,
 	sigemptyset(&sa.sa_mask);
 	sigaction(SIGINT, &sa, old_int);
 	sigaction(SIGTERM, &sa, old_term);
-}
-
-const char *cli_default_params(const char *model, char *buf, size_t cap)
-{
-	/* "@" is the folder of the cfl binary: a checkout (./params beside
-	 * ./cfl) or an install under any PREFIX (PREFIX/bin/cfl finds
-	 * PREFIX/share/cfl/params), then the usual prefixes. */
-	static const char *const dirs[] = { "params", "@/params", "@/../share/cfl/params",
-					    "/usr/local/share/cfl/params",
-					    "/usr/share/cfl/params" };
-	char exe[512];
-	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
-
-	exe[n > 0 ? n : 0] = '\0';
-	if (strrchr(exe, '/'))
-		*strrchr(exe, '/') = '\0';
-	for (size_t i = 0; i < sizeof(dirs) / sizeof(dirs[0]); i++) {
-		if (dirs[i][0] != '@')
-			snprintf(buf, cap, "%s/%.64s.params", dirs[i], model);
-		else if (exe[0])
-			snprintf(buf, cap, "%.400s%s/%.64s.params", exe, dirs[i] + 1, model);
-		else
-			continue;
-		if (access(buf, R_OK) == 0)
-			return buf;
-	}
-	snprintf(buf, cap, "params/%s.params", model);
-	return buf;
 }

@@ -12,6 +12,7 @@
 
 #include "cfl/core.h"
 #include "cfl/data.h"
+#include "cfl/metrics.h"
 
 #define CLI_OK 0
 #define CLI_FAIL 1
@@ -38,12 +39,6 @@ int cmd_worker(int argc, char **argv);
 int cmd_bundle(int argc, char **argv);
 
 /* Prints "cfl CMD: msg" and "Try 'cfl CMD --help'." to stderr; returns 2. */
-/* The default search space of a model: params/MODEL.params here, next to
- * the binary (a build tree), or where `make install` puts it; written into
- * buf (cap bytes), which is returned (params/MODEL.params when none is
- * readable, so the error names it). */
-const char *cli_default_params(const char *model, char *buf, size_t cap);
-
 /* s as one shell word, for the hints the program prints ("see it again
  * with: cfl report NAME"): s itself when it has only characters no shell
  * treats specially, else in single quotes ('\'' for a quote).  The text
@@ -69,9 +64,8 @@ int cli_bundle_unknown_row(const char *cmd, const struct cfl_bundle *b,
 
 /* ---- unknown words (suggest.c) ---- */
 
-/* The name among names[0..n) closest to word (edit distance at most a
- * third of the word, one at least; a name that starts with the word counts
- * as close), or NULL when none is close.  NULL entries are skipped. */
+/* The name among names[0..n) closest to word, case compared, a name that
+ * starts with the word close too (cfl_closest_as), or NULL. */
 const char *cli_closest(const char *word, const char *const *names, size_t n);
 /* After getopt_long returned '?' or ':' (with opterr = 0): prints one usage
  * error for cmd about argv's bad option (unknown, with the closest known
@@ -85,6 +79,12 @@ int cli_bad_option(const char *cmd, int argc, char **argv,
 int cli_parse_long(const char *s, long lo, long hi, long *out);
 int cli_parse_double(const char *s, double lo, double hi, double *out);
 int cli_parse_u64(const char *s, uint64_t *out);
+/* The metrics of --metrics (metrics: its value, or NULL for the task's
+ * defaults) into ids (CFL_M_COUNT of them) for a task of n_classes (-1:
+ * names only, before the data is read): their count, or -1 after a usage
+ * error for cmd. */
+long cli_metric_ids(const char *cmd, const char *metrics, int n_classes,
+		    enum cfl_metric_id *ids /* OUT */);
 /* A size in bytes: digits with an optional K, M, G or T (powers of 1024);
  * -1 when malformed, zero or past 2^63. */
 int cli_parse_size(const char *s, uint64_t *out);
@@ -142,20 +142,8 @@ void cli_data_facts(const char *cmd, const struct cfl_data *d,
  * line of every command that trains. */
 void cli_data_target(const char *cmd, const struct cfl_data *d);
 /* Prints text and a newline on stderr, wrapped between words at the
- * terminal's width when stderr is a terminal (continued lines indented by
- * one blank). */
+ * terminal's width when stderr is a terminal (cfl_buf_wrap_lines). */
 void cli_wrap_stderr(const char *text);
-
-/* Writes text's words to f from column col (where the caller left the
- * line), wrapping before width with continuation lines indented by indent
- * blanks, then a newline.  A word longer than the room stays whole. */
-void cli_fputs_wrapped(FILE *f, const char *text, size_t col, size_t indent,
-		       size_t width);
-
-/* params ("k=v,k=v", a value may hold commas: hidden=64,64) with a blank
- * after each comma that starts the next "k=" (so a wrapped line can break
- * there), into out (cap bytes, NUL-terminated, truncated to fit). */
-void cli_params_spaced(const char *params, char *out, size_t cap);
 
 /* True when stderr is a terminal (progress lines are redrawn in place). */
 int cli_stderr_is_tty(void);

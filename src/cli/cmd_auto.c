@@ -220,7 +220,7 @@ static int parse_args(void *ctx, int argc, char **argv)
 
 static const char *default_params(struct plan *pl, const char *model)
 {
-	return cli_default_params(model, pl->params_buf, sizeof(pl->params_buf));
+	return cfl_space_default_path(model, pl->params_buf, sizeof(pl->params_buf));
 }
 
 /* ---- progress ---- */

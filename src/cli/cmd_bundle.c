@@ -3,11 +3,11 @@
  * tune --save` holds: the run it comes from, its rows (the table's rows a
  * user can apply with `cfl predict --row`), each row's members and weights
  * and the scores the run recorded.  The listing is shared with
- * `cfl predict --list`.  Reading and checking the file is src/store's.
+ * `cfl predict --list`.  Reading and checking the file is src/store's,
+ * the listing's text src/study's (cfl_bundle_format).
  */
 #include "cli.h"
 
-#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -35,80 +35,16 @@ static void usage(FILE *f)
 		   "  cfl predict iris.cfl datasets/iris.csv --list\n");
 }
 
-/* One item of a row's members or scores after the row's columns (37
- * wide), wrapped to the next line under them past 80 columns. */
-#define ROW_INDENT 37
-#define ROW_WIDTH 80
-
-static void put_item(FILE *f, size_t *col, const char *text)
-{
-	size_t len = strlen(text);
-
-	if (*col > ROW_INDENT && *col + 1 + len > ROW_WIDTH) {
-		fprintf(f, "\n%*s", ROW_INDENT, "");
-		*col = ROW_INDENT;
-	}
-	fprintf(f, " %s", text);
-	*col += 1 + len;
-}
-
 void cli_bundle_list(FILE *f, const struct cfl_bundle *b, const char *only)
 {
-	char why[96];
+	struct cfl_buf out;
 
-	cfl_bundle_why_default(b, why, sizeof(why));
-	fprintf(f, "bundle of %s run '%s' (cfl %s) on '%s'\n"
-		   "dataset sha256 %s\n%zu models; default row '%s' (%s)\n\n",
-		b->kind, b->run, b->cfl_version, b->dataset, b->dataset_sha256,
-		b->n_models, b->recommended, why);
-	fprintf(f, "  %-16s %-8s %-8s %s\n", "row", "kind", "method", "members / scores");
-	for (size_t i = 0; i < b->n_rows; i++) {
-		const struct cfl_bundle_row *r = &b->rows[i];
-		char item[160];
-		size_t col, n;
-
-		if (only && strcmp(only, r->name))
-			continue;
-		fprintf(f, "%c %-16s %-8s %-8s", strcmp(r->name, b->recommended) ? ' ' : '*',
-			r->name, r->kind, cfl_bundle_method_name(r->method));
-		col = ROW_INDENT;
-		for (size_t j = 0; j < r->n_members; j++) {
-			const struct cfl_bundle_member *m = &r->members[j];
-
-			n = 0;
-			for (size_t k = 0; k < m->n_models && n < sizeof(item) - 24; k++)
-				n += (size_t)snprintf(item + n, sizeof(item) - n, "%s%zu",
-						      k ? "+" : "", m->models[k] + 1);
-			if (!isnan(m->weight))
-				n += (size_t)snprintf(item + n, sizeof(item) - n, " x%.6g",
-						      m->weight);
-			snprintf(item + n, sizeof(item) - n, "%s",
-				 j + 1 < r->n_members ? "," : "");
-			put_item(f, &col, item);
-		}
-		fputc('\n', f);
-		if (r->n_scores) {
-			fprintf(f, "%*s", ROW_INDENT, "");
-			col = ROW_INDENT;
-			for (size_t j = 0; j < r->n_scores; j++) {
-				const struct cfl_bundle_score *s = &r->scores[j];
-
-				if (isnan(s->value))	/* a part the run had not */
-					continue;
-				n = (size_t)snprintf(item, sizeof(item), "%s %s %.6g",
-						     s->split, s->metric, s->value);
-				/* a spread of equal figures is rounding, not one */
-				if (!isnan(s->std) && s->std > 1e-12 * fabs(s->value))
-					snprintf(item + n, sizeof(item) - n, "+-%.3g", s->std);
-				put_item(f, &col, item);
-			}
-			fputc('\n', f);
-		}
-	}
-	fprintf(f, "\nmodels (id trial model repeat fold):\n");
-	for (size_t i = 0; i < b->n_models; i++)
-		fprintf(f, "  %zu %lld %s %d %d\n", i + 1, (long long)b->models[i].trial,
-			b->models[i].model, b->models[i].repeat, b->models[i].fold);
+	cfl_buf_init(&out);
+	if (cfl_bundle_format(b, only, &out) == 0)
+		fputs(out.data, f);
+	else
+		fprintf(stderr, "cfl: out of memory\n");
+	cfl_buf_release(&out);
 }
 
 int cli_bundle_unknown_row(const char *cmd, const struct cfl_bundle *b,

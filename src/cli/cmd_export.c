@@ -59,7 +59,7 @@ int cmd_export(int argc, char **argv)
 		{ 0, 0, 0, 0 },
 	};
 	const char *db = CFL_STORE_DEFAULT_PATH, *out = NULL, *name = NULL;
-	int c, fmt = CFL_EXPORT_CSV, found, rc = CLI_FAIL, table = -1;
+	int c, fmt = CFL_EXPORT_CSV, rc = CLI_FAIL, table = -1;
 	struct cfl_run_info run;
 	struct cfl_store *st;
 	struct cfl_err err = { "" };
@@ -110,15 +110,9 @@ int cmd_export(int argc, char **argv)
 		return cli_usage_error("export", "--format optuna writes a database: "
 				       "give it --out FILE");
 
-	st = cfl_store_open(db, CFL_STORE_READONLY, &err);
+	st = cfl_store_open_run(db, name, &run, &err);
 	if (!st)
 		return cli_fail(&err);
-	found = name ? cfl_store_run_find(st, name, &run, &err)
-		     : cfl_store_run_latest(st, &run, &err);
-	if (found) {
-		cfl_store_close(st);
-		return cli_fail(&err);
-	}
 	if (run.status == CFL_RUN_RUNNING || run.status == CFL_RUN_INTERRUPTED)
 		fprintf(stderr, "cfl export: run '%s' is %s: the export holds the "
 				"trials as they are now\n",

@@ -69,73 +69,82 @@ static void usage(FILE *f)
 		   "  cfl predict run.cfl --list\n");
 }
 
-/* Writes s as one CSV field, quoted when it must be. */
-static void csv_field(FILE *f, const char *s)
+/* --list: the rows of the bundle at path, as `cfl bundle show`. */
+static int list_rows(const char *path)
 {
-	if (!strpbrk(s, ",\"\r\n") && s[0] != ' ' &&
-	    (!*s || s[strlen(s) - 1] != ' ')) {
-		fputs(s, f);
-		return;
-	}
-	fputc('"', f);
-	for (; *s; s++) {
-		if (*s == '"')
-			fputc('"', f);
-		fputc(*s, f);
-	}
-	fputc('"', f);
+	struct cfl_bundle b;
+	struct cfl_err err = { { 0 } };
+
+	if (cfl_bundle_read(path, &b, &err))
+		return cli_fail(&err);
+	cli_bundle_list(stdout, &b, NULL);
+	cfl_bundle_release(&b);
+	return CLI_OK;
 }
 
-/* Writes the kept columns (cols[0..n_cols) of csv, as written) and the
- * predictions; returns 0, or -1 when a write failed. */
-static int write_predictions(FILE *f, const struct cfl_encoder *enc,
-			     const double *pred, size_t n, int proba,
-			     const struct cfl_csv *csv, const size_t *cols,
-			     size_t n_cols)
+/* The model to apply: a bundle's row (row_name, else the run's
+ * recommendation) into *b and *row, or a model file into *m and *enc;
+ * returns the encoder of the two, or NULL after printing why (*rc: the
+ * exit code). */
+static const struct cfl_encoder *load(const char *path, const char *row_name,
+				      struct cfl_bundle *b,
+				      const struct cfl_bundle_row **row,
+				      struct cfl_model **m, struct cfl_encoder *enc,
+				      int *rc)
 {
-	int k = enc->n_classes;
-	char buf[CFL_CSV_CELL_BUF];
+	struct cfl_err err = { { 0 } };
 
-	for (size_t c = 0; c < n_cols; c++) {
-		csv_field(f, csv->header[cols[c]]);
-		fputc(',', f);
+	if (!cfl_bundle_sniff(path)) {
+		*m = cfl_model_load_file(path, enc, &err);
+		if (!*m)
+			*rc = cli_fail(&err);
+		else if (row_name)
+			*rc = cli_usage_error("predict", "--row needs a bundle; '%s' is a model file",
+					      path);
+		return *m && !row_name ? enc : NULL;
 	}
-	fputs("prediction", f);
-	if (proba)
-		for (int j = 0; j < k; j++) {
-			char name[512];
-
-			snprintf(name, sizeof(name), "proba_%s",
-				 enc->class_names[j]);
-			fputc(',', f);
-			csv_field(f, name);
-		}
-	fputc('\n', f);
-	for (size_t i = 0; i < n; i++) {
-		const double *row = pred + i * (k > 0 ? (size_t)k : 1);
-
-		for (size_t c = 0; c < n_cols; c++) {
-			const char *cell = cfl_csv_cell(csv, i, cols[c], buf);
-
-			csv_field(f, cell ? cell : "");
-			fputc(',', f);
-		}
-		if (k > 0) {
-			int best = 0;
-
-			for (int j = 1; j < k; j++)
-				if (row[j] > row[best])
-					best = j;
-			csv_field(f, enc->class_names[best]);
-			if (proba)
-				for (int j = 0; j < k; j++)
-					fprintf(f, ",%.9g", row[j]);
-		} else {
-			fprintf(f, "%.17g", row[0]);
-		}
-		fputc('\n', f);
+	if (cfl_bundle_load(path, b, &err)) {
+		*rc = cli_fail(&err);
+		return NULL;
 	}
-	return ferror(f) ? -1 : 0;
+	*row = cfl_bundle_find(b, row_name ? row_name : b->recommended);
+	if (!*row) {
+		*rc = row_name ? cli_bundle_unknown_row("predict", b, path, row_name)
+			       : cli_failf("bundle '%s': its default row '%s' is not there",
+					   path, b->recommended);
+		return NULL;
+	}
+	if (!row_name)
+		fprintf(stderr, "cfl predict: row '%s' (the run's %s; --row to choose)\n",
+			(*row)->name, strcmp(b->kind, "auto") ? "best on validation"
+			: "leaderboard's rank 1");
+	return &b->enc;
+}
+
+/* Prints the metrics of pred against xy's target on mf (a failing one is
+ * a warning), after a note when DATA is the very file the model was fitted
+ * on (fit_sha: its SHA-256, or NULL): then they are not held out. */
+static void print_metrics(FILE *mf, const enum cfl_metric_id *ids, long n_ids,
+			  const struct cfl_xy *xy, const double *pred,
+			  int n_classes, const char *data_path,
+			  const char *fit_sha, int is_row)
+{
+	struct cfl_err err = { { 0 } };
+	char hex[65];
+
+	if (n_ids && fit_sha && strcmp(data_path, "-") &&
+	    cfl_data_file_sha256(data_path, hex, &err) == 0 && !strcmp(hex, fit_sha))
+		cli_wrap_stderr(is_row ? "cfl predict: note: DATA is the run's own data file (the same SHA-256): its rows include the rows the run trained on, so these metrics are not held out (the run's table has the test part's)"
+				: "cfl predict: note: DATA is the file the model was trained on (the same SHA-256): its rows include the training rows, so these metrics are not held out (cfl train printed the test part's)");
+	for (long i = 0; i < n_ids; i++) {
+		const struct cfl_metric_info *mi = cfl_metric_info(ids[i]);
+		double v;
+
+		if (cfl_metric_eval(ids[i], xy->y, pred, xy->n, n_classes, &v, &err) == 0)
+			fprintf(mf, "%-8s %.10g\n", mi->name, v);
+		else
+			fprintf(stderr, "cfl predict: warning: %s: %s\n", mi->name, err.msg);
+	}
 }
 
 int cmd_predict(int argc, char **argv)
@@ -166,10 +175,9 @@ int cmd_predict(int argc, char **argv)
 	enum cfl_metric_id ids[CFL_M_COUNT];
 	long n_ids = 0;
 	double *pred = NULL;
-	FILE *f = stdout, *mf;
-	char *mem = NULL;
-	size_t mem_len = 0, n_out;
-	int c, proba = 0, list = 0, is_bundle, wrc, rc = CLI_FAIL;
+	struct cfl_buf out;
+	size_t n_out;
+	int c, proba = 0, list = 0, rc = CLI_FAIL;
 
 	optind = 1;
 	opterr = 0;
@@ -204,15 +212,10 @@ int cmd_predict(int argc, char **argv)
 			return cli_bad_option("predict", argc, argv, ":ho:", longopts);
 		}
 	}
-	if (list) {
-		if (argc - optind != 1)
-			return cli_usage_error("predict", "--list expects BUNDLE only");
-		if (cfl_bundle_read(argv[optind], &b, &err))
-			return cli_fail(&err);
-		cli_bundle_list(stdout, &b, NULL);
-		cfl_bundle_release(&b);
-		return CLI_OK;
-	}
+	if (list)
+		return argc - optind != 1
+		       ? cli_usage_error("predict", "--list expects BUNDLE only")
+		       : list_rows(argv[optind]);
 	if (argc - optind != 2)
 		return cli_usage_error("predict", argc - optind < 2
 				       ? "expected MODEL and DATA"
@@ -220,69 +223,34 @@ int cmd_predict(int argc, char **argv)
 				       argv[argc - 1]);
 	model_path = argv[optind];
 	data_path = argv[optind + 1];
-	if (metrics && cfl_metric_parse_list(metrics, -1, ids, CFL_M_COUNT,
-					     &err) < 0)
-		return cli_usage_error("predict", "--metrics: %s", err.msg);
+	if (metrics && cli_metric_ids("predict", metrics, -1, ids) < 0)
+		return CLI_USAGE;
 
 	memset(&b, 0, sizeof(b));
 	memset(&enc, 0, sizeof(enc));
-	is_bundle = cfl_bundle_sniff(model_path);
-	if (is_bundle) {
-		if (cfl_bundle_load(model_path, &b, &err))
-			return cli_fail(&err);
-		row = cfl_bundle_find(&b, row_name ? row_name : b.recommended);
-		if (!row) {
-			rc = row_name ? cli_bundle_unknown_row("predict", &b, model_path, row_name)
-				      : cli_failf("bundle '%s': its default row '%s' is not there",
-						  model_path, b.recommended);
-			cfl_bundle_release(&b);
-			return rc;
-		}
-		if (!row_name)
-			fprintf(stderr, "cfl predict: row '%s' (the run's %s; --row to choose)\n",
-				row->name, strcmp(b.kind, "auto") ? "best on validation"
-				: "leaderboard's rank 1");
-		encp = &b.enc;
-	} else {
-		m = cfl_model_load_file(model_path, &enc, &err);
-		if (!m)
-			return cli_fail(&err);
-		encp = &enc;
-		if (row_name) {
-			cfl_model_free(m);
-			cfl_encoder_release(&enc);
-			return cli_usage_error("predict", "--row needs a bundle; '%s' is a model file",
-					       model_path);
-		}
-	}
+	memset(&csv, 0, sizeof(csv));
+	cfl_xy_init(&xy);
+	cfl_buf_init(&out);
+	encp = load(model_path, row_name, &b, &row, &m, &enc, &rc);
+	if (!encp)
+		goto out;
 	if (proba && encp->n_classes == 0) {
 		rc = cli_usage_error("predict", "--proba needs a classification model; '%s' predicts a regression target ('%s')",
 				     model_path, encp->target_name ? encp->target_name : "?");
-		cfl_model_free(m);
-		cfl_encoder_release(&enc);
-		cfl_bundle_release(&b);
-		return rc;
+		goto out;
 	}
 	n_out = encp->n_classes > 0 ? (size_t)encp->n_classes : 1;
-	cfl_xy_init(&xy);
 	if (cfl_encoder_read_csv_keep(encp, data_path, &keep, &csv, &cols,
-				      &n_cols, &err)) {
-		cfl_model_free(m);
-		cfl_encoder_release(&enc);
-		cfl_bundle_release(&b);
-		return cli_fail(&err);
-	}
+				      &n_cols, &err))
+		goto fail;
 	if (csv.recoded)
 		cli_warn_recoded(data_path, csv.recoded_line);
 	if (cfl_encoder_apply(encp, &csv, -1, &xy, &err))
 		goto fail;
 	if (xy.y) {
-		n_ids = metrics ? cfl_metric_parse_list(metrics, encp->n_classes,
-							ids, CFL_M_COUNT, &err)
-				: (long)cfl_metric_defaults(encp->n_classes, ids,
-							    CFL_M_COUNT);
+		n_ids = cli_metric_ids("predict", metrics, encp->n_classes, ids);
 		if (n_ids < 0) {
-			rc = cli_usage_error("predict", "--metrics: %s", err.msg);
+			rc = CLI_USAGE;
 			goto out;
 		}
 	}
@@ -290,58 +258,32 @@ int cmd_predict(int argc, char **argv)
 	if (!pred || (row ? cfl_bundle_predict(&b, row, xy.x, xy.n, pred, &err)
 			  : cfl_model_predict(m, xy.x, xy.n, pred, &err)))
 		goto fail;
-	if (output) {
-		/* built in memory, then written atomically: no half-written
-		 * file when something fails */
-		f = open_memstream(&mem, &mem_len);
-		if (!f) {
-			rc = cli_failf("out of memory");
-			goto out;
-		}
-	}
-	wrc = write_predictions(f, encp, pred, xy.n, proba, &csv, cols, n_cols);
-	if (output) {
-		wrc |= fclose(f) ? -1 : 0;
-		if (!wrc && cfl_write_file_atomic(output, mem, mem_len, &err))
-			goto fail;
-	}
-	if (wrc) {
-		rc = cli_failf("cannot write the predictions to '%s'",
-			       output ? output : "stdout");
+	if (cfl_encoder_format_predictions(encp, pred, xy.n, proba, &csv, cols,
+					   n_cols, &out)) {
+		rc = cli_failf("out of memory");
 		goto out;
 	}
-	mf = output ? stdout : stderr;
+	/* -o: written atomically, no half-written file when something fails */
+	if (output && cfl_write_file_atomic(output, out.data, out.len, &err))
+		goto fail;
+	if (!output && (fwrite(out.data, 1, out.len, stdout) != out.len ||
+			fflush(stdout))) {
+		rc = cli_failf("cannot write the predictions to 'stdout'");
+		goto out;
+	}
 	/* the encoder (and a bundle) knows the data file it was fitted on:
 	 * the same bytes hold the rows the model trained on */
-	{
-		const char *fit_sha = encp->data_sha256[0] ? encp->data_sha256
-				      : row ? b.dataset_sha256 : NULL;
-		char hex[65];
-
-		if (n_ids && fit_sha && strcmp(data_path, "-") &&
-		    cfl_data_file_sha256(data_path, hex, &err) == 0 &&
-		    !strcmp(hex, fit_sha))
-			cli_wrap_stderr(row ? "cfl predict: note: DATA is the run's own data file (the same SHA-256): its rows include the rows the run trained on, so these metrics are not held out (the run's table has the test part's)"
-					    : "cfl predict: note: DATA is the file the model was trained on (the same SHA-256): its rows include the training rows, so these metrics are not held out (cfl train printed the test part's)");
-	}
-	for (long i = 0; i < n_ids; i++) {
-		const struct cfl_metric_info *mi = cfl_metric_info(ids[i]);
-		double v;
-
-		if (cfl_metric_eval(ids[i], xy.y, pred, xy.n, encp->n_classes, &v,
-				    &err) == 0)
-			fprintf(mf, "%-8s %.10g\n", mi->name, v);
-		else
-			fprintf(stderr, "cfl predict: warning: %s: %s\n",
-				mi->name, err.msg);
-	}
+	print_metrics(output ? stdout : stderr, ids, n_ids, &xy, pred,
+		      encp->n_classes, data_path,
+		      encp->data_sha256[0] ? encp->data_sha256
+		      : row ? b.dataset_sha256 : NULL, row != NULL);
 	rc = CLI_OK;
 	goto out;
 fail:
 	rc = cli_fail(&err);
 out:
 	free(cols);
-	free(mem);
+	cfl_buf_release(&out);
 	free(pred);
 	cfl_xy_release(&xy);
 	cfl_csv_release(&csv);

@@ -119,7 +119,7 @@ int cmd_report(int argc, char **argv)
 	struct cfl_buf b;
 	struct cli_table_opts topts = { 0 };
 	struct cfl_table_style style;
-	int c, html, fmt = CFL_TABLE_TEXT, found, rc = CLI_FAIL;
+	int c, html, fmt = CFL_TABLE_TEXT, rc = CLI_FAIL;
 
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
@@ -169,15 +169,9 @@ int cmd_report(int argc, char **argv)
 	if (html && !out)
 		out = DEFAULT_OUT;
 
-	st = cfl_store_open(db, CFL_STORE_READONLY, &err);
+	st = cfl_store_open_run(db, name, &run, &err);
 	if (!st)
 		return cli_fail(&err);
-	found = name ? cfl_store_run_find(st, name, &run, &err)
-		     : cfl_store_run_latest(st, &run, &err);
-	if (found) {
-		cfl_store_close(st);
-		return cli_fail(&err);
-	}
 	if (run.status == CFL_RUN_RUNNING || run.status == CFL_RUN_INTERRUPTED)
 		fprintf(stderr, "cfl report: run '%s' is %s: the report shows the "
 				"trials finished so far\n",

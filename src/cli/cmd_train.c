@@ -23,7 +23,18 @@ enum { OPT_SET = CLI_OPT_FIRST_FREE, OPT_METRICS, OPT_IMPORTANCE };
 /* Shuffles per column for permutation importance (scikit-learn's default). */
 #define IMPORTANCE_REPEATS 5
 
-static void usage(FILE *f)
+static void model_help(FILE *f, const struct cfl_model_ops *ops)
+{
+	struct cfl_buf b;
+
+	cfl_buf_init(&b);
+	if (cfl_model_help(ops, 80, &b) == 0)
+		fputs(b.data, f);
+	cfl_buf_release(&b);
+}
+
+/* The help; with a model (--model NAME --help), its parameters after. */
+static void usage(FILE *f, const struct cfl_model_ops *model)
 {
 	const struct cfl_model_ops *ops;
 
@@ -68,84 +79,39 @@ static void usage(FILE *f)
 		   "  zcat data.csv.gz | cfl train - --model linear -o data.cfl\n"
 		   "  cfl train datasets/wine.csv --model forest --importance=5\n",
 		   IMPORTANCE_REPEATS, cli_data_help);
+	if (model)
+		model_help(f, model);
 }
 
-static void model_help(FILE *f, const struct cfl_model_ops *ops)
+/* Says on stderr what the model trains on, after the target line. */
+static void say_rows(const struct cfl_model *m, const struct cfl_data *d,
+		     const char *valid_why)
 {
-	fprintf(f, "\n%s: ", ops->name);
-	cli_fputs_wrapped(f, ops->summary, strlen(ops->name) + 2, 2, 80);
-	fprintf(f, "Parameters (--set KEY=VALUE):\n");
-	for (size_t i = 0; i < ops->n_params; i++) {
-		const struct cfl_param_spec *sp = &ops->params[i];
-		char range[96];
+	char line[512];
 
-		switch (sp->type) {
-		case CFL_P_CHOICE:
-			snprintf(range, sizeof(range), "%s", sp->choices);
-			break;
-		case CFL_P_BOOL:
-			snprintf(range, sizeof(range), "true|false");
-			break;
-		case CFL_P_INTLIST:
-			snprintf(range, sizeof(range), "list of [%g, %g]", sp->lo,
-				 sp->hi);
-			break;
-		default:
-			snprintf(range, sizeof(range), "[%g, %g]", sp->lo, sp->hi);
-		}
-		/* an INT's word aliases ("none=0|sqrt=-1"): their words */
-		if (sp->type == CFL_P_INT && sp->choices) {
-			size_t len = strlen(range);
-			const char *p = sp->choices;
-
-			snprintf(range + len, sizeof(range) - len, " or ");
-			while (*p && (len = strlen(range)) < sizeof(range) - 1) {
-				if (*p == '=')
-					while (*p && *p != '|')
-						p++;
-				else
-					range[len] = *p++, range[len + 1] = 0;
-			}
-		}
-		{
-			/* the name, then its text wrapped at 80 columns (a
-			 * long name has a line of its own) */
-			char text[1024];
-
-			snprintf(text, sizeof(text), "%s [%s] (%s)", sp->help,
-				 sp->def ? sp->def : "", range);
-			if (strlen(sp->name) > 14)
-				fprintf(f, "  %s\n%17s", sp->name, "");
-			else
-				fprintf(f, "  %-14s ", sp->name);
-			cli_fputs_wrapped(f, text, 17, 17, 80);
-		}
-	}
+	snprintf(line, sizeof(line), "cfl train: %s: %zu train rows, %zu valid (%s), %zu test, %zu features, seed %llu",
+		 m->ops->name, d->train.n, d->valid.n, valid_why, d->test.n,
+		 d->enc.d, (unsigned long long)m->seed);
+	cli_wrap_stderr(line);
 }
 
-/* "dir/iris.csv" or "iris.csv.gz" -> "iris.cfl" (in the current folder);
- * "-" (standard input) -> "stdin.cfl". */
-static char *default_output(const char *data)
+/* Prints the 'key value' lines of the fit before the metrics. */
+static void print_facts(const struct cfl_model *m, const struct cfl_data *d,
+			uint64_t seed, double fit_secs)
 {
-	const char *base = strrchr(data, '/');
-	const char *dot;
-	size_t n;
-	char *out;
+	size_t n_run, best;
 
-	if (!strcmp(data, "-"))
-		data = "stdin";
-	base = base ? base + 1 : data;
-	n = strlen(base);
-	if (n > 3 && !strcmp(base + n - 3, ".gz"))
-		n -= 3;
-	dot = memrchr(base, '.', n);
-	n = dot && dot != base ? (size_t)(dot - base) : n;
-	out = malloc(n + 5);
-	if (out) {
-		memcpy(out, base, n);
-		memcpy(out + n, ".cfl", 5);
+	printf("model        %s\n", m->ops->name);
+	printf("seed         %llu\n", (unsigned long long)seed);
+	printf("train_rows   %zu\n", d->train.n);
+	printf("valid_rows   %zu\n", d->valid.n);
+	printf("test_rows    %zu\n", d->test.n);
+	printf("fit_seconds  %.6f\n", fit_secs);
+	/* early stopping: how far it went, and which epoch it kept */
+	if (!strcmp(m->ops->name, "fcnn") && cfl_fcnn_epochs(m, &n_run, &best) == 0) {
+		printf("epochs_run   %zu\n", n_run);
+		printf("best_epoch   %zu\n", best);
 	}
-	return out;
 }
 
 /* Prints test_METRIC lines; an undefined metric is a warning, not a failure
@@ -176,66 +142,66 @@ static int print_importance(const struct cfl_model *m, const struct cfl_data *d,
 {
 	struct cfl_importance imp;
 	const struct cfl_xy *xy = d->valid.n ? &d->valid : NULL;
-	size_t *order, n;
-	const double *key;
+	struct cfl_buf b;
+	int rc;
 
 	if (!xy)
 		fprintf(stderr, "cfl train: no validation part: no permutation importance\n");
 	if (cfl_importance_by_column(m, &d->enc, xy, metric, IMPORTANCE_REPEATS,
 				     cfl_seed_derive(m->seed, "importance", 0), &imp, err))
 		return -1;
-	n = imp.n;
-	key = imp.impurity ? imp.impurity : imp.permutation;
-	if (!key) {
+	if (!imp.impurity && !imp.permutation) {
 		fprintf(stderr, "cfl train: %s has no impurity importance and there is no "
 			"validation part: no importance to print\n", m->ops->name);
 		cfl_importance_release(&imp);
 		return 0;
 	}
-	order = cfl_calloc(n ? n : 1, sizeof(*order), err);
-	if (!order) {
-		cfl_importance_release(&imp);
-		return -1;
-	}
-	/* stable insertion sort, largest first: ties keep the columns' order */
-	for (size_t i = 0; i < n; i++) {
-		size_t j = i;
-
-		while (j > 0 && key[order[j - 1]] < key[i]) {
-			order[j] = order[j - 1];
-			j--;
-		}
-		order[j] = i;
-	}
-	if (top == 0 || (size_t)top > n)
-		top = (long)n;
-	printf("\nimportance of %ld of %zu input columns%s:\n", top, n,
-	       imp.impurity ? "" : " (the model has no impurity importance)");
-	printf("  %-24s %10s", "column", imp.impurity ? "impurity" : "");
-	if (imp.permutation)
-		printf(" %15s", "permutation");
-	printf("\n");
-	for (long i = 0; i < top; i++) {
-		size_t k = order[i];
-
-		printf("  %-24s ", cfl_encoder_column_name(&d->enc, k));
-		if (imp.impurity)
-			printf("%10.6f", imp.impurity[k]);
-		else
-			printf("%10s", "");
-		if (imp.permutation)
-			printf(" %15.6f", imp.permutation[k]);
-		printf("\n");
-	}
-	if (imp.permutation)
-		printf("  (permutation: the drop of valid %s when the column is shuffled, "
-		       "mean of %d)\n", cfl_metric_info(metric)->name, IMPORTANCE_REPEATS);
-	free(order);
+	cfl_buf_init(&b);
+	rc = cfl_importance_format(&imp, &d->enc, top, cfl_metric_info(metric)->name,
+				   IMPORTANCE_REPEATS, &b);
+	if (rc)
+		cfl_err_set(err, "out of memory");
+	else
+		fputs(b.data, stdout);
+	cfl_buf_release(&b);
 	cfl_importance_release(&imp);
-	return 0;
+	return rc;
 }
 
-int cmd_train(int argc, char **argv)
+/* A validation part only when the model stops early on it, or importance
+ * of a model without impurity importance needs it for permutation
+ * importance: the study's rule (why into why), applied to o. */
+static void settle_valid(struct cfl_data_opts *o, const struct cfl_model_ops *ops,
+			 const struct cfl_params *params, int importance,
+			 char *why, size_t cap)
+{
+	struct cfl_study_plan sp;
+
+	cfl_study_plan_init(&sp);
+	sp.data = *o;
+	sp.num_repeat = 1;
+	sp.repeat.n_models = 1;
+	sp.repeat.models[0] = ops->name;
+	sp.repeat.params[0] = *params;	/* read only */
+	sp.repeat.ensembles = "none";
+	sp.repeat.importance = importance && !ops->importance;
+	cfl_study_plan_settle_valid(&sp, why, cap);
+	*o = sp.data;
+}
+
+/* What the command line asks for. */
+struct train_args {
+	const char *output, *metrics;
+	const struct cfl_model_ops *ops;
+	struct cfl_params params;	/* --set */
+	struct cfl_data_opts o;
+	long top;	/* --importance: columns to print; -1: none */
+};
+
+/* Parses and checks the command line into a (a->params to release in
+ * every case): -1 to go on, else the exit code (0 after --help; 2 after a
+ * usage error, printed). */
+static int parse_args(struct train_args *a, int argc, char **argv)
 {
 	static const struct option longopts[] = {
 		{ "help", no_argument, 0, 'h' },
@@ -247,27 +213,14 @@ int cmd_train(int argc, char **argv)
 		CLI_DATA_LONGOPTS,
 		{ 0, 0, 0, 0 },
 	};
-	const char *model_name = "fcnn", *output = NULL, *metrics = NULL;
-	const struct cfl_model_ops *ops;
-	struct cfl_params params;
-	struct cfl_data_opts o;
-	struct cfl_data d;
+	const char *model_name = "fcnn";
 	struct cfl_err err = { { 0 } };
-	struct cfl_model *m = NULL;
 	enum cfl_metric_id ids[CFL_M_COUNT];
-	long n_ids;
-	char *out_path = NULL, valid_why[256];
-	double *pred = NULL, t0, fit_secs;
-	int c, help = 0, model_set = 0, rc = CLI_FAIL;
-	long top = -1;	/* --importance: columns to print; -1: none */
+	int c, r, help = 0, model_set = 0;
 
-	cfl_data_opts_init(&o);
-	cfl_params_init(&params);
 	optind = 1;
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, ":hm:o:", longopts, NULL)) != -1) {
-		int r;
-
 		switch (c) {
 		case 'h':
 			help = 1;
@@ -277,123 +230,91 @@ int cmd_train(int argc, char **argv)
 			model_set = 1;
 			continue;
 		case 'o':
-			output = optarg;
+			a->output = optarg;
 			continue;
 		case OPT_METRICS:
-			metrics = optarg;
+			a->metrics = optarg;
 			continue;
 		case OPT_IMPORTANCE:
-			top = 20;
-			if (optarg && cli_parse_long(optarg, 0, 1000000, &top)) {
-				cfl_params_release(&params);
+			a->top = 20;
+			if (optarg && cli_parse_long(optarg, 0, 1000000, &a->top))
 				return cli_usage_error("train", "--importance=N wants a count >= 0, got '%s'",
 						       optarg);
-			}
 			continue;
 		case OPT_SET:
-			if (cfl_params_set_arg(&params, optarg, &err)) {
-				cfl_params_release(&params);
+			if (cfl_params_set_arg(&a->params, optarg, &err))
 				return cli_usage_error("train", "--set: %s", err.msg);
-			}
 			continue;
 		case '?':
 		case ':':
-			cfl_params_release(&params);
 			return cli_bad_option("train", argc, argv, ":hm:o:", longopts);
 		}
-		r = cli_data_option("train", c, optarg, &o);
-		if (r <= 0) {
-			cfl_params_release(&params);
-			return r < 0 ? CLI_USAGE
-				     : cli_usage_error("train", "unknown option");
-		}
+		r = cli_data_option("train", c, optarg, &a->o);
+		if (r <= 0)
+			return r < 0 ? CLI_USAGE : cli_usage_error("train", "unknown option");
 	}
-	ops = cfl_model_find(model_name);
+	a->ops = cfl_model_find(model_name);
 	/* --help about a model that is not there is an error, not the
 	 * help of none */
-	if (!ops && (!help || model_set)) {
+	if (!a->ops && (!help || model_set)) {
 		cfl_study_model_check(model_name, &err);
-		cfl_params_release(&params);
 		return cli_usage_error("train", "%s", err.msg);
 	}
 	if (help) {
-		usage(stdout);
-		if (ops)
-			model_help(stdout, ops);
-		cfl_params_release(&params);
+		usage(stdout, a->ops);
 		return CLI_OK;
 	}
-	if (optind >= argc) {
-		cfl_params_release(&params);
-		return cli_usage_error("train", "missing DATA");
-	}
-	if (optind + 1 < argc) {
-		cfl_params_release(&params);
-		return cli_usage_error("train", "expected one DATA file, got '%s' too",
-				       argv[optind + 1]);
-	}
-	if (cfl_model_check_params(ops, &params, &err)) {
-		cfl_params_release(&params);
+	if (optind + 1 != argc)
+		return optind >= argc ? cli_usage_error("train", "missing DATA")
+		       : cli_usage_error("train", "expected one DATA file, got '%s' too",
+					 argv[optind + 1]);
+	if (cfl_model_check_params(a->ops, &a->params, &err))
 		return cli_usage_error("train", "%s", err.msg);
-	}
-	o.path = argv[optind];
-	if (metrics && cfl_metric_parse_list(metrics, -1, ids, CFL_M_COUNT,
-					     &err) < 0) {
-		cfl_params_release(&params);
-		return cli_usage_error("train", "--metrics: %s", err.msg);
-	}
-	{
-		/* a validation part only when the model stops early on it, or
-		 * --importance of a model without impurity importance needs it
-		 * for permutation importance */
-		struct cfl_study_plan sp;
+	a->o.path = argv[optind];
+	/* the names now, before the data is read; the task's fit later */
+	if (a->metrics && cli_metric_ids("train", a->metrics, -1, ids) < 0)
+		return CLI_USAGE;
+	return -1;
+}
 
-		cfl_study_plan_init(&sp);
-		sp.data = o;
-		sp.num_repeat = 1;
-		sp.repeat.n_models = 1;
-		sp.repeat.models[0] = ops->name;
-		sp.repeat.params[0] = params;	/* read only */
-		sp.repeat.ensembles = "none";
-		sp.repeat.importance = top >= 0 && !ops->importance;
-		cfl_study_plan_settle_valid(&sp, valid_why, sizeof(valid_why));
-		o = sp.data;
-	}
-	out_path = output ? strdup(output) : default_output(o.path);
+int cmd_train(int argc, char **argv)
+{
+	struct train_args a = { .top = -1 };
+	struct cfl_data d;
+	struct cfl_err err = { { 0 } };
+	struct cfl_model *m = NULL;
+	enum cfl_metric_id ids[CFL_M_COUNT];
+	long n_ids;
+	char *out_path = NULL, valid_why[256];
+	double *pred = NULL, t0, fit_secs;
+	int rc;
+
+	cfl_data_opts_init(&a.o);
+	cfl_params_init(&a.params);
+	memset(&d, 0, sizeof(d));
+	rc = parse_args(&a, argc, argv);
+	if (rc >= 0)
+		goto out;
+	rc = CLI_FAIL;
+	settle_valid(&a.o, a.ops, &a.params, a.top >= 0, valid_why, sizeof(valid_why));
+	out_path = a.output ? strdup(a.output) : cfl_path_default_output(a.o.path, ".cfl");
 	if (!out_path) {
-		cfl_params_release(&params);
-		return cli_failf("out of memory");
-	}
-
-	if (cfl_data_load(&d, &o, &err)) {
-		cfl_params_release(&params);
-		free(out_path);
-		return cli_fail(&err);
-	}
-	cli_data_target("train", &d);
-	cli_data_warn(&d, &o);
-	if (metrics)
-		n_ids = cfl_metric_parse_list(metrics, d.train.n_classes, ids,
-					      CFL_M_COUNT, &err);
-	else
-		n_ids = (long)cfl_metric_defaults(d.train.n_classes, ids,
-						  CFL_M_COUNT);
-	if (n_ids < 0) {
-		rc = cli_usage_error("train", "--metrics: %s", err.msg);
+		rc = cli_failf("out of memory");
 		goto out;
 	}
-	m = cfl_model_new(ops, &params, o.seed, &err);
+	if (cfl_data_load(&d, &a.o, &err))
+		goto fail;
+	cli_data_target("train", &d);
+	cli_data_warn(&d, &a.o);
+	n_ids = cli_metric_ids("train", a.metrics, d.train.n_classes, ids);
+	if (n_ids < 0) {
+		rc = CLI_USAGE;
+		goto out;
+	}
+	m = cfl_model_new(a.ops, &a.params, a.o.seed, &err);
 	if (!m)
 		goto fail;
-	{
-		char line[512];
-
-		/* wrapped on a terminal: the target line came first */
-		snprintf(line, sizeof(line), "cfl train: %s: %zu train rows, %zu valid (%s), %zu test, %zu features, seed %llu",
-			 ops->name, d.train.n, d.valid.n, valid_why, d.test.n,
-			 d.enc.d, (unsigned long long)o.seed);
-		cli_wrap_stderr(line);
-	}
+	say_rows(m, &d, valid_why);
 	t0 = cfl_now();
 	if (cfl_model_fit(m, &d.train, &d.valid, &err))
 		goto fail;
@@ -404,24 +325,10 @@ int cmd_train(int argc, char **argv)
 		goto fail;
 	if (cfl_model_save_file(m, &d.enc, out_path, &err))
 		goto fail;
-	printf("model        %s\n", ops->name);
-	printf("seed         %llu\n", (unsigned long long)o.seed);
-	printf("train_rows   %zu\n", d.train.n);
-	printf("valid_rows   %zu\n", d.valid.n);
-	printf("test_rows    %zu\n", d.test.n);
-	printf("fit_seconds  %.6f\n", fit_secs);
-	if (!strcmp(ops->name, "fcnn")) {
-		size_t n_run, best;
-
-		/* early stopping: how far it went, and which epoch it kept */
-		if (cfl_fcnn_epochs(m, &n_run, &best) == 0) {
-			printf("epochs_run   %zu\n", n_run);
-			printf("best_epoch   %zu\n", best);
-		}
-	}
+	print_facts(m, &d, a.o.seed, fit_secs);
 	print_metrics(ids, (size_t)n_ids, &d.test, pred);
 	printf("model_file   %s\n", out_path);
-	if (top >= 0 && print_importance(m, &d, ids[0], top, &err))
+	if (a.top >= 0 && print_importance(m, &d, ids[0], a.top, &err))
 		goto fail;
 	rc = CLI_OK;
 	goto out;
@@ -431,7 +338,7 @@ out:
 	free(pred);
 	cfl_model_free(m);
 	cfl_data_release(&d);
-	cfl_params_release(&params);
+	cfl_params_release(&a.params);
 	free(out_path);
 	return rc;
 }

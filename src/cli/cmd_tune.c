@@ -287,7 +287,7 @@ static int parse_args(void *ctx, int argc, char **argv)
 
 static const char *default_params(struct plan *pl)
 {
-	return cli_default_params(pl->sp.tune.model, pl->params_buf,
+	return cfl_space_default_path(pl->sp.tune.model, pl->params_buf,
 				  sizeof(pl->params_buf));
 }
 
@@ -345,7 +345,7 @@ static void on_study_event(const struct cfl_study_event *ev, void *ctx)
 
 		cfl_buf_init(&b);
 		cfl_params_format(ev->params, &b);
-		cli_params_spaced(b.data ? b.data : "", p, sizeof(p));
+		cfl_params_spaced(b.data ? b.data : "", p, sizeof(p));
 		cfl_buf_release(&b);
 		if (isnan(ev->score))
 			fprintf(stderr, "[%zu/%ld] %s failed: %s\n", ev->cand + 1,

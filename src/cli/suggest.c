@@ -10,63 +10,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Edit distance between a and b (insert, delete, substitute, swap two
- * neighbours), capped at 99 for long words. */
-static size_t distance(const char *a, const char *b)
-{
-	size_t la = strlen(a), lb = strlen(b), d[32][32];
-
-	if (la > 30 || lb > 30)
-		return 99;
-	for (size_t i = 0; i <= la; i++)
-		d[i][0] = i;
-	for (size_t j = 0; j <= lb; j++)
-		d[0][j] = j;
-	for (size_t i = 1; i <= la; i++)
-		for (size_t j = 1; j <= lb; j++) {
-			size_t best = d[i - 1][j - 1] + (a[i - 1] != b[j - 1]);
-
-			if (d[i - 1][j] + 1 < best)
-				best = d[i - 1][j] + 1;
-			if (d[i][j - 1] + 1 < best)
-				best = d[i][j - 1] + 1;
-			if (i > 1 && j > 1 && a[i - 1] == b[j - 2] &&
-			    a[i - 2] == b[j - 1] && d[i - 2][j - 2] + 1 < best)
-				best = d[i - 2][j - 2] + 1;
-			d[i][j] = best;
-		}
-	return d[la][lb];
-}
-
 const char *cli_closest(const char *word, const char *const *names, size_t n)
 {
-	const char *best = NULL;
-	size_t best_d = (size_t)-1, len = strlen(word);
-	/* a third of the word may be wrong, one letter at least */
-	size_t limit = len / 3 > 1 ? len / 3 : 1;
-
-	if (!len)
-		return NULL;
-	for (size_t i = 0; i < n; i++) {
-		size_t d;
-
-		if (!names[i])
-			continue;
-		if (!strcmp(word, names[i]))
-			continue;	/* the word itself is not a suggestion */
-		d = distance(word, names[i]);
-		/* a known name that starts with the word, or the other way
-		 * round ("--model" for "--models") is close too */
-		if (d > limit && (!strncmp(names[i], word, len) ||
-				  !strncmp(word, names[i], strlen(names[i]))) &&
-		    strlen(names[i]) > 1)
-			d = limit;
-		if (d <= limit && d < best_d) {
-			best = names[i];
-			best_d = d;
-		}
-	}
-	return best;
+	return cfl_closest_as(word, names, n, CFL_CLOSEST_CASE | CFL_CLOSEST_PREFIX);
 }
 
 int cli_bad_option(const char *cmd, int argc, char **argv,

@@ -1033,3 +1033,48 @@ fail:
 	cfl_csv_release(csv);
 	return -1;
 }
+
+/* ---- predictions as CSV ---- */
+
+int cfl_encoder_format_predictions(const struct cfl_encoder *enc,
+				   const double *pred, size_t n, int proba,
+				   const struct cfl_csv *csv, const size_t *cols,
+				   size_t n_cols, struct cfl_buf *b)
+{
+	int k = enc->n_classes, rc = 0;
+	char buf[CFL_CSV_CELL_BUF];
+
+	for (size_t c = 0; c < n_cols; c++)
+		rc |= cfl_buf_csv_field(b, csv->header[cols[c]]) | cfl_buf_puts(b, ",");
+	rc |= cfl_buf_puts(b, "prediction");
+	for (int j = 0; proba && j < k; j++) {
+		char name[512];
+
+		snprintf(name, sizeof(name), "proba_%s", enc->class_names[j]);
+		rc |= cfl_buf_puts(b, ",") | cfl_buf_csv_field(b, name);
+	}
+	rc |= cfl_buf_puts(b, "\n");
+	for (size_t i = 0; i < n && !rc; i++) {
+		const double *row = pred + i * (k > 0 ? (size_t)k : 1);
+
+		for (size_t c = 0; c < n_cols; c++) {
+			const char *cell = cfl_csv_cell(csv, i, cols[c], buf);
+
+			rc |= cfl_buf_csv_field(b, cell ? cell : "") | cfl_buf_puts(b, ",");
+		}
+		if (k > 0) {
+			int best = 0;
+
+			for (int j = 1; j < k; j++)
+				if (row[j] > row[best])
+					best = j;
+			rc |= cfl_buf_csv_field(b, enc->class_names[best]);
+			for (int j = 0; proba && j < k; j++)
+				rc |= cfl_buf_printf(b, ",%.9g", row[j]);
+		} else {
+			rc |= cfl_buf_printf(b, "%.17g", row[0]);
+		}
+		rc |= cfl_buf_puts(b, "\n");
+	}
+	return rc;
+}

@@ -17,6 +17,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #define MAX_TEXT 256		/* longest name or value */
 #define MAX_CHOICES 4096
@@ -570,6 +571,36 @@ fail:
 	patterns_free(&p);
 	cfl_space_release(s);
 	return -1;
+}
+
+/* ---- where the default spaces live ---- */
+
+const char *cfl_space_default_path(const char *model, char *buf, size_t cap)
+{
+	/* "@" is the folder of the cfl binary: a checkout (./params beside
+	 * ./cfl) or an install under any PREFIX (PREFIX/bin/cfl finds
+	 * PREFIX/share/cfl/params), then the usual prefixes. */
+	static const char *const dirs[] = { "params", "@/params", "@/../share/cfl/params",
+					    "/usr/local/share/cfl/params",
+					    "/usr/share/cfl/params" };
+	char exe[512];
+	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+
+	exe[n > 0 ? n : 0] = '\0';
+	if (strrchr(exe, '/'))
+		*strrchr(exe, '/') = '\0';
+	for (size_t i = 0; i < sizeof(dirs) / sizeof(dirs[0]); i++) {
+		if (dirs[i][0] != '@')
+			snprintf(buf, cap, "%s/%.64s.params", dirs[i], model);
+		else if (exe[0])
+			snprintf(buf, cap, "%.400s%s/%.64s.params", exe, dirs[i] + 1, model);
+		else
+			continue;
+		if (access(buf, R_OK) == 0)
+			return buf;
+	}
+	snprintf(buf, cap, "params/%s.params", model);
+	return buf;
 }
 
 int cfl_space_load(struct cfl_space *s, const char *path,

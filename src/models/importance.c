@@ -117,6 +117,49 @@ out:
 	return rc;
 }
 
+int cfl_importance_format(const struct cfl_importance *imp,
+			  const struct cfl_encoder *enc, long top,
+			  const char *metric, int n_repeats, struct cfl_buf *b)
+{
+	const double *key = imp->impurity ? imp->impurity : imp->permutation;
+	size_t n = imp->n, *order = calloc(n ? n : 1, sizeof(*order));
+	int rc;
+
+	if (!order || !key) {
+		free(order);
+		return -1;
+	}
+	/* stable insertion sort, largest first: ties keep the columns' order */
+	for (size_t i = 0; i < n; i++) {
+		size_t j = i;
+
+		for (; j > 0 && key[order[j - 1]] < key[i]; j--)
+			order[j] = order[j - 1];
+		order[j] = i;
+	}
+	if (top == 0 || (size_t)top > n)
+		top = (long)n;
+	rc = cfl_buf_printf(b, "\nimportance of %ld of %zu input columns%s:\n", top, n,
+			    imp->impurity ? "" : " (the model has no impurity importance)");
+	rc |= cfl_buf_printf(b, "  %-24s %10s", "column", imp->impurity ? "impurity" : "");
+	rc |= imp->permutation ? cfl_buf_printf(b, " %15s", "permutation") : 0;
+	rc |= cfl_buf_puts(b, "\n");
+	for (long i = 0; i < top; i++) {
+		size_t k = order[i];
+
+		rc |= cfl_buf_printf(b, "  %-24s ", cfl_encoder_column_name(enc, k));
+		rc |= imp->impurity ? cfl_buf_printf(b, "%10.6f", imp->impurity[k])
+				    : cfl_buf_printf(b, "%10s", "");
+		rc |= imp->permutation ? cfl_buf_printf(b, " %15.6f", imp->permutation[k]) : 0;
+		rc |= cfl_buf_puts(b, "\n");
+	}
+	if (imp->permutation)
+		rc |= cfl_buf_printf(b, "  (permutation: the drop of valid %s when the column is shuffled, mean of %d)\n",
+				     metric, n_repeats);
+	free(order);
+	return rc;
+}
+
 void cfl_importance_release(struct cfl_importance *imp)
 {
 	if (!imp)

@@ -51,6 +51,61 @@ const struct cfl_model_ops *cfl_model_find(const char *name)
 	return NULL;
 }
 
+/* The values sp takes, as the help shows them: "a|b", "true|false",
+ * "[lo, hi]", and an INT's word aliases ("none=0|sqrt=-1") by their
+ * words: "[0, 100] or none|sqrt". */
+static int param_range(const struct cfl_param_spec *sp, struct cfl_buf *b)
+{
+	int rc;
+
+	switch (sp->type) {
+	case CFL_P_CHOICE:
+		return cfl_buf_puts(b, sp->choices);
+	case CFL_P_BOOL:
+		return cfl_buf_puts(b, "true|false");
+	case CFL_P_INTLIST:
+		return cfl_buf_printf(b, "list of [%g, %g]", sp->lo, sp->hi);
+	default:
+		rc = cfl_buf_printf(b, "[%g, %g]", sp->lo, sp->hi);
+	}
+	if (sp->type == CFL_P_INT && sp->choices) {
+		rc |= cfl_buf_puts(b, " or ");
+		for (const char *p = sp->choices; *p; p += strcspn(p, "|")) {
+			if (*p == '|')
+				rc |= cfl_buf_append(b, p++, 1);
+			rc |= cfl_buf_append(b, p, strcspn(p, "=|"));
+		}
+	}
+	return rc;
+}
+
+int cfl_model_help(const struct cfl_model_ops *ops, size_t width,
+		   struct cfl_buf *b)
+{
+	struct cfl_buf text;
+	int rc = cfl_buf_printf(b, "\n%s: ", ops->name);
+
+	rc |= cfl_buf_wrap(b, ops->summary, strlen(ops->name) + 2, 2, width);
+	rc |= cfl_buf_puts(b, "Parameters (--set KEY=VALUE):\n");
+	cfl_buf_init(&text);
+	for (size_t i = 0; i < ops->n_params; i++) {
+		const struct cfl_param_spec *sp = &ops->params[i];
+
+		/* the name, then its text wrapped (a long name has a line of
+		 * its own) */
+		text.len = 0;
+		rc |= cfl_buf_printf(&text, "%s [%s] (", sp->help, sp->def ? sp->def : "");
+		rc |= param_range(sp, &text) | cfl_buf_puts(&text, ")");
+		if (strlen(sp->name) > 14)
+			rc |= cfl_buf_printf(b, "  %s\n%17s", sp->name, "");
+		else
+			rc |= cfl_buf_printf(b, "  %-14s ", sp->name);
+		rc |= text.data ? cfl_buf_wrap(b, text.data, 17, 17, width) : -1;
+	}
+	cfl_buf_release(&text);
+	return rc;
+}
+
 /* ---- parameters ---- */
 
 static const struct cfl_param_spec *find_spec(const struct cfl_model_ops *ops,

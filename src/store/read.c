@@ -164,6 +164,19 @@ int cfl_store_run_latest(struct cfl_store *st, struct cfl_run_info *out,
 	return rc;
 }
 
+struct cfl_store *cfl_store_open_run(const char *path, const char *name,
+				     struct cfl_run_info *run, struct cfl_err *err)
+{
+	struct cfl_store *st = cfl_store_open(path, CFL_STORE_READONLY, err);
+
+	if (st && (name ? cfl_store_run_find(st, name, run, err)
+		   : cfl_store_run_latest(st, run, err))) {
+		cfl_store_close(st);
+		return NULL;
+	}
+	return st;
+}
+
 void cfl_run_summaries_free(struct cfl_run_summary *runs, size_t n_runs)
 {
 	for (size_t i = 0; runs && i < n_runs; i++)

@@ -647,6 +647,52 @@ static void sql(const char *path, const char *q)
 	sqlite3_close(db);
 }
 
+/* cfl bundle show's listing of a bundle built by hand: the default row
+ * marked, weighted members, a score with its spread, an undefined score
+ * left out, the models; --row keeps one row. */
+static void t_format(void)
+{
+	size_t one = 0, two = 1;
+	struct cfl_bundle_member mem[2] = { { 1, &one, 0.25 }, { 1, &two, 0.75 } };
+	struct cfl_bundle_score sc[2] = { { "valid", "acc", 0.9, 0.01 },
+					  { "test", "acc", NAN, 0 } };
+	struct cfl_bundle_row rows[2] = {
+		{ "weighted", "ensemble", CFL_BUNDLE_WEIGHTED, 2, mem, 2, sc },
+		{ "linear", "model", CFL_BUNDLE_ONE, 1, mem, 0, NULL },
+	};
+	struct cfl_bundle_model models[2] = { { 7, "linear", 0, -1, NULL },
+					      { 8, "tree", 0, -1, NULL } };
+	struct cfl_bundle b;
+	struct cfl_buf out;
+
+	memset(&b, 0, sizeof(b));
+	b.cfl_version = "0.1";
+	b.run = "r";
+	b.kind = "repeat";
+	b.dataset = "d.csv";
+	b.dataset_sha256 = "ab";
+	b.metric = "acc";
+	b.recommended = "weighted";
+	b.n_models = 2;
+	b.models = models;
+	b.n_rows = 2;
+	b.rows = rows;
+	cfl_buf_init(&out);
+	CHECK_INT(cfl_bundle_format(&b, NULL, &out), 0);
+	CHECK_CONTAINS(out.data, "bundle of repeat run 'r' (cfl 0.1) on 'd.csv'\n");
+	CHECK_CONTAINS(out.data, "default row 'weighted' (best acc on valid)");
+	CHECK_CONTAINS(out.data, "* weighted         ensemble weighted 1 x0.25, 2 x0.75\n");
+	CHECK_CONTAINS(out.data, " valid acc 0.9+-0.01\n");
+	CHECK(strstr(out.data, "test acc") == NULL);
+	CHECK_CONTAINS(out.data, "  linear           model    one      1 x0.25\n");
+	CHECK_CONTAINS(out.data, "  2 8 tree 0 -1\n");
+	out.len = 0;
+	CHECK_INT(cfl_bundle_format(&b, "linear", &out), 0);
+	CHECK(strstr(out.data, "* weighted") == NULL);
+	CHECK_CONTAINS(out.data, "  linear ");
+	cfl_buf_release(&out);
+}
+
 static void t_bad_files(void)
 {
 	const char *good = strdup(cfl_test_path("good.cfl"));
@@ -706,6 +752,7 @@ static void t_bad_files(void)
 }
 
 const struct cfl_test cfl_tests[] = {
+	TEST(t_format),
 	TEST_T(t_classification, 240),
 	TEST_T(t_classification_folds, 240),
 	TEST_T(t_classification_bootstrap, 240),

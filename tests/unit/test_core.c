@@ -281,7 +281,116 @@ static void t_regex_limits(void)
 	free(big);
 }
 
+/* Words wrapped from a column with an indent; a word longer than the
+ * room stays whole, on a line of its own. */
+static void t_buf_wrap(void)
+{
+	struct cfl_buf b;
+
+	cfl_buf_init(&b);
+	CHECK_INT(cfl_buf_wrap(&b, "  one two  three four", 4, 2, 14), 0);
+	CHECK_STR(b.data, "one two\n  three four\n");
+	b.len = 0;
+	CHECK_INT(cfl_buf_wrap(&b, "abcdefghijklmnop x", 10, 2, 12), 0);
+	CHECK_STR(b.data, "\n  abcdefghijklmnop\n  x\n");
+	b.len = 0;
+	CHECK_INT(cfl_buf_wrap(&b, "", 0, 0, 80), 0);
+	CHECK_STR(b.data, "\n");
+	cfl_buf_release(&b);
+}
+
+/* Each line wrapped at width with one blank before a continued line;
+ * a line's leading blanks kept; width 0 leaves the text alone. */
+static void t_buf_wrap_lines(void)
+{
+	struct cfl_buf b;
+
+	cfl_buf_init(&b);
+	CHECK_INT(cfl_buf_wrap_lines(&b, "cfl: aa bb cc dd\n  ee ff", 10), 0);
+	CHECK_STR(b.data, "cfl: aa bb\n cc dd\n  ee ff\n");
+	b.len = 0;
+	CHECK_INT(cfl_buf_wrap_lines(&b, "a  b   c", 0), 0);
+	CHECK_STR(b.data, "a  b   c\n");
+	cfl_buf_release(&b);
+}
+
+static void t_buf_csv_field(void)
+{
+	struct cfl_buf b;
+
+	cfl_buf_init(&b);
+	CHECK_INT(cfl_buf_csv_field(&b, "plain"), 0);
+	CHECK_INT(cfl_buf_puts(&b, "|"), 0);
+	CHECK_INT(cfl_buf_csv_field(&b, "a,\"b\""), 0);
+	CHECK_INT(cfl_buf_puts(&b, "|"), 0);
+	CHECK_INT(cfl_buf_csv_field(&b, " x"), 0);
+	CHECK_INT(cfl_buf_puts(&b, "|"), 0);
+	CHECK_INT(cfl_buf_csv_field(&b, ""), 0);
+	CHECK_STR(b.data, "plain|\"a,\"\"b\"\"\"|\" x\"|");
+	cfl_buf_release(&b);
+}
+
+/* A blank after the commas that start a key, none inside a value. */
+static void t_params_spaced(void)
+{
+	char out[64], tiny[6];
+
+	cfl_params_spaced("hidden=64,64,lr=0.1,x.y=2", out, sizeof(out));
+	CHECK_STR(out, "hidden=64,64, lr=0.1, x.y=2");
+	cfl_params_spaced(NULL, out, sizeof(out));
+	CHECK_STR(out, "");
+	cfl_params_spaced("a=1,b=2", tiny, sizeof(tiny));
+	CHECK_STR(tiny, "a=1, ");
+}
+
+/* A missing output name: the input's basename and the extension. */
+static void t_path_default_output(void)
+{
+	static const char *const cases[][2] = {
+		{ "datasets/iris.csv", "iris.cfl" }, { "a/b.c/data.csv.gz", "data.cfl" },
+		{ "-", "stdin.cfl" }, { ".hidden", ".hidden.cfl" }, { "noext", "noext.cfl" },
+		{ "x.gz", "x.cfl" },
+	};
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		char *out = cfl_path_default_output(cases[i][0], ".cfl");
+
+		CHECK(out != NULL);
+		CHECK_STR(out, cases[i][1]);
+		free(out);
+	}
+}
+
+/* "did you mean": a third of the word may be wrong, one letter at least,
+ * swaps of neighbours count once; by default case is ignored, and with
+ * the option rules it counts and a name the word starts is close. */
+static void t_closest(void)
+{
+	static const char *const cols[] = { "Species", "sepal_length", NULL, "petal" };
+	static const char *const opts[] = { "model", "models", "num-jobs", "seed" };
+
+	CHECK_STR(cfl_closest("species", cols, 4), "Species");
+	CHECK_STR(cfl_closest("sepla_length", cols, 4), "sepal_length");
+	CHECK(cfl_closest("width", cols, 4) == NULL);
+	CHECK(cfl_closest("", cols, 4) == NULL);
+	CHECK_STR(cfl_closest("SPECIES", cols, 4), "Species");
+	CHECK(cfl_closest_as("SPECIES", cols, 4, CFL_CLOSEST_CASE) == NULL);
+	CHECK_STR(cfl_closest_as("modelz", opts, 4, CFL_CLOSEST_CASE), "model");
+	CHECK_STR(cfl_closest_as("num", opts, 4, CFL_CLOSEST_CASE | CFL_CLOSEST_PREFIX),
+		  "num-jobs");
+	CHECK(cfl_closest_as("num", opts, 4, CFL_CLOSEST_CASE) == NULL);
+	/* the word itself is no suggestion */
+	CHECK_STR(cfl_closest_as("models", opts, 4, CFL_CLOSEST_CASE | CFL_CLOSEST_PREFIX),
+		  "model");
+}
+
 const struct cfl_test cfl_tests[] = {
+	TEST(t_closest),
+	TEST(t_path_default_output),
+	TEST(t_buf_wrap),
+	TEST(t_buf_wrap_lines),
+	TEST(t_buf_csv_field),
+	TEST(t_params_spaced),
 	TEST(t_sha256_vectors),
 	TEST(t_sha256_pieces_and_release),
 	TEST(t_regex),

@@ -507,6 +507,62 @@ static void t_encode_fit_uses_train_rows_only(void)
 	cfl_csv_release(&csv);
 }
 
+/* `cfl data describe` on iris: the facts, a row per column with its
+ * note, the classes with their shares, the split; no line past 80. */
+static void t_data_describe(void)
+{
+	struct cfl_data_opts o;
+	struct cfl_data d;
+	struct cfl_err err = { { 0 } };
+	struct cfl_buf b;
+
+	cfl_data_opts_init(&o);
+	o.path = "datasets/iris.csv";
+	CHECK_MSG(cfl_data_load(&d, &o, &err) == 0, "%s", err.msg);
+	cfl_buf_init(&b);
+	CHECK_INT(cfl_data_describe(&d, &o, &b), 0);
+	CHECK_CONTAINS(b.data, "rows      150\n");
+	CHECK_CONTAINS(b.data, "columns   5 (comma-separated): 4 numeric, 0 categorical, 0 dropped, 1 target\n");
+	CHECK_CONTAINS(b.data, "task      classification (inferred)\n");
+	CHECK_CONTAINS(b.data, "3 classes\n");
+	CHECK_CONTAINS(b.data, "  33.3%\n");
+	CHECK_CONTAINS(b.data, "split     seed 0: train 108, valid 12, test 30\n");
+	CHECK_CONTAINS(b.data, "encoded   4 features\n");
+	for (const char *l = b.data; *l; l += strcspn(l, "\n") + 1)
+		CHECK_MSG(strcspn(l, "\n") <= 80, "%.90s", l);
+	cfl_buf_release(&b);
+	cfl_data_release(&d);
+}
+
+/* cfl predict's CSV: kept cells as written (quoted where they must be),
+ * the most probable class (the first of a tie), the probabilities. */
+static void t_format_predictions(void)
+{
+	struct cfl_csv csv;
+	struct cfl_schema s;
+	struct cfl_encoder enc;
+	struct cfl_err err = { { 0 } };
+	struct cfl_buf b;
+	size_t idx[3] = { 0, 1, 2 }, cols[1] = { 0 };
+	double pred[6] = { 0.25, 0.75, 0.5, 0.5, 0.9, 0.1 };
+
+	parse_ok(&csv, "id,x,y\n007,1,a\n\"a,b\",2,b\n9,3,a\n");
+	infer_ok(&s, &csv, NULL);
+	CHECK(cfl_encoder_fit(&enc, &s, &csv, idx, 3, &err) == 0);
+	CHECK_INT(enc.n_classes, 2);
+	cfl_buf_init(&b);
+	CHECK_INT(cfl_encoder_format_predictions(&enc, pred, 3, 1, &csv, cols, 1, &b), 0);
+	CHECK_STR(b.data, "id,prediction,proba_a,proba_b\n"
+		  "007,b,0.25,0.75\n\"a,b\",a,0.5,0.5\n9,a,0.9,0.1\n");
+	b.len = 0;
+	CHECK_INT(cfl_encoder_format_predictions(&enc, pred, 1, 0, &csv, cols, 0, &b), 0);
+	CHECK_STR(b.data, "prediction\nb\n");
+	cfl_buf_release(&b);
+	cfl_encoder_release(&enc);
+	cfl_schema_release(&s);
+	cfl_csv_release(&csv);
+}
+
 static void t_encoder_save_load(void)
 {
 	struct cfl_csv csv;
@@ -876,6 +932,8 @@ static void t_data_pack_parts(void)
 }
 
 const struct cfl_test cfl_tests[] = {
+	TEST(t_format_predictions),
+	TEST(t_data_describe),
 	TEST(t_csv_quotes),
 	TEST(t_csv_crlf_bom_and_delimiters),
 	TEST(t_csv_missing_values),

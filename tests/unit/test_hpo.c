@@ -1022,7 +1022,24 @@ static void t_prune_asha(void)
 	CHECK_INT(cfl_prune_kind_lookup("hyperband"), -1);
 }
 
+/* The default spaces: the checkout's params/ (the tests run at its top),
+ * and for a model with none the path the error will name. */
+static void t_space_default_path(void)
+{
+	char buf[600];
+	struct cfl_space sp;
+	struct cfl_err err;
+
+	CHECK_STR(cfl_space_default_path("fcnn", buf, sizeof(buf)), "params/fcnn.params");
+	cfl_space_init(&sp);
+	CHECK_MSG(cfl_space_load(&sp, buf, cfl_model_find("fcnn"), &err) == 0, "%s", err.msg);
+	cfl_space_release(&sp);
+	CHECK_STR(cfl_space_default_path("no_such_model", buf, sizeof(buf)),
+		  "params/no_such_model.params");
+}
+
 const struct cfl_test cfl_tests[] = {
+	TEST(t_space_default_path),
 	TEST(t_params_files),
 	TEST(t_parse_good),
 	TEST(t_parse_errors),

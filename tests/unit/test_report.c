@@ -576,6 +576,51 @@ static void t_from_run(void)
 	CHECK(system(cmd) == 0);
 }
 
+/* cfl runs' listing: a header and a line per run with its trials; a
+ * narrow width leaves out the kind, then the start, then the dataset;
+ * an empty database lists nothing. */
+static void t_runs_listing(void)
+{
+	char dir[] = "/tmp/cfl-report-XXXXXX", path[64], cmd[96];
+	struct cfl_store *st;
+	struct cfl_err err;
+	struct cfl_run_info info = { 0 };
+	struct cfl_trial_state ts;
+	struct cfl_buf b;
+	int64_t run, cand;
+	size_t n;
+
+	CHECK(mkdtemp(dir) != NULL);
+	snprintf(path, sizeof(path), "%s/cfl.db", dir);
+	st = cfl_store_open(path, CFL_STORE_CREATE, &err);
+	CHECK_MSG(st != NULL, "%s", err.msg);
+	cfl_buf_init(&b);
+	CHECK_INT(cfl_report_runs(st, 80, &b, &n, &err), 0);
+	CHECK_INT(n, 0);
+	CHECK(b.len == 0);
+	info.name = "first-run";
+	info.dataset = "some/dir/iris.csv";
+	CHECK(cfl_store_run_create(st, &info, &run, &err) == 0);
+	CHECK(cfl_store_candidate_get_or_add(st, run, "tree", NULL, &cand, NULL, &err) == 0);
+	CHECK(cfl_store_trial_ensure(st, run, cand, 0, -1, 0, &ts, &err) == 0);
+	CHECK(cfl_store_trial_failed(st, ts.id, 1, "exit 3", CFL_TRIAL_FAILED, &err) == 0);
+	CHECK_INT(cfl_report_runs(st, 200, &b, &n, &err), 0);
+	CHECK_INT(n, 1);
+	CHECK(!strncmp(b.data, "name       kind    started (UTC)", 32));
+	CHECK_CONTAINS(b.data, "\nfirst-run  repeat  ");
+	CHECK_CONTAINS(b.data, "  iris.csv  ");
+	CHECK_CONTAINS(b.data, "0/1, 1 failed");
+	b.len = 0;
+	CHECK_INT(cfl_report_runs(st, 30, &b, &n, &err), 0);
+	CHECK(strstr(b.data, "repeat") == NULL);
+	CHECK(strstr(b.data, "iris.csv") == NULL);
+	CHECK(strstr(b.data, "started") == NULL);
+	cfl_buf_release(&b);
+	cfl_store_close(st);
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+	CHECK(system(cmd) == 0);
+}
+
 /* auto's leaderboard rendered from a summary: the rows in the summary's
  * order (the renderer never sorts: the ranking is the study's), the rule
  * in one sentence above the table (greedy first, then the proper score
@@ -681,6 +726,7 @@ static void t_leaderboard_from_summary(void)
 }
 
 const struct cfl_test cfl_tests[] = {
+	TEST(t_runs_listing),
 	TEST(t_leaderboard_from_summary),
 	TEST(t_stats),
 	TEST(t_float_noise_std_is_zero),

@@ -995,7 +995,35 @@ static void t_cancelled_pruned_and_v2(void)
 	sqlite3_close(db);
 }
 
+/* A reading command's first step: the named run, else the latest; a
+ * missing run or database is NULL with the reason. */
+static void t_open_run(void)
+{
+	struct cfl_store *st = open_new("o.db");
+	struct cfl_run_info r;
+	struct cfl_err err;
+
+	new_run(st, "first");
+	new_run(st, "second");
+	cfl_store_close(st);
+	st = cfl_store_open_run(cfl_test_path("o.db"), "first", &r, &err);
+	CHECK_MSG(st != NULL, "%s", err.msg);
+	CHECK_STR(r.name, "first");
+	cfl_run_info_release(&r);
+	cfl_store_close(st);
+	st = cfl_store_open_run(cfl_test_path("o.db"), NULL, &r, &err);
+	CHECK_MSG(st != NULL, "%s", err.msg);
+	CHECK_STR(r.name, "second");
+	cfl_run_info_release(&r);
+	cfl_store_close(st);
+	CHECK(cfl_store_open_run(cfl_test_path("o.db"), "third", &r, &err) == NULL);
+	CHECK_CONTAINS(err.msg, "no run 'third'");
+	CHECK(cfl_store_open_run(cfl_test_path("none.db"), NULL, &r, &err) == NULL);
+	CHECK(err.msg[0] != 0);
+}
+
 const struct cfl_test cfl_tests[] = {
+	TEST(t_open_run),
 	TEST(t_enum_names),
 	TEST(t_create_run_and_find),
 	TEST(t_candidates),

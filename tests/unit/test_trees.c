@@ -1054,7 +1054,34 @@ static void t_model_text_max(void)
 	free(y);
 }
 
+/* `cfl train --model gbdt --help`'s text: the summary after the name,
+ * every parameter with its default and range, an INT's aliases by their
+ * words, no line past the width. */
+static void t_model_help(void)
+{
+	const struct cfl_model_ops *ops = cfl_model_find("gbdt");
+	struct cfl_buf b;
+	const char *line;
+
+	cfl_buf_init(&b);
+	CHECK(ops != NULL);
+	CHECK_INT(cfl_model_help(ops, 80, &b), 0);
+	CHECK(!strncmp(b.data, "\ngbdt: ", 7));
+	CHECK_CONTAINS(b.data, "Parameters (--set KEY=VALUE):\n");
+	for (size_t i = 0; i < ops->n_params; i++)
+		CHECK_CONTAINS(b.data, ops->params[i].name);
+	for (line = b.data; *line; line += strcspn(line, "\n") + !!line[strcspn(line, "\n")])
+		CHECK_MSG(strcspn(line, "\n") <= 80, "%.90s", line);
+	cfl_buf_release(&b);
+	ops = cfl_model_find("forest");
+	cfl_buf_init(&b);
+	CHECK_INT(cfl_model_help(ops, 80, &b), 0);
+	CHECK_CONTAINS(b.data, "or auto|all|sqrt|log2)");
+	cfl_buf_release(&b);
+}
+
 const struct cfl_test cfl_tests[] = {
+	TEST(t_model_help),
 	TEST(t_model_text_max),
 	TEST(t_importance_tree_by_hand),
 	TEST(t_importance_models),
