@@ -344,23 +344,6 @@ static int csv_field(struct cfl_buf *b, const char *s)
 	return rc || cfl_buf_puts(b, "\"");
 }
 
-static int json_string(struct cfl_buf *b, const char *s)
-{
-	int rc = cfl_buf_puts(b, "\"");
-
-	for (; !rc && *s; s++) {
-		unsigned char c = (unsigned char)*s;
-
-		if (c == '"' || c == '\\')
-			rc = cfl_buf_printf(b, "\\%c", c);
-		else if (c < 0x20)
-			rc = cfl_buf_printf(b, "\\u%04x", c);
-		else
-			rc = cfl_buf_printf(b, "%c", c);
-	}
-	return rc || cfl_buf_puts(b, "\"");
-}
-
 /* %.17g (reads back exactly); empty in CSV, null in JSON when undefined. */
 static int put_g(struct cfl_buf *b, double v, int json)
 {
@@ -406,18 +389,18 @@ static int json_rows(const struct cfl_study_auto_summary *sum,
 
 		rc |= cfl_buf_printf(b, "%s\n%s{\"rank\": %zu, \"entry\": ", i ? "," : "",
 				     indent, i + 1) ||
-		      json_string(b, r->name) ||
+		      cfl_report_json_string(b, r->name) ||
 		      cfl_buf_printf(b, ", \"kind\": \"%s\", \"method\": ", kind_of(r)) ||
-		      json_string(b, r->method) || cfl_buf_puts(b, ", \"metric\": ") ||
-		      json_string(b, sum->metric) || cfl_buf_puts(b, ", \"oof\": ") ||
+		      cfl_report_json_string(b, r->method) || cfl_buf_puts(b, ", \"metric\": ") ||
+		      cfl_report_json_string(b, sum->metric) || cfl_buf_puts(b, ", \"oof\": ") ||
 		      put_g(b, r->cv, 1) || cfl_buf_puts(b, ", \"valid\": ") ||
 		      put_g(b, r->valid, 1) || cfl_buf_puts(b, ", \"test\": ") ||
 		      put_g(b, r->test, 1) || cfl_buf_puts(b, ", \"seconds\": ") ||
 		      put_g(b, r->seconds, 1) ||
 		      cfl_buf_printf(b, ", \"trials\": %zu, \"members\": ", r->n_trials) ||
-		      json_string(b, e && e[i].members ? e[i].members : "") ||
+		      cfl_report_json_string(b, e && e[i].members ? e[i].members : "") ||
 		      cfl_buf_puts(b, ", \"score_metric\": ") ||
-		      json_string(b, sum->score_metric) ||
+		      cfl_report_json_string(b, sum->score_metric) ||
 		      cfl_buf_puts(b, ", \"score\": ") || put_g(b, r->loss, 1) ||
 		      cfl_buf_puts(b, "}");
 	}
@@ -433,9 +416,9 @@ static int put_json(const struct cfl_study_auto_summary *sum,
 
 	cfl_buf_init(&s);
 	rc = cfl_report_auto_sentence(sum, &s) || cfl_buf_puts(b, "{\n  \"metric\": ") ||
-	     json_string(b, sum->metric) ||
+	     cfl_report_json_string(b, sum->metric) ||
 	     cfl_buf_printf(b, ", \"sign\": %d,\n  \"ranking\": ", sum->sign) ||
-	     json_string(b, s.data);
+	     cfl_report_json_string(b, s.data);
 	cfl_buf_release(&s);
 	rc |= cfl_buf_puts(b, ",\n  \"leaderboard\": ") || json_rows(sum, e, "    ", b);
 	rc |= cfl_buf_puts(b, ",\n  \"search\": [");
@@ -443,11 +426,11 @@ static int put_json(const struct cfl_study_auto_summary *sum,
 		const struct cfl_study_auto_family *f = &sum->families[i];
 
 		rc |= cfl_buf_printf(b, "%s\n    {\"model\": ", i ? "," : "") ||
-		      json_string(b, f->model) ||
+		      cfl_report_json_string(b, f->model) ||
 		      cfl_buf_printf(b, ", \"candidates\": %zu, \"done\": %zu, "
 				     "\"failed\": %zu, \"best\": ", f->n_cands,
 				     f->n_done, f->n_failed) ||
-		      (f->best_hex[0] ? json_string(b, f->best_hex)
+		      (f->best_hex[0] ? cfl_report_json_string(b, f->best_hex)
 				      : cfl_buf_puts(b, "null")) ||
 		      cfl_buf_puts(b, ", \"best_valid\": ") ||
 		      put_g(b, f->best_hex[0] ? f->best_valid : NAN, 1) ||

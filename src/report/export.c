@@ -44,7 +44,7 @@ static int is_json_number(const char *s)
 	return n && !s[n];
 }
 
-static int json_string(struct cfl_buf *b, const char *s)
+int cfl_report_json_string(struct cfl_buf *b, const char *s)
 {
 	int rc = cfl_buf_puts(b, "\"");
 
@@ -64,7 +64,7 @@ static int json_string(struct cfl_buf *b, const char *s)
 /* A parameter's value: a number when it reads as one, else a string. */
 static int json_value(struct cfl_buf *b, const char *s)
 {
-	return is_json_number(s) ? cfl_buf_puts(b, s) : json_string(b, s);
+	return is_json_number(s) ? cfl_buf_puts(b, s) : cfl_report_json_string(b, s);
 }
 
 static int json_double(struct cfl_buf *b, double v)
@@ -411,13 +411,13 @@ static int write_json(const struct trial_table *t, const char *run,
 			else if (fixed_is_number(k))
 				rc |= cfl_buf_puts(b, s);
 			else
-				rc |= json_string(b, s);
+				rc |= cfl_report_json_string(b, s);
 		}
 		for (size_t k = 0; k < t->n_keys; k++) {
 			const char *v = cfl_params_get(&c->kv, t->keys[k]);
 
 			snprintf(s, sizeof(s), "params_%s", t->keys[k]);
-			rc |= cfl_buf_puts(b, ", ") || json_string(b, s) ||
+			rc |= cfl_buf_puts(b, ", ") || cfl_report_json_string(b, s) ||
 			      cfl_buf_puts(b, ": ");
 			rc |= v ? json_value(b, v) : cfl_buf_puts(b, "null");
 		}
@@ -427,7 +427,7 @@ static int write_json(const struct trial_table *t, const char *run,
 					     t->cols[m].metric) ||
 			      json_double(b, t->val[i * t->n_cols + m]);
 		rc |= cfl_buf_puts(b, ", \"error\": ") ||
-		      (t->trials[i].error ? json_string(b, t->trials[i].error)
+		      (t->trials[i].error ? cfl_report_json_string(b, t->trials[i].error)
 					  : cfl_buf_puts(b, "null")) ||
 		      cfl_buf_puts(b, "}");
 	}
@@ -679,7 +679,7 @@ static void attrs_release(struct attrs *as)
 static int attr_str(struct attrs *as, const char *key, const char *v,
 		    struct cfl_buf *b, struct cfl_err *err)
 {
-	if (json_string(b, v ? v : ""))
+	if (cfl_report_json_string(b, v ? v : ""))
 		return cfl_err_set(err, "out of memory");
 	return attr_add(as, key, b, err);
 }

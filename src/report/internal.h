@@ -65,4 +65,8 @@ int cfl_report_param_importance(const double *x, size_t n, size_t d,
 				const double *y, double *imp /* OUT */,
 				struct cfl_err *err);
 
+/* Appends s to b as a JSON string literal (quotes, backslashes and
+ * control characters escaped).  0, or -1 when out of memory. */
+int cfl_report_json_string(struct cfl_buf *b, const char *s);
+
 #endif
