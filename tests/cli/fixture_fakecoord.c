@@ -273,6 +273,10 @@ int main(int argc, char **argv)
 			sent += m.u.chunk.n;
 		}
 		printf("served %llu\n", (unsigned long long)sent);
+		cfl_buf_release(&parts);
+		cfl_buf_release(&cmd);
+		cfl_buf_release(&in);
+		cfl_data_release(&d);
 		return 0;
 	}
 
