@@ -46,6 +46,10 @@ static int data_config(const struct cfl_data_opts *d, struct cfl_buf *b)
 			      d->test_path ? d->test_path : "",
 			      d->valid_path ? d->valid_path : "", d->test_frac,
 			      d->valid_frac) |
+	       /* a line only when set, so older runs' configs still match */
+	       (d->valid_min_rows
+			? cfl_buf_printf(b, "valid_min_rows=%zu\n", d->valid_min_rows)
+			: 0) |
 	       (d->schema.categorical_re
 			? cfl_buf_printf(b, "categorical=%s\n", d->schema.categorical_re)
 			: 0);
@@ -329,7 +333,13 @@ void cfl_study_plan_settle_valid(struct cfl_study_plan *p, char *why,
 		snprintf(why, cap, "from '%s' (--valid)", d->valid_path);
 	else if (d->valid_frac_given)
 		snprintf(why, cap, "--valid-frac %g", d->valid_frac);
-	else if (needs & CFL_STUDY_NEEDS_VALID)
+	else if (p->kind == CFL_RUN_AUTO) {
+		/* small data is scored out of fold: the rows are known only
+		 * once loaded, so the split decides (cfl_data_load) */
+		d->valid_min_rows = STUDY_AUTO_CV_ROWS;
+		snprintf(why, cap, "%g of train on %d rows or more: %s (on fewer, "
+			 "out of fold)", d->valid_frac, STUDY_AUTO_CV_ROWS, reason);
+	} else if (needs & CFL_STUDY_NEEDS_VALID)
 		snprintf(why, cap, "%g of train: %s", d->valid_frac, reason);
 	else {
 		d->valid_frac = 0;
@@ -375,9 +385,10 @@ int cfl_study_check(const struct cfl_study_plan *p, const struct cfl_data *data,
 		if (data && (size_t)p->autop.folds > data->train.n)
 			return cfl_err_set(err, "--folds %d: the training part has only %zu rows",
 					   p->autop.folds, data->train.n);
-		if (data && !data->valid.n)
+		if (data && !data->valid.n && !study_auto_small(p, data))
 			return cfl_err_set(err, "cfl auto scores candidates on the validation "
-					   "part, and it has no rows (--valid-frac 0?)");
+					   "part on %d training rows or more, and it has "
+					   "no rows (--valid-frac 0?)", STUDY_AUTO_CV_ROWS);
 		if (p->time_limit <= 0)
 			return cfl_err_set(err, "cfl auto needs a time limit");
 		return 0;
