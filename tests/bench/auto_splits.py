@@ -189,7 +189,6 @@ def one_set(a, name):
     metric, sign = ('acc', 1) if clf else ('rmse', -1)
     out = os.path.join(a.out, os.path.basename(path)[:-4])
     os.makedirs(out, exist_ok=True)
-    db = os.path.join(out, 'runs.db')
     res = []
     for rs in range(a.first, a.first + a.splits):
         tri, tei = split(body, clf, rs)
@@ -197,6 +196,12 @@ def one_set(a, name):
         if got:
             res.append(got)
             continue
+        # a database per split, made afresh: a split stopped half way
+        # left runs under the names it takes
+        db = os.path.join(out, 'runs-%d.db' % rs)
+        for f in (db, db + '-wal', db + '-shm', db + '-journal'):
+            if os.path.exists(f):
+                os.remove(f)
         tr, te = os.path.join(out, '%d.train.csv' % rs), os.path.join(out, '%d.test.csv' % rs)
         write(tr, header, [body[i] for i in tri])
         write(te, header, [body[i] for i in tei])
