@@ -181,6 +181,12 @@ void cfl_study_auto_release(struct cfl_study *s);
  * the validation part carved from them (not a --valid file) number fewer
  * than STUDY_AUTO_CV_ROWS; else 0. */
 int study_auto_small(const struct cfl_study_plan *p, const struct cfl_data *d);
+/* An auto run stored by a cfl that held out a validation part on small
+ * data too (its config has no valid_min_rows line) resumes on the split
+ * it was made with: p->data.valid_min_rows back to 0.  Call it after
+ * cfl_study_plan_settle_valid; a no-op for other plans, new runs and
+ * runs that cannot be read (the resume says why). */
+void study_resume_valid(struct cfl_study_plan *p);
 /* Stops the pool now as the time limit does (running trials interrupted,
  * queued ones not started); the next cfl_study_wait returns 3. */
 void cfl_study_stop_at_limit(struct cfl_study *s);

@@ -486,6 +486,29 @@ static int config_value(const char *config, const char *key, char *out,
 	return 0;
 }
 
+void study_resume_valid(struct cfl_study_plan *p)
+{
+	struct cfl_store *st;
+	struct cfl_run_info info;
+	struct cfl_err err;
+	char v[32];
+
+	if (p->kind != CFL_RUN_AUTO || !p->resume || !p->data.valid_min_rows)
+		return;
+	/* what cannot be read is said by the resume itself, later */
+	st = cfl_store_open(p->db, CFL_STORE_READONLY, &err);
+	if (!st)
+		return;
+	if (!cfl_store_run_find(st, p->resume, &info, &err)) {
+		if (info.kind == CFL_RUN_AUTO &&
+		    config_value(info.config, "valid_frac", v, sizeof(v)) &&
+		    !config_value(info.config, "valid_min_rows", v, sizeof(v)))
+			p->data.valid_min_rows = 0;
+		cfl_run_info_release(&info);
+	}
+	cfl_store_close(st);
+}
+
 /* A positive integer line of a stored config: 1 with *out set, or 0. */
 static int config_long(const char *config, const char *key, long max, long *out)
 {

@@ -209,6 +209,12 @@ test_auto_small_data_holds_out_no_validation_part() {
 		--db b.db --name i
 	expect_rc 0
 	expect_err "150 rows: 108 train, 12 valid, 30 test"
+	# a run of an older cfl (a validation part on small data too, no
+	# valid_min_rows in its plan) resumes on the split it was made with
+	sqlite3 a.db "update runs set config = replace(config, 'valid_min_rows=10000' || char(10), '')"
+	run "$CFL" auto --resume i --db a.db --max-trials 3
+	expect_rc 0
+	expect_err "150 rows: 108 train, 12 valid, 30 test"
 }
 
 # the portfolio: after its defaults each family tries pre-chosen diverse
