@@ -296,6 +296,9 @@ struct cfl_split {
 int cfl_split_holdout(struct cfl_split *s, const double *y, size_t n,
 		      int n_classes, double test_frac, double valid_frac,
 		      uint64_t seed, struct cfl_err *err);
+/* The rows cfl_split_holdout gives a part of fraction frac of n rows:
+ * round(n * frac), at least 1 when frac > 0, 0 when frac <= 0. */
+size_t cfl_split_share(size_t n, double frac);
 /* fold[i] in 0..k-1 for each of n rows, stratified when n_classes > 0; every
  * row is in exactly one fold and fold sizes differ by at most one per
  * class. */
@@ -315,6 +318,10 @@ struct cfl_data_opts {
 	double valid_frac;	/* default 0.1 (of train) */
 	int valid_frac_given;	/* valid_frac was chosen by the user: it is
 				 * held out whatever the command needs */
+	size_t valid_min_rows;	/* valid_frac is held out only when the rows
+				 * left after the test part number at least
+				 * this (0: always): auto scores out of fold
+				 * below it and needs no validation part */
 	uint64_t seed;
 };
 

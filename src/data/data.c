@@ -220,7 +220,7 @@ int cfl_data_load(struct cfl_data *d, const struct cfl_data_opts *o,
 		  struct cfl_err *err)
 {
 	struct cfl_split split;
-	double *y = NULL;
+	double *y = NULL, valid_frac;
 	int n_classes;
 
 	memset(d, 0, sizeof(*d));
@@ -248,9 +248,18 @@ int cfl_data_load(struct cfl_data *d, const struct cfl_data_opts *o,
 	y = cfl_malloc(d->csv.n_rows * sizeof(double), err);
 	if (!y || cfl_schema_labels(&d->schema, &d->csv, y, err))
 		goto fail;
+	{
+		/* a validation part only on enough rows, when asked so */
+		size_t n = d->csv.n_rows;
+		size_t n_test = o->test_path ? 0 : cfl_split_share(n, o->test_frac);
+
+		valid_frac = o->valid_path ? 0 : o->valid_frac;
+		if (o->valid_min_rows && n - (n_test < n ? n_test : n) < o->valid_min_rows)
+			valid_frac = 0;
+	}
 	if (cfl_split_holdout(&split, y, d->csv.n_rows, n_classes,
 			      o->test_path ? 0 : o->test_frac,
-			      o->valid_path ? 0 : o->valid_frac, o->seed, err)) {
+			      valid_frac, o->seed, err)) {
 		cfl_err_prefix(err, "%s", o->path);
 		goto fail;
 	}

@@ -87,7 +87,7 @@ out:
 	return rc;
 }
 
-static size_t share(size_t n, double frac)
+size_t cfl_split_share(size_t n, double frac)
 {
 	size_t k;
 
@@ -113,8 +113,8 @@ int cfl_split_holdout(struct cfl_split *s, const double *y, size_t n,
 				   test_frac, valid_frac);
 	if (check_labels(y, n, n_classes, err))
 		return -1;
-	n_test = share(n, test_frac);
-	n_valid = share(n - (n_test < n ? n_test : n), valid_frac);
+	n_test = cfl_split_share(n, test_frac);
+	n_valid = cfl_split_share(n - (n_test < n ? n_test : n), valid_frac);
 	if (n_test + n_valid >= n)
 		return cfl_err_set(err, "too few rows (%zu) to hold out %zu for test and %zu for validation",
 				   n, n_test, n_valid);

@@ -2,7 +2,7 @@
  * `cfl auto` on a study (cfl/study.h), through the one pool and the one
  * run:
  *   1. search: every family's defaults, its portfolio, then its GP, in
- *      rounds; on small data (under CV_MAX_ROWS training rows) each
+ *      rounds; on small data (under STUDY_AUTO_CV_ROWS training rows) each
  *      candidate is a bag of --folds fold trials scored out of fold by a
  *      proper score, else one trial scored on the validation part;
  *   2. bags: on larger data, each family's best bagged afterwards;
@@ -686,12 +686,10 @@ out:
  * workers, so that the proposals never depend on them. */
 #define ROUND_ASKS 2
 
-/* Training rows below which candidates are scored out of fold on every
- * training row (each candidate is a bag of --folds fold trials) rather
- * than on the validation part: AutoGluon bags every model on small data
- * for the same reason, a validation part of a few dozen rows ties most
- * candidates. */
-#define CV_MAX_ROWS 10000
+int study_auto_small(const struct cfl_study_plan *p, const struct cfl_data *d)
+{
+	return d->train.n + (p->data.valid_path ? 0 : d->valid.n) < STUDY_AUTO_CV_ROWS;
+}
 
 /* Each family's portfolio: configurations tried after its defaults and
  * before its Bayesian optimisation, diverse on purpose (regularised and
@@ -1292,7 +1290,7 @@ int cfl_study_auto(struct cfl_study *s, const struct cfl_study_listener *ls,
 	s->autos = a;
 	for (size_t f = 0; f < CFL_STUDY_MAX_MODELS; f++)
 		a->best[f] = a->dflt[f] = -1;
-	a->cv = s->data->train.n < CV_MAX_ROWS;
+	a->cv = study_auto_small(p, s->data);
 	a->n_out = s->data->train.n_classes > 0 ? (size_t)s->data->train.n_classes : 1;
 	a->proper = s->data->train.n_classes > 0 ? CFL_M_LOGLOSS : p->autop.metric;
 	if (s->resumed &&

@@ -170,6 +170,23 @@ size_t study_slots(const struct cfl_study *s);
 void cfl_study_tune_release(struct cfl_study *s);
 /* Frees auto's state. */
 void cfl_study_auto_release(struct cfl_study *s);
+/* Training rows (before any validation part is carved) below which auto
+ * scores its candidates out of fold, each a bag of --folds fold trials,
+ * and holds out no validation part (cfl_study_plan_settle_valid): its fold
+ * models train on (K-1)/K of every training row.  AutoGluon bags every
+ * model on small data for the same reason: a validation part of a few
+ * dozen rows ties most candidates. */
+#define STUDY_AUTO_CV_ROWS 10000
+/* 1 when auto scores out of fold on d loaded for p: the training rows and
+ * the validation part carved from them (not a --valid file) number fewer
+ * than STUDY_AUTO_CV_ROWS; else 0. */
+int study_auto_small(const struct cfl_study_plan *p, const struct cfl_data *d);
+/* An auto run stored by a cfl that held out a validation part on small
+ * data too (its config has no valid_min_rows line) resumes on the split
+ * it was made with: p->data.valid_min_rows back to 0.  Call it after
+ * cfl_study_plan_settle_valid; a no-op for other plans, new runs and
+ * runs that cannot be read (the resume says why). */
+void study_resume_valid(struct cfl_study_plan *p);
 /* Stops the pool now as the time limit does (running trials interrupted,
  * queued ones not started); the next cfl_study_wait returns 3. */
 void cfl_study_stop_at_limit(struct cfl_study *s);

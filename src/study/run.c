@@ -144,6 +144,7 @@ static int prepare(struct run *r, struct cfl_study_outcome *out,
 		return usage ? CFL_STUDY_RUN_USAGE : CFL_STUDY_RUN_FAILED;
 	/* a validation part only when something in the run uses it */
 	cfl_study_plan_settle_valid(p, r->valid_why, sizeof(r->valid_why));
+	study_resume_valid(p);
 	/* under mpi, only rank 0's coordinator goes on from here */
 	rc = study_backend_start(&r->b, p, no_data ? NULL : &r->data,
 				 r->h->stop_note, out, err);

@@ -46,6 +46,10 @@ static int data_config(const struct cfl_data_opts *d, struct cfl_buf *b)
 			      d->test_path ? d->test_path : "",
 			      d->valid_path ? d->valid_path : "", d->test_frac,
 			      d->valid_frac) |
+	       /* a line only when set, so older runs' configs still match */
+	       (d->valid_min_rows
+			? cfl_buf_printf(b, "valid_min_rows=%zu\n", d->valid_min_rows)
+			: 0) |
 	       (d->schema.categorical_re
 			? cfl_buf_printf(b, "categorical=%s\n", d->schema.categorical_re)
 			: 0);
@@ -329,7 +333,13 @@ void cfl_study_plan_settle_valid(struct cfl_study_plan *p, char *why,
 		snprintf(why, cap, "from '%s' (--valid)", d->valid_path);
 	else if (d->valid_frac_given)
 		snprintf(why, cap, "--valid-frac %g", d->valid_frac);
-	else if (needs & CFL_STUDY_NEEDS_VALID)
+	else if (p->kind == CFL_RUN_AUTO) {
+		/* small data is scored out of fold: the rows are known only
+		 * once loaded, so the split decides (cfl_data_load) */
+		d->valid_min_rows = STUDY_AUTO_CV_ROWS;
+		snprintf(why, cap, "%g of train on %d rows or more: %s (on fewer, "
+			 "out of fold)", d->valid_frac, STUDY_AUTO_CV_ROWS, reason);
+	} else if (needs & CFL_STUDY_NEEDS_VALID)
 		snprintf(why, cap, "%g of train: %s", d->valid_frac, reason);
 	else {
 		d->valid_frac = 0;
@@ -375,9 +385,10 @@ int cfl_study_check(const struct cfl_study_plan *p, const struct cfl_data *data,
 		if (data && (size_t)p->autop.folds > data->train.n)
 			return cfl_err_set(err, "--folds %d: the training part has only %zu rows",
 					   p->autop.folds, data->train.n);
-		if (data && !data->valid.n)
+		if (data && !data->valid.n && !study_auto_small(p, data))
 			return cfl_err_set(err, "cfl auto scores candidates on the validation "
-					   "part, and it has no rows (--valid-frac 0?)");
+					   "part on %d training rows or more, and it has "
+					   "no rows (--valid-frac 0?)", STUDY_AUTO_CV_ROWS);
 		if (p->time_limit <= 0)
 			return cfl_err_set(err, "cfl auto needs a time limit");
 		return 0;
@@ -473,6 +484,29 @@ static int config_value(const char *config, const char *key, char *out,
 		p = e ? e + 1 : NULL;
 	}
 	return 0;
+}
+
+void study_resume_valid(struct cfl_study_plan *p)
+{
+	struct cfl_store *st;
+	struct cfl_run_info info;
+	struct cfl_err err;
+	char v[32];
+
+	if (p->kind != CFL_RUN_AUTO || !p->resume || !p->data.valid_min_rows)
+		return;
+	/* what cannot be read is said by the resume itself, later */
+	st = cfl_store_open(p->db, CFL_STORE_READONLY, &err);
+	if (!st)
+		return;
+	if (!cfl_store_run_find(st, p->resume, &info, &err)) {
+		if (info.kind == CFL_RUN_AUTO &&
+		    config_value(info.config, "valid_frac", v, sizeof(v)) &&
+		    !config_value(info.config, "valid_min_rows", v, sizeof(v)))
+			p->data.valid_min_rows = 0;
+		cfl_run_info_release(&info);
+	}
+	cfl_store_close(st);
 }
 
 /* A positive integer line of a stored config: 1 with *out set, or 0. */

@@ -3,6 +3,7 @@ driver of tests/bench/auto_splits.sh; numpy only).
 
     python3 auto_splits.py OUT --cfl CFL --sets A,B --held-out C,D
         [--splits 20] [--first 0] [--trials 15] [--folds 5] [--auto-args ARGS]
+        [--compare OUT2]
 
 Each set is a CSV file (target last); a name without a slash is
 datasets/NAME.csv.  For each split (random_state K: 80/20, stratified for
@@ -22,8 +23,13 @@ default with hindsight (the best mean over the splits: it favours the
 defaults), each as mean +- standard error (the splits' std / sqrt(n)),
 and auto's wins/ties/losses against the cross-validated choice.  Prints a
 Markdown table, the held-in sets first, the held-out ones in a table of
-their own at the end."""
-import argparse, csv, json, math, os, subprocess, sys
+their own at the end.  Each split's figures are kept in OUT/SET/split-K.json
+with the cfl binary's SHA-256 and auto's settings: a run of the same binary
+and settings takes them from there instead of running again.  With
+--compare OUT2 (the OUT of a run of another cfl, same settings) it also
+prints, per set, auto after (this cfl) - before (OUT2's) over the splits
+both have."""
+import argparse, csv, hashlib, json, math, os, subprocess, sys
 
 import numpy as np
 
@@ -129,6 +135,53 @@ def mean_se(d):
     return float(d.mean()), float(d.std(ddof=1) / math.sqrt(len(d)))
 
 
+def cache_key(a):
+    """What a split's figures depend on: the cfl binary's bytes and auto's
+    settings (the defaults are seeded)."""
+    with open(a.cfl, 'rb') as f:
+        h = hashlib.sha256(f.read()).hexdigest()
+    return '%s trials=%d folds=%d args=%s' % (h, a.trials, a.folds, a.auto_args)
+
+
+def cached(out, rs, a, key=True):
+    """Split rs's figures stored by an earlier run of the same binary and
+    settings (key False: of any binary, the same settings), else None."""
+    path = os.path.join(out, 'split-%d.json' % rs)
+    if not os.path.exists(path):
+        return None
+    with open(path) as f:
+        got = json.load(f)
+    want = cache_key(a)
+    if got.get('key') != want and (key or got.get('key', '').split(' ', 1)[-1] != want.split(' ', 1)[-1]):
+        return None
+    return got
+
+
+def compare(a, sets, title):
+    """auto's first entry of this binary against the one whose figures
+    are in a.compare (the same splits and settings): per set the paired
+    differences with their standard errors."""
+    lines = ['#### ' + title, '',
+             '| set | rows | metric | splits | auto before | auto after | after - before | W/T/L |',
+             '|---|---|---|---|---|---|---|---|']
+    for s in sets:
+        sg, before, after = s['sign'], [], []
+        for rs, x in zip(range(a.first, a.first + a.splits), s['res']):
+            b = cached(os.path.join(a.compare, s['name']), rs, a, key=False)
+            if b:
+                before.append(b['auto'])
+                after.append(x['auto'])
+        if not before:
+            continue
+        d = [sg * (x - y) for x, y in zip(after, before)]
+        w = sum(v > 1e-6 for v in d)
+        l = sum(v < -1e-6 for v in d)
+        lines.append('| %s | %d | %s | %d | %.4f | %.4f | %s | %d/%d/%d |' % (
+            s['name'], s['rows'], s['metric'], len(d), np.mean(before), np.mean(after),
+            fmt(mean_se(d)), w, len(d) - w - l, l))
+    return '\n'.join(lines) + '\n'
+
+
 def one_set(a, name):
     path = name if '/' in name else os.path.join(ROOT, 'datasets', name + '.csv')
     header, body = read(path)
@@ -136,10 +189,19 @@ def one_set(a, name):
     metric, sign = ('acc', 1) if clf else ('rmse', -1)
     out = os.path.join(a.out, os.path.basename(path)[:-4])
     os.makedirs(out, exist_ok=True)
-    db = os.path.join(out, 'runs.db')
     res = []
     for rs in range(a.first, a.first + a.splits):
         tri, tei = split(body, clf, rs)
+        got = cached(out, rs, a)
+        if got:
+            res.append(got)
+            continue
+        # a database per split, made afresh: a split stopped half way
+        # left runs under the names it takes
+        db = os.path.join(out, 'runs-%d.db' % rs)
+        for f in (db, db + '-wal', db + '-shm', db + '-journal'):
+            if os.path.exists(f):
+                os.remove(f)
         tr, te = os.path.join(out, '%d.train.csv' % rs), os.path.join(out, '%d.test.csv' % rs)
         write(tr, header, [body[i] for i in tri])
         write(te, header, [body[i] for i in tei])
@@ -166,6 +228,8 @@ def one_set(a, name):
             cvs[m] = s if clf else math.sqrt(s)
         chosen = max(MODELS, key=lambda m: (sign * cvs[m], -MODELS.index(m)))
         res.append({'auto': auto, 'entry': entry, 'dflt': dflt, 'cv': chosen})
+        with open(os.path.join(out, 'split-%d.json' % rs), 'w') as f:
+            json.dump(dict(res[-1], key=cache_key(a)), f)
         print('  %s split %d: auto %s %.4f, cv picks %s %.4f, %s' % (
             name, rs, entry, auto, chosen, dflt[chosen],
             ' '.join('%s %.4f' % (m, dflt[m]) for m in MODELS)), file=sys.stderr, flush=True)
@@ -215,6 +279,8 @@ def main():
     p.add_argument('--folds', type=int, default=5)
     p.add_argument('--auto-args', default='')
     p.add_argument('--json', default='', help='also write each set\'s figures here')
+    p.add_argument('--compare', default='',
+                   help='the OUT of a run of another cfl: auto after - before per set')
     a = p.parse_args()
     os.makedirs(a.out, exist_ok=True)
     held_in = [one_set(a, s) for s in a.sets.split(',') if s]
@@ -227,6 +293,14 @@ def main():
         print(table(held_in, 'Held-in sets (datasets/ and the synthetic sets looked at)'))
     if held_out:
         print(table(held_out, 'Held-out synthetic sets (measured only, never tuned on)'))
+    if a.compare:
+        print('auto\'s first entry of this cfl (after) against that of the cfl whose '
+              'figures are in %s (before), on the same splits: paired differences, '
+              'positive: after better.\n' % a.compare)
+        if held_in:
+            print(compare(a, held_in, 'Before and after: held-in sets'))
+        if held_out:
+            print(compare(a, held_out, 'Before and after: held-out synthetic sets'))
     if a.json:
         rows = []
         for s, out in [(s, 0) for s in held_in] + [(s, 1) for s in held_out]:

@@ -77,9 +77,6 @@ test_auto_usage_errors() {
 	run "$CFL" auto "$ROOT/datasets/iris.csv" --models linear --metric mae --db x.db
 	expect_rc 2
 	expect_err "--metric"
-	run "$CFL" auto "$ROOT/datasets/iris.csv" --models linear --valid-frac 0 --db x.db
-	expect_rc 2
-	expect_err "validation part"
 	run "$CFL" auto "$ROOT/datasets/iris.csv" --models linear --folds 100 --test-frac 0.5 --db x.db
 	expect_rc 2
 	expect_err "training part has only"
@@ -184,6 +181,40 @@ test_auto_large_data_log_loss_on_valid() {
 		fail "not two bags of 3 folds"
 	[ "$(awk '/^Leaderboard/ {on = 1} on && /^1 / {print $2}' <<<"$out")" = greedy ] ||
 		fail "rank 1 is not greedy: $out"
+	expect_err "14000 rows: 10080 train, 1120 valid, 2800 test"
+	# the search needs the validation part here
+	run "$CFL" auto big.csv --models linear --max-trials 1 --valid-frac 0 --db x.db
+	expect_rc 2
+	expect_err "validation part"
+}
+
+# on small data nothing uses a validation part, so none is held out: the
+# fold models train on (K-1)/K of every training row (a 10% part left them
+# 72% of the rows where a default trained by `cfl train` sees 80%)
+test_auto_small_data_holds_out_no_validation_part() {
+	run "$CFL" auto "$ROOT/datasets/iris.csv" --models linear,tree --max-trials 2 --folds 5 \
+		--db a.db --name i
+	expect_rc 0
+	expect_err "150 rows: 120 train, 30 test"
+	[ "$(sqlite3 a.db "select count(*) from metrics where split = 'valid'") $(sqlite3 a.db \
+		"select count(*) from predictions where split = 'valid'")" = "0 0" ] ||
+		fail "scores or predictions on a validation part"
+	# each bag's folds predict every one of the 120 training rows once
+	[ "$(sqlite3 a.db "select group_concat(n, ',') from (select sum(p.n) n from trials t
+		join predictions p on p.trial = t.id and p.split = 'oof' where t.fold >= 0
+		group by t.candidate)")" = "120,120" ] ||
+		fail "the folds do not cover the 120 training rows"
+	# asked for, a validation part is still held out (and harms nothing)
+	run "$CFL" auto "$ROOT/datasets/iris.csv" --models linear --max-trials 1 --valid-frac 0.1 \
+		--db b.db --name i
+	expect_rc 0
+	expect_err "150 rows: 108 train, 12 valid, 30 test"
+	# a run of an older cfl (a validation part on small data too, no
+	# valid_min_rows in its plan) resumes on the split it was made with
+	sqlite3 a.db "update runs set config = replace(config, 'valid_min_rows=10000' || char(10), '')"
+	run "$CFL" auto --resume i --db a.db --max-trials 3
+	expect_rc 0
+	expect_err "150 rows: 108 train, 12 valid, 30 test"
 }
 
 # the portfolio: after its defaults each family tries pre-chosen diverse

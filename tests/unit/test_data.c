@@ -852,6 +852,19 @@ static void t_data_load_with_test_file(void)
 	CHECK_INT(d.valid.n, 3);
 	CHECK_INT(d.train.n, 29);
 	cfl_data_release(&d);
+	/* valid_min_rows: the validation part only on enough rows (32 are
+	 * left after the test part), the split otherwise as without it */
+	o.valid_min_rows = 33;
+	CHECK(cfl_data_load(&d, &o, &err) == 0);
+	CHECK_INT(d.test.n, 8);
+	CHECK_INT(d.valid.n, 0);
+	CHECK_INT(d.train.n, 32);
+	cfl_data_release(&d);
+	o.valid_min_rows = 32;
+	CHECK(cfl_data_load(&d, &o, &err) == 0);
+	CHECK_INT(d.valid.n, 3);
+	CHECK_INT(d.train.n, 29);
+	cfl_data_release(&d);
 	remove(tr);
 	remove(te);
 	remove(dir);
