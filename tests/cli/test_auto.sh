@@ -282,14 +282,16 @@ test_auto_time_limit_with_hanging_trials() {
 # candidates, and the ensembles are built again over the bags
 test_auto_resume() {
 	local n1 n2 done1 kept
-	run "$CFL" auto "$ROOT/datasets/iris.csv" --models linear,tree --time-limit "$(lim 4)" \
+	# a count budget, not a time limit: within 4 s both families can reach
+	# their 300-candidate cap (601 seen), leaving a resume nothing to ask
+	run "$CFL" auto "$ROOT/datasets/iris.csv" --models linear,tree --max-trials 8 \
 		--num-jobs 2 --db r.db --name r
 	expect_rc 0
 	n1=$(sqlite3 r.db "select count(*) from candidates")
 	done1=$(sqlite3 r.db "select group_concat(id || ':' || finished, ',') from trials where status = 'done'")
 	# the replay asks the search again for each stored candidate: more
 	# time than the first run had, so it can go beyond them under load
-	run "$CFL" auto --resume r --db r.db --time-limit "$(lim 12)" --num-jobs 2
+	run "$CFL" auto --resume r --db r.db --max-trials 16 --num-jobs 2
 	expect_rc 0
 	expect_err "resuming"
 	expect_out "Leaderboard"
