@@ -331,19 +331,6 @@ static int put_md(const struct cfl_study_auto_summary *sum,
 	return rc;
 }
 
-/* RFC 4180: quoted when it holds a comma, a quote or a line break. */
-static int csv_field(struct cfl_buf *b, const char *s)
-{
-	int rc = 0;
-
-	if (!strpbrk(s, ",\"\r\n"))
-		return cfl_buf_puts(b, s);
-	rc |= cfl_buf_puts(b, "\"");
-	for (; !rc && *s; s++)
-		rc |= *s == '"' ? cfl_buf_puts(b, "\"\"") : cfl_buf_printf(b, "%c", *s);
-	return rc || cfl_buf_puts(b, "\"");
-}
-
 /* %.17g (reads back exactly); empty in CSV, null in JSON when undefined. */
 static int put_g(struct cfl_buf *b, double v, int json)
 {
@@ -361,16 +348,16 @@ static int put_csv(const struct cfl_study_auto_summary *sum,
 	for (size_t i = 0; i < sum->n_rows; i++) {
 		const struct cfl_study_auto_row *r = &sum->rows[i];
 
-		rc |= cfl_buf_printf(b, "%zu,", i + 1) || csv_field(b, r->name) ||
-		      cfl_buf_printf(b, ",%s,", kind_of(r)) || csv_field(b, r->method) ||
-		      cfl_buf_puts(b, ",") || csv_field(b, sum->metric) ||
+		rc |= cfl_buf_printf(b, "%zu,", i + 1) || cfl_report_csv_field(b, r->name) ||
+		      cfl_buf_printf(b, ",%s,", kind_of(r)) || cfl_report_csv_field(b, r->method) ||
+		      cfl_buf_puts(b, ",") || cfl_report_csv_field(b, sum->metric) ||
 		      cfl_buf_puts(b, ",") || put_g(b, r->cv, 0) ||
 		      cfl_buf_puts(b, ",") || put_g(b, r->valid, 0) ||
 		      cfl_buf_puts(b, ",") || put_g(b, r->test, 0) ||
 		      cfl_buf_puts(b, ",") || put_g(b, r->seconds, 0) ||
 		      cfl_buf_printf(b, ",%zu,", r->n_trials) ||
-		      csv_field(b, e && e[i].members ? e[i].members : "") ||
-		      cfl_buf_puts(b, ",") || csv_field(b, sum->score_metric) ||
+		      cfl_report_csv_field(b, e && e[i].members ? e[i].members : "") ||
+		      cfl_buf_puts(b, ",") || cfl_report_csv_field(b, sum->score_metric) ||
 		      cfl_buf_puts(b, ",") || put_g(b, r->loss, 0) ||
 		      cfl_buf_puts(b, "\n");
 	}

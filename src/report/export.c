@@ -73,7 +73,7 @@ static int json_double(struct cfl_buf *b, double v)
 }
 
 /* RFC 4180: quoted when it holds a comma, a quote or a line break. */
-static int csv_field(struct cfl_buf *b, const char *s)
+int cfl_report_csv_field(struct cfl_buf *b, const char *s)
 {
 	int rc = 0;
 
@@ -349,7 +349,7 @@ static int write_csv(const struct trial_table *t, const char *run,
 		rc |= cfl_buf_printf(b, "%s%s", k ? "," : "", fixed_cols[k]);
 	for (size_t k = 0; k < t->n_keys; k++) {
 		snprintf(s, sizeof(s), "params_%s", t->keys[k]);
-		rc |= cfl_buf_puts(b, ",") || csv_field(b, s);
+		rc |= cfl_buf_puts(b, ",") || cfl_report_csv_field(b, s);
 	}
 	for (size_t c = 0; c < t->n_cols; c++)
 		rc |= cfl_buf_printf(b, ",%s_%s", cfl_store_split_name(t->cols[c].split),
@@ -369,12 +369,12 @@ static int write_csv(const struct trial_table *t, const char *run,
 				continue;
 			}
 			fixed_text(t, run, i, k, s, sizeof(s));
-			rc |= csv_field(b, s);
+			rc |= cfl_report_csv_field(b, s);
 		}
 		for (size_t k = 0; k < t->n_keys; k++) {
 			const char *v = cfl_params_get(&c->kv, t->keys[k]);
 
-			rc |= cfl_buf_puts(b, ",") || csv_field(b, v ? v : "");
+			rc |= cfl_buf_puts(b, ",") || cfl_report_csv_field(b, v ? v : "");
 		}
 		for (size_t m = 0; m < t->n_cols; m++) {
 			double v = t->val[i * t->n_cols + m];
@@ -382,7 +382,7 @@ static int write_csv(const struct trial_table *t, const char *run,
 			rc |= cfl_buf_puts(b, ",") || (isfinite(v) ? put_double(b, v) : 0);
 		}
 		rc |= cfl_buf_puts(b, ",") ||
-		      csv_field(b, t->trials[i].error ? t->trials[i].error : "") ||
+		      cfl_report_csv_field(b, t->trials[i].error ? t->trials[i].error : "") ||
 		      cfl_buf_puts(b, "\n");
 	}
 	return rc;

@@ -65,6 +65,10 @@ int cfl_report_param_importance(const double *x, size_t n, size_t d,
 				const double *y, double *imp /* OUT */,
 				struct cfl_err *err);
 
+/* Appends s to b as a CSV field (RFC 4180: quoted when it holds a comma,
+ * a quote or a line break).  0, or -1 when out of memory. */
+int cfl_report_csv_field(struct cfl_buf *b, const char *s);
+
 /* Appends s to b as a JSON string literal (quotes, backslashes and
  * control characters escaped).  0, or -1 when out of memory. */
 int cfl_report_json_string(struct cfl_buf *b, const char *s);

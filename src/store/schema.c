@@ -400,6 +400,40 @@ static int migrate_params(struct cfl_store *st, struct cfl_err *err)
 	return !bad && rc == SQLITE_DONE ? 0 : -1;
 }
 
+/* Makes table again with this code's definition (from SCHEMA), keeping
+ * its rows' cols: before runs first (what must go while the old table
+ * does), after last (what must be made again).  0, or -1 with err. */
+static int rebuild_table(struct cfl_store *st, const char *table,
+			 const char *cols, const char *before,
+			 const char *after, struct cfl_err *err)
+{
+	char head[64];
+	const char *def, *end;
+	struct cfl_buf sql;
+	int rc;
+
+	snprintf(head, sizeof(head), "CREATE TABLE %s (", table);
+	def = strstr(SCHEMA, head);
+	end = def ? strstr(def, ");\n") : NULL;
+	if (!end)
+		return cfl_err_set(err, "no %s table in the schema", table);
+	def += strlen(head) - 1;	/* from its "(" */
+	cfl_buf_init(&sql);
+	rc = cfl_buf_printf(&sql, "%sCREATE TABLE %s_new %.*s);\n"
+			    "INSERT INTO %s_new (%s) SELECT %s FROM %s;\n"
+			    "DROP TABLE %s;\n"
+			    "ALTER TABLE %s_new RENAME TO %s;\n%s",
+			    before, table, (int)(end - def), def, table, cols, cols,
+			    table, table, table, table, after);
+	if (rc) {
+		cfl_buf_release(&sql);
+		return cfl_err_set(err, "out of memory");
+	}
+	rc = cfl_store_exec(st, sql.data, err);
+	cfl_buf_release(&sql);
+	return rc;
+}
+
 /* Schema 1 files made before 'auto' runs existed have a runs table whose
  * CHECK lists 'repeat' and 'tune' only: the table is made again with this
  * code's definition.  Foreign keys are off here (cfl_store_open turns
@@ -411,10 +445,7 @@ static int migrate_run_kinds(struct cfl_store *st, struct cfl_err *err)
 	static const char cols[] = "id, name, kind, command, config, dataset, "
 				   "dataset_sha256, seed, cfl_version, status, "
 				   "created, finished";
-	const char *def = strstr(SCHEMA, "CREATE TABLE runs ("), *end;
 	long long has_auto;
-	struct cfl_buf sql;
-	int rc;
 
 	if (query_int(st, "SELECT count(*) FROM sqlite_master WHERE type = "
 		      "'table' AND name = 'runs' AND sql LIKE '%''auto''%'",
@@ -422,23 +453,7 @@ static int migrate_run_kinds(struct cfl_store *st, struct cfl_err *err)
 		return -1;
 	if (has_auto)
 		return 0;
-	end = def ? strstr(def, ");\n") : NULL;
-	if (!end)
-		return cfl_err_set(err, "no runs table in the schema");
-	cfl_buf_init(&sql);
-	rc = cfl_buf_printf(&sql, "CREATE TABLE runs_v2 %.*s);\n"
-			    "INSERT INTO runs_v2 (%s) SELECT %s FROM runs;\n"
-			    "DROP TABLE runs;\n"
-			    "ALTER TABLE runs_v2 RENAME TO runs;\n",
-			    (int)(end - def - strlen("CREATE TABLE runs ")),
-			    def + strlen("CREATE TABLE runs "), cols, cols);
-	if (rc) {
-		cfl_buf_release(&sql);
-		return cfl_err_set(err, "out of memory");
-	}
-	rc = cfl_store_exec(st, sql.data, err);
-	cfl_buf_release(&sql);
-	return rc;
+	return rebuild_table(st, "runs", cols, "", "", err);
 }
 
 /* Schema 2 files' trials table has a CHECK without 'cancelled' and
@@ -450,31 +465,14 @@ static int migrate_trial_statuses(struct cfl_store *st, struct cfl_err *err)
 	static const char cols[] = "id, run, candidate, repeat, fold, seed, "
 				   "status, attempt, worker, started, finished, "
 				   "duration, peak_rss_kb, error, phase";
-	const char *def = strstr(SCHEMA, "CREATE TABLE trials ("), *end;
-	struct cfl_buf sql;
-	int rc;
 
-	end = def ? strstr(def, ");\n") : NULL;
-	if (!end)
-		return cfl_err_set(err, "no trials table in the schema");
-	cfl_buf_init(&sql);
-	rc = cfl_buf_printf(&sql, "DROP VIEW IF EXISTS trial_rows;\n"
-			    "DROP VIEW IF EXISTS candidate_params;\n"
-			    "DROP VIEW IF EXISTS failures;\n"
-			    "CREATE TABLE trials_v3 %.*s);\n"
-			    "INSERT INTO trials_v3 (%s) SELECT %s FROM trials;\n"
-			    "DROP TABLE trials;\n"
-			    "ALTER TABLE trials_v3 RENAME TO trials;\n"
-			    "CREATE INDEX trials_run ON trials (run, status);\n%s",
-			    (int)(end - def - strlen("CREATE TABLE trials ")),
-			    def + strlen("CREATE TABLE trials "), cols, cols, VIEWS);
-	if (rc) {
-		cfl_buf_release(&sql);
-		return cfl_err_set(err, "out of memory");
-	}
-	rc = cfl_store_exec(st, sql.data, err);
-	cfl_buf_release(&sql);
-	return rc;
+	if (rebuild_table(st, "trials", cols,
+			  "DROP VIEW IF EXISTS trial_rows;\n"
+			  "DROP VIEW IF EXISTS candidate_params;\n"
+			  "DROP VIEW IF EXISTS failures;\n",
+			  "CREATE INDEX trials_run ON trials (run, status);\n", err))
+		return -1;
+	return cfl_store_exec(st, VIEWS, err);
 }
 
 /* Brings a schema `version` database to this code's, inside check_schema's

@@ -241,6 +241,33 @@ static void add_oof(struct cfl_study *s, size_t k, const double *pred,
 	}
 }
 
+/* Submits fold `fold` of candidate k's bag: stored trial ts, the seed of
+ * its repeat, every prediction kept (and its model with --save), trained
+ * within budget_s seconds (0: no budget).  0, or -1 with err. */
+static int submit_fold(struct cfl_study *s, size_t k, int fold, uint64_t seed,
+		       const struct cfl_trial_state *ts, double budget_s,
+		       struct cfl_err *err)
+{
+	const struct cfl_study_plan *p = s->plan;
+	const struct auto_cand *c = &s->autos->c[k];
+	struct cfl_trial_spec spec;
+
+	memset(&spec, 0, sizeof(spec));
+	spec.trial_id = ts->id;
+	spec.model = p->autop.models[c->family];
+	spec.params = &c->params;
+	spec.seed = seed;
+	spec.fold_seed = cfl_fold_seed(p->data.seed, 0);
+	spec.fold = fold;
+	spec.n_folds = p->autop.folds;
+	spec.flags = CFL_LEASE_KEEP_VALID | CFL_LEASE_KEEP_TEST | CFL_LEASE_KEEP_OOF |
+		     (p->autop.save ? CFL_LEASE_KEEP_MODEL : 0);
+	spec.prev_attempts = ts->attempt;
+	spec.user = user_of(k, fold);
+	spec.budget_s = budget_s;
+	return cfl_pool_submit(s->pool, &spec, err);
+}
+
 /* Cross-validated search: candidate k's K fold trials (repeat 0, fold
  * 0..K-1, out-of-fold predictions kept), those stored done taken from the
  * store (--resume), the others submitted.  0, or -1 with err. */
@@ -260,7 +287,6 @@ static int add_folds(struct cfl_study *s, size_t k, struct cfl_err *err)
 	c->seconds = 0;
 	for (int fold = 0; fold < K; fold++) {
 		struct cfl_trial_state ts;
-		struct cfl_trial_spec spec;
 
 		if (cfl_store_trial_ensure_in(s->st, s->run_id, c->id, 0, fold, seed,
 					      CFL_PHASE_REFIT, &ts, err))
@@ -284,19 +310,7 @@ static int add_folds(struct cfl_study *s, size_t k, struct cfl_err *err)
 			c->folds_failed++;
 			continue;
 		}
-		memset(&spec, 0, sizeof(spec));
-		spec.trial_id = ts.id;
-		spec.model = p->autop.models[c->family];
-		spec.params = &c->params;
-		spec.seed = seed;
-		spec.fold_seed = cfl_fold_seed(p->data.seed, 0);
-		spec.fold = fold;
-		spec.n_folds = K;
-		spec.flags = CFL_LEASE_KEEP_VALID | CFL_LEASE_KEEP_TEST | CFL_LEASE_KEEP_OOF |
-			     (p->autop.save ? CFL_LEASE_KEEP_MODEL : 0);
-		spec.prev_attempts = ts.attempt;
-		spec.user = user_of(k, fold);
-		if (cfl_pool_submit(s->pool, &spec, err))
+		if (submit_fold(s, k, fold, seed, &ts, 0, err))
 			return -1;
 		n_sub++;
 		s->n_ran++;
@@ -1164,7 +1178,6 @@ static int submit_bags(struct cfl_study *s, const struct cfl_study_listener *ls,
 			goto fail;
 		for (int fold = 0; fold < K; fold++) {
 			struct cfl_trial_state ts;
-			struct cfl_trial_spec spec;
 
 			if (cfl_store_trial_ensure_in(s->st, s->run_id, c->id, 0, fold,
 						      seed, CFL_PHASE_REFIT, &ts, err))
@@ -1176,26 +1189,15 @@ static int submit_bags(struct cfl_study *s, const struct cfl_study_listener *ls,
 								    ts.id);
 				continue;
 			}
-			memset(&spec, 0, sizeof(spec));
-			spec.trial_id = ts.id;
-			spec.model = p->autop.models[c->family];
-			spec.params = &c->params;
-			spec.seed = seed;
-			spec.fold_seed = cfl_fold_seed(p->data.seed, 0);
-			spec.fold = fold;
-			spec.n_folds = K;
-			spec.flags = CFL_LEASE_KEEP_VALID | CFL_LEASE_KEEP_TEST |
-				     CFL_LEASE_KEEP_OOF |
-				     (p->autop.save ? CFL_LEASE_KEEP_MODEL : 0);
-			spec.prev_attempts = ts.attempt;
-			spec.user = user_of(k, fold);
+			double budget = 0;
+
 			/* a candidate trained within a budget: its folds too, for
 			 * the time it took */
 			if (c->budget_s > 0 && !isnan(c->seconds))
-				spec.budget_s = c->seconds;
+				budget = c->seconds;
 			if (c->bag_budget_s > 0)
-				spec.budget_s = c->bag_budget_s;
-			if (cfl_pool_submit(s->pool, &spec, err))
+				budget = c->bag_budget_s;
+			if (submit_fold(s, k, fold, seed, &ts, budget, err))
 				goto fail;
 			(*n_sub)++;
 			s->n_ran++;
