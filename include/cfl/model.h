@@ -133,6 +133,24 @@ int cfl_model_help(const struct cfl_model_ops *ops, size_t width,
  * BLAS itself stays behind the models (OpenBLAS's setter, in linear.c). */
 void cfl_model_set_threads(int n);
 
+/* OpenBLAS's kernels.  Debian's OpenBLAS picks them when it loads, from
+ * the CPU's model number; on a CPU it does not know (a newer Xeon in a
+ * virtual machine, say) it falls back to its generic SSE3 ones
+ * ("Prescott"), 2-3 times slower on fcnn's products.
+ *
+ * cfl_blas_core: the name of the kernels OpenBLAS chose ("Haswell").
+ * cfl_blas_better_core: the kernels to ask for instead of core on a CPU
+ * with AVX2 and FMA (avx2_fma) or AVX-512 F/CD/BW/DQ/VL (avx512): NULL
+ * when core already uses them, or the CPU has neither.
+ * cfl_blas_pick_core: when OPENBLAS_CORETYPE is unset and there are better
+ * kernels for this CPU, sets OPENBLAS_CORETYPE to them and executes the
+ * program again with argv (OpenBLAS reads it only when it loads); returns
+ * when there is nothing better, or the exec failed (cfl runs on as it
+ * was).  Call it first in main, before any thread or file. */
+const char *cfl_blas_core(void);
+const char *cfl_blas_better_core(const char *core, int avx2_fma, int avx512);
+void cfl_blas_pick_core(char **argv);
+
 /* ---- parameters ---- */
 
 /* Checks every key of params is one of the model's and every value is of

@@ -60,10 +60,12 @@ static void version(void)
 	for (size_t i = 0; (ops = cfl_model_at(i)); i++)
 		printf(" %s", ops->name);
 	printf("\nbackends: local tcp%s\n", cfl_mpi_built_in() ? " mpi" : "");
+	printf("blas: OpenBLAS, %s kernels\n", cfl_blas_core());
 }
 
 int main(int argc, char **argv)
 {
+	cfl_blas_pick_core(argv);
 	if (argc < 2) {
 		usage(stderr);
 		return CLI_USAGE;

@@ -5,7 +5,7 @@
  * (classification) or MSE / MAE on standardised targets (regression).
  * Matrix products go through OpenBLAS sgemm (gemm_* below), those of
  * layers with one or two outputs through plain loops (narrow_*, faster at
- * that width); only this file and linear.c include cblas.h.  Defaults follow PyTorch's (layer
+ * that width); only this file, linear.c and blas.c include cblas.h.  Defaults follow PyTorch's (layer
  * initialisation, Adam, batch norm), so the same settings train as well.
  * Determinism: the seed alone drives initialisation and shuffling (PyTorch's
  * own stream, see below) and dropout (a stream of its own), so one seed

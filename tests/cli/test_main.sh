@@ -50,3 +50,21 @@ test_main_every_listed_command_has_help() {
 		expect_out "usage: cfl $c"
 	done
 }
+
+# OpenBLAS falls back to its generic SSE3 kernels on a CPU it does not
+# know (Debian 12's, on a newer Xeon in a virtual machine): cfl then asks
+# for the kernels the CPU can run (2-3 times faster on fcnn).  A choice
+# made in OPENBLAS_CORETYPE is kept.
+test_main_blas_kernels_fit_the_cpu() {
+	local old='Prescott|Core2|Penryn|Dunnington|Nehalem|Sandybridge|Atom|unknown'
+	run env -u OPENBLAS_CORETYPE "$CFL" --version
+	expect_rc 0
+	expect_out "blas: OpenBLAS, "
+	if grep -qw avx2 /proc/cpuinfo && grep -qw fma /proc/cpuinfo; then
+		grep -Eq "^blas: OpenBLAS, ($old) kernels$" <<<"$out" &&
+			fail "a CPU with AVX2 runs old kernels: $out"
+	fi
+	run env OPENBLAS_CORETYPE=Prescott "$CFL" --version
+	expect_rc 0
+	expect_out "blas: OpenBLAS, Prescott kernels"
+}
