@@ -36,7 +36,10 @@
 #include "cfl/core.h"
 
 #define CFL_WIRE_MAGIC "CFLW"
-#define CFL_WIRE_VERSION 2	/* 2: a RESULT may carry the model */
+/* 2: a RESULT may carry the model; 3: a LEASE may carry a time budget,
+ * the frame PROGRESS, the dataset carries its encoder (a worker and a
+ * coordinator of another version refuse each other by name) */
+#define CFL_WIRE_VERSION 3
 #define CFL_WIRE_HEADER_SIZE 20
 #define CFL_WIRE_MAC_SIZE 32
 /* Largest payload a decoder accepts (a RESULT with out-of-fold predictions

@@ -54,12 +54,12 @@ void cfl_study_auto_view_end(struct cfl_study_auto_view *v, struct cfl_buf *out)
 		snprintf(best, sizeof(best), ", best %s %.6f %s", v->metric,
 			 v->f_best, v->f_oof ? "out of fold" : "on valid");
 	if (v->f_failed)
-		cfl_buf_printf(out, "%s, round %d: %zu candidates, %zu failed%s\n",
+		cfl_buf_printf(out, "%s, round %d: %zu candidate%s, %zu failed%s\n",
 			       v->family, v->round, v->f_cands + v->f_failed,
-			       v->f_failed, best);
+			       v->f_cands + v->f_failed == 1 ? "" : "s", v->f_failed, best);
 	else
-		cfl_buf_printf(out, "%s, round %d: %zu candidates%s\n", v->family,
-			       v->round, v->f_cands, best);
+		cfl_buf_printf(out, "%s, round %d: %zu candidate%s%s\n", v->family,
+			       v->round, v->f_cands, v->f_cands == 1 ? "" : "s", best);
 	v->family[0] = 0;
 }
 
