@@ -289,6 +289,8 @@ struct fit {
 	struct gh *hist;
 	size_t n_hist, *free_hist, n_free;
 	struct gh *gh;		/* n: this tree's gradient and hessian */
+	struct gh **at;		/* d: where each feature's bins start in the
+				 * histogram being built (one thread's) */
 	/* threads share each growth step by features */
 	struct pool pool;
 	struct cand *res;	/* (pool.n, 2): their best splits */
@@ -297,28 +299,33 @@ struct fit {
 	long max_depth, max_leaves;
 };
 
-/* Cuts of one feature from its sorted non-missing values v (n > 0). */
+/* Cuts of one feature from its sorted non-missing values v (n > 0), one
+ * bin per value: the count of bins, or -1 when there are more values than
+ * max_bins (v is left as it was, for quantile_cuts; else it is
+ * deduplicated in place). */
 static int make_cuts(float *v, size_t n, int max_bins, float *cuts)
 {
 	size_t m = 1;
 	int nc = 0;
 
+	for (size_t i = 1; i < n && m <= (size_t)max_bins; i++)
+		m += v[i] != v[i - 1];
+	if (m > (size_t)max_bins)
+		return -1;	/* caller takes quantiles */
+	m = 1;
 	for (size_t i = 1; i < n; i++)
 		if (v[i] != v[m - 1])
 			v[m++] = v[i];
-	if (m <= (size_t)max_bins) {
-		for (size_t i = 0; i + 1 < m; i++) {
-			double t = (double)v[i] / 2 + (double)v[i + 1] / 2;
-			float c = (float)t;
+	for (size_t i = 0; i + 1 < m; i++) {
+		double t = (double)v[i] / 2 + (double)v[i + 1] / 2;
+		float c = (float)t;
 
-			/* the cut must separate the two values as floats */
-			if (!(c >= v[i] && c < v[i + 1]))
-				c = v[i];
-			cuts[nc++] = c;
-		}
-		return nc + 1;
+		/* the cut must separate the two values as floats */
+		if (!(c >= v[i] && c < v[i + 1]))
+			c = v[i];
+		cuts[nc++] = c;
 	}
-	return -1;	/* caller takes quantiles */
+	return nc + 1;
 }
 
 static int quantile_cuts(const float *v, size_t n, int max_bins, float *cuts)
@@ -399,19 +406,8 @@ static int make_bins(struct fit *F, const struct cfl_xy *xy, int max_bins,
 				return -1;
 			}
 			nb = make_cuts(v, m, max_bins, cuts);
-			if (nb < 0) {
-				/* make_cuts deduplicated v in place: sort
-				 * again from the rows for quantiles */
-				m = 0;
-				for (size_t i = 0; i < n; i++)
-					if (!isnan(xy->x[i * d + j]))
-						v[m++] = xy->x[i * d + j];
-				if (cfl_floats_sort(v, m, err)) {
-					free(v);
-					return -1;
-				}
+			if (nb < 0)
 				nb = quantile_cuts(v, m, max_bins, cuts);
-			}
 		}
 		F->n_bins[j] = nb;
 		F->off[j] = F->n_slots;
@@ -485,7 +481,11 @@ static void hist_rows(const struct fit *F, size_t start, size_t end,
 	for (size_t i = i0; i < i1; i++)
 		memset(out + off[feats[i]], 0,
 		       ((size_t)F->n_bins[feats[i]] + 1) * sizeof(*out));
-	if (i1 - i0 == d) {	/* every feature: no indirection */
+	if (i1 - i0 == d) {	/* every feature, one thread: no indirection */
+		struct gh **at = F->at;
+
+		for (size_t f = 0; f < d; f++)
+			at[f] = out + off[f];
 		for (size_t p = start; p < end; p++) {
 			uint32_t r = F->rows[p];
 			const uint8_t *b = F->bins + (size_t)r * d;
@@ -497,7 +497,7 @@ static void hist_rows(const struct fit *F, size_t start, size_t end,
 			 * a time, each slot's sum still in row order */
 #pragma GCC unroll 4
 			for (size_t f = 0; f < d; f++) {
-				struct gh *e = out + off[f] + b[f];
+				struct gh *e = at[f] + b[f];
 
 				e->g += v.g;
 				e->h += v.h;
@@ -832,6 +832,12 @@ static int loss_for(const char *s, int n_classes, enum loss *out,
 	return 0;
 }
 
+/* fmax(h, 1e-16), NaN included, without libm's call per row */
+static inline double floor_hess(double h)
+{
+	return h > 1e-16 ? h : 1e-16;
+}
+
 /* Gradients and hessians (n, k) of the loss at margin, as XGBoost
  * computes them (softmax hessian 2p(1-p), floored). */
 static void gradients(enum loss loss, const double *margin, const double *y,
@@ -845,7 +851,7 @@ static void gradients(enum loss loss, const double *margin, const double *y,
 			double p = 1 / (1 + exp(-margin[i]));
 
 			g[i] = p - y[i];
-			h[i] = fmax(p * (1 - p), 1e-16);
+			h[i] = floor_hess(p * (1 - p));
 		} else {
 			const double *mi = margin + i * k;
 			double mx = -INFINITY, s = 0;
@@ -858,7 +864,7 @@ static void gradients(enum loss loss, const double *margin, const double *y,
 				double p = exp(mi[c] - mx) / s;
 
 				g[i * k + c] = p - (c == (size_t)y[i]);
-				h[i * k + c] = fmax(2 * p * (1 - p), 1e-16);
+				h[i * k + c] = floor_hess(2 * p * (1 - p));
 			}
 		}
 	}
@@ -918,8 +924,10 @@ static void scratch_release(struct fit *F)
 	free(F->hist);
 	free(F->free_hist);
 	free(F->gh);
+	free(F->at);
 	free(F->res);
 	F->gh = NULL;
+	F->at = NULL;
 	F->res = NULL;
 	F->feats = NULL;
 	F->rows = F->tmp = NULL;
@@ -933,11 +941,12 @@ static int scratch_alloc(struct fit *F, struct cfl_err *err)
 	F->rows = cfl_calloc(F->n, sizeof(uint32_t), err);
 	F->tmp = cfl_calloc(F->n, sizeof(uint32_t), err);
 	F->gh = cfl_calloc(F->n, sizeof(*F->gh), err);
+	F->at = cfl_calloc(F->d ? F->d : 1, sizeof(*F->at), err);
 	F->res = cfl_calloc(2 * F->pool.n, sizeof(*F->res), err);
 	F->hist = NULL;
 	F->free_hist = NULL;
 	F->n_hist = F->n_free = 0;
-	return F->feats && F->rows && F->tmp && F->gh && F->res ? 0 : -1;
+	return F->feats && F->rows && F->tmp && F->gh && F->at && F->res ? 0 : -1;
 }
 
 static void fit_release(struct fit *F)
@@ -1160,9 +1169,12 @@ static int gbdt_fit(struct cfl_model *m, const struct cfl_xy *train,
 		}
 		R.r = r;
 		R.n_rows = 0;
-		for (size_t i = 0; i < n; i++) {
-			in_bag[i] = subsample >= 1 ||
-				    cfl_rng_uniform(&rng) < subsample;
+		if (subsample >= 1) {
+			memset(in_bag, 1, n);
+			R.n_rows = n;
+		}
+		for (size_t i = 0; i < n && subsample < 1; i++) {
+			in_bag[i] = cfl_rng_uniform(&rng) < subsample;
 			R.n_rows += in_bag[i];
 		}
 		if (FT) {
