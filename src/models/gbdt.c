@@ -282,7 +282,7 @@ struct fit {
 	size_t n_useful;
 	int *feats;		/* this tree's features */
 	size_t n_feats;
-	double *grad, *hess;	/* (n, k) of this round */
+	double *grad, *hess;	/* (n, k) of this round; k = 1: in gh */
 	uint32_t *rows;		/* the round's rows, partitioned by node */
 	uint32_t *tmp;
 	/* histograms: n_slots gh each, pooled */
@@ -838,34 +838,41 @@ static inline double floor_hess(double h)
 	return h > 1e-16 ? h : 1e-16;
 }
 
-/* Gradients and hessians (n, k) of the loss at margin, as XGBoost
- * computes them (softmax hessian 2p(1-p), floored). */
-static void gradients(enum loss loss, const double *margin, const double *y,
-		      size_t n, size_t k, double *g, double *h)
+/* Gradients and hessians (n, k) of softmax's loss at margin, as XGBoost
+ * computes them (hessian 2p(1-p), floored); one_tree copies a class's
+ * into the (g, h) pairs its tree is grown from. */
+static void gradients(const double *margin, const double *y, size_t n,
+		      size_t k, double *g, double *h)
+{
+	for (size_t i = 0; i < n; i++) {
+		const double *mi = margin + i * k;
+		double mx = -INFINITY, s = 0;
+
+		for (size_t c = 0; c < k; c++)
+			mx = fmax(mx, mi[c]);
+		for (size_t c = 0; c < k; c++)
+			s += exp(mi[c] - mx);
+		for (size_t c = 0; c < k; c++) {
+			double p = exp(mi[c] - mx) / s;
+
+			g[i * k + c] = p - (c == (size_t)y[i]);
+			h[i * k + c] = floor_hess(2 * p * (1 - p));
+		}
+	}
+}
+
+/* The same for the losses of one tree a round (squared error, logistic),
+ * straight into the (g, h) pairs the tree is grown from. */
+static void gradients_one(enum loss loss, const double *margin,
+			  const double *y, size_t n, struct gh *out)
 {
 	for (size_t i = 0; i < n; i++) {
 		if (loss == LOSS_SQUARED) {
-			g[i] = margin[i] - y[i];
-			h[i] = 1;
-		} else if (loss == LOSS_LOGISTIC) {
+			out[i] = (struct gh){ margin[i] - y[i], 1 };
+		} else {
 			double p = 1 / (1 + exp(-margin[i]));
 
-			g[i] = p - y[i];
-			h[i] = floor_hess(p * (1 - p));
-		} else {
-			const double *mi = margin + i * k;
-			double mx = -INFINITY, s = 0;
-
-			for (size_t c = 0; c < k; c++)
-				mx = fmax(mx, mi[c]);
-			for (size_t c = 0; c < k; c++)
-				s += exp(mi[c] - mx);
-			for (size_t c = 0; c < k; c++) {
-				double p = exp(mi[c] - mx) / s;
-
-				g[i * k + c] = p - (c == (size_t)y[i]);
-				h[i * k + c] = floor_hess(2 * p * (1 - p));
-			}
+			out[i] = (struct gh){ p - y[i], floor_hess(p * (1 - p)) };
 		}
 	}
 }
@@ -875,6 +882,7 @@ struct grad_job {
 	const double *margin, *y;
 	size_t n, k, n_parts;
 	double *g, *h;
+	struct gh *gh;		/* k = 1: the pairs (g and h: k > 1) */
 };
 
 static void grad_part(void *ctx, size_t t)
@@ -882,8 +890,12 @@ static void grad_part(void *ctx, size_t t)
 	struct grad_job *J = ctx;
 	size_t a = J->n * t / J->n_parts, b = J->n * (t + 1) / J->n_parts;
 
-	if (t < J->n_parts)
-		gradients(J->loss, J->margin + a * J->k, J->y + a, b - a, J->k,
+	if (t >= J->n_parts)
+		return;
+	if (J->gh)
+		gradients_one(J->loss, J->margin + a, J->y + a, b - a, J->gh + a);
+	else
+		gradients(J->margin + a * J->k, J->y + a, b - a, J->k,
 			  J->g + a * J->k, J->h + a * J->k);
 }
 
@@ -1024,8 +1036,9 @@ static int one_tree(struct fit *F, struct round *R, size_t c,
 		}
 		F->n_feats = want;
 	}
-	for (size_t i = 0; i < n; i++)
-		F->gh[i] = (struct gh){ F->grad[i * k + c], F->hess[i * k + c] };
+	if (k > 1)	/* k = 1: the gradients were made in F->gh */
+		for (size_t i = 0; i < n; i++)
+			F->gh[i] = (struct gh){ F->grad[i * k + c], F->hess[i * k + c] };
 	if (grow_tree(F, nr, t, R->margin, c, err))
 		return -1;
 	/* rows out of the bag did not get the leaf weights */
@@ -1099,14 +1112,16 @@ static int gbdt_fit(struct cfl_model *m, const struct cfl_xy *train,
 	g = gbdt_new(loss, k, n_rounds, err);
 	if (!g || make_bins(&F, train, (int)cfl_param_int(m, "max_bins"), err))
 		goto out;
-	F.grad = cfl_calloc(n, k * sizeof(double), err);
-	F.hess = cfl_calloc(n, k * sizeof(double), err);
+	if (k > 1) {
+		F.grad = cfl_calloc(n, k * sizeof(double), err);
+		F.hess = cfl_calloc(n, k * sizeof(double), err);
+	}
 	margin = cfl_calloc(n, k * sizeof(double), err);
 	in_bag = cfl_calloc(n, 1, err);
 	if (valid)
 		vmargin = cfl_calloc(valid->n, k * sizeof(double), err);
 	pool_start(&F.pool, (size_t)cfl_param_int(m, "threads"));
-	if (scratch_alloc(&F, err) || !F.grad || !F.hess || !margin ||
+	if (scratch_alloc(&F, err) || (k > 1 && (!F.grad || !F.hess)) || !margin ||
 	    !in_bag || (valid && !vmargin))
 		goto out;
 	if (F.pool.n > 1 && k > 1) {
@@ -1160,7 +1175,7 @@ static int gbdt_fit(struct cfl_model *m, const struct cfl_xy *train,
 		{
 			struct grad_job J = { loss, margin, train->y, n, k,
 					      n * k >= 16384 ? F.pool.n : 1,
-					      F.grad, F.hess };
+					      F.grad, F.hess, k == 1 ? F.gh : NULL };
 
 			if (J.n_parts > 1)
 				pool_run(&F.pool, grad_part, &J);
