@@ -271,6 +271,8 @@ struct fit {
 	size_t n, d, k;
 	const float *x;
 	uint8_t *bins;		/* (n, d): value bin, n_bins[j] when missing */
+	uint8_t *bins_t;	/* (d, n): the same, a feature's bins together,
+				 * for the partition, which reads one feature */
 	float *cuts;		/* (d, 255): bin b holds x <= cuts[b] */
 	int *n_bins;		/* d: value bins (the last has no cut) */
 	size_t *off;		/* d: feature j's bins start at off[j] in a
@@ -280,13 +282,15 @@ struct fit {
 	size_t n_useful;
 	int *feats;		/* this tree's features */
 	size_t n_feats;
-	double *grad, *hess;	/* (n, k) of this round */
+	double *grad, *hess;	/* (n, k) of this round; k = 1: in gh */
 	uint32_t *rows;		/* the round's rows, partitioned by node */
 	uint32_t *tmp;
 	/* histograms: n_slots gh each, pooled */
 	struct gh *hist;
 	size_t n_hist, *free_hist, n_free;
 	struct gh *gh;		/* n: this tree's gradient and hessian */
+	struct gh **at;		/* d: where each feature's bins start in the
+				 * histogram being built (one thread's) */
 	/* threads share each growth step by features */
 	struct pool pool;
 	struct cand *res;	/* (pool.n, 2): their best splits */
@@ -295,28 +299,33 @@ struct fit {
 	long max_depth, max_leaves;
 };
 
-/* Cuts of one feature from its sorted non-missing values v (n > 0). */
+/* Cuts of one feature from its sorted non-missing values v (n > 0), one
+ * bin per value: the count of bins, or -1 when there are more values than
+ * max_bins (v is left as it was, for quantile_cuts; else it is
+ * deduplicated in place). */
 static int make_cuts(float *v, size_t n, int max_bins, float *cuts)
 {
 	size_t m = 1;
 	int nc = 0;
 
+	for (size_t i = 1; i < n && m <= (size_t)max_bins; i++)
+		m += v[i] != v[i - 1];
+	if (m > (size_t)max_bins)
+		return -1;	/* caller takes quantiles */
+	m = 1;
 	for (size_t i = 1; i < n; i++)
 		if (v[i] != v[m - 1])
 			v[m++] = v[i];
-	if (m <= (size_t)max_bins) {
-		for (size_t i = 0; i + 1 < m; i++) {
-			double t = (double)v[i] / 2 + (double)v[i + 1] / 2;
-			float c = (float)t;
+	for (size_t i = 0; i + 1 < m; i++) {
+		double t = (double)v[i] / 2 + (double)v[i + 1] / 2;
+		float c = (float)t;
 
-			/* the cut must separate the two values as floats */
-			if (!(c >= v[i] && c < v[i + 1]))
-				c = v[i];
-			cuts[nc++] = c;
-		}
-		return nc + 1;
+		/* the cut must separate the two values as floats */
+		if (!(c >= v[i] && c < v[i + 1]))
+			c = v[i];
+		cuts[nc++] = c;
 	}
-	return -1;	/* caller takes quantiles */
+	return nc + 1;
 }
 
 static int quantile_cuts(const float *v, size_t n, int max_bins, float *cuts)
@@ -369,11 +378,12 @@ static int make_bins(struct fit *F, const struct cfl_xy *xy, int max_bins,
 	float *v = cfl_calloc(n + 1, sizeof(float), err);
 
 	F->bins = cfl_calloc(n, d ? d : 1, err);
+	F->bins_t = cfl_calloc(n, d ? d : 1, err);
 	F->cuts = cfl_calloc(d ? d : 1, 255 * sizeof(float), err);
 	F->n_bins = cfl_calloc(d ? d : 1, sizeof(int), err);
 	F->useful = cfl_calloc(d ? d : 1, sizeof(int), err);
 	F->off = cfl_calloc(d ? d : 1, sizeof(size_t), err);
-	if (!v || !F->bins || !F->cuts || !F->n_bins || !F->useful || !F->off) {
+	if (!v || !F->bins || !F->bins_t || !F->cuts || !F->n_bins || !F->useful || !F->off) {
 		free(v);
 		return -1;
 	}
@@ -396,19 +406,8 @@ static int make_bins(struct fit *F, const struct cfl_xy *xy, int max_bins,
 				return -1;
 			}
 			nb = make_cuts(v, m, max_bins, cuts);
-			if (nb < 0) {
-				/* make_cuts deduplicated v in place: sort
-				 * again from the rows for quantiles */
-				m = 0;
-				for (size_t i = 0; i < n; i++)
-					if (!isnan(xy->x[i * d + j]))
-						v[m++] = xy->x[i * d + j];
-				if (cfl_floats_sort(v, m, err)) {
-					free(v);
-					return -1;
-				}
+			if (nb < 0)
 				nb = quantile_cuts(v, m, max_bins, cuts);
-			}
 		}
 		F->n_bins[j] = nb;
 		F->off[j] = F->n_slots;
@@ -416,8 +415,10 @@ static int make_bins(struct fit *F, const struct cfl_xy *xy, int max_bins,
 		if (nb > 1 || (missing && m))
 			F->useful[F->n_useful++] = (int)j;
 		for (size_t i = 0; i < n; i++)
-			F->bins[i * d + j] = (uint8_t)bin_of(cuts, nb,
-							     xy->x[i * d + j]);
+			F->bins_t[j * n + i] = (uint8_t)bin_of(cuts, nb,
+							       xy->x[i * d + j]);
+		for (size_t i = 0; i < n; i++)
+			F->bins[i * d + j] = F->bins_t[j * n + i];
 	}
 	free(v);
 	return 0;
@@ -480,7 +481,11 @@ static void hist_rows(const struct fit *F, size_t start, size_t end,
 	for (size_t i = i0; i < i1; i++)
 		memset(out + off[feats[i]], 0,
 		       ((size_t)F->n_bins[feats[i]] + 1) * sizeof(*out));
-	if (i1 - i0 == d) {	/* every feature: no indirection */
+	if (i1 - i0 == d) {	/* every feature, one thread: no indirection */
+		struct gh **at = F->at;
+
+		for (size_t f = 0; f < d; f++)
+			at[f] = out + off[f];
 		for (size_t p = start; p < end; p++) {
 			uint32_t r = F->rows[p];
 			const uint8_t *b = F->bins + (size_t)r * d;
@@ -488,9 +493,11 @@ static void hist_rows(const struct fit *F, size_t start, size_t end,
 
 			if (p + HIST_AHEAD < end)
 				prefetch_row(F, F->rows[p + HIST_AHEAD]);
-
+			/* distinct features add to distinct slots: four at
+			 * a time, each slot's sum still in row order */
+#pragma GCC unroll 4
 			for (size_t f = 0; f < d; f++) {
-				struct gh *e = out + off[f] + b[f];
+				struct gh *e = at[f] + b[f];
 
 				e->g += v.g;
 				e->h += v.h;
@@ -696,6 +703,8 @@ static int grow_tree(struct fit *F, size_t n_rows, struct cfl_ttree *t,
 		size_t pick = n_cands, a, m;
 		struct cand c, ch[2];
 		const float *cuts;
+		const uint8_t *col;
+		uint8_t left_of[256];
 		int small;
 
 		/* the next node to split: best gain first when leaves are
@@ -709,18 +718,18 @@ static int grow_tree(struct fit *F, size_t n_rows, struct cfl_ttree *t,
 			break;
 		c = cands[pick];
 		cands[pick] = cands[--n_cands];
-		/* partition the rows: left first, stably */
+		/* partition the rows: left first, stably, each row's side
+		 * looked up from its bin of the split's feature (the rows go
+		 * up, so the feature's bins are read forwards) */
+		for (int b = 0; b < F->n_bins[c.feat]; b++)
+			left_of[b] = b <= c.bin;
+		left_of[F->n_bins[c.feat]] = (uint8_t)c.miss_left;
+		col = F->bins_t + (size_t)c.feat * F->n;
 		a = c.start;
 		m = 0;
 		for (size_t p = c.start; p < c.end; p++) {
 			uint32_t r = F->rows[p];
-			int b = F->bins[(size_t)r * F->d + c.feat];
-
-			if (p + HIST_AHEAD < c.end)
-				__builtin_prefetch(F->bins + (size_t)F->rows[p + HIST_AHEAD] *
-						   F->d + c.feat);
-			size_t left = b == F->n_bins[c.feat] ? (size_t)c.miss_left :
-					 (size_t)(b <= c.bin);
+			size_t left = left_of[col[r]];
 
 			F->rows[a] = r;
 			F->tmp[m] = r;
@@ -823,34 +832,47 @@ static int loss_for(const char *s, int n_classes, enum loss *out,
 	return 0;
 }
 
-/* Gradients and hessians (n, k) of the loss at margin, as XGBoost
- * computes them (softmax hessian 2p(1-p), floored). */
-static void gradients(enum loss loss, const double *margin, const double *y,
-		      size_t n, size_t k, double *g, double *h)
+/* fmax(h, 1e-16), NaN included, without libm's call per row */
+static inline double floor_hess(double h)
+{
+	return h > 1e-16 ? h : 1e-16;
+}
+
+/* Gradients and hessians (n, k) of softmax's loss at margin, as XGBoost
+ * computes them (hessian 2p(1-p), floored); one_tree copies a class's
+ * into the (g, h) pairs its tree is grown from. */
+static void gradients(const double *margin, const double *y, size_t n,
+		      size_t k, double *g, double *h)
+{
+	for (size_t i = 0; i < n; i++) {
+		const double *mi = margin + i * k;
+		double mx = -INFINITY, s = 0;
+
+		for (size_t c = 0; c < k; c++)
+			mx = fmax(mx, mi[c]);
+		for (size_t c = 0; c < k; c++)
+			s += exp(mi[c] - mx);
+		for (size_t c = 0; c < k; c++) {
+			double p = exp(mi[c] - mx) / s;
+
+			g[i * k + c] = p - (c == (size_t)y[i]);
+			h[i * k + c] = floor_hess(2 * p * (1 - p));
+		}
+	}
+}
+
+/* The same for the losses of one tree a round (squared error, logistic),
+ * straight into the (g, h) pairs the tree is grown from. */
+static void gradients_one(enum loss loss, const double *margin,
+			  const double *y, size_t n, struct gh *out)
 {
 	for (size_t i = 0; i < n; i++) {
 		if (loss == LOSS_SQUARED) {
-			g[i] = margin[i] - y[i];
-			h[i] = 1;
-		} else if (loss == LOSS_LOGISTIC) {
+			out[i] = (struct gh){ margin[i] - y[i], 1 };
+		} else {
 			double p = 1 / (1 + exp(-margin[i]));
 
-			g[i] = p - y[i];
-			h[i] = fmax(p * (1 - p), 1e-16);
-		} else {
-			const double *mi = margin + i * k;
-			double mx = -INFINITY, s = 0;
-
-			for (size_t c = 0; c < k; c++)
-				mx = fmax(mx, mi[c]);
-			for (size_t c = 0; c < k; c++)
-				s += exp(mi[c] - mx);
-			for (size_t c = 0; c < k; c++) {
-				double p = exp(mi[c] - mx) / s;
-
-				g[i * k + c] = p - (c == (size_t)y[i]);
-				h[i * k + c] = fmax(2 * p * (1 - p), 1e-16);
-			}
+			out[i] = (struct gh){ p - y[i], floor_hess(p * (1 - p)) };
 		}
 	}
 }
@@ -860,6 +882,7 @@ struct grad_job {
 	const double *margin, *y;
 	size_t n, k, n_parts;
 	double *g, *h;
+	struct gh *gh;		/* k = 1: the pairs (g and h: k > 1) */
 };
 
 static void grad_part(void *ctx, size_t t)
@@ -867,8 +890,12 @@ static void grad_part(void *ctx, size_t t)
 	struct grad_job *J = ctx;
 	size_t a = J->n * t / J->n_parts, b = J->n * (t + 1) / J->n_parts;
 
-	if (t < J->n_parts)
-		gradients(J->loss, J->margin + a * J->k, J->y + a, b - a, J->k,
+	if (t >= J->n_parts)
+		return;
+	if (J->gh)
+		gradients_one(J->loss, J->margin + a, J->y + a, b - a, J->gh + a);
+	else
+		gradients(J->margin + a * J->k, J->y + a, b - a, J->k,
 			  J->g + a * J->k, J->h + a * J->k);
 }
 
@@ -909,8 +936,10 @@ static void scratch_release(struct fit *F)
 	free(F->hist);
 	free(F->free_hist);
 	free(F->gh);
+	free(F->at);
 	free(F->res);
 	F->gh = NULL;
+	F->at = NULL;
 	F->res = NULL;
 	F->feats = NULL;
 	F->rows = F->tmp = NULL;
@@ -924,16 +953,18 @@ static int scratch_alloc(struct fit *F, struct cfl_err *err)
 	F->rows = cfl_calloc(F->n, sizeof(uint32_t), err);
 	F->tmp = cfl_calloc(F->n, sizeof(uint32_t), err);
 	F->gh = cfl_calloc(F->n, sizeof(*F->gh), err);
+	F->at = cfl_calloc(F->d ? F->d : 1, sizeof(*F->at), err);
 	F->res = cfl_calloc(2 * F->pool.n, sizeof(*F->res), err);
 	F->hist = NULL;
 	F->free_hist = NULL;
 	F->n_hist = F->n_free = 0;
-	return F->feats && F->rows && F->tmp && F->gh && F->res ? 0 : -1;
+	return F->feats && F->rows && F->tmp && F->gh && F->at && F->res ? 0 : -1;
 }
 
 static void fit_release(struct fit *F)
 {
 	free(F->bins);
+	free(F->bins_t);
 	free(F->cuts);
 	free(F->n_bins);
 	free(F->useful);
@@ -1005,8 +1036,9 @@ static int one_tree(struct fit *F, struct round *R, size_t c,
 		}
 		F->n_feats = want;
 	}
-	for (size_t i = 0; i < n; i++)
-		F->gh[i] = (struct gh){ F->grad[i * k + c], F->hess[i * k + c] };
+	if (k > 1)	/* k = 1: the gradients were made in F->gh */
+		for (size_t i = 0; i < n; i++)
+			F->gh[i] = (struct gh){ F->grad[i * k + c], F->hess[i * k + c] };
 	if (grow_tree(F, nr, t, R->margin, c, err))
 		return -1;
 	/* rows out of the bag did not get the leaf weights */
@@ -1080,14 +1112,16 @@ static int gbdt_fit(struct cfl_model *m, const struct cfl_xy *train,
 	g = gbdt_new(loss, k, n_rounds, err);
 	if (!g || make_bins(&F, train, (int)cfl_param_int(m, "max_bins"), err))
 		goto out;
-	F.grad = cfl_calloc(n, k * sizeof(double), err);
-	F.hess = cfl_calloc(n, k * sizeof(double), err);
+	if (k > 1) {
+		F.grad = cfl_calloc(n, k * sizeof(double), err);
+		F.hess = cfl_calloc(n, k * sizeof(double), err);
+	}
 	margin = cfl_calloc(n, k * sizeof(double), err);
 	in_bag = cfl_calloc(n, 1, err);
 	if (valid)
 		vmargin = cfl_calloc(valid->n, k * sizeof(double), err);
 	pool_start(&F.pool, (size_t)cfl_param_int(m, "threads"));
-	if (scratch_alloc(&F, err) || !F.grad || !F.hess || !margin ||
+	if (scratch_alloc(&F, err) || (k > 1 && (!F.grad || !F.hess)) || !margin ||
 	    !in_bag || (valid && !vmargin))
 		goto out;
 	if (F.pool.n > 1 && k > 1) {
@@ -1141,7 +1175,7 @@ static int gbdt_fit(struct cfl_model *m, const struct cfl_xy *train,
 		{
 			struct grad_job J = { loss, margin, train->y, n, k,
 					      n * k >= 16384 ? F.pool.n : 1,
-					      F.grad, F.hess };
+					      F.grad, F.hess, k == 1 ? F.gh : NULL };
 
 			if (J.n_parts > 1)
 				pool_run(&F.pool, grad_part, &J);
@@ -1150,9 +1184,12 @@ static int gbdt_fit(struct cfl_model *m, const struct cfl_xy *train,
 		}
 		R.r = r;
 		R.n_rows = 0;
-		for (size_t i = 0; i < n; i++) {
-			in_bag[i] = subsample >= 1 ||
-				    cfl_rng_uniform(&rng) < subsample;
+		if (subsample >= 1) {
+			memset(in_bag, 1, n);
+			R.n_rows = n;
+		}
+		for (size_t i = 0; i < n && subsample < 1; i++) {
+			in_bag[i] = cfl_rng_uniform(&rng) < subsample;
 			R.n_rows += in_bag[i];
 		}
 		if (FT) {

@@ -8,7 +8,8 @@
 # run's figures): the figure of cfl,
 # the peer's figure measured in the same run (or the baseline it is compared
 # with), their ratio, the spread (a range "lo-hi" or a std), the target, the
-# load average, the CPU model, the date and the script that measured it.
+# load average, the CPU model, the OpenBLAS kernels (run.sh's BENCH_BLAS),
+# the date and the script that measured it.
 # An empty or "-" field is written as null; a number as a JSON number.
 # tests/bench/gen_results.py turns the file into tests/bench/RESULTS.md.
 #
@@ -31,6 +32,12 @@ bench_cpu_model() {
 	awk -F': *' '$1 ~ /^model name/ { print $2; exit }' /proc/cpuinfo 2>/dev/null
 }
 
+# The OpenBLAS kernels cfl runs ("SkylakeX", as `cfl --version` names
+# them), empty when it names none
+bench_blas_kernels() {
+	"${CFL:-cfl}" --version 2>/dev/null | sed -n 's/^blas: OpenBLAS, \(.*\) kernels$/\1/p'
+}
+
 # A JSON value of a shell string: null, a number, or a quoted string.
 json_value() {
 	JSON_S="$1" awk 'BEGIN {
@@ -48,15 +55,17 @@ emit() {
 		echo "emit: usage: emit WORKLOAD METRIC CFL PEER RATIO [SPREAD] [TARGET]" >&2
 		return 2
 	fi
-	local load cpu script
+	local load cpu script blas
 	load=$(cut -d' ' -f1 /proc/loadavg 2>/dev/null)
 	cpu=$(bench_cpu_model)
+	blas=${BENCH_BLAS-$(bench_blas_kernels)}
 	script=$(basename "${BENCH_SCRIPT:-$0}")
 	mkdir -p "$BENCH_DIR" || return 1
-	printf '{"workload": %s, "metric": %s, "cfl": %s, "peer": %s, "ratio": %s, "spread": %s, "target": %s, "load": %s, "cpu": %s, "date": %s, "quick": %s, "script": %s}\n' \
+	printf '{"workload": %s, "metric": %s, "cfl": %s, "peer": %s, "ratio": %s, "spread": %s, "target": %s, "load": %s, "cpu": %s, "blas": %s, "date": %s, "quick": %s, "script": %s}\n' \
 		"$(json_value "$1")" "$(json_value "$2")" "$(json_value "$3")" \
 		"$(json_value "$4")" "$(json_value "$5")" "$(json_value "${6:-}")" \
 		"$(json_value "${7:-}")" "$(json_value "$load")" "$(json_value "$cpu")" \
+		"$(json_value "$blas")" \
 		"$(json_value "$(date -u +%Y-%m-%dT%H:%M:%SZ)")" "$QUICK" \
 		"$(json_value "$script")" >>"$BENCH_DIR/${BENCH_JSONL:-results.jsonl}"
 }

@@ -30,6 +30,16 @@ export OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1
 export QUICK=${QUICK:-0}
 [ "$QUICK" = 0 ] || QUICK=1
 . "$ROOT/tests/bench/lib.sh"
+# PyTorch, numpy and sgemm_w1 load Debian's OpenBLAS too, which runs its
+# generic fallback kernels on a CPU it does not know: every process of the
+# bench runs the kernels cfl picks for itself (src/models/blas.c; the
+# user's OPENBLAS_CORETYPE wins), so that no peer is slowed by what cfl
+# works around; each figure records them (BENCH_BLAS)
+BENCH_BLAS=$(bench_blas_kernels)
+if [ -z "${OPENBLAS_CORETYPE:-}" ] && [ -n "$BENCH_BLAS" ]; then
+	export OPENBLAS_CORETYPE=$BENCH_BLAS
+fi
+export BENCH_BLAS
 mkdir -p "$BENCH_DIR"
 $PY tests/bench/make_data.py "$BENCH_DIR" || exit 1
 : > "$BENCH_DIR/results.md"

@@ -745,6 +745,78 @@ static void t_gbdt_save_load(void)
 	}
 }
 
+/* Rows like random_xy's, with a value grid of `levels` steps (so some
+ * features have fewer values than bins) and every seventh value of the
+ * odd features missing. */
+static void gridded_xy(struct cfl_xy *xy, size_t n, size_t d, int k,
+		       int levels, uint64_t seed)
+{
+	random_xy(xy, n, d, k, seed);
+	for (size_t i = 0; i < n * d; i++) {
+		if ((i % d) % 2 && i % 7 == 3)
+			xy->x[i] = NAN;
+		else if ((i % d) % 4 == 2)
+			xy->x[i] = floorf(xy->x[i] * (float)levels) / (float)levels;
+	}
+}
+
+/* The speed work on gbdt's training loop (the partition, the split search,
+ * the histograms) keeps every model bit for bit: the saved model and its
+ * predictions hash to what the code before wrote (the SHA-256 below,
+ * printed by it).  Every loss, missing values, few-valued features,
+ * subsample and colsample, leaves grown best first, early stopping, and
+ * one to three threads (steps shared by features, trees of a round). */
+static void t_gbdt_same_bits_as_before(void)
+{
+	static const struct {
+		size_t n, d;
+		int k;
+		const char *p[6];
+		const char *sha;
+	} cf[] = {
+		{ 10000, 8, 2, { "n_rounds=12", "subsample=0.8", "colsample_bytree=0.7",
+				"max_bins=32", "threads=2", NULL },
+		  "753ebb2c1024670572a5d81b656645a33fc6eeafaa3f03e93705a05229e4bd38" },
+		{ 3000, 6, 3, { "n_rounds=8", "threads=3", NULL },
+		  "f5dbe5374cfb92dfa95853d35892f68fa980901519bf8925c0ac6c24eff1e402" },
+		{ 3000, 6, 3, { "n_rounds=8", "max_depth=3", "lambda=0.5", NULL },
+		  "fbda0228217257beddd72f3aff130a50700b384203c7f8f970a907b6873f0c95" },
+		{ 4000, 5, 0, { "n_rounds=10", "max_depth=none", "max_leaves=20",
+			       "min_child_weight=3", NULL },
+		  "d0a352194ee56769c6680d535d3afe73946735be93e8bae98f3997b913ac7338" },
+		{ 4000, 5, 0, { "n_rounds=10", "gamma=0.5", "early_stopping_rounds=3", NULL },
+		  "fb06abe63b281768c72c900b23df00346f5878ebc0a91619a78e8f83587a751b" },
+	};
+
+	for (size_t c = 0; c < sizeof(cf) / sizeof(cf[0]); c++) {
+		const char *const *p = cf[c].p;
+		struct cfl_model *m = model_seed("gbdt", 3 + c, p[0], p[1], p[2], p[3], p[4], p[5], NULL);
+		struct cfl_sha256 h;
+		struct cfl_err err = { "" };
+		struct cfl_xy tr, va;
+		unsigned char digest[32];
+		char hex[65], *text;
+		double *out;
+
+		gridded_xy(&tr, cf[c].n, cf[c].d, cf[c].k, 5 + (int)c, 40 + c);
+		gridded_xy(&va, cf[c].n / 4, cf[c].d, cf[c].k, 5 + (int)c, 60 + c);
+		fit_ok(m, &tr, &va);
+		text = state_text(m);
+		out = predict(m, &tr);
+		CHECK_MSG(cfl_sha256_init(&h, &err) == 0, "%s", err.msg);
+		cfl_sha256_update(&h, text, strlen(text));
+		cfl_sha256_update(&h, out, tr.n * cfl_model_n_out(m) * sizeof(double));
+		cfl_sha256_final(&h, digest);
+		cfl_sha256_hex(digest, hex);
+		CHECK_MSG(strcmp(hex, cf[c].sha) == 0, "case %zu: %s, before %s", c, hex, cf[c].sha);
+		free(text);
+		free(out);
+		cfl_model_free(m);
+		xy_free(&tr);
+		xy_free(&va);
+	}
+}
+
 /* ---- feature importance ---- */
 
 /* Rows (x0, x1) -> class: (0,0) 0, (0,1) 0, (1,0) 1, (1,1) 2.  Root gini
@@ -1107,6 +1179,7 @@ const struct cfl_test cfl_tests[] = {
 	TEST(t_gbdt_leaves_and_seeds),
 	TEST(t_gbdt_threads_same_model),
 	TEST(t_gbdt_save_load),
+	TEST(t_gbdt_same_bits_as_before),
 	TEST(t_budget_trees),
 	TEST(t_gbdt_reports_and_prunes),
 	{ 0 },
