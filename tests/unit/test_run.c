@@ -1065,6 +1065,30 @@ static void t_result_check(void)
 	r.n_iter_kept = 0;
 	cfl_trial_result_release(&r);
 
+	/* a forest the time budget cut short keeps fewer trees than its
+	 * n_estimators: the check takes that count as its iterations (it
+	 * refused every such forest: "the lease allows 0") */
+	lease_init(&l, 5);
+	l.model = "forest";
+	CHECK(cfl_params_set(&l.params, "n_estimators", "30", NULL) == 0);
+	l.budget_s = 1e-9;
+	CHECK_MSG(cfl_trial_execute(&d, &l, &r, &err) == 0, "%s", err.msg);
+	CHECK_INT(r.status, CFL_RESULT_OK);
+	CHECK(r.n_iter_kept >= 1 && r.n_iter_kept < 30);
+	memset(&t, 0, sizeof(t));
+	t.model = "forest";
+	t.params = l.params;
+	t.flags = l.flags;
+	t.fold = -1;
+	CHECK_MSG(cfl_result_check(&c, &t, &r, why, sizeof(why)) == 1, "%s", why);
+	r.n_iter_kept = 31;
+	CHECK(cfl_result_check(&c, &t, &r, why, sizeof(why)) == 0);
+	CHECK_CONTAINS(why, "31 iterations kept, the lease allows 30");
+	cfl_trial_result_release(&r);
+	cfl_params_release(&l.params);
+	cfl_params_init(&t.params);
+	t.model = "linear";
+
 	/* a benchmark's empty trial, and a command's one metric "value" */
 	memset(&r, 0, sizeof(r));
 	t.flags = CFL_LEASE_NOOP;
