@@ -520,25 +520,39 @@ static int fit_mixture(const double *const *p, size_t m, size_t n, size_t k,
 		       const double *y, double *w, struct cfl_err *err)
 {
 	double *acc = cfl_calloc(m, sizeof(double), err);
+	/* each row's probabilities of its label, floored, row by row: the
+	 * rounds then read one array in order (on 720,000 rows the scattered
+	 * reads and fmax's calls took seconds); the same sums, the same bits */
+	double *q = acc ? cfl_calloc(n && m ? n * m : 1, sizeof(double), err) : NULL;
 
-	if (!acc)
+	if (!q) {
+		free(acc);
 		return -1;
+	}
+	for (size_t i = 0; i < n; i++)
+		for (size_t j = 0; j < m; j++) {
+			double v = p[j][i * k + (size_t)y[i]];
+
+			/* fmax's value: the members' predictions are finite */
+			q[i * m + j] = v > STACK_PROB_FLOOR ? v : STACK_PROB_FLOOR;
+		}
 	for (size_t j = 0; j < m; j++)
 		w[j] = 1.0 / (double)m;
 	for (int round = 0; round < STACK_EM_ROUNDS; round++) {
 		memset(acc, 0, m * sizeof(double));
 		for (size_t i = 0; i < n; i++) {
-			size_t c = (size_t)y[i];
+			const double *qi = q + i * m;
 			double mix = 0;
 
 			for (size_t j = 0; j < m; j++)
-				mix += w[j] * fmax(p[j][i * k + c], STACK_PROB_FLOOR);
+				mix += w[j] * qi[j];
 			for (size_t j = 0; j < m; j++)
-				acc[j] += w[j] * fmax(p[j][i * k + c], STACK_PROB_FLOOR) / mix;
+				acc[j] += w[j] * qi[j] / mix;
 		}
 		for (size_t j = 0; j < m; j++)
 			w[j] = acc[j] / (double)n;
 	}
+	free(q);
 	free(acc);
 	return 0;
 }
