@@ -124,6 +124,13 @@ struct cfl_study_auto_plan {
 				 * The time limit still stops the run where
 				 * it is reached.  Not part of the stored
 				 * plan: a --resume may raise it */
+	long search_rows;	/* --search-rows: on larger data, the training
+				 * rows each search candidate trains on, a
+				 * seeded sample (the bags train on every row
+				 * their time allows, a larger sample else);
+				 * 0: STUDY_AUTO_SEARCH_ROWS when the training
+				 * rows are more than twice that, else all;
+				 * -1: all.  Not part of the stored plan */
 };
 
 /* How a run executes, none of it stored with the run: --resume may change

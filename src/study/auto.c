@@ -59,6 +59,9 @@ struct auto_cand {
 	double value;		/* the metric on valid; NaN: failed */
 	double score;		/* sign * value */
 	double seconds;		/* the trial's duration + TRIAL_OVERHEAD */
+	double fit_s, pred_s;	/* its search trial's fit and prediction
+				 * (NaN: not known, a replayed trial) */
+	uint64_t bag_rows;	/* its folds' row sample (0: all their rows) */
 	int64_t trial_id;
 	/* its bag: submitted, its folds done (this session's or stored),
 	 * what each fold kept of its iterations (0: not known), and whether
@@ -97,6 +100,10 @@ struct study_auto {
 						 * done */
 	size_t n_out;
 	enum cfl_metric_id proper;	/* logloss, or the plan's metric */
+	/* larger data: the search's row sample (0: every training row) and,
+	 * under a time limit, the seconds set aside for the bags */
+	uint64_t sample;
+	double bag_time;
 };
 
 void cfl_study_auto_release(struct cfl_study *s)
@@ -265,6 +272,7 @@ static int submit_fold(struct cfl_study *s, size_t k, int fold, uint64_t seed,
 	spec.prev_attempts = ts->attempt;
 	spec.user = user_of(k, fold);
 	spec.budget_s = budget_s;
+	spec.sample_rows = c->bag_rows;
 	return cfl_pool_submit(s->pool, &spec, err);
 }
 
@@ -353,6 +361,7 @@ static long add_cand(struct cfl_study *s, size_t f, struct cfl_params *params,
 	cfl_params_init(params);
 	c->idx = idx;
 	c->value = c->score = c->seconds = c->proper = NAN;
+	c->fit_s = c->pred_s = NAN;
 	a->n++;
 	if (cfl_store_candidate_get_or_add(s->st, s->run_id, p->autop.models[f],
 					   &c->params, &c->id, c->hex, err))
@@ -403,6 +412,7 @@ static long add_cand(struct cfl_study *s, size_t f, struct cfl_params *params,
 	spec.prev_attempts = ts.attempt;
 	spec.user = user_of(a->n - 1, -1);
 	spec.budget_s = c->budget_s;
+	spec.sample_rows = a->sample;
 	if (cfl_pool_submit(s->pool, &spec, err))
 		return -1;
 	c->pending = 1;
@@ -437,6 +447,8 @@ static void on_trial(struct cfl_study *s, const struct cfl_pool_event *ev,
 			 * wall time from submission would count the
 			 * coordinator's own work, the GP's asks, too) */
 			c->seconds = ev->result->duration + TRIAL_OVERHEAD;
+			c->fit_s = ev->result->fit_seconds;
+			c->pred_s = ev->result->predict_seconds;
 		}
 	} else if (fold < s->plan->autop.folds && ev->status == CFL_TRIAL_DONE) {
 		const struct cfl_wire_split *o = &ev->result->split[CFL_SPLIT_OOF];
@@ -1109,7 +1121,205 @@ static double bag_plan(const struct cfl_study *s, size_t f, size_t *order,
 
 static double bag_seconds(const struct cfl_study *s, size_t f)
 {
+	/* searched on a row sample: the bags train on the rows their share
+	 * allows (sampled_bags), which the search leaves them whole */
+	if (s->autos->bag_time > 0)
+		return s->autos->bag_time / BAG_MARGIN;
 	return bag_plan(s, f, NULL, NULL, NULL);
+}
+
+/* ---- larger data: the search on a row sample, the bags on the rows
+ * their time allows ----
+ *
+ * On many rows (a million: a default forest needs a minute) the search
+ * trains every candidate on one seeded sample of the training rows (the
+ * same rows for all, so their scores on the validation part compare) and
+ * leaves the bags a fixed share of the time.  Each bag's folds then train
+ * on as many of their rows as that share allows, estimated from the
+ * candidate's search trial: its fit seconds scaled by the rows, its
+ * prediction by the rows a fold predicts.  The shares are filled as water
+ * fills vessels: a bag that needs less than its share gets what it needs,
+ * the others split the rest, the best family's (by its search score)
+ * weighing twice the others' (greedy selection ranks first, and it picks
+ * the best bag unless a mix does better).  A model that takes a time
+ * budget trains on at least the search's rows (what its candidate was
+ * scored on), its budget then cutting its trees, rounds or epochs.  Under
+ * a count budget, or with no time limit, the bags train on every row. */
+#define SAMPLE_SEARCH_SHARE 0.45	/* of the time, for the search */
+#define SAMPLE_BAG_FILL 0.8	/* of the bags' slot time planned: the
+				 * estimates are rough and the end ragged */
+#define SAMPLE_MIN_ROWS 1000	/* a bag's folds train on at least this */
+
+/* The seconds to keep after the pool for the ensembles and the
+ * leaderboard on larger data, measured rather than guessed: their work
+ * (greedy's rounds, the stacking, every entry's metrics on the out-of-fold,
+ * validation and test rows) is a few hundred passes over the rows per
+ * entry, so one pass of log loss over the training rows is timed now, on
+ * this machine under its present load, and scaled by FINISH_PASSES per
+ * leaderboard entry (each family's bag and the three ensembles).  On
+ * 720,000 training rows with five bags the finish took 7.5 s of CPU, 85
+ * such passes an entry.  0 when it cannot be measured. */
+#define FINISH_PASSES 110
+
+static double finish_seconds(const struct cfl_study *s)
+{
+	const struct cfl_xy *tr = &s->data->train;
+	size_t k = tr->n_classes > 0 ? (size_t)tr->n_classes : 1;
+	double *pred = tr->n ? malloc(tr->n * k * sizeof(double)) : NULL, v, t;
+	struct cfl_err ignored;
+	int rc;
+
+	if (!pred)
+		return 0;
+	for (size_t i = 0; i < tr->n * k; i++)
+		pred[i] = 1.0 / (double)k;
+	t = cfl_now();
+	rc = cfl_metric_eval(tr->n_classes > 0 ? CFL_M_LOGLOSS : CFL_M_MSE, tr->y,
+			     pred, tr->n, tr->n_classes, &v, &ignored);
+	t = cfl_now() - t;
+	free(pred);
+	return rc ? 0 : t * FINISH_PASSES * (double)(s->plan->autop.n_models + 3);
+}
+
+static uint64_t search_sample(const struct cfl_study_plan *p, size_t n_train)
+{
+	long r = p->autop.search_rows;
+
+	if (r < 0)
+		return 0;
+	if (r == 0)
+		return n_train > 2 * (size_t)STUDY_AUTO_SEARCH_ROWS
+		       ? STUDY_AUTO_SEARCH_ROWS : 0;
+	return (size_t)r < n_train ? (uint64_t)r : 0;
+}
+
+/* The seconds one fold trial of candidate c takes on `rows` of its rows:
+ * its search trial's fit scaled by the rows (it fitted a->sample), its
+ * prediction by the rows a fold predicts (its held-out fold, the test and
+ * validation parts) over those it predicted (test and validation).
+ * *pred_out: the prediction's part. */
+static double fold_seconds(const struct cfl_study *s, const struct auto_cand *c,
+			   double rows, double *pred_out)
+{
+	const struct cfl_data *d = s->data;
+	double K = s->plan->autop.folds;
+	double fit = c->fit_s, pred = c->pred_s;
+
+	if (isnan(fit) || isnan(pred)) {	/* replayed: its duration */
+		fit = c->seconds;
+		pred = 0;
+	}
+	if (d->valid.n + d->test.n)
+		pred *= ((double)d->train.n / K + (double)(d->test.n + d->valid.n)) /
+			(double)(d->test.n + d->valid.n);
+	if (pred_out)
+		*pred_out = pred + TRIAL_OVERHEAD;
+	return fit * rows / (double)s->autos->sample + pred + TRIAL_OVERHEAD;
+}
+
+static int sampled_bags(struct cfl_study *s, const struct cfl_study_listener *ls,
+			size_t *n_sub, struct cfl_err *err)
+{
+	const struct cfl_study_plan *p = s->plan;
+	struct study_auto *a = s->autos;
+	size_t order[CFL_STUDY_MAX_MODELS], n, n_open;
+	int K = p->autop.folds, open[CFL_STUDY_MAX_MODELS];
+	double T = K + !!p->autop.refit;	/* trials a bag runs */
+	double fold_rows = (double)s->data->train.n - (double)s->data->train.n / K;
+	double left = s->deadline - cfl_now(), room, need[CFL_STUDY_MAX_MODELS],
+	       give[CFL_STUDY_MAX_MODELS], weight[CFL_STUDY_MAX_MODELS], w_open;
+	int more = 1;
+
+	bag_list(a, p->autop.n_models, order, &n);
+	room = (left > 0 ? left : 0) * (double)study_slots(s) * SAMPLE_BAG_FILL;
+	for (size_t i = 0; i < n; i++) {
+		need[i] = T * fold_seconds(s, &a->c[order[i]], fold_rows, NULL);
+		open[i] = 1;
+		weight[i] = i ? 1 : 2;	/* bag_list's order: the best first */
+	}
+	/* water filling: those needing less than their share of what is left
+	 * take what they need, until none does */
+	for (n_open = n, w_open = n + 1.0; n_open && more;) {
+		more = 0;
+		for (size_t i = 0; i < n; i++)
+			if (open[i] && need[i] <= room * weight[i] / w_open) {
+				give[i] = need[i];
+				room -= need[i];
+				open[i] = 0;
+				n_open--;
+				w_open -= weight[i];
+				more = 1;
+				break;
+			}
+	}
+	for (size_t i = 0; i < n; i++) {
+		struct auto_cand *c = &a->c[order[i]];
+		struct cfl_study_event ev;
+		char text[192];
+		double pred, per, rows;
+
+		if (!open[i])
+			continue;	/* every row */
+		int budgeted = cfl_model_takes_budget(cfl_model_find(
+			p->autop.models[c->family]));
+
+		give[i] = room * weight[i] / w_open;
+		per = give[i] / T;
+		fold_seconds(s, c, 0, &pred);
+		rows = isnan(c->fit_s) || !(c->fit_s > 0) ? (double)a->sample
+		       : (double)a->sample * (per - pred) / c->fit_s;
+		if (budgeted && rows < (double)a->sample)
+			rows = (double)a->sample;
+		if (rows < SAMPLE_MIN_ROWS)
+			rows = SAMPLE_MIN_ROWS;
+		if (rows > fold_rows)
+			rows = fold_rows;
+		c->bag_rows = (uint64_t)rows;
+		/* a model that takes a budget stops its units there too */
+		if (budgeted)
+			c->bag_budget_s = per - pred > 0.05 ? per - pred : 0.05;
+		snprintf(text, sizeof(text), "%s: its folds train on %llu of their "
+			 "%.0f rows (~%.1f s each, of %.1f s on all)",
+			 p->autop.models[c->family], (unsigned long long)c->bag_rows,
+			 fold_rows, per, need[i] / T);
+		memset(&ev, 0, sizeof(ev));
+		ev.kind = CFL_STUDY_NOTE;
+		ev.pool = s->pool;
+		ev.text = text;
+		cfl_study_emit(ls, &ev);
+	}
+	if (cfl_store_begin(s->st, err))
+		return -1;
+	for (size_t i = 0; i < n; i++) {
+		size_t k = order[i];
+		struct auto_cand *c = &a->c[k];
+		uint64_t seed = cfl_trial_seed(p->data.seed, c->hex, 0);
+
+		c->bag = 1;
+		if (!c->iters && !(c->iters = cfl_calloc((size_t)K, sizeof(size_t), err)))
+			goto fail;
+		for (int fold = 0; fold < K; fold++) {
+			struct cfl_trial_state ts;
+
+			if (cfl_store_trial_ensure_in(s->st, s->run_id, c->id, 0, fold,
+						      seed, CFL_PHASE_REFIT, &ts, err))
+				goto fail;
+			if (ts.status == CFL_TRIAL_DONE) {
+				c->folds_done++;
+				c->iters[fold] = study_stored_iters(a->iters, a->n_iters,
+								    ts.id);
+				continue;
+			}
+			if (submit_fold(s, k, fold, seed, &ts, c->bag_budget_s, err))
+				goto fail;
+			(*n_sub)++;
+			s->n_ran++;
+		}
+	}
+	return cfl_store_commit(s->st, err);
+fail:
+	cfl_store_rollback(s->st);
+	return -1;
 }
 
 /* Submits the K fold trials of each family's best candidate that
@@ -1123,8 +1333,12 @@ static int submit_bags(struct cfl_study *s, const struct cfl_study_listener *ls,
 	size_t order[CFL_STUDY_MAX_MODELS], n;
 	int K = p->autop.folds, fits[CFL_STUDY_MAX_MODELS];
 	double left = s->deadline - cfl_now(), fold_budget = 0;
-	double planned = bag_plan(s, p->autop.n_models, order, fits, &n);
+	double planned;
 	size_t n_small = 0;
+
+	if (a->bag_time > 0)
+		return sampled_bags(s, ls, n_sub, err);
+	planned = bag_plan(s, p->autop.n_models, order, fits, &n);
 
 	/* a bag that would not finish whole, of a model that takes a time
 	 * budget: its folds (and refit) train smaller, within an equal share
@@ -1293,6 +1507,8 @@ int cfl_study_auto(struct cfl_study *s, const struct cfl_study_listener *ls,
 	for (size_t f = 0; f < CFL_STUDY_MAX_MODELS; f++)
 		a->best[f] = a->dflt[f] = -1;
 	a->cv = study_auto_small(p, s->data);
+	if (!a->cv)
+		a->sample = search_sample(p, s->data->train.n);
 	a->n_out = s->data->train.n_classes > 0 ? (size_t)s->data->train.n_classes : 1;
 	a->proper = s->data->train.n_classes > 0 ? CFL_M_LOGLOSS : p->autop.metric;
 	if (s->resumed &&
@@ -1309,13 +1525,31 @@ int cfl_study_auto(struct cfl_study *s, const struct cfl_study_listener *ls,
 	reserve = left * RESERVE_SHARE;
 	if (reserve < RESERVE_MIN)
 		reserve = RESERVE_MIN;
+	if (a->sample && s->deadline > 0) {
+		/* a million rows: the finish takes seconds */
+		double fin = finish_seconds(s);
+
+		if (fin > reserve)
+			reserve = fin < 0.3 * left ? fin : 0.3 * left;
+	}
 	s->deadline -= reserve;	/* the pool stops here; the rest ensembles */
+	if (a->sample && s->deadline > 0 && !p->autop.max_trials)
+		a->bag_time = (left - reserve) * (1 - SAMPLE_SEARCH_SHARE);
 
 	memset(&se, 0, sizeof(se));
 	se.kind = CFL_STUDY_START;
 	se.pool = s->pool;
 	se.n_done = s->resumed ? a->n_trials : 0;
 	cfl_study_emit(ls, &se);
+	if (a->sample) {
+		snprintf(text, sizeof(text), "the search trains each candidate on %llu "
+			 "of the %zu training rows (a seeded sample); the bags on %s; "
+			 "%.1f s kept for the ensembles",
+			 (unsigned long long)a->sample, s->data->train.n,
+			 a->bag_time > 0 ? "the rows their time allows" : "every row",
+			 reserve);
+		emit_phase(s, ls, text);
+	}
 
 	for (size_t f = 0; f < n_models; f++) {
 		struct cfl_params none;
