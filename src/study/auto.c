@@ -42,6 +42,14 @@
  * small sets every candidate of every family scored the same on the
  * validation part, and 56 rounds asked 2,300 candidates to no end. */
 #define STALL_CANDIDATES 10
+/* Larger data searched on a row sample (see "larger data" below): the
+ * search's share of the time, the defaults' part of the search's slot
+ * time, the part of the bags' slot time planned (the estimates are rough
+ * and the end ragged), and the fewest rows a bag's folds train on. */
+#define SAMPLE_SEARCH_SHARE 0.45
+#define SAMPLE_DEFAULTS_SHARE 0.6
+#define SAMPLE_BAG_FILL 0.8
+#define SAMPLE_MIN_ROWS 1000
 
 struct auto_cand {
 	size_t family;
@@ -380,6 +388,12 @@ static long add_cand(struct cfl_study *s, size_t f, struct cfl_params *params,
 		double share = (s->deadline - cfl_now()) * SEARCH_MAX_SHARE /
 			       (double)p->autop.n_models;
 
+		/* on a row sample the search has its share of the time, and
+		 * the defaults a part of it over the slots */
+		if (a->bag_time > 0)
+			share = (s->deadline - a->bag_time - cfl_now()) * SAMPLE_DEFAULTS_SHARE *
+				(double)study_slots(s) / (double)p->autop.n_models;
+
 		c->budget_s = share > 0.05 ? share : 0.05;
 	}
 	c->replayed = ts.status == CFL_TRIAL_DONE || ts.status == CFL_TRIAL_FAILED ||
@@ -683,6 +697,11 @@ static int search_family(struct cfl_study *s, size_t f, size_t n_before,
 		first_end = s->deadline - BAG_MARGIN * bag_seconds(s, n_before);
 		if (first_end > fair_end)
 			first_end = fair_end;
+		/* on a row sample the defaults train within their budgets:
+		 * they may take up to half the bags' time (planned when the
+		 * bags start, from the time left then) */
+		if (a->bag_time > 0)
+			first_end = s->deadline - 0.5 * a->bag_time;
 		if (cfl_now() >= family_end &&
 		    (a->best[f] >= 0 || cfl_now() >= first_end)) {
 			if ((dflt_open && cancel(s, (size_t)dk, err)) ||
@@ -1145,10 +1164,6 @@ static double bag_seconds(const struct cfl_study *s, size_t f)
  * budget trains on at least the search's rows (what its candidate was
  * scored on), its budget then cutting its trees, rounds or epochs.  Under
  * a count budget, or with no time limit, the bags train on every row. */
-#define SAMPLE_SEARCH_SHARE 0.45	/* of the time, for the search */
-#define SAMPLE_BAG_FILL 0.8	/* of the bags' slot time planned: the
-				 * estimates are rough and the end ragged */
-#define SAMPLE_MIN_ROWS 1000	/* a bag's folds train on at least this */
 
 /* The seconds to keep after the pool for the ensembles and the
  * leaderboard on larger data, measured rather than guessed: their work
@@ -1275,9 +1290,16 @@ static int sampled_bags(struct cfl_study *s, const struct cfl_study_listener *ls
 		if (rows > fold_rows)
 			rows = fold_rows;
 		c->bag_rows = (uint64_t)rows;
-		/* a model that takes a budget stops its units there too */
-		if (budgeted)
-			c->bag_budget_s = per - pred > 0.05 ? per - pred : 0.05;
+		/* a model that takes a budget stops its units there too: its
+		 * fit's part of the trial as in its search trial (fewer trees,
+		 * rounds or epochs predict quicker as well) */
+		if (budgeted) {
+			double fit = fold_seconds(s, c, rows, NULL) - pred;
+
+			c->bag_budget_s = fit > 0 ? per * fit / (fit + pred) : per;
+			if (c->bag_budget_s < 0.05)
+				c->bag_budget_s = 0.05;
+		}
 		snprintf(text, sizeof(text), "%s: its folds train on %llu of their "
 			 "%.0f rows (~%.1f s each, of %.1f s on all)",
 			 p->autop.models[c->family], (unsigned long long)c->bag_rows,
