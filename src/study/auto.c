@@ -70,6 +70,7 @@ struct auto_cand {
 	double fit_s, pred_s;	/* its search trial's fit and prediction
 				 * (NaN: not known, a replayed trial) */
 	uint64_t bag_rows;	/* its folds' row sample (0: all their rows) */
+	double bag_give;	/* its bag's planned slot seconds (row sample) */
 	int64_t trial_id;
 	/* its bag: submitted, its folds done (this session's or stored),
 	 * what each fold kept of its iterations (0: not known), and whether
@@ -112,6 +113,12 @@ struct study_auto {
 	 * under a time limit, the seconds set aside for the bags */
 	uint64_t sample;
 	double bag_time;
+	/* the bags' fold trials on row samples, submitted as slots free up,
+	 * and the seconds those done took against their plan */
+	struct lazy_fold *lazy;
+	size_t n_lazy, lazy_next;
+	double obs_s, plan_s;
+	double reserve;		/* kept after the pool for the finish */
 };
 
 void cfl_study_auto_release(struct cfl_study *s)
@@ -128,6 +135,7 @@ void cfl_study_auto_release(struct cfl_study *s)
 	for (size_t f = 0; f < CFL_STUDY_MAX_MODELS; f++)
 		cfl_search_free(a->search[f]);
 	free(a->c);
+	free(a->lazy);
 	free(a->stored);
 	free(a->iters);
 	cfl_trials_free(a->trials, a->n_trials);
@@ -180,6 +188,9 @@ static void *user_of(size_t k, int fold)
 }
 
 static double bag_seconds(const struct cfl_study *s, size_t f);
+struct lazy_fold;
+static void lazy_final(struct study_auto *a, size_t k, int fold,
+		       const struct cfl_pool_event *ev);
 
 /* ---- the search of one family ---- */
 
@@ -446,6 +457,8 @@ static void on_trial(struct cfl_study *s, const struct cfl_pool_event *ev,
 	struct auto_cand *c = &a->c[k];
 	const char *metric = cfl_metric_info(s->plan->autop.metric)->name;
 
+	if (fold >= 0 && a->lazy)
+		lazy_final(a, k, fold, ev);
 	if (fold < 0) {
 		c->pending = 0;
 		if (ev->status == CFL_TRIAL_DONE) {
@@ -1171,10 +1184,13 @@ static double bag_seconds(const struct cfl_study *s, size_t f)
  * validation and test rows) is a few hundred passes over the rows per
  * entry, so one pass of log loss over the training rows is timed now, on
  * this machine under its present load, and scaled by FINISH_PASSES per
- * leaderboard entry (each family's bag and the three ensembles).  On
- * 720,000 training rows with five bags the finish took 7.5 s of CPU, 85
- * such passes an entry.  0 when it cannot be measured. */
-#define FINISH_PASSES 110
+ * leaderboard entry (each family's bag and the three ensembles); timed
+ * again when the bags start (the load may have changed), the pool then
+ * stopping earlier if it must.  On 720,000 training rows with five bags
+ * the finish took 120 to 195 such passes an entry (under a load of 10 to
+ * 13 on two cores).  0 when it cannot be measured. */
+#define FINISH_PASSES 180
+#define FINISH_MAX_SHARE 0.35	/* of the time left, at most */
 
 static double finish_seconds(const struct cfl_study *s)
 {
@@ -1232,6 +1248,111 @@ static double fold_seconds(const struct cfl_study *s, const struct auto_cand *c,
 	return fit * rows / (double)s->autos->sample + pred + TRIAL_OVERHEAD;
 }
 
+/* A bag's fold trial on a row sample, submitted once a slot is free. */
+struct lazy_fold {
+	size_t k;
+	int fold;
+	struct cfl_trial_state ts;
+	double per;		/* its seconds as planned at submission */
+	int state;		/* 0 queued, 1 submitted, 2 final */
+};
+
+/* Sizes and submits the next fold trials while bag trials run on fewer
+ * than the slots: each gets its bag's share of what is left now (the
+ * slots' time to the deadline, less what the running ones should still
+ * take), and its rows and budget follow from that, the estimates
+ * corrected by how long the bags' trials done so far took against their
+ * plan (a loaded machine, a prediction costlier than its search trial's).
+ * So an estimate that was off shrinks or grows the trials still queued,
+ * not the run's end.  0, or -1 with err. */
+static int lazy_submit(struct cfl_study *s, struct cfl_err *err)
+{
+	const struct cfl_study_plan *p = s->plan;
+	struct study_auto *a = s->autos;
+	double K = p->autop.folds, T = K + !!p->autop.refit;
+	double fold_rows = (double)s->data->train.n - (double)s->data->train.n / K;
+	double ratio = a->plan_s > 0 ? a->obs_s / a->plan_s : 1;
+	size_t slots = study_slots(s), running = 0;
+	double busy = 0;	/* what the running ones should still take */
+
+	if (ratio < 0.5)
+		ratio = 0.5;
+	if (ratio > 4)
+		ratio = 4;
+	for (size_t i = 0; i < a->n_lazy; i++)
+		if (a->lazy[i].state == 1) {
+			running++;
+			busy += 0.5 * a->lazy[i].per;	/* half of it, say */
+		}
+	while (running < slots && a->lazy_next < a->n_lazy) {
+		struct lazy_fold *l = &a->lazy[a->lazy_next++];
+		struct auto_cand *c = &a->c[l->k];
+		uint64_t seed = cfl_trial_seed(p->data.seed, c->hex, 0);
+		double now = cfl_now(), avail, rest = 0, per, pred, rows, scale;
+		int budgeted = cfl_model_takes_budget(cfl_model_find(
+			p->autop.models[c->family]));
+
+		for (size_t i = a->lazy_next - 1; i < a->n_lazy; i++)
+			rest += a->c[a->lazy[i].k].bag_give / T;
+		avail = (s->deadline - now) * (double)slots * SAMPLE_BAG_FILL - busy;
+		if (avail <= 0) {	/* no time: the bags left out */
+			a->lazy_next--;
+			break;
+		}
+		scale = rest > 0 ? avail / (rest * ratio) : 1;
+		if (scale > 2)
+			scale = 2;
+		per = c->bag_give / T * (scale > 0 ? scale : 0);
+		/* the estimates' seconds for the trial's */
+		fold_seconds(s, c, 0, &pred);
+		rows = isnan(c->fit_s) || !(c->fit_s > 0) ? (double)a->sample
+		       : (double)a->sample * (per - pred) / c->fit_s;
+		if (budgeted && rows < (double)a->sample)
+			rows = (double)a->sample;
+		if (rows < SAMPLE_MIN_ROWS)
+			rows = SAMPLE_MIN_ROWS;
+		c->bag_rows = rows >= fold_rows ? 0 : (uint64_t)rows;
+		c->bag_budget_s = 0;
+		/* a model that takes a budget stops its units there too: its
+		 * fit's part of the trial as in its search trial (fewer trees,
+		 * rounds or epochs predict quicker as well) */
+		if (budgeted && c->bag_rows) {
+			double fit = fold_seconds(s, c, rows, NULL) - pred;
+
+			c->bag_budget_s = fit > 0 ? per * fit / (fit + pred) : per;
+			if (c->bag_budget_s < 0.05)
+				c->bag_budget_s = 0.05;
+		}
+		l->per = per * ratio > 0.05 ? per * ratio : 0.05;
+		l->state = 1;
+		running++;
+		busy += 0.5 * l->per;
+		if (submit_fold(s, l->k, l->fold, seed, &l->ts, c->bag_budget_s, err))
+			return -1;
+		s->n_ran++;
+	}
+	return 0;
+}
+
+/* A bag trial of the lazy queue is final: how long it took against its
+ * plan. */
+static void lazy_final(struct study_auto *a, size_t k, int fold,
+		       const struct cfl_pool_event *ev)
+{
+	for (size_t i = 0; i < a->n_lazy; i++) {
+		struct lazy_fold *l = &a->lazy[i];
+
+		if (l->k != k || l->fold != fold || l->state != 1)
+			continue;
+		l->state = 2;
+		if (ev->status == CFL_TRIAL_DONE && ev->result) {
+			a->obs_s += ev->result->duration;
+			a->plan_s += l->per;
+		}
+		return;
+	}
+}
+
 static int sampled_bags(struct cfl_study *s, const struct cfl_study_listener *ls,
 			size_t *n_sub, struct cfl_err *err)
 {
@@ -1242,9 +1363,20 @@ static int sampled_bags(struct cfl_study *s, const struct cfl_study_listener *ls
 	double T = K + !!p->autop.refit;	/* trials a bag runs */
 	double fold_rows = (double)s->data->train.n - (double)s->data->train.n / K;
 	double left = s->deadline - cfl_now(), room, need[CFL_STUDY_MAX_MODELS],
-	       give[CFL_STUDY_MAX_MODELS], weight[CFL_STUDY_MAX_MODELS], w_open;
+	       weight[CFL_STUDY_MAX_MODELS], w_open;
 	int more = 1;
+	double fin = finish_seconds(s);
 
+	/* the finish timed again: the pool stops earlier if it must */
+	if (fin > a->reserve && left > 0) {
+		double more_s = fin - a->reserve;
+
+		if (more_s > 0.5 * left)
+			more_s = 0.5 * left;
+		s->deadline -= more_s;
+		a->reserve += more_s;
+		left -= more_s;
+	}
 	bag_list(a, p->autop.n_models, order, &n);
 	room = (left > 0 ? left : 0) * (double)study_slots(s) * SAMPLE_BAG_FILL;
 	for (size_t i = 0; i < n; i++) {
@@ -1258,7 +1390,7 @@ static int sampled_bags(struct cfl_study *s, const struct cfl_study_listener *ls
 		more = 0;
 		for (size_t i = 0; i < n; i++)
 			if (open[i] && need[i] <= room * weight[i] / w_open) {
-				give[i] = need[i];
+				a->c[order[i]].bag_give = need[i];
 				room -= need[i];
 				open[i] = 0;
 				n_open--;
@@ -1271,45 +1403,24 @@ static int sampled_bags(struct cfl_study *s, const struct cfl_study_listener *ls
 		struct auto_cand *c = &a->c[order[i]];
 		struct cfl_study_event ev;
 		char text[192];
-		double pred, per, rows;
 
 		if (!open[i])
 			continue;	/* every row */
-		int budgeted = cfl_model_takes_budget(cfl_model_find(
-			p->autop.models[c->family]));
-
-		give[i] = room * weight[i] / w_open;
-		per = give[i] / T;
-		fold_seconds(s, c, 0, &pred);
-		rows = isnan(c->fit_s) || !(c->fit_s > 0) ? (double)a->sample
-		       : (double)a->sample * (per - pred) / c->fit_s;
-		if (budgeted && rows < (double)a->sample)
-			rows = (double)a->sample;
-		if (rows < SAMPLE_MIN_ROWS)
-			rows = SAMPLE_MIN_ROWS;
-		if (rows > fold_rows)
-			rows = fold_rows;
-		c->bag_rows = (uint64_t)rows;
-		/* a model that takes a budget stops its units there too: its
-		 * fit's part of the trial as in its search trial (fewer trees,
-		 * rounds or epochs predict quicker as well) */
-		if (budgeted) {
-			double fit = fold_seconds(s, c, rows, NULL) - pred;
-
-			c->bag_budget_s = fit > 0 ? per * fit / (fit + pred) : per;
-			if (c->bag_budget_s < 0.05)
-				c->bag_budget_s = 0.05;
-		}
-		snprintf(text, sizeof(text), "%s: its folds train on %llu of their "
-			 "%.0f rows (~%.1f s each, of %.1f s on all)",
-			 p->autop.models[c->family], (unsigned long long)c->bag_rows,
-			 fold_rows, per, need[i] / T);
+		c->bag_give = room * weight[i] / w_open;
+		snprintf(text, sizeof(text), "%s: its folds get ~%.1f s each, of %.1f s "
+			 "on all their %.0f rows: they train on a sample",
+			 p->autop.models[c->family], c->bag_give / T, need[i] / T,
+			 fold_rows);
 		memset(&ev, 0, sizeof(ev));
 		ev.kind = CFL_STUDY_NOTE;
 		ev.pool = s->pool;
 		ev.text = text;
 		cfl_study_emit(ls, &ev);
 	}
+	free(a->lazy);
+	a->n_lazy = a->lazy_next = 0;
+	if (!(a->lazy = cfl_calloc(n * (size_t)K + 1, sizeof(*a->lazy), err)))
+		return -1;
 	if (cfl_store_begin(s->st, err))
 		return -1;
 	for (size_t i = 0; i < n; i++) {
@@ -1321,24 +1432,26 @@ static int sampled_bags(struct cfl_study *s, const struct cfl_study_listener *ls
 		if (!c->iters && !(c->iters = cfl_calloc((size_t)K, sizeof(size_t), err)))
 			goto fail;
 		for (int fold = 0; fold < K; fold++) {
-			struct cfl_trial_state ts;
+			struct lazy_fold *l = &a->lazy[a->n_lazy];
 
 			if (cfl_store_trial_ensure_in(s->st, s->run_id, c->id, 0, fold,
-						      seed, CFL_PHASE_REFIT, &ts, err))
+						      seed, CFL_PHASE_REFIT, &l->ts, err))
 				goto fail;
-			if (ts.status == CFL_TRIAL_DONE) {
+			if (l->ts.status == CFL_TRIAL_DONE) {
 				c->folds_done++;
 				c->iters[fold] = study_stored_iters(a->iters, a->n_iters,
-								    ts.id);
+								    l->ts.id);
 				continue;
 			}
-			if (submit_fold(s, k, fold, seed, &ts, c->bag_budget_s, err))
-				goto fail;
-			(*n_sub)++;
-			s->n_ran++;
+			l->k = k;
+			l->fold = fold;
+			a->n_lazy++;
 		}
 	}
-	return cfl_store_commit(s->st, err);
+	if (cfl_store_commit(s->st, err))
+		return -1;
+	*n_sub += a->n_lazy;
+	return lazy_submit(s, err);
 fail:
 	cfl_store_rollback(s->st);
 	return -1;
@@ -1552,7 +1665,8 @@ int cfl_study_auto(struct cfl_study *s, const struct cfl_study_listener *ls,
 		double fin = finish_seconds(s);
 
 		if (fin > reserve)
-			reserve = fin < 0.3 * left ? fin : 0.3 * left;
+			reserve = fin < FINISH_MAX_SHARE * left ? fin : FINISH_MAX_SHARE * left;
+		a->reserve = reserve;
 	}
 	s->deadline -= reserve;	/* the pool stops here; the rest ensembles */
 	if (a->sample && s->deadline > 0 && !p->autop.max_trials)
@@ -1676,8 +1790,10 @@ bags:
 	emit_phase(s, ls, text);
 wait:
 	for (;;) {
-		/* each bag's refit once its folds are done */
-		if (submit_refits(s, &n_sub, err))
+		/* each bag's refit once its folds are done; on a row sample
+		 * the next folds as slots free up */
+		if (submit_refits(s, &n_sub, err) ||
+		    (a->lazy && lazy_submit(s, err)))
 			return -1;
 		r = wait_one(s, ls, err);
 		if (r < 0)
