@@ -118,7 +118,6 @@ struct study_auto {
 	struct lazy_fold *lazy;
 	size_t n_lazy, lazy_next;
 	double obs_s, plan_s;
-	double reserve;		/* kept after the pool for the finish */
 };
 
 void cfl_study_auto_release(struct cfl_study *s)
@@ -1184,9 +1183,9 @@ static double bag_seconds(const struct cfl_study *s, size_t f)
  * validation and test rows) is a few hundred passes over the rows per
  * entry, so one pass of log loss over the training rows is timed now, on
  * this machine under its present load, and scaled by FINISH_PASSES per
- * leaderboard entry (each family's bag and the three ensembles); timed
- * again when the bags start (the load may have changed), the pool then
- * stopping earlier if it must.  On 720,000 training rows with five bags
+ * leaderboard entry (each family's bag and the three ensembles); the
+ * median of three passes (one pass descheduled on a loaded machine would
+ * keep half the run for nothing).  On 720,000 training rows with five bags
  * the finish took 120 to 195 such passes an entry (under a load of 10 to
  * 13 on two cores).  0 when it cannot be measured. */
 #define FINISH_PASSES 180
@@ -1196,20 +1195,24 @@ static double finish_seconds(const struct cfl_study *s)
 {
 	const struct cfl_xy *tr = &s->data->train;
 	size_t k = tr->n_classes > 0 ? (size_t)tr->n_classes : 1;
-	double *pred = tr->n ? malloc(tr->n * k * sizeof(double)) : NULL, v, t;
+	double *pred = tr->n ? malloc(tr->n * k * sizeof(double)) : NULL, v, t[3], m;
 	struct cfl_err ignored;
-	int rc;
+	int rc = 0;
 
 	if (!pred)
 		return 0;
 	for (size_t i = 0; i < tr->n * k; i++)
 		pred[i] = 1.0 / (double)k;
-	t = cfl_now();
-	rc = cfl_metric_eval(tr->n_classes > 0 ? CFL_M_LOGLOSS : CFL_M_MSE, tr->y,
-			     pred, tr->n, tr->n_classes, &v, &ignored);
-	t = cfl_now() - t;
+	for (int r = 0; r < 3 && !rc; r++) {
+		t[r] = cfl_now();
+		rc = cfl_metric_eval(tr->n_classes > 0 ? CFL_M_LOGLOSS : CFL_M_MSE, tr->y,
+				     pred, tr->n, tr->n_classes, &v, &ignored);
+		t[r] = cfl_now() - t[r];
+	}
 	free(pred);
-	return rc ? 0 : t * FINISH_PASSES * (double)(s->plan->autop.n_models + 3);
+	m = t[0] > t[1] ? (t[1] > t[2] ? t[1] : t[0] > t[2] ? t[2] : t[0])
+			: (t[0] > t[2] ? t[0] : t[1] > t[2] ? t[2] : t[1]);
+	return rc ? 0 : m * FINISH_PASSES * (double)(s->plan->autop.n_models + 3);
 }
 
 static uint64_t search_sample(const struct cfl_study_plan *p, size_t n_train)
@@ -1365,18 +1368,7 @@ static int sampled_bags(struct cfl_study *s, const struct cfl_study_listener *ls
 	double left = s->deadline - cfl_now(), room, need[CFL_STUDY_MAX_MODELS],
 	       weight[CFL_STUDY_MAX_MODELS], w_open;
 	int more = 1;
-	double fin = finish_seconds(s);
 
-	/* the finish timed again: the pool stops earlier if it must */
-	if (fin > a->reserve && left > 0) {
-		double more_s = fin - a->reserve;
-
-		if (more_s > 0.5 * left)
-			more_s = 0.5 * left;
-		s->deadline -= more_s;
-		a->reserve += more_s;
-		left -= more_s;
-	}
 	bag_list(a, p->autop.n_models, order, &n);
 	room = (left > 0 ? left : 0) * (double)study_slots(s) * SAMPLE_BAG_FILL;
 	for (size_t i = 0; i < n; i++) {
@@ -1666,7 +1658,6 @@ int cfl_study_auto(struct cfl_study *s, const struct cfl_study_listener *ls,
 
 		if (fin > reserve)
 			reserve = fin < FINISH_MAX_SHARE * left ? fin : FINISH_MAX_SHARE * left;
-		a->reserve = reserve;
 	}
 	s->deadline -= reserve;	/* the pool stops here; the rest ensembles */
 	if (a->sample && s->deadline > 0 && !p->autop.max_trials)
