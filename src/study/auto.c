@@ -46,7 +46,7 @@
  * search's share of the time, the defaults' part of the search's slot
  * time, the part of the bags' slot time planned (the estimates are rough
  * and the end ragged), and the fewest rows a bag's folds train on. */
-#define SAMPLE_SEARCH_SHARE 0.45
+#define SAMPLE_SEARCH_SHARE 0.35
 #define SAMPLE_DEFAULTS_SHARE 0.6
 #define SAMPLE_BAG_FILL 0.8
 #define SAMPLE_MIN_ROWS 1000
@@ -118,6 +118,7 @@ struct study_auto {
 	struct lazy_fold *lazy;
 	size_t n_lazy, lazy_next;
 	double obs_s, plan_s;
+	double min_obs;		/* the quickest of those done (0: none) */
 };
 
 void cfl_study_auto_release(struct cfl_study *s)
@@ -1327,6 +1328,24 @@ static int lazy_submit(struct cfl_study *s, struct cfl_err *err)
 				c->bag_budget_s = 0.05;
 		}
 		l->per = per * ratio > 0.05 ? per * ratio : 0.05;
+		if (l->per < a->min_obs)	/* a trial's least cost so far */
+			l->per = a->min_obs;
+		/* a bag about to start that cannot finish its trials in the
+		 * time left is left out whole (its folds would be stopped at
+		 * the limit), leaving the time to those after it */
+		if (a->lazy_next == 1 || a->lazy[a->lazy_next - 2].k != l->k) {
+			size_t n_this = 0, i;
+
+			for (i = a->lazy_next - 1; i < a->n_lazy && a->lazy[i].k == l->k; i++)
+				n_this++;
+			if ((s->deadline - now) * (double)slots - busy <
+			    (double)n_this * l->per) {
+				for (i = a->lazy_next - 1; i < a->n_lazy && a->lazy[i].k == l->k; i++)
+					a->lazy[i].state = 2;
+				a->lazy_next = i;
+				continue;
+			}
+		}
 		l->state = 1;
 		running++;
 		busy += 0.5 * l->per;
@@ -1351,6 +1370,8 @@ static void lazy_final(struct study_auto *a, size_t k, int fold,
 		if (ev->status == CFL_TRIAL_DONE && ev->result) {
 			a->obs_s += ev->result->duration;
 			a->plan_s += l->per;
+			if (!(a->min_obs > 0) || ev->result->duration < a->min_obs)
+				a->min_obs = ev->result->duration;
 		}
 		return;
 	}
