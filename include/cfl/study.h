@@ -487,6 +487,10 @@ struct cfl_study_auto_family {
 	char why[96];			/* no score: why ("its default was
 					 * cancelled at the time limit after
 					 * 9.1 s"); else "" */
+	char no_bag[96];		/* a score but no bag in the
+					 * leaderboard (larger data): why ("its
+					 * folds would not finish in the time
+					 * left"); else "" */
 	double best_valid;		/* the best's score_metric as the
 					 * search ranked it: out of fold
 					 * (cv_search), else on valid */

@@ -1857,6 +1857,40 @@ static void family_why(struct cfl_study_auto_family *f,
 	}
 }
 
+/* Larger data: why family f, which has a best, has no bag in the
+ * leaderboard (f->no_bag; "" when it has one): its best's fold trials
+ * (repeat 0) were never made, or the time limit stopped some. */
+static void family_no_bag(const struct cfl_study_auto_summary *out,
+			  struct cfl_study_auto_family *f,
+			  const struct cfl_candidate_info *cands, size_t n_cands,
+			  const struct cfl_trial_info *tr, size_t n_tr)
+{
+	size_t len = strlen(f->model), n = 0, done = 0;
+	int64_t id = -1;
+
+	f->no_bag[0] = 0;
+	if (!f->best_hex[0])
+		return;
+	for (size_t i = 0; i < out->n_rows; i++)
+		if (!strcmp(out->rows[i].method, "bag") &&
+		    !strncmp(out->rows[i].name, f->model, len) && out->rows[i].name[len] == ':')
+			return;
+	for (size_t c = 0; c < n_cands; c++)
+		if (!strcmp(cands[c].model, f->model) && !strcmp(cands[c].hex, f->best_hex))
+			id = cands[c].id;
+	for (size_t i = 0; i < n_tr; i++)
+		if (tr[i].cand_id == id && tr[i].repeat == 0 && tr[i].fold >= 0) {
+			n++;
+			done += tr[i].status == CFL_TRIAL_DONE;
+		}
+	if (!n)
+		snprintf(f->no_bag, sizeof(f->no_bag), "its folds would not finish in "
+			 "the time left (--resume with more time bags it)");
+	else
+		snprintf(f->no_bag, sizeof(f->no_bag), "the time limit stopped its "
+			 "folds (%zu of %zu done)", done, n);
+}
+
 /* The seconds and count of the trials a stored members text lists
  * ("trials 1+2+3,4+5; ..."). */
 static void members_time(const char *text, const struct cfl_trial_info *tr,
@@ -2094,6 +2128,9 @@ int cfl_study_auto_summary(struct cfl_store *st, int64_t run_id,
 	for (size_t i = 0; i < out->n_families; i++)
 		if (out->families[i].best_hex[0])
 			out->families[i].why[0] = 0;
+	if (!out->cv_search)
+		for (size_t i = 0; i < out->n_families; i++)
+			family_no_bag(out, &out->families[i], cands, n_cands, tr, n_tr);
 	rc = 0;
 out:
 	cfl_ensemble_rows_free(ens, n_ens);

@@ -49,7 +49,7 @@ os.replace(path + '.tmp', path)
 PYEOF
 fi
 cat "$DATA" >/dev/null	# into the page cache
-mb=$(awk -v s="$(stat -c %s "$DATA")" 'BEGIN { printf "%.0f", s / 1048576 }')
+mb=$(awk -v s="$(stat -L -c %s "$DATA")" 'BEGIN { printf "%.0f", s / 1048576 }')
 cpu=$(bench_cpu_model)
 blas=$("$CFL" --version | awk -F': ' '$1 == "blas" { print $2 }')
 load0=$(cut -d' ' -f1-3 /proc/loadavg)
@@ -68,7 +68,7 @@ first_name=${first% *} first_test=${first#* }
 
 # 2. each default alone on every training row, killed at the limit
 "$CFL" repeat "$DATA" --models fcnn,linear,tree,forest,gbdt --num-repeat 1 --num-jobs 1 \
-	--trial-timeout "$LIMIT" --db "$B/dflt.db" --name dflt > /dev/null 2> "$B/dflt.err"
+	--trial-timeout "$LIMIT" --max-retries 0 --db "$B/dflt.db" --name dflt > /dev/null 2> "$B/dflt.err"
 load2=$(cut -d' ' -f1-3 /proc/loadavg)
 sqlite3 -separator ' ' "$B/dflt.db" "select c.model, t.status, printf('%.2f', coalesce(t.duration, 0)),
 	(select printf('%.6f', m.value) from metrics m where m.trial = t.id and m.split = 'test'
@@ -80,7 +80,7 @@ best_name=${best% *} best_test=${best#* }
 {
 	echo "### cfl auto at scale (W6's generator, $ROWS x 20, $mb MiB; \`cfl auto DATA --time-limit $LIMIT\`)"
 	echo
-	echo "$cpu, 2 cores, OpenBLAS $blas kernels; load average at the start $load0, after auto $load1, after the defaults $load2."
+	echo "$cpu, $(nproc) cores, BLAS: $blas; load average at the start $load0, after auto $load1, after the defaults $load2."
 	echo
 	echo "| family | bag | why not | default alone (all training rows) | its test acc | its seconds |"
 	echo "|---|---|---|---|---|---|"
@@ -93,7 +93,7 @@ best_name=${best% *} best_test=${best#* }
 			why="$n of its fold trials not done at the limit"
 		fi
 		read -r st sec acc < <(awk -v f="$f" '$1 == f { print $2, $3, $4 }' "$B/dflt.txt")
-		[ "$st" = done ] || acc="- ($st at the ${LIMIT} s limit)"
+		[ "$st" = done ] || { acc="- (stopped at the ${LIMIT} s limit)"; sec=">= $LIMIT"; }
 		echo "| $f | ${bag:-no} | ${why:--} | ${st:-?} | ${acc:--} | ${sec:--} |"
 	done
 	echo
