@@ -118,7 +118,7 @@ struct study_auto {
 	struct lazy_fold *lazy;
 	size_t n_lazy, lazy_next;
 	double obs_s, plan_s;
-	double min_obs;		/* the quickest of those done (0: none) */
+	size_t n_obs;		/* those done */
 };
 
 void cfl_study_auto_release(struct cfl_study *s)
@@ -1328,18 +1328,20 @@ static int lazy_submit(struct cfl_study *s, struct cfl_err *err)
 				c->bag_budget_s = 0.05;
 		}
 		l->per = per * ratio > 0.05 ? per * ratio : 0.05;
-		if (l->per < a->min_obs)	/* a trial's least cost so far */
-			l->per = a->min_obs;
+		if (a->n_obs && l->per < a->obs_s / (double)a->n_obs)
+			l->per = a->obs_s / (double)a->n_obs;	/* as they went */
 		/* a bag about to start that cannot finish its trials in the
-		 * time left is left out whole (its folds would be stopped at
-		 * the limit), leaving the time to those after it */
+		 * time left, in rounds over the slots with those running, at
+		 * what a trial has cost on average, is left out whole (its
+		 * folds would be stopped at the limit), leaving the time to
+		 * those after it */
 		if (a->lazy_next == 1 || a->lazy[a->lazy_next - 2].k != l->k) {
 			size_t n_this = 0, i;
 
 			for (i = a->lazy_next - 1; i < a->n_lazy && a->lazy[i].k == l->k; i++)
 				n_this++;
-			if ((s->deadline - now) * (double)slots - busy <
-			    (double)n_this * l->per) {
+			if (s->deadline - now <
+			    (double)((n_this + running + slots - 1) / slots) * l->per) {
 				for (i = a->lazy_next - 1; i < a->n_lazy && a->lazy[i].k == l->k; i++)
 					a->lazy[i].state = 2;
 				a->lazy_next = i;
@@ -1370,8 +1372,7 @@ static void lazy_final(struct study_auto *a, size_t k, int fold,
 		if (ev->status == CFL_TRIAL_DONE && ev->result) {
 			a->obs_s += ev->result->duration;
 			a->plan_s += l->per;
-			if (!(a->min_obs > 0) || ev->result->duration < a->min_obs)
-				a->min_obs = ev->result->duration;
+			a->n_obs++;
 		}
 		return;
 	}
