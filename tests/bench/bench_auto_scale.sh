@@ -86,7 +86,7 @@ best_name=${best% *} best_test=${best#* }
 	echo "|---|---|---|---|---|---|"
 	for f in fcnn linear tree forest gbdt; do
 		bag=$(awk -v f="$f" '/^Leaderboard/ {on = 1} on && $2 ~ "^" f ":" && $3 == "bag" { print "yes (test " $6 ")"; exit }' "$B/auto.out")
-		why=$(grep -E "^$f: " "$B/auto.out" | grep -v "cancelled at the end of its share" | head -1 | sed 's/|/\\|/g')
+		why=$(grep -E "^$f: " "$B/auto.out" | grep -v "cancelled at the end of its share" | head -1 | sed "s/^$f: //; s/|/\\\\|/g")
 		if [ -z "$bag" ] && [ -z "$why" ]; then
 			n=$(sqlite3 "$B/auto.db" "select count(*) from trials t join candidates c on c.id = t.candidate
 				where c.model = '$f' and t.fold >= 0 and t.status != 'done'")
