@@ -1860,13 +1860,14 @@ static void family_why(struct cfl_study_auto_family *f,
 
 /* Larger data: why family f, which has a best, has no bag in the
  * leaderboard (f->no_bag; "" when it has one): its best's fold trials
- * (repeat 0) were never made, or the time limit stopped some. */
+ * (repeat 0) were never made or never started, or the time limit stopped
+ * some. */
 static void family_no_bag(const struct cfl_study_auto_summary *out,
 			  struct cfl_study_auto_family *f,
 			  const struct cfl_candidate_info *cands, size_t n_cands,
 			  const struct cfl_trial_info *tr, size_t n_tr)
 {
-	size_t len = strlen(f->model), n = 0, done = 0;
+	size_t len = strlen(f->model), n = 0, done = 0, started = 0;
 	int64_t id = -1;
 
 	f->no_bag[0] = 0;
@@ -1883,8 +1884,9 @@ static void family_no_bag(const struct cfl_study_auto_summary *out,
 		if (tr[i].cand_id == id && tr[i].repeat == 0 && tr[i].fold >= 0) {
 			n++;
 			done += tr[i].status == CFL_TRIAL_DONE;
+			started += tr[i].status != CFL_TRIAL_QUEUED;
 		}
-	if (!n)
+	if (!started)
 		snprintf(f->no_bag, sizeof(f->no_bag), "its folds would not finish in "
 			 "the time left (--resume with more time bags it)");
 	else

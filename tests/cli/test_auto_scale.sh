@@ -83,8 +83,8 @@ test_auto_scale_time_limit_bags_every_family() {
 }
 
 # a family with a score but no bag says why under the search table, from
-# the store: its folds never made (left out: they would not finish), or
-# some stopped by the time limit
+# the store: its folds never made or never started (left out: they would
+# not finish), or some stopped by the time limit
 test_auto_scale_family_without_a_bag_says_why() {
 	scale_data big.csv
 	run "$CFL" auto big.csv --models linear,tree --max-trials 2 --folds 3 --db n.db --name n \
@@ -98,6 +98,12 @@ test_auto_scale_family_without_a_bag_says_why() {
 	expect_rc 0
 	expect_out "tree: no bag: the time limit stopped its folds (2 of 3 done)"
 	grep -q "linear: no bag" <<<"$out" && fail "linear has its bag: $out"
+	# left out before they started: queued, never leased
+	sqlite3 n.db "update trials set status = 'queued' where fold >= 0 and candidate in
+		(select id from candidates where model = 'tree')"
+	run "$CFL" report n --db n.db
+	expect_rc 0
+	expect_out "tree: no bag: its folds would not finish in the time left"
 	sqlite3 n.db "pragma foreign_keys = on; delete from trials where fold >= 0 and candidate in
 		(select id from candidates where model = 'tree')"
 	run "$CFL" report n --db n.db
