@@ -119,6 +119,8 @@ struct study_auto {
 	size_t n_lazy, lazy_next;
 	double obs_s, plan_s;
 	size_t n_obs;		/* those done */
+	double entry_s;		/* the finish's reserve per leaderboard entry,
+				 * when it was measured (else 0) */
 };
 
 void cfl_study_auto_release(struct cfl_study *s)
@@ -1345,6 +1347,9 @@ static int lazy_submit(struct cfl_study *s, struct cfl_err *err)
 				for (i = a->lazy_next - 1; i < a->n_lazy && a->lazy[i].k == l->k; i++)
 					a->lazy[i].state = 2;
 				a->lazy_next = i;
+				/* one entry fewer to finish: its reserve goes to
+				 * the bags after it */
+				s->deadline += a->entry_s;
 				continue;
 			}
 		}
@@ -1392,6 +1397,10 @@ static int sampled_bags(struct cfl_study *s, const struct cfl_study_listener *ls
 	int more = 1;
 
 	bag_list(a, p->autop.n_models, order, &n);
+	/* a family without a score has no bag to finish: its reserve goes to
+	 * the bags */
+	s->deadline += a->entry_s * (double)(p->autop.n_models - n);
+	left = s->deadline - cfl_now();
 	room = (left > 0 ? left : 0) * (double)study_slots(s) * SAMPLE_BAG_FILL;
 	for (size_t i = 0; i < n; i++) {
 		need[i] = T * fold_seconds(s, &a->c[order[i]], fold_rows, NULL);
@@ -1678,8 +1687,10 @@ int cfl_study_auto(struct cfl_study *s, const struct cfl_study_listener *ls,
 		/* a million rows: the finish takes seconds */
 		double fin = finish_seconds(s);
 
-		if (fin > reserve)
+		if (fin > reserve) {
 			reserve = fin < FINISH_MAX_SHARE * left ? fin : FINISH_MAX_SHARE * left;
+			a->entry_s = reserve / (double)(n_models + 3);
+		}
 	}
 	s->deadline -= reserve;	/* the pool stops here; the rest ensembles */
 	if (a->sample && s->deadline > 0 && !p->autop.max_trials)
