@@ -54,6 +54,8 @@ struct cfl_trial_spec {
 	double budget_s;	/* > 0: the fit's time budget in seconds (the
 				 * model makes fewer trees, rounds or epochs;
 				 * struct cfl_model's budget_s); 0: none */
+	uint64_t sample_rows;	/* > 0: fit on a seeded sample of at most
+				 * this many of its rows (the lease's); 0: all */
 	void *user;		/* caller's pointer, given back in events */
 };
 
@@ -76,8 +78,10 @@ void cfl_trial_spec_from_lease(struct cfl_trial_spec *spec /* OUT */,
 /* ---- worker: one trial ---- */
 
 /* Runs the lease on data: fits on data->train (minus fold `fold` of
- * n_folds when fold >= 0; then, with CFL_LEASE_BOOTSTRAP, a bootstrap
- * sample of those rows drawn with the trial seed),
+ * n_folds when fold >= 0; then, with sample_rows, a seeded sample of
+ * that many of those rows (the fold seed's shuffle, in row order); then,
+ * with CFL_LEASE_BOOTSTRAP, a bootstrap sample of those rows drawn with
+ * the trial seed),
  * with data->valid for early stopping; predicts valid, test (and the
  * held-out fold); computes the lease's metrics on each; fills res (release
  * with cfl_wire_msg_release on the enclosing message, or

@@ -124,6 +124,13 @@ struct cfl_study_auto_plan {
 				 * The time limit still stops the run where
 				 * it is reached.  Not part of the stored
 				 * plan: a --resume may raise it */
+	long search_rows;	/* --search-rows: on larger data, the training
+				 * rows each search candidate trains on, a
+				 * seeded sample (the bags train on every row
+				 * their time allows, a larger sample else);
+				 * 0: STUDY_AUTO_SEARCH_ROWS when the training
+				 * rows are more than twice that, else all;
+				 * -1: all.  Not part of the stored plan */
 };
 
 /* How a run executes, none of it stored with the run: --resume may change
@@ -165,9 +172,14 @@ struct cfl_study_plan {
 	const char *resume;		/* the run to finish, or NULL: a new one */
 	const char *command_line;	/* stored with a new run or a grown one
 					 * ("cfl repeat ...") */
-	double time_limit;		/* seconds from cfl_study_open for the
-					 * whole run; 0: none.  Not part of
+	double time_limit;		/* seconds from `started` for the
+					 * whole run, the data's load
+					 * included; 0: none.  Not part of
 					 * the plan: --resume may change it */
+	double started;			/* cfl_now() when the command started;
+					 * 0: cfl_study_run sets it at its
+					 * start (cfl_study_open alone: its
+					 * own start).  Not part of the plan */
 	struct cfl_study_auto_plan autop;	/* CFL_RUN_AUTO */
 	/* named by the user, resolved by cfl_study_run once the data (and so
 	 * the task) is known; a bad name is a usage error */
@@ -414,7 +426,7 @@ void cfl_study_model_path(const char *db, const char *name, char *out,
 int cfl_study_timed_out(const struct cfl_study *s);
 
 /* `cfl auto`'s run (plan kind CFL_RUN_AUTO), within the plan's time_limit
- * counted from cfl_study_open, or autop.max_trials candidates.
+ * counted from the plan's started, or autop.max_trials candidates.
  * On small data (training rows under 10,000) and under a count budget the
  * search goes in rounds: every family's defaults, then one configuration
  * of its portfolio a round (diverse pre-chosen settings), then up to 2
@@ -475,6 +487,10 @@ struct cfl_study_auto_family {
 	char why[96];			/* no score: why ("its default was
 					 * cancelled at the time limit after
 					 * 9.1 s"); else "" */
+	char no_bag[96];		/* a score but no bag in the
+					 * leaderboard (larger data): why ("its
+					 * folds would not finish in the time
+					 * left"); else "" */
 	double best_valid;		/* the best's score_metric as the
 					 * search ranked it: out of fold
 					 * (cv_search), else on valid */

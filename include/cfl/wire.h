@@ -158,6 +158,12 @@ struct cfl_wire_lease {
 	 * that ends before it has none): */
 	double budget_s;	/* the fit's time budget in seconds, finite and
 				 * >= 0; 0: none */
+	uint64_t sample_rows;	/* > 0: the fit takes at most this many of
+				 * its rows (train, or train minus the fold),
+				 * a sample drawn with the fold seed, so every
+				 * trial of a run with the same rows to pick
+				 * from gets the same sample; 0: all.  Sent
+				 * after budget_s (then sent even when 0) */
 };
 
 struct cfl_wire_metric {

@@ -36,6 +36,7 @@ enum {
 	OPT_USE_ALL_TIME,
 	OPT_REFIT,
 	OPT_MAX_TRIALS,
+	OPT_SEARCH_ROWS,
 };
 
 #define DEFAULT_MODELS "fcnn,linear,tree,forest,gbdt"
@@ -74,6 +75,10 @@ static void usage(FILE *f)
 		"                           the families: a run that depends on --seed\n"
 		"                           only, not on the workers or the clock (the\n"
 		"                           time limit then defaults to none) [0: none]\n"
+		"  --search-rows N|all      on larger data, the rows each search candidate\n"
+		"                           trains on (a seeded sample; the bags then\n"
+		"                           train on every row their time allows)\n"
+		"                           [50000 when there are over 100000]\n"
 		"  --refit                  refit each family's best bag's candidate on\n"
 		"                           every training row, and predict with\n"
 		"                           that one model instead of its K fold models:\n"
@@ -141,6 +146,7 @@ static int parse_args(void *ctx, int argc, char **argv)
 		{ "refit", no_argument, 0, OPT_REFIT },
 		{ "verbose", no_argument, 0, 'v' },
 		{ "max-trials", required_argument, 0, OPT_MAX_TRIALS },
+		{ "search-rows", required_argument, 0, OPT_SEARCH_ROWS },
 		CLI_POOL_LONGOPTS,
 		{ "help", no_argument, 0, 'h' },
 		{ 0, 0, 0, 0 },
@@ -173,6 +179,12 @@ static int parse_args(void *ctx, int argc, char **argv)
 		case OPT_MAX_TRIALS:
 			if (cli_parse_long(optarg, 1, 1000000, &pl->sp.autop.max_trials))
 				return cli_usage_error("auto", "--max-trials must be an integer in [1, 1000000], got '%s'", optarg);
+			break;
+		case OPT_SEARCH_ROWS:
+			if (!strcmp(optarg, "all"))
+				pl->sp.autop.search_rows = -1;
+			else if (cli_parse_long(optarg, 1, 1000000000, &pl->sp.autop.search_rows))
+				return cli_usage_error("auto", "--search-rows must be 'all' or an integer in [1, 1000000000], got '%s'", optarg);
 			break;
 		case OPT_FOLDS:
 			if (cli_parse_long(optarg, 2, 100, &folds))

@@ -9,6 +9,7 @@
 
 #include <float.h>
 #include <math.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -225,6 +226,54 @@ static int cmp_scored(const void *a, const void *b)
 	return (x > z) - (x < z);
 }
 
+/* The key of a finite double whose unsigned order is the double's: the
+ * sign bit flipped for positives, every bit for negatives. */
+static uint64_t score_key(double v)
+{
+	uint64_t u;
+
+	memcpy(&u, &v, sizeof(u));
+	return (u >> 63) ? ~u : u | (1ULL << 63);
+}
+
+/* Sorts s by score, ascending: on many rows four passes of 16 bits
+ * (auto's fold trials score 424,000 rows each, its ensembles 720,000, and
+ * qsort's comparisons took a seventh of the CPU of a run on a million
+ * rows), on few qsort.  The AUC reads only the order of the scores and
+ * which are equal, so either gives the same value to the bit (-0 and +0,
+ * adjacent here, compare equal there). */
+#define RADIX_MIN_ROWS 4096
+static void sort_scored(struct scored *s, size_t n)
+{
+	struct scored *tmp = n >= RADIX_MIN_ROWS ? malloc(n * sizeof(*tmp)) : NULL;
+	size_t *count = tmp ? calloc(65536, sizeof(*count)) : NULL;
+
+	if (!count) {	/* few rows, or no memory for the fast way */
+		free(tmp);
+		qsort(s, n, sizeof(*s), cmp_scored);
+		return;
+	}
+	for (int pass = 0; pass < 4; pass++) {
+		int shift = 16 * pass;
+		size_t sum = 0;
+
+		memset(count, 0, 65536 * sizeof(*count));
+		for (size_t i = 0; i < n; i++)
+			count[(score_key(s[i].score) >> shift) & 0xffff]++;
+		for (size_t d = 0; d < 65536; d++) {
+			size_t c = count[d];
+
+			count[d] = sum;
+			sum += c;
+		}
+		for (size_t i = 0; i < n; i++)
+			tmp[count[(score_key(s[i].score) >> shift) & 0xffff]++] = s[i];
+		memcpy(s, tmp, n * sizeof(*s));
+	}
+	free(count);
+	free(tmp);
+}
+
 /* The binary AUC of column col against "y == cls": the Mann-Whitney U over
  * average ranks, which is what the trapezoidal ROC area gives with ties.
  * s is scratch of n items.  -1 when one side is empty. */
@@ -240,7 +289,7 @@ static int auc_column(const double *y, const double *out, size_t n, int k,
 	}
 	if (n_pos == 0 || n_pos == (double)n)
 		return -1;
-	qsort(s, n, sizeof(*s), cmp_scored);
+	sort_scored(s, n);
 	for (size_t i = 0; i < n;) {
 		size_t j = i, n_pos_here = 0;
 

@@ -222,6 +222,8 @@ static int put_family_notes(const struct cfl_study_auto_summary *sum,
 
 		if (f->why[0])
 			rc |= cfl_buf_printf(b, "%s: no score: %s\n", f->model, f->why);
+		else if (f->no_bag[0])
+			rc |= cfl_buf_printf(b, "%s: no bag: %s\n", f->model, f->no_bag);
 		if (f->n_cancelled)
 			rc |= cfl_buf_printf(b, "%s: %zu candidate%s cancelled at the "
 					     "end of its share\n", f->model, f->n_cancelled,

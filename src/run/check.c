@@ -184,7 +184,7 @@ static int check_split(const struct result_check *c, const struct sched_trial *t
  * when that is "auto"; 0 for a model that does not train in steps. */
 static unsigned long iters_limit(const struct sched_trial *t)
 {
-	static const char *const knobs[] = { "epochs", "n_rounds" };
+	static const char *const knobs[] = { "epochs", "n_rounds", "n_estimators" };
 	const struct cfl_model_ops *ops = cfl_model_find(t->model);
 
 	for (size_t i = 0; ops && i < ops->n_params; i++)

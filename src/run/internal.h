@@ -27,6 +27,7 @@ struct sched_trial {
 	int repeat, fold, n_folds;
 	unsigned flags;
 	double budget_s;	/* the lease's: 0 none */
+	uint64_t sample_rows;	/* the lease's: 0 all rows */
 	void *user;
 	enum cfl_trial_status status;
 	int attempt;		/* last attempt leased (starts at prev_attempts) */

@@ -997,6 +997,7 @@ static int assign(struct cfl_pool *p, struct cfl_err *err)
 			m.u.lease.n_folds = (uint32_t)(t->fold >= 0 ? t->n_folds : 0);
 			m.u.lease.flags = t->flags;
 			m.u.lease.budget_s = t->budget_s;
+			m.u.lease.sample_rows = t->sample_rows;
 			m.u.lease.threads = (uint32_t)p->o.threads_per_trial;
 			m.u.lease.n_metrics = (uint32_t)p->o.n_metrics;
 			for (size_t j = 0; j < p->o.n_metrics; j++)

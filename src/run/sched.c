@@ -148,6 +148,7 @@ long cfl_sched_add(struct sched *s, const struct cfl_trial_spec *spec,
 	t->n_folds = spec->n_folds;
 	t->flags = spec->flags;
 	t->budget_s = spec->budget_s;
+	t->sample_rows = spec->sample_rows;
 	t->user = spec->user;
 	t->status = CFL_TRIAL_QUEUED;
 	t->attempt = spec->prev_attempts > 0 ? spec->prev_attempts : 0;

@@ -177,8 +177,10 @@ static void enc_lease(struct enc *e, const struct cfl_wire_lease *l)
 	put(e, l->metrics, l->n_metrics);
 	if (!(l->budget_s >= 0) || isinf(l->budget_s))
 		return fail_enc(e, "bad time budget");
-	if (l->budget_s > 0)
+	if (l->budget_s > 0 || l->sample_rows)
 		put_f64(e, l->budget_s);
+	if (l->sample_rows)
+		put_u64(e, l->sample_rows);
 }
 
 static void enc_result(struct enc *e, const struct cfl_wire_result *r)
@@ -598,7 +600,14 @@ static void dec_lease(struct dec *d, struct cfl_wire_lease *l)
 	take(d, l->metrics, l->n_metrics);
 	if (!d->bad && d->pos < d->len) {
 		l->budget_s = get_f64(d);
-		if (!d->bad && (!(l->budget_s > 0) || isinf(l->budget_s)))
+		/* 0 only when a row sample follows */
+		if (!d->bad && d->pos < d->len) {
+			l->sample_rows = get_u64(d);
+			if (!d->bad && !l->sample_rows)
+				fail_dec(d, "bad row sample");
+		}
+		if (!d->bad && (!(l->budget_s >= 0) || isinf(l->budget_s) ||
+				(l->budget_s == 0 && !l->sample_rows)))
 			fail_dec(d, "bad time budget");
 	}
 	if (d->bad)

@@ -51,6 +51,7 @@ void cfl_trial_spec_from_lease(struct cfl_trial_spec *spec,
 	spec->flags = l->flags;
 	spec->prev_attempts = (int)l->attempt - 1;
 	spec->budget_s = l->budget_s;
+	spec->sample_rows = l->sample_rows;
 }
 
 void cfl_worker_set_threads(int n)
@@ -692,6 +693,13 @@ static void trial_importance(const struct cfl_model *m, const struct cfl_data *d
 	res->permutation = imp.permutation;
 }
 
+static int cmp_size(const void *a, const void *b)
+{
+	size_t x = *(const size_t *)a, y = *(const size_t *)b;
+
+	return (x > y) - (x < y);
+}
+
 int cfl_trial_execute(const struct cfl_data *data,
 		      const struct cfl_wire_lease *l,
 		      struct cfl_wire_result *res, struct cfl_err *err)
@@ -760,6 +768,25 @@ int cfl_trial_execute_progress(const struct cfl_data *data,
 		for (size_t i = 0; i < data->train.n; i++)
 			idx[n_fit++] = i;
 	}
+	if (l->sample_rows && l->sample_rows < n_fit &&
+	    !(l->flags & CFL_LEASE_REFIT)) {
+		/* a row sample (auto's search and bags on large data): the
+		 * first sample_rows of a seeded shuffle, kept in row order;
+		 * drawn with the fold seed, so every trial of the run picking
+		 * from the same rows gets the same sample (and a larger one
+		 * holds a smaller) */
+		struct cfl_rng r;
+
+		cfl_rng_seed(&r, cfl_seed_derive(l->fold_seed, "sample", 0));
+		for (size_t i = 0; i < l->sample_rows; i++) {
+			size_t j = i + cfl_rng_below(&r, n_fit - i), t = idx[i];
+
+			idx[i] = idx[j];
+			idx[j] = t;
+		}
+		n_fit = (size_t)l->sample_rows;
+		qsort(idx, n_fit, sizeof(*idx), cmp_size);
+	}
 	if ((l->flags & CFL_LEASE_REFIT) && (l->fold >= 0 || (l->flags & CFL_LEASE_BOOTSTRAP))) {
 		cfl_err_set(err, "a refit on train and validation takes neither folds nor a bootstrap");
 		goto fail;
@@ -782,7 +809,8 @@ int cfl_trial_execute_progress(const struct cfl_data *data,
 		/* tune's refit: every row the search saw, train and validation */
 		if (cfl_xy_concat(&fit, &data->train, &data->valid, err))
 			goto fail;
-	} else if (l->fold < 0 && !(l->flags & CFL_LEASE_BOOTSTRAP)) {
+	} else if (l->fold < 0 && !(l->flags & CFL_LEASE_BOOTSTRAP) &&
+		   n_fit == data->train.n) {
 		/* every train row in order: the rows themselves (a copy
 		 * would double the memory and the cache they take) */
 		fit_rows = &data->train;

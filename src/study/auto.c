@@ -42,6 +42,14 @@
  * small sets every candidate of every family scored the same on the
  * validation part, and 56 rounds asked 2,300 candidates to no end. */
 #define STALL_CANDIDATES 10
+/* Larger data searched on a row sample (see "larger data" below): the
+ * search's share of the time, the defaults' part of the search's slot
+ * time, the part of the bags' slot time planned (the estimates are rough
+ * and the end ragged), and the fewest rows a bag's folds train on. */
+#define SAMPLE_SEARCH_SHARE 0.35
+#define SAMPLE_DEFAULTS_SHARE 0.6
+#define SAMPLE_BAG_FILL 0.8
+#define SAMPLE_MIN_ROWS 1000
 
 struct auto_cand {
 	size_t family;
@@ -59,6 +67,10 @@ struct auto_cand {
 	double value;		/* the metric on valid; NaN: failed */
 	double score;		/* sign * value */
 	double seconds;		/* the trial's duration + TRIAL_OVERHEAD */
+	double fit_s, pred_s;	/* its search trial's fit and prediction
+				 * (NaN: not known, a replayed trial) */
+	uint64_t bag_rows;	/* its folds' row sample (0: all their rows) */
+	double bag_give;	/* its bag's planned slot seconds (row sample) */
 	int64_t trial_id;
 	/* its bag: submitted, its folds done (this session's or stored),
 	 * what each fold kept of its iterations (0: not known), and whether
@@ -97,6 +109,18 @@ struct study_auto {
 						 * done */
 	size_t n_out;
 	enum cfl_metric_id proper;	/* logloss, or the plan's metric */
+	/* larger data: the search's row sample (0: every training row) and,
+	 * under a time limit, the seconds set aside for the bags */
+	uint64_t sample;
+	double bag_time;
+	/* the bags' fold trials on row samples, submitted as slots free up,
+	 * and the seconds those done took against their plan */
+	struct lazy_fold *lazy;
+	size_t n_lazy, lazy_next;
+	double obs_s, plan_s;
+	size_t n_obs;		/* those done */
+	double entry_s;		/* the finish's reserve per leaderboard entry,
+				 * when it was measured (else 0) */
 };
 
 void cfl_study_auto_release(struct cfl_study *s)
@@ -113,6 +137,7 @@ void cfl_study_auto_release(struct cfl_study *s)
 	for (size_t f = 0; f < CFL_STUDY_MAX_MODELS; f++)
 		cfl_search_free(a->search[f]);
 	free(a->c);
+	free(a->lazy);
 	free(a->stored);
 	free(a->iters);
 	cfl_trials_free(a->trials, a->n_trials);
@@ -165,6 +190,9 @@ static void *user_of(size_t k, int fold)
 }
 
 static double bag_seconds(const struct cfl_study *s, size_t f);
+struct lazy_fold;
+static void lazy_final(struct study_auto *a, size_t k, int fold,
+		       const struct cfl_pool_event *ev);
 
 /* ---- the search of one family ---- */
 
@@ -265,6 +293,7 @@ static int submit_fold(struct cfl_study *s, size_t k, int fold, uint64_t seed,
 	spec.prev_attempts = ts->attempt;
 	spec.user = user_of(k, fold);
 	spec.budget_s = budget_s;
+	spec.sample_rows = c->bag_rows;
 	return cfl_pool_submit(s->pool, &spec, err);
 }
 
@@ -353,6 +382,7 @@ static long add_cand(struct cfl_study *s, size_t f, struct cfl_params *params,
 	cfl_params_init(params);
 	c->idx = idx;
 	c->value = c->score = c->seconds = c->proper = NAN;
+	c->fit_s = c->pred_s = NAN;
 	a->n++;
 	if (cfl_store_candidate_get_or_add(s->st, s->run_id, p->autop.models[f],
 					   &c->params, &c->id, c->hex, err))
@@ -370,6 +400,12 @@ static long add_cand(struct cfl_study *s, size_t f, struct cfl_params *params,
 		 * rather than cancelled, within a family's share of the search */
 		double share = (s->deadline - cfl_now()) * SEARCH_MAX_SHARE /
 			       (double)p->autop.n_models;
+
+		/* on a row sample the search has its share of the time, and
+		 * the defaults a part of it over the slots */
+		if (a->bag_time > 0)
+			share = (s->deadline - a->bag_time - cfl_now()) * SAMPLE_DEFAULTS_SHARE *
+				(double)study_slots(s) / (double)p->autop.n_models;
 
 		c->budget_s = share > 0.05 ? share : 0.05;
 	}
@@ -403,6 +439,7 @@ static long add_cand(struct cfl_study *s, size_t f, struct cfl_params *params,
 	spec.prev_attempts = ts.attempt;
 	spec.user = user_of(a->n - 1, -1);
 	spec.budget_s = c->budget_s;
+	spec.sample_rows = a->sample;
 	if (cfl_pool_submit(s->pool, &spec, err))
 		return -1;
 	c->pending = 1;
@@ -422,6 +459,8 @@ static void on_trial(struct cfl_study *s, const struct cfl_pool_event *ev,
 	struct auto_cand *c = &a->c[k];
 	const char *metric = cfl_metric_info(s->plan->autop.metric)->name;
 
+	if (fold >= 0 && a->lazy)
+		lazy_final(a, k, fold, ev);
 	if (fold < 0) {
 		c->pending = 0;
 		if (ev->status == CFL_TRIAL_DONE) {
@@ -437,6 +476,8 @@ static void on_trial(struct cfl_study *s, const struct cfl_pool_event *ev,
 			 * wall time from submission would count the
 			 * coordinator's own work, the GP's asks, too) */
 			c->seconds = ev->result->duration + TRIAL_OVERHEAD;
+			c->fit_s = ev->result->fit_seconds;
+			c->pred_s = ev->result->predict_seconds;
 		}
 	} else if (fold < s->plan->autop.folds && ev->status == CFL_TRIAL_DONE) {
 		const struct cfl_wire_split *o = &ev->result->split[CFL_SPLIT_OOF];
@@ -671,6 +712,11 @@ static int search_family(struct cfl_study *s, size_t f, size_t n_before,
 		first_end = s->deadline - BAG_MARGIN * bag_seconds(s, n_before);
 		if (first_end > fair_end)
 			first_end = fair_end;
+		/* on a row sample the defaults train within their budgets:
+		 * they may take up to half the bags' time (planned when the
+		 * bags start, from the time left then) */
+		if (a->bag_time > 0)
+			first_end = s->deadline - 0.5 * a->bag_time;
 		if (cfl_now() >= family_end &&
 		    (a->best[f] >= 0 || cfl_now() >= first_end)) {
 			if ((dflt_open && cancel(s, (size_t)dk, err)) ||
@@ -1109,7 +1155,329 @@ static double bag_plan(const struct cfl_study *s, size_t f, size_t *order,
 
 static double bag_seconds(const struct cfl_study *s, size_t f)
 {
+	/* searched on a row sample: the bags train on the rows their share
+	 * allows (sampled_bags), which the search leaves them whole */
+	if (s->autos->bag_time > 0)
+		return s->autos->bag_time / BAG_MARGIN;
 	return bag_plan(s, f, NULL, NULL, NULL);
+}
+
+/* ---- larger data: the search on a row sample, the bags on the rows
+ * their time allows ----
+ *
+ * On many rows (a million: a default forest needs a minute) the search
+ * trains every candidate on one seeded sample of the training rows (the
+ * same rows for all, so their scores on the validation part compare) and
+ * leaves the bags a fixed share of the time.  Each bag's folds then train
+ * on as many of their rows as that share allows, estimated from the
+ * candidate's search trial: its fit seconds scaled by the rows, its
+ * prediction by the rows a fold predicts.  The shares are filled as water
+ * fills vessels: a bag that needs less than its share gets what it needs,
+ * the others split the rest, the best family's (by its search score)
+ * weighing twice the others' (greedy selection ranks first, and it picks
+ * the best bag unless a mix does better).  A model that takes a time
+ * budget trains on at least the search's rows (what its candidate was
+ * scored on), its budget then cutting its trees, rounds or epochs.  Under
+ * a count budget, or with no time limit, the bags train on every row. */
+
+/* The seconds to keep after the pool for the ensembles and the
+ * leaderboard on larger data, measured rather than guessed: their work
+ * (greedy's rounds, the stacking, every entry's metrics on the out-of-fold,
+ * validation and test rows) is a few hundred passes over the rows per
+ * entry, so one pass of log loss over the training rows is timed now, on
+ * this machine under its present load, and scaled by FINISH_PASSES per
+ * leaderboard entry (each family's bag and the three ensembles); the
+ * median of three passes (one pass descheduled on a loaded machine would
+ * keep half the run for nothing).  On 720,000 training rows with five bags
+ * the finish took 120 to 195 such passes an entry (under a load of 10 to
+ * 13 on two cores).  0 when it cannot be measured. */
+#define FINISH_PASSES 180
+#define FINISH_MAX_SHARE 0.35	/* of the time left, at most */
+
+static double finish_seconds(const struct cfl_study *s)
+{
+	const struct cfl_xy *tr = &s->data->train;
+	size_t k = tr->n_classes > 0 ? (size_t)tr->n_classes : 1;
+	double *pred = tr->n ? malloc(tr->n * k * sizeof(double)) : NULL, v, t[3], m;
+	struct cfl_err ignored;
+	int rc = 0;
+
+	if (!pred)
+		return 0;
+	for (size_t i = 0; i < tr->n * k; i++)
+		pred[i] = 1.0 / (double)k;
+	for (int r = 0; r < 3 && !rc; r++) {
+		t[r] = cfl_now();
+		rc = cfl_metric_eval(tr->n_classes > 0 ? CFL_M_LOGLOSS : CFL_M_MSE, tr->y,
+				     pred, tr->n, tr->n_classes, &v, &ignored);
+		t[r] = cfl_now() - t[r];
+	}
+	free(pred);
+	m = t[0] > t[1] ? (t[1] > t[2] ? t[1] : t[0] > t[2] ? t[2] : t[0])
+			: (t[0] > t[2] ? t[0] : t[1] > t[2] ? t[2] : t[1]);
+	return rc ? 0 : m * FINISH_PASSES * (double)(s->plan->autop.n_models + 3);
+}
+
+static uint64_t search_sample(const struct cfl_study_plan *p, size_t n_train)
+{
+	long r = p->autop.search_rows;
+
+	if (r < 0)
+		return 0;
+	if (r == 0)
+		return n_train > 2 * (size_t)STUDY_AUTO_SEARCH_ROWS
+		       ? STUDY_AUTO_SEARCH_ROWS : 0;
+	return (size_t)r < n_train ? (uint64_t)r : 0;
+}
+
+/* The seconds one fold trial of candidate c takes on `rows` of its rows:
+ * its search trial's fit scaled by the rows (it fitted a->sample), its
+ * prediction by the rows a fold predicts (its held-out fold, the test and
+ * validation parts) over those it predicted (test and validation).
+ * *pred_out: the prediction's part. */
+static double fold_seconds(const struct cfl_study *s, const struct auto_cand *c,
+			   double rows, double *pred_out)
+{
+	const struct cfl_data *d = s->data;
+	double K = s->plan->autop.folds;
+	double fit = c->fit_s, pred = c->pred_s;
+
+	if (isnan(fit) || isnan(pred)) {	/* replayed: its duration */
+		fit = c->seconds;
+		pred = 0;
+	}
+	if (d->valid.n + d->test.n)
+		pred *= ((double)d->train.n / K + (double)(d->test.n + d->valid.n)) /
+			(double)(d->test.n + d->valid.n);
+	if (pred_out)
+		*pred_out = pred + TRIAL_OVERHEAD;
+	return fit * rows / (double)s->autos->sample + pred + TRIAL_OVERHEAD;
+}
+
+/* A bag's fold trial on a row sample, submitted once a slot is free. */
+struct lazy_fold {
+	size_t k;
+	int fold;
+	struct cfl_trial_state ts;
+	double per;		/* its seconds as planned at submission */
+	int state;		/* 0 queued, 1 submitted, 2 final */
+};
+
+/* Sizes and submits the next fold trials while bag trials run on fewer
+ * than the slots: each gets its bag's share of what is left now (the
+ * slots' time to the deadline, less what the running ones should still
+ * take), and its rows and budget follow from that, the estimates
+ * corrected by how long the bags' trials done so far took against their
+ * plan (a loaded machine, a prediction costlier than its search trial's).
+ * So an estimate that was off shrinks or grows the trials still queued,
+ * not the run's end.  0, or -1 with err. */
+static int lazy_submit(struct cfl_study *s, struct cfl_err *err)
+{
+	const struct cfl_study_plan *p = s->plan;
+	struct study_auto *a = s->autos;
+	double K = p->autop.folds, T = K + !!p->autop.refit;
+	double fold_rows = (double)s->data->train.n - (double)s->data->train.n / K;
+	double ratio = a->plan_s > 0 ? a->obs_s / a->plan_s : 1;
+	size_t slots = study_slots(s), running = 0;
+	double busy = 0;	/* what the running ones should still take */
+
+	if (ratio < 0.5)
+		ratio = 0.5;
+	if (ratio > 4)
+		ratio = 4;
+	for (size_t i = 0; i < a->n_lazy; i++)
+		if (a->lazy[i].state == 1) {
+			running++;
+			busy += 0.5 * a->lazy[i].per;	/* half of it, say */
+		}
+	while (running < slots && a->lazy_next < a->n_lazy) {
+		struct lazy_fold *l = &a->lazy[a->lazy_next++];
+		struct auto_cand *c = &a->c[l->k];
+		uint64_t seed = cfl_trial_seed(p->data.seed, c->hex, 0);
+		double now = cfl_now(), avail, rest = 0, per, pred, rows, scale;
+		int budgeted = cfl_model_takes_budget(cfl_model_find(
+			p->autop.models[c->family]));
+
+		for (size_t i = a->lazy_next - 1; i < a->n_lazy; i++)
+			rest += a->c[a->lazy[i].k].bag_give / T;
+		avail = (s->deadline - now) * (double)slots * SAMPLE_BAG_FILL - busy;
+		if (avail <= 0) {	/* no time: the bags left out */
+			a->lazy_next--;
+			break;
+		}
+		scale = rest > 0 ? avail / (rest * ratio) : 1;
+		if (scale > 2)
+			scale = 2;
+		per = c->bag_give / T * (scale > 0 ? scale : 0);
+		/* the estimates' seconds for the trial's */
+		fold_seconds(s, c, 0, &pred);
+		rows = isnan(c->fit_s) || !(c->fit_s > 0) ? (double)a->sample
+		       : (double)a->sample * (per - pred) / c->fit_s;
+		if (budgeted && rows < (double)a->sample)
+			rows = (double)a->sample;
+		if (rows < SAMPLE_MIN_ROWS)
+			rows = SAMPLE_MIN_ROWS;
+		c->bag_rows = rows >= fold_rows ? 0 : (uint64_t)rows;
+		c->bag_budget_s = 0;
+		/* a model that takes a budget stops its units there too: its
+		 * fit's part of the trial as in its search trial (fewer trees,
+		 * rounds or epochs predict quicker as well) */
+		if (budgeted && c->bag_rows) {
+			double fit = fold_seconds(s, c, rows, NULL) - pred;
+
+			c->bag_budget_s = fit > 0 ? per * fit / (fit + pred) : per;
+			if (c->bag_budget_s < 0.05)
+				c->bag_budget_s = 0.05;
+		}
+		l->per = per * ratio > 0.05 ? per * ratio : 0.05;
+		if (a->n_obs && l->per < a->obs_s / (double)a->n_obs)
+			l->per = a->obs_s / (double)a->n_obs;	/* as they went */
+		/* a bag about to start that cannot finish its trials in the
+		 * time left, in rounds over the slots with those running, at
+		 * what a trial has cost on average, is left out whole (its
+		 * folds would be stopped at the limit), leaving the time to
+		 * those after it */
+		if (a->lazy_next == 1 || a->lazy[a->lazy_next - 2].k != l->k) {
+			size_t n_this = 0, i;
+
+			for (i = a->lazy_next - 1; i < a->n_lazy && a->lazy[i].k == l->k; i++)
+				n_this++;
+			if (s->deadline - now <
+			    (double)((n_this + running + slots - 1) / slots) * l->per) {
+				for (i = a->lazy_next - 1; i < a->n_lazy && a->lazy[i].k == l->k; i++)
+					a->lazy[i].state = 2;
+				a->lazy_next = i;
+				/* one entry fewer to finish: its reserve goes to
+				 * the bags after it */
+				s->deadline += a->entry_s;
+				continue;
+			}
+		}
+		l->state = 1;
+		running++;
+		busy += 0.5 * l->per;
+		if (submit_fold(s, l->k, l->fold, seed, &l->ts, c->bag_budget_s, err))
+			return -1;
+		s->n_ran++;
+	}
+	return 0;
+}
+
+/* A bag trial of the lazy queue is final: how long it took against its
+ * plan. */
+static void lazy_final(struct study_auto *a, size_t k, int fold,
+		       const struct cfl_pool_event *ev)
+{
+	for (size_t i = 0; i < a->n_lazy; i++) {
+		struct lazy_fold *l = &a->lazy[i];
+
+		if (l->k != k || l->fold != fold || l->state != 1)
+			continue;
+		l->state = 2;
+		if (ev->status == CFL_TRIAL_DONE && ev->result) {
+			a->obs_s += ev->result->duration;
+			a->plan_s += l->per;
+			a->n_obs++;
+		}
+		return;
+	}
+}
+
+static int sampled_bags(struct cfl_study *s, const struct cfl_study_listener *ls,
+			size_t *n_sub, struct cfl_err *err)
+{
+	const struct cfl_study_plan *p = s->plan;
+	struct study_auto *a = s->autos;
+	size_t order[CFL_STUDY_MAX_MODELS], n, n_open;
+	int K = p->autop.folds, open[CFL_STUDY_MAX_MODELS];
+	double T = K + !!p->autop.refit;	/* trials a bag runs */
+	double fold_rows = (double)s->data->train.n - (double)s->data->train.n / K;
+	double left = s->deadline - cfl_now(), room, need[CFL_STUDY_MAX_MODELS],
+	       weight[CFL_STUDY_MAX_MODELS], w_open;
+	int more = 1;
+
+	bag_list(a, p->autop.n_models, order, &n);
+	/* a family without a score has no bag to finish: its reserve goes to
+	 * the bags */
+	s->deadline += a->entry_s * (double)(p->autop.n_models - n);
+	left = s->deadline - cfl_now();
+	room = (left > 0 ? left : 0) * (double)study_slots(s) * SAMPLE_BAG_FILL;
+	for (size_t i = 0; i < n; i++) {
+		need[i] = T * fold_seconds(s, &a->c[order[i]], fold_rows, NULL);
+		open[i] = 1;
+		weight[i] = i ? 1 : 2;	/* bag_list's order: the best first */
+	}
+	/* water filling: those needing less than their share of what is left
+	 * take what they need, until none does */
+	for (n_open = n, w_open = n + 1.0; n_open && more;) {
+		more = 0;
+		for (size_t i = 0; i < n; i++)
+			if (open[i] && need[i] <= room * weight[i] / w_open) {
+				a->c[order[i]].bag_give = need[i];
+				room -= need[i];
+				open[i] = 0;
+				n_open--;
+				w_open -= weight[i];
+				more = 1;
+				break;
+			}
+	}
+	for (size_t i = 0; i < n; i++) {
+		struct auto_cand *c = &a->c[order[i]];
+		struct cfl_study_event ev;
+		char text[192];
+
+		if (!open[i])
+			continue;	/* every row */
+		c->bag_give = room * weight[i] / w_open;
+		snprintf(text, sizeof(text), "%s: its folds get ~%.1f s each, of %.1f s "
+			 "on all their %.0f rows: they train on a sample",
+			 p->autop.models[c->family], c->bag_give / T, need[i] / T,
+			 fold_rows);
+		memset(&ev, 0, sizeof(ev));
+		ev.kind = CFL_STUDY_NOTE;
+		ev.pool = s->pool;
+		ev.text = text;
+		cfl_study_emit(ls, &ev);
+	}
+	free(a->lazy);
+	a->n_lazy = a->lazy_next = 0;
+	if (!(a->lazy = cfl_calloc(n * (size_t)K + 1, sizeof(*a->lazy), err)))
+		return -1;
+	if (cfl_store_begin(s->st, err))
+		return -1;
+	for (size_t i = 0; i < n; i++) {
+		size_t k = order[i];
+		struct auto_cand *c = &a->c[k];
+		uint64_t seed = cfl_trial_seed(p->data.seed, c->hex, 0);
+
+		c->bag = 1;
+		if (!c->iters && !(c->iters = cfl_calloc((size_t)K, sizeof(size_t), err)))
+			goto fail;
+		for (int fold = 0; fold < K; fold++) {
+			struct lazy_fold *l = &a->lazy[a->n_lazy];
+
+			if (cfl_store_trial_ensure_in(s->st, s->run_id, c->id, 0, fold,
+						      seed, CFL_PHASE_REFIT, &l->ts, err))
+				goto fail;
+			if (l->ts.status == CFL_TRIAL_DONE) {
+				c->folds_done++;
+				c->iters[fold] = study_stored_iters(a->iters, a->n_iters,
+								    l->ts.id);
+				continue;
+			}
+			l->k = k;
+			l->fold = fold;
+			a->n_lazy++;
+		}
+	}
+	if (cfl_store_commit(s->st, err))
+		return -1;
+	*n_sub += a->n_lazy;
+	return lazy_submit(s, err);
+fail:
+	cfl_store_rollback(s->st);
+	return -1;
 }
 
 /* Submits the K fold trials of each family's best candidate that
@@ -1123,8 +1491,12 @@ static int submit_bags(struct cfl_study *s, const struct cfl_study_listener *ls,
 	size_t order[CFL_STUDY_MAX_MODELS], n;
 	int K = p->autop.folds, fits[CFL_STUDY_MAX_MODELS];
 	double left = s->deadline - cfl_now(), fold_budget = 0;
-	double planned = bag_plan(s, p->autop.n_models, order, fits, &n);
+	double planned;
 	size_t n_small = 0;
+
+	if (a->bag_time > 0)
+		return sampled_bags(s, ls, n_sub, err);
+	planned = bag_plan(s, p->autop.n_models, order, fits, &n);
 
 	/* a bag that would not finish whole, of a model that takes a time
 	 * budget: its folds (and refit) train smaller, within an equal share
@@ -1293,6 +1665,8 @@ int cfl_study_auto(struct cfl_study *s, const struct cfl_study_listener *ls,
 	for (size_t f = 0; f < CFL_STUDY_MAX_MODELS; f++)
 		a->best[f] = a->dflt[f] = -1;
 	a->cv = study_auto_small(p, s->data);
+	if (!a->cv)
+		a->sample = search_sample(p, s->data->train.n);
 	a->n_out = s->data->train.n_classes > 0 ? (size_t)s->data->train.n_classes : 1;
 	a->proper = s->data->train.n_classes > 0 ? CFL_M_LOGLOSS : p->autop.metric;
 	if (s->resumed &&
@@ -1309,13 +1683,33 @@ int cfl_study_auto(struct cfl_study *s, const struct cfl_study_listener *ls,
 	reserve = left * RESERVE_SHARE;
 	if (reserve < RESERVE_MIN)
 		reserve = RESERVE_MIN;
+	if (a->sample && s->deadline > 0) {
+		/* a million rows: the finish takes seconds */
+		double fin = finish_seconds(s);
+
+		if (fin > reserve) {
+			reserve = fin < FINISH_MAX_SHARE * left ? fin : FINISH_MAX_SHARE * left;
+			a->entry_s = reserve / (double)(n_models + 3);
+		}
+	}
 	s->deadline -= reserve;	/* the pool stops here; the rest ensembles */
+	if (a->sample && s->deadline > 0 && !p->autop.max_trials)
+		a->bag_time = (left - reserve) * (1 - SAMPLE_SEARCH_SHARE);
 
 	memset(&se, 0, sizeof(se));
 	se.kind = CFL_STUDY_START;
 	se.pool = s->pool;
 	se.n_done = s->resumed ? a->n_trials : 0;
 	cfl_study_emit(ls, &se);
+	if (a->sample) {
+		snprintf(text, sizeof(text), "the search trains each candidate on %llu "
+			 "of the %zu training rows (a seeded sample); the bags on %s; "
+			 "%.1f s kept for the ensembles",
+			 (unsigned long long)a->sample, s->data->train.n,
+			 a->bag_time > 0 ? "the rows their time allows" : "every row",
+			 reserve);
+		emit_phase(s, ls, text);
+	}
 
 	for (size_t f = 0; f < n_models; f++) {
 		struct cfl_params none;
@@ -1420,8 +1814,10 @@ bags:
 	emit_phase(s, ls, text);
 wait:
 	for (;;) {
-		/* each bag's refit once its folds are done */
-		if (submit_refits(s, &n_sub, err))
+		/* each bag's refit once its folds are done; on a row sample
+		 * the next folds as slots free up */
+		if (submit_refits(s, &n_sub, err) ||
+		    (a->lazy && lazy_submit(s, err)))
 			return -1;
 		r = wait_one(s, ls, err);
 		if (r < 0)
@@ -1471,6 +1867,42 @@ static void family_why(struct cfl_study_auto_family *f,
 			 "before the time limit");
 		break;
 	}
+}
+
+/* Larger data: why family f, which has a best, has no bag in the
+ * leaderboard (f->no_bag; "" when it has one): its best's fold trials
+ * (repeat 0) were never made or never started, or the time limit stopped
+ * some. */
+static void family_no_bag(const struct cfl_study_auto_summary *out,
+			  struct cfl_study_auto_family *f,
+			  const struct cfl_candidate_info *cands, size_t n_cands,
+			  const struct cfl_trial_info *tr, size_t n_tr)
+{
+	size_t len = strlen(f->model), n = 0, done = 0, started = 0;
+	int64_t id = -1;
+
+	f->no_bag[0] = 0;
+	if (!f->best_hex[0])
+		return;
+	for (size_t i = 0; i < out->n_rows; i++)
+		if (!strcmp(out->rows[i].method, "bag") &&
+		    !strncmp(out->rows[i].name, f->model, len) && out->rows[i].name[len] == ':')
+			return;
+	for (size_t c = 0; c < n_cands; c++)
+		if (!strcmp(cands[c].model, f->model) && !strcmp(cands[c].hex, f->best_hex))
+			id = cands[c].id;
+	for (size_t i = 0; i < n_tr; i++)
+		if (tr[i].cand_id == id && tr[i].repeat == 0 && tr[i].fold >= 0) {
+			n++;
+			done += tr[i].status == CFL_TRIAL_DONE;
+			started += tr[i].status != CFL_TRIAL_QUEUED;
+		}
+	if (!started)
+		snprintf(f->no_bag, sizeof(f->no_bag), "its folds would not finish in "
+			 "the time left (--resume with more time bags it)");
+	else
+		snprintf(f->no_bag, sizeof(f->no_bag), "the time limit stopped its "
+			 "folds (%zu of %zu done)", done, n);
 }
 
 /* The seconds and count of the trials a stored members text lists
@@ -1710,6 +2142,9 @@ int cfl_study_auto_summary(struct cfl_store *st, int64_t run_id,
 	for (size_t i = 0; i < out->n_families; i++)
 		if (out->families[i].best_hex[0])
 			out->families[i].why[0] = 0;
+	if (!out->cv_search)
+		for (size_t i = 0; i < out->n_families; i++)
+			family_no_bag(out, &out->families[i], cands, n_cands, tr, n_tr);
 	rc = 0;
 out:
 	cfl_ensemble_rows_free(ens, n_ens);

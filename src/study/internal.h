@@ -177,6 +177,9 @@ void cfl_study_auto_release(struct cfl_study *s);
  * model on small data for the same reason: a validation part of a few
  * dozen rows ties most candidates. */
 #define STUDY_AUTO_CV_ROWS 10000
+/* auto on larger data: the rows its search trains on by default (a
+ * sample, when the training rows are more than twice as many) */
+#define STUDY_AUTO_SEARCH_ROWS 50000
 /* 1 when auto scores out of fold on d loaded for p: the training rows and
  * the validation part carved from them (not a --valid file) number fewer
  * than STUDY_AUTO_CV_ROWS; else 0. */

@@ -296,6 +296,10 @@ int cfl_study_run(struct cfl_study_plan *p, const struct cfl_study_hooks *h,
 	r.b.lfd = -1;
 	r.b.ls = &h->listener;
 	g_interrupted = 0;
+	/* the time limit counts the data's load too: the command ends
+	 * within it (a million rows take seconds to read) */
+	if (!(p->started > 0))
+		p->started = cfl_now();
 	rc = prepare(&r, out, err);
 	if (rc < 0)
 		rc = open_run(&r, out, err);

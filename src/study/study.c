@@ -764,7 +764,7 @@ struct cfl_study *cfl_study_open(const struct cfl_study_plan *p,
 	s->budget = p->tune.num_search;
 	s->best = -1;
 	if (p->time_limit > 0)
-		s->deadline = cfl_now() + p->time_limit;
+		s->deadline = (p->started > 0 ? p->started : cfl_now()) + p->time_limit;
 	s->st = cfl_store_open(p->db, CFL_STORE_CREATE, err);
 	if (!s->st) {
 		free(s);

@@ -429,6 +429,62 @@ static void stack(const struct cfl_ens_input *in, struct cfl_ens_output *o)
 	CHECK_MSG(cfl_ensemble_build(CFL_ENS_STACKING, in, o, &err) == 0, "%s", err.msg);
 }
 
+/* Stacking on more than 100,000 out-of-fold rows fits its weights on
+ * every s-th of them (s = 3 for 250,001 rows): the weights are those of
+ * the same members given only rows 0, 3, 6, ...  (All the rows gave
+ * other weights, and took seconds on auto's 720,000.) */
+static void t_stacking_strides_many_rows(void)
+{
+	enum { N = 250001, S = 3, NS = (N + S - 1) / S };
+	static double oof[2][2 * N], soof[2][2 * NS], y[N], sy[NS], v[2][2], t[2][2];
+	struct cfl_ens_member mem[2], smem[2];
+	enum cfl_metric_id metrics[1] = { CFL_M_LOGLOSS };
+	struct cfl_ens_input in;
+	struct cfl_ens_output o, so;
+	struct cfl_err err;
+	double yv[1] = { 0 }, yt[1] = { 1 };
+
+	for (size_t i = 0; i < N; i++) {
+		/* member 0 right more often than member 1, by the row */
+		double p0 = (i * 7919 % 13) < 10 ? 0.8 : 0.3, p1 = (i * 104729 % 7) < 4 ? 0.7 : 0.4;
+
+		y[i] = (double)(i % 2);
+		oof[0][2 * i + (i % 2)] = p0;
+		oof[0][2 * i + 1 - (i % 2)] = 1 - p0;
+		oof[1][2 * i + (i % 2)] = p1;
+		oof[1][2 * i + 1 - (i % 2)] = 1 - p1;
+	}
+	for (size_t i = 0; i < NS; i++) {
+		sy[i] = y[i * S];
+		for (int j = 0; j < 2; j++)
+			memcpy(&soof[j][2 * i], &oof[j][2 * i * S], 2 * sizeof(double));
+	}
+	for (int j = 0; j < 2; j++) {
+		v[j][0] = t[j][0] = 0.5;
+		v[j][1] = t[j][1] = 0.5;
+		mem[j] = (struct cfl_ens_member){ .valid = v[j], .test = t[j], .oof = oof[j] };
+		smem[j] = (struct cfl_ens_member){ .valid = v[j], .test = t[j], .oof = soof[j] };
+	}
+	in = (struct cfl_ens_input){
+		.n_members = 2, .members = mem, .n_out = 2, .n_classes = 2,
+		.n_valid = 1, .n_test = 1, .n_train = N, .y_valid = yv, .y_test = yt,
+		.y_train = y, .n_metrics = 1, .metrics = metrics, .l2 = CFL_ENS_DEFAULT_L2,
+		.greedy_rounds = CFL_ENS_DEFAULT_GREEDY_ROUNDS,
+	};
+	CHECK_MSG(cfl_ensemble_build(CFL_ENS_STACKING, &in, &o, &err) == 0, "%s", err.msg);
+	in.members = smem;
+	in.n_train = NS;
+	in.y_train = sy;
+	CHECK_MSG(cfl_ensemble_build(CFL_ENS_STACKING, &in, &so, &err) == 0, "%s", err.msg);
+	CHECK_INT(o.stacked_on_oof, 1);
+	CHECK(o.weights[0] > o.weights[1]);
+	CHECK_MSG(o.weights[0] == so.weights[0] && o.weights[1] == so.weights[1],
+		  "%.17g %.17g against %.17g %.17g", o.weights[0], o.weights[1],
+		  so.weights[0], so.weights[1]);
+	cfl_ens_output_release(&o);
+	cfl_ens_output_release(&so);
+}
+
 /* Stacking on validation: non-negative weights summing to one, the best
  * member weighted most, a validation log loss no worse than the mean's;
  * the test labels change the test metrics only; the validation labels
@@ -721,6 +777,7 @@ const struct cfl_test cfl_tests[] = {
 	TEST(t_build_mean_scores),
 	TEST(t_build_every_method),
 	TEST(t_stacking_ignores_test_labels),
+	TEST(t_stacking_strides_many_rows),
 	TEST(t_stacking_on_oof),
 	TEST(t_select_on_oof),
 	TEST(t_greedy_select_metric),

@@ -196,6 +196,35 @@ static void t_auc_pairs(void)
 	CHECK(v > 0.5 && v < 1);
 }
 
+/* On many rows the AUC sorts by radix (4,096 rows and more): ties,
+ * negative scores, -0 beside +0 and huge magnitudes give what a pair
+ * count gives, to the bit of the qsort it replaced on the same rows. */
+static void t_auc_radix(void)
+{
+	enum { N = 6000 };
+	static const double vals[] = { -1e300, -3.5, -1, -0.0, 0.0, 1e-300, 0.25, 0.5, 2, 1e300 };
+	static double y[N], p[N * 2];
+	struct cfl_rng r;
+	struct cfl_err err;
+	double wins = 0, n_pos = 0, v;
+
+	cfl_rng_seed(&r, 11);
+	for (size_t i = 0; i < N; i++) {
+		y[i] = (double)cfl_rng_below(&r, 2);
+		p[2 * i + 1] = vals[cfl_rng_below(&r, 7) + (y[i] ? 3 : 0)];
+		p[2 * i] = 0;
+		n_pos += y[i];
+	}
+	for (size_t i = 0; i < N; i++)
+		for (size_t j = 0; j < N; j++)
+			if (y[i] == 1 && y[j] == 0)
+				wins += p[2 * i + 1] > p[2 * j + 1] ? 1 :
+					p[2 * i + 1] == p[2 * j + 1] ? 0.5 : 0;
+	CHECK(cfl_metric_eval(CFL_M_AUC, y, p, N, 2, &v, &err) == 0);
+	CHECK_NEAR(v, wins / (n_pos * (N - n_pos)), 1e-12);
+	CHECK(v > 0.5 && v < 1);
+}
+
 /* score = sign * mean - std, std the population one; a NaN value or no
  * value makes the whole cell NaN (the tables show "nan"). */
 static void t_score_rule(void)
@@ -321,6 +350,7 @@ const struct cfl_test cfl_tests[] = {
 	TEST(t_bad_inputs),
 	TEST(t_undefined_messages),
 	TEST(t_auc_pairs),
+	TEST(t_auc_radix),
 	TEST(t_score_rule),
 	TEST(t_tune_selection),
 	TEST(t_row_losses),

@@ -986,6 +986,43 @@ static void t_pool_cancel_remote_peer(void)
 /* A result is checked against its lease and the data before it is stored:
  * an honest one passes; each single flaw a token holder could send is
  * refused with its reason. */
+/* A row sample: the fit takes sample_rows of its rows, the same ones for
+ * every trial drawing from the same rows (the fold seed's), whatever the
+ * trial seed; a sample as large as the rows is all of them. */
+static void t_execute_sample(void)
+{
+	struct cfl_data d;
+	struct cfl_wire_lease l;
+	struct cfl_wire_result full, a, b, all;
+	struct cfl_err err;
+
+	load_iris(&d);
+	lease_init(&l, 5);
+	l.model = "tree";
+	l.fold_seed = 11;
+	CHECK_MSG(cfl_trial_execute(&d, &l, &full, &err) == 0, "%s", err.msg);
+	l.sample_rows = 20;
+	CHECK_MSG(cfl_trial_execute(&d, &l, &a, &err) == 0, "%s", err.msg);
+	l.seed = 99;	/* another trial: the same rows */
+	CHECK_MSG(cfl_trial_execute(&d, &l, &b, &err) == 0, "%s", err.msg);
+	l.seed = 5;
+	l.sample_rows = d.train.n;
+	CHECK_MSG(cfl_trial_execute(&d, &l, &all, &err) == 0, "%s", err.msg);
+	CHECK_INT(a.status, CFL_RESULT_OK);
+	CHECK_INT(a.split[1].n, full.split[1].n);	/* still predicts test */
+	CHECK(memcmp(a.split[1].pred, full.split[1].pred,
+		     full.split[1].n * full.split[1].n_out * sizeof(double)) != 0);
+	CHECK(memcmp(a.split[1].pred, b.split[1].pred,
+		     full.split[1].n * full.split[1].n_out * sizeof(double)) == 0);
+	CHECK(memcmp(all.split[1].pred, full.split[1].pred,
+		     full.split[1].n * full.split[1].n_out * sizeof(double)) == 0);
+	cfl_trial_result_release(&full);
+	cfl_trial_result_release(&a);
+	cfl_trial_result_release(&b);
+	cfl_trial_result_release(&all);
+	cfl_data_release(&d);
+}
+
 static void t_result_check(void)
 {
 	static const enum cfl_metric_id metrics[2] = { CFL_M_ACC, CFL_M_LOGLOSS };
@@ -1064,6 +1101,30 @@ static void t_result_check(void)
 	CHECK_CONTAINS(why, "7 iterations kept, the lease allows 0");
 	r.n_iter_kept = 0;
 	cfl_trial_result_release(&r);
+
+	/* a forest the time budget cut short keeps fewer trees than its
+	 * n_estimators: the check takes that count as its iterations (it
+	 * refused every such forest: "the lease allows 0") */
+	lease_init(&l, 5);
+	l.model = "forest";
+	CHECK(cfl_params_set(&l.params, "n_estimators", "30", NULL) == 0);
+	l.budget_s = 1e-9;
+	CHECK_MSG(cfl_trial_execute(&d, &l, &r, &err) == 0, "%s", err.msg);
+	CHECK_INT(r.status, CFL_RESULT_OK);
+	CHECK(r.n_iter_kept >= 1 && r.n_iter_kept < 30);
+	memset(&t, 0, sizeof(t));
+	t.model = "forest";
+	t.params = l.params;
+	t.flags = l.flags;
+	t.fold = -1;
+	CHECK_MSG(cfl_result_check(&c, &t, &r, why, sizeof(why)) == 1, "%s", why);
+	r.n_iter_kept = 31;
+	CHECK(cfl_result_check(&c, &t, &r, why, sizeof(why)) == 0);
+	CHECK_CONTAINS(why, "31 iterations kept, the lease allows 30");
+	cfl_trial_result_release(&r);
+	cfl_params_release(&l.params);
+	cfl_params_init(&t.params);
+	t.model = "linear";
 
 	/* a benchmark's empty trial, and a command's one metric "value" */
 	memset(&r, 0, sizeof(r));
@@ -1187,6 +1248,7 @@ const struct cfl_test cfl_tests[] = {
 	TEST(t_execute),
 	TEST(t_execute_refit),
 	TEST(t_command_trial),
+	TEST(t_execute_sample),
 	TEST(t_result_check),
 	TEST(t_pool_ask_tell),
 	TEST(t_pool_fork_per_trial),

@@ -599,6 +599,37 @@ static void t_run_one_call(void)
 	tmpdb_end(&t);
 }
 
+/* The time limit counts from the command's start, the data's load
+ * included: a plan started 100 s ago with 50 s of limit is over before
+ * its first trial (counted from the run's opening, it ran them all). */
+static void t_limit_counts_from_start(void)
+{
+	struct tmpdb t;
+	struct cfl_study_plan p;
+	struct cfl_study_outcome out;
+	struct cfl_err err = { "" };
+	struct cfl_study_hooks hooks = { { NULL, NULL }, NULL, NULL, NULL, NULL };
+
+	tmpdb_new(&t);
+	repeat_plan(&p, t.path);
+	p.exec.pool.n_local = 1;
+	p.time_limit = 50;
+	p.started = cfl_now() - 100;
+	cfl_study_run(&p, &hooks, &out, &err);
+	CHECK(out.timed_out);
+	CHECK_INT(out.counts.done, 0);
+	/* unset, it is set at the run's start: the trials run */
+	repeat_plan(&p, t.path);
+	p.name = "again";
+	p.exec.pool.n_local = 1;
+	p.time_limit = 50;
+	CHECK_MSG(cfl_study_run(&p, &hooks, &out, &err) == CFL_STUDY_RUN_DONE, "%s", err.msg);
+	CHECK(!out.timed_out);
+	CHECK_INT(out.counts.done, 4);
+	CHECK(p.started > 0 && p.started <= cfl_now());
+	tmpdb_end(&t);
+}
+
 const struct cfl_test cfl_tests[] = {
 	TEST(t_plan_config_text),
 	TEST(t_plan_needs_and_checks),
@@ -607,5 +638,6 @@ const struct cfl_test cfl_tests[] = {
 	TEST(t_tune_refits_the_best),
 	TEST(t_auto_summary_ties),
 	TEST(t_run_one_call),
+	TEST(t_limit_counts_from_start),
 	{ 0 }
 };

@@ -115,7 +115,21 @@ static void t_lease(void)
 	o = roundtrip(&m, 3, 0);
 	CHECK(o.u.lease.budget_s == 2.75);
 	CHECK_INT(o.u.lease.n_metrics, 2);
+	CHECK_INT(o.u.lease.sample_rows, 0);
 	cfl_wire_msg_release(&o);
+	/* a row sample after it, with or without a budget */
+	m.u.lease.sample_rows = 50000;
+	o = roundtrip(&m, 3, 0);
+	CHECK(o.u.lease.budget_s == 2.75);
+	CHECK_INT(o.u.lease.sample_rows, 50000);
+	cfl_wire_msg_release(&o);
+	m.u.lease.budget_s = 0;
+	o = roundtrip(&m, 3, 0);
+	CHECK(o.u.lease.budget_s == 0);
+	CHECK_INT(o.u.lease.sample_rows, 50000);
+	cfl_wire_msg_release(&o);
+	m.u.lease.sample_rows = 0;
+	m.u.lease.budget_s = 2.75;
 	{
 		struct cfl_buf b;
 
