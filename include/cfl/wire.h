@@ -36,7 +36,8 @@
 #include "cfl/core.h"
 
 #define CFL_WIRE_MAGIC "CFLW"
-/* 2: a RESULT may carry the model; 3: a LEASE may carry a time budget,
+/* 2: a RESULT may carry the model; 3: a LEASE may carry a time budget and
+ * a row sample,
  * the frame PROGRESS, the dataset carries its encoder (a worker and a
  * coordinator of another version refuse each other by name) */
 #define CFL_WIRE_VERSION 3
