@@ -37,9 +37,8 @@
 
 #define CFL_WIRE_MAGIC "CFLW"
 /* 2: a RESULT may carry the model; 3: a LEASE may carry a time budget and
- * a row sample,
- * the frame PROGRESS, the dataset carries its encoder (a worker and a
- * coordinator of another version refuse each other by name) */
+ * a row sample, the frame PROGRESS, the dataset carries its encoder (a
+ * worker and a coordinator of another version refuse each other by name) */
 #define CFL_WIRE_VERSION 3
 #define CFL_WIRE_HEADER_SIZE 20
 #define CFL_WIRE_MAC_SIZE 32
