@@ -303,10 +303,10 @@ test_worker_hostile_connections() {
 	printf 'GET / HTTP/1.0\r\n\r\n' >&3
 	exec 4<>"/dev/tcp/127.0.0.1/$PORT"
 	# a HEARTBEAT before any HELLO
-	printf 'CFLW\002\006\000\000\000\000\000\000\000\000\000\000\014\000\000\000' >&4
+	printf 'CFLW\003\006\000\000\000\000\000\000\000\000\000\000\014\000\000\000' >&4
 	exec 5<>"/dev/tcp/127.0.0.1/$PORT"
 	# a HELLO of 1025 bytes
-	printf 'CFLW\002\001\000\000\000\000\000\000\000\000\000\000\001\004\000\000' >&5
+	printf 'CFLW\003\001\000\000\000\000\000\000\000\000\000\000\001\004\000\000' >&5
 	local fds=() i fd
 	# the coordinator listens before it loads and accepts once it has: the
 	# three are refused before the idle flood, which would otherwise make
