@@ -124,7 +124,19 @@ struct cfl_study_auto_plan {
 				 * The time limit still stops the run where
 				 * it is reached.  Not part of the stored
 				 * plan: a --resume may raise it */
+	int bag_sets;		/* --bag-sets: on small data, the bag sets
+				 * (each K fold models on its own fold
+				 * partition, their out-of-fold predictions
+				 * averaged) of the bags the final selection
+				 * uses; under a time limit the most, as
+				 * time allows; 1: one partition for all;
+				 * 0: CFL_STUDY_AUTO_BAG_SETS.  Not part of
+				 * the stored plan: a --resume may raise it */
 };
+
+/* auto's bag sets when --bag-sets is not given (see docs/auto.md for the
+ * measurement behind it). */
+#define CFL_STUDY_AUTO_BAG_SETS 3
 
 /* How a run executes, none of it stored with the run: --resume may change
  * any of it. */

@@ -36,6 +36,7 @@ enum {
 	OPT_USE_ALL_TIME,
 	OPT_REFIT,
 	OPT_MAX_TRIALS,
+	OPT_BAG_SETS,
 };
 
 #define DEFAULT_MODELS "fcnn,linear,tree,forest,gbdt"
@@ -74,6 +75,11 @@ static void usage(FILE *f)
 		"                           the families: a run that depends on --seed\n"
 		"                           only, not on the workers or the clock (the\n"
 		"                           time limit then defaults to none) [0: none]\n"
+		"  --bag-sets R             on small data, R sets of folds (each its own\n"
+		"                           partition, their out-of-fold predictions\n"
+		"                           averaged) for the bags the final selection\n"
+		"                           uses; under a time limit at most R, as time\n"
+		"                           allows; 1: one partition for all [%d]\n"
 		"  --refit                  refit each family's best bag's candidate on\n"
 		"                           every training row, and predict with\n"
 		"                           that one model instead of its K fold models:\n"
@@ -105,7 +111,7 @@ static void usage(FILE *f)
 		"  cfl auto --resume night --time-limit 120\n"
 		"  cfl auto data.csv --listen 0.0.0.0:7070 --token-file tok --name big\n"
 		"  mpirun -n 5 cfl auto data.csv --time-limit 600 --name big\n",
-		cores > 0 ? cores : 1, cli_data_help);
+		CFL_STUDY_AUTO_BAG_SETS, cores > 0 ? cores : 1, cli_data_help);
 }
 
 /* ---- options ---- */
@@ -141,6 +147,7 @@ static int parse_args(void *ctx, int argc, char **argv)
 		{ "refit", no_argument, 0, OPT_REFIT },
 		{ "verbose", no_argument, 0, 'v' },
 		{ "max-trials", required_argument, 0, OPT_MAX_TRIALS },
+		{ "bag-sets", required_argument, 0, OPT_BAG_SETS },
 		CLI_POOL_LONGOPTS,
 		{ "help", no_argument, 0, 'h' },
 		{ 0, 0, 0, 0 },
@@ -173,6 +180,11 @@ static int parse_args(void *ctx, int argc, char **argv)
 		case OPT_MAX_TRIALS:
 			if (cli_parse_long(optarg, 1, 1000000, &pl->sp.autop.max_trials))
 				return cli_usage_error("auto", "--max-trials must be an integer in [1, 1000000], got '%s'", optarg);
+			break;
+		case OPT_BAG_SETS:
+			if (cli_parse_long(optarg, 1, 100, &folds))
+				return cli_usage_error("auto", "--bag-sets must be an integer in [1, 100], got '%s'", optarg);
+			pl->sp.autop.bag_sets = (int)folds;
 			break;
 		case OPT_FOLDS:
 			if (cli_parse_long(optarg, 2, 100, &folds))

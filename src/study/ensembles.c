@@ -50,11 +50,12 @@ static int load(struct cfl_store *st, int64_t trial, enum cfl_store_split split,
 	return 0;
 }
 
-/* Adds the done trials among [first, last) (one candidate and repeat) as
- * a member when each has validation (when there is a validation part) and
- * test predictions.  Folds are
- * averaged; their OOF rows are put together and kept when they cover every
- * training row exactly once.  refit (auto: the done refit of a bag, or
+/* Adds the done trials among [first, last) (one candidate and repeat, or
+ * auto: one candidate's bag sets, each a repeat) as a member when each has
+ * validation (when there is a validation part) and test predictions.
+ * Folds are averaged; each set's OOF rows are put together, kept when they
+ * cover every training row exactly once, and averaged over the sets (one
+ * set: its rows as they are).  refit (auto: the done refit of a bag, or
  * NULL): its test predictions replace the folds' mean there, and it is
  * listed last among the member's trials. */
 static int add_member(struct cfl_store *st, const struct cfl_data *d,
@@ -64,7 +65,8 @@ static int add_member(struct cfl_store *st, const struct cfl_data *d,
 		      struct study_members *ms, struct cfl_err *err)
 {
 	size_t nv = d->valid.n, nt = d->test.n, ntr = d->train.n;
-	size_t k = 0, n_oof = 0;
+	size_t k = 0, n_oof = 0, n_sets = 0;
+	int set = -1;
 	struct study_member m;
 	unsigned char *seen = NULL;
 	int ok = 1, oof_ok = 1, rc = -1;
@@ -110,6 +112,14 @@ static int add_member(struct cfl_store *st, const struct cfl_data *d,
 		m.ids[m.n_ids++] = tr[i].id;
 		if (tr[i].fold < 0)
 			continue;
+		if (tr[i].repeat != set) {	/* the next bag set */
+			if (n_sets && n_oof != ntr)
+				oof_ok = 0;
+			set = tr[i].repeat;
+			n_sets++;
+			n_oof = 0;
+			memset(seen, 0, ntr);
+		}
 		if (load(st, tr[i].id, CFL_SPLIT_OOF, 0, n_out, &po, err))
 			goto out;
 		for (size_t r = 0; r < po.n; r++) {
@@ -120,8 +130,12 @@ static int add_member(struct cfl_store *st, const struct cfl_data *d,
 				break;
 			}
 			seen[row] = 1;
-			memcpy(m.oof + row * n_out, po.values + r * n_out,
-			       n_out * sizeof(double));
+			if (n_sets == 1)
+				memcpy(m.oof + row * n_out, po.values + r * n_out,
+				       n_out * sizeof(double));
+			else
+				for (size_t j = 0; j < n_out; j++)
+					m.oof[row * n_out + j] += po.values[r * n_out + j];
 			n_oof++;
 		}
 		cfl_pred_release(&po);
@@ -130,6 +144,11 @@ static int add_member(struct cfl_store *st, const struct cfl_data *d,
 		free(m.oof);
 		m.oof = NULL;
 	}
+	m.n_sets = n_sets;
+	/* the sets' mean: a row's R out-of-fold predictions, summed in set
+	 * order, over R (one set: its own, bit for bit) */
+	for (size_t j = 0; m.oof && n_sets > 1 && j < ntr * n_out; j++)
+		m.oof[j] /= (double)n_sets;
 	if (ok && refit) {
 		struct cfl_pred pt;
 
@@ -201,27 +220,40 @@ int study_collect(struct cfl_store *st, int64_t run_id,
 			tr[n++] = tr[i];
 		}
 		n_tr = n;
-		/* a bag with a fold not done is no member */
+		/* a bag set (repeat r: its own fold partition) with a fold not
+		 * done is left out of its bag; a bag without its set 0 whole
+		 * is no member */
 		for (size_t i = 0; i < n_tr;) {
-			size_t j = i;
-			int all = 1;
+			size_t j = i, n0 = 0;
+			int all0 = 0;
 
-			while (j < n_tr && tr[j].cand_id == tr[i].cand_id &&
-			       tr[j].repeat == tr[i].repeat)
-				all &= tr[j++].status == CFL_TRIAL_DONE;
-			for (size_t k = i; !all && k < j; k++)
-				tr[k].status = CFL_TRIAL_QUEUED;
+			for (size_t e; j < n_tr && tr[j].cand_id == tr[i].cand_id; j = e) {
+				size_t n = 0;
+				int all = 1;
+
+				for (e = j; e < n_tr && tr[e].cand_id == tr[i].cand_id &&
+					    tr[e].repeat == tr[j].repeat; e++, n++)
+					all &= tr[e].status == CFL_TRIAL_DONE;
+				if (tr[j].repeat == 0) {
+					n0 = n;
+					all0 = all;
+				}
+				/* sets after 0 with all of set 0's folds */
+				for (size_t k = j; (!all || !all0 || n != n0) && k < e; k++)
+					tr[k].status = CFL_TRIAL_QUEUED;
+			}
 			i = j;
 		}
 	}
 	/* Trials come ordered by (candidate, repeat, fold): a group is a run
-	 * of equal (candidate, repeat). */
+	 * of equal (candidate, repeat), or (bagged) of one candidate, its
+	 * bag sets together. */
 	while (first < n_tr && rc == 0) {
 		size_t last = first;
 		const struct cfl_trial_info *refit = NULL;
 
 		while (last < n_tr && tr[last].cand_id == tr[first].cand_id &&
-		       tr[last].repeat == tr[first].repeat)
+		       (bagged || tr[last].repeat == tr[first].repeat))
 			last++;
 		for (size_t i = 0; i < n_refits && !refit; i++)
 			if (refits[i].cand_id == tr[first].cand_id)
@@ -495,10 +527,7 @@ out:
 	return rc;
 }
 
-/* auto: the most bags greedy selection chooses among, the best by their
- * proper score out of fold: a bound on its memory and time (each round
- * tries every bag on every training row), not a choice of quality. */
-#define AUTO_GREEDY_MAX_BAGS 50
+#define AUTO_GREEDY_MAX_BAGS STUDY_AUTO_MAX_BAGS
 
 /* The model family of candidate cand_id, an index into cands. */
 static size_t family_of(const struct cfl_candidate_info *cands, size_t n_cands,
@@ -594,7 +623,7 @@ static int build_auto(struct cfl_store *st, int64_t run_id,
 	struct cfl_ens_member *em = NULL;
 	struct cfl_ens_input in;
 	struct cfl_candidate_info *cands = NULL;
-	size_t n_cands = 0, n_fam = 0, n_all = 0, *fam = NULL, *all = NULL;
+	size_t n_cands = 0, n_fam = 0, n_all = 0, *fam = NULL, *all = NULL, *sets = NULL;
 	enum cfl_metric_id mets[CFL_M_COUNT + 1], proper;
 	size_t n_mets = 0;
 	double *key = NULL;
@@ -636,6 +665,21 @@ static int build_auto(struct cfl_store *st, int64_t run_id,
 		else
 			key[j] = cfl_metric_info(proper)->sign * v;
 	}
+	/* bags with more sets than others of their family (bag_pool's in
+	 * auto.c) were chosen to be compared with each other on their sets'
+	 * averaged predictions: those of the family with fewer sets, scored
+	 * on one partition's luck, are left out of the choice */
+	if (!(sets = cfl_calloc(n_cands + 1, sizeof(*sets), err)))
+		goto out;
+	for (size_t j = 0; j < ms.n; j++) {
+		size_t f = family_of(cands, n_cands, ms.m[j].cand_id);
+
+		if (key[j] != -INFINITY && ms.m[j].n_sets > sets[f])
+			sets[f] = ms.m[j].n_sets;
+	}
+	for (size_t j = 0; j < ms.n; j++)
+		if (ms.m[j].n_sets < sets[family_of(cands, n_cands, ms.m[j].cand_id)])
+			key[j] = -INFINITY;
 	/* each family's best bag, in the order of the families' first */
 	for (size_t j = 0; j < ms.n; j++) {
 		size_t f = family_of(cands, n_cands, ms.m[j].cand_id), i;
@@ -693,6 +737,7 @@ out:
 	free(key);
 	free(fam);
 	free(all);
+	free(sets);
 	cfl_candidates_free(cands, n_cands);
 	study_members_release(&ms);
 	return rc;

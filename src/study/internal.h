@@ -119,6 +119,7 @@ struct study_member {
 	int64_t *ids;			/* (n_ids) the same trials */
 	size_t n_ids;
 	int64_t cand_id;
+	size_t n_sets;			/* auto: its bag sets (repeats) */
 	/* auto: the bag's refit on every training row, or 0; its test
 	 * predictions are the member's (trials lists it last, after the
 	 * folds, and ids leaves it out) and its model predicts new rows */
@@ -177,6 +178,11 @@ void cfl_study_auto_release(struct cfl_study *s);
  * model on small data for the same reason: a validation part of a few
  * dozen rows ties most candidates. */
 #define STUDY_AUTO_CV_ROWS 10000
+/* The most bags auto's final selection (greedy) chooses among, the best
+ * by their proper score out of fold, and so the most that get more bag
+ * sets: a bound on its memory and time (each round tries every bag on
+ * every training row), not a choice of quality. */
+#define STUDY_AUTO_MAX_BAGS 50
 /* 1 when auto scores out of fold on d loaded for p: the training rows and
  * the validation part carved from them (not a --valid file) number fewer
  * than STUDY_AUTO_CV_ROWS; else 0. */
