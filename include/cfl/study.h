@@ -515,6 +515,9 @@ struct cfl_study_auto_summary {
 				 * fold (small data), not on the validation
 				 * part */
 	size_t n_oof;		/* the training rows the oof scores cover */
+	/* bag sets (--bag-sets): the bags with more than one whole set, the
+	 * most sets a bag has and the folds of each (0 0 0: none) */
+	size_t n_set_bags, n_sets, set_folds;
 	size_t n_families;
 	struct cfl_study_auto_family *families;	/* in search order */
 };

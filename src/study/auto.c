@@ -1407,14 +1407,53 @@ fail:
 	return -1;
 }
 
+/* Waits until every bag set's fold trial submitted is final.  0, or 2 / 3
+ * (interrupted, time limit) or -1. */
+static int wait_sets(struct cfl_study *s, const struct cfl_study_listener *ls,
+		     struct cfl_err *err)
+{
+	while (s->autos->sets_pending) {
+		int r = wait_one(s, ls, err);
+
+		if (r < 0 || r == 2 || r == 3)
+			return r;
+		if (r == 1)	/* idle with a trial pending: cannot happen */
+			break;
+	}
+	return 0;
+}
+
+/* With --refit, the bags to refit once the sets are final: each family's
+ * best by the proper score over its sets, as the leaderboard will rank
+ * them (not by set 0's alone).  0, or -1 with err. */
+static int refit_best_bags(struct cfl_study *s, struct cfl_err *err)
+{
+	struct study_auto *a = s->autos;
+	int64_t best[CFL_STUDY_MAX_MODELS];
+	size_t n;
+
+	if (!s->plan->autop.refit)
+		return 0;
+	if (study_auto_best_bags(s->st, s->run_id, s->data, a->proper, best,
+				 CFL_STUDY_MAX_MODELS, &n, err))
+		return -1;
+	for (size_t k = 0; k < a->n; k++) {
+		a->c[k].bag = 0;
+		for (size_t i = 0; i < n; i++)
+			a->c[k].bag |= a->c[k].id == best[i];
+	}
+	return 0;
+}
+
 /* Small data: more bag sets for the bags the final selection can use
  * (bag_pool), so that it chooses on out-of-fold predictions averaged over
  * several fold partitions, not on one partition's luck (AutoGluon's
  * num_bag_sets).  Under a count budget every set up to a->bag_sets is
- * submitted at once (the wait for them is the caller's); under a time
- * limit set after set, each once the one before is final, while the time
- * left says another would finish.  Says in one line what it did.  0, or
- * 2 / 3 (interrupted, time limit) or -1. */
+ * submitted at once; under a time limit set after set, each once the one
+ * before is final, while the time left says another would finish.  Says
+ * in one line what it did; returns once the sets are final, with --refit
+ * the bags to refit chosen on them.  0, or 2 / 3 (interrupted, time limit)
+ * or -1. */
 static int run_sets(struct cfl_study *s, const struct cfl_study_listener *ls,
 		    struct cfl_err *err)
 {
@@ -1434,12 +1473,13 @@ static int run_sets(struct cfl_study *s, const struct cfl_study_listener *ls,
 	if (p->autop.max_trials) {
 		for (; set < a->bag_sets && !rc; set++)
 			rc = submit_sets(s, order, n, set, &n_sub, err);
-		if (!rc) {
-			snprintf(text, sizeof(text), "bag sets: %d more of %d folds for the "
-				 "%zu best bags: %zu trials", a->bag_sets - 1,
-				 p->autop.folds, n, n_sub);
-			emit_phase(s, ls, text);
-		}
+		if (rc)
+			goto out;
+		snprintf(text, sizeof(text), "bag sets: %d more of %d folds for the "
+			 "%zu best bags: %zu trials", a->bag_sets - 1,
+			 p->autop.folds, n, n_sub);
+		emit_phase(s, ls, text);
+		rc = wait_sets(s, ls, err);
 		goto out;
 	}
 	for (; set < a->bag_sets; set++) {
@@ -1455,16 +1495,8 @@ static int run_sets(struct cfl_study *s, const struct cfl_study_listener *ls,
 			rc = -1;
 			goto out;
 		}
-		while (a->sets_pending) {
-			int r = wait_one(s, ls, err);
-
-			if (r < 0 || r == 2 || r == 3) {
-				rc = r;
-				goto out;
-			}
-			if (r == 1)	/* idle with a trial pending: cannot happen */
-				break;
-		}
+		if ((rc = wait_sets(s, ls, err)) != 0)
+			goto out;
 	}
 	if (set == a->bag_sets)
 		snprintf(text, sizeof(text), "bag sets: %d of %d folds for the %zu "
@@ -1472,6 +1504,8 @@ static int run_sets(struct cfl_study *s, const struct cfl_study_listener *ls,
 	emit_phase(s, ls, text);
 out:
 	free(order);
+	if (!rc && refit_best_bags(s, err))
+		rc = -1;
 	return rc;
 }
 
@@ -1800,6 +1834,38 @@ static size_t oof_rows(struct cfl_store *st, const struct cfl_trial_info *tr,
 	return 0;
 }
 
+/* The bag sets of the run's bags (trials in (candidate, repeat, fold)
+ * order): a set is whole when its folds, as many as the bag's set 0
+ * has, are all done. */
+static void set_counts(const struct cfl_trial_info *tr, size_t n_tr,
+		       struct cfl_study_auto_summary *out)
+{
+	for (size_t i = 0; i < n_tr;) {
+		size_t j = i, n0 = 0, sets = 0;
+
+		while (j < n_tr && tr[j].cand_id == tr[i].cand_id) {
+			size_t e = j, done = 0;
+
+			for (; e < n_tr && tr[e].cand_id == tr[i].cand_id &&
+			       tr[e].repeat == tr[j].repeat; e++)
+				done += tr[e].fold >= 0 && tr[e].status == CFL_TRIAL_DONE;
+			if (tr[j].repeat == 0 && tr[j].fold >= 0)
+				n0 = e - j;
+			if (tr[j].fold >= 0 && done && done == e - j &&
+			    (tr[j].repeat == 0 || done == n0))
+				sets += tr[j].repeat == 0 || tr[j].repeat >= 2;
+			j = e;
+		}
+		if (n0 && sets > 1) {
+			out->n_set_bags++;
+			if (sets > out->n_sets)
+				out->n_sets = sets;
+			out->set_folds = n0;
+		}
+		i = j;
+	}
+}
+
 /* Sorts n rows in the leaderboard's order (by_rank); stable. */
 static void sort_rows(struct cfl_study_auto_row *rows, size_t n, int sign,
 		      int score_sign)
@@ -1877,8 +1943,9 @@ int cfl_study_auto_summary(struct cfl_store *st, int64_t run_id,
 		members_time(ens[e].members, tr, n_tr, &r->seconds, &r->n_trials);
 	}
 	out->n_oof = oof_rows(st, tr, n_tr);
+	set_counts(tr, n_tr, out);
 	for (size_t i = 0; i < n_tr; i++)
-		out->n_unfinished += tr[i].fold >= 0 &&
+		out->n_unfinished += tr[i].fold >= 0 && tr[i].repeat == 0 &&
 				     (tr[i].status == CFL_TRIAL_INTERRUPTED ||
 				      tr[i].status == CFL_TRIAL_QUEUED ||
 				      tr[i].status == CFL_TRIAL_RUNNING);

@@ -541,6 +541,91 @@ static size_t family_of(const struct cfl_candidate_info *cands, size_t n_cands,
 	return n_cands;
 }
 
+/* auto's ranking of the bags ms: key[j] each bag's proper score out of
+ * fold, signed (higher better; -INFINITY: not to be chosen), and fam
+ * (*n_fam) each family's best bag, in the order of the families' first.
+ * 0, or -1 with err. */
+static int rank_bags(const struct study_members *ms, const struct cfl_data *d,
+		     enum cfl_metric_id proper,
+		     const struct cfl_candidate_info *cands, size_t n_cands,
+		     double *key, size_t *fam, size_t *n_fam, struct cfl_err *err)
+{
+	int n_classes = d->train.n_classes;
+	size_t *sets;
+
+	*n_fam = 0;
+	/* each bag's proper score out of fold, signed: higher is better */
+	for (size_t j = 0; j < ms->n; j++) {
+		struct cfl_err why;
+		double v = NAN;
+
+		if (!ms->m[j].oof ||
+		    cfl_metric_eval(proper, d->train.y, ms->m[j].oof, d->train.n,
+				    n_classes, &v, &why) || !isfinite(v))
+			key[j] = -INFINITY;
+		else
+			key[j] = cfl_metric_info(proper)->sign * v;
+	}
+	/* bags with more sets than others of their family (bag_pool's in
+	 * auto.c) were chosen to be compared with each other on their sets'
+	 * averaged predictions: those of the family with fewer sets, scored
+	 * on one partition's luck, are left out of the choice */
+	if (!(sets = cfl_calloc(n_cands + 1, sizeof(*sets), err)))
+		return -1;
+	for (size_t j = 0; j < ms->n; j++) {
+		size_t f = family_of(cands, n_cands, ms->m[j].cand_id);
+
+		if (key[j] != -INFINITY && ms->m[j].n_sets > sets[f])
+			sets[f] = ms->m[j].n_sets;
+	}
+	for (size_t j = 0; j < ms->n; j++)
+		if (ms->m[j].n_sets < sets[family_of(cands, n_cands, ms->m[j].cand_id)])
+			key[j] = -INFINITY;
+	/* each family's best bag, in the order of the families' first */
+	for (size_t j = 0; j < ms->n; j++) {
+		size_t f = family_of(cands, n_cands, ms->m[j].cand_id), i;
+
+		for (i = 0; i < *n_fam; i++)
+			if (family_of(cands, n_cands, ms->m[fam[i]].cand_id) == f)
+				break;
+		if (i == *n_fam)
+			fam[(*n_fam)++] = j;
+		else if (key[j] > key[fam[i]])
+			fam[i] = j;
+	}
+	free(sets);
+	return 0;
+}
+
+int study_auto_best_bags(struct cfl_store *st, int64_t run_id,
+			 const struct cfl_data *d, enum cfl_metric_id proper,
+			 int64_t *best, size_t cap, size_t *n, struct cfl_err *err)
+{
+	size_t n_out = d->train.n_classes > 0 ? (size_t)d->train.n_classes : 1;
+	struct study_members ms = { 0 };
+	struct cfl_candidate_info *cands = NULL;
+	size_t n_cands = 0, n_fam = 0, *fam = NULL;
+	double *key = NULL;
+	int rc = -1;
+
+	*n = 0;
+	if (study_collect(st, run_id, d, n_out, 1, &ms, err) ||
+	    cfl_store_candidates(st, run_id, &cands, &n_cands, err) ||
+	    !(key = cfl_calloc(ms.n + 1, sizeof(*key), err)) ||
+	    !(fam = cfl_calloc(ms.n + 1, sizeof(*fam), err)) ||
+	    rank_bags(&ms, d, proper, cands, n_cands, key, fam, &n_fam, err))
+		goto out;
+	for (size_t i = 0; i < n_fam && *n < cap; i++)
+		best[(*n)++] = ms.m[fam[i]].cand_id;
+	rc = 0;
+out:
+	free(key);
+	free(fam);
+	cfl_candidates_free(cands, n_cands);
+	study_members_release(&ms);
+	return rc;
+}
+
 /* Builds and stores one ensemble (method) over the members sel[0..n) of ms,
  * scored out of fold too.  Skipped with a NOTE when it cannot be built.
  * 0, or -1 with err. */
@@ -623,7 +708,7 @@ static int build_auto(struct cfl_store *st, int64_t run_id,
 	struct cfl_ens_member *em = NULL;
 	struct cfl_ens_input in;
 	struct cfl_candidate_info *cands = NULL;
-	size_t n_cands = 0, n_fam = 0, n_all = 0, *fam = NULL, *all = NULL, *sets = NULL;
+	size_t n_cands = 0, n_fam = 0, n_all = 0, *fam = NULL, *all = NULL;
 	enum cfl_metric_id mets[CFL_M_COUNT + 1], proper;
 	size_t n_mets = 0;
 	double *key = NULL;
@@ -653,45 +738,14 @@ static int build_auto(struct cfl_store *st, int64_t run_id,
 	study_ens_input(d, &ms, em, mets, n_mets, &in);
 	in.select_on_oof = 1;
 	in.select_metric = &proper;
-	/* each bag's proper score out of fold, signed: higher is better */
-	for (size_t j = 0; j < ms.n; j++) {
-		struct cfl_err why;
-		double v = NAN;
-
-		if (!ms.m[j].oof ||
-		    cfl_metric_eval(proper, d->train.y, ms.m[j].oof, d->train.n,
-				    n_classes, &v, &why) || !isfinite(v))
-			key[j] = -INFINITY;
-		else
-			key[j] = cfl_metric_info(proper)->sign * v;
-	}
-	/* bags with more sets than others of their family (bag_pool's in
-	 * auto.c) were chosen to be compared with each other on their sets'
-	 * averaged predictions: those of the family with fewer sets, scored
-	 * on one partition's luck, are left out of the choice */
-	if (!(sets = cfl_calloc(n_cands + 1, sizeof(*sets), err)))
+	if (rank_bags(&ms, d, proper, cands, n_cands, key, fam, &n_fam, err))
 		goto out;
-	for (size_t j = 0; j < ms.n; j++) {
-		size_t f = family_of(cands, n_cands, ms.m[j].cand_id);
-
-		if (key[j] != -INFINITY && ms.m[j].n_sets > sets[f])
-			sets[f] = ms.m[j].n_sets;
-	}
+	/* a bag with more than one set is scored on their mean: so is its
+	 * candidate in the search table */
 	for (size_t j = 0; j < ms.n; j++)
-		if (ms.m[j].n_sets < sets[family_of(cands, n_cands, ms.m[j].cand_id)])
-			key[j] = -INFINITY;
-	/* each family's best bag, in the order of the families' first */
-	for (size_t j = 0; j < ms.n; j++) {
-		size_t f = family_of(cands, n_cands, ms.m[j].cand_id), i;
-
-		for (i = 0; i < n_fam; i++)
-			if (family_of(cands, n_cands, ms.m[fam[i]].cand_id) == f)
-				break;
-		if (i == n_fam)
-			fam[n_fam++] = j;
-		else if (key[j] > key[fam[i]])
-			fam[i] = j;
-	}
+		if (ms.m[j].n_sets > 1 && key[j] != -INFINITY &&
+		    cfl_store_candidate_set_score(st, ms.m[j].cand_id, key[j], err))
+			goto out;
 	for (size_t i = 0; i < n_fam; i++) {
 		char name[96];
 
@@ -737,7 +791,6 @@ out:
 	free(key);
 	free(fam);
 	free(all);
-	free(sets);
 	cfl_candidates_free(cands, n_cands);
 	study_members_release(&ms);
 	return rc;

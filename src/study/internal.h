@@ -140,6 +140,13 @@ void study_members_release(struct study_members *ms);
 int study_collect(struct cfl_store *st, int64_t run_id,
 		  const struct cfl_data *d, size_t n_out, int bagged,
 		  struct study_members *ms /* OUT */, struct cfl_err *err);
+/* auto: the candidate ids of each family's best bag, by the proper score
+ * out of fold over its bag sets, as cfl_study_auto_ensembles chooses them
+ * (at most cap into best; *n of them).  0, or -1 with err. */
+int study_auto_best_bags(struct cfl_store *st, int64_t run_id,
+			 const struct cfl_data *d, enum cfl_metric_id proper,
+			 int64_t *best /* OUT */, size_t cap, size_t *n,
+			 struct cfl_err *err);
 /* The ensemble input over ms and d's labels, as the run builds it; em
  * (ms->n) is filled and pointed to. */
 void study_ens_input(const struct cfl_data *d, const struct study_members *ms,

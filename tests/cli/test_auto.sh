@@ -114,11 +114,13 @@ test_auto_end_to_end() {
 		fail "the first candidate is not linear's"
 	[ "$(sqlite3 a.db "select count(*) from candidates where model = 'tree'")" = 2 ] ||
 		fail "tree: $(sqlite3 a.db "select count(*) from candidates where model = 'tree'") candidates"
-	# four bags of 5 folds with out-of-fold predictions, no search trial
-	# on the validation part
-	[ "$(sqlite3 a.db "select count(*) from trials t join predictions p on p.trial = t.id
-		where t.fold >= 0 and t.status = 'done' and p.split = 'oof'")" = 20 ] ||
-		fail "not 20 fold trials with out-of-fold predictions"
+	# four bags of 5 folds with out-of-fold predictions, each in 3 bag
+	# sets (--bag-sets' default: trial repeats 0, 2 and 3), no search
+	# trial on the validation part
+	[ "$(sqlite3 a.db "select group_concat(n, ',') from (select count(*) n from trials t
+		join predictions p on p.trial = t.id where t.fold >= 0 and t.status = 'done'
+		and p.split = 'oof' group by t.repeat order by t.repeat)")" = 20,20,20 ] ||
+		fail "not 3 sets of 20 fold trials with out-of-fold predictions"
 	[ "$(sqlite3 a.db "select count(*) from trials where fold < 0")" = 0 ] ||
 		fail "trials on the validation part"
 	[ "$(sqlite3 a.db "select group_concat(method, ',') from (select method from ensembles order by method)")" = "bag,bag,greedy,mean,stacking" ] ||
@@ -155,7 +157,7 @@ test_auto_small_data_scores_out_of_fold() {
 	expect_err "each scored out of fold"
 	expect_out "Search (candidates scored by logloss out of fold)"
 	[ "$(sqlite3 a.db "select group_concat(n, ',') from (select count(*) n from trials
-		where fold >= 0 group by candidate)")" = "3,3,3" ] ||
+		where fold >= 0 and repeat = 0 group by candidate)")" = "3,3,3" ] ||
 		fail "every candidate is not a bag of 3 folds"
 	# the search table's best is the candidate of the lowest log loss out
 	# of fold, the linear bag's row
@@ -376,8 +378,9 @@ test_auto_refit() {
 	[ "$(sqlite3 s.db "select count(*) from trials where repeat = 1 and fold = -1
 		and phase = 'refit' and status = 'done'")" = 2 ] ||
 		fail "refits: $(sqlite3 s.db "select repeat, fold, status from trials where repeat = 1")"
-	# 20 fold models and 2 refits kept; the bundle takes the refits only
-	[ "$(sqlite3 s.db "select count(*) from trial_models")" = 22 ] ||
+	# 60 fold models (4 bags, 3 bag sets of 5 folds) and 2 refits kept;
+	# the bundle takes the refits only
+	[ "$(sqlite3 s.db "select count(*) from trial_models")" = 62 ] ||
 		fail "models kept: $(sqlite3 s.db 'select count(*) from trial_models')"
 	[ "$(sqlite3 s.cfl "select group_concat(repeat || ':' || fold, ' ') from models")" = "1:-1 1:-1" ] ||
 		fail "bundle models: $(sqlite3 s.cfl "select group_concat(repeat || ':' || fold, ' ') from models")"
@@ -629,4 +632,95 @@ test_auto_max_trials_kill_then_resume() {
 	[ "$b1" = "$(auto_board_no_seconds "$out")" ] ||
 		fail "leaderboards differ: $b1 // $out"
 	cmp -s r1.cfl r2.cfl || fail "the bundles differ"
+}
+
+# each row $4 (one a line) of bundle $2, applied to test.csv, gives the
+# test $3 the run stored in $1 for that entry
+expect_rows_give_test() {
+	local e want got
+	for e in $4; do
+		want=$(sqlite3 "$1" "select printf('%.10g', m.value) from ensemble_metrics m
+			join ensembles e on e.id = m.ensemble where e.name = '$e'
+			and m.split = 'test' and m.metric = '$3'")
+		got=$("$CFL" predict "$2" test.csv --row "$e" -o /dev/null | awk -v m="$3" '$1 == m { print $2 }')
+		[ -n "$want" ] && [ "$got" = "$want" ] || fail "$e: predict $3 $got, stored $want"
+	done
+}
+
+# --bag-sets 2: each bag is trained on two fold partitions (trial repeat 0
+# and 2; repeat 1 stays the refit's), the sets' partitions differ, the
+# bag's out-of-fold figure is that of the mean of its two out-of-fold
+# predictions of every training row, its members are its 10 fold models,
+# and the bundle's rows give the leaderboard's test figures again
+test_auto_bag_sets_average_two_partitions() {
+	local names
+	[ -x /usr/bin/python3 ] || skip "no /usr/bin/python3"
+	awk 'NR <= 301 { print > "train.csv" } NR == 1 || NR > 301 { print > "test.csv" }' \
+		"$ROOT/datasets/diabetes.csv"
+	run "$CFL" auto train.csv --test test.csv --models linear,tree --max-trials 2 \
+		--bag-sets 2 --metric rmse --num-jobs 2 --db b.db --name b --save b.cfl
+	expect_rc 0
+	expect_err "bag sets: 1 more of 5 folds for the 2 best bags: 10 trials"
+	expect_out "Bag sets: 2 bags with up to 2 sets of 5 folds, scored on their mean"
+	[ "$(sqlite3 b.db "select group_concat(repeat || ':' || n, ' ') from (select repeat,
+		count(*) n from trials where fold >= 0 and status = 'done' group by repeat)")" = "0:10 2:10" ] ||
+		fail "trials: $(sqlite3 b.db "select repeat, fold, status from trials")"
+	[ "$(awk '/^[0-9]+ +linear:/ {print $NF}' <<<"$out")" = 10 ] ||
+		fail "the linear bag's members: $out"
+	/usr/bin/python3 - b.db train.csv >py.out 2>&1 <<'PYEOF' || fail "$(cat py.out)"
+import csv, math, sqlite3, struct, sys
+db = sqlite3.connect(sys.argv[1])
+y = [float(r[-1]) for r in list(csv.reader(open(sys.argv[2])))[1:]]
+for name, members in db.execute("select name, members from ensembles where method = 'bag'"):
+    ids = [int(t) for t in members.split(';')[0].split()[1].split('+')]
+    sets = {}
+    for t in ids:
+        rep, fold = db.execute('select repeat, fold from trials where id = ?', (t,)).fetchone()
+        n, data, rows = db.execute("select n, data, rows from predictions where trial = ? "
+                                   "and split = 'oof'", (t,)).fetchone()
+        vals = struct.unpack('<%dd' % n, data)
+        idx = struct.unpack('<%dI' % n, rows) if rows else range(n)
+        sets.setdefault(rep, {})[fold] = dict(zip(idx, vals))
+    assert sorted(sets) == [0, 2], (name, sorted(sets))
+    for rep, folds in sets.items():
+        got = sorted(r for f in folds.values() for r in f)
+        assert got == list(range(len(y))), (name, rep, 'not a partition')
+    assert sorted(sets[0][0]) != sorted(sets[2][0]), (name, 'the sets share a partition')
+    pred = {}
+    for folds in sets.values():
+        for f in folds.values():
+            for r, v in f.items():
+                pred[r] = pred.get(r, 0.0) + v / 2
+    rmse = math.sqrt(sum((y[r] - pred[r]) ** 2 for r in pred) / len(y))
+    stored = db.execute("select m.value from ensemble_metrics m join ensembles e on "
+                        "e.id = m.ensemble where e.name = ? and m.split = 'oof' and "
+                        "m.metric = 'rmse'", (name,)).fetchone()[0]
+    assert abs(rmse - stored) <= 1e-9 * stored, (name, rmse, stored)
+    print(name, rmse, stored)
+PYEOF
+	names=$(awk '/^Leaderboard/ {on = 1; next} on && /^[0-9]+ / {print $2} /^$/ {on = 0}' <<<"$out")
+	[ "$(wc -l <<<"$names")" = 5 ] || fail "leaderboard entries: $names"
+	expect_rows_give_test b.db b.cfl mse "$names"
+	# the bundle's linear bag averages its 10 fold models
+	[ "$(sqlite3 b.cfl "select count(*) from models where repeat = 2")" -ge 5 ] ||
+		fail "bundle models: $(sqlite3 b.cfl "select group_concat(repeat || ':' || fold, ' ') from models")"
+}
+
+# --bag-sets 1 is auto as it was before bag sets: one partition for every
+# bag, the figures of docs/auto.md's example (made before bag sets)
+test_auto_bag_sets_1_unchanged() {
+	run "$CFL" auto "$ROOT/datasets/iris.csv" --models linear,tree --max-trials 6 \
+		--bag-sets 1 --num-jobs 2 --db o.db --name quick
+	expect_rc 0
+	[ "$(sqlite3 o.db "select count(*) from trials where repeat <> 0")" = 0 ] ||
+		fail "trials of another set: $(sqlite3 o.db "select repeat, fold from trials where repeat <> 0")"
+	grep -Eq '^3 +linear:bcbebec4 +bag +0\.035562 +0\.983333 +0\.933333 .* 5$' <<<"$out" ||
+		fail "the linear bag is not as it was: $out"
+	grep -Eq '^1 +greedy +ensemble +0\.035070 +0\.983333 +0\.933333 ' <<<"$out" ||
+		fail "greedy is not as it was: $out"
+	grep -q "Bag sets" <<<"$out" && fail "a bag sets line with one set: $out"
+	grep -q "bag sets:" <<<"$err" && fail "a bag sets phase with one set: $err"
+	run "$CFL" auto "$ROOT/datasets/iris.csv" --bag-sets 0 --db x.db
+	expect_rc 2
+	expect_err "--bag-sets must be an integer in [1, 100]"
 }
