@@ -100,6 +100,7 @@ struct study_auto {
 	size_t n_out;
 	enum cfl_metric_id proper;	/* logloss, or the plan's metric */
 	int bag_sets;		/* the most sets a bag gets (--bag-sets) */
+	double search_t0;	/* when the search began (this session) */
 	size_t sets_pending;	/* bag sets' fold trials not final yet */
 };
 
@@ -1349,23 +1350,43 @@ static size_t bag_pool(const struct study_auto *a, size_t *order)
 }
 
 /* The wall seconds one more bag set of the n bags of order should take:
- * their folds' seconds (as set 0's took) over the slots, plus the slowest
- * fold for the ragged end. */
+ * their folds' seconds in the workers (as set 0's took), and for each
+ * fold what a trial cost beyond them in this session's search (its wall
+ * time over the slots against the trials' own seconds: the coordinator's
+ * store and lease work, not TRIAL_OVERHEAD's guess), over the slots, plus
+ * the slowest fold for the ragged end.  Once a set ran, the next is taken
+ * to last as long (run_sets). */
 static double set_seconds(const struct cfl_study *s, const size_t *order, size_t n)
 {
 	const struct study_auto *a = s->autos;
-	double t = 0, slowest = 0;
+	double t = 0, slowest = 0, busy = 0, cost = 0, slots = (double)study_slots(s);
+	size_t n_run = 0;
 
+	for (size_t k = 0; k < a->n; k++) {
+		const struct auto_cand *c = &a->c[k];
+
+		if (c->replayed || isnan(c->seconds))
+			continue;
+		busy += c->seconds - (double)c->folds_done * TRIAL_OVERHEAD;
+		n_run += c->folds_done;
+	}
+	if (n_run && a->search_t0 > 0)
+		cost = ((cfl_now() - a->search_t0) * slots - busy) / (double)n_run;
+	if (cost < 0)
+		cost = 0;
 	for (size_t i = 0; i < n; i++) {
-		double sec = a->c[order[i]].seconds;
+		const struct auto_cand *c = &a->c[order[i]];
+		double sec = c->seconds - (double)c->folds_done * (TRIAL_OVERHEAD - cost);
 
 		if (isnan(sec))
 			continue;
+		if (sec < 0)
+			sec = 0;
 		t += sec;
 		if (sec / s->plan->autop.folds > slowest)
 			slowest = sec / s->plan->autop.folds;
 	}
-	return t / (double)study_slots(s) + slowest;
+	return t / slots + slowest;
 }
 
 /* Submits bag set `set` of each of the n bags of order: K fold trials
@@ -1445,12 +1466,19 @@ static int refit_best_bags(struct cfl_study *s, struct cfl_err *err)
 	return 0;
 }
 
+/* Under a time limit, the most bag sets a bag gets: the search keeps time
+ * for a->bag_sets (sets_reserve), what it leaves beyond goes to more sets
+ * up to this many (AutoGluon's num_bag_sets when it stacks automatically).
+ * A bound on the time spent, not a choice fitted to any data. */
+#define STUDY_AUTO_TIMED_SETS 20
+
 /* Small data: more bag sets for the bags the final selection can use
  * (bag_pool), so that it chooses on out-of-fold predictions averaged over
  * several fold partitions, not on one partition's luck (AutoGluon's
  * num_bag_sets).  Under a count budget every set up to a->bag_sets is
  * submitted at once; under a time limit set after set, each once the one
- * before is final, while the time left says another would finish.  Says
+ * before is final, while the time left says another would finish (up to
+ * STUDY_AUTO_TIMED_SETS).  Says
  * in one line what it did; returns once the sets are final, with --refit
  * the bags to refit chosen on them.  0, or 2 / 3 (interrupted, time limit)
  * or -1. */
@@ -1460,7 +1488,8 @@ static int run_sets(struct cfl_study *s, const struct cfl_study_listener *ls,
 	const struct cfl_study_plan *p = s->plan;
 	struct study_auto *a = s->autos;
 	size_t *order, n, n_sub = 0;
-	int set = 1, rc = 0;
+	int set = 1, rc = 0, most = a->bag_sets > STUDY_AUTO_TIMED_SETS
+				    ? a->bag_sets : STUDY_AUTO_TIMED_SETS;
 	char text[160];
 
 	if (!a->cv || a->bag_sets <= 1 || !a->n)
@@ -1482,25 +1511,33 @@ static int run_sets(struct cfl_study *s, const struct cfl_study_listener *ls,
 		rc = wait_sets(s, ls, err);
 		goto out;
 	}
-	for (; set < a->bag_sets; set++) {
-		double need = set_seconds(s, order, n), left = s->deadline - cfl_now();
+	for (double last = -1; set < most; set++) {
+		double need = last >= 0 ? last : set_seconds(s, order, n);
+		double t0 = cfl_now(), left = s->deadline - t0;
 
 		if (need > left) {
-			snprintf(text, sizeof(text), "bag sets: %d of %d for the %zu best "
-				 "bags; another (%.1f s) would not finish in %.1f s",
-				 set, a->bag_sets, n, need, left > 0 ? left : 0.0);
+			snprintf(text, sizeof(text), "bag sets: %d for the %zu best bags; "
+				 "another (%.1f s) would not finish in %.1f s",
+				 set, n, need, left > 0 ? left : 0.0);
 			break;
 		}
 		if (submit_sets(s, order, n, set, &n_sub, err)) {
 			rc = -1;
 			goto out;
 		}
-		if ((rc = wait_sets(s, ls, err)) != 0)
+		if ((rc = wait_sets(s, ls, err)) != 0) {
+			snprintf(text, sizeof(text), "bag sets: the %s stopped set %d "
+				 "for the %zu best bags", rc == 3 ? "time limit" : "interrupt",
+				 set + 1, n);
+			if (rc > 0)
+				emit_phase(s, ls, text);
 			goto out;
+		}
+		last = cfl_now() - t0;
 	}
-	if (set == a->bag_sets)
+	if (set == most)
 		snprintf(text, sizeof(text), "bag sets: %d of %d folds for the %zu "
-			 "best bags (%zu trials)", a->bag_sets, p->autop.folds, n, n_sub);
+			 "best bags (%zu trials)", most, p->autop.folds, n, n_sub);
 	emit_phase(s, ls, text);
 out:
 	free(order);
@@ -1584,6 +1621,7 @@ int cfl_study_auto(struct cfl_study *s, const struct cfl_study_listener *ls,
 		if (a->dflt[f] < 0)
 			return -1;
 	}
+	a->search_t0 = cfl_now();
 	if (p->autop.max_trials || a->cv) {
 		r = p->autop.max_trials ? search_rounds(s, ls, err) : search_async(s, ls, err);
 		if (r < 0)

@@ -566,10 +566,11 @@ static int rank_bags(const struct study_members *ms, const struct cfl_data *d,
 		else
 			key[j] = cfl_metric_info(proper)->sign * v;
 	}
-	/* bags with more sets than others of their family (bag_pool's in
-	 * auto.c) were chosen to be compared with each other on their sets'
-	 * averaged predictions: those of the family with fewer sets, scored
-	 * on one partition's luck, are left out of the choice */
+	/* bags with more than one set (bag_pool's in auto.c) were chosen to
+	 * be compared with each other on their sets' averaged predictions:
+	 * the family's bags of one set, scored on one partition's luck, are
+	 * left out of the choice (a set the time limit stopped half way
+	 * leaves some bags with a set fewer than others: they stay) */
 	if (!(sets = cfl_calloc(n_cands + 1, sizeof(*sets), err)))
 		return -1;
 	for (size_t j = 0; j < ms->n; j++) {
@@ -579,7 +580,8 @@ static int rank_bags(const struct study_members *ms, const struct cfl_data *d,
 			sets[f] = ms->m[j].n_sets;
 	}
 	for (size_t j = 0; j < ms->n; j++)
-		if (ms->m[j].n_sets < sets[family_of(cands, n_cands, ms->m[j].cand_id)])
+		if (ms->m[j].n_sets < 2 &&
+		    sets[family_of(cands, n_cands, ms->m[j].cand_id)] >= 2)
 			key[j] = -INFINITY;
 	/* each family's best bag, in the order of the families' first */
 	for (size_t j = 0; j < ms->n; j++) {
