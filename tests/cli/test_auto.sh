@@ -201,11 +201,11 @@ test_auto_small_data_holds_out_no_validation_part() {
 	[ "$(sqlite3 a.db "select count(*) from metrics where split = 'valid'") $(sqlite3 a.db \
 		"select count(*) from predictions where split = 'valid'")" = "0 0" ] ||
 		fail "scores or predictions on a validation part"
-	# each bag's folds predict every one of the 120 training rows once
+	# each bag set's folds predict every one of the 120 training rows once
 	[ "$(sqlite3 a.db "select group_concat(n, ',') from (select sum(p.n) n from trials t
 		join predictions p on p.trial = t.id and p.split = 'oof' where t.fold >= 0
-		group by t.candidate)")" = "120,120" ] ||
-		fail "the folds do not cover the 120 training rows"
+		group by t.candidate, t.repeat)")" = "120,120,120,120,120,120" ] ||
+		fail "the folds do not cover the 120 training rows in each of 3 bag sets"
 	# asked for, a validation part is still held out (and harms nothing)
 	run "$CFL" auto "$ROOT/datasets/iris.csv" --models linear --max-trials 1 --valid-frac 0.1 \
 		--db b.db --name i
@@ -246,6 +246,9 @@ test_auto_small_data_uses_its_time() {
 	expect_err "searching 2 families until the time limit"
 	grep -E "^the search ends: [0-9]+ candidates; families stopped: [0-9]+ as another round would not finish in the time left, [0-9]+ with their space exhausted, [0-9]+ at 300 candidates$|^the search ends: the time limit stopped it \([0-9]+ candidates scored\)$" <<<"$err" >/dev/null ||
 		fail "no line saying why the search ended: $(grep "search ends" <<<"$err")"
+	# and one saying what the bag sets did
+	[ "$(grep -cE "^bag sets: ([0-9]+ for the [0-9]+ best bags; another \([0-9.]+ s\) would not finish in [0-9.]+ s|the time limit stopped set [0-9]+ for the [0-9]+ best bags|20 of 5 folds for the [0-9]+ best bags \([0-9]+ trials\))$" <<<"$err")" = 1 ] ||
+		fail "no line saying what the bag sets did: $(grep "bag sets" <<<"$err")"
 	[ "$(sqlite3 e.db "select count(*) from candidates where model = 'linear'")" -gt 5 ] ||
 		fail "linear went no further than its portfolio"
 	expect_run_seconds e.db "$(lim 4).5" "$(awk -v l="$(lim 4)" 'BEGIN { print 0.7 * l }')"
@@ -329,10 +332,11 @@ test_auto_save_bundle_and_report() {
 	# the bags' fold trials (every candidate is a bag) kept their models
 	[ "$(sqlite3 s.db "select count(*) from trial_models m join trials t on t.id = m.trial
 		where t.fold < 0")" = 0 ] || fail "trials without folds kept models"
-	[ "$(sqlite3 s.db "select count(*) from trial_models")" = 20 ] ||
+	# (4 bags of 3 bag sets of 5 folds)
+	[ "$(sqlite3 s.db "select count(*) from trial_models")" = 60 ] ||
 		fail "fold models kept: $(sqlite3 s.db 'select count(*) from trial_models')"
 	# the bundle holds the models its rows use, no other
-	[ "$(sqlite3 s.cfl "select count(*) from models")" -lt 20 ] ||
+	[ "$(sqlite3 s.cfl "select count(*) from models")" -lt 60 ] ||
 		fail "the bundle holds every bag: $(sqlite3 s.cfl "select count(*) from models")"
 	# the rows are the leaderboard's entries; the default is its rank 1
 	names=$(awk '/^Leaderboard/ {on = 1; next} on && /^[0-9]+ / {print $2} /^$/ {on = 0}' <<<"$out")
@@ -723,4 +727,47 @@ test_auto_bag_sets_1_unchanged() {
 	run "$CFL" auto "$ROOT/datasets/iris.csv" --bag-sets 0 --db x.db
 	expect_rc 2
 	expect_err "--bag-sets must be an integer in [1, 100]"
+}
+
+# a count budget with bag sets: the same leaderboard and bundle bytes on
+# one worker and on two, and after a kill -9 in the middle of a set and a
+# --resume, which keeps the sets' folds done before the kill
+# (CFL_TEST_FAULT=slow:3 slows the third set's trials, repeat 3)
+test_auto_bag_sets_same_on_jobs_and_after_kill() {
+	local job n b1 done1 kept
+	run "$CFL" auto "$ROOT/datasets/wine.csv" --models linear,tree --max-trials 4 \
+		--bag-sets 3 --num-jobs 2 --db a.db --name r --save r1.cfl
+	expect_rc 0
+	expect_err "bag sets: 2 more of 5 folds for the 4 best bags: 40 trials"
+	b1=$(auto_board_no_seconds "$out")
+	run "$CFL" auto "$ROOT/datasets/wine.csv" --models linear,tree --max-trials 4 \
+		--bag-sets 3 --num-jobs 1 --db o.db --name r --save r0.cfl
+	expect_rc 0
+	[ -n "$b1" ] && [ "$b1" = "$(auto_board_no_seconds "$out")" ] ||
+		fail "leaderboards differ on 1 and 2 jobs: $b1 // $out"
+	cmp -s r0.cfl r1.cfl || fail "the bundles differ on 1 and 2 jobs"
+	CFL_TEST_FAULT=slow:3 "$CFL" auto "$ROOT/datasets/wine.csv" --models linear,tree \
+		--max-trials 4 --bag-sets 3 --num-jobs 2 --db k.db --name r --save r2.cfl \
+		>/dev/null 2>&1 &
+	job=$!
+	for _ in $(seq 300); do
+		n=$(sqlite3 k.db "select count(*) from trials where repeat = 3 and status = 'done'" 2>/dev/null)
+		[ "${n:-0}" -ge 2 ] && break
+		sleep 0.1
+	done
+	kill -9 "$job"
+	wait "$job" 2>/dev/null
+	[ "${n:-0}" -ge 2 ] || fail "the run did 2 trials of its third set in 30 s: $n"
+	[ "$(sqlite3 k.db "select count(*) from trials where repeat = 3 and status <> 'done'")" -gt 0 ] ||
+		fail "the run had finished its sets when killed"
+	done1=$(sqlite3 k.db "select group_concat(id || ':' || finished, ',') from trials
+		where status = 'done' and repeat >= 2")
+	run "$CFL" auto --resume r --db k.db
+	expect_rc 0
+	[ "$b1" = "$(auto_board_no_seconds "$out")" ] ||
+		fail "leaderboards differ after the resume: $b1 // $out"
+	cmp -s r1.cfl r2.cfl || fail "the bundles differ after the resume"
+	kept=$(sqlite3 k.db "select group_concat(id || ':' || finished, ',') from trials
+		where status = 'done' and id in ($(tr ',' '\n' <<<"$done1" | cut -d: -f1 | paste -sd,))")
+	[ "$kept" = "$done1" ] || fail "the sets' folds done before the kill ran again"
 }
