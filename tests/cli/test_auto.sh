@@ -711,7 +711,7 @@ PYEOF
 }
 
 # --bag-sets 1 is auto as it was before bag sets: one partition for every
-# bag, the figures of docs/auto.md's example (made before bag sets)
+# bag, the figures main printed for docs/auto.md's example before bag sets
 test_auto_bag_sets_1_unchanged() {
 	run "$CFL" auto "$ROOT/datasets/iris.csv" --models linear,tree --max-trials 6 \
 		--bag-sets 1 --num-jobs 2 --db o.db --name quick
