@@ -1468,7 +1468,7 @@ static int refit_best_bags(struct cfl_study *s, struct cfl_err *err)
 
 /* Under a time limit, the most bag sets a bag gets: the search keeps time
  * for a->bag_sets (sets_reserve), what it leaves beyond goes to more sets
- * up to this many (AutoGluon's num_bag_sets when it stacks automatically).
+ * up to this many (AutoGluon's default num_bag_sets under a time limit).
  * A bound on the time spent, not a choice fitted to any data. */
 #define STUDY_AUTO_TIMED_SETS 20
 
