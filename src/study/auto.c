@@ -7,7 +7,7 @@
  *      proper score, else one trial scored on the validation part;
  *   2. bags: on larger data, each family's best bagged afterwards; on
  *      small data, the bags the final selection uses get more bag sets
- *      (--bag-sets: each set its own fold partition, repeat r);
+ *      (--bag-sets: each set its own fold partition, trial repeat r + 1);
  *   3. the leaderboard's entries are built by cfl_study_finish
  *      (cfl_study_auto_ensembles) and read back by cfl_study_auto_summary.
  * Invariant: under a count budget (--max-trials) a round is told only
