@@ -1546,22 +1546,29 @@ out:
 	return rc;
 }
 
-/* The seconds to keep for the bag sets after the search: a->bag_sets - 1
- * sets of the bags the final selection can use so far. */
+/* The seconds to keep for the bag sets after the search: as many sets of
+ * the bags the final selection can use so far as fit in the share of the
+ * time the search leaves (1 - SEARCH_MAX_SHARE, as on larger data), at
+ * most a->bag_sets - 1; none when not one fits (time kept for a set that
+ * cannot finish would be lost to the search). */
 static double sets_reserve(const struct cfl_study *s)
 {
 	const struct study_auto *a = s->autos;
 	size_t *order, n;
-	double t;
+	double one, share = (1 - SEARCH_MAX_SHARE) * (s->deadline - a->search_t0);
+	int k;
 	struct cfl_err ignored;
 
-	if (!a->cv || a->bag_sets <= 1 || !a->n ||
+	if (!a->cv || a->bag_sets <= 1 || !a->n || share <= 0 ||
 	    !(order = cfl_calloc(a->n, sizeof(*order), &ignored)))
 		return 0;
 	n = bag_pool(a, order);
-	t = n ? (a->bag_sets - 1) * set_seconds(s, order, n) : 0;
+	one = n ? set_seconds(s, order, n) : 0;
 	free(order);
-	return t;
+	if (one <= 0)
+		return 0;
+	k = share / one < a->bag_sets - 1 ? (int)(share / one) : a->bag_sets - 1;
+	return k * one;
 }
 
 /* ---- the run ---- */
