@@ -96,7 +96,7 @@ test_auto_usage_errors() {
 test_auto_end_to_end() {
 	local col
 	run "$CFL" auto "$ROOT/datasets/wine.csv" --models linear,tree --max-trials 4 \
-		--num-jobs 2 --db a.db --name w
+		--bag-sets 3 --num-jobs 2 --db a.db --name w
 	expect_rc 0
 	expect_out "Leaderboard by acc"
 	tr '\n' ' ' <<<"$out" | grep -q "ranks first; the other entries follow by logloss on the out-of-fold predictions of the training rows, lowest first, with acc beside" ||
@@ -115,7 +115,7 @@ test_auto_end_to_end() {
 	[ "$(sqlite3 a.db "select count(*) from candidates where model = 'tree'")" = 2 ] ||
 		fail "tree: $(sqlite3 a.db "select count(*) from candidates where model = 'tree'") candidates"
 	# four bags of 5 folds with out-of-fold predictions, each in 3 bag
-	# sets (--bag-sets' default: trial repeats 0, 2 and 3), no search
+	# sets (trial repeats 0, 2 and 3), no search
 	# trial on the validation part
 	[ "$(sqlite3 a.db "select group_concat(n, ',') from (select count(*) n from trials t
 		join predictions p on p.trial = t.id where t.fold >= 0 and t.status = 'done'
@@ -195,7 +195,7 @@ test_auto_large_data_log_loss_on_valid() {
 # 72% of the rows where a default trained by `cfl train` sees 80%)
 test_auto_small_data_holds_out_no_validation_part() {
 	run "$CFL" auto "$ROOT/datasets/iris.csv" --models linear,tree --max-trials 2 --folds 5 \
-		--db a.db --name i
+		--bag-sets 3 --db a.db --name i
 	expect_rc 0
 	expect_err "150 rows: 120 train, 30 test"
 	[ "$(sqlite3 a.db "select count(*) from metrics where split = 'valid'") $(sqlite3 a.db \
@@ -241,7 +241,7 @@ test_auto_portfolio_before_bo() {
 # on) and says in one line why the search ended
 test_auto_small_data_uses_its_time() {
 	run "$CFL" auto "$ROOT/datasets/iris.csv" --models linear,tree --time-limit "$(lim 4)" \
-		--num-jobs 2 --db e.db --name e
+		--bag-sets 3 --num-jobs 2 --db e.db --name e
 	expect_rc 0
 	expect_err "searching 2 families until the time limit"
 	grep -E "^the search ends: [0-9]+ candidates; families stopped: [0-9]+ as another round would not finish in the time left, [0-9]+ with their space exhausted, [0-9]+ at 300 candidates$|^the search ends: the time limit stopped it \([0-9]+ candidates scored\)$" <<<"$err" >/dev/null ||
@@ -326,7 +326,7 @@ test_auto_save_bundle_and_report() {
 	local names rows rank1
 	iris_split train.csv test.csv
 	run "$CFL" auto train.csv --test test.csv --models linear,tree --max-trials 4 \
-		--num-jobs 2 --db s.db --name s --save s.cfl
+		--bag-sets 3 --num-jobs 2 --db s.db --name s --save s.cfl
 	expect_rc 0
 	expect_err "bundle written to 's.cfl'"
 	grep -q '^save=s.cfl$' <<<"$(sqlite3 s.db "select config from runs")" ||
@@ -376,7 +376,7 @@ test_auto_refit() {
 	local names e
 	iris_split train.csv test.csv
 	run "$CFL" auto train.csv --test test.csv --models linear,tree --max-trials 4 \
-		--num-jobs 2 --db s.db --name s --save s.cfl --refit -v
+		--bag-sets 3 --num-jobs 2 --db s.db --name s --save s.cfl --refit -v
 	expect_rc 0
 	expect_err "refit on every training row: done"
 	grep -q '^refit=1$' <<<"$(sqlite3 s.db "select config from runs")" ||
