@@ -134,9 +134,11 @@ struct cfl_study_auto_plan {
 				 * the stored plan: a --resume may raise it */
 };
 
-/* auto's bag sets when --bag-sets is not given (see docs/auto.md for the
- * measurement behind it). */
-#define CFL_STUDY_AUTO_BAG_SETS 3
+/* auto's bag sets when --bag-sets is not given: one, auto as it was
+ * before bag sets.  Three sets moved auto's first entry by no more than
+ * its standard error on any set measured (20 splits each, docs/auto.md)
+ * for three times the bags' trials under a count budget. */
+#define CFL_STUDY_AUTO_BAG_SETS 1
 
 /* How a run executes, none of it stored with the run: --resume may change
  * any of it. */

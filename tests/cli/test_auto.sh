@@ -712,8 +712,8 @@ PYEOF
 		fail "bundle models: $(sqlite3 b.cfl "select group_concat(repeat || ':' || fold, ' ') from models")"
 }
 
-# --bag-sets 1 is auto as it was before bag sets: one partition for every
-# bag, the figures main printed for docs/auto.md's example before bag sets
+# --bag-sets 1, the default, is auto as it was before bag sets: one
+# partition for every bag, the figures of docs/auto.md's example
 test_auto_bag_sets_1_unchanged() {
 	run "$CFL" auto "$ROOT/datasets/iris.csv" --models linear,tree --max-trials 6 \
 		--bag-sets 1 --num-jobs 2 --db o.db --name quick
@@ -726,6 +726,13 @@ test_auto_bag_sets_1_unchanged() {
 		fail "greedy is not as it was: $out"
 	grep -q "Bag sets" <<<"$out" && fail "a bag sets line with one set: $out"
 	grep -q "bag sets:" <<<"$err" && fail "a bag sets phase with one set: $err"
+	# and so is the default
+	local b1
+	b1=$(auto_board_no_seconds "$out")
+	run "$CFL" auto "$ROOT/datasets/iris.csv" --models linear,tree --max-trials 6 \
+		--num-jobs 2 --db d.db --name quick
+	expect_rc 0
+	[ "$b1" = "$(auto_board_no_seconds "$out")" ] || fail "the default is not one set: $out"
 	run "$CFL" auto "$ROOT/datasets/iris.csv" --bag-sets 0 --db x.db
 	expect_rc 2
 	expect_err "--bag-sets must be an integer in [1, 100]"
