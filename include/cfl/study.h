@@ -131,7 +131,21 @@ struct cfl_study_auto_plan {
 				 * 0: STUDY_AUTO_SEARCH_ROWS when the training
 				 * rows are more than twice that, else all;
 				 * -1: all.  Not part of the stored plan */
+	int bag_sets;		/* --bag-sets: on small data, the bag sets
+				 * (each K fold models on its own fold
+				 * partition, their out-of-fold predictions
+				 * averaged) of the bags the final selection
+				 * uses; under a time limit the most, as
+				 * time allows; 1: one partition for all;
+				 * 0: CFL_STUDY_AUTO_BAG_SETS.  Not part of
+				 * the stored plan: a --resume may raise it */
 };
+
+/* auto's bag sets when --bag-sets is not given: one, auto as it was
+ * before bag sets.  Three sets moved auto's first entry by no more than
+ * its standard error on any set measured (20 splits each, docs/auto.md)
+ * for three times the bags' trials under a count budget. */
+#define CFL_STUDY_AUTO_BAG_SETS 1
 
 /* How a run executes, none of it stored with the run: --resume may change
  * any of it. */
@@ -519,6 +533,9 @@ struct cfl_study_auto_summary {
 				 * fold (small data), not on the validation
 				 * part */
 	size_t n_oof;		/* the training rows the oof scores cover */
+	/* bag sets (--bag-sets): the bags with more than one whole set, the
+	 * most sets a bag has and the folds of each (0 0 0: none) */
+	size_t n_set_bags, n_sets, set_folds;
 	size_t n_families;
 	struct cfl_study_auto_family *families;	/* in search order */
 };

@@ -37,6 +37,7 @@ enum {
 	OPT_REFIT,
 	OPT_MAX_TRIALS,
 	OPT_SEARCH_ROWS,
+	OPT_BAG_SETS,
 };
 
 #define DEFAULT_MODELS "fcnn,linear,tree,forest,gbdt"
@@ -79,6 +80,12 @@ static void usage(FILE *f)
 		"                           trains on (a seeded sample; the bags then\n"
 		"                           train on every row their time allows)\n"
 		"                           [50000 when there are over 100000]\n"
+		"  --bag-sets R             on small data, R sets of folds (each its own\n"
+		"                           partition, their out-of-fold predictions\n"
+		"                           averaged) for the bags the final selection\n"
+		"                           uses; under a time limit as many as fit in\n"
+		"                           a fifth of the time, more if time is left\n"
+		"                           (up to 20); 1: one partition for all [%d]\n"
 		"  --refit                  refit each family's best bag's candidate on\n"
 		"                           every training row, and predict with\n"
 		"                           that one model instead of its K fold models:\n"
@@ -110,7 +117,7 @@ static void usage(FILE *f)
 		"  cfl auto --resume night --time-limit 120\n"
 		"  cfl auto data.csv --listen 0.0.0.0:7070 --token-file tok --name big\n"
 		"  mpirun -n 5 cfl auto data.csv --time-limit 600 --name big\n",
-		cores > 0 ? cores : 1, cli_data_help);
+		CFL_STUDY_AUTO_BAG_SETS, cores > 0 ? cores : 1, cli_data_help);
 }
 
 /* ---- options ---- */
@@ -147,6 +154,7 @@ static int parse_args(void *ctx, int argc, char **argv)
 		{ "verbose", no_argument, 0, 'v' },
 		{ "max-trials", required_argument, 0, OPT_MAX_TRIALS },
 		{ "search-rows", required_argument, 0, OPT_SEARCH_ROWS },
+		{ "bag-sets", required_argument, 0, OPT_BAG_SETS },
 		CLI_POOL_LONGOPTS,
 		{ "help", no_argument, 0, 'h' },
 		{ 0, 0, 0, 0 },
@@ -185,6 +193,10 @@ static int parse_args(void *ctx, int argc, char **argv)
 				pl->sp.autop.search_rows = -1;
 			else if (cli_parse_long(optarg, 1, 1000000000, &pl->sp.autop.search_rows))
 				return cli_usage_error("auto", "--search-rows must be 'all' or an integer in [1, 1000000000], got '%s'", optarg);
+		case OPT_BAG_SETS:
+			if (cli_parse_long(optarg, 1, 100, &folds))
+				return cli_usage_error("auto", "--bag-sets must be an integer in [1, 100], got '%s'", optarg);
+			pl->sp.autop.bag_sets = (int)folds;
 			break;
 		case OPT_FOLDS:
 			if (cli_parse_long(optarg, 2, 100, &folds))

@@ -279,6 +279,10 @@ static int put_text(const struct cfl_study_auto_summary *sum,
 				     f->best_hex[0] ? f->best_hex : "-", bv, f->seconds);
 	}
 	rc |= put_family_notes(sum, b);
+	if (sum->n_set_bags)
+		rc |= cfl_buf_printf(b, "Bag sets: %zu bags with up to %zu sets of %zu "
+				     "folds, scored on their mean\n", sum->n_set_bags,
+				     sum->n_sets, sum->set_folds);
 	if (sum->n_unfinished)
 		rc |= cfl_buf_printf(b, "\nThe time limit stopped the folds still "
 				     "running; those bags are not ranked.\n");
@@ -327,6 +331,10 @@ static int put_md(const struct cfl_study_auto_summary *sum,
 			break;
 		}
 	rc |= put_family_notes(sum, b);
+	if (sum->n_set_bags)
+		rc |= cfl_buf_printf(b, "\nBag sets: %zu bags with up to %zu sets of %zu "
+				     "folds, scored on their mean.\n", sum->n_set_bags,
+				     sum->n_sets, sum->set_folds);
 	if (sum->n_unfinished)
 		rc |= cfl_buf_puts(b, "\nThe time limit stopped the folds still "
 				      "running; those bags are not ranked.\n");

@@ -5,7 +5,9 @@
  *      rounds; on small data (under STUDY_AUTO_CV_ROWS training rows) each
  *      candidate is a bag of --folds fold trials scored out of fold by a
  *      proper score, else one trial scored on the validation part;
- *   2. bags: on larger data, each family's best bagged afterwards;
+ *   2. bags: on larger data, each family's best bagged afterwards; on
+ *      small data, the bags the final selection uses get more bag sets
+ *      (--bag-sets: each set its own fold partition, trial repeat r + 1);
  *   3. the leaderboard's entries are built by cfl_study_finish
  *      (cfl_study_auto_ensembles) and read back by cfl_study_auto_summary.
  * Invariant: under a count budget (--max-trials) a round is told only
@@ -121,6 +123,9 @@ struct study_auto {
 	size_t n_obs;		/* those done */
 	double entry_s;		/* the finish's reserve per leaderboard entry,
 				 * when it was measured (else 0) */
+	int bag_sets;		/* the most sets a bag gets (--bag-sets) */
+	double search_t0;	/* when the search began (this session) */
+	size_t sets_pending;	/* bag sets' fold trials not final yet */
 };
 
 void cfl_study_auto_release(struct cfl_study *s)
@@ -180,19 +185,28 @@ static void emit_phase(struct cfl_study *s, const struct cfl_study_listener *ls,
 }
 
 /* A trial's user pointer: the candidate's index + 1 in the low bits, its
- * fold + 1 above them. */
+ * fold + 1 above them, its bag set above those. */
 #define USER_SHIFT 40
 #define USER_MASK (((uintptr_t)1 << USER_SHIFT) - 1)
+#define SET_SHIFT 52
+#define FOLD_MASK (((uintptr_t)1 << (SET_SHIFT - USER_SHIFT)) - 1)
+
+static void *user_of_set(size_t k, int fold, int set)
+{
+	return (void *)(((uintptr_t)k + 1) | ((uintptr_t)(fold + 1) << USER_SHIFT) |
+			((uintptr_t)set << SET_SHIFT));
+}
 
 static void *user_of(size_t k, int fold)
 {
-	return (void *)(((uintptr_t)k + 1) | ((uintptr_t)(fold + 1) << USER_SHIFT));
+	return user_of_set(k, fold, 0);
 }
 
 static double bag_seconds(const struct cfl_study *s, size_t f);
 struct lazy_fold;
 static void lazy_final(struct study_auto *a, size_t k, int fold,
 		       const struct cfl_pool_event *ev);
+static double sets_reserve(const struct cfl_study *s);
 
 /* ---- the search of one family ---- */
 
@@ -269,12 +283,20 @@ static void add_oof(struct cfl_study *s, size_t k, const double *pred,
 	}
 }
 
-/* Submits fold `fold` of candidate k's bag: stored trial ts, the seed of
- * its repeat, every prediction kept (and its model with --save), trained
+/* The trial repeat of bag set `set`: 0 for set 0, set + 1 after it, as
+ * repeat 1 (fold -1) is a bag's refit (docs/database.md). */
+static int set_repeat(int set)
+{
+	return set ? set + 1 : 0;
+}
+
+/* Submits fold `fold` of bag set `set` of candidate k's bag: stored trial
+ * ts, the seed of its repeat, the fold partition of its repeat (each set
+ * its own), every prediction kept (and its model with --save), trained
  * within budget_s seconds (0: no budget).  0, or -1 with err. */
-static int submit_fold(struct cfl_study *s, size_t k, int fold, uint64_t seed,
-		       const struct cfl_trial_state *ts, double budget_s,
-		       struct cfl_err *err)
+static int submit_set_fold(struct cfl_study *s, size_t k, int set, int fold,
+			   uint64_t seed, const struct cfl_trial_state *ts,
+			   double budget_s, struct cfl_err *err)
 {
 	const struct cfl_study_plan *p = s->plan;
 	const struct auto_cand *c = &s->autos->c[k];
@@ -285,16 +307,24 @@ static int submit_fold(struct cfl_study *s, size_t k, int fold, uint64_t seed,
 	spec.model = p->autop.models[c->family];
 	spec.params = &c->params;
 	spec.seed = seed;
-	spec.fold_seed = cfl_fold_seed(p->data.seed, 0);
+	spec.repeat = set_repeat(set);
+	spec.fold_seed = cfl_fold_seed(p->data.seed, spec.repeat);
 	spec.fold = fold;
 	spec.n_folds = p->autop.folds;
 	spec.flags = CFL_LEASE_KEEP_VALID | CFL_LEASE_KEEP_TEST | CFL_LEASE_KEEP_OOF |
 		     (p->autop.save ? CFL_LEASE_KEEP_MODEL : 0);
 	spec.prev_attempts = ts->attempt;
-	spec.user = user_of(k, fold);
+	spec.user = user_of_set(k, fold, set);
 	spec.budget_s = budget_s;
 	spec.sample_rows = c->bag_rows;
 	return cfl_pool_submit(s->pool, &spec, err);
+}
+
+static int submit_fold(struct cfl_study *s, size_t k, int fold, uint64_t seed,
+		       const struct cfl_trial_state *ts, double budget_s,
+		       struct cfl_err *err)
+{
+	return submit_set_fold(s, k, 0, fold, seed, ts, budget_s, err);
 }
 
 /* Cross-validated search: candidate k's K fold trials (repeat 0, fold
@@ -455,12 +485,29 @@ static void on_trial(struct cfl_study *s, const struct cfl_pool_event *ev,
 	struct cfl_study_event se;
 	uintptr_t u = (uintptr_t)ev->user;
 	size_t k = (size_t)(u & USER_MASK) - 1;
-	int fold = (int)(u >> USER_SHIFT) - 1;
+	int fold = (int)((u >> USER_SHIFT) & FOLD_MASK) - 1;
+	int set = (int)(u >> SET_SHIFT);
 	struct auto_cand *c = &a->c[k];
 	const char *metric = cfl_metric_info(s->plan->autop.metric)->name;
 
 	if (fold >= 0 && a->lazy)
 		lazy_final(a, k, fold, ev);
+	if (set > 0) {
+		/* a later bag set's fold: the ensembles read it from the
+		 * store; here only what is still to come */
+		if (a->sets_pending)
+			a->sets_pending--;
+		memset(&se, 0, sizeof(se));
+		se.kind = CFL_STUDY_TRIAL;
+		se.pool = s->pool;
+		se.trial = ev;
+		se.what = s->plan->autop.models[c->family];
+		se.hex = c->hex;
+		se.fold = fold;
+		se.repeat = set_repeat(set);
+		cfl_study_emit(ls, &se);
+		return;
+	}
 	if (fold < 0) {
 		c->pending = 0;
 		if (ev->status == CFL_TRIAL_DONE) {
@@ -960,7 +1007,7 @@ static int search_async(struct cfl_study *s, const struct cfl_study_listener *ls
 			last = now - started[f];
 			if (rc)
 				break;
-			if (s->deadline - now < last) {
+			if (s->deadline - sets_reserve(s) - now < last) {
 				done[f] = 1;
 				n_time++;
 				continue;
@@ -1642,6 +1689,260 @@ static int submit_refits(struct cfl_study *s, size_t *n_sub, struct cfl_err *err
 	return 0;
 }
 
+/* ---- bag sets (small data) ---- */
+
+/* The bags the final selection can use (cfl_study_auto_ensembles): the
+ * STUDY_AUTO_MAX_BAGS best by the proper score out of fold (the earlier
+ * candidate on ties), and each family's best.  Their indexes into a->c,
+ * best first, into order (a->n of room); the count. */
+static size_t bag_pool(const struct study_auto *a, size_t *order)
+{
+	size_t n = 0, m;
+
+	for (size_t k = 0; k < a->n; k++) {
+		size_t i = n;
+
+		if (isnan(a->c[k].score))
+			continue;
+		while (i > 0 && a->c[order[i - 1]].score < a->c[k].score) {
+			order[i] = order[i - 1];
+			i--;
+		}
+		order[i] = k;
+		n++;
+	}
+	if (n <= STUDY_AUTO_MAX_BAGS)
+		return n;
+	/* past the bound, only the families' best stay */
+	m = STUDY_AUTO_MAX_BAGS;
+	for (size_t i = m; i < n; i++)
+		if (a->best[a->c[order[i]].family] == (long)order[i])
+			order[m++] = order[i];
+	return m;
+}
+
+/* The wall seconds one more bag set of the n bags of order should take:
+ * their folds' seconds in the workers (as set 0's took), and for each
+ * fold what a trial cost beyond them in this session's search (its wall
+ * time over the slots against the trials' own seconds: the coordinator's
+ * store and lease work, not TRIAL_OVERHEAD's guess), over the slots, plus
+ * the slowest fold for the ragged end.  Once a set ran, the next is taken
+ * to last as long (run_sets). */
+static double set_seconds(const struct cfl_study *s, const size_t *order, size_t n)
+{
+	const struct study_auto *a = s->autos;
+	double t = 0, slowest = 0, busy = 0, cost = 0, slots = (double)study_slots(s);
+	size_t n_run = 0;
+
+	for (size_t k = 0; k < a->n; k++) {
+		const struct auto_cand *c = &a->c[k];
+
+		if (c->replayed || isnan(c->seconds))
+			continue;
+		busy += c->seconds - (double)c->folds_done * TRIAL_OVERHEAD;
+		n_run += c->folds_done;
+	}
+	if (n_run && a->search_t0 > 0)
+		cost = ((cfl_now() - a->search_t0) * slots - busy) / (double)n_run;
+	if (cost < 0)
+		cost = 0;
+	for (size_t i = 0; i < n; i++) {
+		const struct auto_cand *c = &a->c[order[i]];
+		double sec = c->seconds - (double)c->folds_done * (TRIAL_OVERHEAD - cost);
+
+		if (isnan(sec))
+			continue;
+		if (sec < 0)
+			sec = 0;
+		t += sec;
+		if (sec / s->plan->autop.folds > slowest)
+			slowest = sec / s->plan->autop.folds;
+	}
+	return t / slots + slowest;
+}
+
+/* Submits bag set `set` of each of the n bags of order: K fold trials
+ * (repeat set_repeat(set), fold 0..K-1) on the set's own fold partition,
+ * those stored final (--resume) kept as they are.  *n_sub: trials submitted.  0, or -1
+ * with err. */
+static int submit_sets(struct cfl_study *s, const size_t *order, size_t n,
+		       int set, size_t *n_sub, struct cfl_err *err)
+{
+	const struct cfl_study_plan *p = s->plan;
+	struct study_auto *a = s->autos;
+
+	if (cfl_store_begin(s->st, err))
+		return -1;
+	for (size_t i = 0; i < n; i++) {
+		const struct auto_cand *c = &a->c[order[i]];
+		uint64_t seed = cfl_trial_seed(p->data.seed, c->hex, set_repeat(set));
+
+		for (int fold = 0; fold < p->autop.folds; fold++) {
+			struct cfl_trial_state ts;
+
+			if (cfl_store_trial_ensure_in(s->st, s->run_id, c->id,
+						      set_repeat(set), fold,
+						      seed, CFL_PHASE_REFIT, &ts, err))
+				goto fail;
+			if (ts.status == CFL_TRIAL_DONE || ts.status == CFL_TRIAL_FAILED ||
+			    ts.status == CFL_TRIAL_POISON || ts.status == CFL_TRIAL_CANCELLED)
+				continue;
+			if (submit_set_fold(s, order[i], set, fold, seed, &ts, 0, err))
+				goto fail;
+			a->sets_pending++;
+			(*n_sub)++;
+			s->n_ran++;
+		}
+	}
+	return cfl_store_commit(s->st, err);
+fail:
+	cfl_store_rollback(s->st);
+	return -1;
+}
+
+/* Waits until every bag set's fold trial submitted is final.  0, or 2 / 3
+ * (interrupted, time limit) or -1. */
+static int wait_sets(struct cfl_study *s, const struct cfl_study_listener *ls,
+		     struct cfl_err *err)
+{
+	while (s->autos->sets_pending) {
+		int r = wait_one(s, ls, err);
+
+		if (r < 0 || r == 2 || r == 3)
+			return r;
+		if (r == 1)	/* idle with a trial pending: cannot happen */
+			break;
+	}
+	return 0;
+}
+
+/* With --refit, the bags to refit once the sets are final: each family's
+ * best by the proper score over its sets, as the leaderboard will rank
+ * them (not by set 0's alone).  0, or -1 with err. */
+static int refit_best_bags(struct cfl_study *s, struct cfl_err *err)
+{
+	struct study_auto *a = s->autos;
+	int64_t best[CFL_STUDY_MAX_MODELS];
+	size_t n;
+
+	if (!s->plan->autop.refit)
+		return 0;
+	if (study_auto_best_bags(s->st, s->run_id, s->data, a->proper, best,
+				 CFL_STUDY_MAX_MODELS, &n, err))
+		return -1;
+	for (size_t k = 0; k < a->n; k++) {
+		a->c[k].bag = 0;
+		for (size_t i = 0; i < n; i++)
+			a->c[k].bag |= a->c[k].id == best[i];
+	}
+	return 0;
+}
+
+/* Under a time limit, the most bag sets a bag gets: the search keeps time
+ * for a->bag_sets (sets_reserve), what it leaves beyond goes to more sets
+ * up to this many (AutoGluon's default num_bag_sets under a time limit).
+ * A bound on the time spent, not a choice fitted to any data. */
+#define STUDY_AUTO_TIMED_SETS 20
+
+/* Small data: more bag sets for the bags the final selection can use
+ * (bag_pool), so that it chooses on out-of-fold predictions averaged over
+ * several fold partitions, not on one partition's luck (AutoGluon's
+ * num_bag_sets).  Under a count budget every set up to a->bag_sets is
+ * submitted at once; under a time limit set after set, each once the one
+ * before is final, while the time left says another would finish (up to
+ * STUDY_AUTO_TIMED_SETS).  Says
+ * in one line what it did; returns once the sets are final, with --refit
+ * the bags to refit chosen on them.  0, or 2 / 3 (interrupted, time limit)
+ * or -1. */
+static int run_sets(struct cfl_study *s, const struct cfl_study_listener *ls,
+		    struct cfl_err *err)
+{
+	const struct cfl_study_plan *p = s->plan;
+	struct study_auto *a = s->autos;
+	size_t *order, n, n_sub = 0;
+	int set = 1, rc = 0, most = a->bag_sets > STUDY_AUTO_TIMED_SETS
+				    ? a->bag_sets : STUDY_AUTO_TIMED_SETS;
+	char text[160];
+
+	if (!a->cv || a->bag_sets <= 1 || !a->n)
+		return 0;
+	if (!(order = cfl_calloc(a->n, sizeof(*order), err)))
+		return -1;
+	n = bag_pool(a, order);
+	if (!n)
+		goto out;
+	if (p->autop.max_trials) {
+		for (; set < a->bag_sets && !rc; set++)
+			rc = submit_sets(s, order, n, set, &n_sub, err);
+		if (rc)
+			goto out;
+		snprintf(text, sizeof(text), "bag sets: %d more of %d folds for the "
+			 "%zu best bags: %zu trials", a->bag_sets - 1,
+			 p->autop.folds, n, n_sub);
+		emit_phase(s, ls, text);
+		rc = wait_sets(s, ls, err);
+		goto out;
+	}
+	for (double last = -1; set < most; set++) {
+		double need = last >= 0 ? last : set_seconds(s, order, n);
+		double t0 = cfl_now(), left = s->deadline - t0;
+
+		if (need > left) {
+			snprintf(text, sizeof(text), "bag sets: %d for the %zu best bags; "
+				 "another (%.1f s) would not finish in %.1f s",
+				 set, n, need, left > 0 ? left : 0.0);
+			break;
+		}
+		if (submit_sets(s, order, n, set, &n_sub, err)) {
+			rc = -1;
+			goto out;
+		}
+		if ((rc = wait_sets(s, ls, err)) != 0) {
+			snprintf(text, sizeof(text), "bag sets: the %s stopped set %d "
+				 "for the %zu best bags", rc == 3 ? "time limit" : "interrupt",
+				 set + 1, n);
+			if (rc > 0)
+				emit_phase(s, ls, text);
+			goto out;
+		}
+		last = cfl_now() - t0;
+	}
+	if (set == most)
+		snprintf(text, sizeof(text), "bag sets: %d of %d folds for the %zu "
+			 "best bags (%zu trials)", most, p->autop.folds, n, n_sub);
+	emit_phase(s, ls, text);
+out:
+	free(order);
+	if (!rc && refit_best_bags(s, err))
+		rc = -1;
+	return rc;
+}
+
+/* The seconds to keep for the bag sets after the search: as many sets of
+ * the bags the final selection can use so far as fit in the share of the
+ * time the search leaves (1 - SEARCH_MAX_SHARE, as on larger data), at
+ * most a->bag_sets - 1; none when not one fits (time kept for a set that
+ * cannot finish would be lost to the search). */
+static double sets_reserve(const struct cfl_study *s)
+{
+	const struct study_auto *a = s->autos;
+	size_t *order, n;
+	double one, share = (1 - SEARCH_MAX_SHARE) * (s->deadline - a->search_t0);
+	int k;
+	struct cfl_err ignored;
+
+	if (!a->cv || a->bag_sets <= 1 || !a->n || share <= 0 ||
+	    !(order = cfl_calloc(a->n, sizeof(*order), &ignored)))
+		return 0;
+	n = bag_pool(a, order);
+	one = n ? set_seconds(s, order, n) : 0;
+	free(order);
+	if (one <= 0)
+		return 0;
+	k = share / one < a->bag_sets - 1 ? (int)(share / one) : a->bag_sets - 1;
+	return k * one;
+}
+
 /* ---- the run ---- */
 
 int cfl_study_auto(struct cfl_study *s, const struct cfl_study_listener *ls,
@@ -1669,6 +1970,7 @@ int cfl_study_auto(struct cfl_study *s, const struct cfl_study_listener *ls,
 		a->sample = search_sample(p, s->data->train.n);
 	a->n_out = s->data->train.n_classes > 0 ? (size_t)s->data->train.n_classes : 1;
 	a->proper = s->data->train.n_classes > 0 ? CFL_M_LOGLOSS : p->autop.metric;
+	a->bag_sets = p->autop.bag_sets > 0 ? p->autop.bag_sets : CFL_STUDY_AUTO_BAG_SETS;
 	if (s->resumed &&
 	    (cfl_store_run_metrics(s->st, s->run_id, CFL_SPLIT_VALID, &a->stored,
 				   &a->n_stored, err) ||
@@ -1720,6 +2022,7 @@ int cfl_study_auto(struct cfl_study *s, const struct cfl_study_listener *ls,
 		if (a->dflt[f] < 0)
 			return -1;
 	}
+	a->search_t0 = cfl_now();
 	if (p->autop.max_trials || a->cv) {
 		r = p->autop.max_trials ? search_rounds(s, ls, err) : search_async(s, ls, err);
 		if (r < 0)
@@ -1734,6 +2037,13 @@ int cfl_study_auto(struct cfl_study *s, const struct cfl_study_listener *ls,
 		 * family's best */
 		for (size_t k = 0; k < a->n; k++)
 			a->c[k].bag = a->best[a->c[k].family] == (long)k;
+		r = run_sets(s, ls, err);
+		if (r < 0)
+			return -1;
+		if (r == 2)
+			return CFL_STUDY_INTERRUPTED;
+		if (r == 3)
+			return CFL_STUDY_TIME_LIMIT;
 		goto wait;
 	}
 	/* round after round, each family in turn, its share what is left of
@@ -2001,6 +2311,38 @@ static size_t oof_rows(struct cfl_store *st, const struct cfl_trial_info *tr,
 	return 0;
 }
 
+/* The bag sets of the run's bags (trials in (candidate, repeat, fold)
+ * order): a set is whole when its folds, as many as the bag's set 0
+ * has, are all done. */
+static void set_counts(const struct cfl_trial_info *tr, size_t n_tr,
+		       struct cfl_study_auto_summary *out)
+{
+	for (size_t i = 0; i < n_tr;) {
+		size_t j = i, n0 = 0, sets = 0;
+
+		while (j < n_tr && tr[j].cand_id == tr[i].cand_id) {
+			size_t e = j, done = 0;
+
+			for (; e < n_tr && tr[e].cand_id == tr[i].cand_id &&
+			       tr[e].repeat == tr[j].repeat; e++)
+				done += tr[e].fold >= 0 && tr[e].status == CFL_TRIAL_DONE;
+			if (tr[j].repeat == 0 && tr[j].fold >= 0)
+				n0 = e - j;
+			if (tr[j].fold >= 0 && done && done == e - j &&
+			    (tr[j].repeat == 0 || done == n0))
+				sets += tr[j].repeat == 0 || tr[j].repeat >= 2;
+			j = e;
+		}
+		if (n0 && sets > 1) {
+			out->n_set_bags++;
+			if (sets > out->n_sets)
+				out->n_sets = sets;
+			out->set_folds = n0;
+		}
+		i = j;
+	}
+}
+
 /* Sorts n rows in the leaderboard's order (by_rank); stable. */
 static void sort_rows(struct cfl_study_auto_row *rows, size_t n, int sign,
 		      int score_sign)
@@ -2078,8 +2420,9 @@ int cfl_study_auto_summary(struct cfl_store *st, int64_t run_id,
 		members_time(ens[e].members, tr, n_tr, &r->seconds, &r->n_trials);
 	}
 	out->n_oof = oof_rows(st, tr, n_tr);
+	set_counts(tr, n_tr, out);
 	for (size_t i = 0; i < n_tr; i++)
-		out->n_unfinished += tr[i].fold >= 0 &&
+		out->n_unfinished += tr[i].fold >= 0 && tr[i].repeat == 0 &&
 				     (tr[i].status == CFL_TRIAL_INTERRUPTED ||
 				      tr[i].status == CFL_TRIAL_QUEUED ||
 				      tr[i].status == CFL_TRIAL_RUNNING);

@@ -848,12 +848,14 @@ int cfl_bundle_build_auto(struct cfl_store *st, int64_t run_id,
 		       rr.tr[j].cand_id == rr.tr[i].cand_id &&
 		       rr.tr[j].repeat == rr.tr[i].repeat)
 			all &= rr.tr[j++].status == CFL_TRIAL_DONE;
-		/* a bag refit predicts with its refit alone (the next
-		 * trial: repeat 1 of the same candidate) */
-		if (j < rr.n_tr && rr.tr[j].cand_id == rr.tr[i].cand_id &&
-		    rr.tr[j].repeat == 1 && rr.tr[j].fold < 0 &&
-		    rr.tr[j].status == CFL_TRIAL_DONE)
-			all = 0;
+		/* a bag refit predicts with its refit alone (repeat 1, fold
+		 * -1 of the same candidate, after its set 0's folds and
+		 * before its later bag sets') */
+		for (size_t k = 0; k < rr.n_tr; k++)
+			if (rr.tr[k].cand_id == rr.tr[i].cand_id &&
+			    rr.tr[k].repeat == 1 && rr.tr[k].fold < 0 &&
+			    rr.tr[k].status == CFL_TRIAL_DONE)
+				all = 0;
 		for (size_t k = i; all && k < j; k++)
 			if (listed(ens, n_ens, rr.tr[k].id))
 				folds[n_folds++] = rr.tr[k];

@@ -50,11 +50,12 @@ static int load(struct cfl_store *st, int64_t trial, enum cfl_store_split split,
 	return 0;
 }
 
-/* Adds the done trials among [first, last) (one candidate and repeat) as
- * a member when each has validation (when there is a validation part) and
- * test predictions.  Folds are
- * averaged; their OOF rows are put together and kept when they cover every
- * training row exactly once.  refit (auto: the done refit of a bag, or
+/* Adds the done trials among [first, last) (one candidate and repeat, or
+ * auto: one candidate's bag sets, each a repeat) as a member when each has
+ * validation (when there is a validation part) and test predictions.
+ * Folds are averaged; each set's OOF rows are put together, kept when they
+ * cover every training row exactly once, and averaged over the sets (one
+ * set: its rows as they are).  refit (auto: the done refit of a bag, or
  * NULL): its test predictions replace the folds' mean there, and it is
  * listed last among the member's trials. */
 static int add_member(struct cfl_store *st, const struct cfl_data *d,
@@ -64,7 +65,8 @@ static int add_member(struct cfl_store *st, const struct cfl_data *d,
 		      struct study_members *ms, struct cfl_err *err)
 {
 	size_t nv = d->valid.n, nt = d->test.n, ntr = d->train.n;
-	size_t k = 0, n_oof = 0;
+	size_t k = 0, n_oof = 0, n_sets = 0;
+	int set = -1;
 	struct study_member m;
 	unsigned char *seen = NULL;
 	int ok = 1, oof_ok = 1, rc = -1;
@@ -110,6 +112,14 @@ static int add_member(struct cfl_store *st, const struct cfl_data *d,
 		m.ids[m.n_ids++] = tr[i].id;
 		if (tr[i].fold < 0)
 			continue;
+		if (tr[i].repeat != set) {	/* the next bag set */
+			if (n_sets && n_oof != ntr)
+				oof_ok = 0;
+			set = tr[i].repeat;
+			n_sets++;
+			n_oof = 0;
+			memset(seen, 0, ntr);
+		}
 		if (load(st, tr[i].id, CFL_SPLIT_OOF, 0, n_out, &po, err))
 			goto out;
 		for (size_t r = 0; r < po.n; r++) {
@@ -120,8 +130,12 @@ static int add_member(struct cfl_store *st, const struct cfl_data *d,
 				break;
 			}
 			seen[row] = 1;
-			memcpy(m.oof + row * n_out, po.values + r * n_out,
-			       n_out * sizeof(double));
+			if (n_sets == 1)
+				memcpy(m.oof + row * n_out, po.values + r * n_out,
+				       n_out * sizeof(double));
+			else
+				for (size_t j = 0; j < n_out; j++)
+					m.oof[row * n_out + j] += po.values[r * n_out + j];
 			n_oof++;
 		}
 		cfl_pred_release(&po);
@@ -130,6 +144,11 @@ static int add_member(struct cfl_store *st, const struct cfl_data *d,
 		free(m.oof);
 		m.oof = NULL;
 	}
+	m.n_sets = n_sets;
+	/* the sets' mean: a row's R out-of-fold predictions, summed in set
+	 * order, over R (one set: its own, bit for bit) */
+	for (size_t j = 0; m.oof && n_sets > 1 && j < ntr * n_out; j++)
+		m.oof[j] /= (double)n_sets;
 	if (ok && refit) {
 		struct cfl_pred pt;
 
@@ -201,27 +220,40 @@ int study_collect(struct cfl_store *st, int64_t run_id,
 			tr[n++] = tr[i];
 		}
 		n_tr = n;
-		/* a bag with a fold not done is no member */
+		/* a bag set (repeat r: its own fold partition) with a fold not
+		 * done is left out of its bag; a bag without its set 0 whole
+		 * is no member */
 		for (size_t i = 0; i < n_tr;) {
-			size_t j = i;
-			int all = 1;
+			size_t j = i, n0 = 0;
+			int all0 = 0;
 
-			while (j < n_tr && tr[j].cand_id == tr[i].cand_id &&
-			       tr[j].repeat == tr[i].repeat)
-				all &= tr[j++].status == CFL_TRIAL_DONE;
-			for (size_t k = i; !all && k < j; k++)
-				tr[k].status = CFL_TRIAL_QUEUED;
+			for (size_t e; j < n_tr && tr[j].cand_id == tr[i].cand_id; j = e) {
+				size_t n = 0;
+				int all = 1;
+
+				for (e = j; e < n_tr && tr[e].cand_id == tr[i].cand_id &&
+					    tr[e].repeat == tr[j].repeat; e++, n++)
+					all &= tr[e].status == CFL_TRIAL_DONE;
+				if (tr[j].repeat == 0) {
+					n0 = n;
+					all0 = all;
+				}
+				/* sets after 0 with all of set 0's folds */
+				for (size_t k = j; (!all || !all0 || n != n0) && k < e; k++)
+					tr[k].status = CFL_TRIAL_QUEUED;
+			}
 			i = j;
 		}
 	}
 	/* Trials come ordered by (candidate, repeat, fold): a group is a run
-	 * of equal (candidate, repeat). */
+	 * of equal (candidate, repeat), or (bagged) of one candidate, its
+	 * bag sets together. */
 	while (first < n_tr && rc == 0) {
 		size_t last = first;
 		const struct cfl_trial_info *refit = NULL;
 
 		while (last < n_tr && tr[last].cand_id == tr[first].cand_id &&
-		       tr[last].repeat == tr[first].repeat)
+		       (bagged || tr[last].repeat == tr[first].repeat))
 			last++;
 		for (size_t i = 0; i < n_refits && !refit; i++)
 			if (refits[i].cand_id == tr[first].cand_id)
@@ -495,10 +527,7 @@ out:
 	return rc;
 }
 
-/* auto: the most bags greedy selection chooses among, the best by their
- * proper score out of fold: a bound on its memory and time (each round
- * tries every bag on every training row), not a choice of quality. */
-#define AUTO_GREEDY_MAX_BAGS 50
+#define AUTO_GREEDY_MAX_BAGS STUDY_AUTO_MAX_BAGS
 
 /* The model family of candidate cand_id, an index into cands. */
 static size_t family_of(const struct cfl_candidate_info *cands, size_t n_cands,
@@ -510,6 +539,93 @@ static size_t family_of(const struct cfl_candidate_info *cands, size_t n_cands,
 				if (!strcmp(cands[j].model, cands[i].model))
 					return j;
 	return n_cands;
+}
+
+/* auto's ranking of the bags ms: key[j] each bag's proper score out of
+ * fold, signed (higher better; -INFINITY: not to be chosen), and fam
+ * (*n_fam) each family's best bag, in the order of the families' first.
+ * 0, or -1 with err. */
+static int rank_bags(const struct study_members *ms, const struct cfl_data *d,
+		     enum cfl_metric_id proper,
+		     const struct cfl_candidate_info *cands, size_t n_cands,
+		     double *key, size_t *fam, size_t *n_fam, struct cfl_err *err)
+{
+	int n_classes = d->train.n_classes;
+	size_t *sets;
+
+	*n_fam = 0;
+	/* each bag's proper score out of fold, signed: higher is better */
+	for (size_t j = 0; j < ms->n; j++) {
+		struct cfl_err why;
+		double v = NAN;
+
+		if (!ms->m[j].oof ||
+		    cfl_metric_eval(proper, d->train.y, ms->m[j].oof, d->train.n,
+				    n_classes, &v, &why) || !isfinite(v))
+			key[j] = -INFINITY;
+		else
+			key[j] = cfl_metric_info(proper)->sign * v;
+	}
+	/* bags with more than one set (bag_pool's in auto.c) were chosen to
+	 * be compared with each other on their sets' averaged predictions:
+	 * the family's bags of one set, scored on one partition's luck, are
+	 * left out of the choice (a set the time limit stopped half way
+	 * leaves some bags with a set fewer than others: they stay) */
+	if (!(sets = cfl_calloc(n_cands + 1, sizeof(*sets), err)))
+		return -1;
+	for (size_t j = 0; j < ms->n; j++) {
+		size_t f = family_of(cands, n_cands, ms->m[j].cand_id);
+
+		if (key[j] != -INFINITY && ms->m[j].n_sets > sets[f])
+			sets[f] = ms->m[j].n_sets;
+	}
+	for (size_t j = 0; j < ms->n; j++)
+		if (ms->m[j].n_sets < 2 &&
+		    sets[family_of(cands, n_cands, ms->m[j].cand_id)] >= 2)
+			key[j] = -INFINITY;
+	/* each family's best bag, in the order of the families' first */
+	for (size_t j = 0; j < ms->n; j++) {
+		size_t f = family_of(cands, n_cands, ms->m[j].cand_id), i;
+
+		for (i = 0; i < *n_fam; i++)
+			if (family_of(cands, n_cands, ms->m[fam[i]].cand_id) == f)
+				break;
+		if (i == *n_fam)
+			fam[(*n_fam)++] = j;
+		else if (key[j] > key[fam[i]])
+			fam[i] = j;
+	}
+	free(sets);
+	return 0;
+}
+
+int study_auto_best_bags(struct cfl_store *st, int64_t run_id,
+			 const struct cfl_data *d, enum cfl_metric_id proper,
+			 int64_t *best, size_t cap, size_t *n, struct cfl_err *err)
+{
+	size_t n_out = d->train.n_classes > 0 ? (size_t)d->train.n_classes : 1;
+	struct study_members ms = { 0 };
+	struct cfl_candidate_info *cands = NULL;
+	size_t n_cands = 0, n_fam = 0, *fam = NULL;
+	double *key = NULL;
+	int rc = -1;
+
+	*n = 0;
+	if (study_collect(st, run_id, d, n_out, 1, &ms, err) ||
+	    cfl_store_candidates(st, run_id, &cands, &n_cands, err) ||
+	    !(key = cfl_calloc(ms.n + 1, sizeof(*key), err)) ||
+	    !(fam = cfl_calloc(ms.n + 1, sizeof(*fam), err)) ||
+	    rank_bags(&ms, d, proper, cands, n_cands, key, fam, &n_fam, err))
+		goto out;
+	for (size_t i = 0; i < n_fam && *n < cap; i++)
+		best[(*n)++] = ms.m[fam[i]].cand_id;
+	rc = 0;
+out:
+	free(key);
+	free(fam);
+	cfl_candidates_free(cands, n_cands);
+	study_members_release(&ms);
+	return rc;
 }
 
 /* Builds and stores one ensemble (method) over the members sel[0..n) of ms,
@@ -624,30 +740,14 @@ static int build_auto(struct cfl_store *st, int64_t run_id,
 	study_ens_input(d, &ms, em, mets, n_mets, &in);
 	in.select_on_oof = 1;
 	in.select_metric = &proper;
-	/* each bag's proper score out of fold, signed: higher is better */
-	for (size_t j = 0; j < ms.n; j++) {
-		struct cfl_err why;
-		double v = NAN;
-
-		if (!ms.m[j].oof ||
-		    cfl_metric_eval(proper, d->train.y, ms.m[j].oof, d->train.n,
-				    n_classes, &v, &why) || !isfinite(v))
-			key[j] = -INFINITY;
-		else
-			key[j] = cfl_metric_info(proper)->sign * v;
-	}
-	/* each family's best bag, in the order of the families' first */
-	for (size_t j = 0; j < ms.n; j++) {
-		size_t f = family_of(cands, n_cands, ms.m[j].cand_id), i;
-
-		for (i = 0; i < n_fam; i++)
-			if (family_of(cands, n_cands, ms.m[fam[i]].cand_id) == f)
-				break;
-		if (i == n_fam)
-			fam[n_fam++] = j;
-		else if (key[j] > key[fam[i]])
-			fam[i] = j;
-	}
+	if (rank_bags(&ms, d, proper, cands, n_cands, key, fam, &n_fam, err))
+		goto out;
+	/* a bag with more than one set is scored on their mean: so is its
+	 * candidate in the search table */
+	for (size_t j = 0; j < ms.n; j++)
+		if (ms.m[j].n_sets > 1 && key[j] != -INFINITY &&
+		    cfl_store_candidate_set_score(st, ms.m[j].cand_id, key[j], err))
+			goto out;
 	for (size_t i = 0; i < n_fam; i++) {
 		char name[96];
 

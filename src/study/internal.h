@@ -119,6 +119,7 @@ struct study_member {
 	int64_t *ids;			/* (n_ids) the same trials */
 	size_t n_ids;
 	int64_t cand_id;
+	size_t n_sets;			/* auto: its bag sets (repeats) */
 	/* auto: the bag's refit on every training row, or 0; its test
 	 * predictions are the member's (trials lists it last, after the
 	 * folds, and ids leaves it out) and its model predicts new rows */
@@ -139,6 +140,13 @@ void study_members_release(struct study_members *ms);
 int study_collect(struct cfl_store *st, int64_t run_id,
 		  const struct cfl_data *d, size_t n_out, int bagged,
 		  struct study_members *ms /* OUT */, struct cfl_err *err);
+/* auto: the candidate ids of each family's best bag, by the proper score
+ * out of fold over its bag sets, as cfl_study_auto_ensembles chooses them
+ * (at most cap into best; *n of them).  0, or -1 with err. */
+int study_auto_best_bags(struct cfl_store *st, int64_t run_id,
+			 const struct cfl_data *d, enum cfl_metric_id proper,
+			 int64_t *best /* OUT */, size_t cap, size_t *n,
+			 struct cfl_err *err);
 /* The ensemble input over ms and d's labels, as the run builds it; em
  * (ms->n) is filled and pointed to. */
 void study_ens_input(const struct cfl_data *d, const struct study_members *ms,
@@ -180,6 +188,11 @@ void cfl_study_auto_release(struct cfl_study *s);
 /* auto on larger data: the rows its search trains on by default (a
  * sample, when the training rows are more than twice as many) */
 #define STUDY_AUTO_SEARCH_ROWS 50000
+/* The most bags auto's final selection (greedy) chooses among, the best
+ * by their proper score out of fold, and so the most that get more bag
+ * sets: a bound on its memory and time (each round tries every bag on
+ * every training row), not a choice of quality. */
+#define STUDY_AUTO_MAX_BAGS 50
 /* 1 when auto scores out of fold on d loaded for p: the training rows and
  * the validation part carved from them (not a --valid file) number fewer
  * than STUDY_AUTO_CV_ROWS; else 0. */

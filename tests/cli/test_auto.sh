@@ -45,7 +45,7 @@ expect_run_seconds() {
 test_auto_help() {
 	run "$CFL" auto --help
 	expect_rc 0
-	for o in --time-limit --max-trials --models --folds --metric --save --use-all-time --num-jobs --db --name --resume -q Examples:; do
+	for o in --time-limit --max-trials --models --folds --metric --bag-sets --save --use-all-time --num-jobs --db --name --resume -q Examples:; do
 		expect_out "$o"
 	done
 	run "$CFL" --help
@@ -96,7 +96,7 @@ test_auto_usage_errors() {
 test_auto_end_to_end() {
 	local col
 	run "$CFL" auto "$ROOT/datasets/wine.csv" --models linear,tree --max-trials 4 \
-		--num-jobs 2 --db a.db --name w
+		--bag-sets 3 --num-jobs 2 --db a.db --name w
 	expect_rc 0
 	expect_out "Leaderboard by acc"
 	tr '\n' ' ' <<<"$out" | grep -q "ranks first; the other entries follow by logloss on the out-of-fold predictions of the training rows, lowest first, with acc beside" ||
@@ -114,11 +114,13 @@ test_auto_end_to_end() {
 		fail "the first candidate is not linear's"
 	[ "$(sqlite3 a.db "select count(*) from candidates where model = 'tree'")" = 2 ] ||
 		fail "tree: $(sqlite3 a.db "select count(*) from candidates where model = 'tree'") candidates"
-	# four bags of 5 folds with out-of-fold predictions, no search trial
-	# on the validation part
-	[ "$(sqlite3 a.db "select count(*) from trials t join predictions p on p.trial = t.id
-		where t.fold >= 0 and t.status = 'done' and p.split = 'oof'")" = 20 ] ||
-		fail "not 20 fold trials with out-of-fold predictions"
+	# four bags of 5 folds with out-of-fold predictions, each in 3 bag
+	# sets (trial repeats 0, 2 and 3), no search
+	# trial on the validation part
+	[ "$(sqlite3 a.db "select group_concat(n, ',') from (select count(*) n from trials t
+		join predictions p on p.trial = t.id where t.fold >= 0 and t.status = 'done'
+		and p.split = 'oof' group by t.repeat order by t.repeat)")" = 20,20,20 ] ||
+		fail "not 3 sets of 20 fold trials with out-of-fold predictions"
 	[ "$(sqlite3 a.db "select count(*) from trials where fold < 0")" = 0 ] ||
 		fail "trials on the validation part"
 	[ "$(sqlite3 a.db "select group_concat(method, ',') from (select method from ensembles order by method)")" = "bag,bag,greedy,mean,stacking" ] ||
@@ -155,7 +157,7 @@ test_auto_small_data_scores_out_of_fold() {
 	expect_err "each scored out of fold"
 	expect_out "Search (candidates scored by logloss out of fold)"
 	[ "$(sqlite3 a.db "select group_concat(n, ',') from (select count(*) n from trials
-		where fold >= 0 group by candidate)")" = "3,3,3" ] ||
+		where fold >= 0 and repeat = 0 group by candidate)")" = "3,3,3" ] ||
 		fail "every candidate is not a bag of 3 folds"
 	# the search table's best is the candidate of the lowest log loss out
 	# of fold, the linear bag's row
@@ -193,17 +195,17 @@ test_auto_large_data_log_loss_on_valid() {
 # 72% of the rows where a default trained by `cfl train` sees 80%)
 test_auto_small_data_holds_out_no_validation_part() {
 	run "$CFL" auto "$ROOT/datasets/iris.csv" --models linear,tree --max-trials 2 --folds 5 \
-		--db a.db --name i
+		--bag-sets 3 --db a.db --name i
 	expect_rc 0
 	expect_err "150 rows: 120 train, 30 test"
 	[ "$(sqlite3 a.db "select count(*) from metrics where split = 'valid'") $(sqlite3 a.db \
 		"select count(*) from predictions where split = 'valid'")" = "0 0" ] ||
 		fail "scores or predictions on a validation part"
-	# each bag's folds predict every one of the 120 training rows once
+	# each bag set's folds predict every one of the 120 training rows once
 	[ "$(sqlite3 a.db "select group_concat(n, ',') from (select sum(p.n) n from trials t
 		join predictions p on p.trial = t.id and p.split = 'oof' where t.fold >= 0
-		group by t.candidate)")" = "120,120" ] ||
-		fail "the folds do not cover the 120 training rows"
+		group by t.candidate, t.repeat)")" = "120,120,120,120,120,120" ] ||
+		fail "the folds do not cover the 120 training rows in each of 3 bag sets"
 	# asked for, a validation part is still held out (and harms nothing)
 	run "$CFL" auto "$ROOT/datasets/iris.csv" --models linear --max-trials 1 --valid-frac 0.1 \
 		--db b.db --name i
@@ -239,11 +241,16 @@ test_auto_portfolio_before_bo() {
 # on) and says in one line why the search ended
 test_auto_small_data_uses_its_time() {
 	run "$CFL" auto "$ROOT/datasets/iris.csv" --models linear,tree --time-limit "$(lim 4)" \
-		--num-jobs 2 --db e.db --name e
+		--bag-sets 3 --num-jobs 2 --db e.db --name e
 	expect_rc 0
 	expect_err "searching 2 families until the time limit"
 	grep -E "^the search ends: [0-9]+ candidates; families stopped: [0-9]+ as another round would not finish in the time left, [0-9]+ with their space exhausted, [0-9]+ at 300 candidates$|^the search ends: the time limit stopped it \([0-9]+ candidates scored\)$" <<<"$err" >/dev/null ||
 		fail "no line saying why the search ended: $(grep "search ends" <<<"$err")"
+	# and, unless the time limit stopped the search, one saying what the
+	# bag sets did
+	grep -q "^the search ends: the time limit stopped it" <<<"$err" ||
+	[ "$(grep -cE "^bag sets: ([0-9]+ for the [0-9]+ best bags; another \([0-9.]+ s\) would not finish in [0-9.]+ s|the time limit stopped set [0-9]+ for the [0-9]+ best bags|20 of 5 folds for the [0-9]+ best bags \([0-9]+ trials\))$" <<<"$err")" = 1 ] ||
+		fail "no line saying what the bag sets did: $(grep "bag sets" <<<"$err")"
 	[ "$(sqlite3 e.db "select count(*) from candidates where model = 'linear'")" -gt 5 ] ||
 		fail "linear went no further than its portfolio"
 	expect_run_seconds e.db "$(lim 4).5" "$(awk -v l="$(lim 4)" 'BEGIN { print 0.7 * l }')"
@@ -319,7 +326,7 @@ test_auto_save_bundle_and_report() {
 	local names rows rank1
 	iris_split train.csv test.csv
 	run "$CFL" auto train.csv --test test.csv --models linear,tree --max-trials 4 \
-		--num-jobs 2 --db s.db --name s --save s.cfl
+		--bag-sets 3 --num-jobs 2 --db s.db --name s --save s.cfl
 	expect_rc 0
 	expect_err "bundle written to 's.cfl'"
 	grep -q '^save=s.cfl$' <<<"$(sqlite3 s.db "select config from runs")" ||
@@ -327,10 +334,11 @@ test_auto_save_bundle_and_report() {
 	# the bags' fold trials (every candidate is a bag) kept their models
 	[ "$(sqlite3 s.db "select count(*) from trial_models m join trials t on t.id = m.trial
 		where t.fold < 0")" = 0 ] || fail "trials without folds kept models"
-	[ "$(sqlite3 s.db "select count(*) from trial_models")" = 20 ] ||
+	# (4 bags of 3 bag sets of 5 folds)
+	[ "$(sqlite3 s.db "select count(*) from trial_models")" = 60 ] ||
 		fail "fold models kept: $(sqlite3 s.db 'select count(*) from trial_models')"
 	# the bundle holds the models its rows use, no other
-	[ "$(sqlite3 s.cfl "select count(*) from models")" -lt 20 ] ||
+	[ "$(sqlite3 s.cfl "select count(*) from models")" -lt 60 ] ||
 		fail "the bundle holds every bag: $(sqlite3 s.cfl "select count(*) from models")"
 	# the rows are the leaderboard's entries; the default is its rank 1
 	names=$(awk '/^Leaderboard/ {on = 1; next} on && /^[0-9]+ / {print $2} /^$/ {on = 0}' <<<"$out")
@@ -368,7 +376,7 @@ test_auto_refit() {
 	local names e
 	iris_split train.csv test.csv
 	run "$CFL" auto train.csv --test test.csv --models linear,tree --max-trials 4 \
-		--num-jobs 2 --db s.db --name s --save s.cfl --refit -v
+		--bag-sets 3 --num-jobs 2 --db s.db --name s --save s.cfl --refit -v
 	expect_rc 0
 	expect_err "refit on every training row: done"
 	grep -q '^refit=1$' <<<"$(sqlite3 s.db "select config from runs")" ||
@@ -376,8 +384,9 @@ test_auto_refit() {
 	[ "$(sqlite3 s.db "select count(*) from trials where repeat = 1 and fold = -1
 		and phase = 'refit' and status = 'done'")" = 2 ] ||
 		fail "refits: $(sqlite3 s.db "select repeat, fold, status from trials where repeat = 1")"
-	# 20 fold models and 2 refits kept; the bundle takes the refits only
-	[ "$(sqlite3 s.db "select count(*) from trial_models")" = 22 ] ||
+	# 60 fold models (4 bags, 3 bag sets of 5 folds) and 2 refits kept;
+	# the bundle takes the refits only
+	[ "$(sqlite3 s.db "select count(*) from trial_models")" = 62 ] ||
 		fail "models kept: $(sqlite3 s.db 'select count(*) from trial_models')"
 	[ "$(sqlite3 s.cfl "select group_concat(repeat || ':' || fold, ' ') from models")" = "1:-1 1:-1" ] ||
 		fail "bundle models: $(sqlite3 s.cfl "select group_concat(repeat || ':' || fold, ' ') from models")"
@@ -629,4 +638,145 @@ test_auto_max_trials_kill_then_resume() {
 	[ "$b1" = "$(auto_board_no_seconds "$out")" ] ||
 		fail "leaderboards differ: $b1 // $out"
 	cmp -s r1.cfl r2.cfl || fail "the bundles differ"
+}
+
+# each row $4 (one a line) of bundle $2, applied to test.csv, gives the
+# test $3 the run stored in $1 for that entry
+expect_rows_give_test() {
+	local e want got
+	for e in $4; do
+		want=$(sqlite3 "$1" "select printf('%.10g', m.value) from ensemble_metrics m
+			join ensembles e on e.id = m.ensemble where e.name = '$e'
+			and m.split = 'test' and m.metric = '$3'")
+		got=$("$CFL" predict "$2" test.csv --row "$e" -o /dev/null | awk -v m="$3" '$1 == m { print $2 }')
+		[ -n "$want" ] && [ "$got" = "$want" ] || fail "$e: predict $3 $got, stored $want"
+	done
+}
+
+# --bag-sets 2: each bag is trained on two fold partitions (trial repeat 0
+# and 2; repeat 1 stays the refit's), the sets' partitions differ, the
+# bag's out-of-fold figure is that of the mean of its two out-of-fold
+# predictions of every training row, its members are its 10 fold models,
+# and the bundle's rows give the leaderboard's test figures again
+test_auto_bag_sets_average_two_partitions() {
+	local names
+	[ -x /usr/bin/python3 ] || skip "no /usr/bin/python3"
+	awk 'NR <= 301 { print > "train.csv" } NR == 1 || NR > 301 { print > "test.csv" }' \
+		"$ROOT/datasets/diabetes.csv"
+	run "$CFL" auto train.csv --test test.csv --models linear,tree --max-trials 2 \
+		--bag-sets 2 --metric rmse --num-jobs 2 --db b.db --name b --save b.cfl
+	expect_rc 0
+	expect_err "bag sets: 1 more of 5 folds for the 2 best bags: 10 trials"
+	expect_out "Bag sets: 2 bags with up to 2 sets of 5 folds, scored on their mean"
+	[ "$(sqlite3 b.db "select group_concat(repeat || ':' || n, ' ') from (select repeat,
+		count(*) n from trials where fold >= 0 and status = 'done' group by repeat)")" = "0:10 2:10" ] ||
+		fail "trials: $(sqlite3 b.db "select repeat, fold, status from trials")"
+	[ "$(awk '/^[0-9]+ +linear:/ {print $NF}' <<<"$out")" = 10 ] ||
+		fail "the linear bag's members: $out"
+	/usr/bin/python3 - b.db train.csv >py.out 2>&1 <<'PYEOF' || fail "$(cat py.out)"
+import csv, math, sqlite3, struct, sys
+db = sqlite3.connect(sys.argv[1])
+y = [float(r[-1]) for r in list(csv.reader(open(sys.argv[2])))[1:]]
+for name, members in db.execute("select name, members from ensembles where method = 'bag'"):
+    ids = [int(t) for t in members.split(';')[0].split()[1].split('+')]
+    sets = {}
+    for t in ids:
+        rep, fold = db.execute('select repeat, fold from trials where id = ?', (t,)).fetchone()
+        n, data, rows = db.execute("select n, data, rows from predictions where trial = ? "
+                                   "and split = 'oof'", (t,)).fetchone()
+        vals = struct.unpack('<%dd' % n, data)
+        idx = struct.unpack('<%dI' % n, rows) if rows else range(n)
+        sets.setdefault(rep, {})[fold] = dict(zip(idx, vals))
+    assert sorted(sets) == [0, 2], (name, sorted(sets))
+    for rep, folds in sets.items():
+        got = sorted(r for f in folds.values() for r in f)
+        assert got == list(range(len(y))), (name, rep, 'not a partition')
+    assert sorted(sets[0][0]) != sorted(sets[2][0]), (name, 'the sets share a partition')
+    pred = {}
+    for folds in sets.values():
+        for f in folds.values():
+            for r, v in f.items():
+                pred[r] = pred.get(r, 0.0) + v / 2
+    rmse = math.sqrt(sum((y[r] - pred[r]) ** 2 for r in pred) / len(y))
+    stored = db.execute("select m.value from ensemble_metrics m join ensembles e on "
+                        "e.id = m.ensemble where e.name = ? and m.split = 'oof' and "
+                        "m.metric = 'rmse'", (name,)).fetchone()[0]
+    assert abs(rmse - stored) <= 1e-9 * stored, (name, rmse, stored)
+    print(name, rmse, stored)
+PYEOF
+	names=$(awk '/^Leaderboard/ {on = 1; next} on && /^[0-9]+ / {print $2} /^$/ {on = 0}' <<<"$out")
+	[ "$(wc -l <<<"$names")" = 5 ] || fail "leaderboard entries: $names"
+	expect_rows_give_test b.db b.cfl mse "$names"
+	# the bundle's linear bag averages its 10 fold models
+	[ "$(sqlite3 b.cfl "select count(*) from models where repeat = 2")" -ge 5 ] ||
+		fail "bundle models: $(sqlite3 b.cfl "select group_concat(repeat || ':' || fold, ' ') from models")"
+}
+
+# --bag-sets 1, the default, is auto as it was before bag sets: one
+# partition for every bag, the figures of docs/auto.md's example
+test_auto_bag_sets_1_unchanged() {
+	run "$CFL" auto "$ROOT/datasets/iris.csv" --models linear,tree --max-trials 6 \
+		--bag-sets 1 --num-jobs 2 --db o.db --name quick
+	expect_rc 0
+	[ "$(sqlite3 o.db "select count(*) from trials where repeat <> 0")" = 0 ] ||
+		fail "trials of another set: $(sqlite3 o.db "select repeat, fold from trials where repeat <> 0")"
+	grep -Eq '^3 +linear:bcbebec4 +bag +0\.035562 +0\.983333 +0\.933333 .* 5$' <<<"$out" ||
+		fail "the linear bag is not as it was: $out"
+	grep -Eq '^1 +greedy +ensemble +0\.035070 +0\.983333 +0\.933333 ' <<<"$out" ||
+		fail "greedy is not as it was: $out"
+	grep -q "Bag sets" <<<"$out" && fail "a bag sets line with one set: $out"
+	grep -q "bag sets:" <<<"$err" && fail "a bag sets phase with one set: $err"
+	# and so is the default
+	local b1
+	b1=$(auto_board_no_seconds "$out")
+	run "$CFL" auto "$ROOT/datasets/iris.csv" --models linear,tree --max-trials 6 \
+		--num-jobs 2 --db d.db --name quick
+	expect_rc 0
+	[ "$b1" = "$(auto_board_no_seconds "$out")" ] || fail "the default is not one set: $out"
+	run "$CFL" auto "$ROOT/datasets/iris.csv" --bag-sets 0 --db x.db
+	expect_rc 2
+	expect_err "--bag-sets must be an integer in [1, 100]"
+}
+
+# a count budget with bag sets: the same leaderboard and bundle bytes on
+# one worker and on two, and after a kill -9 in the middle of a set and a
+# --resume, which keeps the sets' folds done before the kill
+# (CFL_TEST_FAULT=slow:3 slows the third set's trials, repeat 3)
+test_auto_bag_sets_same_on_jobs_and_after_kill() {
+	local job n b1 done1 kept
+	run "$CFL" auto "$ROOT/datasets/wine.csv" --models linear,tree --max-trials 4 \
+		--bag-sets 3 --num-jobs 2 --db a.db --name r --save r1.cfl
+	expect_rc 0
+	expect_err "bag sets: 2 more of 5 folds for the 4 best bags: 40 trials"
+	b1=$(auto_board_no_seconds "$out")
+	run "$CFL" auto "$ROOT/datasets/wine.csv" --models linear,tree --max-trials 4 \
+		--bag-sets 3 --num-jobs 1 --db o.db --name r --save r0.cfl
+	expect_rc 0
+	[ -n "$b1" ] && [ "$b1" = "$(auto_board_no_seconds "$out")" ] ||
+		fail "leaderboards differ on 1 and 2 jobs: $b1 // $out"
+	cmp -s r0.cfl r1.cfl || fail "the bundles differ on 1 and 2 jobs"
+	CFL_TEST_FAULT=slow:3 "$CFL" auto "$ROOT/datasets/wine.csv" --models linear,tree \
+		--max-trials 4 --bag-sets 3 --num-jobs 2 --db k.db --name r --save r2.cfl \
+		>/dev/null 2>&1 &
+	job=$!
+	for _ in $(seq 300); do
+		n=$(sqlite3 k.db "select count(*) from trials where repeat = 3 and status = 'done'" 2>/dev/null)
+		[ "${n:-0}" -ge 2 ] && break
+		sleep 0.1
+	done
+	kill -9 "$job"
+	wait "$job" 2>/dev/null
+	[ "${n:-0}" -ge 2 ] || fail "the run did 2 trials of its third set in 30 s: $n"
+	[ "$(sqlite3 k.db "select count(*) from trials where repeat = 3 and status <> 'done'")" -gt 0 ] ||
+		fail "the run had finished its sets when killed"
+	done1=$(sqlite3 k.db "select group_concat(id || ':' || finished, ',') from trials
+		where status = 'done' and repeat >= 2")
+	run "$CFL" auto --resume r --db k.db
+	expect_rc 0
+	[ "$b1" = "$(auto_board_no_seconds "$out")" ] ||
+		fail "leaderboards differ after the resume: $b1 // $out"
+	cmp -s r1.cfl r2.cfl || fail "the bundles differ after the resume"
+	kept=$(sqlite3 k.db "select group_concat(id || ':' || finished, ',') from trials
+		where status = 'done' and id in ($(tr ',' '\n' <<<"$done1" | cut -d: -f1 | paste -sd,))")
+	[ "$kept" = "$done1" ] || fail "the sets' folds done before the kill ran again"
 }

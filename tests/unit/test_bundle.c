@@ -409,7 +409,12 @@ static void check_greedy_first(struct cfl_study *s, const struct cfl_data *d,
 			const struct cfl_bundle_member *mb = &row->members[j];
 			double w = row->method == CFL_BUNDLE_WEIGHTED ? mb->weight
 				   : 1.0 / (double)row->n_members;
+			/* a bag of several bag sets predicts each row once a
+			 * set: their mean */
+			double *one = calloc(n * k + 1, sizeof(double));
+			size_t *hits = calloc(n + 1, sizeof(size_t));
 
+			CHECK(one && hits);
 			for (size_t q = 0; q < mb->n_models; q++) {
 				struct cfl_pred po;
 
@@ -418,12 +423,19 @@ static void check_greedy_first(struct cfl_study *s, const struct cfl_data *d,
 								CFL_SPLIT_OOF, &po, &err) == 0,
 					  "%s", err.msg);
 				CHECK(po.n_out == k && po.rows);
-				for (size_t i = 0; i < po.n; i++)
+				for (size_t i = 0; i < po.n; i++) {
+					hits[po.rows[i]]++;
 					for (size_t c = 0; c < k; c++)
-						mix[(r * n + po.rows[i]) * k + c] +=
-							w * po.values[i * k + c];
+						one[po.rows[i] * k + c] += po.values[i * k + c];
+				}
 				cfl_pred_release(&po);
 			}
+			for (size_t i = 0; i < n; i++)
+				for (size_t c = 0; c < k; c++)
+					mix[(r * n + i) * k + c] +=
+						w * one[i * k + c] / (double)(hits[i] ? hits[i] : 1);
+			free(one);
+			free(hits);
 		}
 		CHECK_MSG(cfl_metric_eval(m, d->train.y, mix + r * n * k, n,
 					  d->train.n_classes, &score[r], &err) == 0,
@@ -445,12 +457,12 @@ static void check_greedy_first(struct cfl_study *s, const struct cfl_data *d,
 
 /* An auto run with --save on NAME (a count budget of 4 candidates: each
  * family's defaults and its first portfolio configuration, every one a
- * bag of 3 folds): the bundle has a row per leaderboard entry (each
+ * bag of 3 folds, in `sets` bag sets): the bundle has a row per leaderboard entry (each
  * family's best bag, mean, stacking, greedy) predicting on test what the store holds
  * for that entry, bit for bit (refit: with the bags' refits, else with
  * their fold models); its default row is the leaderboard's rank 1; each
  * row has its out-of-fold score. */
-static void auto_save(const char *name, int refit)
+static void auto_save(const char *name, int refit, int sets)
 {
 	static const char *const spaces[2] = { "l2 = loguniform(1e-4, 100)\n",
 					       "max_depth = int(2, 8)\n" };
@@ -479,6 +491,7 @@ static void auto_save(const char *name, int refit)
 	p.autop.models[1] = "tree";
 	p.autop.folds = 3;
 	p.autop.refit = refit;
+	p.autop.bag_sets = sets;
 	snprintf(bundle, sizeof(bundle), "%s", cfl_test_path("auto.cfl"));
 	p.autop.save = bundle;
 	for (int i = 0; i < 2; i++) {
@@ -512,9 +525,10 @@ static void auto_save(const char *name, int refit)
 		for (size_t i = 0; i < b.n_models; i++)
 			CHECK(b.models[i].fold == -1 && b.models[i].repeat == 1);
 	} else {
-		/* bags of 3 fold models each: the 2 bag rows' and those
-		 * greedy picks */
-		CHECK(b.n_models >= 6 && b.n_models <= 12 && b.n_models % 3 == 0);
+		/* bags of 3 fold models in each set: the 2 bag rows' and
+		 * those greedy picks */
+		CHECK(b.n_models >= 6u * (size_t)sets && b.n_models <= 12u * (size_t)sets &&
+		      b.n_models % (3u * (size_t)sets) == 0);
 		for (size_t i = 0; i < b.n_models; i++)
 			CHECK(b.models[i].fold == (int)(i % 3));
 	}
@@ -555,22 +569,34 @@ static void auto_save(const char *name, int refit)
 
 static void t_auto_classification(void)
 {
-	auto_save("wine", 0);
+	auto_save("wine", 0, 1);
 }
 
 static void t_auto_regression(void)
 {
-	auto_save("diabetes", 0);
+	auto_save("diabetes", 0, 1);
 }
 
 static void t_auto_refit_classification(void)
 {
-	auto_save("wine", 1);
+	auto_save("wine", 1, 1);
 }
 
 static void t_auto_refit_regression(void)
 {
-	auto_save("diabetes", 1);
+	auto_save("diabetes", 1, 1);
+}
+
+/* bag sets: each bag's rows predict with the mean of its 3 x 2 fold
+ * models what the store holds, bit for bit */
+static void t_auto_bag_sets_classification(void)
+{
+	auto_save("wine", 0, 2);
+}
+
+static void t_auto_bag_sets_regression(void)
+{
+	auto_save("diabetes", 0, 2);
 }
 
 /* ---- the file's failures ---- */
@@ -763,6 +789,8 @@ const struct cfl_test cfl_tests[] = {
 	TEST_T(t_auto_regression, 120),
 	TEST_T(t_auto_refit_classification, 120),
 	TEST_T(t_auto_refit_regression, 120),
+	TEST_T(t_auto_bag_sets_classification, 120),
+	TEST_T(t_auto_bag_sets_regression, 120),
 	TEST(t_bad_files),
 	{ 0 }
 };
