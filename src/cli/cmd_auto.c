@@ -193,6 +193,7 @@ static int parse_args(void *ctx, int argc, char **argv)
 				pl->sp.autop.search_rows = -1;
 			else if (cli_parse_long(optarg, 1, 1000000000, &pl->sp.autop.search_rows))
 				return cli_usage_error("auto", "--search-rows must be 'all' or an integer in [1, 1000000000], got '%s'", optarg);
+			break;
 		case OPT_BAG_SETS:
 			if (cli_parse_long(optarg, 1, 100, &folds))
 				return cli_usage_error("auto", "--bag-sets must be an integer in [1, 100], got '%s'", optarg);

@@ -60,6 +60,12 @@ test_auto_scale_search_rows_usage() {
 		expect_err "--search-rows must be 'all' or an integer"
 	done
 	[ ! -e u.db ] || fail "a usage error made a database"
+	# 'all' and a number are taken (and no other option's check follows)
+	for good in all 500; do
+		run "$CFL" auto "$ROOT/datasets/iris.csv" --models linear --search-rows "$good" \
+			--max-trials 1 --folds 2 --db g.db -q
+		expect_rc 0
+	done
 	run "$CFL" auto --help
 	expect_out "--search-rows N|all"
 }
