@@ -357,6 +357,34 @@ static void cancel_lease(struct cfl_relay *r, int64_t trial_id,
 	}
 }
 
+/* A local trial's intermediate score (a lease with CFL_LEASE_PROGRESS):
+ * sent on to the coordinator under the lease's own id, for its pruner to
+ * decide (its CANCEL then stops the trial here, as at a timeout).  Never
+ * pruned here; a frame that cannot be sent is dropped (the link's loss is
+ * handled where it is found). */
+static int on_progress(void *ctx, int64_t local_id, void *user, size_t step,
+		       double score, struct cfl_err *err)
+{
+	struct cfl_relay *r = ctx;
+
+	(void)user;
+	(void)err;
+	for (size_t i = 0; i < r->n_run; i++) {
+		struct cfl_wire_msg m;
+
+		if (r->run_map[i].local_id != local_id)
+			continue;
+		cfl_wire_msg_init(&m, CFL_WIRE_PROGRESS);
+		m.u.progress.trial_id = r->run_map[i].trial_id;
+		m.u.progress.attempt = r->run_map[i].attempt;
+		m.u.progress.step = step > UINT32_MAX ? UINT32_MAX : (uint32_t)step;
+		m.u.progress.score = score;
+		(void)send_msg(r, &m);
+		break;
+	}
+	return 0;
+}
+
 /* One message from the coordinator once the run is set up. */
 static void handle_msg(struct cfl_relay *r, struct cfl_wire_msg *m)
 {
@@ -694,6 +722,8 @@ static int start_pool(struct cfl_relay *r)
 	po.tick = 0.2;		/* heartbeats and silence between events */
 	po.n_metrics = r->cfg.n_metrics;
 	memcpy(po.metrics, r->cfg.metrics, sizeof(po.metrics));
+	po.on_progress = on_progress;
+	po.progress_ctx = r;
 	r->pool = cfl_pool_new(&po, &err);
 	if (!r->pool) {
 		fail(r, "%s", err.msg);

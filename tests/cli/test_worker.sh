@@ -701,3 +701,24 @@ $(cat coord.out)
 $ref"
 	cmp local.cfl remote.cfl || fail "the bundles differ"
 }
+
+# --prune over TCP: a remote worker's trials send their intermediate
+# scores through its relay to the coordinator, whose pruner stops them
+# there (before, the relay dropped them and remote trials ran whole)
+test_worker_tune_prune_remote() {
+	W_CMD=tune W_TIMEOUT=120 w_coord "$ROOT/datasets/breast_cancer.csv" --model fcnn \
+		--set epochs=8 --num-search 10 --num-repeat 1 --prune asha --db r.db --name pr \
+		--num-jobs 0 --listen 127.0.0.1:0
+	local coord=$COORD_PID
+	CFL_CACHE_DIR="$TMP/cache" timeout -k 5 120 "$CFL" worker --connect "127.0.0.1:$PORT" \
+		--retry-for 30 --jobs 1 --name w1 -q 2>>workers.err & local a=$!
+	w_wait $a 120; [ "$w_rc" = 0 ] || fail "worker exit $w_rc: $(cat workers.err)"
+	w_wait $coord 120; [ "$w_rc" = 0 ] || fail "coordinator exit $w_rc: $(cat coord.err)"
+	# --num-jobs 0: every trial ran on the worker
+	[ "$(sqlite3 r.db "select count(*) from trials where status not in ('done', 'pruned')")" = 0 ] ||
+		fail "not every trial ended: $(sqlite3 r.db 'select status from trials')"
+	n=$(sqlite3 r.db "select count(*) from trials where status = 'pruned'")
+	[ "$n" -ge 1 ] || fail "nothing pruned on the remote worker: $(sqlite3 r.db 'select status from trials')"
+	[ "$(sqlite3 r.db "select count(*) from trial_pruned")" = "$n" ] ||
+		fail "pruned trials without their step: $(sqlite3 r.db 'select * from trial_pruned')"
+}
