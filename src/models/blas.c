@@ -43,9 +43,7 @@ const char *cfl_blas_better_core(const char *core, int avx2_fma, int avx512)
 void cfl_blas_pick_core(char **argv)
 {
 #if defined(__x86_64__) && defined(__GNUC__)
-	const char *want;
-
-	const char *preload = getenv("LD_PRELOAD");
+	const char *want, *preload = getenv("LD_PRELOAD");
 
 	if (getenv("OPENBLAS_CORETYPE"))
 		return;	/* the user's choice, or this is the second run */
