@@ -119,6 +119,12 @@ def auto_first(cfl, tr, te, metric, trials, folds, extra, db, name, log):
     """(name, test figure) of auto's leaderboard's first entry."""
     out = run([cfl, 'auto', tr, '--test', te, '--max-trials', str(trials), '--folds', str(folds),
                '--metric', metric, '--num-jobs', '2', '--db', db, '--name', name, '-q'] + extra, log)
+    return first_entry(out, log)
+
+
+def first_entry(out, log):
+    """(name, test figure) of the first entry of the leaderboard `cfl auto`
+    printed (out); log names the run's stderr file in the error."""
     lines = out.splitlines()
     for i, line in enumerate(lines):
         if line.startswith('rank '):

@@ -118,13 +118,7 @@ def auto_timed(cfl, tr, te, metric, budget, db, name, log):
                  '--num-jobs', '2', '--db', db, '--name', name, '-q'], log)
     t1 = resource.getrusage(resource.RUSAGE_CHILDREN)
     cpu = t1.ru_utime + t1.ru_stime - t0.ru_utime - t0.ru_stime
-    lines = out.splitlines()
-    for i, line in enumerate(lines):
-        if line.startswith('rank '):
-            col = line.split().index('test')
-            first = lines[i + 1].split()
-            return first[1], float(first[col]), cpu
-    raise RuntimeError('no leaderboard in %s' % log)
+    return S.first_entry(out, log) + (cpu,)
 
 
 def one_set(a, name, binsha, budget):

@@ -29,24 +29,7 @@ mkdir -p "$B" || exit 1
 rm -f "$B"/*.db
 
 if [ ! -f "$DATA" ]; then
-	# bench_csv.sh's generator, the same seed: the same file
-	"$PY" - "$DATA" "$ROWS" <<'PYEOF' || { echo "bench_auto_scale: cannot write $DATA"; exit 1; }
-import os, sys
-import numpy as np
-path, n, d = sys.argv[1], int(sys.argv[2]), 20
-rng = np.random.default_rng(6)
-scale = 10.0 ** rng.uniform(-3, 4, d)
-offset = rng.normal(0, 3, d) * scale
-w = rng.normal(0, 1, d)
-with open(path + '.tmp', 'w') as f:
-    f.write(','.join('x%d' % j for j in range(d)) + ',y\n')
-    for s in range(0, n, 100000):
-        z = rng.normal(0, 1, (min(100000, n - s), d))
-        y = (z @ w + rng.normal(0, 1, len(z)) > 0).astype(int)
-        np.savetxt(f, np.column_stack([z * scale + offset, y]),
-                   fmt=['%.6g'] * d + ['%d'], delimiter=',')
-os.replace(path + '.tmp', path)
-PYEOF
+	"$PY" "$ROOT/tests/bench/make_w6.py" "$DATA" "$ROWS" || { echo "bench_auto_scale: cannot write $DATA"; exit 1; }
 fi
 cat "$DATA" >/dev/null	# into the page cache
 mb=$(awk -v s="$(stat -L -c %s "$DATA")" 'BEGIN { printf "%.0f", s / 1048576 }')
