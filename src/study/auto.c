@@ -62,8 +62,6 @@ struct auto_cand {
 	int pending;		/* its trial is not final yet */
 	int replayed;		/* stored final by an earlier session (resume) */
 	int cancelled;		/* cfl_pool_cancel stopped it */
-	int pruned;		/* its family's pruner stopped it (a final
-				 * state: told as failed, never bagged) */
 	double budget_s;	/* its search trial's time budget (0: none) */
 	double bag_budget_s;	/* its folds' and refit's when its bag would
 				 * not finish whole (0: as budget_s says) */
@@ -449,7 +447,6 @@ static long add_cand(struct cfl_study *s, size_t f, struct cfl_params *params,
 	c->replayed = ts.status == CFL_TRIAL_DONE || ts.status == CFL_TRIAL_FAILED ||
 		      ts.status == CFL_TRIAL_POISON || ts.status == CFL_TRIAL_CANCELLED ||
 		      ts.status == CFL_TRIAL_PRUNED;
-	c->pruned = ts.status == CFL_TRIAL_PRUNED;
 	if (ts.status == CFL_TRIAL_DONE) {
 		struct cfl_pred pv;
 
@@ -524,13 +521,11 @@ static void on_trial(struct cfl_study *s, const struct cfl_pool_event *ev,
 	}
 	if (fold < 0) {
 		c->pending = 0;
-		if (ev->status == CFL_TRIAL_PRUNED)
-			c->pruned = 1;
-		if (ev->status == CFL_TRIAL_DONE)
-			cfl_pruner_complete(a->pruner[c->family], ev->trial_id);
+		/* pruned: no value, told as failed */
 		if (ev->status == CFL_TRIAL_DONE) {
 			const struct cfl_wire_split *v = &ev->result->split[CFL_SPLIT_VALID];
 
+			cfl_pruner_complete(a->pruner[c->family], ev->trial_id);
 			for (uint32_t i = 0; i < v->n_metrics; i++)
 				if (!strcmp(v->metrics[i].name, metric))
 					c->value = v->metrics[i].value;
