@@ -660,10 +660,9 @@ static int start_pruning(struct cfl_study *s, const struct cfl_study_listener *l
 			continue;
 		if (!(a->pruner[f] = cfl_pruner_new(&po, err)))
 			return -1;
-		len += (size_t)snprintf(names + len, len < sizeof(names) ? sizeof(names) - len : 0,
-					"%s%s", n++ ? " and " : "", ap->models[f]);
-		if (len >= sizeof(names))
-			len = sizeof(names) - 1;
+		snprintf(names + len, sizeof(names) - len, "%s%s", n++ ? " and " : "",
+			 ap->models[f]);
+		len = strlen(names);
 	}
 	if (!n)
 		return 0;
