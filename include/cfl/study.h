@@ -139,6 +139,20 @@ struct cfl_study_auto_plan {
 				 * time allows; 1: one partition for all;
 				 * 0: CFL_STUDY_AUTO_BAG_SETS.  Not part of
 				 * the stored plan: a --resume may raise it */
+	enum cfl_prune_kind prune;	/* --prune (with prune_set): none, or
+					 * asha (median is tune's only) */
+	int prune_set;		/* 0: the default, asha where it helps (larger
+				 * data, a time limit, no --max-trials: its
+				 * Bayesian candidates of fcnn and gbdt,
+				 * stopped by their family's asha on their
+				 * validation score while they train; the
+				 * defaults and the portfolio report to it as
+				 * the reference and are never stopped), none
+				 * otherwise.  Pruning depends on the order
+				 * the scores arrive: asha under --max-trials
+				 * gives up its byte-for-byte runs.  Never on
+				 * small data (no validation part).  Not part
+				 * of the stored plan */
 };
 
 /* auto's bag sets when --bag-sets is not given: one, auto as it was
@@ -497,6 +511,7 @@ struct cfl_study_auto_family {
 	char model[64];
 	size_t n_cands, n_done, n_failed;	/* n_failed: failed, poison */
 	size_t n_cancelled;		/* stopped at the end of its share */
+	size_t n_pruned;		/* stopped by its pruner (--prune) */
 	char best_hex[9];		/* "" when no candidate has a score */
 	char why[96];			/* no score: why ("its default was
 					 * cancelled at the time limit after
@@ -783,7 +798,7 @@ struct cfl_study_auto_view {
 	size_t n_cands;		/* candidates scored, all families */
 	size_t bag_done, bag_total;	/* fold trials */
 	char family[64];	/* whose turn it is ("" between turns) */
-	size_t f_cands, f_failed;
+	size_t f_cands, f_failed, f_pruned;
 	int f_have_best;
 	double f_best;
 	int f_oof;		/* f_best is out of fold, not on valid */

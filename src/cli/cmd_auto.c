@@ -38,6 +38,7 @@ enum {
 	OPT_MAX_TRIALS,
 	OPT_SEARCH_ROWS,
 	OPT_BAG_SETS,
+	OPT_PRUNE,
 };
 
 #define DEFAULT_MODELS "fcnn,linear,tree,forest,gbdt"
@@ -86,6 +87,13 @@ static void usage(FILE *f)
 		"                           uses; under a time limit as many as fit in\n"
 		"                           a fifth of the time, more if time is left\n"
 		"                           (up to 20); 1: one partition for all [%d]\n"
+		"  --prune none|asha        on larger data, stop fcnn's and gbdt's Bayesian\n"
+		"                           candidates whose validation score while\n"
+		"                           training is below the top third of their\n"
+		"                           rung (asynchronous successive halving; the\n"
+		"                           defaults and portfolio are never stopped)\n"
+		"                           [asha under a time limit; none with\n"
+		"                           --max-trials and on small data]\n"
 		"  --refit                  refit each family's best bag's candidate on\n"
 		"                           every training row, and predict with\n"
 		"                           that one model instead of its K fold models:\n"
@@ -155,6 +163,7 @@ static int parse_args(void *ctx, int argc, char **argv)
 		{ "max-trials", required_argument, 0, OPT_MAX_TRIALS },
 		{ "search-rows", required_argument, 0, OPT_SEARCH_ROWS },
 		{ "bag-sets", required_argument, 0, OPT_BAG_SETS },
+		{ "prune", required_argument, 0, OPT_PRUNE },
 		CLI_POOL_LONGOPTS,
 		{ "help", no_argument, 0, 'h' },
 		{ 0, 0, 0, 0 },
@@ -199,6 +208,13 @@ static int parse_args(void *ctx, int argc, char **argv)
 				return cli_usage_error("auto", "--bag-sets must be an integer in [1, 100], got '%s'", optarg);
 			pl->sp.autop.bag_sets = (int)folds;
 			break;
+		case OPT_PRUNE:
+			r = cfl_prune_kind_lookup(optarg);
+			if (r != CFL_PRUNE_NONE && r != CFL_PRUNE_ASHA)
+				return cli_usage_error("auto", "--prune must be none or asha, got '%s'", optarg);
+			pl->sp.autop.prune = (enum cfl_prune_kind)r;
+			pl->sp.autop.prune_set = 1;
+			break;
 		case OPT_FOLDS:
 			if (cli_parse_long(optarg, 2, 100, &folds))
 				return cli_usage_error("auto", "--folds must be an integer in [2, 100], got '%s'", optarg);
@@ -230,6 +246,10 @@ static int parse_args(void *ctx, int argc, char **argv)
 	}
 	if (pl->sp.autop.max_trials && !limit_given)
 		pl->sp.time_limit = 1e8;	/* the count, not the clock */
+	/* pruning depends on the order the scores arrive */
+	if (pl->sp.autop.max_trials && !limit_given && pl->sp.autop.prune_set &&
+	    pl->sp.autop.prune != CFL_PRUNE_NONE)
+		return cli_usage_error("auto", "--prune asha needs --time-limit beside --max-trials (a count budget alone gives the same run on any workers and after --resume)");
 	if (optind >= argc && pl->pool.resume)
 		return 3;	/* the rest comes from the stored command */
 	if (optind >= argc)

@@ -210,6 +210,16 @@ static void num6(double v, char *out, size_t cap)
 		snprintf(out, cap, "-");
 }
 
+/* 1 when some family had candidates pruned: the search table then has a
+ * pruned column (as tune's table has a failed one when something failed). */
+static int any_pruned(const struct cfl_study_auto_summary *sum)
+{
+	for (size_t i = 0; i < sum->n_families; i++)
+		if (sum->families[i].n_pruned)
+			return 1;
+	return 0;
+}
+
 /* Why a family has no score, and the candidates the time limit
  * cancelled: a line each. */
 static int put_family_notes(const struct cfl_study_auto_summary *sum,
@@ -266,16 +276,18 @@ static int put_text(const struct cfl_study_auto_summary *sum,
 		rc |= cfl_buf_printf(b, "(no model finished its folds)\n");
 	rc |= cfl_buf_printf(b, "\nSearch (candidates scored by %s %s)\n", sm,
 			     sum->cv_search ? "out of fold" : "on the validation part");
-	rc |= cfl_buf_printf(b, "%-8s  %10s  %6s  %6s  %-8s  %12s  %9s\n", "model",
-			     "candidates", "done", "failed", "best",
-			     sum->cv_search ? "best oof" : "best valid", "seconds");
+	rc |= cfl_buf_printf(b, "%-8s  %10s  %6s  %6s  %s%-8s  %12s  %9s\n", "model",
+			     "candidates", "done", "failed", any_pruned(sum) ? "pruned  " : "",
+			     "best", sum->cv_search ? "best oof" : "best valid", "seconds");
 	for (size_t i = 0; i < sum->n_families; i++) {
 		const struct cfl_study_auto_family *f = &sum->families[i];
-		char bv[32];
+		char bv[32], pr[16] = "";
 
 		num6(f->best_hex[0] ? f->best_valid : NAN, bv, sizeof(bv));
-		rc |= cfl_buf_printf(b, "%-8s  %10zu  %6zu  %6zu  %-8s  %12s  %9.3f\n",
-				     f->model, f->n_cands, f->n_done, f->n_failed,
+		if (any_pruned(sum))
+			snprintf(pr, sizeof(pr), "%6zu  ", f->n_pruned);
+		rc |= cfl_buf_printf(b, "%-8s  %10zu  %6zu  %6zu  %s%-8s  %12s  %9.3f\n",
+				     f->model, f->n_cands, f->n_done, f->n_failed, pr,
 				     f->best_hex[0] ? f->best_hex : "-", bv, f->seconds);
 	}
 	rc |= put_family_notes(sum, b);
@@ -311,18 +323,21 @@ static int put_md(const struct cfl_study_auto_summary *sum,
 				     e && e[i].members ? e[i].members : "");
 	}
 	rc |= cfl_buf_printf(b, "\n### Search (candidates scored by %s %s)\n\n"
-			     "| model | candidates | done | failed | best | best %s | "
-			     "seconds |\n|:---|---:|---:|---:|:---|---:|---:|\n",
+			     "| model | candidates | done | failed |%s best | best %s | "
+			     "seconds |\n|:---|---:|---:|---:|%s:---|---:|---:|\n",
 			     sum->score_metric[0] ? sum->score_metric : sum->metric,
 			     sum->cv_search ? "out of fold" : "on the validation part",
-			     sum->cv_search ? "oof" : "valid");
+			     any_pruned(sum) ? " pruned |" : "",
+			     sum->cv_search ? "oof" : "valid", any_pruned(sum) ? "---:|" : "");
 	for (size_t i = 0; i < sum->n_families; i++) {
 		const struct cfl_study_auto_family *f = &sum->families[i];
-		char bv[32];
+		char bv[32], pr[24] = "";
 
 		num6(f->best_hex[0] ? f->best_valid : NAN, bv, sizeof(bv));
-		rc |= cfl_buf_printf(b, "| %s | %zu | %zu | %zu | %s | %s | %.3f |\n",
-				     f->model, f->n_cands, f->n_done, f->n_failed,
+		if (any_pruned(sum))
+			snprintf(pr, sizeof(pr), " %zu |", f->n_pruned);
+		rc |= cfl_buf_printf(b, "| %s | %zu | %zu | %zu |%s %s | %s | %.3f |\n",
+				     f->model, f->n_cands, f->n_done, f->n_failed, pr,
 				     f->best_hex[0] ? f->best_hex : "-", bv, f->seconds);
 	}
 	for (size_t i = 0; i < sum->n_families; i++)
@@ -425,8 +440,8 @@ static int put_json(const struct cfl_study_auto_summary *sum,
 		rc |= cfl_buf_printf(b, "%s\n    {\"model\": ", i ? "," : "") ||
 		      cfl_report_json_string(b, f->model) ||
 		      cfl_buf_printf(b, ", \"candidates\": %zu, \"done\": %zu, "
-				     "\"failed\": %zu, \"best\": ", f->n_cands,
-				     f->n_done, f->n_failed) ||
+				     "\"failed\": %zu, \"pruned\": %zu, \"best\": ",
+				     f->n_cands, f->n_done, f->n_failed, f->n_pruned) ||
 		      (f->best_hex[0] ? cfl_report_json_string(b, f->best_hex)
 				      : cfl_buf_puts(b, "null")) ||
 		      cfl_buf_puts(b, ", \"best_valid\": ") ||

@@ -44,22 +44,25 @@ size_t cfl_study_auto_view_line(const struct cfl_study_auto_view *v, double now,
 /* The family's line for the round that ends, when it asked anything. */
 void cfl_study_auto_view_end(struct cfl_study_auto_view *v, struct cfl_buf *out)
 {
-	char best[96] = "";
+	char best[96] = "", pruned[48] = "";
+	size_t n = v->f_cands + v->f_failed + v->f_pruned;
 
-	if (!v->family[0] || v->verbose || (!v->f_cands && !v->f_failed)) {
+	if (!v->family[0] || v->verbose || !n) {
 		v->family[0] = 0;
 		return;
 	}
 	if (v->f_have_best)
 		snprintf(best, sizeof(best), ", best %s %.6f %s", v->metric,
 			 v->f_best, v->f_oof ? "out of fold" : "on valid");
+	if (v->f_pruned)
+		snprintf(pruned, sizeof(pruned), ", %zu pruned", v->f_pruned);
 	if (v->f_failed)
-		cfl_buf_printf(out, "%s, round %d: %zu candidate%s, %zu failed%s\n",
-			       v->family, v->round, v->f_cands + v->f_failed,
-			       v->f_cands + v->f_failed == 1 ? "" : "s", v->f_failed, best);
+		cfl_buf_printf(out, "%s, round %d: %zu candidate%s, %zu failed%s%s\n",
+			       v->family, v->round, n, n == 1 ? "" : "s", v->f_failed,
+			       pruned, best);
 	else
-		cfl_buf_printf(out, "%s, round %d: %zu candidate%s%s\n", v->family,
-			       v->round, v->f_cands, v->f_cands == 1 ? "" : "s", best);
+		cfl_buf_printf(out, "%s, round %d: %zu candidate%s%s%s\n", v->family,
+			       v->round, n, n == 1 ? "" : "s", pruned, best);
 	v->family[0] = 0;
 }
 
@@ -80,7 +83,7 @@ static void start_family(struct cfl_study_auto_view *v, const char *model,
 	if (v->n_turns < CFL_STUDY_MAX_MODELS)
 		snprintf(v->turns[v->n_turns++], sizeof(v->turns[0]), "%s", model);
 	snprintf(v->family, sizeof(v->family), "%s", model);
-	v->f_cands = v->f_failed = 0;
+	v->f_cands = v->f_failed = v->f_pruned = 0;
 	v->f_have_best = 0;
 }
 
@@ -149,7 +152,10 @@ static void on_trial(struct cfl_study_auto_view *v,
 	if (ev->fold < 0 && !ev->repeat && fail) {
 		if (!v->family[0] || strcmp(v->family, ev->what))
 			start_family(v, ev->what, out);
-		v->f_failed++;
+		if (t->status == CFL_TRIAL_PRUNED)
+			v->f_pruned++;
+		else
+			v->f_failed++;
 	}
 	/* without verbose, only a bag's fold or refit that failed (it changes
 	 * the bag) */

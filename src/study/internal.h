@@ -261,5 +261,9 @@ void study_backend_release(struct study_backend *b);
  * pruner's decision on a search repeat's intermediate score. */
 int study_tune_progress(void *ctx, int64_t trial_id, void *user, size_t step,
 			double score, struct cfl_err *err);
+/* ... of an auto run (auto.c): its family's pruner's decision on a search
+ * candidate's intermediate score (0 when the run does not prune). */
+int study_auto_progress(void *ctx, int64_t trial_id, void *user, size_t step,
+			double score, struct cfl_err *err);
 
 #endif

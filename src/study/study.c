@@ -829,6 +829,10 @@ int cfl_study_start(struct cfl_study *s, const struct cfl_pool_opts *exec,
 		po.on_progress = study_tune_progress;
 		po.progress_ctx = s;
 	}
+	if (p->kind == CFL_RUN_AUTO) {	/* decided once the search starts */
+		po.on_progress = study_auto_progress;
+		po.progress_ctx = s;
+	}
 	po.keep_models = p->kind == CFL_RUN_REPEAT ? p->repeat.save != NULL
 			 : p->kind == CFL_RUN_AUTO ? p->autop.save != NULL
 						   : p->tune.save != NULL;

@@ -45,7 +45,7 @@ expect_run_seconds() {
 test_auto_help() {
 	run "$CFL" auto --help
 	expect_rc 0
-	for o in --time-limit --max-trials --models --folds --metric --bag-sets --save --use-all-time --num-jobs --db --name --resume -q Examples:; do
+	for o in --time-limit --max-trials --models --folds --metric --bag-sets --prune --save --use-all-time --num-jobs --db --name --resume -q Examples:; do
 		expect_out "$o"
 	done
 	run "$CFL" --help
