@@ -1,4 +1,4 @@
-# cfl auto --prune (issue 33): on larger data under a time limit, asha
+# cfl auto --prune asha (issue 33; off by default): on larger data under a time limit, asha
 # stops gbdt's (and fcnn's) Bayesian candidates whose validation score while
 # training is poor; they are stored as pruned with their step and score,
 # shown in the search table, never bagged, and kept as they are by
@@ -21,9 +21,9 @@ prune_auto() {
 	expect_rc 0
 }
 
-test_auto_prune_asha_by_default_stored_and_shown() {
+test_auto_prune_asha_stored_and_shown() {
 	prune_data
-	prune_auto --name a
+	prune_auto --name a --prune asha
 	expect_err "pruning (asha): gbdt's Bayesian candidates stop"
 	n=$(sqlite3 p.db "select count(*) from trials where status = 'pruned'")
 	[ "$n" -ge 1 ] || fail "nothing pruned: $(sqlite3 p.db 'select status, count(*) from trials group by status')"
@@ -69,6 +69,11 @@ test_auto_prune_none_and_usage() {
 	[ "$(sqlite3 p.db "select count(*) from trials where status = 'pruned'")" = 0 ] ||
 		fail "pruned with --prune none: $(sqlite3 p.db 'select status, count(*) from trials group by status')"
 	grep -q "pruning" <<<"$err" && fail "a pruning line with --prune none: $err"
+	# none by default, under a time limit too
+	prune_auto --name d
+	[ "$(sqlite3 p.db "select count(*) from trials t join runs r on r.id = t.run
+		where r.name = 'd' and t.status = 'pruned'")" = 0 ] || fail "pruned by default"
+	grep -q "pruning" <<<"$err" && fail "a pruning line by default: $err"
 	awk '/^Search/ {on = 1; next} on && $1 == "model"' <<<"$out" | grep -q pruned &&
 		fail "a pruned column with nothing pruned: $out"
 	# none by default under a count budget (a run of the seed alone)
