@@ -82,7 +82,11 @@ void cfl_ensemble_score_weights(const double *scores, size_t n_members,
  * mean the best value of metric on (y, preds) (the lowest index on ties).
  * w[j] = times member j was picked / picks, taken at the round with the
  * best value (the earliest on ties), so extra rounds never hurt on
- * validation.  Fails when a metric cannot be computed (err says why). */
+ * validation.  On more than 100,000 rows it selects on every s-th row (s
+ * the least that leaves at most that many), as the stacking fits: a few
+ * weights need no million rows, and each round's passes over all of them
+ * were most of auto's finish on large data.  Fails when a metric cannot
+ * be computed (err says why). */
 int cfl_ensemble_greedy(const double *const *preds, size_t n_members, size_t n,
 			size_t n_out, const double *y, int n_classes,
 			enum cfl_metric_id metric, size_t n_rounds,

@@ -187,10 +187,52 @@ void cfl_ensemble_score_weights(const double *scores, size_t n_members,
 		w[j] = sum > 0 ? w[j] / sum : 1.0 / (double)n_members;
 }
 
+#define GREEDY_ROWS 100000
+
+static int greedy_on(const double *const *preds, size_t n_members, size_t n,
+		     size_t n_out, const double *y, int n_classes,
+		     enum cfl_metric_id metric, size_t n_rounds, double *w,
+		     struct cfl_err *err);
+
 int cfl_ensemble_greedy(const double *const *preds, size_t n_members, size_t n,
 			size_t n_out, const double *y, int n_classes,
 			enum cfl_metric_id metric, size_t n_rounds, double *w,
 			struct cfl_err *err)
+{
+	size_t step = n > GREEDY_ROWS ? (n + GREEDY_ROWS - 1) / GREEDY_ROWS : 1, m;
+	double **sub = NULL, *ys = NULL;
+	int rc = -1;
+
+	if (step == 1 || check_members(n_members, err))
+		return greedy_on(preds, n_members, n, n_out, y, n_classes, metric,
+				 n_rounds, w, err);
+	m = (n + step - 1) / step;	/* the rows 0, step, 2 step, ... */
+	if (!(sub = cfl_calloc(n_members, sizeof(*sub), err)) ||
+	    !(ys = cfl_calloc(m, sizeof(double), err)))
+		goto out;
+	for (size_t i = 0; i < m; i++)
+		ys[i] = y[i * step];
+	for (size_t j = 0; j < n_members; j++) {
+		if (!(sub[j] = cfl_calloc(m * n_out, sizeof(double), err)))
+			goto out;
+		for (size_t i = 0; i < m; i++)
+			memcpy(sub[j] + i * n_out, preds[j] + i * step * n_out,
+			       n_out * sizeof(double));
+	}
+	rc = greedy_on((const double *const *)sub, n_members, m, n_out, ys, n_classes,
+		       metric, n_rounds, w, err);
+out:
+	for (size_t j = 0; sub && j < n_members; j++)
+		free(sub[j]);
+	free(sub);
+	free(ys);
+	return rc;
+}
+
+static int greedy_on(const double *const *preds, size_t n_members, size_t n,
+		     size_t n_out, const double *y, int n_classes,
+		     enum cfl_metric_id metric, size_t n_rounds, double *w,
+		     struct cfl_err *err)
 {
 	const struct cfl_metric_info *mi = cfl_metric_info(metric);
 	size_t len = n * n_out, *count = NULL, *best_count = NULL;

@@ -22,6 +22,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cfl/model.h"
 
@@ -1352,17 +1353,37 @@ static double bag_seconds(const struct cfl_study *s, size_t f)
 
 /* The seconds to keep after the pool for the ensembles and the
  * leaderboard on larger data, measured rather than guessed: their work
- * (greedy's rounds, the stacking, every entry's metrics on the out-of-fold,
- * validation and test rows) is a few hundred passes over the rows per
- * entry, so one pass of log loss over the training rows is timed now, on
- * this machine under its present load, and scaled by FINISH_PASSES per
- * leaderboard entry (each family's bag and the three ensembles); the
- * median of three passes (one pass descheduled on a loaded machine would
- * keep half the run for nothing).  On 720,000 training rows with five bags
- * the finish took 120 to 195 such passes an entry (under a load of 10 to
- * 13 on two cores).  0 when it cannot be measured. */
-#define FINISH_PASSES 180
+ * (greedy's rounds and the stacking, each on at most 100,000 rows, every
+ * entry's metrics on the out-of-fold, validation and test rows) is some
+ * tens of passes over the training rows per entry, so one pass of log loss
+ * over them is timed now (the median of three: one pass descheduled on a
+ * loaded machine would keep half the run for nothing) and scaled by
+ * FINISH_PASSES per leaderboard entry (each family's bag and the three
+ * ensembles) and by the square root of the load (the one-minute load
+ * average over the processors, when above one): the finish is one
+ * thread, and the three quick passes timed at the start share a core less
+ * than the seconds of the finish do, though more than not at all.  On
+ * 720,000 training rows with five bags the finish took 21 such passes an
+ * entry at a load of 1 and 29 at a load of 5 on two cores (2.4 and 5.7
+ * s); before greedy selected on a sample of the rows it took 61 at a load
+ * of 3 and 120 to 195 at a load of 10 to 13, so about 50 to 75 there now.
+ * FINISH_PASSES 32 times the root of the load keeps 32, 47 and 78 passes
+ * at those loads (it was 180, unscaled, and kept 20 s of a 60 s limit
+ * where 3 to 7 were used).  0 when it cannot be measured. */
+#define FINISH_PASSES 32
 #define FINISH_MAX_SHARE 0.35	/* of the time left, at most */
+
+/* The square root of the one-minute load average over the processors
+ * online, at least 1. */
+static double load_factor(void)
+{
+	double l[1];
+	long n = sysconf(_SC_NPROCESSORS_ONLN);
+
+	if (getloadavg(l, 1) != 1 || n < 1 || !(l[0] / (double)n > 1))
+		return 1;
+	return sqrt(l[0] / (double)n);
+}
 
 static double finish_seconds(const struct cfl_study *s)
 {
@@ -1385,7 +1406,8 @@ static double finish_seconds(const struct cfl_study *s)
 	free(pred);
 	m = t[0] > t[1] ? (t[1] > t[2] ? t[1] : t[0] > t[2] ? t[2] : t[0])
 			: (t[0] > t[2] ? t[0] : t[1] > t[2] ? t[2] : t[1]);
-	return rc ? 0 : m * FINISH_PASSES * (double)(s->plan->autop.n_models + 3);
+	return rc ? 0 : m * FINISH_PASSES * load_factor() *
+			(double)(s->plan->autop.n_models + 3);
 }
 
 static uint64_t search_sample(const struct cfl_study_plan *p, size_t n_train)
@@ -1430,6 +1452,7 @@ struct lazy_fold {
 	int fold;
 	struct cfl_trial_state ts;
 	double per;		/* its seconds as planned at submission */
+	double took;		/* its seconds, once done (else 0) */
 	int state;		/* 0 queued, 1 submitted, 2 final */
 };
 
@@ -1500,8 +1523,22 @@ static int lazy_submit(struct cfl_study *s, struct cfl_err *err)
 				c->bag_budget_s = 0.05;
 		}
 		l->per = per * ratio > 0.05 ? per * ratio : 0.05;
-		if (a->n_obs && l->per < a->obs_s / (double)a->n_obs)
-			l->per = a->obs_s / (double)a->n_obs;	/* as they went */
+		/* no less than its bag's folds done so far took (as they went);
+		 * the other bags' say nothing of this one's (a tree's fold
+		 * takes a tenth of a forest's: at their average, the tree's bag
+		 * was left out with seconds to spare) */
+		{
+			double took = 0;
+			size_t n_took = 0;
+
+			for (size_t i = 0; i < a->n_lazy; i++)
+				if (a->lazy[i].k == l->k && a->lazy[i].took > 0) {
+					took += a->lazy[i].took;
+					n_took++;
+				}
+			if (n_took && l->per < took / (double)n_took)
+				l->per = took / (double)n_took;
+		}
 		/* a bag about to start that cannot finish its trials in the
 		 * time left, in rounds over the slots with those running, at
 		 * what a trial has cost on average, is left out whole (its
@@ -1545,6 +1582,7 @@ static void lazy_final(struct study_auto *a, size_t k, int fold,
 			continue;
 		l->state = 2;
 		if (ev->status == CFL_TRIAL_DONE && ev->result) {
+			l->took = ev->result->duration;
 			a->obs_s += ev->result->duration;
 			a->plan_s += l->per;
 			a->n_obs++;

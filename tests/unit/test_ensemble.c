@@ -433,6 +433,43 @@ static void stack(const struct cfl_ens_input *in, struct cfl_ens_output *o)
  * every s-th of them (s = 3 for 250,001 rows): the weights are those of
  * the same members given only rows 0, 3, 6, ...  (All the rows gave
  * other weights, and took seconds on auto's 720,000.) */
+/* On more than 100,000 rows greedy selects on every s-th row: rows 0, 3,
+ * 6, ... favour member 0, the others member 1, so on all 250,001 rows
+ * member 1 would win, on the strided ones member 0 does (the same weights
+ * as greedy given those rows alone); at 100,000 rows, no stride. */
+static void t_greedy_strides_many_rows(void)
+{
+	enum { N = 250001, S = 3, NS = (N + S - 1) / S };
+	static double p[2][2 * N], sp[2][2 * NS], y[N], sy[NS];
+	const double *pp[2] = { p[0], p[1] }, *spp[2] = { sp[0], sp[1] };
+	double w[2], sw[2];
+	struct cfl_err err;
+
+	for (size_t i = 0; i < N; i++) {
+		double p0 = i % S == 0 ? 0.9 : 0.3, p1 = i % S == 0 ? 0.6 : 0.8;
+
+		y[i] = (double)(i % 2);
+		p[0][2 * i + (i % 2)] = p0;
+		p[0][2 * i + 1 - (i % 2)] = 1 - p0;
+		p[1][2 * i + (i % 2)] = p1;
+		p[1][2 * i + 1 - (i % 2)] = 1 - p1;
+	}
+	for (size_t i = 0; i < NS; i++) {
+		sy[i] = y[i * S];
+		for (int j = 0; j < 2; j++)
+			memcpy(&sp[j][2 * i], &p[j][2 * i * S], 2 * sizeof(double));
+	}
+	CHECK_MSG(cfl_ensemble_greedy(pp, 2, N, 2, y, 2, CFL_M_LOGLOSS, 25, w, &err) == 0,
+		  "%s", err.msg);
+	CHECK_MSG(cfl_ensemble_greedy(spp, 2, NS, 2, sy, 2, CFL_M_LOGLOSS, 25, sw, &err) == 0,
+		  "%s", err.msg);
+	CHECK(w[0] > w[1]);
+	CHECK_MSG(w[0] == sw[0] && w[1] == sw[1], "%g %g against %g %g", w[0], w[1], sw[0], sw[1]);
+	CHECK_MSG(cfl_ensemble_greedy(pp, 2, 100000, 2, y, 2, CFL_M_LOGLOSS, 25, w, &err) == 0,
+		  "%s", err.msg);
+	CHECK(w[1] > w[0]);
+}
+
 static void t_stacking_strides_many_rows(void)
 {
 	enum { N = 250001, S = 3, NS = (N + S - 1) / S };
@@ -778,6 +815,7 @@ const struct cfl_test cfl_tests[] = {
 	TEST(t_build_every_method),
 	TEST(t_stacking_ignores_test_labels),
 	TEST(t_stacking_strides_many_rows),
+	TEST(t_greedy_strides_many_rows),
 	TEST(t_stacking_on_oof),
 	TEST(t_select_on_oof),
 	TEST(t_greedy_select_metric),
