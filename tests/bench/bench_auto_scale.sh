@@ -63,7 +63,7 @@ best_name=${best% *} best_test=${best#* }
 {
 	echo "### cfl auto at scale (W6's generator, $ROWS x 20, $mb MiB; \`cfl auto DATA --time-limit $LIMIT\`)"
 	echo
-	echo "$cpu, $(nproc) cores, BLAS: $blas; load average at the start $load0, after auto $load1, after the defaults $load2."
+	echo "$cpu, $(getconf _NPROCESSORS_ONLN) cores, BLAS: $blas; load average at the start $load0, after auto $load1, after the defaults $load2."
 	echo
 	echo "| family | bag | why not | default alone (all training rows) | its test acc | its seconds |"
 	echo "|---|---|---|---|---|---|"
