@@ -1,0 +1,158 @@
+"""Replays other final selections on the runs tests/bench/auto_splits.sh
+kept, to see whether one would have beaten auto's greedy ensemble
+selection, without running auto again:
+
+    python3 tests/bench/auto_rules.py build/bench/auto_splits/SET ...
+
+For every split of a set it reads auto's database (runs-K.db, or runs.db
+with the run auto-K), rebuilds each bag from its fold trials (the mean of
+their test predictions; their out-of-fold predictions, one per training
+row) and scores each rule's choice, made on the out-of-fold predictions
+alone, on the split's test part.  Rules: greedy25 (auto's own: Caruana's
+selection with replacement, 25 rounds by the proper score over the 50 best
+bags, the best round kept; it reproduces auto's figure, a check of the
+replay), bestbag (the single best bag), greedy_defaults (greedy over each
+family's defaults only), familybest_greedy (over each family's best bag),
+greedy_top10 (over the 10 best), greedy_bagged (Caruana et al. 2006: greedy
+on 20 random halves of the bags, their ensembles averaged), greedy_pre
+(over the candidates chosen in advance: defaults and portfolio).  Per set:
+each rule - auto on test over the splits (mean +- standard error, positive:
+the rule better, RMSE turned so) and the mean rank of each among itself
+and the five defaults (as tests/bench/auto_ranks.py counts it).  Written
+to look for a better rule, not to tune one: a rule that wins only on the
+sets it was looked for on is no rule."""
+import sqlite3, glob, json, sys, csv, math, os
+import numpy as np
+EPS = 1e-15
+def labels(path):
+    with open(path) as f:
+        r = list(csv.reader(f))
+    return [x[-1] for x in r[1:]]
+def load(setdir, k):
+    if os.path.exists(setdir + '/runs-%s.db' % k):
+        db = sqlite3.connect(setdir + '/runs-%s.db' % k)
+        run = db.execute("select id from runs where kind='auto'").fetchone()[0]
+    else:
+        db = sqlite3.connect(setdir + '/runs.db')
+        run = db.execute("select id from runs where name=?", ('auto-%s' % k,)).fetchone()[0]
+    tr = labels(setdir + '/%s.train.csv' % k); te = labels(setdir + '/%s.test.csv' % k)
+    try:
+        cls = sorted(set(tr), key=lambda v: float(v))
+    except ValueError:
+        cls = sorted(set(tr))
+    reg = len(cls) > 20 and all(_isnum(v) for v in cls)
+    if reg:
+        ytr = np.array([float(v) for v in tr]); yte = np.array([float(v) for v in te])
+    else:
+        ytr = np.array([cls.index(v) for v in tr]); yte = np.array([cls.index(v) if v in cls else -1 for v in te])
+    cands = db.execute("select id, model, seq, score from candidates where run=? order by seq", (run,)).fetchall()
+    bags = []
+    for cid, model, seq, score in cands:
+        ts = db.execute("select id from trials where candidate=? and status='done' and fold>=0 and repeat=0", (cid,)).fetchall()
+        if not ts: continue
+        T = None; O = None
+        for (tid,) in ts:
+            n, no, data = db.execute("select n,n_out,data from predictions where trial=? and split='test'", (tid,)).fetchone()
+            a = np.frombuffer(data, '<f8').reshape(n, no)
+            T = a.copy() if T is None else T + a
+            n, no, data, rows = db.execute("select n,n_out,data,rows from predictions where trial=? and split='oof'", (tid,)).fetchone()
+            a = np.frombuffer(data, '<f8').reshape(n, no); ri = np.frombuffer(rows, '<i4')
+            if O is None: O = np.full((len(ytr), no), np.nan)
+            O[ri] = a
+        bags.append(dict(cid=cid, model=model, seq=seq, score=score, test=T / len(ts), oof=O))
+    return reg, ytr, yte, bags
+def _isnum(v):
+    try: float(v); return True
+    except ValueError: return False
+def loss(reg, P, y):
+    if reg: return math.sqrt(np.mean((P[:, 0] - y) ** 2))
+    p = np.clip(P[np.arange(len(y)), y], EPS, 1)
+    return -np.mean(np.log(p))
+def metric(reg, P, y):
+    if reg: return -math.sqrt(np.mean((P[:, 0] - y) ** 2))
+    return np.mean(np.argmax(P, 1) == y)
+def greedy(reg, y, bags, rounds=25, top=50):
+    bags = sorted(bags, key=lambda b: loss(reg, b['oof'], y))[:top]
+    cnt = [0] * len(bags); S = None; best = (1e300, None); n = 0
+    for r in range(rounds):
+        bl, bi = 1e300, -1
+        for i, b in enumerate(bags):
+            cand = b['oof'] if S is None else (S + b['oof'])
+            l = loss(reg, cand / (n + 1), y)
+            if l < bl - 1e-15: bl, bi = l, i
+        S = bags[bi]['oof'].copy() if S is None else S + bags[bi]['oof']; n += 1; cnt[bi] += 1
+        if bl < best[0] - 1e-15: best = (bl, list(cnt))
+    w = np.array(best[1], float); w /= w.sum()
+    return w, bags
+def combine(bags, w, key):
+    return sum(wi * b[key] for wi, b in zip(w, bags) if wi > 0)
+RULES = {}
+def rule(f): RULES[f.__name__] = f; return f
+@rule
+def greedy25(reg, y, bags):
+    w, bs = greedy(reg, y, bags); return combine(bs, w, 'test')
+@rule
+def bestbag(reg, y, bags):
+    b = min(bags, key=lambda b: loss(reg, b['oof'], y)); return b['test']
+@rule
+def greedy_defaults(reg, y, bags):
+    seen = {}; d = []
+    for b in bags:
+        if b['model'] not in seen: seen[b['model']] = 1; d.append(b)
+    w, bs = greedy(reg, y, d); return combine(bs, w, 'test')
+@rule
+def familybest_greedy(reg, y, bags):
+    best = {}
+    for b in bags:
+        l = loss(reg, b['oof'], y)
+        if b['model'] not in best or l < best[b['model']][0]: best[b['model']] = (l, b)
+    w, bs = greedy(reg, y, [v[1] for v in best.values()]); return combine(bs, w, 'test')
+@rule
+def greedy_top10(reg, y, bags):
+    w, bs = greedy(reg, y, bags, top=10); return combine(bs, w, 'test')
+@rule
+def greedy_bagged(reg, y, bags, B=20, frac=0.5):
+    # Caruana's bagged ensemble selection: greedy on random halves of the models, averaged
+    rs = np.random.RandomState(0); acc = None
+    for _ in range(B):
+        idx = rs.choice(len(bags), max(1, int(len(bags) * frac)), replace=False)
+        w, bs = greedy(reg, y, [bags[i] for i in idx])
+        p = combine(bs, w, 'test'); acc = p if acc is None else acc + p
+    return acc / B
+# each family's defaults and portfolio, as docs/auto.md lists them
+PRE = {'linear': 5, 'tree': 3, 'forest': 4, 'gbdt': 4, 'fcnn': 3}
+def prechosen(bags):
+    seen = {}; out = []
+    for b in bags:
+        seen[b['model']] = seen.get(b['model'], 0) + 1
+        if seen[b['model']] <= PRE.get(b['model'], 1): out.append(b)
+    return out
+@rule
+def greedy_pre(reg, y, bags):
+    w, bs = greedy(reg, y, prechosen(bags)); return combine(bs, w, 'test')
+def main():
+    sets = sys.argv[1:]
+    names = list(RULES)
+    for sd in sets:
+        js = sorted(glob.glob(sd + '/split-*.json'), key=lambda x: int(x.split('-')[-1][:-5]))
+        R = {n: [] for n in names}; A = []; D = []; RK = {n: [] for n in names + ['auto']}
+        for f in js:
+            k = f.split('-')[-1][:-5]; r = json.load(open(f))
+            reg, ytr, yte, bags = load(sd, k)
+            sign = -1 if reg else 1
+            A.append(sign * r['auto']); D.append(max(sign * r['dflt'][m] for m in r['dflt']))
+            dv = [sign * r['dflt'][m] for m in r['dflt']]
+            def rank(v): return 1 + sum(1 for x in dv if x > v + 1e-6) + sum(1 for x in dv if abs(x - v) <= 1e-6) / 2
+            RK['auto'].append(rank(sign * r['auto']))
+            for n in names:
+                v = metric(reg, RULES[n](reg, ytr, bags), yte)
+                R[n].append(v); RK[n].append(rank(v))
+        A = np.array(A); n = len(A)
+        s = '%-14s auto %.4f' % (os.path.basename(sd.rstrip('/')), A.mean())
+        for nm in names:
+            d = np.array(R[nm]) - A
+            s += ' | %s %+.4f+-%.4f' % (nm, d.mean(), d.std(ddof=1) / math.sqrt(n))
+        print(s, flush=True)
+        print('    ranks: ' + ' '.join('%s %.2f' % (nm, np.mean(RK[nm])) for nm in ['auto'] + names), flush=True)
+if __name__ == '__main__':
+    main()
