@@ -798,7 +798,7 @@ struct cfl_study_auto_view {
 	size_t n_cands;		/* candidates scored, all families */
 	size_t bag_done, bag_total;	/* fold trials */
 	char family[64];	/* whose turn it is ("" between turns) */
-	size_t f_cands, f_failed, f_pruned;
+	size_t f_cands, f_failed, f_pruned, f_cancelled;
 	int f_have_best;
 	double f_best;
 	int f_oof;		/* f_best is out of fold, not on valid */

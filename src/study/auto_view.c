@@ -44,8 +44,8 @@ size_t cfl_study_auto_view_line(const struct cfl_study_auto_view *v, double now,
 /* The family's line for the round that ends, when it asked anything. */
 void cfl_study_auto_view_end(struct cfl_study_auto_view *v, struct cfl_buf *out)
 {
-	char best[96] = "", pruned[48] = "";
-	size_t n = v->f_cands + v->f_failed + v->f_pruned;
+	char best[96] = "", pruned[48] = "", cancelled[48] = "";
+	size_t n = v->f_cands + v->f_failed + v->f_pruned + v->f_cancelled;
 
 	if (!v->family[0] || v->verbose || !n) {
 		v->family[0] = 0;
@@ -56,13 +56,16 @@ void cfl_study_auto_view_end(struct cfl_study_auto_view *v, struct cfl_buf *out)
 			 v->f_best, v->f_oof ? "out of fold" : "on valid");
 	if (v->f_pruned)
 		snprintf(pruned, sizeof(pruned), ", %zu pruned", v->f_pruned);
+	/* stopped at the end of the family's share or the limit: not failed */
+	if (v->f_cancelled)
+		snprintf(cancelled, sizeof(cancelled), ", %zu cancelled", v->f_cancelled);
 	if (v->f_failed)
-		cfl_buf_printf(out, "%s, round %d: %zu candidate%s, %zu failed%s%s\n",
+		cfl_buf_printf(out, "%s, round %d: %zu candidate%s, %zu failed%s%s%s\n",
 			       v->family, v->round, n, n == 1 ? "" : "s", v->f_failed,
-			       pruned, best);
+			       cancelled, pruned, best);
 	else
-		cfl_buf_printf(out, "%s, round %d: %zu candidate%s%s%s\n", v->family,
-			       v->round, n, n == 1 ? "" : "s", pruned, best);
+		cfl_buf_printf(out, "%s, round %d: %zu candidate%s%s%s%s\n", v->family,
+			       v->round, n, n == 1 ? "" : "s", cancelled, pruned, best);
 	v->family[0] = 0;
 }
 
@@ -83,7 +86,7 @@ static void start_family(struct cfl_study_auto_view *v, const char *model,
 	if (v->n_turns < CFL_STUDY_MAX_MODELS)
 		snprintf(v->turns[v->n_turns++], sizeof(v->turns[0]), "%s", model);
 	snprintf(v->family, sizeof(v->family), "%s", model);
-	v->f_cands = v->f_failed = v->f_pruned = 0;
+	v->f_cands = v->f_failed = v->f_pruned = v->f_cancelled = 0;
 	v->f_have_best = 0;
 }
 
@@ -154,6 +157,8 @@ static void on_trial(struct cfl_study_auto_view *v,
 			start_family(v, ev->what, out);
 		if (t->status == CFL_TRIAL_PRUNED)
 			v->f_pruned++;
+		else if (t->status == CFL_TRIAL_CANCELLED)
+			v->f_cancelled++;
 		else
 			v->f_failed++;
 	}

@@ -630,7 +630,43 @@ static void t_limit_counts_from_start(void)
 	tmpdb_end(&t);
 }
 
+/* auto's round line counts a search candidate the end of its family's
+ * share cancelled as cancelled, not failed (issue 33: everywhere). */
+static void t_auto_view_counts_cancelled(void)
+{
+	struct cfl_study_auto_view v;
+	struct cfl_pool_event pe[3];
+	struct cfl_study_event ev;
+	enum cfl_trial_status st[3] = { CFL_TRIAL_CANCELLED, CFL_TRIAL_FAILED,
+					CFL_TRIAL_CANCELLED };
+	struct cfl_buf b;
+
+	cfl_buf_init(&b);
+	cfl_study_auto_view_init(&v, 0, 60, 0);
+	memset(&ev, 0, sizeof(ev));
+	ev.kind = CFL_STUDY_PHASE;
+	ev.text = "linear: searching for 1.5 s";
+	cfl_study_auto_view_event(&v, &ev, &b);
+	for (int i = 0; i < 3; i++) {
+		memset(&pe[i], 0, sizeof(pe[i]));
+		pe[i].status = st[i];
+		pe[i].reason = "stopped";
+		memset(&ev, 0, sizeof(ev));
+		ev.kind = CFL_STUDY_TRIAL;
+		ev.trial = &pe[i];
+		ev.what = "linear";
+		ev.hex = "0123abcd";
+		ev.fold = -1;
+		cfl_study_auto_view_event(&v, &ev, &b);
+	}
+	cfl_study_auto_view_end(&v, &b);
+	CHECK_MSG(b.data && strstr(b.data, "linear, round 1: 3 candidates, 1 failed, 2 cancelled\n"),
+		  "%s", b.data ? b.data : "(nothing)");
+	cfl_buf_release(&b);
+}
+
 const struct cfl_test cfl_tests[] = {
+	TEST(t_auto_view_counts_cancelled),
 	TEST(t_plan_config_text),
 	TEST(t_plan_needs_and_checks),
 	TEST(t_repeat_then_resume),
