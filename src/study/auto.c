@@ -1356,8 +1356,10 @@ static double bag_seconds(const struct cfl_study *s, size_t f)
  * (greedy's rounds and the stacking, each on at most 100,000 rows, every
  * entry's metrics on the out-of-fold, validation and test rows) is some
  * tens of passes over the training rows per entry, so one pass of log loss
- * over them is timed now (the median of three: one pass descheduled on a
- * loaded machine would keep half the run for nothing) and scaled by
+ * over them is timed now (the least of three: one pass descheduled, or
+ * slowed by a neighbour for a moment, would keep seconds of the run for
+ * nothing; the median kept 7.4 s on a quiet machine where 2.5 s were
+ * used, and the load below stands for what lasts) and scaled by
  * FINISH_PASSES per leaderboard entry (each family's bag and the three
  * ensembles) and by the square root of the load (the one-minute load
  * average over the processors, when above one): the finish is one
@@ -1404,8 +1406,7 @@ static double finish_seconds(const struct cfl_study *s)
 		t[r] = cfl_now() - t[r];
 	}
 	free(pred);
-	m = t[0] > t[1] ? (t[1] > t[2] ? t[1] : t[0] > t[2] ? t[2] : t[0])
-			: (t[0] > t[2] ? t[0] : t[1] > t[2] ? t[2] : t[1]);
+	m = fmin(t[0], fmin(t[1], t[2]));
 	return rc ? 0 : m * FINISH_PASSES * load_factor() *
 			(double)(s->plan->autop.n_models + 3);
 }
