@@ -1367,7 +1367,7 @@ static double bag_seconds(const struct cfl_study *s, size_t f)
  * than the seconds of the finish do, though more than not at all.  On
  * 720,000 training rows with five bags the finish took 21 such passes an
  * entry at a load of 1 and 29 at a load of 5 on two cores (2.4 and 5.7
- * s); before greedy selected on a sample of the rows it took 61 at a load
+ * s; passes timed as the median of three then); before greedy selected on a sample of the rows it took 61 at a load
  * of 3 and 120 to 195 at a load of 10 to 13, so about 50 to 75 there now.
  * FINISH_PASSES 32 times the root of the load keeps 32, 47 and 78 passes
  * at those loads (it was 180, unscaled, and kept 20 s of a 60 s limit
@@ -1542,7 +1542,7 @@ static int lazy_submit(struct cfl_study *s, struct cfl_err *err)
 		}
 		/* a bag about to start that cannot finish its trials in the
 		 * time left, in rounds over the slots with those running, at
-		 * what a trial has cost on average, is left out whole (its
+		 * its per-trial seconds (above), is left out whole (its
 		 * folds would be stopped at the limit), leaving the time to
 		 * those after it */
 		if (a->lazy_next == 1 || a->lazy[a->lazy_next - 2].k != l->k) {
