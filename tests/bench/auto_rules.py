@@ -21,13 +21,14 @@ the rule better, RMSE turned so) and the mean rank of each among itself
 and the five defaults (as tests/bench/auto_ranks.py counts it).  Written
 to look for a better rule, not to tune one: a rule that wins only on the
 sets it was looked for on is no rule."""
-import sqlite3, glob, json, sys, csv, math, os
+import sqlite3, glob, json, sys, math, os
 import numpy as np
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import auto_splits as S  # noqa: E402  the CSV helpers
 EPS = 1e-15
 def labels(path):
-    with open(path) as f:
-        r = list(csv.reader(f))
-    return [x[-1] for x in r[1:]]
+    return [r[-1] for r in S.read(path)[1]]
 def load(setdir, k):
     if os.path.exists(setdir + '/runs-%s.db' % k):
         db = sqlite3.connect(setdir + '/runs-%s.db' % k)
@@ -40,7 +41,7 @@ def load(setdir, k):
         cls = sorted(set(tr), key=lambda v: float(v))
     except ValueError:
         cls = sorted(set(tr))
-    reg = len(cls) > 20 and all(_isnum(v) for v in cls)
+    reg = S.is_regression([[v] for v in tr])
     if reg:
         ytr = np.array([float(v) for v in tr]); yte = np.array([float(v) for v in te])
     else:
@@ -61,9 +62,6 @@ def load(setdir, k):
             O[ri] = a
         bags.append(dict(cid=cid, model=model, seq=seq, score=score, test=T / len(ts), oof=O))
     return reg, ytr, yte, bags
-def _isnum(v):
-    try: float(v); return True
-    except ValueError: return False
 def loss(reg, P, y):
     if reg: return math.sqrt(np.mean((P[:, 0] - y) ** 2))
     p = np.clip(P[np.arange(len(y)), y], EPS, 1)

@@ -433,6 +433,29 @@ static void stack(const struct cfl_ens_input *in, struct cfl_ens_output *o)
  * every s-th of them (s = 3 for 250,001 rows): the weights are those of
  * the same members given only rows 0, 3, 6, ...  (All the rows gave
  * other weights, and took seconds on auto's 720,000.) */
+/* Row i of two two-class members: label i % 2, member 0 giving it p0 and
+ * member 1 p1. */
+static void set_pair_row(double *const m[2], double *y, size_t i, double p0, double p1)
+{
+	y[i] = (double)(i % 2);
+	m[0][2 * i + (i % 2)] = p0;
+	m[0][2 * i + 1 - (i % 2)] = 1 - p0;
+	m[1][2 * i + (i % 2)] = p1;
+	m[1][2 * i + 1 - (i % 2)] = 1 - p1;
+}
+
+/* The rows 0, step, 2 step, ... of two two-class members and their
+ * labels (n rows) into sm and sy. */
+static void stride_pair(double *const m[2], const double *y, size_t n, size_t step,
+			double *const sm[2], double *sy)
+{
+	for (size_t i = 0; i * step < n; i++) {
+		sy[i] = y[i * step];
+		for (int j = 0; j < 2; j++)
+			memcpy(&sm[j][2 * i], &m[j][2 * i * step], 2 * sizeof(double));
+	}
+}
+
 /* On more than 100,000 rows greedy selects on every s-th row: rows 0, 3,
  * 6, ... favour member 0, the others member 1, so on all 250,001 rows
  * member 1 would win, on the strided ones member 0 does (the same weights
@@ -445,20 +468,11 @@ static void t_greedy_strides_many_rows(void)
 	double w[2], sw[2];
 	struct cfl_err err;
 
-	for (size_t i = 0; i < N; i++) {
-		double p0 = i % S == 0 ? 0.9 : 0.3, p1 = i % S == 0 ? 0.6 : 0.8;
+	double *const m[2] = { p[0], p[1] }, *const sm[2] = { sp[0], sp[1] };
 
-		y[i] = (double)(i % 2);
-		p[0][2 * i + (i % 2)] = p0;
-		p[0][2 * i + 1 - (i % 2)] = 1 - p0;
-		p[1][2 * i + (i % 2)] = p1;
-		p[1][2 * i + 1 - (i % 2)] = 1 - p1;
-	}
-	for (size_t i = 0; i < NS; i++) {
-		sy[i] = y[i * S];
-		for (int j = 0; j < 2; j++)
-			memcpy(&sp[j][2 * i], &p[j][2 * i * S], 2 * sizeof(double));
-	}
+	for (size_t i = 0; i < N; i++)
+		set_pair_row(m, y, i, i % S == 0 ? 0.9 : 0.3, i % S == 0 ? 0.6 : 0.8);
+	stride_pair(m, y, N, S, sm, sy);
 	CHECK_MSG(cfl_ensemble_greedy(pp, 2, N, 2, y, 2, CFL_M_LOGLOSS, 25, w, &err) == 0,
 		  "%s", err.msg);
 	CHECK_MSG(cfl_ensemble_greedy(spp, 2, NS, 2, sy, 2, CFL_M_LOGLOSS, 25, sw, &err) == 0,
@@ -481,21 +495,13 @@ static void t_stacking_strides_many_rows(void)
 	struct cfl_err err;
 	double yv[1] = { 0 }, yt[1] = { 1 };
 
-	for (size_t i = 0; i < N; i++) {
-		/* member 0 right more often than member 1, by the row */
-		double p0 = (i * 7919 % 13) < 10 ? 0.8 : 0.3, p1 = (i * 104729 % 7) < 4 ? 0.7 : 0.4;
+	double *const m[2] = { oof[0], oof[1] }, *const sm[2] = { soof[0], soof[1] };
 
-		y[i] = (double)(i % 2);
-		oof[0][2 * i + (i % 2)] = p0;
-		oof[0][2 * i + 1 - (i % 2)] = 1 - p0;
-		oof[1][2 * i + (i % 2)] = p1;
-		oof[1][2 * i + 1 - (i % 2)] = 1 - p1;
-	}
-	for (size_t i = 0; i < NS; i++) {
-		sy[i] = y[i * S];
-		for (int j = 0; j < 2; j++)
-			memcpy(&soof[j][2 * i], &oof[j][2 * i * S], 2 * sizeof(double));
-	}
+	/* member 0 right more often than member 1, by the row */
+	for (size_t i = 0; i < N; i++)
+		set_pair_row(m, y, i, (i * 7919 % 13) < 10 ? 0.8 : 0.3,
+			     (i * 104729 % 7) < 4 ? 0.7 : 0.4);
+	stride_pair(m, y, N, S, sm, sy);
 	for (int j = 0; j < 2; j++) {
 		v[j][0] = t[j][0] = 0.5;
 		v[j][1] = t[j][1] = 0.5;
