@@ -15,7 +15,12 @@ replay), bestbag (the single best bag), greedy_defaults (greedy over each
 family's defaults only), familybest_greedy (over each family's best bag),
 greedy_top10 (over the 10 best), greedy_bagged (Caruana et al. 2006: greedy
 on 20 random halves of the bags, their ensembles averaged), greedy_pre
-(over the candidates chosen in advance: defaults and portfolio).  Per set:
+(over the candidates chosen in advance: defaults and portfolio),
+greedy_temp (classification: each bag's probabilities temperature-scaled
+first, softmax(log p / T) with the T of the lowest out-of-fold log loss on
+a grid of 0.05-20, then greedy on the scaled bags, which predict scaled;
+so that an over-confident bag, a deep tree's or a network's, is not
+judged by its calibration alone).  Per set:
 each rule - auto on test over the splits (mean +- standard error, positive:
 the rule better, RMSE turned so) and the mean rank of each among itself
 and the five defaults (as tests/bench/auto_ranks.py counts it).  Written
@@ -128,6 +133,20 @@ def prechosen(bags):
 @rule
 def greedy_pre(reg, y, bags):
     w, bs = greedy(reg, y, prechosen(bags)); return combine(bs, w, 'test')
+TS = np.exp(np.linspace(math.log(0.05), math.log(20), 121))
+def temper(P, T):
+    z = np.log(np.clip(P, EPS, 1)) / T
+    z -= z.max(1, keepdims=True); e = np.exp(z)
+    return e / e.sum(1, keepdims=True)
+@rule
+def greedy_temp(reg, y, bags):
+    if reg:
+        w, bs = greedy(reg, y, bags); return combine(bs, w, 'test')
+    tb = []
+    for b in bags:
+        T = min(TS, key=lambda t: loss(reg, temper(b['oof'], t), y))
+        tb.append(dict(b, oof=temper(b['oof'], T), test=temper(b['test'], T)))
+    w, bs = greedy(reg, y, tb); return combine(bs, w, 'test')
 def main():
     sets = sys.argv[1:]
     names = list(RULES)

@@ -4,18 +4,25 @@ columns, duplicate rows, class imbalance, uninformative columns.
 
     python3 tests/bench/make_messy.py DIR
 
-Six sets, each DIR/NAME.csv with a header row and the target last.  Three
-are "held in" (looked at while auto's rules were written: messy_clf_a,
-messy_clf_b, messy_reg_a) and three "held out" (generated with other
-shapes and seeds and only ever measured, in the last table of
-tests/bench/auto_splits.sh: messy_clf_c, messy_clf_d, messy_reg_b).
+Twelve sets, each DIR/NAME.csv with a header row and the target last.
+Three are "held in" (looked at while auto's rules were written:
+messy_clf_a, messy_clf_b, messy_reg_a) and nine "held out" (generated with
+other shapes and seeds and only ever measured, in the last table of
+tests/bench/auto_splits.sh): messy_clf_c, messy_clf_d and messy_reg_b
+first, and six more written later, before any figure of them was seen, in
+the shapes of small public sets (80-850 rows): messy_clf_e (120 rows, 4
+classes), messy_clf_f (208 rows, 60 correlated columns), messy_clf_g
+(mostly categorical), messy_clf_h (6 classes, thresholds, 25% missing),
+messy_reg_c (150 rows, linear) and messy_reg_d (steps and an
+interaction).
 HELD_IN and HELD_OUT below list them; `--list in|out` prints one list."""
 import csv, os, sys
 
 import numpy as np
 
 HELD_IN = ['messy_clf_a', 'messy_clf_b', 'messy_reg_a']
-HELD_OUT = ['messy_clf_c', 'messy_clf_d', 'messy_reg_b']
+HELD_OUT = ['messy_clf_c', 'messy_clf_d', 'messy_reg_b', 'messy_clf_e', 'messy_clf_f',
+            'messy_clf_g', 'messy_clf_h', 'messy_reg_c', 'messy_reg_d']
 
 
 def messy(rng, X, cats, y, missing, dup):
@@ -123,8 +130,93 @@ def reg_b(rng):
         messy(rng, X, cats, ['%.4f' % v for v in y], 0.15, 0.0)
 
 
+def clf_e(rng):
+    # held out: 120 rows, 4 classes ("north" ... "west") by angle around a
+    # centre with a radial band, 6 numeric (2 informative), a 3-level
+    # category, 8% missing
+    n = 120
+    X = rng.normal(size=(n, 6))
+    ang = np.arctan2(X[:, 1] + 0.3 * rng.normal(size=n), X[:, 0] + 0.3 * rng.normal(size=n))
+    cls = ((ang + np.pi) / (np.pi / 2)).astype(int) % 4
+    y = np.array(['north', 'east', 'south', 'west'])[cls]
+    cats = [cat_column(rng, n, 3)]
+    return ['p%d' % i for i in range(6)] + ['zone', 'direction'], \
+        messy(rng, X, cats, y, 0.08, 0.0)
+
+
+def clf_f(rng):
+    # held out: 208 rows, binary ("rock" / "mine" 53/47), 60 smooth
+    # correlated columns (sonar-like: a few latent bands), no missing
+    n = 208
+    t = np.linspace(0, 1, 60)
+    lat = rng.normal(size=(n, 4))
+    basis = np.stack([np.exp(-((t - c) / 0.12) ** 2) for c in (0.15, 0.4, 0.6, 0.85)])
+    X = lat @ basis + rng.normal(size=(n, 60)) * 0.6
+    z = 1.1 * lat[:, 1] - 0.9 * lat[:, 2] + 0.5 * lat[:, 0] * lat[:, 3]
+    y = np.where(z + rng.logistic(size=n) * 0.6 > 0.1, 'mine', 'rock')
+    return ['band%02d' % i for i in range(60)] + ['object'], messy(rng, X, [], y, 0.0, 0.0)
+
+
+def clf_g(rng):
+    # held out: 600 rows, binary ("edible" / "poisonous"), 5 categorical
+    # columns (the label follows two of them and their interaction) and 2
+    # numeric, 6% missing, 4% dups
+    n = 600
+    g = [rng.integers(0, k, n) for k in (5, 4, 6, 3, 7)]
+    X = rng.normal(size=(n, 2))
+    z = 1.4 * (g[0] == 1) + 1.0 * (g[1] >= 2) - 1.6 * ((g[0] == 3) & (g[1] == 0)) \
+        + 0.8 * (g[2] % 2) + 0.5 * X[:, 0] - 1.2
+    y = np.where(z + rng.logistic(size=n) * 0.5 > 0, 'poisonous', 'edible')
+    names = np.array(['cap_%s' % c for c in 'abcdefg'])
+    cats = [names[v] for v in g]
+    return ['w0', 'w1', 'cap', 'gill', 'stalk', 'ring', 'spore', 'kind'], \
+        messy(rng, X, cats, y, 0.06, 0.04)
+
+
+def clf_h(rng):
+    # held out: 850 rows, 6 classes of skewed sizes set by thresholds on 3
+    # of 9 numeric columns, a 4-level category, 25% missing, 3% dups
+    n = 850
+    X = rng.normal(size=(n, 9))
+    cls = (X[:, 0] > 0.3).astype(int) * 3 + np.digitize(X[:, 1] + 0.5 * X[:, 2], [-0.2, 0.9])
+    flip = rng.random(n) < 0.12
+    cls = np.where(flip, rng.integers(0, 6, n), cls)
+    y = np.array(['grade A', 'grade B', 'grade C', 'grade D', 'grade E', 'grade F'])[cls]
+    cats = [cat_column(rng, n, 4)]
+    return ['q%d' % i for i in range(9)] + ['plant', 'grade'], \
+        messy(rng, X, cats, y, 0.25, 0.03)
+
+
+def reg_c(rng):
+    # held out: 150 rows, y linear in 5 of 8 columns plus a category's
+    # offset and plain noise, 5% missing
+    n = 150
+    X = rng.normal(size=(n, 8))
+    g = rng.integers(0, 3, n)
+    y = 40 + 8 * X[:, 0] - 5 * X[:, 1] + 3 * X[:, 2] + 2 * X[:, 3] - X[:, 4] + 4 * (g == 2) \
+        + rng.normal(size=n) * 4
+    cats = [cat_column(rng, n, 3, g)]
+    return ['k%d' % i for i in range(8)] + ['shop', 'sales'], \
+        messy(rng, X, cats, ['%.3f' % v for v in y], 0.05, 0.0)
+
+
+def reg_d(rng):
+    # held out: 400 rows, y made of steps, an interaction and a category,
+    # 12% missing, 5% dups
+    n = 400
+    X = rng.random(size=(n, 7))
+    g = rng.integers(0, 5, n)
+    y = 5 * (X[:, 0] > 0.5) + 3 * (X[:, 1] > 0.3) * (X[:, 2] > 0.6) + 2 * np.floor(X[:, 3] * 4) \
+        + 1.5 * (g == 4) + rng.normal(size=n) * 0.8
+    cats = [cat_column(rng, n, 5, g)]
+    return ['s%d' % i for i in range(7)] + ['line', 'output'], \
+        messy(rng, X, cats, ['%.4f' % v for v in y], 0.12, 0.05)
+
+
 SETS = {'messy_clf_a': (clf_a, 11), 'messy_clf_b': (clf_b, 12), 'messy_reg_a': (reg_a, 13),
-        'messy_clf_c': (clf_c, 101), 'messy_clf_d': (clf_d, 102), 'messy_reg_b': (reg_b, 103)}
+        'messy_clf_c': (clf_c, 101), 'messy_clf_d': (clf_d, 102), 'messy_reg_b': (reg_b, 103),
+        'messy_clf_e': (clf_e, 201), 'messy_clf_f': (clf_f, 202), 'messy_clf_g': (clf_g, 203),
+        'messy_clf_h': (clf_h, 204), 'messy_reg_c': (reg_c, 205), 'messy_reg_d': (reg_d, 206)}
 
 
 def main():
