@@ -806,7 +806,7 @@ static int grow_tree(struct fit *F, size_t n_rows, struct cfl_ttree *t,
 		const float *cuts;
 		const uint8_t *col;
 		uint8_t left_of[256];
-		int small;
+		int small, leaves;
 
 		/* the next node to split: best gain first when leaves are
 		 * limited, else any (the tree is the same) */
@@ -819,31 +819,49 @@ static int grow_tree(struct fit *F, size_t n_rows, struct cfl_ttree *t,
 			break;
 		c = cands[pick];
 		cands[pick] = cands[--n_cands];
-		/* partition the rows: left first, stably, each row's side
-		 * looked up from its bin of the split's feature (the rows go
-		 * up, so the feature's bins are read forwards) */
+		/* each row's side, looked up from its bin of the split's
+		 * feature (the rows go up, so the feature's bins are read
+		 * forwards) */
 		for (int b = 0; b < F->n_bins[c.feat]; b++)
 			left_of[b] = b <= c.bin;
 		left_of[F->n_bins[c.feat]] = (uint8_t)c.miss_left;
 		col = F->bins_t + (size_t)c.feat * F->n;
-		a = c.start;
-		m = 0;
-		for (size_t p = c.start; p < c.end; p++) {
-			uint32_t r = F->rows[p];
-			size_t left = left_of[col[r]];
+		leaves = F->max_depth != 0 && c.depth + 1 >= F->max_depth;
+		ch[0] = (struct cand){ .start = c.start, .depth = c.depth + 1,
+				       .G = c.GL, .H = c.HL, .hist = -1,
+				       .feat = -1 };
+		ch[1] = (struct cand){ .end = c.end, .depth = c.depth + 1,
+				       .G = c.G - c.GL, .H = c.H - c.HL,
+				       .hist = -1, .feat = -1 };
+		if (leaves) {
+			/* both children are leaves: their weights go to
+			 * the rows' margins straight away, with no
+			 * partition (the rows are not read again) */
+			double w[2] = { leaf_weight(F, ch[1].G, ch[1].H),
+					leaf_weight(F, ch[0].G, ch[0].H) };
 
-			F->rows[a] = r;
-			F->tmp[m] = r;
-			a += left;
-			m += 1 - left;
+			for (size_t p = c.start; p < c.end; p++) {
+				uint32_t r = F->rows[p];
+
+				margin[(size_t)r * F->k + group] += w[left_of[col[r]]];
+			}
+		} else {
+			/* partition the rows: left first, stably */
+			a = c.start;
+			m = 0;
+			for (size_t p = c.start; p < c.end; p++) {
+				uint32_t r = F->rows[p];
+				size_t left = left_of[col[r]];
+
+				F->rows[a] = r;
+				F->tmp[m] = r;
+				a += left;
+				m += 1 - left;
+			}
+			memcpy(F->rows + a, F->tmp, m * sizeof(*F->rows));
+			ch[0].end = a;
+			ch[1].start = a;
 		}
-		memcpy(F->rows + a, F->tmp, m * sizeof(*F->rows));
-		ch[0] = (struct cand){ .start = c.start, .end = a,
-				       .depth = c.depth + 1, .G = c.GL,
-				       .H = c.HL, .hist = -1, .feat = -1 };
-		ch[1] = (struct cand){ .start = a, .end = c.end,
-				       .depth = c.depth + 1, .G = c.G - c.GL,
-				       .H = c.H - c.HL, .hist = -1, .feat = -1 };
 		ch[0].node = cfl_ttree_add(t, err);
 		ch[1].node = ch[0].node < 0 ? -1 : cfl_ttree_add(t, err);
 		if (ch[1].node < 0)
@@ -859,7 +877,7 @@ static int grow_tree(struct fit *F, size_t n_rows, struct cfl_ttree *t,
 		t->node[c.node].miss_left = c.miss_left;
 		t->gain[c.node] = c.gain;
 		n_leaves++;
-		if (F->max_depth == 0 || c.depth + 1 < F->max_depth) {
+		if (!leaves) {
 			small = ch[0].end - ch[0].start <= ch[1].end - ch[1].start ? 0 : 1;
 			ch[small].hist = hist_take(F, err);
 			if (ch[small].hist < 0)
@@ -878,6 +896,10 @@ static int grow_tree(struct fit *F, size_t n_rows, struct cfl_ttree *t,
 			hist_give(F, c.hist);
 		}
 		for (int s = 0; s < 2; s++) {
+			if (leaves) {
+				t->value[ch[s].node] = leaf_weight(F, ch[s].G, ch[s].H);
+				continue;
+			}
 			if (ch[s].feat < 0) {
 				finish_leaf(F, t, &ch[s], margin, group);
 				hist_give(F, ch[s].hist);
