@@ -288,6 +288,8 @@ struct fit {
 	struct gh *hist;
 	size_t n_hist, *free_hist, n_free;
 	struct gh *gh;		/* n: this tree's gradient and hessian */
+	struct gh root_sum;	/* their sums over every row, in row order */
+	int root_sum_ok;	/* root_sum was made for this tree */
 	/* threads share each growth step by features */
 	struct pool pool;
 	struct cand *res;	/* (pool.n, 2): their best splits */
@@ -782,11 +784,16 @@ static int grow_tree(struct fit *F, size_t n_rows, struct cfl_ttree *t,
 		return -1;
 	t->has_gain = 1;
 	root.end = n_rows;
-	for (size_t p = 0; p < n_rows; p++) {
-		uint32_t r = F->rows[p];
+	if (F->root_sum_ok && n_rows == F->n) {
+		root.G = F->root_sum.g;
+		root.H = F->root_sum.h;
+	} else {
+		for (size_t p = 0; p < n_rows; p++) {
+			uint32_t r = F->rows[p];
 
-		root.G += F->gh[r].g;
-		root.H += F->gh[r].h;
+			root.G += F->gh[r].g;
+			root.H += F->gh[r].h;
+		}
 	}
 	S.build = hist_at(F, (size_t)root.hist);
 	S.start = 0;
@@ -985,10 +992,15 @@ static void gradients(const double *margin, const double *y, size_t n,
 }
 
 /* The same for the losses of one tree a round (squared error, logistic),
- * straight into the (g, h) pairs the tree is grown from. */
-static void gradients_one(enum loss loss, const double *margin,
-			  const double *y, size_t n, struct gh *out)
+ * straight into the (g, h) pairs the tree is grown from; with sum, also
+ * their sums in row order (the root's, when every row is in the bag).
+ * Inlined with constant loss and sum's presence. */
+static inline __attribute__((always_inline)) void
+gradients_one(enum loss loss, const double *margin, const double *y,
+	      size_t n, struct gh *out, struct gh *sum)
 {
+	struct gh s = { 0, 0 };
+
 	for (size_t i = 0; i < n; i++) {
 		if (loss == LOSS_SQUARED) {
 			out[i] = (struct gh){ margin[i] - y[i], 1 };
@@ -997,7 +1009,13 @@ static void gradients_one(enum loss loss, const double *margin,
 
 			out[i] = (struct gh){ p - y[i], floor_hess(p * (1 - p)) };
 		}
+		if (sum) {
+			s.g += out[i].g;
+			s.h += out[i].h;
+		}
 	}
+	if (sum)
+		*sum = s;
 }
 
 struct grad_job {
@@ -1006,6 +1024,7 @@ struct grad_job {
 	size_t n, k, n_parts;
 	double *g, *h;
 	struct gh *gh;		/* k = 1: the pairs (g and h: k > 1) */
+	struct gh *sum;		/* k = 1, one part: their sums, or NULL */
 };
 
 static void grad_part(void *ctx, size_t t)
@@ -1015,8 +1034,16 @@ static void grad_part(void *ctx, size_t t)
 
 	if (t >= J->n_parts)
 		return;
-	if (J->gh)
-		gradients_one(J->loss, J->margin + a, J->y + a, b - a, J->gh + a);
+	if (J->gh && J->loss == LOSS_SQUARED && J->sum)
+		gradients_one(LOSS_SQUARED, J->margin, J->y, J->n, J->gh, J->sum);
+	else if (J->gh && J->sum)
+		gradients_one(LOSS_LOGISTIC, J->margin, J->y, J->n, J->gh, J->sum);
+	else if (J->gh && J->loss == LOSS_SQUARED)
+		gradients_one(LOSS_SQUARED, J->margin + a, J->y + a, b - a,
+			      J->gh + a, NULL);
+	else if (J->gh)
+		gradients_one(LOSS_LOGISTIC, J->margin + a, J->y + a, b - a,
+			      J->gh + a, NULL);
 	else
 		gradients(J->margin + a * J->k, J->y + a, b - a, J->k,
 			  J->g + a * J->k, J->h + a * J->k);
@@ -1133,9 +1160,13 @@ static int one_tree(struct fit *F, struct round *R, size_t c,
 	size_t n = F->n, d = F->d, k = F->k, nr = 0;
 	struct cfl_ttree *t = &R->g->trees[R->r * k + c];
 
-	for (size_t i = 0; i < n; i++)
-		if (R->in_bag[i])
-			F->rows[nr++] = (uint32_t)i;
+	if (R->n_rows == n)
+		for (nr = 0; nr < n; nr++)
+			F->rows[nr] = (uint32_t)nr;
+	else
+		for (size_t i = 0; i < n; i++)
+			if (R->in_bag[i])
+				F->rows[nr++] = (uint32_t)i;
 	memcpy(F->feats, F->useful, F->n_useful * sizeof(int));
 	F->n_feats = F->n_useful;
 	if (R->colsample < 1 && F->n_useful) {
@@ -1155,9 +1186,17 @@ static int one_tree(struct fit *F, struct round *R, size_t c,
 		}
 		F->n_feats = want;
 	}
-	if (k > 1)	/* k = 1: the gradients were made in F->gh */
-		for (size_t i = 0; i < n; i++)
+	if (k > 1) {	/* k = 1: the gradients were made in F->gh */
+		struct gh s = { 0, 0 };
+
+		for (size_t i = 0; i < n; i++) {
 			F->gh[i] = (struct gh){ F->grad[i * k + c], F->hess[i * k + c] };
+			s.g += F->gh[i].g;
+			s.h += F->gh[i].h;
+		}
+		F->root_sum = s;
+		F->root_sum_ok = 1;
+	}
 	if (grow_tree(F, nr, t, R->margin, c, err))
 		return -1;
 	/* rows out of the bag did not get the leaf weights */
@@ -1294,8 +1333,13 @@ static int gbdt_fit(struct cfl_model *m, const struct cfl_xy *train,
 		{
 			struct grad_job J = { loss, margin, train->y, n, k,
 					      n * k >= 16384 ? F.pool.n : 1,
-					      F.grad, F.hess, k == 1 ? F.gh : NULL };
+					      F.grad, F.hess, k == 1 ? F.gh : NULL,
+					      NULL };
 
+			/* one part: the root's sums on the way */
+			if (k == 1 && J.n_parts == 1)
+				J.sum = &F.root_sum;
+			F.root_sum_ok = J.sum != NULL;
 			if (J.n_parts > 1)
 				pool_run(&F.pool, grad_part, &J);
 			else
