@@ -421,28 +421,44 @@ static int make_bins(struct fit *F, const struct cfl_xy *xy, int max_bins,
 		     struct cfl_err *err)
 {
 	size_t n = F->n, d = F->d;
+	/* features copied out a group at a time, each group in one read
+	 * of the rows (a feature at a time read all of x each time): as
+	 * many as fit in 8 MB */
+	size_t group = (size_t)(1 << 21) / (n + 1);
 	uint32_t *key = cfl_calloc(n + 1, 4 * sizeof(uint32_t), err);
 	uint32_t *row = key + n, *k2 = key + 2 * n, *r2 = key + 3 * n;
-	float *v = cfl_calloc(n + 1, sizeof(float), err);
+	float *v = cfl_calloc(n + 1, sizeof(float), err), *xt;
+
+	group = group < 1 ? 1 : group > d ? d : group;
+	xt = cfl_calloc(n + 1, (group ? group : 1) * sizeof(float), err);
 
 	F->bins_t = cfl_calloc(n, d ? d : 1, err);
 	F->cuts = cfl_calloc(d ? d : 1, 255 * sizeof(float), err);
 	F->n_bins = cfl_calloc(d ? d : 1, sizeof(int), err);
 	F->useful = cfl_calloc(d ? d : 1, sizeof(int), err);
 	F->off = cfl_calloc(d ? d : 1, sizeof(size_t), err);
-	if (!key || !v || !F->bins_t || !F->cuts || !F->n_bins || !F->useful || !F->off) {
+	if (!key || !v || !xt || !F->bins_t || !F->cuts || !F->n_bins || !F->useful || !F->off) {
 		free(key);
 		free(v);
+		free(xt);
 		return -1;
 	}
 	for (size_t j = 0; j < d; j++) {
 		float *cuts = F->cuts + j * 255;
 		uint8_t *col = F->bins_t + j * n;
+		const float *xj = xt + (j % group) * n;
 		size_t m = 0;
 		int nb = 1, missing = 0;
 
+		if (j % group == 0) {
+			size_t ng = d - j < group ? d - j : group;
+
+			for (size_t i = 0; i < n; i++)
+				for (size_t q = 0; q < ng; q++)
+					xt[q * n + i] = xy->x[i * d + j + q];
+		}
 		for (size_t i = 0; i < n; i++) {
-			float x = xy->x[i * d + j];
+			float x = xj[i];
 
 			if (isnan(x)) {
 				missing = 1;
@@ -477,6 +493,7 @@ static int make_bins(struct fit *F, const struct cfl_xy *xy, int max_bins,
 	}
 	free(key);
 	free(v);
+	free(xt);
 	return 0;
 }
 
