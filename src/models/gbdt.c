@@ -270,9 +270,8 @@ struct cand;
 struct fit {
 	size_t n, d, k;
 	const float *x;
-	uint8_t *bins;		/* (n, d): value bin, n_bins[j] when missing */
-	uint8_t *bins_t;	/* (d, n): the same, a feature's bins together,
-				 * for the partition, which reads one feature */
+	uint8_t *bins_t;	/* (d, n): value bin, n_bins[j] when missing;
+				 * a feature's bins together */
 	float *cuts;		/* (d, 255): bin b holds x <= cuts[b] */
 	int *n_bins;		/* d: value bins (the last has no cut) */
 	size_t *off;		/* d: feature j's bins start at off[j] in a
@@ -289,8 +288,8 @@ struct fit {
 	struct gh *hist;
 	size_t n_hist, *free_hist, n_free;
 	struct gh *gh;		/* n: this tree's gradient and hessian */
-	struct gh **at;		/* d: where each feature's bins start in the
-				 * histogram being built (one thread's) */
+	struct gh root_sum;	/* their sums over every row, in row order */
+	int root_sum_ok;	/* root_sum was made for this tree */
 	/* threads share each growth step by features */
 	struct pool pool;
 	struct cand *res;	/* (pool.n, 2): their best splits */
@@ -350,61 +349,128 @@ static int quantile_cuts(const float *v, size_t n, int max_bins, float *cuts)
 	return nc + 1;
 }
 
-/* The first bin b with x <= cuts[b] (the last when none), or nb for a
- * missing value: a branch-free lower bound, as the cuts are probed at
- * random. */
-static int bin_of(const float *cuts, int nb, float x)
+/* Sort keys of floats: unsigned order is the floats' order, -0 sorts as
+ * 0 (NaN is never keyed: missing values are not sorted). */
+static uint32_t float_key(float v)
 {
-	const float *base = cuts;
-	size_t n = (size_t)nb - 1;
+	uint32_t u;
 
-	if (isnan(x))
-		return nb;
-	if (n == 0)
-		return 0;
-	while (n > 1) {
-		size_t half = n / 2;
-
-		base = base[half] < x ? base + half : base;
-		n -= half;
-	}
-	return (int)(base - cuts) + (base[0] < x);
+	if (v == 0)
+		v = 0;
+	memcpy(&u, &v, sizeof(u));
+	return (u & 0x80000000u) ? ~u : u | 0x80000000u;
 }
 
+static float key_float(uint32_t u)
+{
+	float v;
+
+	u = (u & 0x80000000u) ? u & 0x7fffffffu : ~u;
+	memcpy(&v, &u, sizeof(v));
+	return v;
+}
+
+/* Sorts (key, row) pairs by key, stably: an LSD radix sort of 11 bits a
+ * pass, the three passes' counts made in one read, a pass skipped when
+ * every key has the same digit.  k2 and r2 are scratch of n each. */
+static void sort_pairs(uint32_t *key, uint32_t *row, uint32_t *k2,
+		       uint32_t *r2, size_t n)
+{
+	static const int shift[3] = { 0, 11, 22 };
+	uint32_t *sk = key, *sr = row, *dk = k2, *dr = r2, *t;
+	uint32_t count[3][2048];
+
+	if (n == 0)
+		return;
+	memset(count, 0, sizeof(count));
+	for (size_t i = 0; i < n; i++) {
+		count[0][key[i] & 2047]++;
+		count[1][(key[i] >> 11) & 2047]++;
+		count[2][key[i] >> 22]++;
+	}
+	for (int s = 0; s < 3; s++) {
+		uint32_t *c = count[s], sum = 0;
+
+		if (c[(sk[0] >> shift[s]) & 2047] == n)
+			continue;
+		for (size_t b = 0; b < 2048; b++) {
+			uint32_t x = c[b];
+
+			c[b] = sum;
+			sum += x;
+		}
+		for (size_t i = 0; i < n; i++) {
+			uint32_t at = c[(sk[i] >> shift[s]) & 2047]++;
+
+			dk[at] = sk[i];
+			dr[at] = sr[i];
+		}
+		t = sk, sk = dk, dk = t;
+		t = sr, sr = dr, dr = t;
+	}
+	if (sk != key) {
+		memcpy(key, sk, n * sizeof(*key));
+		memcpy(row, sr, n * sizeof(*row));
+	}
+}
+
+/* Bins every feature: its non-missing values sorted with their rows, the
+ * cuts made from the sorted values, and the rows given their bins in the
+ * values' order (bin b holds x <= cuts[b], the last one the rest). */
 static int make_bins(struct fit *F, const struct cfl_xy *xy, int max_bins,
 		     struct cfl_err *err)
 {
 	size_t n = F->n, d = F->d;
-	float *v = cfl_calloc(n + 1, sizeof(float), err);
+	/* features copied out a group at a time, each group in one read
+	 * of the rows (a feature at a time read all of x each time): as
+	 * many as fit in 8 MB */
+	size_t group = (size_t)(1 << 21) / (n + 1);
+	uint32_t *key = cfl_calloc(n + 1, 4 * sizeof(uint32_t), err);
+	uint32_t *row = key + n, *k2 = key + 2 * n, *r2 = key + 3 * n;
+	float *v = cfl_calloc(n + 1, sizeof(float), err), *xt;
 
-	F->bins = cfl_calloc(n, d ? d : 1, err);
+	group = group < 1 ? 1 : group > d ? d : group;
+	xt = cfl_calloc(n + 1, (group ? group : 1) * sizeof(float), err);
+
 	F->bins_t = cfl_calloc(n, d ? d : 1, err);
 	F->cuts = cfl_calloc(d ? d : 1, 255 * sizeof(float), err);
 	F->n_bins = cfl_calloc(d ? d : 1, sizeof(int), err);
 	F->useful = cfl_calloc(d ? d : 1, sizeof(int), err);
 	F->off = cfl_calloc(d ? d : 1, sizeof(size_t), err);
-	if (!v || !F->bins || !F->bins_t || !F->cuts || !F->n_bins || !F->useful || !F->off) {
+	if (!key || !v || !xt || !F->bins_t || !F->cuts || !F->n_bins || !F->useful || !F->off) {
+		free(key);
 		free(v);
+		free(xt);
 		return -1;
 	}
 	for (size_t j = 0; j < d; j++) {
 		float *cuts = F->cuts + j * 255;
+		uint8_t *col = F->bins_t + j * n;
+		const float *xj = xt + (j % group) * n;
 		size_t m = 0;
 		int nb = 1, missing = 0;
 
-		for (size_t i = 0; i < n; i++) {
-			float x = xy->x[i * d + j];
+		if (j % group == 0) {
+			size_t ng = d - j < group ? d - j : group;
 
-			if (isnan(x))
+			for (size_t i = 0; i < n; i++)
+				for (size_t q = 0; q < ng; q++)
+					xt[q * n + i] = xy->x[i * d + j + q];
+		}
+		for (size_t i = 0; i < n; i++) {
+			float x = xj[i];
+
+			if (isnan(x)) {
 				missing = 1;
-			else
-				v[m++] = x;
+				continue;
+			}
+			key[m] = float_key(x);
+			row[m++] = (uint32_t)i;
 		}
 		if (m) {
-			if (cfl_floats_sort(v, m, err)) {
-				free(v);
-				return -1;
-			}
+			sort_pairs(key, row, k2, r2, m);
+			for (size_t i = 0; i < m; i++)
+				v[i] = key_float(key[i]);
 			nb = make_cuts(v, m, max_bins, cuts);
 			if (nb < 0)
 				nb = quantile_cuts(v, m, max_bins, cuts);
@@ -414,13 +480,20 @@ static int make_bins(struct fit *F, const struct cfl_xy *xy, int max_bins,
 		F->n_slots += (size_t)nb + 1;
 		if (nb > 1 || (missing && m))
 			F->useful[F->n_useful++] = (int)j;
-		for (size_t i = 0; i < n; i++)
-			F->bins_t[j * n + i] = (uint8_t)bin_of(cuts, nb,
-							       xy->x[i * d + j]);
-		for (size_t i = 0; i < n; i++)
-			F->bins[i * d + j] = F->bins_t[j * n + i];
+		if (missing)
+			memset(col, nb, n);
+		/* the values go up: so do their bins */
+		for (size_t i = 0, b = 0; i < m; i++) {
+			float x = key_float(key[i]);
+
+			while (b + 1 < (size_t)nb && !(x <= cuts[b]))
+				b++;
+			col[row[i]] = (uint8_t)b;
+		}
 	}
+	free(key);
 	free(v);
+	free(xt);
 	return 0;
 }
 
@@ -456,15 +529,45 @@ static void hist_give(struct fit *F, long i)
 		F->free_hist[F->n_free++] = (size_t)i;
 }
 
-/* Rows of a deep node are scattered over the data, and waiting for each
- * row's gradients and bins was most of the histogram's time: rows
- * HIST_AHEAD places on are asked for while this one is added. */
-#define HIST_AHEAD 16
-
-static void prefetch_row(const struct fit *F, uint32_t r)
+/* Adds rows [start, end) of F->rows to the histograms of features
+ * f[0..3] (f[0] alone when one) from their columns of bins: one pass over
+ * the rows for four features, whose histograms stay in the first-level
+ * cache (all of them do not); each slot's sum is made in row order.  With
+ * all rows in order (the root, every row in the bag), F->rows is not
+ * read.  Inlined with constant four and all. */
+static inline __attribute__((always_inline)) void
+hist_cols(const struct fit *F, size_t start, size_t end, const int *f,
+	  int four, int all, struct gh *out)
 {
-	__builtin_prefetch(F->gh + r);
-	__builtin_prefetch(F->bins + (size_t)r * F->d);
+	const struct gh *gh = F->gh;
+	const uint32_t *rows = F->rows;
+	size_t n = F->n;
+	const uint8_t *c0 = F->bins_t + (size_t)f[0] * n, *c1 = c0, *c2 = c0,
+		      *c3 = c0;
+	struct gh *a0 = out + F->off[f[0]], *a1 = a0, *a2 = a0, *a3 = a0;
+
+	if (four) {
+		c1 = F->bins_t + (size_t)f[1] * n;
+		c2 = F->bins_t + (size_t)f[2] * n;
+		c3 = F->bins_t + (size_t)f[3] * n;
+		a1 = out + F->off[f[1]];
+		a2 = out + F->off[f[2]];
+		a3 = out + F->off[f[3]];
+	}
+#define ADD(a, c) do { struct gh *e_ = (a) + (c)[r]; \
+		e_->g += v.g; e_->h += v.h; } while (0)
+	for (size_t p = start; p < end; p++) {
+		uint32_t r = all ? (uint32_t)p : rows[p];
+		struct gh v = gh[r];
+
+		ADD(a0, c0);
+		if (four) {
+			ADD(a1, c1);
+			ADD(a2, c2);
+			ADD(a3, c3);
+		}
+	}
+#undef ADD
 }
 
 /* Accumulates rows [start, end) of F->rows into out for the tree's
@@ -473,53 +576,20 @@ static void prefetch_row(const struct fit *F, uint32_t r)
 static void hist_rows(const struct fit *F, size_t start, size_t end,
 		      size_t i0, size_t i1, struct gh *out)
 {
-	size_t d = F->d;
 	const int *feats = F->feats;
-	const size_t *off = F->off;
-	const struct gh *gh = F->gh;
+	size_t i;
+	int all = end - start == F->n;
 
-	for (size_t i = i0; i < i1; i++)
-		memset(out + off[feats[i]], 0,
+	for (i = i0; i < i1; i++)
+		memset(out + F->off[feats[i]], 0,
 		       ((size_t)F->n_bins[feats[i]] + 1) * sizeof(*out));
-	if (i1 - i0 == d) {	/* every feature, one thread: no indirection */
-		struct gh **at = F->at;
-
-		for (size_t f = 0; f < d; f++)
-			at[f] = out + off[f];
-		for (size_t p = start; p < end; p++) {
-			uint32_t r = F->rows[p];
-			const uint8_t *b = F->bins + (size_t)r * d;
-			struct gh v = gh[r];
-
-			if (p + HIST_AHEAD < end)
-				prefetch_row(F, F->rows[p + HIST_AHEAD]);
-			/* distinct features add to distinct slots: four at
-			 * a time, each slot's sum still in row order */
-#pragma GCC unroll 4
-			for (size_t f = 0; f < d; f++) {
-				struct gh *e = at[f] + b[f];
-
-				e->g += v.g;
-				e->h += v.h;
-			}
-		}
-		return;
-	}
-	for (size_t p = start; p < end; p++) {
-		uint32_t r = F->rows[p];
-		const uint8_t *b = F->bins + (size_t)r * d;
-		struct gh v = gh[r];
-
-		if (p + HIST_AHEAD < end)
-			prefetch_row(F, F->rows[p + HIST_AHEAD]);
-		for (size_t i = i0; i < i1; i++) {
-			int f = feats[i];
-			struct gh *e = out + off[f] + b[f];
-
-			e->g += v.g;
-			e->h += v.h;
-		}
-	}
+	for (i = i0; i + 4 <= i1; i += 4)
+		if (all)
+			hist_cols(F, 0, F->n, feats + i, 4, 1, out);
+		else
+			hist_cols(F, start, end, feats + i, 4, 0, out);
+	for (; i < i1; i++)
+		hist_cols(F, start, end, feats + i, 0, 0, out);
 }
 
 /* ---- growing one tree ---- */
@@ -539,47 +609,97 @@ static double leaf_weight(const struct fit *F, double G, double H)
 	return -G / (H + F->lambda) * F->eta;
 }
 
+/* Two doubles, for the gains of two candidates at once (SSE2's divpd on
+ * x86-64, NEON on arm64): each element is rounded as the scalar would be. */
+typedef double v2d __attribute__((vector_size(16)));
+
+/* Takes candidate (gl, hl) of gain g at bin b when it is allowed and
+ * gains more than c's best. */
+static inline void split_take(const struct fit *F, struct cand *c, int f,
+			      int b, int ml, double gl, double hl, double g)
+{
+	if (hl < F->mcw || c->H - hl < F->mcw || !(g > c->gain))
+		return;
+	c->gain = g;
+	c->feat = f;
+	c->bin = b;
+	c->miss_left = ml;
+	c->GL = gl;
+	c->HL = hl;
+}
+
 /* Finds c's best split among the tree's features i0 <= i < i1 from its
- * histogram; c->feat stays as it was when none gains more than c->gain. */
+ * histogram; c->feat stays as it was when none gains more than c->gain.
+ * The candidates are taken in order (each bin's missing-right one, then
+ * its missing-left one; the first largest gain wins), their gains made
+ * two at a time, as the divisions are most of the cost: two bins at a
+ * time, or a bin's two sides of the missing rows. */
 static void best_split(const struct fit *F, struct cand *c, size_t i0,
 		       size_t i1)
 {
 	const struct gh *hist = F->hist + (size_t)c->hist * F->n_slots;
 	double lam = F->lambda, parent = c->G * c->G / (c->H + lam);
+	v2d vlam = { lam, lam }, vpar = { parent, parent };
+	v2d vG = { c->G, c->G }, vH = { c->H, c->H };
 
 	if (c->H < 2 * F->mcw || c->end - c->start < 2)
 		return;
 	for (size_t i = i0; i < i1; i++) {
-		int f = F->feats[i], nb = F->n_bins[f];
+		int f = F->feats[i], nb = F->n_bins[f], b = 0;
 		const struct gh *h = hist + F->off[f];
 		struct gh m = h[nb];
 		int has_missing = m.h > 0 || m.g != 0;
 		double GL = 0, HL = 0;
-		/* with missing rows, "every value left, missing right" is a
-		 * split too */
-		int last = has_missing ? nb - 1 : nb - 2;
+		v2d vl, vhl, vr, vhr;
 
-		for (int b = 0; b <= last; b++) {
+		/* gl = GL + (ml ? m.g : 0), as one candidate at a time
+		 * would make it */
+		if (has_missing) {
+			/* with missing rows, "every value left, missing
+			 * right" is a split too: bin nb - 1, right only */
+			for (; b < nb; b++) {
+				GL += h[b].g;
+				HL += h[b].h;
+				vl = (v2d){ GL + 0, GL + m.g };
+				vhl = (v2d){ HL + 0, HL + m.h };
+				vr = vG - vl;
+				vhr = vH - vhl;
+				vr = vl * vl / (vhl + vlam) + vr * vr / (vhr + vlam) - vpar;
+				split_take(F, c, f, b, 0, vl[0], vhl[0], vr[0]);
+				if (b < nb - 1)
+					split_take(F, c, f, b, 1, vl[1], vhl[1], vr[1]);
+			}
+			continue;
+		}
+		for (; b + 1 <= nb - 2; b += 2) {
+			double g0, h0;
+
 			GL += h[b].g;
 			HL += h[b].h;
-			for (int ml = 0; ml <= (has_missing && b < nb - 1); ml++) {
-				double gl = GL + (ml ? m.g : 0);
-				double hl = HL + (ml ? m.h : 0);
-				double gr = c->G - gl, hr = c->H - hl, gain;
+			g0 = GL + 0;
+			h0 = HL + 0;
+			GL += h[b + 1].g;
+			HL += h[b + 1].h;
+			vl = (v2d){ g0, GL + 0 };
+			vhl = (v2d){ h0, HL + 0 };
+			vr = vG - vl;
+			vhr = vH - vhl;
+			vr = vl * vl / (vhl + vlam) + vr * vr / (vhr + vlam) - vpar;
+			split_take(F, c, f, b, 0, vl[0], vhl[0], vr[0]);
+			split_take(F, c, f, b + 1, 0, vl[1], vhl[1], vr[1]);
+		}
+		if (b == nb - 2) {
+			double gl, hl, gr, hr;
 
-				if (hl < F->mcw || hr < F->mcw)
-					continue;
-				gain = gl * gl / (hl + lam) + gr * gr / (hr + lam) -
-				       parent;
-				if (gain > c->gain) {
-					c->gain = gain;
-					c->feat = f;
-					c->bin = b;
-					c->miss_left = ml;
-					c->GL = gl;
-					c->HL = hl;
-				}
-			}
+			GL += h[b].g;
+			HL += h[b].h;
+			gl = GL + 0;
+			hl = HL + 0;
+			gr = c->G - gl;
+			hr = c->H - hl;
+			split_take(F, c, f, b, 0, gl, hl,
+				   gl * gl / (hl + lam) + gr * gr / (hr + lam) -
+				   parent);
 		}
 	}
 }
@@ -681,11 +801,16 @@ static int grow_tree(struct fit *F, size_t n_rows, struct cfl_ttree *t,
 		return -1;
 	t->has_gain = 1;
 	root.end = n_rows;
-	for (size_t p = 0; p < n_rows; p++) {
-		uint32_t r = F->rows[p];
+	if (F->root_sum_ok && n_rows == F->n) {
+		root.G = F->root_sum.g;
+		root.H = F->root_sum.h;
+	} else {
+		for (size_t p = 0; p < n_rows; p++) {
+			uint32_t r = F->rows[p];
 
-		root.G += F->gh[r].g;
-		root.H += F->gh[r].h;
+			root.G += F->gh[r].g;
+			root.H += F->gh[r].h;
+		}
 	}
 	S.build = hist_at(F, (size_t)root.hist);
 	S.start = 0;
@@ -705,7 +830,7 @@ static int grow_tree(struct fit *F, size_t n_rows, struct cfl_ttree *t,
 		const float *cuts;
 		const uint8_t *col;
 		uint8_t left_of[256];
-		int small;
+		int small, leaves;
 
 		/* the next node to split: best gain first when leaves are
 		 * limited, else any (the tree is the same) */
@@ -718,31 +843,49 @@ static int grow_tree(struct fit *F, size_t n_rows, struct cfl_ttree *t,
 			break;
 		c = cands[pick];
 		cands[pick] = cands[--n_cands];
-		/* partition the rows: left first, stably, each row's side
-		 * looked up from its bin of the split's feature (the rows go
-		 * up, so the feature's bins are read forwards) */
+		/* each row's side, looked up from its bin of the split's
+		 * feature (the rows go up, so the feature's bins are read
+		 * forwards) */
 		for (int b = 0; b < F->n_bins[c.feat]; b++)
 			left_of[b] = b <= c.bin;
 		left_of[F->n_bins[c.feat]] = (uint8_t)c.miss_left;
 		col = F->bins_t + (size_t)c.feat * F->n;
-		a = c.start;
-		m = 0;
-		for (size_t p = c.start; p < c.end; p++) {
-			uint32_t r = F->rows[p];
-			size_t left = left_of[col[r]];
+		leaves = F->max_depth != 0 && c.depth + 1 >= F->max_depth;
+		ch[0] = (struct cand){ .start = c.start, .depth = c.depth + 1,
+				       .G = c.GL, .H = c.HL, .hist = -1,
+				       .feat = -1 };
+		ch[1] = (struct cand){ .end = c.end, .depth = c.depth + 1,
+				       .G = c.G - c.GL, .H = c.H - c.HL,
+				       .hist = -1, .feat = -1 };
+		if (leaves) {
+			/* both children are leaves: their weights go to
+			 * the rows' margins straight away, with no
+			 * partition (the rows are not read again) */
+			double w[2] = { leaf_weight(F, ch[1].G, ch[1].H),
+					leaf_weight(F, ch[0].G, ch[0].H) };
 
-			F->rows[a] = r;
-			F->tmp[m] = r;
-			a += left;
-			m += 1 - left;
+			for (size_t p = c.start; p < c.end; p++) {
+				uint32_t r = F->rows[p];
+
+				margin[(size_t)r * F->k + group] += w[left_of[col[r]]];
+			}
+		} else {
+			/* partition the rows: left first, stably */
+			a = c.start;
+			m = 0;
+			for (size_t p = c.start; p < c.end; p++) {
+				uint32_t r = F->rows[p];
+				size_t left = left_of[col[r]];
+
+				F->rows[a] = r;
+				F->tmp[m] = r;
+				a += left;
+				m += 1 - left;
+			}
+			memcpy(F->rows + a, F->tmp, m * sizeof(*F->rows));
+			ch[0].end = a;
+			ch[1].start = a;
 		}
-		memcpy(F->rows + a, F->tmp, m * sizeof(*F->rows));
-		ch[0] = (struct cand){ .start = c.start, .end = a,
-				       .depth = c.depth + 1, .G = c.GL,
-				       .H = c.HL, .hist = -1, .feat = -1 };
-		ch[1] = (struct cand){ .start = a, .end = c.end,
-				       .depth = c.depth + 1, .G = c.G - c.GL,
-				       .H = c.H - c.HL, .hist = -1, .feat = -1 };
 		ch[0].node = cfl_ttree_add(t, err);
 		ch[1].node = ch[0].node < 0 ? -1 : cfl_ttree_add(t, err);
 		if (ch[1].node < 0)
@@ -758,7 +901,7 @@ static int grow_tree(struct fit *F, size_t n_rows, struct cfl_ttree *t,
 		t->node[c.node].miss_left = c.miss_left;
 		t->gain[c.node] = c.gain;
 		n_leaves++;
-		if (F->max_depth == 0 || c.depth + 1 < F->max_depth) {
+		if (!leaves) {
 			small = ch[0].end - ch[0].start <= ch[1].end - ch[1].start ? 0 : 1;
 			ch[small].hist = hist_take(F, err);
 			if (ch[small].hist < 0)
@@ -777,6 +920,10 @@ static int grow_tree(struct fit *F, size_t n_rows, struct cfl_ttree *t,
 			hist_give(F, c.hist);
 		}
 		for (int s = 0; s < 2; s++) {
+			if (leaves) {
+				t->value[ch[s].node] = leaf_weight(F, ch[s].G, ch[s].H);
+				continue;
+			}
 			if (ch[s].feat < 0) {
 				finish_leaf(F, t, &ch[s], margin, group);
 				hist_give(F, ch[s].hist);
@@ -862,10 +1009,15 @@ static void gradients(const double *margin, const double *y, size_t n,
 }
 
 /* The same for the losses of one tree a round (squared error, logistic),
- * straight into the (g, h) pairs the tree is grown from. */
-static void gradients_one(enum loss loss, const double *margin,
-			  const double *y, size_t n, struct gh *out)
+ * straight into the (g, h) pairs the tree is grown from; with sum, also
+ * their sums in row order (the root's, when every row is in the bag).
+ * Inlined with constant loss and sum's presence. */
+static inline __attribute__((always_inline)) void
+gradients_one(enum loss loss, const double *margin, const double *y,
+	      size_t n, struct gh *out, struct gh *sum)
 {
+	struct gh s = { 0, 0 };
+
 	for (size_t i = 0; i < n; i++) {
 		if (loss == LOSS_SQUARED) {
 			out[i] = (struct gh){ margin[i] - y[i], 1 };
@@ -874,7 +1026,13 @@ static void gradients_one(enum loss loss, const double *margin,
 
 			out[i] = (struct gh){ p - y[i], floor_hess(p * (1 - p)) };
 		}
+		if (sum) {
+			s.g += out[i].g;
+			s.h += out[i].h;
+		}
 	}
+	if (sum)
+		*sum = s;
 }
 
 struct grad_job {
@@ -883,6 +1041,7 @@ struct grad_job {
 	size_t n, k, n_parts;
 	double *g, *h;
 	struct gh *gh;		/* k = 1: the pairs (g and h: k > 1) */
+	struct gh *sum;		/* k = 1, one part: their sums, or NULL */
 };
 
 static void grad_part(void *ctx, size_t t)
@@ -892,8 +1051,16 @@ static void grad_part(void *ctx, size_t t)
 
 	if (t >= J->n_parts)
 		return;
-	if (J->gh)
-		gradients_one(J->loss, J->margin + a, J->y + a, b - a, J->gh + a);
+	if (J->gh && J->loss == LOSS_SQUARED && J->sum)
+		gradients_one(LOSS_SQUARED, J->margin, J->y, J->n, J->gh, J->sum);
+	else if (J->gh && J->sum)
+		gradients_one(LOSS_LOGISTIC, J->margin, J->y, J->n, J->gh, J->sum);
+	else if (J->gh && J->loss == LOSS_SQUARED)
+		gradients_one(LOSS_SQUARED, J->margin + a, J->y + a, b - a,
+			      J->gh + a, NULL);
+	else if (J->gh)
+		gradients_one(LOSS_LOGISTIC, J->margin + a, J->y + a, b - a,
+			      J->gh + a, NULL);
 	else
 		gradients(J->margin + a * J->k, J->y + a, b - a, J->k,
 			  J->g + a * J->k, J->h + a * J->k);
@@ -936,10 +1103,8 @@ static void scratch_release(struct fit *F)
 	free(F->hist);
 	free(F->free_hist);
 	free(F->gh);
-	free(F->at);
 	free(F->res);
 	F->gh = NULL;
-	F->at = NULL;
 	F->res = NULL;
 	F->feats = NULL;
 	F->rows = F->tmp = NULL;
@@ -953,17 +1118,15 @@ static int scratch_alloc(struct fit *F, struct cfl_err *err)
 	F->rows = cfl_calloc(F->n, sizeof(uint32_t), err);
 	F->tmp = cfl_calloc(F->n, sizeof(uint32_t), err);
 	F->gh = cfl_calloc(F->n, sizeof(*F->gh), err);
-	F->at = cfl_calloc(F->d ? F->d : 1, sizeof(*F->at), err);
 	F->res = cfl_calloc(2 * F->pool.n, sizeof(*F->res), err);
 	F->hist = NULL;
 	F->free_hist = NULL;
 	F->n_hist = F->n_free = 0;
-	return F->feats && F->rows && F->tmp && F->gh && F->at && F->res ? 0 : -1;
+	return F->feats && F->rows && F->tmp && F->gh && F->res ? 0 : -1;
 }
 
 static void fit_release(struct fit *F)
 {
-	free(F->bins);
 	free(F->bins_t);
 	free(F->cuts);
 	free(F->n_bins);
@@ -1014,9 +1177,13 @@ static int one_tree(struct fit *F, struct round *R, size_t c,
 	size_t n = F->n, d = F->d, k = F->k, nr = 0;
 	struct cfl_ttree *t = &R->g->trees[R->r * k + c];
 
-	for (size_t i = 0; i < n; i++)
-		if (R->in_bag[i])
-			F->rows[nr++] = (uint32_t)i;
+	if (R->n_rows == n)
+		for (nr = 0; nr < n; nr++)
+			F->rows[nr] = (uint32_t)nr;
+	else
+		for (size_t i = 0; i < n; i++)
+			if (R->in_bag[i])
+				F->rows[nr++] = (uint32_t)i;
 	memcpy(F->feats, F->useful, F->n_useful * sizeof(int));
 	F->n_feats = F->n_useful;
 	if (R->colsample < 1 && F->n_useful) {
@@ -1036,9 +1203,17 @@ static int one_tree(struct fit *F, struct round *R, size_t c,
 		}
 		F->n_feats = want;
 	}
-	if (k > 1)	/* k = 1: the gradients were made in F->gh */
-		for (size_t i = 0; i < n; i++)
+	if (k > 1) {	/* k = 1: the gradients were made in F->gh */
+		struct gh s = { 0, 0 };
+
+		for (size_t i = 0; i < n; i++) {
 			F->gh[i] = (struct gh){ F->grad[i * k + c], F->hess[i * k + c] };
+			s.g += F->gh[i].g;
+			s.h += F->gh[i].h;
+		}
+		F->root_sum = s;
+		F->root_sum_ok = 1;
+	}
 	if (grow_tree(F, nr, t, R->margin, c, err))
 		return -1;
 	/* rows out of the bag did not get the leaf weights */
@@ -1175,8 +1350,13 @@ static int gbdt_fit(struct cfl_model *m, const struct cfl_xy *train,
 		{
 			struct grad_job J = { loss, margin, train->y, n, k,
 					      n * k >= 16384 ? F.pool.n : 1,
-					      F.grad, F.hess, k == 1 ? F.gh : NULL };
+					      F.grad, F.hess, k == 1 ? F.gh : NULL,
+					      NULL };
 
+			/* one part: the root's sums on the way */
+			if (k == 1 && J.n_parts == 1)
+				J.sum = &F.root_sum;
+			F.root_sum_ok = J.sum != NULL;
 			if (J.n_parts > 1)
 				pool_run(&F.pool, grad_part, &J);
 			else
