@@ -1358,34 +1358,26 @@ static double bag_seconds(const struct cfl_study *s, size_t f)
  * tens of passes over the training rows per entry, so one pass of log loss
  * over them is timed now (the least of three: one pass descheduled, or
  * slowed by a neighbour for a moment, would keep seconds of the run for
- * nothing; the median kept 7.4 s on a quiet machine where 2.5 s were
- * used, and the load below stands for what lasts) and scaled by
- * FINISH_PASSES per leaderboard entry (each family's bag and the three
- * ensembles) and by the square root of the load (the one-minute load
- * average over the processors, when above one): the finish is one
- * thread, and the three quick passes timed at the start share a core less
- * than the seconds of the finish do, though more than not at all.  On
- * 720,000 training rows with five bags the finish took 21 such passes an
- * entry at a load of 1 and 29 at a load of 5 on two cores (2.4 and 5.7
- * s; passes timed as the median of three then); before greedy selected on a sample of the rows it took 61 at a load
- * of 3 and 120 to 195 at a load of 10 to 13, so about 50 to 75 there now.
- * FINISH_PASSES 32 times the root of the load keeps 32, 47 and 78 passes
- * at those loads (it was 180, unscaled, and kept 20 s of a 60 s limit
- * where 3 to 7 were used).  0 when it cannot be measured. */
-#define FINISH_PASSES 32
+ * nothing; the median kept 7.4 s on a quiet machine where 2.5 s were used)
+ * and scaled by FINISH_PASSES per leaderboard entry (each family's bag and
+ * the three ensembles).  On 720,000 training rows with five bags on two
+ * cores the whole finish took 17.5 such passes an entry on a quiet
+ * machine (2.8 s), 19 at a load of 4-5 (6 s; busy loops beside it) and 13
+ * at a load of 4 (4.9 s; other sessions' work beside it): the timed pass
+ * slows with the load as much as the finish does, so the load no longer
+ * scales the reserve (its square root did, and kept 10-15 s where 5-6 were
+ * used).  The finish itself stops at the limit (greedy, the first entry,
+ * right after the bags, its rounds stopped at the limit; stacking and mean
+ * left out when they would not end by then: cfl_study_auto_ensembles), so
+ * the reserve is what the whole finish takes with a little to spare, 20
+ * passes an entry, and a finish slower than that gives up its least useful
+ * steps instead of the run its limit.  0 when it cannot be measured. */
+#define FINISH_PASSES 20
 #define FINISH_MAX_SHARE 0.35	/* of the time left, at most */
-
-/* The square root of the one-minute load average over the processors
- * online, at least 1. */
-static double load_factor(void)
-{
-	double l[1];
-	long n = sysconf(_SC_NPROCESSORS_ONLN);
-
-	if (getloadavg(l, 1) != 1 || n < 1 || !(l[0] / (double)n > 1))
-		return 1;
-	return sqrt(l[0] / (double)n);
-}
+/* What the command does after its leaderboard's entries are built (its
+ * trial counts, the run's end, the table read back and printed): 0.1 s
+ * on a million rows (the run's end to the process's, measured) */
+#define FINISH_END_MARGIN 0.25
 
 static double finish_seconds(const struct cfl_study *s)
 {
@@ -1407,8 +1399,7 @@ static double finish_seconds(const struct cfl_study *s)
 	}
 	free(pred);
 	m = fmin(t[0], fmin(t[1], t[2]));
-	return rc ? 0 : m * FINISH_PASSES * load_factor() *
-			(double)(s->plan->autop.n_models + 3);
+	return rc ? 0 : m * FINISH_PASSES * (double)(s->plan->autop.n_models + 3);
 }
 
 static uint64_t search_sample(const struct cfl_study_plan *p, size_t n_train)
@@ -2156,6 +2147,12 @@ int cfl_study_auto(struct cfl_study *s, const struct cfl_study_listener *ls,
 			a->entry_s = reserve / (double)(n_models + 3);
 		}
 	}
+	/* the leaderboard's entries stop at the limit (greedy's rounds, and
+	 * stacking and mean not started when they would not end by then),
+	 * less the moment the table and the exit take; a count budget's
+	 * leaderboard is the same whatever the clock says */
+	if (s->deadline > 0 && !p->autop.max_trials)
+		s->finish_by = s->deadline - FINISH_END_MARGIN;
 	s->deadline -= reserve;	/* the pool stops here; the rest ensembles */
 	if (a->sample && s->deadline > 0 && !p->autop.max_trials)
 		a->bag_time = (left - reserve) * (1 - SAMPLE_SEARCH_SHARE);

@@ -69,6 +69,8 @@ struct cfl_study {
 	long best;			/* the candidate refitted, or -1 */
 	/* the time limit */
 	double deadline;		/* cfl_now() at which to stop; 0: none */
+	double finish_by;		/* auto: when its leaderboard's entries
+					 * must be built by (0: no limit) */
 	int timed_out;			/* the deadline stopped the pool */
 	double user_tick, last_user_tick;	/* the caller's tick period */
 	double wake_at;			/* cfl_study_wait returns 4 once this
@@ -209,12 +211,19 @@ void cfl_study_stop_at_limit(struct cfl_study *s);
 
 /* The ensembles of auto: a "bag" row per bagged candidate whose folds all
  * finished (its folds' mean), then mean and stacking over those bags on
- * their out-of-fold predictions; trials without folds (the search's) are
- * no members.  As cfl_study_ensembles otherwise. */
+ * their out-of-fold predictions, then greedy; trials without folds (the
+ * search's) are no members.  With a deadline (cfl_now() seconds; 0: none)
+ * greedy comes right after the bags, its rounds stop at the deadline (its
+ * members text then ends "; " STUDY_GREEDY_CUT "R of N rounds", which
+ * cfl_bundle_build_auto builds it again with), stacking and mean follow
+ * when what greedy and a bag took still fits before it (NOTE events say
+ * what was cut, and what the entries took).  As cfl_study_ensembles
+ * otherwise. */
+#define STUDY_GREEDY_CUT "stopped at the time limit after "
 int cfl_study_auto_ensembles(struct cfl_store *st, int64_t run_id,
 			     const struct cfl_data *d,
 			     const enum cfl_metric_id *metrics, size_t n_metrics,
-			     const struct cfl_study_listener *ls,
+			     double deadline, const struct cfl_study_listener *ls,
 			     struct cfl_err *err);
 
 /* ---- backend.c: where the trials execute (cfl_study_run) ---- */
