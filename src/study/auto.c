@@ -53,6 +53,10 @@
 #define SAMPLE_DEFAULTS_SHARE 0.6
 #define SAMPLE_BAG_FILL 0.8
 #define SAMPLE_MIN_ROWS 1000
+/* The part of the time left a bag's last trial on a slot is sized to (its
+ * estimate, corrected by how the bags' trials went, errs by a tenth or
+ * two: a fold the limit stops loses its whole bag) */
+#define SAMPLE_LAST_FILL 0.85
 
 struct auto_cand {
 	size_t family;
@@ -1369,10 +1373,11 @@ static double bag_seconds(const struct cfl_study *s, size_t f)
  * used).  The finish itself stops at the limit (greedy, the first entry,
  * right after the bags, its rounds stopped at the limit; stacking and mean
  * left out when they would not end by then: cfl_study_auto_ensembles), so
- * the reserve is what the whole finish takes with a little to spare, 20
- * passes an entry, and a finish slower than that gives up its least useful
- * steps instead of the run its limit.  0 when it cannot be measured. */
-#define FINISH_PASSES 20
+ * the reserve is about what the whole finish takes, 16 passes an entry
+ * (it took 10-13 in three runs at loads of 2-4 with the limit; 17.5 quiet
+ * before), and a finish slower than that gives up its least useful steps
+ * instead of the run its limit.  0 when it cannot be measured. */
+#define FINISH_PASSES 16
 #define FINISH_MAX_SHARE 0.35	/* of the time left, at most */
 /* What the command does after its leaderboard's entries are built (its
  * trial counts, the run's end, the table read back and printed): 0.1 s
@@ -1414,11 +1419,34 @@ static uint64_t search_sample(const struct cfl_study_plan *p, size_t n_train)
 	return (size_t)r < n_train ? (uint64_t)r : 0;
 }
 
+/* How a fold's fit grows with its rows: seconds ~ rows^exponent, by model
+ * kind, measured on W6's rows (20 numeric columns) between the search's
+ * 50,000-row sample and a fold's 576,000 rows (11.5x), two fits at once on
+ * the 2-core machine as a bag's folds run (cfl train, load 3-4): linear
+ * 0.216 -> 5.37 s (1.32), a tree of depth 7 0.329 -> 7.77 s (1.29), the
+ * default tree 0.395 -> 10.6 s (1.35), a forest of 4 trees 0.513 -> 15.2
+ * s (1.39), gbdt of 20 rounds 0.514 -> 3.63 s (0.80: its binning is a
+ * fixed part), fcnn of 2 epochs 0.33 -> 3.06 s (0.91).  More than linear
+ * for the trees and linear: 50,000 rows of 20 floats fit the caches and
+ * 576,000 do not, and a tree's sorts grow as n log n.  Linear in the rows,
+ * the tree's folds on 576,000 rows were estimated at 1-2 s and took 4-5.6
+ * s, and its bag was stopped at the limit.  fcnn and gbdt get 1 (their
+ * figures below it, rounded up: an estimate short costs more than one
+ * long). */
+double study_auto_fit_exponent(const char *model)
+{
+	if (!strcmp(model, "fcnn") || !strcmp(model, "gbdt"))
+		return 1.0;
+	if (!strcmp(model, "forest"))
+		return 1.4;
+	return 1.3;
+}
+
 /* The seconds one fold trial of candidate c takes on `rows` of its rows:
- * its search trial's fit scaled by the rows (it fitted a->sample), its
- * prediction by the rows a fold predicts (its held-out fold, the test and
- * validation parts) over those it predicted (test and validation).
- * *pred_out: the prediction's part. */
+ * its search trial's fit scaled by the rows to its kind's exponent (it
+ * fitted a->sample), its prediction by the rows a fold predicts (its
+ * held-out fold, the test and validation parts) over those it predicted
+ * (test and validation).  *pred_out: the prediction's part. */
 static double fold_seconds(const struct cfl_study *s, const struct auto_cand *c,
 			   double rows, double *pred_out)
 {
@@ -1435,7 +1463,75 @@ static double fold_seconds(const struct cfl_study *s, const struct auto_cand *c,
 			(double)(d->test.n + d->valid.n);
 	if (pred_out)
 		*pred_out = pred + TRIAL_OVERHEAD;
-	return fit * rows / (double)s->autos->sample + pred + TRIAL_OVERHEAD;
+	return fit * pow(rows / (double)s->autos->sample,
+			 study_auto_fit_exponent(s->plan->autop.models[c->family])) +
+	       pred + TRIAL_OVERHEAD;
+}
+
+static double size_est(const struct study_fold_size *f, double rows)
+{
+	return f->fit_s * pow(rows / f->sample, study_auto_fit_exponent(f->model)) + f->pred;
+}
+
+void study_auto_size_fold(struct study_fold_size *f)
+{
+	double per = f->share, r = f->ratio, rows, est;
+	size_t rounds = (f->n_this + f->running + f->slots - 1) / f->slots;
+
+	/* its bag's trials left, in rounds over the slots with those
+	 * running: the last round takes what is left of the time; an
+	 * earlier one no more than its bag can end in */
+	if (f->n_rem + f->running <= f->slots)
+		per = f->left * SAMPLE_LAST_FILL / r;
+	else if (per * r * (double)rounds > f->left * SAMPLE_LAST_FILL)
+		per = f->left * SAMPLE_LAST_FILL / ((double)rounds * r);
+	/* the rows that per allows (size_est's inverse) */
+	if (!(f->fit_s > 0))
+		rows = f->sample;
+	else if (per <= f->pred)
+		rows = 0;
+	else
+		rows = f->sample * pow((per - f->pred) / f->fit_s,
+				       1 / study_auto_fit_exponent(f->model));
+	if (f->budgeted && rows < f->sample)
+		rows = f->sample;
+	if (rows < SAMPLE_MIN_ROWS)
+		rows = SAMPLE_MIN_ROWS;
+	if (rows >= f->fold_rows)
+		rows = f->fold_rows;
+	est = size_est(f, rows);
+	f->budget = 0;
+	if (f->budgeted) {
+		/* its fit's part of per as in its estimate (a model that
+		 * would not train whole within per stops its units there, and
+		 * fewer trees, rounds or epochs predict quicker as well), so
+		 * that an estimate that was short cuts its units rather than
+		 * its bag at the limit; but a tree that would train whole
+		 * gets the time to the limit (SAMPLE_LAST_FILL of it, less
+		 * its prediction) as a net only: a tree cut short keeps its
+		 * first splits (a fold of 0.65 where whole ones had 0.75),
+		 * while a forest, gbdt or fcnn cut short only has fewer
+		 * trees, rounds or epochs */
+		double fit = est - f->pred;
+
+		f->budget = fit > 0 ? per * r * fit / (fit + f->pred) : per * r;
+		if (est <= per && !strcmp(f->model, "tree") &&
+		    f->left * SAMPLE_LAST_FILL - f->pred * r > f->budget)
+			f->budget = f->left * SAMPLE_LAST_FILL - f->pred * r;
+		if (f->budget < 0.05)
+			f->budget = 0.05;
+		if (est > per)
+			est = per;
+	}
+	f->per = per;
+	f->rows = rows;
+	f->est = est;
+	f->expect = est * r > 0.05 ? est * r : 0.05;
+	/* a bag about to start whose trials, in rounds over the slots with
+	 * those running, would not end in the time left even so (its
+	 * prediction alone, or its rows' floor) is left out whole: its
+	 * folds would be stopped at the limit */
+	f->leave_out = f->starts && f->left < (double)rounds * f->expect;
 }
 
 /* A bag's fold trial on a row sample, submitted once a slot is free. */
@@ -1443,33 +1539,62 @@ struct lazy_fold {
 	size_t k;
 	int fold;
 	struct cfl_trial_state ts;
-	double per;		/* its seconds as planned at submission */
+	double est;		/* its estimate (fold_seconds at its rows) */
+	double per;		/* its seconds as expected at submission (the
+				 * estimate corrected by how those done went) */
 	double took;		/* its seconds, once done (else 0) */
 	int state;		/* 0 queued, 1 submitted, 2 final */
 };
+
+/* Bag k's trials done so far: their seconds over their estimates (a
+ * tree's fold takes a tenth of a forest's, and the estimates of the two
+ * err differently); with none done, the other bags' when above 1, else 1;
+ * at least 0.5 and at most 4. */
+static double lazy_ratio(const struct study_auto *a, size_t k)
+{
+	double took = 0, est = 0, r;
+
+	for (size_t i = 0; i < a->n_lazy; i++)
+		if (a->lazy[i].k == k && a->lazy[i].took > 0 && a->lazy[i].est > 0) {
+			took += a->lazy[i].took;
+			est += a->lazy[i].est;
+		}
+	if (est > 0)
+		r = took / est;
+	else	/* the others' bags: a slower machine, never a quicker
+		 * model (one kind's estimate erring long says nothing of
+		 * another's) */
+		r = a->plan_s > 0 && a->obs_s > a->plan_s ? a->obs_s / a->plan_s : 1;
+	return r < 0.5 ? 0.5 : r > 4 ? 4 : r;
+}
 
 /* Sizes and submits the next fold trials while bag trials run on fewer
  * than the slots: each gets its bag's share of what is left now (the
  * slots' time to the deadline, less what the running ones should still
  * take), and its rows and budget follow from that, the estimates
- * corrected by how long the bags' trials done so far took against their
- * plan (a loaded machine, a prediction costlier than its search trial's).
- * So an estimate that was off shrinks or grows the trials still queued,
- * not the run's end.  0, or -1 with err. */
+ * corrected by how long the bags' trials done so far took against them
+ * (lazy_ratio: a loaded machine, a prediction costlier than its search
+ * trial's).  So an estimate that was off shrinks or grows the trials still
+ * queued, not the run's end.  The time up to the deadline is used, never
+ * passed: a trial that nothing follows on its slot (the last round) gets
+ * the time left, SAMPLE_LAST_FILL of it, whatever its share, and a trial
+ * whose bag would not end in time at its share, in rounds over the slots,
+ * is made smaller until it does; a model that takes a time budget gets
+ * one for its fit on every fold (on all its rows too), so that an
+ * estimate that was short cuts its trees, rounds or epochs instead of the
+ * bag at the limit.  A bag about to start that cannot end in time even so
+ * (its prediction alone would not) is left out whole, leaving the time to
+ * those after it.  0, or -1 with err. */
 static int lazy_submit(struct cfl_study *s, struct cfl_err *err)
 {
 	const struct cfl_study_plan *p = s->plan;
 	struct study_auto *a = s->autos;
 	double K = p->autop.folds, T = K + !!p->autop.refit;
 	double fold_rows = (double)s->data->train.n - (double)s->data->train.n / K;
-	double ratio = a->plan_s > 0 ? a->obs_s / a->plan_s : 1;
+	double ratio = lazy_ratio(a, SIZE_MAX);
 	size_t slots = study_slots(s), running = 0;
 	double busy = 0;	/* what the running ones should still take */
 
-	if (ratio < 0.5)
-		ratio = 0.5;
-	if (ratio > 4)
-		ratio = 4;
 	for (size_t i = 0; i < a->n_lazy; i++)
 		if (a->lazy[i].state == 1) {
 			running++;
@@ -1479,13 +1604,27 @@ static int lazy_submit(struct cfl_study *s, struct cfl_err *err)
 		struct lazy_fold *l = &a->lazy[a->lazy_next++];
 		struct auto_cand *c = &a->c[l->k];
 		uint64_t seed = cfl_trial_seed(p->data.seed, c->hex, 0);
-		double now = cfl_now(), avail, rest = 0, per, pred, rows, scale;
-		int budgeted = cfl_model_takes_budget(cfl_model_find(
-			p->autop.models[c->family]));
+		double now = cfl_now(), avail, rest = 0, scale;
+		struct study_fold_size z;
+		size_t i;
 
-		for (size_t i = a->lazy_next - 1; i < a->n_lazy; i++)
+		memset(&z, 0, sizeof(z));
+		z.model = p->autop.models[c->family];
+		z.budgeted = cfl_model_takes_budget(cfl_model_find(z.model));
+		z.sample = (double)a->sample;
+		z.fit_s = isnan(c->fit_s) || isnan(c->pred_s) ? c->seconds : c->fit_s;
+		fold_seconds(s, c, 0, &z.pred);
+		z.fold_rows = fold_rows;
+		z.left = s->deadline - now;
+		z.running = running;
+		z.slots = slots;
+		z.starts = a->lazy_next == 1 || a->lazy[a->lazy_next - 2].k != l->k;
+		for (i = a->lazy_next - 1; i < a->n_lazy; i++) {
 			rest += a->c[a->lazy[i].k].bag_give / T;
-		avail = (s->deadline - now) * (double)slots * SAMPLE_BAG_FILL - busy;
+			z.n_rem++;
+			z.n_this += a->lazy[i].k == l->k;
+		}
+		avail = z.left * (double)slots * SAMPLE_BAG_FILL - busy;
 		if (avail <= 0) {	/* no time: the bags left out */
 			a->lazy_next--;
 			break;
@@ -1493,65 +1632,22 @@ static int lazy_submit(struct cfl_study *s, struct cfl_err *err)
 		scale = rest > 0 ? avail / (rest * ratio) : 1;
 		if (scale > 2)
 			scale = 2;
-		per = c->bag_give / T * (scale > 0 ? scale : 0);
-		/* the estimates' seconds for the trial's */
-		fold_seconds(s, c, 0, &pred);
-		rows = isnan(c->fit_s) || !(c->fit_s > 0) ? (double)a->sample
-		       : (double)a->sample * (per - pred) / c->fit_s;
-		if (budgeted && rows < (double)a->sample)
-			rows = (double)a->sample;
-		if (rows < SAMPLE_MIN_ROWS)
-			rows = SAMPLE_MIN_ROWS;
-		c->bag_rows = rows >= fold_rows ? 0 : (uint64_t)rows;
-		c->bag_budget_s = 0;
-		/* a model that takes a budget stops its units there too: its
-		 * fit's part of the trial as in its search trial (fewer trees,
-		 * rounds or epochs predict quicker as well) */
-		if (budgeted && c->bag_rows) {
-			double fit = fold_seconds(s, c, rows, NULL) - pred;
-
-			c->bag_budget_s = fit > 0 ? per * fit / (fit + pred) : per;
-			if (c->bag_budget_s < 0.05)
-				c->bag_budget_s = 0.05;
-		}
-		l->per = per * ratio > 0.05 ? per * ratio : 0.05;
-		/* no less than its bag's folds done so far took (as they went);
-		 * the other bags' say nothing of this one's (a tree's fold
-		 * takes a tenth of a forest's: at their average, the tree's bag
-		 * was left out with seconds to spare) */
-		{
-			double took = 0;
-			size_t n_took = 0;
-
-			for (size_t i = 0; i < a->n_lazy; i++)
-				if (a->lazy[i].k == l->k && a->lazy[i].took > 0) {
-					took += a->lazy[i].took;
-					n_took++;
-				}
-			if (n_took && l->per < took / (double)n_took)
-				l->per = took / (double)n_took;
-		}
-		/* a bag about to start that cannot finish its trials in the
-		 * time left, in rounds over the slots with those running, at
-		 * its per-trial seconds (above), is left out whole (its
-		 * folds would be stopped at the limit), leaving the time to
-		 * those after it */
-		if (a->lazy_next == 1 || a->lazy[a->lazy_next - 2].k != l->k) {
-			size_t n_this = 0, i;
-
+		z.share = c->bag_give / T * (scale > 0 ? scale : 0);
+		z.ratio = lazy_ratio(a, l->k);
+		study_auto_size_fold(&z);
+		if (z.leave_out) {
 			for (i = a->lazy_next - 1; i < a->n_lazy && a->lazy[i].k == l->k; i++)
-				n_this++;
-			if (s->deadline - now <
-			    (double)((n_this + running + slots - 1) / slots) * l->per) {
-				for (i = a->lazy_next - 1; i < a->n_lazy && a->lazy[i].k == l->k; i++)
-					a->lazy[i].state = 2;
-				a->lazy_next = i;
-				/* one entry fewer to finish: its reserve goes to
-				 * the bags after it */
-				s->deadline += a->entry_s;
-				continue;
-			}
+				a->lazy[i].state = 2;
+			a->lazy_next = i;
+			/* one entry fewer to finish: its reserve goes to the
+			 * bags after it */
+			s->deadline += a->entry_s;
+			continue;
 		}
+		c->bag_rows = z.rows >= fold_rows ? 0 : (uint64_t)z.rows;
+		c->bag_budget_s = z.budget;
+		l->est = z.est;
+		l->per = z.expect;
 		l->state = 1;
 		running++;
 		busy += 0.5 * l->per;
@@ -1576,7 +1672,7 @@ static void lazy_final(struct study_auto *a, size_t k, int fold,
 		if (ev->status == CFL_TRIAL_DONE && ev->result) {
 			l->took = ev->result->duration;
 			a->obs_s += ev->result->duration;
-			a->plan_s += l->per;
+			a->plan_s += l->est;
 			a->n_obs++;
 		}
 		return;

@@ -199,6 +199,43 @@ void cfl_study_auto_release(struct cfl_study *s);
  * the validation part carved from them (not a --valid file) number fewer
  * than STUDY_AUTO_CV_ROWS; else 0. */
 int study_auto_small(const struct cfl_study_plan *p, const struct cfl_data *d);
+/* auto on larger data: how a fold's fit seconds grow with its rows
+ * (seconds ~ rows^exponent), by model kind, measured (auto.c says how) */
+double study_auto_fit_exponent(const char *model);
+/* auto on larger data: how one fold trial of a bag on a row sample is
+ * sized when a slot frees up (auto.c's lazy_submit; pure, given the clock
+ * as `left`).  The estimate of a fold on R rows, in seconds of the search
+ * trial's kind, is fit_s * (R / sample)^exponent + pred; ratio turns it
+ * into the seconds the trials take. */
+struct study_fold_size {
+	/* in */
+	const char *model;
+	int budgeted;		/* the model stops its units at a budget */
+	double sample;		/* the rows its search trial fitted */
+	double fit_s;		/* that trial's fit seconds (0: not known) */
+	double pred;		/* a fold's prediction seconds, estimated */
+	double fold_rows;	/* the rows a fold has */
+	double share;		/* its share of the bags' time (estimate) */
+	double ratio;		/* trials' seconds over their estimates */
+	double left;		/* seconds to the pool's deadline */
+	size_t n_rem;		/* trials queued, this one included */
+	size_t n_this;		/* of them its bag's */
+	size_t running, slots;	/* trials running; the pool's slots */
+	int starts;		/* the first trial of its bag */
+	/* out */
+	double per;		/* its seconds (estimate): its share; the
+				 * time left when nothing follows on its
+				 * slot (the last round); less when its bag
+				 * would not end in time at its share */
+	double rows;		/* the rows per allows (at least sample for
+				 * a budgeted model, at most fold_rows) */
+	double budget;		/* a budgeted model's fit budget (seconds of
+				 * the trials); else 0 */
+	double est, expect;	/* its estimate at rows; expect = est * ratio */
+	int leave_out;		/* a bag about to start that would not end
+				 * in time even so: left out whole */
+};
+void study_auto_size_fold(struct study_fold_size *f);
 /* An auto run stored by a cfl that held out a validation part on small
  * data too (its config has no valid_min_rows line) resumes on the split
  * it was made with: p->data.valid_min_rows back to 0.  Call it after
