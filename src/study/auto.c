@@ -1530,6 +1530,8 @@ void study_auto_size_fold(struct study_fold_size *f)
 	f->rows = rows;
 	f->est = est;
 	f->expect = est * r > 0.05 ? est * r : 0.05;
+	if (f->expect < f->least)
+		f->expect = f->least;
 	/* a bag about to start whose trials, in rounds over the slots with
 	 * those running, would not end in the time left even so (its
 	 * prediction alone, or its rows' floor) is left out whole: its
@@ -1637,6 +1639,9 @@ static int lazy_submit(struct cfl_study *s, struct cfl_err *err)
 			scale = 2;
 		z.share = c->bag_give / T * (scale > 0 ? scale : 0);
 		z.ratio = lazy_ratio(a, l->k);
+		for (i = 0; i < a->n_lazy; i++)
+			if (a->lazy[i].took > 0 && (!(z.least > 0) || a->lazy[i].took < z.least))
+				z.least = a->lazy[i].took;
 		study_auto_size_fold(&z);
 		if (z.leave_out) {
 			for (i = a->lazy_next - 1; i < a->n_lazy && a->lazy[i].k == l->k; i++)

@@ -222,6 +222,10 @@ struct study_fold_size {
 	size_t n_this;		/* of them its bag's */
 	size_t running, slots;	/* trials running; the pool's slots */
 	int starts;		/* the first trial of its bag */
+	double least;		/* the least a bag's trial took so far (its
+				 * data, prediction and metrics: a trial
+				 * cut to one tree still takes that); 0:
+				 * none done */
 	/* out */
 	double per;		/* its seconds (estimate): its share; the
 				 * time left when nothing follows on its
@@ -231,7 +235,8 @@ struct study_fold_size {
 				 * a budgeted model, at most fold_rows) */
 	double budget;		/* a budgeted model's fit budget (seconds of
 				 * the trials); else 0 */
-	double est, expect;	/* its estimate at rows; expect = est * ratio */
+	double est, expect;	/* its estimate at rows; expect = est * ratio,
+				 * at least `least` */
 	int leave_out;		/* a bag about to start that would not end
 				 * in time even so: left out whole */
 };

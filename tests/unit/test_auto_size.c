@@ -76,6 +76,25 @@ static void t_bag_shrinks_rather_than_left_out(void)
 	CHECK_MSG(fabs(f.per - 0.85) < 1e-9, "per %g", f.per);
 	CHECK(3 * f.expect <= f.left + 1e-9);
 	CHECK(f.rows >= 1000 && f.rows < f.sample * 7.5);
+	/* a forest made that small would still take what the least of the
+	 * bags' trials took (1 s: one tree's data, prediction and metrics):
+	 * three rounds of it do not fit in 2.5 s, and it is left out (a
+	 * forest's bag started 0.9 s before the limit at a load of 9, and
+	 * the limit stopped its folds) */
+	f.model = "forest";
+	f.budgeted = 1;
+	f.left = 2.5;
+	f.least = 1;
+	study_auto_size_fold(&f);
+	CHECK_MSG(f.leave_out, "expect %g", f.expect);
+	f.least = 0;
+	study_auto_size_fold(&f);
+	CHECK(!f.leave_out);
+	f = fold("tree", 0);
+	f.share = 2;
+	f.left = 3;
+	f.n_rem = f.n_this = 5;
+	f.starts = 1;
 	f.pred = 2;
 	study_auto_size_fold(&f);
 	CHECK(f.leave_out);
