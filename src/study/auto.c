@@ -48,13 +48,13 @@
 /* Larger data searched on a row sample (see "larger data" below): the
  * search's share of the time, the defaults' part of the search's slot
  * time, the part of the bags' slot time planned (the estimates are rough
- * and the end ragged: 0.8 left the slots idle 3 s before the deadline on a
- * million rows, now that a trial whose bag would not end in time is made
- * smaller, and the last round takes the time left), and the fewest rows a
- * bag's folds train on. */
+ * and the end ragged: all of it, as a trial whose bag would not end in
+ * time is made smaller and the last round takes 0.85 of the time left;
+ * 0.8 and then 0.9 left the slots idle 1.5-3.4 s before the deadline on a
+ * million rows), and the fewest rows a bag's folds train on. */
 #define SAMPLE_SEARCH_SHARE 0.35
 #define SAMPLE_DEFAULTS_SHARE 0.6
-#define SAMPLE_BAG_FILL 0.9
+#define SAMPLE_BAG_FILL 1.0
 #define SAMPLE_MIN_ROWS 1000
 /* The part of the time left a bag's last trial on a slot is sized to (its
  * estimate, corrected by how the bags' trials went, errs by a tenth or
@@ -1376,11 +1376,14 @@ static double bag_seconds(const struct cfl_study *s, size_t f)
  * used).  The finish itself stops at the limit (greedy, the first entry,
  * right after the bags, its rounds stopped at the limit; stacking and mean
  * left out when they would not end by then: cfl_study_auto_ensembles), so
- * the reserve is about what the whole finish takes, 16 passes an entry
- * (it took 10-13 in three runs at loads of 2-4 with the limit; 17.5 quiet
- * before), and a finish slower than that gives up its least useful steps
- * instead of the run its limit.  0 when it cannot be measured. */
-#define FINISH_PASSES 16
+ * the reserve is about what the whole finish takes, 12 passes an entry
+ * (it took 8.6 to 13.7, 12.5 the median, in nine runs at loads of 3-9 with
+ * the limit; 17.5 quiet before, when the timed pass was the median of
+ * three), and a finish slower than that gives up its least useful steps
+ * (stacking and mean, then greedy's later rounds: the bags and greedy's
+ * first round, about three quarters of it, always run) instead of the
+ * run its limit.  0 when it cannot be measured. */
+#define FINISH_PASSES 12
 #define FINISH_MAX_SHARE 0.35	/* of the time left, at most */
 /* What the command does after its leaderboard's entries are built (its
  * trial counts, the run's end, the table read back and printed): 0.1 s
