@@ -838,7 +838,7 @@ static int build_auto(struct cfl_store *st, int64_t run_id,
 				goto out;
 		} else {
 			snprintf(skipped + strlen(skipped), sizeof(skipped) - strlen(skipped),
-				 "%smean", *skipped ? " and " : "");
+				 "%smean", *skipped ? ", " : "");
 		}
 	}
 	if (deadline > 0) {
@@ -846,11 +846,11 @@ static int build_auto(struct cfl_store *st, int64_t run_id,
 		char text[192];
 		double now = cfl_now();
 
-		snprintf(text, sizeof(text), "the leaderboard's entries took %.1f s, "
-			 "ending %.1f s %s the time limit%s%s%s", now - t0,
-			 fabs(deadline - now), now <= deadline ? "before" : "after",
-			 *skipped ? " (" : "", skipped,
-			 *skipped ? " not built: they would not end in time)" : "");
+		/* within 80 columns after "cfl: " */
+		snprintf(text, sizeof(text), "the ensembles took %.1f s, %.1f s %s the "
+			 "limit%s%s%s", now - t0, fabs(deadline - now),
+			 now <= deadline ? "before" : "past", *skipped ? "; " : "",
+			 skipped, *skipped ? " left out" : "");
 		memset(&ev, 0, sizeof(ev));
 		ev.kind = CFL_STUDY_NOTE;
 		ev.text = text;
