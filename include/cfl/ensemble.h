@@ -179,6 +179,10 @@ struct cfl_ens_input {
 						 * by this one; NULL: metrics[0]
 						 * (auto: log loss, a proper
 						 * score, for classification) */
+	double deadline;			/* greedy: no round starts once
+						 * cfl_now() passed it (one at
+						 * least; out->rounds says how
+						 * many ran); 0: all of them */
 };
 
 /* Defaults of struct cfl_ens_input's knobs. */
@@ -197,6 +201,10 @@ struct cfl_ens_output {
 	int stacked_on_oof;	/* stacking: fitted on OOF (1) or validation (0) */
 	size_t stack_rows;	/* stacking: the OOF or validation rows it had */
 	int stack_fallback;	/* stacking: too few rows, the mean's weights */
+	size_t rounds;		/* greedy: the rounds run (fewer than
+				 * greedy_rounds when the deadline stopped
+				 * them; built again with that many rounds and
+				 * no deadline, the same weights) */
 };
 
 void cfl_ens_output_init(struct cfl_ens_output *o);

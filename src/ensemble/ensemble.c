@@ -191,13 +191,15 @@ void cfl_ensemble_score_weights(const double *scores, size_t n_members,
 
 static int greedy_on(const double *const *preds, size_t n_members, size_t n,
 		     size_t n_out, const double *y, int n_classes,
-		     enum cfl_metric_id metric, size_t n_rounds, double *w,
-		     struct cfl_err *err);
+		     enum cfl_metric_id metric, size_t n_rounds, double deadline,
+		     size_t *rounds, double *w, struct cfl_err *err);
 
-int cfl_ensemble_greedy(const double *const *preds, size_t n_members, size_t n,
-			size_t n_out, const double *y, int n_classes,
-			enum cfl_metric_id metric, size_t n_rounds, double *w,
-			struct cfl_err *err)
+/* cfl_ensemble_greedy, its rounds stopped once cfl_now() passes deadline
+ * (0: none; one round at least), *rounds (may be NULL) those run. */
+static int greedy_by(const double *const *preds, size_t n_members, size_t n,
+		     size_t n_out, const double *y, int n_classes,
+		     enum cfl_metric_id metric, size_t n_rounds, double deadline,
+		     size_t *rounds, double *w, struct cfl_err *err)
 {
 	size_t step = n > GREEDY_ROWS ? (n + GREEDY_ROWS - 1) / GREEDY_ROWS : 1, m;
 	double **sub = NULL, *ys = NULL;
@@ -205,7 +207,7 @@ int cfl_ensemble_greedy(const double *const *preds, size_t n_members, size_t n,
 
 	if (step == 1 || check_members(n_members, err))
 		return greedy_on(preds, n_members, n, n_out, y, n_classes, metric,
-				 n_rounds, w, err);
+				 n_rounds, deadline, rounds, w, err);
 	m = (n + step - 1) / step;	/* the rows 0, step, 2 step, ... */
 	if (!(sub = cfl_calloc(n_members, sizeof(*sub), err)) ||
 	    !(ys = cfl_calloc(m, sizeof(double), err)))
@@ -220,7 +222,7 @@ int cfl_ensemble_greedy(const double *const *preds, size_t n_members, size_t n,
 			       n_out * sizeof(double));
 	}
 	rc = greedy_on((const double *const *)sub, n_members, m, n_out, ys, n_classes,
-		       metric, n_rounds, w, err);
+		       metric, n_rounds, deadline, rounds, w, err);
 out:
 	for (size_t j = 0; sub && j < n_members; j++)
 		free(sub[j]);
@@ -229,10 +231,19 @@ out:
 	return rc;
 }
 
+int cfl_ensemble_greedy(const double *const *preds, size_t n_members, size_t n,
+			size_t n_out, const double *y, int n_classes,
+			enum cfl_metric_id metric, size_t n_rounds, double *w,
+			struct cfl_err *err)
+{
+	return greedy_by(preds, n_members, n, n_out, y, n_classes, metric, n_rounds,
+			 0, NULL, w, err);
+}
+
 static int greedy_on(const double *const *preds, size_t n_members, size_t n,
 		     size_t n_out, const double *y, int n_classes,
-		     enum cfl_metric_id metric, size_t n_rounds, double *w,
-		     struct cfl_err *err)
+		     enum cfl_metric_id metric, size_t n_rounds, double deadline,
+		     size_t *rounds, double *w, struct cfl_err *err)
 {
 	const struct cfl_metric_info *mi = cfl_metric_info(metric);
 	size_t len = n * n_out, *count = NULL, *best_count = NULL;
@@ -284,6 +295,10 @@ static int greedy_on(const double *const *preds, size_t n_members, size_t n,
 			best_picks = round;
 			memcpy(best_count, count, n_members * sizeof(size_t));
 		}
+		if (rounds)
+			*rounds = round;
+		if (deadline > 0 && cfl_now() >= deadline)
+			break;
 	}
 	for (size_t j = 0; j < n_members; j++)
 		w[j] = (double)best_count[j] / (double)best_picks;
@@ -806,9 +821,9 @@ static int build(enum cfl_ensemble_method method,
 		y = on_oof ? in->y_train : in->y_valid;
 		sel = in->select_metric ? *in->select_metric : in->metrics[0];
 		rc = method == CFL_ENS_GREEDY
-		     ? cfl_ensemble_greedy(on_oof ? po : pv, m, n, in->n_out, y,
-					   in->n_classes, sel, in->greedy_rounds,
-					   out->weights, err)
+		     ? greedy_by(on_oof ? po : pv, m, n, in->n_out, y, in->n_classes,
+				 sel, in->greedy_rounds, in->deadline, &out->rounds,
+				 out->weights, err)
 		     : cfl_ensemble_top(on_oof ? po : pv, m, n, y, in->n_classes,
 					sel, CFL_ENS_TOP_SE, out->weights, err);
 		free(po);

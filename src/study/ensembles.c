@@ -304,8 +304,8 @@ static int store(struct cfl_store *st, int64_t run_id,
 		 enum cfl_ensemble_method method, const char *name,
 		 const char *method_name, const struct study_members *ms,
 		 const struct cfl_ens_input *in, const struct cfl_ens_output *o,
-		 const double *oof_metrics, double seconds, int64_t *ens_id,
-		 struct cfl_err *err)
+		 const double *oof_metrics, double seconds, const char *about,
+		 int64_t *ens_id, struct cfl_err *err)
 {
 	struct cfl_metric_value *mv;
 	struct cfl_trial_result res;
@@ -324,7 +324,8 @@ static int store(struct cfl_store *st, int64_t run_id,
 			goto out;
 	if (cfl_buf_puts(&text, "; ") ||
 	    cfl_ens_output_describe(o, method, in->l2, &text) ||
-	    (method == CFL_ENS_STACKING && describe_coefs(&o->stacker, &text))) {
+	    (method == CFL_ENS_STACKING && describe_coefs(&o->stacker, &text)) ||
+	    (about && cfl_buf_printf(&text, "; %s", about))) {
 		cfl_err_set(err, "out of memory");
 		goto out;
 	}
@@ -514,7 +515,7 @@ static int build_all(struct cfl_store *st, int64_t run_id,
 			continue;
 		}
 		if (store(st, run_id, m, NULL, NULL, &ms, &in, &o, NULL,
-			  cfl_now() - t0, NULL, err)) {
+			  cfl_now() - t0, NULL, NULL, err)) {
 			cfl_ens_output_release(&o);
 			goto out;
 		}
@@ -629,8 +630,10 @@ out:
 }
 
 /* Builds and stores one ensemble (method) over the members sel[0..n) of ms,
- * scored out of fold too.  Skipped with a NOTE when it cannot be built.
- * 0, or -1 with err. */
+ * scored out of fold too; greedy's rounds stop at all->deadline (0: none),
+ * and then its members text says after how many (STUDY_GREEDY_CUT), which
+ * the bundle builds it again with.  Skipped with a NOTE when it cannot be
+ * built.  0, or -1 with err. */
 static int build_auto_one(struct cfl_store *st, int64_t run_id,
 			  enum cfl_ensemble_method method, const char *name,
 			  const char *kind, const struct study_members *ms,
@@ -644,8 +647,11 @@ static int build_auto_one(struct cfl_store *st, int64_t run_id,
 	struct cfl_ens_output o;
 	struct cfl_err why;
 	double oof[CFL_M_COUNT + 1], t0 = cfl_now();
+	char about[96] = "";
 	int rc = -1;
 
+	if (method != CFL_ENS_GREEDY)
+		in.deadline = 0;
 	if (!(sub.m = cfl_calloc(n + 1, sizeof(*sub.m), err)) ||
 	    !(em = cfl_calloc(n + 1, sizeof(*em), err)))
 		goto out;
@@ -659,6 +665,14 @@ static int build_auto_one(struct cfl_store *st, int64_t run_id,
 		note_skipped(ls, why.msg);
 		rc = 0;
 		goto out;
+	}
+	if (method == CFL_ENS_GREEDY && o.rounds < in.greedy_rounds) {
+		/* the deadline stopped its rounds: built again (below, on
+		 * the bags it picked) and by the bundle with that many */
+		snprintf(about, sizeof(about), STUDY_GREEDY_CUT "%zu of %zu rounds",
+			 o.rounds, in.greedy_rounds);
+		in.greedy_rounds = o.rounds;
+		in.deadline = 0;
 	}
 	if (method == CFL_ENS_GREEDY) {
 		/* greedy keeps only the bags it picked (its weights on them
@@ -682,9 +696,20 @@ static int build_auto_one(struct cfl_store *st, int64_t run_id,
 			}
 		}
 	}
+	if (*about) {
+		struct cfl_study_event ev;
+		char text[160];
+
+		snprintf(text, sizeof(text), "%s: %s", cfl_ensemble_method_name(method),
+			 about);
+		memset(&ev, 0, sizeof(ev));
+		ev.kind = CFL_STUDY_NOTE;
+		ev.text = text;
+		cfl_study_emit(ls, &ev);
+	}
 	rc = oof_scores(&in, o.weights, oof, NULL, err) ||
 	     store(st, run_id, method, name, kind, &sub, &in, &o, oof,
-		   kind ? 0 : cfl_now() - t0, NULL, err) ? -1 : 0;
+		   kind ? 0 : cfl_now() - t0, *about ? about : NULL, NULL, err) ? -1 : 0;
 	cfl_ens_output_release(&o);
 out:
 	free(sub.m);
@@ -701,8 +726,8 @@ out:
  * score over every bag (the AUTO_GREEDY_MAX_BAGS best). */
 static int build_auto(struct cfl_store *st, int64_t run_id,
 		      const struct cfl_data *d, const enum cfl_metric_id *metrics,
-		      size_t n_metrics, const struct cfl_study_listener *ls,
-		      struct cfl_err *err)
+		      size_t n_metrics, double deadline,
+		      const struct cfl_study_listener *ls, struct cfl_err *err)
 {
 	int n_classes = d->train.n_classes;
 	size_t n_out = n_classes > 0 ? (size_t)n_classes : 1;
@@ -713,8 +738,9 @@ static int build_auto(struct cfl_store *st, int64_t run_id,
 	size_t n_cands = 0, n_fam = 0, n_all = 0, *fam = NULL, *all = NULL;
 	enum cfl_metric_id mets[CFL_M_COUNT + 1], proper;
 	size_t n_mets = 0;
-	double *key = NULL;
+	double *key = NULL, t0 = cfl_now(), t_bag = 0, t_greedy = 0;
 	int rc = -1, have = 0, refits = 0;
+	char skipped[64] = "";
 
 	if (n_metrics > CFL_M_COUNT)
 		return cfl_err_set(err, "%zu metrics: too many", n_metrics);
@@ -750,13 +776,18 @@ static int build_auto(struct cfl_store *st, int64_t run_id,
 			goto out;
 	for (size_t i = 0; i < n_fam; i++) {
 		char name[96];
+		double t = cfl_now();
 
 		if (bag_name(st, run_id, ms.m[fam[i]].cand_id, name, sizeof(name), err) ||
 		    build_auto_one(st, run_id, CFL_ENS_MEAN, name, "bag", &ms, &fam[i], 1,
 				   &in, em, ls, err))
 			goto out;
+		if (cfl_now() - t > t_bag)
+			t_bag = cfl_now() - t;
 	}
-	if (n_fam >= 2 &&
+	/* without a deadline mean and stacking come before greedy (as they
+	 * always did: a count budget's run stays the same, ids and all) */
+	if (!(deadline > 0) && n_fam >= 2 &&
 	    (build_auto_one(st, run_id, CFL_ENS_MEAN, NULL, NULL, &ms, fam, n_fam, &in,
 			    em, ls, err) ||
 	     build_auto_one(st, run_id, CFL_ENS_STACKING, NULL, NULL, &ms, fam, n_fam,
@@ -783,10 +814,48 @@ static int build_auto(struct cfl_store *st, int64_t run_id,
 		if (n_all < AUTO_GREEDY_MAX_BAGS)
 			n_all++;
 	}
+	in.deadline = deadline;
+	t_greedy = cfl_now();
 	if (n_all >= 2 &&
 	    build_auto_one(st, run_id, CFL_ENS_GREEDY, NULL, NULL, &ms, all, n_all, &in,
 			   em, ls, err))
 		goto out;
+	t_greedy = cfl_now() - t_greedy;
+	/* with a deadline greedy (the first entry) came first; stacking (an
+	 * iterative fit on as many rows as greedy's) and mean (a bag's work
+	 * over more members) follow when what they took there still fits */
+	if (deadline > 0 && n_fam >= 2) {
+		if (cfl_now() + t_greedy <= deadline) {
+			if (build_auto_one(st, run_id, CFL_ENS_STACKING, NULL, NULL, &ms, fam,
+					   n_fam, &in, em, ls, err))
+				goto out;
+		} else {
+			snprintf(skipped, sizeof(skipped), "stacking");
+		}
+		if (cfl_now() + 2 * t_bag <= deadline) {
+			if (build_auto_one(st, run_id, CFL_ENS_MEAN, NULL, NULL, &ms, fam,
+					   n_fam, &in, em, ls, err))
+				goto out;
+		} else {
+			snprintf(skipped + strlen(skipped), sizeof(skipped) - strlen(skipped),
+				 "%smean", *skipped ? ", " : "");
+		}
+	}
+	if (deadline > 0) {
+		struct cfl_study_event ev;
+		char text[192];
+		double now = cfl_now();
+
+		/* within 80 columns after "cfl: " */
+		snprintf(text, sizeof(text), "the ensembles took %.1f s, %.1f s %s the "
+			 "limit%s%s%s", now - t0, fabs(deadline - now),
+			 now <= deadline ? "before" : "past", *skipped ? "; " : "",
+			 skipped, *skipped ? " left out" : "");
+		memset(&ev, 0, sizeof(ev));
+		ev.kind = CFL_STUDY_NOTE;
+		ev.text = text;
+		cfl_study_emit(ls, &ev);
+	}
 	rc = 0;
 out:
 	free(em);
@@ -810,10 +879,10 @@ int cfl_study_ensembles(struct cfl_store *st, int64_t run_id,
 int cfl_study_auto_ensembles(struct cfl_store *st, int64_t run_id,
 			     const struct cfl_data *d,
 			     const enum cfl_metric_id *metrics, size_t n_metrics,
-			     const struct cfl_study_listener *ls,
+			     double deadline, const struct cfl_study_listener *ls,
 			     struct cfl_err *err)
 {
-	return build_auto(st, run_id, d, metrics, n_metrics, ls, err);
+	return build_auto(st, run_id, d, metrics, n_metrics, deadline, ls, err);
 }
 
 /* The metrics of the run's trials on test, in the order results listed

@@ -69,6 +69,8 @@ struct cfl_study {
 	long best;			/* the candidate refitted, or -1 */
 	/* the time limit */
 	double deadline;		/* cfl_now() at which to stop; 0: none */
+	double finish_by;		/* auto: when its leaderboard's entries
+					 * must be built by (0: no limit) */
 	int timed_out;			/* the deadline stopped the pool */
 	double user_tick, last_user_tick;	/* the caller's tick period */
 	double wake_at;			/* cfl_study_wait returns 4 once this
@@ -197,6 +199,48 @@ void cfl_study_auto_release(struct cfl_study *s);
  * the validation part carved from them (not a --valid file) number fewer
  * than STUDY_AUTO_CV_ROWS; else 0. */
 int study_auto_small(const struct cfl_study_plan *p, const struct cfl_data *d);
+/* auto on larger data: how a fold's fit seconds grow with its rows
+ * (seconds ~ rows^exponent), by model kind, measured (auto.c says how) */
+double study_auto_fit_exponent(const char *model);
+/* auto on larger data: how one fold trial of a bag on a row sample is
+ * sized when a slot frees up (auto.c's lazy_submit; pure, given the clock
+ * as `left`).  The estimate of a fold on R rows, in seconds of the search
+ * trial's kind, is fit_s * (R / sample)^exponent + pred; ratio turns it
+ * into the seconds the trials take. */
+struct study_fold_size {
+	/* in */
+	const char *model;
+	int budgeted;		/* the model stops its units at a budget */
+	double sample;		/* the rows its search trial fitted */
+	double fit_s;		/* that trial's fit seconds (0: not known) */
+	double pred;		/* a fold's prediction seconds, estimated */
+	double fold_rows;	/* the rows a fold has */
+	double share;		/* its share of the bags' time (estimate) */
+	double ratio;		/* trials' seconds over their estimates */
+	double left;		/* seconds to the pool's deadline */
+	size_t n_rem;		/* trials queued, this one included */
+	size_t n_this;		/* of them its bag's */
+	size_t running, slots;	/* trials running; the pool's slots */
+	int starts;		/* the first trial of its bag */
+	double least;		/* the least a bag's trial took so far (its
+				 * data, prediction and metrics: a trial
+				 * cut to one tree still takes that); 0:
+				 * none done */
+	/* out */
+	double per;		/* its seconds (estimate): its share; the
+				 * time left when nothing follows on its
+				 * slot (the last round); less when its bag
+				 * would not end in time at its share */
+	double rows;		/* the rows per allows (at least sample for
+				 * a budgeted model, at most fold_rows) */
+	double budget;		/* a budgeted model's fit budget (seconds of
+				 * the trials); else 0 */
+	double est, expect;	/* its estimate at rows; expect = est * ratio,
+				 * at least `least` */
+	int leave_out;		/* a bag about to start that would not end
+				 * in time even so: left out whole */
+};
+void study_auto_size_fold(struct study_fold_size *f);
 /* An auto run stored by a cfl that held out a validation part on small
  * data too (its config has no valid_min_rows line) resumes on the split
  * it was made with: p->data.valid_min_rows back to 0.  Call it after
@@ -209,12 +253,19 @@ void cfl_study_stop_at_limit(struct cfl_study *s);
 
 /* The ensembles of auto: a "bag" row per bagged candidate whose folds all
  * finished (its folds' mean), then mean and stacking over those bags on
- * their out-of-fold predictions; trials without folds (the search's) are
- * no members.  As cfl_study_ensembles otherwise. */
+ * their out-of-fold predictions, then greedy; trials without folds (the
+ * search's) are no members.  With a deadline (cfl_now() seconds; 0: none)
+ * greedy comes right after the bags, its rounds stop at the deadline (its
+ * members text then ends "; " STUDY_GREEDY_CUT "R of N rounds", which
+ * cfl_bundle_build_auto builds it again with), stacking and mean follow
+ * when what greedy and a bag took still fits before it (NOTE events say
+ * what was cut, and what the entries took).  As cfl_study_ensembles
+ * otherwise. */
+#define STUDY_GREEDY_CUT "stopped at the time limit after "
 int cfl_study_auto_ensembles(struct cfl_store *st, int64_t run_id,
 			     const struct cfl_data *d,
 			     const enum cfl_metric_id *metrics, size_t n_metrics,
-			     const struct cfl_study_listener *ls,
+			     double deadline, const struct cfl_study_listener *ls,
 			     struct cfl_err *err);
 
 /* ---- backend.c: where the trials execute (cfl_study_run) ---- */

@@ -1102,7 +1102,7 @@ int cfl_study_finish(struct cfl_study *s, const struct cfl_study_listener *ls,
 		return -1;
 	if (kind == CFL_RUN_AUTO &&
 	    cfl_study_auto_ensembles(s->st, s->run_id, s->data, s->metrics,
-				     s->n_metrics, ls, err))
+				     s->n_metrics, s->finish_by, ls, err))
 		return -1;
 	if (cfl_store_trial_counts(s->st, s->run_id, &tc, err))
 		return -1;
