@@ -47,11 +47,13 @@ prune_part() {
 					"$CFL" tune "$path" --model fcnn --params params/fcnn.params \
 						--set hidden=64,64 --set epochs=20 --set patience=0 --set batch_size=128 \
 						--num-search $n --num-repeat 2 --num-jobs 2 --seed 0 -q --prune $pr \
-						--db "$BENCH_DIR/w2/p.db" --name w2 > "$BENCH_DIR/w2/p.txt" 2>/dev/null || exit 1
+						--db "$BENCH_DIR/w2/p.db" --name w2 > "$BENCH_DIR/w2/p.txt" 2> "$BENCH_DIR/w2/p.err" || exit 1
 					t1=$(date +%s.%N)
 					best=$(sqlite3 "$BENCH_DIR/w2/p.db" "select max(score) from candidates")
 					np=$(sqlite3 "$BENCH_DIR/w2/p.db" "select count(*) from trials where status = 'pruned'")
-					echo "$ds $n $pr $best $(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.3f", b - a }') $np" >> "$pout"
+					# the validation rows, from the first line ("..., 144 valid, ...")
+					nv=$(sed -n '1s/.* \([0-9][0-9]*\) valid.*/\1/p' "$BENCH_DIR/w2/p.err")
+					echo "$ds $n $pr $best $(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.3f", b - a }') $np ${nv:-0}" >> "$pout"
 				done
 			done
 		done
@@ -60,7 +62,7 @@ prune_part() {
 import collections, statistics, sys
 rows = collections.defaultdict(list)
 for l in open(sys.argv[1]):
-    ds, n, pr, best, wall, np = l.split()
+    ds, n, pr, best, wall, np = l.split()[:6]
     rows[(ds, int(n), pr)].append((float(best), float(wall), int(np)))
 if not rows:
     sys.exit(0)
@@ -76,6 +78,30 @@ for (ds, n, pr) in sorted(rows, key=lambda k: (k[0], k[1], ["none", "asha", "med
           w, w / w0, statistics.median(x[2] for x in v)))
 print("\nscore: the candidate's sign * mean - std of valid acc over its 2 seeds; target: asha's best")
 print("within one standard error of none's in at most half its wall time")
+PYEOF
+	# the goal as figures (RESULTS.md): asha's wall time over none's, and
+	# asha's best against none's in standard errors of an accuracy on the
+	# validation rows (sqrt(p (1 - p) / n) at none's best)
+	$PY - "$pout" <<'PYEOF' | while IFS='|' read -r w m c p r sp t; do emit "$w" "$m" "$c" "$p" "$r" "$sp" "$t"; done
+import collections, math, statistics, sys
+rows = collections.defaultdict(list); nv = {}
+for l in open(sys.argv[1]):
+    f = l.split()
+    rows[(f[0], int(f[1]), f[2])].append((float(f[3]), float(f[4])))
+    if len(f) > 6 and int(f[6]) > 0:
+        nv[f[0]] = int(f[6])
+for (ds, n) in sorted({(k[0], k[1]) for k in rows}):
+    a, z = rows.get((ds, n, 'asha')), rows.get((ds, n, 'none'))
+    if not a or not z or ds not in nv:
+        continue
+    wa = statistics.median(x[1] for x in a); wz = statistics.median(x[1] for x in z)
+    ba = statistics.median(x[0] for x in a); bz = statistics.median(x[0] for x in z)
+    se = math.sqrt(max(bz * (1 - bz), 1e-12) / nv[ds])
+    w = 'W10 %s %d candidates' % (ds, n)
+    print('%s|tune --prune asha wall s / none (median of %d interleaved runs)|%.3f|%.3f|%.3f|asha runs %s|<= 0.5'
+          % (w, len(a), wa, wz, wa / wz, '-'.join('%.2f' % x[1] for x in a)))
+    print('%s|best valid score, asha vs none (one standard error: %.4f on %d rows)|%.4f|%.4f|%.4f|%+.2f standard errors|>= none - 1 SE'
+          % (w, se, nv[ds], ba, bz, ba / bz, (ba - bz) / se))
 PYEOF
 }
 if [ "${W2_PART:-}" = prune ]; then
