@@ -194,43 +194,34 @@ fail:
 
 /* ---- presorting ---- */
 
-/* Maps a float to an unsigned key with the same order (NaN as FLT_MAX). */
-static uint32_t float_key(float v)
+void cfl_pairs_sort(uint32_t *key, uint32_t *row, uint32_t *k2, uint32_t *r2,
+		    size_t n)
 {
-	uint32_t u;
-
-	if (isnan(v))
-		v = FLT_MAX;
-	if (v == 0)
-		v = 0;	/* -0 sorts with 0 */
-	memcpy(&u, &v, sizeof(u));
-	return (u & 0x80000000u) ? ~u : u | 0x80000000u;
-}
-
-/* Stable LSD radix sort of (key, row) pairs by key, 11 bits per pass;
- * passes where every key has the same digit are skipped. */
-static void radix_sort(uint32_t *key, uint32_t *row, uint32_t *k2,
-		       uint32_t *r2, size_t n)
-{
+	static const int shift[3] = { 0, 11, 22 };
 	uint32_t *sk = key, *sr = row, *dk = k2, *dr = r2, *t;
-	size_t count[2048];
+	uint32_t count[3][2048];
 
-	for (int s = 0; s < 32; s += 11) {
-		size_t sum = 0;
+	if (n == 0)
+		return;
+	memset(count, 0, sizeof(count));
+	for (size_t i = 0; i < n; i++) {
+		count[0][key[i] & 2047]++;
+		count[1][(key[i] >> 11) & 2047]++;
+		count[2][key[i] >> 22]++;
+	}
+	for (int s = 0; s < 3; s++) {
+		uint32_t *c = count[s], sum = 0;
 
-		memset(count, 0, sizeof(count));
-		for (size_t i = 0; i < n; i++)
-			count[(sk[i] >> s) & 2047]++;
-		if (count[(sk[0] >> s) & 2047] == n)
+		if (c[(sk[0] >> shift[s]) & 2047] == n)
 			continue;
 		for (size_t b = 0; b < 2048; b++) {
-			size_t c = count[b];
+			uint32_t x = c[b];
 
-			count[b] = sum;
-			sum += c;
+			c[b] = sum;
+			sum += x;
 		}
 		for (size_t i = 0; i < n; i++) {
-			size_t at = count[(sk[i] >> s) & 2047]++;
+			uint32_t at = c[(sk[i] >> shift[s]) & 2047]++;
 
 			dk[at] = sk[i];
 			dr[at] = sr[i];
@@ -275,15 +266,11 @@ int cfl_floats_sort(float *v, size_t n, struct cfl_err *err)
 	if (!key)
 		return -1;
 	for (size_t i = 0; i < n; i++)
-		key[i] = float_key(v[i]);
+		key[i] = cfl_float_key(v[i]);
 	/* the row arrays ride along unused */
-	radix_sort(key, key + n, key + 2 * n, key + 3 * n, n);
-	for (size_t i = 0; i < n; i++) {
-		uint32_t u = key[i];
-
-		u = (u & 0x80000000u) ? u & 0x7fffffffu : ~u;
-		memcpy(&v[i], &u, sizeof(u));
-	}
+	cfl_pairs_sort(key, key + n, key + 2 * n, key + 3 * n, n);
+	for (size_t i = 0; i < n; i++)
+		v[i] = cfl_key_float(key[i]);
 	free(key);
 	return 0;
 }
@@ -415,10 +402,10 @@ int cfl_cart_data_init(struct cfl_cart_data *cd, const struct cfl_xy *xy,
 		if (small_codes(cd, j))
 			continue;
 		for (size_t i = 0; i < n; i++) {
-			key[i] = float_key(xy->x[i * d + j]);
+			key[i] = cfl_float_key(xy->x[i * d + j]);
 			row[i] = (uint32_t)i;
 		}
-		radix_sort(key, row, k2, r2, n);
+		cfl_pairs_sort(key, row, k2, r2, n);
 		for (size_t i = 0; i < n; i++) {
 			float v = xy->x[(size_t)row[i] * d + j];
 

@@ -349,71 +349,6 @@ static int quantile_cuts(const float *v, size_t n, int max_bins, float *cuts)
 	return nc + 1;
 }
 
-/* Sort keys of floats: unsigned order is the floats' order, -0 sorts as
- * 0 (NaN is never keyed: missing values are not sorted). */
-static uint32_t float_key(float v)
-{
-	uint32_t u;
-
-	if (v == 0)
-		v = 0;
-	memcpy(&u, &v, sizeof(u));
-	return (u & 0x80000000u) ? ~u : u | 0x80000000u;
-}
-
-static float key_float(uint32_t u)
-{
-	float v;
-
-	u = (u & 0x80000000u) ? u & 0x7fffffffu : ~u;
-	memcpy(&v, &u, sizeof(v));
-	return v;
-}
-
-/* Sorts (key, row) pairs by key, stably: an LSD radix sort of 11 bits a
- * pass, the three passes' counts made in one read, a pass skipped when
- * every key has the same digit.  k2 and r2 are scratch of n each. */
-static void sort_pairs(uint32_t *key, uint32_t *row, uint32_t *k2,
-		       uint32_t *r2, size_t n)
-{
-	static const int shift[3] = { 0, 11, 22 };
-	uint32_t *sk = key, *sr = row, *dk = k2, *dr = r2, *t;
-	uint32_t count[3][2048];
-
-	if (n == 0)
-		return;
-	memset(count, 0, sizeof(count));
-	for (size_t i = 0; i < n; i++) {
-		count[0][key[i] & 2047]++;
-		count[1][(key[i] >> 11) & 2047]++;
-		count[2][key[i] >> 22]++;
-	}
-	for (int s = 0; s < 3; s++) {
-		uint32_t *c = count[s], sum = 0;
-
-		if (c[(sk[0] >> shift[s]) & 2047] == n)
-			continue;
-		for (size_t b = 0; b < 2048; b++) {
-			uint32_t x = c[b];
-
-			c[b] = sum;
-			sum += x;
-		}
-		for (size_t i = 0; i < n; i++) {
-			uint32_t at = c[(sk[i] >> shift[s]) & 2047]++;
-
-			dk[at] = sk[i];
-			dr[at] = sr[i];
-		}
-		t = sk, sk = dk, dk = t;
-		t = sr, sr = dr, dr = t;
-	}
-	if (sk != key) {
-		memcpy(key, sk, n * sizeof(*key));
-		memcpy(row, sr, n * sizeof(*row));
-	}
-}
-
 /* Bins every feature: its non-missing values sorted with their rows, the
  * cuts made from the sorted values, and the rows given their bins in the
  * values' order (bin b holds x <= cuts[b], the last one the rest). */
@@ -464,13 +399,13 @@ static int make_bins(struct fit *F, const struct cfl_xy *xy, int max_bins,
 				missing = 1;
 				continue;
 			}
-			key[m] = float_key(x);
+			key[m] = cfl_float_key(x);
 			row[m++] = (uint32_t)i;
 		}
 		if (m) {
-			sort_pairs(key, row, k2, r2, m);
+			cfl_pairs_sort(key, row, k2, r2, m);
 			for (size_t i = 0; i < m; i++)
-				v[i] = key_float(key[i]);
+				v[i] = cfl_key_float(key[i]);
 			nb = make_cuts(v, m, max_bins, cuts);
 			if (nb < 0)
 				nb = quantile_cuts(v, m, max_bins, cuts);
@@ -484,7 +419,7 @@ static int make_bins(struct fit *F, const struct cfl_xy *xy, int max_bins,
 			memset(col, nb, n);
 		/* the values go up: so do their bins */
 		for (size_t i = 0, b = 0; i < m; i++) {
-			float x = key_float(key[i]);
+			float x = cfl_key_float(key[i]);
 
 			while (b + 1 < (size_t)nb && !(x <= cuts[b]))
 				b++;

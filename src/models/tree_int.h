@@ -10,7 +10,10 @@
 #ifndef CFL_TREE_INT_H
 #define CFL_TREE_INT_H
 
+#include <float.h>
+#include <math.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "cfl/model.h"
 
@@ -59,6 +62,36 @@ void cfl_importance_normalize(double *out, size_t d);
 /* Sorts n floats (no NaN) ascending in O(n) (radix); -0 becomes 0.
  * -1 with err when out of memory. */
 int cfl_floats_sort(float *v, size_t n, struct cfl_err *err);
+
+/* A float's sort key: unsigned order is the floats' order; -0 keys as 0,
+ * NaN as FLT_MAX. */
+static inline uint32_t cfl_float_key(float v)
+{
+	uint32_t u;
+
+	if (isnan(v))
+		v = FLT_MAX;
+	if (v == 0)
+		v = 0;	/* -0 sorts with 0 */
+	memcpy(&u, &v, sizeof(u));
+	return (u & 0x80000000u) ? ~u : u | 0x80000000u;
+}
+
+/* The float a key of cfl_float_key stands for. */
+static inline float cfl_key_float(uint32_t u)
+{
+	float v;
+
+	u = (u & 0x80000000u) ? u & 0x7fffffffu : ~u;
+	memcpy(&v, &u, sizeof(v));
+	return v;
+}
+
+/* Sorts (key, row) pairs by key, stably: an LSD radix sort of 11 bits a
+ * pass, the three passes' counts made in one read, a pass skipped when
+ * every key has the same digit.  k2 and r2 are scratch of n each. */
+void cfl_pairs_sort(uint32_t *key, uint32_t *row, uint32_t *k2, uint32_t *r2,
+		    size_t n);
 
 /* ---- exact CART (cart.c) ---- */
 

@@ -430,19 +430,24 @@ static int bag_name(struct cfl_store *st, int64_t run_id, int64_t cand_id,
 	return 0;
 }
 
-/* Tells the listener, if any, that an ensemble was skipped and why. */
-static void note_skipped(const struct cfl_study_listener *ls, const char *why)
+/* Tells the listener, if any, text as a NOTE. */
+static void note(const struct cfl_study_listener *ls, const char *text)
 {
 	struct cfl_study_event ev;
-	char text[sizeof(((struct cfl_err *)0)->msg) + 16];
 
-	if (!ls || !ls->fn)
-		return;
-	snprintf(text, sizeof(text), "%s; skipped", why);
 	memset(&ev, 0, sizeof(ev));
 	ev.kind = CFL_STUDY_NOTE;
 	ev.text = text;
-	ls->fn(&ev, ls->ctx);
+	cfl_study_emit(ls, &ev);
+}
+
+/* Tells the listener, if any, that an ensemble was skipped and why. */
+static void note_skipped(const struct cfl_study_listener *ls, const char *why)
+{
+	char text[sizeof(((struct cfl_err *)0)->msg) + 16];
+
+	snprintf(text, sizeof(text), "%s; skipped", why);
+	note(ls, text);
 }
 
 void study_ens_input(const struct cfl_data *d, const struct study_members *ms,
@@ -697,15 +702,11 @@ static int build_auto_one(struct cfl_store *st, int64_t run_id,
 		}
 	}
 	if (*about) {
-		struct cfl_study_event ev;
 		char text[160];
 
 		snprintf(text, sizeof(text), "%s: %s", cfl_ensemble_method_name(method),
 			 about);
-		memset(&ev, 0, sizeof(ev));
-		ev.kind = CFL_STUDY_NOTE;
-		ev.text = text;
-		cfl_study_emit(ls, &ev);
+		note(ls, text);
 	}
 	rc = oof_scores(&in, o.weights, oof, NULL, err) ||
 	     store(st, run_id, method, name, kind, &sub, &in, &o, oof,
@@ -842,7 +843,6 @@ static int build_auto(struct cfl_store *st, int64_t run_id,
 		}
 	}
 	if (deadline > 0) {
-		struct cfl_study_event ev;
 		char text[192];
 		double now = cfl_now();
 
@@ -851,10 +851,7 @@ static int build_auto(struct cfl_store *st, int64_t run_id,
 			 "limit%s%s%s", now - t0, fabs(deadline - now),
 			 now <= deadline ? "before" : "past", *skipped ? "; " : "",
 			 skipped, *skipped ? " left out" : "");
-		memset(&ev, 0, sizeof(ev));
-		ev.kind = CFL_STUDY_NOTE;
-		ev.text = text;
-		cfl_study_emit(ls, &ev);
+		note(ls, text);
 	}
 	rc = 0;
 out:

@@ -32,6 +32,32 @@ const char *cfl_test_path(const char *name)
 	return path;
 }
 
+void cfl_test_split_csv(const char *name)
+{
+	char src[128], line[8192];
+	FILE *in, *tr, *te;
+	long i = 0;
+
+	snprintf(src, sizeof(src), "datasets/%s.csv", name);
+	in = fopen(src, "r");
+	CHECK(in != NULL);
+	tr = fopen(cfl_test_path("train.csv"), "w");
+	CHECK(tr != NULL);
+	te = fopen(cfl_test_path("test.csv"), "w");
+	CHECK(te != NULL);
+	while (fgets(line, sizeof(line), in)) {
+		if (i == 0) {
+			fputs(line, tr);
+			fputs(line, te);
+		} else {
+			fputs(line, i % 5 == 0 ? te : tr);
+		}
+		i++;
+	}
+	fclose(in);
+	CHECK(fclose(tr) == 0 && fclose(te) == 0);
+}
+
 void cfl_test_skip(const char *fmt, ...)
 {
 	va_list ap;

@@ -46,6 +46,10 @@ void cfl_test_skip(const char *fmt, ...)
 const char *cfl_test_dir(void);
 /* cfl_test_dir()/name, in a buffer the next call overwrites. */
 const char *cfl_test_path(const char *name);
+/* Splits datasets/NAME.csv (read from the repository's root) into
+ * cfl_test_path("train.csv") and ("test.csv"), both with its header: every
+ * fifth data row to test, the rest to train. */
+void cfl_test_split_csv(const char *name);
 
 #define CHECK(cond)                                                          \
 	do {                                                                 \

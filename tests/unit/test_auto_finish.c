@@ -16,32 +16,6 @@
 #include "cfl/store.h"
 #include "cfl/study.h"
 
-/* datasets/NAME.csv into train.csv and test.csv (every fifth row) */
-static void split_csv(const char *name)
-{
-	char src[128], line[8192];
-	FILE *in, *tr, *te;
-	long i = 0;
-
-	snprintf(src, sizeof(src), "datasets/%s.csv", name);
-	in = fopen(src, "r");
-	CHECK(in != NULL);
-	tr = fopen(cfl_test_path("train.csv"), "w");
-	te = fopen(cfl_test_path("test.csv"), "w");
-	CHECK(tr && te);
-	while (fgets(line, sizeof(line), in)) {
-		if (i == 0) {
-			fputs(line, tr);
-			fputs(line, te);
-		} else {
-			fputs(line, i % 5 == 0 ? te : tr);
-		}
-		i++;
-	}
-	fclose(in);
-	CHECK(fclose(tr) == 0 && fclose(te) == 0);
-}
-
 struct notes {
 	char text[4096];
 };
@@ -71,7 +45,7 @@ static struct cfl_study *auto_done(struct cfl_study_plan *p, struct cfl_data *d)
 	struct cfl_study *s;
 	int r;
 
-	split_csv("breast_cancer");
+	cfl_test_split_csv("breast_cancer");
 	cfl_study_plan_init(p);
 	p->kind = CFL_RUN_AUTO;
 	p->data.path = strdup(cfl_test_path("train.csv"));
@@ -130,6 +104,22 @@ static void entries(struct cfl_study *s, char *methods, size_t cap_m, char *gree
 		}
 	}
 	cfl_ensemble_rows_free(ens, n);
+}
+
+/* The run's entries deleted and built again under deadline, its notes
+ * into n; then the stored entries, as entries() reads them. */
+static void rebuild(struct cfl_study *s, const struct cfl_data *d, double deadline,
+		    struct notes *n, char *methods, size_t cap_m, char *greedy, size_t cap,
+		    int64_t *greedy_id)
+{
+	struct cfl_study_listener ls = { on_event, n };
+	struct cfl_err err = { "" };
+
+	CHECK(cfl_store_ensembles_delete(cfl_study_store(s), cfl_study_run_id(s), &err) == 0);
+	CHECK_MSG(cfl_study_auto_ensembles(cfl_study_store(s), cfl_study_run_id(s), d,
+					   s->metrics, s->n_metrics, deadline, &ls, &err) == 0,
+		  "%s", err.msg);
+	entries(s, methods, cap_m, greedy, cap, greedy_id);
 }
 
 /* The bundle's greedy row predicts on the test part what the store holds
@@ -201,16 +191,10 @@ static void t_deadline_passed_cuts_the_finish(void)
 	struct cfl_data d;
 	struct cfl_study *s = auto_done(&p, &d);
 	struct notes n = { "" };
-	struct cfl_study_listener ls = { on_event, &n };
-	struct cfl_err err = { "" };
 	char methods[256], greedy[1024];
 	int64_t gid;
 
-	CHECK(cfl_store_ensembles_delete(cfl_study_store(s), cfl_study_run_id(s), &err) == 0);
-	CHECK_MSG(cfl_study_auto_ensembles(cfl_study_store(s), cfl_study_run_id(s), &d,
-					   s->metrics, s->n_metrics, cfl_now() - 1, &ls,
-					   &err) == 0, "%s", err.msg);
-	entries(s, methods, sizeof(methods), greedy, sizeof(greedy), &gid);
+	rebuild(s, &d, cfl_now() - 1, &n, methods, sizeof(methods), greedy, sizeof(greedy), &gid);
 	CHECK_MSG(!strcmp(methods, "bag bag greedy"), "%s", methods);
 	CHECK_MSG(strstr(greedy, "; " STUDY_GREEDY_CUT "1 of 25 rounds"), "%s", greedy);
 	/* one round: one bag, weight 1 */
@@ -231,16 +215,10 @@ static void t_deadline_far_builds_all(void)
 	struct cfl_data d;
 	struct cfl_study *s = auto_done(&p, &d);
 	struct notes n = { "" };
-	struct cfl_study_listener ls = { on_event, &n };
-	struct cfl_err err = { "" };
 	char methods[256], greedy[1024];
 	int64_t gid;
 
-	CHECK(cfl_store_ensembles_delete(cfl_study_store(s), cfl_study_run_id(s), &err) == 0);
-	CHECK_MSG(cfl_study_auto_ensembles(cfl_study_store(s), cfl_study_run_id(s), &d,
-					   s->metrics, s->n_metrics, cfl_now() + 1e6, &ls,
-					   &err) == 0, "%s", err.msg);
-	entries(s, methods, sizeof(methods), greedy, sizeof(greedy), &gid);
+	rebuild(s, &d, cfl_now() + 1e6, &n, methods, sizeof(methods), greedy, sizeof(greedy), &gid);
 	CHECK_MSG(!strcmp(methods, "bag bag greedy stacking mean"), "%s", methods);
 	CHECK_MSG(!strstr(greedy, STUDY_GREEDY_CUT), "%s", greedy);
 	CHECK_MSG(strstr(n.text, "the ensembles took ") &&

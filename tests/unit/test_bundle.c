@@ -15,34 +15,6 @@
 #include "cfl/model.h"
 #include "cfl/study.h"
 
-/* Splits datasets/NAME.csv into train.csv and test.csv in the case's
- * folder: every fifth data row goes to test. */
-static void split_csv(const char *name)
-{
-	char src[128], line[8192];
-	FILE *in, *tr, *te;
-	long i = 0;
-
-	snprintf(src, sizeof(src), "datasets/%s.csv", name);
-	in = fopen(src, "r");
-	CHECK(in != NULL);
-	tr = fopen(cfl_test_path("train.csv"), "w");
-	CHECK(tr != NULL);
-	te = fopen(cfl_test_path("test.csv"), "w");
-	CHECK(te != NULL);
-	while (fgets(line, sizeof(line), in)) {
-		if (i == 0) {
-			fputs(line, tr);
-			fputs(line, te);
-		} else {
-			fputs(line, i % 5 == 0 ? te : tr);
-		}
-		i++;
-	}
-	fclose(in);
-	CHECK(fclose(tr) == 0 && fclose(te) == 0);
-}
-
 /* Predictions stored for trial id on test, as the run's member arithmetic
  * sums them: sum of p / k (k the trials of the member). */
 static void add_trial(struct cfl_store *st, int64_t id, size_t k, double *acc,
@@ -202,7 +174,7 @@ static size_t run_and_check(const char *name, const char *const *models,
 	size_t n_rows;
 	int n_classes;
 
-	split_csv(name);
+	cfl_test_split_csv(name);
 	cfl_study_plan_init(&p);
 	p.data.path = strdup(cfl_test_path("train.csv"));
 	p.data.test_path = strdup(cfl_test_path("test.csv"));
@@ -314,7 +286,7 @@ static void t_tune_refit(void)
 	const char *text = "learning_rate = loguniform(0.01, 0.5)\n";
 	size_t n_out, len;
 
-	split_csv("wine");
+	cfl_test_split_csv("wine");
 	cfl_study_plan_init(&p);
 	p.kind = CFL_RUN_TUNE;
 	p.data.path = strdup(cfl_test_path("train.csv"));
@@ -476,7 +448,7 @@ static void auto_save(const char *name, int refit, int sets)
 	char bundle[512];
 	int r;
 
-	split_csv(name);
+	cfl_test_split_csv(name);
 	cfl_study_plan_init(&p);
 	p.kind = CFL_RUN_AUTO;
 	p.data.path = strdup(cfl_test_path("train.csv"));
