@@ -106,8 +106,22 @@ int cfl_mpi_job_start(struct cfl_mpi_job *j, const struct cfl_launch *l,
 	memset(&lj, 0, sizeof(lj));
 	lj.data = data;
 	lj.opts = d;
-	if (data && l->launcher && l->rank == 0)
+	if (data && l->launcher && l->rank == 0) {
+		/* MPI_Init sets environment variables (setenv: Open MPI's
+		 * own, and cfl_mpi_init's OMPI_MCA_pml) while the thread
+		 * loads, and libcrypto reads OPENSSL_CONF (getenv) the first
+		 * time it digests, which the load does (the data's
+		 * fingerprint): the two at once crashed in getenv now and then
+		 * (CONF_get1_default_config_file, a segfault of rank 0).  So
+		 * libcrypto starts here, on this thread, with a digest of
+		 * nothing; nothing the load does reads the environment after
+		 * it. */
+		unsigned char none_sha[32];
+		struct cfl_err ignored;
+
+		(void)cfl_sha256("", 0, none_sha, &ignored);
 		lj.threaded = pthread_create(&lj.th, NULL, load_thread, &lj) == 0;
+	}
 	if (cfl_mpi_init(&j->mpi, err)) {
 		load_abandon(&lj);
 		return job_fail(j, CFL_MPI_FAIL_SAY);
