@@ -10,7 +10,8 @@
 # default that fits in the limit: each family's defaults trained alone
 # (`cfl repeat --num-jobs 1`) on all the training rows with the same test
 # part, killed at the limit (--trial-timeout), the best of those that
-# finished.  With the load and the CPU, at the start and the end.
+# finished, and the two's paired difference on the test rows in standard
+# errors (paired_acc.py).  With the load and the CPU, at the start and the end.
 #
 # It takes about 6 minutes (the defaults, one after another, up to the
 # limit each), so it runs only when asked for: BENCH=auto_scale make bench.
@@ -60,6 +61,14 @@ best=$(awk '$2 == "done" && $4 != "" && ($4 > b || b == "") { b = $4; m = $1 } E
 	"$B/dflt.txt")
 best_name=${best% *} best_test=${best#* }
 
+# the difference in standard errors of the paired difference (paired_acc.py)
+paired="- - - -"
+if [ -n "$best_name" ] && [ -n "$first_name" ]; then
+	paired=$("$PY" "$ROOT/tests/bench/paired_acc.py" "$B/auto.db" "$first_name" "$B/dflt.db" \
+		"$best_name" "$first_test" "$best_test") || paired="- - - -"
+fi
+read -r p_d p_diff p_se p_z <<<"$paired"
+
 {
 	echo "### cfl auto at scale (W6's generator, $ROWS x 20, $mb MiB; \`cfl auto DATA --time-limit $LIMIT\`)"
 	echo
@@ -81,7 +90,7 @@ best_name=${best% *} best_test=${best#* }
 	done
 	echo
 	echo "Wall time of the whole command (the CSV's load included): $wall s against --time-limit $LIMIT ($(ratio "$wall" "$LIMIT" %.3f) of it; exit $rc)."
-	echo "First entry: $first_name, test acc $first_test; best default that fits in $LIMIT s: $best_name, test acc $best_test (difference $(awk -v a="$first_test" -v b="$best_test" 'BEGIN { printf "%+.6f", a - b }'))."
+	echo "First entry: $first_name, test acc $first_test; best default that fits in $LIMIT s: $best_name, test acc $best_test (difference $(awk -v a="$first_test" -v b="$best_test" 'BEGIN { printf "%+.6f", a - b }'): $p_diff test rows; the two disagree on $p_d rows, so the paired difference's standard error is $p_se rows: $p_z SE)."
 	echo
 	echo "auto's own lines:"
 	echo
@@ -97,4 +106,6 @@ emit "$W" "families with a bag (of 5)" "$n_bags" 5 "$(ratio "$n_bags" 5)" "" "5"
 emit "$W" "wall s, whole command" "$wall" "$LIMIT" "$(ratio "$wall" "$LIMIT")" "" "<= 1.05 x limit"
 emit "$W" "first entry test acc vs best default that fits ($best_name)" "$first_test" "$best_test" \
 	"$(ratio "$first_test" "$best_test" %.6f)" "" ">= 1"
+emit "$W" "first entry - best default ($best_name), test rows in paired SE" "$p_z" "0" "$p_z" \
+	"$p_diff rows of $p_d disagreeing, SE $p_se rows" ">= -1 (level within noise)"
 [ $rc = 0 ]
