@@ -539,8 +539,13 @@ struct cand {
 	double gain, GL, HL;
 };
 
+/* A leaf's weight; 0 where its hessian sum and lambda are 0 (lambda=0 with
+ * min_child_weight=0, rows whose probabilities are saturated: a hessian
+ * of exactly 0), as XGBoost's, where the division would be infinite. */
 static double leaf_weight(const struct fit *F, double G, double H)
 {
+	if (!(H + F->lambda > 0))
+		return 0;
 	return -G / (H + F->lambda) * F->eta;
 }
 
@@ -553,7 +558,8 @@ typedef double v2d __attribute__((vector_size(16)));
 static inline void split_take(const struct fit *F, struct cand *c, int f,
 			      int b, int ml, double gl, double hl, double g)
 {
-	if (hl < F->mcw || c->H - hl < F->mcw || !(g > c->gain))
+	/* an infinite gain: a side whose hessian sum and lambda are 0 */
+	if (hl < F->mcw || c->H - hl < F->mcw || !(g > c->gain) || g == HUGE_VAL)
 		return;
 	c->gain = g;
 	c->feat = f;

@@ -607,6 +607,32 @@ static void t_gbdt_known_split(void)
 	xy_free(&xy);
 }
 
+/* No penalty and no least hessian (lambda=0, min_child_weight=0) on a
+ * separable set: the probabilities saturate, rows get a hessian of exactly
+ * 0, and a leaf of them divided by 0 (every test prediction of iris was
+ * infinite or NaN).  Such a leaf weighs 0 and such a split is not taken,
+ * as in XGBoost: the predictions stay finite and the model good. */
+static void t_gbdt_no_penalty_stays_finite(void)
+{
+	struct cfl_data d;
+	struct cfl_model *m = model_with("gbdt", "n_rounds=200", "lambda=0",
+					 "min_child_weight=0", NULL);
+	double *out;
+	size_t k, bad = 0;
+
+	load_data(&d, "datasets/iris.csv");
+	fit_ok(m, &d.train, NULL);
+	out = predict(m, &d.test);
+	k = (size_t)d.test.n_classes;
+	for (size_t i = 0; i < d.test.n * k; i++)
+		bad += !isfinite(out[i]);
+	CHECK_MSG(bad == 0, "%zu of %zu probabilities not finite", bad, d.test.n * k);
+	CHECK_MSG(score(m, &d.test) > 0.85, "acc %g", score(m, &d.test));
+	free(out);
+	cfl_model_free(m);
+	cfl_data_release(&d);
+}
+
 /* Missing values learn their direction: NaN rows belong with x <= 0.7,
  * on the left, where no default would put them. */
 static void t_gbdt_missing_direction(void)
@@ -1174,6 +1200,7 @@ const struct cfl_test cfl_tests[] = {
 	TEST(t_forest_regression),
 	TEST(t_ensemble_bad_params),
 	TEST(t_gbdt_known_split),
+	TEST(t_gbdt_no_penalty_stays_finite),
 	TEST(t_gbdt_missing_direction),
 	TEST(t_gbdt_early_stopping),
 	TEST(t_gbdt_leaves_and_seeds),
