@@ -1129,6 +1129,7 @@ static int search_family(struct cfl_study *s, size_t f, size_t n_before,
 		       first_end;
 		int dflt_open = dk >= 0 && !a->c[dk].told;
 		long pk;
+		double promo_end;
 
 		/* the told ones whose promotion ended: their search is over */
 		for (size_t k = 0; k < a->n && !rc; k++)
@@ -1155,9 +1156,15 @@ static int search_family(struct cfl_study *s, size_t f, size_t n_before,
 		}
 		/* successive halving: promotions first, the higher rungs
 		 * first, while slots are free and the share lasts (also once
-		 * the family stopped asking) */
+		 * the family stopped asking; without a score on the top rung
+		 * yet, its defaults failed, as long as the wait for a first
+		 * score below) */
+		promo_end = family_end;
+		if (a->best[f] < 0 && a->bag_time > 0 &&
+		    s->deadline - 0.5 * a->bag_time > promo_end)
+			promo_end = s->deadline - 0.5 * a->bag_time;
 		while (busy(a, f, told, dk) < slots && !s->timed_out &&
-		       cfl_now() < family_end && (pk = next_promotion(s, f, err)) != -1) {
+		       cfl_now() < promo_end && (pk = next_promotion(s, f, err)) != -1) {
 			if (pk < 0 || promote(s, (size_t)pk, err)) {
 				rc = -1;
 				goto out;
