@@ -166,6 +166,11 @@ static void on_trial(struct cfl_study_auto_view *v,
 			v->f_cancelled++;
 		else
 			v->f_failed++;
+		/* a promotion's: its candidate, counted with the score of its
+		 * first rung, counts as failed or cancelled instead, as the
+		 * search table has it */
+		if (ev->repeat && v->f_cands)
+			v->f_cands--;
 	}
 	/* without verbose, only a bag's fold or refit that failed (it changes
 	 * the bag) */
