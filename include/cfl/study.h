@@ -153,7 +153,21 @@ struct cfl_study_auto_plan {
 				 * gives up its byte-for-byte runs.  Never on
 				 * small data (no validation part).  Not part
 				 * of the stored plan */
+	int search_rungs;	/* --search-rungs: on larger data under a
+				 * time limit (a row sample, no
+				 * --max-trials), the rungs of rows of the
+				 * search's successive halving, the top one
+				 * the sample (1: every candidate on the
+				 * sample, no halving; at most
+				 * CFL_STUDY_AUTO_MAX_RUNGS); 0: auto.c's
+				 * default (3, fewer on a small sample).
+				 * Not part of the stored plan: a --resume
+				 * keeps the stored rung trials of the rungs
+				 * it has */
 };
+
+/* The most rungs --search-rungs takes */
+#define CFL_STUDY_AUTO_MAX_RUNGS 6
 
 /* auto's bag sets when --bag-sets is not given: one, auto as it was
  * before bag sets.  Three sets moved auto's first entry by no more than

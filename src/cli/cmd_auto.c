@@ -39,6 +39,7 @@ enum {
 	OPT_SEARCH_ROWS,
 	OPT_BAG_SETS,
 	OPT_PRUNE,
+	OPT_SEARCH_RUNGS,
 };
 
 #define DEFAULT_MODELS "fcnn,linear,tree,forest,gbdt"
@@ -81,6 +82,11 @@ static void usage(FILE *f)
 		"                           trains on (a seeded sample; the bags then\n"
 		"                           train on every row their time allows)\n"
 		"                           [50000 when there are over 100000]\n"
+		"  --search-rungs N         under a time limit on that sample, successive\n"
+		"                           halving on rows: the Bayesian candidates\n"
+		"                           start on 1/2^(N-1) of it, the top half of a\n"
+		"                           rung goes on to twice the rows; 1: off\n"
+		"                           (fewer rungs below 1000 rows) [3]\n"
 		"  --bag-sets R             on small data, R sets of folds (each its own\n"
 		"                           partition, their out-of-fold predictions\n"
 		"                           averaged) for the bags the final selection\n"
@@ -163,6 +169,7 @@ static int parse_args(void *ctx, int argc, char **argv)
 		{ "search-rows", required_argument, 0, OPT_SEARCH_ROWS },
 		{ "bag-sets", required_argument, 0, OPT_BAG_SETS },
 		{ "prune", required_argument, 0, OPT_PRUNE },
+		{ "search-rungs", required_argument, 0, OPT_SEARCH_RUNGS },
 		CLI_POOL_LONGOPTS,
 		{ "help", no_argument, 0, 'h' },
 		{ 0, 0, 0, 0 },
@@ -206,6 +213,11 @@ static int parse_args(void *ctx, int argc, char **argv)
 			if (cli_parse_long(optarg, 1, 100, &folds))
 				return cli_usage_error("auto", "--bag-sets must be an integer in [1, 100], got '%s'", optarg);
 			pl->sp.autop.bag_sets = (int)folds;
+			break;
+		case OPT_SEARCH_RUNGS:
+			if (cli_parse_long(optarg, 1, CFL_STUDY_AUTO_MAX_RUNGS, &folds))
+				return cli_usage_error("auto", "--search-rungs must be an integer in [1, %d], got '%s'", CFL_STUDY_AUTO_MAX_RUNGS, optarg);
+			pl->sp.autop.search_rungs = (int)folds;
 			break;
 		case OPT_PRUNE:
 			r = cfl_prune_kind_lookup(optarg);

@@ -56,6 +56,21 @@
 #define SAMPLE_DEFAULTS_SHARE 0.6
 #define SAMPLE_BAG_FILL 1.0
 #define SAMPLE_MIN_ROWS 1000
+/* Successive halving on rows (asynchronous, ASHA: Li et al. 2018, as
+ * FLAML and Hyperband run it) in the time-limited search on a row sample:
+ * the Bayesian optimiser's candidates train first on the sample over
+ * SEARCH_ETA^(rungs-1), and those in the top 1/SEARCH_ETA of their
+ * family's finished at a rung train again on SEARCH_ETA times the rows,
+ * up to the sample itself (the top rung, the only one whose scores pick a
+ * family's best and its bag).  Most candidates so cost a fraction of one
+ * on the sample, and the GP sees more of them.  Three rungs of eta 2 (a
+ * quarter, a half, all of the sample): a wider ladder's lowest rung ranks
+ * candidates on too few rows to say much of how they do on the sample;
+ * no rung below SEARCH_RUNG_MIN_ROWS rows (fewer rungs then), where a
+ * score on the validation part says little of the model on more. */
+#define SEARCH_RUNGS 3
+#define SEARCH_ETA 2
+#define SEARCH_RUNG_MIN_ROWS 1000
 /* The part of the time left a bag's last trial on a slot is sized to (its
  * estimate, corrected by how the bags' trials went, errs by a tenth or
  * two: a fold the limit stops loses its whole bag) */
@@ -96,6 +111,16 @@ struct auto_cand {
 	double *oof;		/* (n_train, n_out) while folds are pending */
 	double proper;		/* the proper score out of fold (or on valid):
 				 * log loss, or the regression metric */
+	/* successive halving on rows (a->n_rungs > 1): the rung it started
+	 * at (0 for the Bayesian optimiser's, the top for the others), the
+	 * rung of its latest trial and the rows that trial trains on (0:
+	 * every row), its score at each rung it finished (NaN: not, or
+	 * failed), and whether its best, bag and stall count took it */
+	int first_rung, rung;
+	uint64_t rows;
+	double rung_score[CFL_STUDY_AUTO_MAX_RUNGS];
+	double first_value;	/* the metric at its first rung, once promoted */
+	int settled;
 };
 
 struct study_auto {
@@ -138,6 +163,10 @@ struct study_auto {
 	/* --prune: each family's pruner (those whose model reports its
 	 * validation score while it trains; NULL: none) */
 	struct cfl_pruner *pruner[CFL_STUDY_MAX_MODELS];
+	/* successive halving on rows: the rungs (1: none) and each one's
+	 * rows, the lowest first, the top one a->sample */
+	int n_rungs;
+	uint64_t rung_rows[CFL_STUDY_AUTO_MAX_RUNGS];
 };
 
 void cfl_study_auto_release(struct cfl_study *s)
@@ -396,6 +425,227 @@ static int add_folds(struct cfl_study *s, size_t k, struct cfl_err *err)
 	return 0;
 }
 
+/* ---- successive halving on rows ----
+ *
+ * Each rung's training of a candidate is its own trial of the search
+ * (phase search, fold -1): repeat 0 is its first (at the rung it starts
+ * at: the lowest for the Bayesian optimiser's, the top for the defaults),
+ * repeat j + 1 its promotion to rung j >= 1 (rung_repeat), clear of the
+ * refit (repeat 1, fold -1) and of the bag sets (repeats 2 and more with
+ * folds 0..K-1).  A candidate's trial, whichever rung, has its search
+ * seed: only its rows differ, a larger sample holding a smaller. */
+
+static int rung_repeat(int rung)
+{
+	return rung + 1;
+}
+
+/* Candidate k's trial trial_id, stored done by an earlier session:
+ * its metric, proper score and seconds from the store, its score at its
+ * rung.  0, or -1 with err. */
+static int replay_done(struct cfl_study *s, size_t k, int64_t trial_id,
+		       struct cfl_err *err)
+{
+	struct study_auto *a = s->autos;
+	struct auto_cand *c = &a->c[k];
+	const char *metric = cfl_metric_info(s->plan->autop.metric)->name;
+	int sign = cfl_metric_info(s->plan->autop.metric)->sign;
+	struct cfl_pred pv;
+
+	if (stored_done(a, metric, trial_id, &c->value))
+		c->score = sign * c->value;
+	if (cfl_store_predictions(s->st, trial_id, CFL_SPLIT_VALID, &pv, err) < 0)
+		return -1;
+	if (!isnan(c->score))
+		score_valid(s, k, pv.values, pv.rows, pv.n, pv.n_out);
+	cfl_pred_release(&pv);
+	c->seconds = stored_duration(a, trial_id) + TRIAL_OVERHEAD;
+	c->rung_score[c->rung] = c->score;
+	return 0;
+}
+
+/* --resume: candidate k, replayed done at its first rung, goes up the
+ * rungs its stored promotions reached (done: their scores; final without
+ * a score: it stops there, as it did), so that none is trained again and
+ * the rule sees it promoted.  0, or -1 with err. */
+static int replay_rungs(struct cfl_study *s, size_t k, struct cfl_err *err)
+{
+	struct study_auto *a = s->autos;
+	struct auto_cand *c = &a->c[k];
+
+	while (c->rung + 1 < a->n_rungs) {
+		const struct cfl_trial_info *t = NULL;
+
+		for (size_t i = 0; i < a->n_trials && !t; i++)
+			if (a->trials[i].cand_id == c->id && a->trials[i].fold < 0 &&
+			    a->trials[i].repeat == rung_repeat(c->rung + 1))
+				t = &a->trials[i];
+		if (!t || (t->status != CFL_TRIAL_DONE && t->status != CFL_TRIAL_FAILED &&
+			   t->status != CFL_TRIAL_POISON && t->status != CFL_TRIAL_CANCELLED &&
+			   t->status != CFL_TRIAL_PRUNED))
+			return 0;
+		if (c->rung == c->first_rung)
+			c->first_value = c->value;
+		c->rung++;
+		c->rows = a->rung_rows[c->rung];
+		c->trial_id = t->id;
+		c->value = c->score = c->proper = c->seconds = NAN;
+		if (t->status != CFL_TRIAL_DONE)
+			return 0;
+		if (replay_done(s, k, t->id, err))
+			return -1;
+	}
+	return 0;
+}
+
+long study_auto_promote(const double *scores, const int *promoted, size_t n,
+			unsigned eta)
+{
+	size_t n_scored = 0, top;
+	long pick = -1;
+	size_t pick_rank = SIZE_MAX;
+
+	if (eta < 2)
+		return -1;
+	for (size_t i = 0; i < n; i++)
+		n_scored += !isnan(scores[i]);
+	top = n_scored / eta;
+	for (size_t i = 0; i < n; i++) {
+		size_t rank = 0;
+
+		if (isnan(scores[i]) || promoted[i])
+			continue;
+		for (size_t j = 0; j < n; j++)
+			rank += !isnan(scores[j]) && (scores[j] > scores[i] ||
+						      (scores[j] == scores[i] && j < i));
+		if (rank < top && rank < pick_rank) {
+			pick = (long)i;
+			pick_rank = rank;
+		}
+	}
+	return pick;
+}
+
+/* The candidate of family f to promote now, the higher rungs first
+ * (study_auto_promote over those finished at each rung: its trial there
+ * final, or promoted from it); -1 when none, -2 with err. */
+static long next_promotion(struct cfl_study *s, size_t f, struct cfl_err *err)
+{
+	struct study_auto *a = s->autos;
+	double *sc;
+	int *up;
+	size_t *who, n;
+	long r = -1;
+
+	if (a->n_rungs < 2 || !a->n)
+		return -1;
+	sc = cfl_calloc(a->n, sizeof(*sc), err);
+	up = cfl_calloc(a->n, sizeof(*up), err);
+	who = cfl_calloc(a->n, sizeof(*who), err);
+	if (!sc || !up || !who) {
+		r = -2;
+		goto out;
+	}
+	for (int j = a->n_rungs - 2; j >= 0 && r < 0; j--) {
+		long i;
+
+		n = 0;
+		for (size_t k = 0; k < a->n; k++) {
+			const struct auto_cand *c = &a->c[k];
+
+			if (c->family != f || c->first_rung > j || c->rung < j ||
+			    (c->rung == j && c->pending))
+				continue;
+			sc[n] = c->rung_score[j];
+			up[n] = c->rung > j;
+			who[n++] = k;
+		}
+		i = study_auto_promote(sc, up, n, SEARCH_ETA);
+		if (i >= 0)
+			r = (long)who[i];
+	}
+out:
+	free(sc);
+	free(up);
+	free(who);
+	return r;
+}
+
+/* Trains candidate k again, with its params and seed, on the next rung's
+ * rows: trial (k, rung_repeat(rung), fold -1), taken from the store when
+ * an earlier session made it final (--resume).  0, or -1 with err. */
+static int promote(struct cfl_study *s, size_t k, struct cfl_err *err)
+{
+	const struct cfl_study_plan *p = s->plan;
+	struct study_auto *a = s->autos;
+	struct auto_cand *c = &a->c[k];
+	uint64_t seed = cfl_trial_seed(p->data.seed, c->hex, 0);
+	struct cfl_trial_state ts;
+	struct cfl_trial_spec spec;
+
+	if (c->rung == c->first_rung)
+		c->first_value = c->value;
+	c->rung++;
+	c->rows = a->rung_rows[c->rung];
+	/* its score is its new rung's, once it has one */
+	c->value = c->score = c->proper = c->seconds = NAN;
+	c->fit_s = c->pred_s = NAN;
+	c->cancelled = c->pruned = 0;
+	if (cfl_store_trial_ensure_in(s->st, s->run_id, c->id, rung_repeat(c->rung), -1,
+				      seed, CFL_PHASE_SEARCH, &ts, err))
+		return -1;
+	c->trial_id = ts.id;
+	if (ts.status == CFL_TRIAL_DONE)
+		return replay_done(s, k, ts.id, err);
+	if (ts.status == CFL_TRIAL_FAILED || ts.status == CFL_TRIAL_POISON ||
+	    ts.status == CFL_TRIAL_CANCELLED || ts.status == CFL_TRIAL_PRUNED)
+		return 0;	/* final without a score, as stored */
+	memset(&spec, 0, sizeof(spec));
+	spec.trial_id = ts.id;
+	spec.model = p->autop.models[c->family];
+	spec.params = &c->params;
+	spec.seed = seed;
+	spec.repeat = rung_repeat(c->rung);
+	spec.fold_seed = cfl_fold_seed(p->data.seed, 0);
+	spec.fold = -1;
+	/* no progress reports: its family's pruner ranks the rows of its
+	 * first rung only */
+	spec.flags = CFL_LEASE_KEEP_VALID;
+	spec.prev_attempts = ts.attempt;
+	spec.user = user_of(k, -1);
+	spec.sample_rows = c->rows;
+	if (cfl_pool_submit(s->pool, &spec, err))
+		return -1;
+	c->pending = 1;
+	c->replayed = 0;	/* trained in this session */
+	s->n_ran++;
+	return 0;
+}
+
+/* The rungs of the search on a row sample under a time limit (want: the
+ * plan's --search-rungs; 0: SEARCH_RUNGS): the top one a->sample, each
+ * below it SEARCH_ETA times fewer rows, none below SEARCH_RUNG_MIN_ROWS. */
+static void set_rungs(struct study_auto *a, int want)
+{
+	uint64_t rows = a->sample;
+	int n = 1;
+
+	if (want <= 0)
+		want = SEARCH_RUNGS;
+	if (want > CFL_STUDY_AUTO_MAX_RUNGS)
+		want = CFL_STUDY_AUTO_MAX_RUNGS;
+	while (n < want && rows / SEARCH_ETA >= SEARCH_RUNG_MIN_ROWS) {
+		rows /= SEARCH_ETA;
+		n++;
+	}
+	a->n_rungs = n;
+	rows = a->sample;
+	for (int j = n - 1; j >= 0; j--) {
+		a->rung_rows[j] = rows;
+		rows /= SEARCH_ETA;
+	}
+}
+
 /* A new candidate of family f (params: moved in) with its one trial,
  * submitted unless stored done or failed.  Its index, or -1 with err. */
 static long add_cand(struct cfl_study *s, size_t f, struct cfl_params *params,
@@ -407,8 +657,6 @@ static long add_cand(struct cfl_study *s, size_t f, struct cfl_params *params,
 	struct cfl_trial_state ts;
 	struct cfl_trial_spec spec;
 	uint64_t seed;
-	const char *metric = cfl_metric_info(p->autop.metric)->name;
-	int sign = cfl_metric_info(p->autop.metric)->sign;
 
 	if (a->n == a->cap) {
 		size_t cap = a->cap ? 2 * a->cap : 64;
@@ -427,6 +675,12 @@ static long add_cand(struct cfl_study *s, size_t f, struct cfl_params *params,
 	c->idx = idx;
 	c->value = c->score = c->seconds = c->proper = NAN;
 	c->fit_s = c->pred_s = NAN;
+	/* the Bayesian optimiser's start at the lowest rung; the defaults
+	 * and the portfolio, the family's reference, at the top */
+	c->first_rung = c->rung = idx >= 0 ? 0 : a->n_rungs - 1;
+	c->rows = a->rung_rows[c->rung];
+	for (int j = 0; j < CFL_STUDY_AUTO_MAX_RUNGS; j++)
+		c->rung_score[j] = NAN;
 	a->n++;
 	if (cfl_store_candidate_get_or_add(s->st, s->run_id, p->autop.models[f],
 					   &c->params, &c->id, c->hex, err))
@@ -457,16 +711,9 @@ static long add_cand(struct cfl_study *s, size_t f, struct cfl_params *params,
 		      ts.status == CFL_TRIAL_POISON || ts.status == CFL_TRIAL_CANCELLED ||
 		      ts.status == CFL_TRIAL_PRUNED;
 	if (ts.status == CFL_TRIAL_DONE) {
-		struct cfl_pred pv;
-
-		if (stored_done(a, metric, ts.id, &c->value))
-			c->score = sign * c->value;
-		if (cfl_store_predictions(s->st, ts.id, CFL_SPLIT_VALID, &pv, err) < 0)
+		if (replay_done(s, a->n - 1, ts.id, err) ||
+		    replay_rungs(s, a->n - 1, err))
 			return -1;
-		if (!isnan(c->score))
-			score_valid(s, a->n - 1, pv.values, pv.rows, pv.n, pv.n_out);
-		cfl_pred_release(&pv);
-		c->seconds = stored_duration(a, ts.id) + TRIAL_OVERHEAD;
 		return (long)(a->n - 1);
 	}
 	if (ts.status == CFL_TRIAL_FAILED || ts.status == CFL_TRIAL_POISON ||
@@ -489,7 +736,7 @@ static long add_cand(struct cfl_study *s, size_t f, struct cfl_params *params,
 	spec.prev_attempts = ts.attempt;
 	spec.user = user_of(a->n - 1, -1);
 	spec.budget_s = c->budget_s;
-	spec.sample_rows = a->sample;
+	spec.sample_rows = c->rows;
 	if (cfl_pool_submit(s->pool, &spec, err))
 		return -1;
 	c->pending = 1;
@@ -535,7 +782,8 @@ static void on_trial(struct cfl_study *s, const struct cfl_pool_event *ev,
 		if (ev->status == CFL_TRIAL_DONE) {
 			const struct cfl_wire_split *v = &ev->result->split[CFL_SPLIT_VALID];
 
-			cfl_pruner_complete(a->pruner[c->family], ev->trial_id);
+			if (c->rung == c->first_rung)	/* the one that reported */
+				cfl_pruner_complete(a->pruner[c->family], ev->trial_id);
 			for (uint32_t i = 0; i < v->n_metrics; i++)
 				if (!strcmp(v->metrics[i].name, metric))
 					c->value = v->metrics[i].value;
@@ -549,6 +797,7 @@ static void on_trial(struct cfl_study *s, const struct cfl_pool_event *ev,
 			c->fit_s = ev->result->fit_seconds;
 			c->pred_s = ev->result->predict_seconds;
 		}
+		c->rung_score[c->rung] = c->score;
 	} else if (fold < s->plan->autop.folds && ev->status == CFL_TRIAL_DONE) {
 		const struct cfl_wire_split *o = &ev->result->split[CFL_SPLIT_OOF];
 
@@ -572,6 +821,8 @@ static void on_trial(struct cfl_study *s, const struct cfl_pool_event *ev,
 	if (fold == s->plan->autop.folds) {	/* the refit */
 		fold = -1;
 		se.repeat = 1;
+	} else if (fold < 0 && c->rung > c->first_rung) {	/* a promotion */
+		se.repeat = rung_repeat(c->rung);
 	}
 	se.kind = CFL_STUDY_TRIAL;
 	se.pool = s->pool;
@@ -696,6 +947,11 @@ static int wait_one(struct cfl_study *s, const struct cfl_study_listener *ls,
 	return r;
 }
 
+static int rung_final(const struct study_auto *a, const struct auto_cand *c);
+static void settle(struct cfl_study *s, size_t k, struct cfl_err *err, int *rc);
+
+/* Tells candidate k's score at its first rung to its family's search,
+ * and, once its search is over (rung_final), settles it. */
 static void tell(struct cfl_study *s, struct cfl_search *search, size_t k,
 		 const struct cfl_study_listener *ls, struct cfl_err *err,
 		 int *rc)
@@ -707,8 +963,50 @@ static void tell(struct cfl_study *s, struct cfl_search *search, size_t k,
 	double best;
 
 	c->told = 1;
-	if (cfl_store_candidate_set_score(s->st, c->id, c->score, err) ||
-	    (c->idx >= 0 && cfl_search_tell(search, (size_t)c->idx, c->score, err))) {
+	/* the GP gets the score at its first rung: those of its candidates
+	 * then compare (successive halving trains few on the top rung) */
+	if (c->idx >= 0 && cfl_search_tell(search, (size_t)c->idx,
+					   c->rung > c->first_rung
+					   ? c->rung_score[c->first_rung] : c->score, err)) {
+		*rc = -1;
+		return;
+	}
+	if (rung_final(a, c))
+		settle(s, k, err, rc);
+	best = a->best[f] >= 0 ? a->c[a->best[f]].score : NAN;
+	memset(&ev, 0, sizeof(ev));
+	ev.kind = CFL_STUDY_CANDIDATE;
+	ev.pool = s->pool;
+	ev.what = s->plan->autop.models[f];
+	ev.cand = k;
+	ev.hex = c->hex;
+	ev.params = &c->params;
+	ev.score = c->rung > c->first_rung ? c->first_value : c->value;
+	ev.best = a->best[f] >= 0 ? a->c[a->best[f]].value : best;
+	ev.oof = a->cv;
+	cfl_study_emit(ls, &ev);
+}
+
+/* 1 when candidate k's search is over: its trial at its latest rung final,
+ * and that rung the top or without a score (failed, pruned, cancelled);
+ * one that stays at a lower rung with a score is never over (a later
+ * promotion may take it on). */
+static int rung_final(const struct study_auto *a, const struct auto_cand *c)
+{
+	return !c->pending && (c->rung == a->n_rungs - 1 || isnan(c->rung_score[c->rung]));
+}
+
+/* Candidate k's search is over (rung_final): its score stored, its
+ * family's best and count of candidates no better as it says.  *rc -1
+ * with err on failure. */
+static void settle(struct cfl_study *s, size_t k, struct cfl_err *err, int *rc)
+{
+	struct study_auto *a = s->autos;
+	struct auto_cand *c = &a->c[k];
+	size_t f = c->family;
+
+	c->settled = 1;
+	if (cfl_store_candidate_set_score(s->st, c->id, c->score, err)) {
 		*rc = -1;
 		return;
 	}
@@ -728,18 +1026,6 @@ static void tell(struct cfl_study *s, struct cfl_search *search, size_t k,
 		 * either */
 		a->since_best[f]++;
 	}
-	best = a->best[f] >= 0 ? a->c[a->best[f]].score : NAN;
-	memset(&ev, 0, sizeof(ev));
-	ev.kind = CFL_STUDY_CANDIDATE;
-	ev.pool = s->pool;
-	ev.what = s->plan->autop.models[f];
-	ev.cand = k;
-	ev.hex = c->hex;
-	ev.params = &c->params;
-	ev.score = c->value;
-	ev.best = a->best[f] >= 0 ? a->c[a->best[f]].value : best;
-	ev.oof = a->cv;
-	cfl_study_emit(ls, &ev);
 }
 
 /* Cancels candidate k's trial if it is still pending: 0, or -1 with err. */
@@ -771,6 +1057,18 @@ static int cancel_from(struct cfl_study *s, size_t k, struct cfl_err *err)
 static size_t stall_limit(size_t slots)
 {
 	return 2 * slots > STALL_CANDIDATES ? 2 * slots : STALL_CANDIDATES;
+}
+
+/* Family f's trials in flight in its search (search_family): those asked
+ * and not told yet (the defaults among them while open), and the
+ * promotions running of those told. */
+static size_t busy(const struct study_auto *a, size_t f, size_t told, long dk)
+{
+	size_t n = a->n - told + (dk >= 0 && !a->c[dk].told);
+
+	for (size_t k = 0; k < told; k++)
+		n += a->c[k].family == f && (long)k != dk && a->c[k].pending;
+	return n;
 }
 
 /* Larger data without a count budget: every family's defaults are
@@ -830,7 +1128,16 @@ static int search_family(struct cfl_study *s, size_t f, size_t n_before,
 		double bags = s->deadline - BAG_MARGIN * bag_seconds(s, n_before > f ? n_before : f + 1),
 		       first_end;
 		int dflt_open = dk >= 0 && !a->c[dk].told;
+		long pk;
+		double promo_end;
 
+		/* the told ones whose promotion ended: their search is over */
+		for (size_t k = 0; k < a->n && !rc; k++)
+			if (a->c[k].family == f && a->c[k].told && !a->c[k].settled &&
+			    rung_final(a, &a->c[k]))
+				settle(s, k, err, &rc);
+		if (rc)
+			goto out;
 		slots = study_slots(s);	/* remote workers and ranks join late */
 		/* this family's bag too is set aside once it has a best */
 		if (family_end > bags)
@@ -847,10 +1154,26 @@ static int search_family(struct cfl_study *s, size_t f, size_t n_before,
 			emit_phase(s, ls, text);
 			said = 1;
 		}
+		/* successive halving: promotions first, the higher rungs
+		 * first, while slots are free and the share lasts (also once
+		 * the family stopped asking; without a score on the top rung
+		 * yet, its defaults failed, as long as the wait for a first
+		 * score below) */
+		promo_end = family_end;
+		if (a->best[f] < 0 && a->bag_time > 0 &&
+		    s->deadline - 0.5 * a->bag_time > promo_end)
+			promo_end = s->deadline - 0.5 * a->bag_time;
+		while (busy(a, f, told, dk) < slots && !s->timed_out &&
+		       cfl_now() < promo_end && (pk = next_promotion(s, f, err)) != -1) {
+			if (pk < 0 || promote(s, (size_t)pk, err)) {
+				rc = -1;
+				goto out;
+			}
+		}
 		/* ask while slots are free and the share lasts (the defaults,
-		 * not told yet, hold one) */
+		 * not told yet, hold one; so does a promotion running) */
 		while (!a->stopped[f] && !a->exhausted[f] &&
-		       a->n - told + (size_t)dflt_open < slots &&
+		       busy(a, f, told, dk) < slots &&
 		       !s->timed_out && cfl_now() < family_end) {
 			struct cfl_params params;
 			size_t idx = 0;
@@ -873,10 +1196,14 @@ static int search_family(struct cfl_study *s, size_t f, size_t n_before,
 				goto out;
 			}
 		}
-		if (told == a->n && !dflt_open)
+		if (told == a->n && !dflt_open && busy(a, f, told, dk) == 0)
 			break;
-		/* told in the order asked: the defaults, the oldest, first */
-		if (dflt_open ? !a->c[dk].pending : !a->c[told].pending) {
+		/* told in the order asked: the defaults, the oldest, first
+		 * (once its first rung is final: it may run a promotion
+		 * already) */
+		if (dflt_open ? !a->c[dk].pending
+		    : told < a->n && (!a->c[told].pending ||
+				      a->c[told].rung > a->c[told].first_rung)) {
 			tell(s, search, dflt_open ? (size_t)dk : told, ls, err, &rc);
 			if (rc)
 				goto out;
@@ -902,6 +1229,12 @@ static int search_family(struct cfl_study *s, size_t f, size_t n_before,
 				rc = -1;
 				goto out;
 			}
+			/* and the promotions of those told */
+			for (size_t k = 0; k < told; k++)
+				if (a->c[k].family == f && cancel(s, k, err)) {
+					rc = -1;
+					goto out;
+				}
 		}
 		if (cfl_now() >= family_end && a->best[f] < 0)
 			s->wake_at = first_end;
@@ -1452,7 +1785,7 @@ double study_auto_fit_exponent(const char *model)
 
 /* The seconds one fold trial of candidate c takes on `rows` of its rows:
  * its search trial's fit scaled by the rows to its kind's exponent (it
- * fitted a->sample), its prediction by the rows a fold predicts (its
+ * fitted c->rows: a->sample, the top rung), its prediction by the rows a fold predicts (its
  * held-out fold, the test and validation parts) over those it predicted
  * (test and validation).  *pred_out: the prediction's part. */
 static double fold_seconds(const struct cfl_study *s, const struct auto_cand *c,
@@ -1471,7 +1804,7 @@ static double fold_seconds(const struct cfl_study *s, const struct auto_cand *c,
 			(double)(d->test.n + d->valid.n);
 	if (pred_out)
 		*pred_out = pred + TRIAL_OVERHEAD;
-	return fit * pow(rows / (double)s->autos->sample,
+	return fit * pow(rows / (double)(c->rows ? c->rows : s->autos->sample),
 			 study_auto_fit_exponent(s->plan->autop.models[c->family])) +
 	       pred + TRIAL_OVERHEAD;
 }
@@ -1621,7 +1954,7 @@ static int lazy_submit(struct cfl_study *s, struct cfl_err *err)
 		memset(&z, 0, sizeof(z));
 		z.model = p->autop.models[c->family];
 		z.budgeted = cfl_model_takes_budget(cfl_model_find(z.model));
-		z.sample = (double)a->sample;
+		z.sample = (double)(c->rows ? c->rows : a->sample);
 		z.fit_s = isnan(c->fit_s) || isnan(c->pred_s) ? c->seconds : c->fit_s;
 		fold_seconds(s, c, 0, &z.pred);
 		z.fold_rows = fold_rows;
@@ -2215,7 +2548,7 @@ int cfl_study_auto(struct cfl_study *s, const struct cfl_study_listener *ls,
 	struct cfl_study_event se;
 	double t0 = cfl_now(), left, reserve;
 	size_t n_models = p->autop.n_models, n_sub = 0;
-	char text[256];
+	char text[384];
 	int r;
 
 	if (!s->pool || p->kind != CFL_RUN_AUTO || s->autos)
@@ -2230,6 +2563,8 @@ int cfl_study_auto(struct cfl_study *s, const struct cfl_study_listener *ls,
 	a->cv = study_auto_small(p, s->data);
 	if (!a->cv)
 		a->sample = search_sample(p, s->data->train.n);
+	a->n_rungs = 1;		/* successive halving: below, when it runs */
+	a->rung_rows[0] = a->sample;
 	a->n_out = s->data->train.n_classes > 0 ? (size_t)s->data->train.n_classes : 1;
 	a->proper = s->data->train.n_classes > 0 ? CFL_M_LOGLOSS : p->autop.metric;
 	a->bag_sets = p->autop.bag_sets > 0 ? p->autop.bag_sets : CFL_STUDY_AUTO_BAG_SETS;
@@ -2269,8 +2604,12 @@ int cfl_study_auto(struct cfl_study *s, const struct cfl_study_listener *ls,
 	if (s->deadline > 0 && !p->autop.max_trials)
 		s->finish_by = s->deadline - FINISH_END_MARGIN;
 	s->deadline -= reserve;	/* the pool stops here; the rest ensembles */
-	if (a->sample && s->deadline > 0 && !p->autop.max_trials)
+	if (a->sample && s->deadline > 0 && !p->autop.max_trials) {
 		a->bag_time = (left - reserve) * (1 - SAMPLE_SEARCH_SHARE);
+		/* the search on the sample under the time limit (search_family):
+		 * successive halving on rows */
+		set_rungs(a, p->autop.search_rungs);
+	}
 
 	memset(&se, 0, sizeof(se));
 	se.kind = CFL_STUDY_START;
@@ -2279,7 +2618,22 @@ int cfl_study_auto(struct cfl_study *s, const struct cfl_study_listener *ls,
 	cfl_study_emit(ls, &se);
 	if (start_pruning(s, ls, err))
 		return -1;
-	if (a->sample) {
+	if (a->sample && a->n_rungs > 1) {
+		char rungs[96] = "";
+		size_t len = 0;
+
+		for (int j = 0; j < a->n_rungs; j++) {
+			snprintf(rungs + len, sizeof(rungs) - len, "%s%llu", j ? "/" : "",
+				 (unsigned long long)a->rung_rows[j]);
+			len = strlen(rungs);
+		}
+		snprintf(text, sizeof(text), "the search runs successive halving on rows: "
+			 "%s of the %zu training rows (seeded samples; the top 1/%d of a "
+			 "rung goes on); the bags on the rows their time allows; %.1f s "
+			 "kept for the ensembles", rungs, s->data->train.n, SEARCH_ETA,
+			 reserve);
+		emit_phase(s, ls, text);
+	} else if (a->sample) {
 		snprintf(text, sizeof(text), "the search trains each candidate on %llu "
 			 "of the %zu training rows (a seeded sample); the bags on %s; "
 			 "%.1f s kept for the ensembles",
@@ -2720,13 +3074,17 @@ int cfl_study_auto_summary(struct cfl_store *st, int64_t run_id,
 		}
 		f->n_cands++;
 		{
-			/* the search's trials: its one on valid, or (cv_search)
-			 * its folds; done when all are, failed when one is */
+			/* the search's trials: its ones on valid (its first,
+			 * repeat 0, and its promotions to a higher rung of
+			 * rows, repeat 2 and on), or (cv_search) its folds;
+			 * done when all are, failed when one is */
 			size_t n = 0, done = 0, failed = 0, cancelled = 0, pruned = 0;
 
 			for (size_t i = 0; i < n_tr; i++) {
-				if (tr[i].cand_id != cands[c].id || tr[i].repeat != 0 ||
-				    (tr[i].fold >= 0) != out->cv_search)
+				if (tr[i].cand_id != cands[c].id ||
+				    (tr[i].fold >= 0) != out->cv_search ||
+				    (out->cv_search ? tr[i].repeat != 0
+				     : tr[i].repeat == 1))
 					continue;
 				n++;
 				if (tr[i].status == CFL_TRIAL_DONE) {
@@ -2740,7 +3098,8 @@ int cfl_study_auto_summary(struct cfl_store *st, int64_t run_id,
 				} else if (tr[i].status == CFL_TRIAL_PRUNED) {
 					pruned++;
 				}
-				if (!cands[c].kv.n)	/* the defaults: why no score */
+				if (!cands[c].kv.n && !tr[i].repeat)	/* the defaults:
+									 * why no score */
 					family_why(f, &tr[i]);
 			}
 			f->n_done += n && done == n;

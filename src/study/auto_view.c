@@ -134,8 +134,11 @@ static void on_candidate(struct cfl_study_auto_view *v,
 		return;
 	v->n_cands++;
 	v->f_cands++;
-	v->f_have_best = 1;
-	v->f_best = ev->best;
+	if (!isnan(ev->best)) {	/* none yet: its defaults failed, and
+				 * its candidates still climb the rungs */
+		v->f_have_best = 1;
+		v->f_best = ev->best;
+	}
 	v->f_oof = ev->oof;
 	if (v->verbose)
 		cfl_buf_printf(out, "  %s %s: %s %.6f %s (best %.6f)\n", ev->what,
@@ -152,7 +155,9 @@ static void on_trial(struct cfl_study_auto_view *v,
 
 	if (ev->fold >= 0 && !fail)
 		v->bag_done++;
-	if (ev->fold < 0 && !ev->repeat && fail) {
+	/* the search's trials: repeat 0, or a promotion to a higher rung of
+	 * rows (repeat 2 and on) */
+	if (ev->fold < 0 && ev->repeat != 1 && fail) {
 		if (!v->family[0] || strcmp(v->family, ev->what))
 			start_family(v, ev->what, out);
 		if (t->status == CFL_TRIAL_PRUNED)
@@ -161,20 +166,29 @@ static void on_trial(struct cfl_study_auto_view *v,
 			v->f_cancelled++;
 		else
 			v->f_failed++;
+		/* a promotion's: its candidate, counted with the score of its
+		 * first rung, counts as failed or cancelled instead, as the
+		 * search table has it */
+		if (ev->repeat && v->f_cands)
+			v->f_cands--;
 	}
 	/* without verbose, only a bag's fold or refit that failed (it changes
 	 * the bag) */
-	if (fail && (v->verbose || ev->fold >= 0 || ev->repeat))
+	if (fail && (v->verbose || ev->fold >= 0 || ev->repeat == 1))
 		cfl_buf_printf(out, "  %s %s%s: %s: %s\n", ev->what, ev->hex,
-			       ev->fold >= 0 ? " (fold)" : ev->repeat ? " (refit)" : "",
+			       ev->fold >= 0 ? " (fold)" : ev->repeat == 1 ? " (refit)"
+			       : ev->repeat ? " (a higher rung)" : "",
 			       fail, t->reason ? t->reason : "");
 	else if (!v->verbose || fail)
 		return;
 	else if (ev->fold >= 0)
 		cfl_buf_printf(out, "  %s %s fold %d: done in %.3f s\n", ev->what,
 			       ev->hex, ev->fold, t->result->duration);
-	else if (ev->repeat)
+	else if (ev->repeat == 1)
 		cfl_buf_printf(out, "  %s %s refit on every training row: done in "
+			       "%.3f s\n", ev->what, ev->hex, t->result->duration);
+	else if (ev->repeat)
+		cfl_buf_printf(out, "  %s %s on a higher rung of rows: done in "
 			       "%.3f s\n", ev->what, ev->hex, t->result->duration);
 }
 

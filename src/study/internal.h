@@ -241,6 +241,15 @@ struct study_fold_size {
 				 * in time even so: left out whole */
 };
 void study_auto_size_fold(struct study_fold_size *f);
+/* auto's successive halving on rows (auto.c; ASHA's rule): among the n
+ * candidates of a family finished at a rung, their scores there (higher
+ * better; NaN: failed, neither counted nor promoted) and promoted[i] 1 for
+ * those trained on the next rung already, the one to train on the next
+ * rung's rows now: the best not promoted yet among the top
+ * floor(n_scored / eta) (n_scored: those with a score; the earlier on
+ * ties).  Its index, or -1 when there is none (eta < 2: -1). */
+long study_auto_promote(const double *scores, const int *promoted, size_t n,
+			unsigned eta);
 /* An auto run stored by a cfl that held out a validation part on small
  * data too (its config has no valid_min_rows line) resumes on the split
  * it was made with: p->data.valid_min_rows back to 0.  Call it after
