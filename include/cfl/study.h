@@ -130,7 +130,9 @@ struct cfl_study_auto_plan {
 				 * their time allows, a larger sample else);
 				 * 0: STUDY_AUTO_SEARCH_ROWS when the training
 				 * rows are more than twice that, else all;
-				 * -1: all.  Not part of the stored plan */
+				 * -1: all.  In the stored plan when given
+				 * (a --resume on other rows would mix
+				 * scores of other samples) */
 	int bag_sets;		/* --bag-sets: on small data, the bag sets
 				 * (each K fold models on its own fold
 				 * partition, their out-of-fold predictions
@@ -141,14 +143,15 @@ struct cfl_study_auto_plan {
 				 * the stored plan: a --resume may raise it */
 	enum cfl_prune_kind prune;	/* --prune (with prune_set): none, or
 					 * asha (median is tune's only) */
-	int prune_set;		/* 0: the default, asha where it helps (larger
-				 * data, a time limit, no --max-trials: its
-				 * Bayesian candidates of fcnn and gbdt,
-				 * stopped by their family's asha on their
-				 * validation score while they train; the
-				 * defaults and the portfolio report to it as
-				 * the reference and are never stopped), none
-				 * otherwise.  Pruning depends on the order
+	int prune_set;		/* 0: the default, none (measured: more
+				 * candidates tried, the same first entry;
+				 * docs/auto.md).  asha, on larger data under
+				 * a time limit: the Bayesian candidates of
+				 * fcnn and gbdt stopped by their family's
+				 * asha on their validation score while they
+				 * train; the defaults and the portfolio
+				 * report to it as the reference and are
+				 * never stopped.  Pruning depends on the order
 				 * the scores arrive: asha under --max-trials
 				 * gives up its byte-for-byte runs.  Never on
 				 * small data (no validation part).  Not part
@@ -161,9 +164,9 @@ struct cfl_study_auto_plan {
 				 * sample, no halving; at most
 				 * CFL_STUDY_AUTO_MAX_RUNGS); 0: auto.c's
 				 * default (3, fewer on a small sample).
-				 * Not part of the stored plan: a --resume
-				 * keeps the stored rung trials of the rungs
-				 * it has */
+				 * In the stored plan when given (a --resume
+				 * on another ladder would read its rung
+				 * trials at other rows) */
 };
 
 /* The most rungs --search-rungs takes */

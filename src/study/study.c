@@ -154,6 +154,11 @@ static int auto_config(const struct cfl_study_plan *p, struct cfl_buf *b)
 		rc |= cfl_buf_printf(b, "save=%s\n", a->save);
 	if (a->refit)
 		rc |= cfl_buf_printf(b, "refit=1\n");
+	/* the search's rows and rungs: only when given, as save */
+	if (a->search_rows)
+		rc |= cfl_buf_printf(b, "search_rows=%ld\n", a->search_rows);
+	if (a->search_rungs)
+		rc |= cfl_buf_printf(b, "search_rungs=%d\n", a->search_rungs);
 	return rc ? -1 : 0;
 }
 
@@ -539,6 +544,15 @@ static int skipped_line(const char *p, const char *const *skip)
 /* Compares two configs line by line, the keys in skip (NULL-terminated)
  * left out.  0 when they agree; else 1 with the first key that differs in
  * key (at most cap-1 bytes). */
+/* 1 when text (key=value lines) has a line of key k (its first n bytes) */
+static int has_key(const char *text, const char *k, size_t n)
+{
+	for (const char *l = text; l && *l; l = strchr(l, '\n') ? strchr(l, '\n') + 1 : NULL)
+		if (!strncmp(l, k, n) && l[n] == '=')
+			return 1;
+	return 0;
+}
+
 static int config_differs(const char *a, const char *b, const char *const *skip,
 			  char *key, size_t cap)
 {
@@ -560,9 +574,13 @@ static int config_differs(const char *a, const char *b, const char *const *skip,
 		if (la != lb || memcmp(a, b, la)) {
 			size_t ka = strcspn(a, "="), kb = strcspn(b, "=");
 
-			/* the key of a's line, or b's when the keys differ */
+			/* the key of the two lines; when the keys differ, the
+			 * one b has that a lacks (a key given only now), else
+			 * a's (one given only then) */
 			if (ka == kb && !memcmp(a, b, ka))
 				snprintf(key, cap, "%.*s", (int)ka, a);
+			else if (kb < lb && !has_key(a, b, kb))
+				snprintf(key, cap, "%.*s", (int)kb, b);
 			else
 				snprintf(key, cap, "%.*s", (int)(ka < la ? ka : la), a);
 			return 1;

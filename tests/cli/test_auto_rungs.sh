@@ -122,6 +122,13 @@ test_auto_rungs_resume_keeps_rung_trials() {
 		fail "rung trials trained again: $(comm -23 before.txt after.txt | head -3)"
 	[ "$(sqlite3 r.db "select count(*) from trials")" -gt "$n_before" ] ||
 		fail "the resumed search did not go on"
+	# another ladder (or sample) would read the rung trials at other rows
+	run "$CFL" auto --resume k --db r.db --time-limit "$(lim 6)" --search-rungs 2
+	expect_rc 1
+	expect_err "cannot resume run 'k': it was started with another plan (search_rungs '(none)', now '2')"
+	run "$CFL" auto --resume k --db r.db --time-limit "$(lim 6)" --search-rows 3000
+	expect_rc 1
+	expect_err "(search_rows '4000', now '3000')"
 	# the run's candidates' rung trials: one a rung each
 	[ "$(sqlite3 r.db "select count(*) from (select candidate, repeat, fold from trials
 		group by 1, 2, 3 having count(*) > 1)")" = 0 ] || fail "a trial stored twice"
