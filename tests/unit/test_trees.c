@@ -843,6 +843,61 @@ static void t_gbdt_same_bits_as_before(void)
 	}
 }
 
+/* The Extra-Trees splitter (splitter=random) left the exact grower as it
+ * was: tree and forest models and their predictions hash to what the code
+ * before it wrote (the SHA-256 below, printed by it): missing values,
+ * few-valued features, every criterion, bootstrap or not, leaf and depth
+ * limits, min_impurity_decrease, one to three threads. */
+static void t_cart_same_bits_as_before(void)
+{
+	static const struct {
+		const char *model;
+		size_t n, d;
+		int k;
+		const char *p[6];
+		const char *sha;
+	} cf[] = {
+		{ "tree", 2000, 7, 3, { "max_features=sqrt", NULL },
+		  "bbb332af559689ae74872d80686133e613a7ad94446bcf7c8d384500ffec8e13" },
+		{ "tree", 2000, 6, 0, { "min_samples_leaf=3", "max_depth=9", NULL },
+		  "d01ee044d85148b1fdcc05bfe64a3532b683382a890ffb5374659b29c752a307" },
+		{ "forest", 3000, 8, 2, { "n_estimators=6", "threads=2", NULL },
+		  "d5570ac964a21dab43bdbb2e8918f4f4e775cf9c67cf380a057df59d27247e20" },
+		{ "forest", 2000, 6, 4, { "n_estimators=5", "criterion=entropy",
+					  "bootstrap=false", "max_features=log2", NULL },
+		  "241e789247343062e4145ca6024c635cbb2fd9030f7fab39b7bc4f6e030ff57b" },
+		{ "forest", 2500, 5, 0, { "n_estimators=5", "threads=3",
+					  "min_impurity_decrease=0.001", "oob_score=true", NULL },
+		  "a6bf13c8851a27e6cc8c24e3586fc67b11f561fb85fc4e41e7e6b0d956a5239d" },
+	};
+
+	for (size_t c = 0; c < sizeof(cf) / sizeof(cf[0]); c++) {
+		const char *const *p = cf[c].p;
+		struct cfl_model *m = model_seed(cf[c].model, 7 + c, p[0], p[1], p[2], p[3], p[4], p[5], NULL);
+		struct cfl_sha256 h;
+		struct cfl_err err = { "" };
+		struct cfl_xy tr;
+		unsigned char digest[32];
+		char hex[65], *text;
+		double *out;
+
+		gridded_xy(&tr, cf[c].n, cf[c].d, cf[c].k, 6 + (int)c, 80 + c);
+		fit_ok(m, &tr, NULL);
+		text = state_text(m);
+		out = predict(m, &tr);
+		CHECK_MSG(cfl_sha256_init(&h, &err) == 0, "%s", err.msg);
+		cfl_sha256_update(&h, text, strlen(text));
+		cfl_sha256_update(&h, out, tr.n * cfl_model_n_out(m) * sizeof(double));
+		cfl_sha256_final(&h, digest);
+		cfl_sha256_hex(digest, hex);
+		CHECK_MSG(strcmp(hex, cf[c].sha) == 0, "case %zu: %s, before %s", c, hex, cf[c].sha);
+		free(text);
+		free(out);
+		cfl_model_free(m);
+		xy_free(&tr);
+	}
+}
+
 /* ---- feature importance ---- */
 
 /* Rows (x0, x1) -> class: (0,0) 0, (0,1) 0, (1,0) 1, (1,1) 2.  Root gini
@@ -1207,6 +1262,7 @@ const struct cfl_test cfl_tests[] = {
 	TEST(t_gbdt_threads_same_model),
 	TEST(t_gbdt_save_load),
 	TEST(t_gbdt_same_bits_as_before),
+	TEST(t_cart_same_bits_as_before),
 	TEST(t_budget_trees),
 	TEST(t_gbdt_reports_and_prunes),
 	{ 0 },
