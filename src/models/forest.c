@@ -198,7 +198,7 @@ static int forest_fit(struct cfl_model *m, const struct cfl_xy *train,
 		return -1;
 	if (n_threads > n_trees)
 		n_threads = n_trees;
-	if (cfl_cart_data_init(&cd, train, err))
+	if (cfl_cart_data_init(&cd, train, o.random_split, err))
 		return -1;
 	f = forest_new(n_trees, k, err);
 	jobs = cfl_calloc(n_threads, sizeof(*jobs), err);
