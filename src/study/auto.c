@@ -934,10 +934,7 @@ int study_auto_small(const struct cfl_study_plan *p, const struct cfl_data *d)
  * not, shallow and deep, slow and fast learning), taken from the usual
  * settings of these model kinds (scikit-learn's and XGBoost's documented
  * defaults and the ranges their guides suggest), never from runs on
- * datasets/; forest's first is Extra-Trees (scikit-learn's ExtraTrees
- * defaults: random thresholds, no bootstrap), in AutoGluon's default
- * model set for its diversity from a random forest.  A "|" separates the
- * parameters of one configuration. */
+ * datasets/.  A "|" separates the parameters of one configuration. */
 static const struct {
 	const char *model;
 	const char *configs[4];
@@ -947,8 +944,8 @@ static const struct {
 	{ "linear", { "l2=0.01", "l2=100", "l2=0.1", "l2=10" } },
 	{ "tree", { "max_depth=4", "min_samples_leaf=5", "max_depth=8|min_samples_leaf=2",
 		    NULL } },
-	{ "forest", { "splitter=random|bootstrap=false", "min_samples_leaf=3",
-		      "max_features=log2", "n_estimators=300|min_samples_leaf=2" } },
+	{ "forest", { "min_samples_leaf=3", "max_features=log2",
+		      "n_estimators=300|min_samples_leaf=2", NULL } },
 	{ "gbdt", { "learning_rate=0.05|n_rounds=300|max_depth=4|subsample=0.8|"
 		    "colsample_bytree=0.8",
 		    "learning_rate=0.1|n_rounds=200|max_depth=3",

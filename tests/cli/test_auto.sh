@@ -235,10 +235,6 @@ test_auto_portfolio_before_bo() {
 		fail "linear's candidates: $(sqlite3 p.db "select params from candidates where model = 'linear'")"
 	[ "$(sqlite3 p.db "select count(*) from candidates where model = 'gbdt' and params like '%learning_rate%0.05%'")" = 1 ] ||
 		fail "gbdt's portfolio: $(sqlite3 p.db "select params from candidates where model = 'gbdt'")"
-	# forest's: its defaults, then Extra-Trees (scikit-learn's defaults)
-	[ "$(sqlite3 p.db "select group_concat(params, ' ') from (select params from candidates
-		where model = 'forest' order by seq limit 2)")" = '{} {"bootstrap":"false","splitter":"random"}' ] ||
-		fail "forest's candidates: $(sqlite3 p.db "select params from candidates where model = 'forest'")"
 }
 
 # without a count budget, small data uses its time limit (the rounds go
