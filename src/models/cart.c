@@ -11,7 +11,11 @@
  * features drawn in random order (constant ones skipped and not counted),
  * thresholds halfway between consecutive distinct values, the first
  * strictly best proxy wins.  Features found constant in a node are never looked at again
- * below it.  Deterministic for a given rng; no globals, no printing.
+ * below it.  splitter=random (Extra-Trees) keeps no lists: each feature
+ * drawn is read off the node's rows once for its range, gets one uniform
+ * threshold in it and one pass for the split's statistics, so a node costs
+ * O(rows x max_features) and a split moves the rows only.  Deterministic
+ * for a given rng; no globals, no printing.
  */
 #include "tree_int.h"
 
@@ -349,8 +353,39 @@ static int small_codes(struct cfl_cart_data *cd, size_t j)
 	return 1;
 }
 
+/* The columns of x for splitter=random, and which are constant: their
+ * values one number (closer than FEATURE_THRESHOLD), or missing. */
+static int columns(struct cfl_cart_data *cd, struct cfl_err *err)
+{
+	size_t n = cd->n, d = cd->d;
+
+	cd->col = cfl_calloc(d ? d : 1, n * sizeof(*cd->col), err);
+	if (!cd->col)
+		return -1;
+	for (size_t i = 0; i < n; i++)
+		for (size_t j = 0; j < d; j++)
+			cd->col[j * n + i] = cd->x[i * d + j];
+	for (size_t j = 0; j < d; j++) {
+		const float *c = cd->col + j * n;
+		double lo = INFINITY, hi = -INFINITY;
+		size_t n_miss = 0;
+
+		for (size_t i = 0; i < n; i++) {
+			if (isnan(c[i])) {
+				n_miss++;
+				continue;
+			}
+			lo = fmin(lo, c[i]);
+			hi = fmax(hi, c[i]);
+		}
+		cd->constant[j] = !(hi > lo + FEATURE_THRESHOLD) &&
+				  (n_miss == 0 || n_miss == n);
+	}
+	return 0;
+}
+
 int cfl_cart_data_init(struct cfl_cart_data *cd, const struct cfl_xy *xy,
-		       struct cfl_err *err)
+		       int random_split, struct cfl_err *err)
 {
 	size_t n = xy->n, d = xy->d;
 	uint32_t *key = NULL, *k2 = NULL, *r2 = NULL;
@@ -395,6 +430,11 @@ int cfl_cart_data_init(struct cfl_cart_data *cd, const struct cfl_xy *xy,
 	if (!cd->order || !cd->key || !cd->constant || !key || !k2 || !r2 ||
 	    !cd->n_codes || !cd->code || !cd->code_lo || !cd->code_hi)
 		goto fail;
+	if (random_split) {
+		if (columns(cd, err))
+			goto fail;
+		d = 0;	/* nothing to sort */
+	}
 	for (size_t j = 0; j < d; j++) {
 		uint32_t *row = cd->order + j * n;
 		float *kv = cd->key + j * n;
@@ -439,6 +479,7 @@ void cfl_cart_data_release(struct cfl_cart_data *cd)
 	free(cd->code);
 	free(cd->code_lo);
 	free(cd->code_hi);
+	free(cd->col);
 	memset(cd, 0, sizeof(*cd));
 }
 
@@ -483,7 +524,7 @@ struct cfl_cart_work *cfl_cart_work_new(const struct cfl_cart_data *cd,
 
 	if (!w)
 		return NULL;
-	for (size_t j = 0; j < cd->d; j++)
+	for (size_t j = 0; j < cd->d && !cd->col; j++)
 		n_list += !cd->n_codes[j] && !cd->constant[j];
 	w->cd = cd;
 	w->list = cfl_calloc(n_list ? n_list : 1, n * sizeof(*w->list), err);
@@ -504,7 +545,7 @@ struct cfl_cart_work *cfl_cart_work_new(const struct cfl_cart_data *cd,
 	}
 	/* list features get consecutive slots of list */
 	n_list = 0;
-	for (size_t j = 0; j < cd->d; j++)
+	for (size_t j = 0; j < cd->d && !cd->col; j++)
 		w->lpos[j] = !cd->n_codes[j] && !cd->constant[j] ? n_list++ : 0;
 	w->cl = w->ctot + k;
 	w->cr = w->cl + k;
@@ -750,6 +791,88 @@ static int scan_codes(struct cfl_cart_work *w, const uint32_t *rows,
 	return 1;
 }
 
+/* splitter=random: feature f of the node's rows gets one threshold drawn
+ * uniformly in [min, max) of its values there (scikit-learn's: a draw equal
+ * to max becomes min), missing values going right; a feature whose values
+ * are one number and missing splits the two apart (threshold: the number).
+ * Updates b when the split leaves min_samples_leaf rows on each side and
+ * its proxy is strictly better.  Returns 0 when the feature is constant in
+ * the node (no draw made). */
+static int split_random(struct cfl_cart_work *w, const uint32_t *rows,
+			size_t n, long f, long msl, enum cfl_cart_crit crit,
+			double wn, double sum, struct cfl_rng *rng,
+			struct best *b)
+{
+	const struct cfl_cart_data *cd = w->cd;
+	const float *x = cd->col + (size_t)f * cd->n;
+	size_t n_miss = 0, nl = 0;
+	int k = cd->n_classes;
+	struct sv *v = w->tmp;
+	double lo = INFINITY, hi = -INFINITY, thr, proxy, wL = 0, sL = 0;
+
+	for (size_t p = 0; p < n; p++) {
+		float e = x[rows[p]];
+
+		v[p] = (struct sv){ e, rows[p] };
+		if (isnan(e)) {
+			n_miss++;
+			continue;
+		}
+		/* not fmin/fmax: those are calls */
+		lo = e < lo ? e : lo;
+		hi = e > hi ? e : hi;
+	}
+	if (hi > lo + FEATURE_THRESHOLD) {
+		thr = lo + cfl_rng_uniform(rng) * (hi - lo);
+		if (!(thr < hi))	/* also NaN from infinite values */
+			thr = lo;
+	} else if (n_miss && n_miss < n) {
+		thr = hi;
+	} else {
+		return 0;
+	}
+	for (int c = 0; c < k; c++)
+		w->cl[c] = 0;
+	/* branch-free: sides are random, a branch would mispredict (adding
+	 * 0 leaves every sum exactly as skipping would) */
+	for (size_t p = 0; p < n; p++) {
+		uint32_t r = v[p].r;
+		size_t left = (double)v[p].v <= thr;	/* NaN: 0 */
+		double ww = left ? w->w[r] : 0;
+
+		nl += left;
+		wL += ww;
+		if (k > 0)
+			w->cl[cd->cls[r]] += ww;
+		else
+			sL += ww * cd->y[r];
+	}
+	if ((long)nl < msl || (long)(n - nl) < msl)
+		return 1;
+	if (k > 0) {
+		double sqL = 0, sqR = 0, wR = wn - wL;
+		int gini = crit == CFL_CART_GINI;
+		const double *X = w->xlogx;
+
+		for (int c = 0; c < k; c++) {
+			double cl = w->cl[c], cr = w->ctot[c] - cl;
+
+			sqL += gini ? cl * cl : X[(size_t)cl];
+			sqR += gini ? cr * cr : X[(size_t)cr];
+		}
+		proxy = clf_proxy(gini, sqL, sqR, wL, wR, X);
+	} else {
+		proxy = sL * sL / wL + (sum - sL) * (sum - sL) / (wn - wL);
+	}
+	if (proxy > b->proxy) {
+		b->proxy = proxy;
+		b->feat = f;
+		b->pos = nl;
+		b->thr = thr;
+	}
+	return 1;
+}
+
 /* Node impurity from weighted class counts (gini or entropy) or from the
  * weighted sum and sum of squares (variance). */
 static double impurity(enum cfl_cart_crit crit, const double *cnt, int k,
@@ -868,6 +991,8 @@ int cfl_cart_grow(struct cfl_cart_work *w, const struct cfl_cart_opts *o,
 	struct task root = { 0 };
 	long msl = o->min_samples_leaf;
 
+	if (o->random_split != (cd->col != NULL))
+		return cfl_err_set(err, "tree: the rows were prepared for the other splitter");
 	/* the rows in the bag, their weights, and the live features */
 	for (size_t i = 0; i < n; i++) {
 		uint32_t wi = weight ? weight[i] : 1;
@@ -890,7 +1015,7 @@ int cfl_cart_grow(struct cfl_cart_work *w, const struct cfl_cart_opts *o,
 		if (cd->constant[j])
 			continue;
 		w->cur[root.n_feat++] = (int32_t)j;
-		if (cd->n_codes[j])
+		if (cd->n_codes[j] || o->random_split)
 			continue;
 		if (!weight) {
 			for (size_t i = 0; i < n; i++)
@@ -970,7 +1095,10 @@ int cfl_cart_grow(struct cfl_cart_work *w, const struct cfl_cart_opts *o,
 
 			w->cur[j] = w->cur[pos];
 			w->cur[pos] = f;
-			if (cd->n_codes[f]) {
+			if (o->random_split) {
+				live = split_random(w, rows, nr, f, msl, o->crit,
+						    wn, sum, rng, &b);
+			} else if (cd->n_codes[f]) {
 				live = scan_codes(w, rows, nr, f, msl, o->crit,
 						  wn, sum, &b);
 			} else {
@@ -1000,7 +1128,12 @@ int cfl_cart_grow(struct cfl_cart_work *w, const struct cfl_cart_opts *o,
 			continue;
 
 		/* which rows go left */
-		if (cd->n_codes[b.feat]) {
+		if (o->random_split) {
+			const float *x = cd->col + (size_t)b.feat * n;
+
+			for (size_t p = 0; p < nr; p++)
+				w->goleft[rows[p]] = (double)x[rows[p]] <= b.thr;
+		} else if (cd->n_codes[b.feat]) {
 			const uint8_t *code = cd->code + (size_t)b.feat * n;
 
 			for (size_t p = 0; p < nr; p++)
@@ -1031,7 +1164,7 @@ int cfl_cart_grow(struct cfl_cart_work *w, const struct cfl_cart_opts *o,
 			struct task lt, rt;
 			long ln, rn;
 
-			for (size_t i = 0; i < n_keep; i++) {
+			for (size_t i = 0; i < n_keep && !o->random_split; i++) {
 				int32_t f = w->cur[i];
 
 				if (!cd->n_codes[f])
@@ -1107,6 +1240,7 @@ int cfl_cart_opts_get(const struct cfl_model *m, size_t d, int sqrt_auto,
 	o->min_samples_split = cfl_param_int(m, "min_samples_split");
 	o->min_samples_leaf = cfl_param_int(m, "min_samples_leaf");
 	o->min_impurity_decrease = cfl_param_float(m, "min_impurity_decrease");
+	o->random_split = strcmp(cfl_param_str(m, "splitter"), "random") == 0;
 	if (mf == 0)	/* auto */
 		mf = sqrt_auto && m->n_classes > 0 ? -1 : -3;
 	if (mf == -1)

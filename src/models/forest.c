@@ -2,7 +2,9 @@
  * forest: a random forest (scikit-learn's RandomForestClassifier /
  * RandomForestRegressor): CART trees on bootstrap samples with features
  * drawn at each split; predictions average the trees' leaf distributions
- * (or means).  The out-of-bag score is computed on request.
+ * (or means).  The out-of-bag score is computed on request.  With
+ * splitter=random and bootstrap=false it is scikit-learn's ExtraTrees*
+ * (cart.c draws one threshold per feature tried).
  *
  * Tree t draws from its own stream, seeded by (seed, t), so the model does
  * not depend on the number of threads.  The rows are sorted once and shared
@@ -198,7 +200,7 @@ static int forest_fit(struct cfl_model *m, const struct cfl_xy *train,
 		return -1;
 	if (n_threads > n_trees)
 		n_threads = n_trees;
-	if (cfl_cart_data_init(&cd, train, err))
+	if (cfl_cart_data_init(&cd, train, o.random_split, err))
 		return -1;
 	f = forest_new(n_trees, k, err);
 	jobs = cfl_calloc(n_threads, sizeof(*jobs), err);
@@ -391,7 +393,8 @@ static int forest_load(struct cfl_model *m, struct cfl_reader *in,
 
 const struct cfl_model_ops cfl_forest_ops = {
 	.name = "forest",
-	.summary = "random forest: bagged CART trees with feature subsampling",
+	.summary = "random forest: bagged CART trees with feature subsampling "
+		   "(Extra-Trees with splitter=random)",
 	.params = forest_params,
 	.n_params = sizeof(forest_params) / sizeof(forest_params[0]),
 	.fit = forest_fit,

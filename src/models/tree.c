@@ -44,7 +44,7 @@ static int tree_fit(struct cfl_model *m, const struct cfl_xy *train,
 	if (!t)
 		return -1;
 	cfl_ttree_init(t, cfl_model_n_out(m));
-	if (cfl_cart_data_init(&cd, train, err)) {
+	if (cfl_cart_data_init(&cd, train, o.random_split, err)) {
 		free(t);
 		return -1;
 	}

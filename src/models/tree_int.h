@@ -104,6 +104,11 @@ struct cfl_cart_opts {
 	long min_samples_leaf;		/* >= 1 */
 	long max_features;		/* features tried per split, 1..d */
 	double min_impurity_decrease;
+	/* splitter=random (Extra-Trees, Geurts et al. 2006, as scikit-learn's
+	 * ExtraTrees*): each feature tried gets one threshold drawn uniformly
+	 * between its smallest and largest value in the node, the best of
+	 * those wins; 0: the best threshold of each feature (exact CART) */
+	int random_split;
 	/* A time budget (tree's; a forest's trees have none: it counts
 	 * trees): once cfl_budget_over says the next split would pass it,
 	 * every node left becomes a leaf and *cut is set.  NULL: none. */
@@ -128,13 +133,17 @@ struct cfl_cart_data {
 	uint16_t *n_codes;		/* d: distinct values, 0 for list features */
 	uint8_t *code;			/* (d, n): the row's value rank */
 	float *code_lo, *code_hi;	/* (d, 256): each rank's value range */
+	/* splitter=random keeps none of the above (order, key and code stay
+	 * zero; n_codes all 0), only the columns: */
+	float *col;			/* (d, n): x by feature, or NULL */
 };
 
 #define CFL_CART_HIST_MAX 64
 
-/* Checks labels and sorts; -1 with err on bad labels or no memory. */
+/* Checks labels and sorts (random_split: copies x by columns instead);
+ * -1 with err on bad labels or no memory. */
 int cfl_cart_data_init(struct cfl_cart_data *cd, const struct cfl_xy *xy,
-		       struct cfl_err *err);
+		       int random_split, struct cfl_err *err);
 void cfl_cart_data_release(struct cfl_cart_data *cd);
 
 struct cfl_cart_work;	/* per-thread scratch, reused across trees */
@@ -157,7 +166,7 @@ int cfl_cart_crit_parse(const char *name, const char *s, int n_classes,
 
 /* The CART options of a tree or forest model from its params (criterion,
  * max_depth, min_samples_split, min_samples_leaf, max_features,
- * min_impurity_decrease) for d features; max_features "auto" is sqrt(d)
+ * min_impurity_decrease, splitter) for d features; max_features "auto" is sqrt(d)
  * when sqrt_auto and the task is classification, else d. */
 int cfl_cart_opts_get(const struct cfl_model *m, size_t d, int sqrt_auto,
 		      struct cfl_cart_opts *o, struct cfl_err *err);
@@ -180,6 +189,10 @@ double cfl_forest_oob(const struct cfl_model *m);
 	{ "max_features", CFL_P_INT, mf_def, 1, 1e9,                          \
 	  "auto=0|all=-3|sqrt=-1|log2=-2", mf_help },                         \
 	{ "min_impurity_decrease", CFL_P_FLOAT, "0", 0, 1e300, NULL,          \
-	  "split only when the weighted impurity drops by this much" }
+	  "split only when the weighted impurity drops by this much" },       \
+	{ "splitter", CFL_P_CHOICE, "best", 0, 0, "best|random",              \
+	  "thresholds of each feature tried: best scans them all (CART); "    \
+	  "random draws one uniformly between the node's min and max, "       \
+	  "missing values going right (Extra-Trees)" }
 
 #endif

@@ -34,6 +34,7 @@ trees_roundtrip() {
 test_trees_classification_roundtrip() {
 	trees_split "$ROOT/datasets/wine.csv"
 	for spec in "tree" "forest --set n_estimators=20 --set threads=2" \
+		    "forest --set n_estimators=20 --set splitter=random --set bootstrap=false" \
 		    "gbdt --set n_rounds=20"; do
 		# shellcheck disable=SC2086
 		trees_roundtrip $spec acc,auc
@@ -44,6 +45,7 @@ test_trees_classification_roundtrip() {
 test_trees_regression_roundtrip() {
 	trees_split "$ROOT/datasets/diabetes.csv"
 	for spec in "tree --set max_depth=5" "forest --set n_estimators=10" \
+		    "tree --set splitter=random" "forest --set n_estimators=10 --set splitter=random" \
 		    "gbdt --set n_rounds=20 --set max_depth=3"; do
 		# shellcheck disable=SC2086
 		trees_roundtrip $spec rmse,r2
@@ -93,6 +95,9 @@ test_trees_bad_params() {
 	run "$CFL" train "$ROOT/datasets/iris.csv" --model gbdt --set subsample=0
 	expect_rc 2
 	expect_err "subsample"
+	run "$CFL" train "$ROOT/datasets/iris.csv" --model forest --set splitter=foo
+	expect_rc 2
+	expect_err "splitter must be one of best|random, got 'foo'"
 	# a loss that does not fit the data fails at fit, naming it
 	run "$CFL" train "$ROOT/datasets/iris.csv" --model gbdt --set loss=logistic -o x.cfl
 	expect_rc 1

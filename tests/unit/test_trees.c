@@ -161,6 +161,9 @@ static void random_xy(struct cfl_xy *xy, size_t n, size_t d, int k,
 	free(y);
 }
 
+static void gridded_xy(struct cfl_xy *xy, size_t n, size_t d, int k,
+		       int levels, uint64_t seed);
+
 /* ---- tree ---- */
 
 /* x = 1..4, y = 0 0 1 0: gini proxies 2.67 (1.5), 3 (2.5), 2.67 (3.5), so
@@ -553,6 +556,8 @@ static void t_ensemble_bad_params(void)
 	check_bad("forest", "threads=0", "threads");
 	check_bad("forest", "bootstrap=maybe", "bootstrap");
 	check_bad("forest", "max_features=most", "max_features");
+	check_bad("forest", "splitter=foo", "splitter");
+	check_bad("tree", "splitter=random_", "splitter");
 	check_bad("gbdt", "learning_rate=-1", "learning_rate");
 	check_bad("gbdt", "max_bins=300", "max_bins");
 	check_bad("gbdt", "subsample=0", "subsample");
@@ -574,6 +579,139 @@ static void t_ensemble_bad_params(void)
 	CHECK(cfl_model_fit(m, &d.train, NULL, &err) == -1);
 	CHECK_CONTAINS(err.msg, "max_leaves");
 	cfl_model_free(m);
+	cfl_data_release(&d);
+}
+
+/* ---- splitter=random (Extra-Trees) ---- */
+
+/* x = 1..8, y = 0 0 0 0 1 1 1 1: the best split is 4.5.  A random
+ * splitter's root threshold is drawn in [1, 8): it differs from 4.5 for
+ * some seed, always lies in the range, and the tree still fits the rows
+ * exactly (further random splits).  A feature constant in the node is
+ * skipped: with a constant first column every split is on the second. */
+static void t_random_splitter_thresholds(void)
+{
+	double x[] = { 1, 2, 3, 4, 5, 6, 7, 8 }, y[] = { 0, 0, 0, 0, 1, 1, 1, 1 };
+	double x2[16];
+	struct cfl_xy xy, xc;
+	int differs = 0;
+
+	xy_from(&xy, x, y, 8, 1, 2);
+	for (size_t i = 0; i < 8; i++) {
+		x2[2 * i] = 3;
+		x2[2 * i + 1] = x[i];
+	}
+	xy_from(&xc, x2, y, 8, 2, 2);
+	for (uint64_t seed = 0; seed < 10; seed++) {
+		struct cfl_model *b = model_seed("tree", seed, NULL);
+		struct cfl_model *r = model_seed("tree", seed, "splitter=random", NULL);
+		const struct cfl_ttree *t;
+
+		fit_ok(b, &xy, NULL);
+		fit_ok(r, &xy, NULL);
+		CHECK_NEAR(((const struct cfl_ttree *)b->state)->node[0].thr, 4.5, 0);
+		t = r->state;
+		CHECK_INT(t->node[0].feat, 0);
+		CHECK_MSG(t->node[0].thr >= 1 && t->node[0].thr < 8, "threshold %g",
+			  t->node[0].thr);
+		differs += t->node[0].thr != 4.5;
+		CHECK_NEAR(score(r, &xy), 1, 0);
+		cfl_model_free(r);
+		r = model_seed("tree", seed, "splitter=random", NULL);
+		fit_ok(r, &xc, NULL);
+		t = r->state;
+		for (size_t i = 0; i < t->n_nodes; i++)
+			CHECK(t->node[i].feat == -1 || t->node[i].feat == 1);
+		CHECK_NEAR(score(r, &xc), 1, 0);
+		cfl_model_free(b);
+		cfl_model_free(r);
+	}
+	CHECK_MSG(differs > 0, "the random splitter found 4.5 for every seed");
+	xy_free(&xy);
+	xy_free(&xc);
+}
+
+/* Missing values go right; a feature whose values in a node are one
+ * number and missing splits the two apart at that number. */
+static void t_random_splitter_missing(void)
+{
+	double x[] = { 2, 2, 2, NAN, NAN, NAN }, y[] = { 0, 0, 0, 1, 1, 1 };
+	struct cfl_xy xy;
+	struct cfl_model *m = model_with("tree", "splitter=random", NULL);
+	const struct cfl_ttree *t;
+
+	xy_from(&xy, x, y, 6, 1, 2);
+	fit_ok(m, &xy, NULL);
+	t = m->state;
+	CHECK_INT(t->n_nodes, 3);
+	CHECK_NEAR(t->node[0].thr, 2, 0);
+	CHECK_INT(t->node[0].miss_left, 0);
+	CHECK_NEAR(score(m, &xy), 1, 0);
+	cfl_model_free(m);
+	xy_free(&xy);
+}
+
+/* An Extra-Trees forest is seeded (same seed, same model; another seed,
+ * another), the same on one thread or two, and different from the
+ * best-split forest; regression and entropy too. */
+static void t_random_splitter_seeded_threads(void)
+{
+	static const char *const crit[] = { "criterion=gini", "criterion=entropy",
+					    "criterion=squared_error" };
+
+	for (int c = 0; c < 3; c++) {
+		struct cfl_xy xy;
+		struct cfl_model *a = model_seed("forest", 5, "n_estimators=7", "splitter=random", crit[c], NULL);
+		struct cfl_model *b = model_seed("forest", 5, "n_estimators=7", "splitter=random", crit[c],
+						 "threads=2", NULL);
+		struct cfl_model *o = model_seed("forest", 6, "n_estimators=7", "splitter=random", crit[c], NULL);
+		struct cfl_model *e = model_seed("forest", 5, "n_estimators=7", crit[c], NULL);
+		char *sa, *sb, *so, *se;
+
+		gridded_xy(&xy, 300, 6, c < 2 ? 3 : 0, 5, 2);
+		fit_ok(a, &xy, NULL);
+		fit_ok(b, &xy, NULL);
+		fit_ok(o, &xy, NULL);
+		fit_ok(e, &xy, NULL);
+		sa = state_text(a);
+		sb = state_text(b);
+		so = state_text(o);
+		se = state_text(e);
+		CHECK_STR(sa, sb);
+		CHECK(strcmp(sa, so) != 0);
+		CHECK(strcmp(sa, se) != 0);
+		free(sa);
+		free(sb);
+		free(so);
+		free(se);
+		cfl_model_free(a);
+		cfl_model_free(b);
+		cfl_model_free(o);
+		cfl_model_free(e);
+		xy_free(&xy);
+	}
+}
+
+/* On digits Extra-Trees (scikit-learn's defaults: no bootstrap) scores
+ * within a few points of the random forest on the held-out rows, and
+ * survives save and load bit for bit. */
+static void t_random_splitter_digits(void)
+{
+	struct cfl_data d;
+	struct cfl_model *f = model_with("forest", "n_estimators=40", "threads=2", NULL);
+	struct cfl_model *x = model_with("forest", "n_estimators=40", "threads=2",
+					 "splitter=random", "bootstrap=false", NULL);
+	double sf, sx;
+
+	load_data(&d, "datasets/digits.csv");
+	fit_ok(f, &d.train, NULL);
+	fit_ok(x, &d.train, NULL);
+	sf = score(f, &d.test);
+	sx = score(x, &d.test);
+	CHECK_MSG(sx > sf - 0.03, "extra-trees %g vs forest %g", sx, sf);
+	check_roundtrip(x, &d);
+	cfl_model_free(f);
+	cfl_model_free(x);
 	cfl_data_release(&d);
 }
 
@@ -840,6 +978,61 @@ static void t_gbdt_same_bits_as_before(void)
 		cfl_model_free(m);
 		xy_free(&tr);
 		xy_free(&va);
+	}
+}
+
+/* The Extra-Trees splitter (splitter=random) left the exact grower as it
+ * was: tree and forest models and their predictions hash to what the code
+ * before it wrote (the SHA-256 below, printed by it): missing values,
+ * few-valued features, every criterion, bootstrap or not, leaf and depth
+ * limits, min_impurity_decrease, one to three threads. */
+static void t_cart_same_bits_as_before(void)
+{
+	static const struct {
+		const char *model;
+		size_t n, d;
+		int k;
+		const char *p[6];
+		const char *sha;
+	} cf[] = {
+		{ "tree", 2000, 7, 3, { "max_features=sqrt", NULL },
+		  "bbb332af559689ae74872d80686133e613a7ad94446bcf7c8d384500ffec8e13" },
+		{ "tree", 2000, 6, 0, { "min_samples_leaf=3", "max_depth=9", NULL },
+		  "d01ee044d85148b1fdcc05bfe64a3532b683382a890ffb5374659b29c752a307" },
+		{ "forest", 3000, 8, 2, { "n_estimators=6", "threads=2", NULL },
+		  "d5570ac964a21dab43bdbb2e8918f4f4e775cf9c67cf380a057df59d27247e20" },
+		{ "forest", 2000, 6, 4, { "n_estimators=5", "criterion=entropy",
+					  "bootstrap=false", "max_features=log2", NULL },
+		  "241e789247343062e4145ca6024c635cbb2fd9030f7fab39b7bc4f6e030ff57b" },
+		{ "forest", 2500, 5, 0, { "n_estimators=5", "threads=3",
+					  "min_impurity_decrease=0.001", "oob_score=true", NULL },
+		  "a6bf13c8851a27e6cc8c24e3586fc67b11f561fb85fc4e41e7e6b0d956a5239d" },
+	};
+
+	for (size_t c = 0; c < sizeof(cf) / sizeof(cf[0]); c++) {
+		const char *const *p = cf[c].p;
+		struct cfl_model *m = model_seed(cf[c].model, 7 + c, p[0], p[1], p[2], p[3], p[4], p[5], NULL);
+		struct cfl_sha256 h;
+		struct cfl_err err = { "" };
+		struct cfl_xy tr;
+		unsigned char digest[32];
+		char hex[65], *text;
+		double *out;
+
+		gridded_xy(&tr, cf[c].n, cf[c].d, cf[c].k, 6 + (int)c, 80 + c);
+		fit_ok(m, &tr, NULL);
+		text = state_text(m);
+		out = predict(m, &tr);
+		CHECK_MSG(cfl_sha256_init(&h, &err) == 0, "%s", err.msg);
+		cfl_sha256_update(&h, text, strlen(text));
+		cfl_sha256_update(&h, out, tr.n * cfl_model_n_out(m) * sizeof(double));
+		cfl_sha256_final(&h, digest);
+		cfl_sha256_hex(digest, hex);
+		CHECK_MSG(strcmp(hex, cf[c].sha) == 0, "case %zu: %s, before %s", c, hex, cf[c].sha);
+		free(text);
+		free(out);
+		cfl_model_free(m);
+		xy_free(&tr);
 	}
 }
 
@@ -1199,6 +1392,10 @@ const struct cfl_test cfl_tests[] = {
 	TEST(t_forest_proba_oob),
 	TEST(t_forest_regression),
 	TEST(t_ensemble_bad_params),
+	TEST(t_random_splitter_thresholds),
+	TEST(t_random_splitter_missing),
+	TEST(t_random_splitter_seeded_threads),
+	TEST(t_random_splitter_digits),
 	TEST(t_gbdt_known_split),
 	TEST(t_gbdt_no_penalty_stays_finite),
 	TEST(t_gbdt_missing_direction),
@@ -1207,6 +1404,7 @@ const struct cfl_test cfl_tests[] = {
 	TEST(t_gbdt_threads_same_model),
 	TEST(t_gbdt_save_load),
 	TEST(t_gbdt_same_bits_as_before),
+	TEST(t_cart_same_bits_as_before),
 	TEST(t_budget_trees),
 	TEST(t_gbdt_reports_and_prunes),
 	{ 0 },
