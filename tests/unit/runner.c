@@ -7,6 +7,8 @@
  */
 #include "runner.h"
 
+#include "cfl/core.h"
+
 #include <errno.h>
 #include <ftw.h>
 #include <signal.h>
@@ -30,6 +32,21 @@ const char *cfl_test_path(const char *name)
 
 	snprintf(path, sizeof(path), "%s/%s", case_dir, name);
 	return path;
+}
+
+const char *cfl_test_sha_hex(const char *text, const double *v, size_t n)
+{
+	static char hex[65];
+	struct cfl_sha256 h;
+	struct cfl_err err = { "" };
+	unsigned char digest[32];
+
+	CHECK_MSG(cfl_sha256_init(&h, &err) == 0, "%s", err.msg);
+	cfl_sha256_update(&h, text, strlen(text));
+	cfl_sha256_update(&h, v, n * sizeof(double));
+	cfl_sha256_final(&h, digest);
+	cfl_sha256_hex(digest, hex);
+	return hex;
 }
 
 void cfl_test_split_csv(const char *name)

@@ -50,6 +50,10 @@ const char *cfl_test_path(const char *name);
  * cfl_test_path("train.csv") and ("test.csv"), both with its header: every
  * fifth data row to test, the rest to train. */
 void cfl_test_split_csv(const char *name);
+/* The SHA-256, in hex, of text's bytes then n doubles' (a model's saved
+ * state and its predictions: the "same bits as before" checks), in a
+ * buffer the next call overwrites. */
+const char *cfl_test_sha_hex(const char *text, const double *v, size_t n);
 
 #define CHECK(cond)                                                          \
 	do {                                                                 \
