@@ -1573,13 +1573,23 @@ out:
 }
 
 /* OpenBLAS's thread count set to the model's threads parameter; returns
- * the count to restore. */
+ * the count to restore (blas_threads_leave).  Through
+ * cfl_model_set_threads, which does nothing when the count is already
+ * so: in a trial's forked process OpenBLAS's fork handler has shut its
+ * thread pool down, and openblas_set_num_threads would start every thread
+ * of its start-up count again, each spinning on sched_yield a while, beside
+ * the other slots' trials (two per fcnn fit and predict). */
 static int blas_threads_enter(const struct cfl_model *m)
 {
 	int old = openblas_get_num_threads();
 
-	openblas_set_num_threads((int)cfl_param_int(m, "threads"));
+	cfl_model_set_threads((int)cfl_param_int(m, "threads"));
 	return old;
+}
+
+static void blas_threads_leave(int old)
+{
+	cfl_model_set_threads(old);
 }
 
 static int fcnn_fit(struct cfl_model *m, const struct cfl_xy *train,
@@ -1587,7 +1597,7 @@ static int fcnn_fit(struct cfl_model *m, const struct cfl_xy *train,
 {
 	int old = blas_threads_enter(m), rc = fit(m, train, valid, err);
 
-	openblas_set_num_threads(old);
+	blas_threads_leave(old);
 	return rc;
 }
 
@@ -1604,7 +1614,7 @@ static int fcnn_predict(const struct cfl_model *m, const float *x, size_t n,
 		return -1;
 	old = blas_threads_enter(m);
 	predict_rows(f, &w, x, n, out);
-	openblas_set_num_threads(old);
+	blas_threads_leave(old);
 	work_release(&w);
 	return 0;
 }
