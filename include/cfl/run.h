@@ -313,6 +313,11 @@ struct cfl_peer_ops {
 	 * child running one trial); 0 sends CANCEL and keeps it (a multi-slot
 	 * remote worker). */
 	int kill_on_timeout;
+	/* 1 (with kill_on_timeout): a pruned trial is sent CANCEL, which the
+	 * peer honours at its model's next report (a forked worker reads it
+	 * there: cfl_worker_serve), and the peer is kept; so a search that
+	 * prunes most of its candidates does not fork a worker for each. */
+	int prunes_in_place;
 	/* 1: the peer may be leased CFL_LEASE_COMMAND trials (a forked child;
 	 * an MPI rank, the user's own process started by the user's
 	 * launcher).  0: never (a TCP worker: a network peer must not be

@@ -73,6 +73,7 @@ static const struct cfl_peer_ops fork_ops = {
 	.kill = fork_kill,
 	.reap = fork_reap,
 	.kill_on_timeout = 1,
+	.prunes_in_place = 1,
 	.runs_commands = 1,	/* the child refuses them unless allow_commands */
 };
 

@@ -469,12 +469,15 @@ static int lease_failed(struct cfl_pool *p, struct peer *pe, size_t k,
 
 /* Ends the lease of (pe, slot k) before its result comes: a peer that runs
  * one trial per process (kill_on_timeout) is killed, and buried by the loop
- * (a local replacement is forked when work is queued); any other is sent
- * CANCEL and kept.  Then as lease_failed. */
+ * (a local replacement is forked when work is queued), unless the trial is
+ * pruned and the peer stops it at its next report (prunes_in_place: the
+ * trial reports, so it will); any other is sent CANCEL and kept.  Then as
+ * lease_failed (a result of the stopped lease is dropped when it comes). */
 static int lease_stop(struct cfl_pool *p, struct peer *pe, size_t k, int how,
 		      const char *reason, struct cfl_err *err)
 {
-	if (pe->pub.ops->kill_on_timeout) {
+	if (pe->pub.ops->kill_on_timeout &&
+	    !(how == SCHED_PRUNED && pe->pub.ops->prunes_in_place)) {
 		if (pe->pub.ops->kill)
 			pe->pub.ops->kill(&pe->pub);
 		pe->dead = 1;	/* no new lease, nothing more read from it */

@@ -935,16 +935,68 @@ static int send_msg(int fd, uint64_t *seq, const struct cfl_wire_msg *m,
 	return write_all(fd, b->data, b->len, err);
 }
 
-/* Where a running trial's PROGRESS frames go: the coordinator's fd. */
+/* Where a running trial's PROGRESS frames go: the coordinator's fd; in:
+ * the serve loop's buffer of frames read and not handled yet. */
 struct progress_sink {
 	int fd;
 	uint64_t *seq;
 	const struct cfl_wire_lease *lease;
+	struct cfl_buf *in;
 };
 
-/* Sends the model's intermediate score; the coordinator decides whether
- * to prune (it stops this process as at --trial-timeout), so the fit goes
- * on.  A frame that cannot be sent is dropped: the result still counts. */
+/* Reads into ps->in what the coordinator has sent so far, without
+ * waiting, and takes out a CANCEL of the running lease if one came: 1
+ * then (the coordinator pruned it), else 0.  The other frames stay for
+ * the serve loop, in their order; a broken or half frame is left to it. */
+static int cancelled_now(struct progress_sink *ps)
+{
+	struct cfl_buf *in = ps->in;
+	struct pollfd pfd = { ps->fd, POLLIN, 0 };
+	size_t off = 0;
+
+	while (poll(&pfd, 1, 0) == 1 && (pfd.revents & POLLIN)) {
+		ssize_t k;
+
+		if (cfl_buf_reserve(in, 65536))
+			break;
+		k = read(ps->fd, in->data + in->len, 65536);
+		if (k <= 0)	/* EOF or an error: the serve loop sees it */
+			break;
+		in->len += (size_t)k;
+	}
+	while (off < in->len) {
+		struct cfl_wire_frame f;
+		struct cfl_wire_msg msg;
+		struct cfl_err err;
+		int hit;
+
+		/* frames split, only a CANCEL's payload decoded */
+		if (cfl_wire_frame_split(in->data + off, in->len - off, &f, &err))
+			return 0;
+		hit = f.type == CFL_WIRE_CANCEL &&
+		      !cfl_wire_payload_decode(f.type, f.payload, f.length, &msg, &err);
+		if (hit) {
+			hit = msg.u.cancel.trial_id == ps->lease->trial_id &&
+			      msg.u.cancel.attempt == ps->lease->attempt;
+			cfl_wire_msg_release(&msg);
+		}
+		if (hit) {
+			memmove(in->data + off, in->data + off + f.size,
+				in->len - off - f.size);
+			in->len -= f.size;
+			return 1;
+		}
+		off += f.size;
+	}
+	return 0;
+}
+
+/* Sends the model's intermediate score, then looks whether the
+ * coordinator pruned the trial on the scores before (its CANCEL): 1 stops
+ * the fit there (it fails "pruned at step N", a result the coordinator
+ * drops), so this process serves the next lease instead of being killed
+ * and forked again.  A frame that cannot be sent is dropped: the result
+ * still counts. */
 static int send_progress(void *ctx, size_t step, double score)
 {
 	struct progress_sink *ps = ctx;
@@ -961,7 +1013,7 @@ static int send_progress(void *ctx, size_t step, double score)
 	if (!cfl_wire_encode(&b, (*ps->seq)++, 0, &m, &err))
 		(void)write_all(ps->fd, b.data, b.len, &err);
 	cfl_buf_release(&b);
-	return 0;
+	return cancelled_now(ps);
 }
 
 int cfl_worker_serve(int fd, const struct cfl_data *data, const char *name,
@@ -1038,7 +1090,7 @@ int cfl_worker_serve(int fd, const struct cfl_data *data, const char *name,
 				set_model_error(&res.u.result, "refused: this worker "
 						"runs no shell commands");
 			} else {
-				struct progress_sink ps = { fd, &seq, &msg.u.lease };
+				struct progress_sink ps = { fd, &seq, &msg.u.lease, &in };
 
 				r = cfl_trial_execute_progress(data, &msg.u.lease,
 							       send_progress, &ps,

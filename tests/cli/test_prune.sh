@@ -18,6 +18,11 @@ test_prune_asha_stored_reported_exported() {
 	[ "$(sqlite3 p.db "select count(*) from trial_pruned p join trials t on t.id = p.trial
 		where t.status = 'pruned' and p.step >= 1 and p.step <= 8 and p.score is not null")" = "$n" ] ||
 		fail "pruned trials without their step and score: $(sqlite3 p.db 'select * from trial_pruned')"
+	# the worker stops a pruned trial at its next report and serves on: one
+	# job, one worker process for the whole run (it was killed and forked
+	# again for each pruned trial)
+	[ "$(sqlite3 p.db "select count(distinct worker) from trials")" = 1 ] ||
+		fail "pruned trials cost their worker: $(sqlite3 p.db 'select distinct worker from trials' | tr '\n' ' ')"
 	# a pruned candidate has no score; the best is one that finished
 	[ "$(sqlite3 p.db "select count(*) from candidates c join trials t on t.candidate = c.id
 		where t.status = 'pruned' and c.score is not null")" = 0 ] || fail "a pruned candidate has a score"
