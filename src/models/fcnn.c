@@ -1573,7 +1573,7 @@ out:
 }
 
 /* OpenBLAS's thread count set to the model's threads parameter; returns
- * the count to restore (blas_threads_leave).  Through
+ * the count to restore (cfl_model_set_threads again).  Through
  * cfl_model_set_threads, which does nothing when the count is already
  * so: in a trial's forked process OpenBLAS's fork handler has shut its
  * thread pool down, and openblas_set_num_threads would start every thread
@@ -1587,17 +1587,12 @@ static int blas_threads_enter(const struct cfl_model *m)
 	return old;
 }
 
-static void blas_threads_leave(int old)
-{
-	cfl_model_set_threads(old);
-}
-
 static int fcnn_fit(struct cfl_model *m, const struct cfl_xy *train,
 		    const struct cfl_xy *valid, struct cfl_err *err)
 {
 	int old = blas_threads_enter(m), rc = fit(m, train, valid, err);
 
-	blas_threads_leave(old);
+	cfl_model_set_threads(old);
 	return rc;
 }
 
@@ -1614,7 +1609,7 @@ static int fcnn_predict(const struct cfl_model *m, const float *x, size_t n,
 		return -1;
 	old = blas_threads_enter(m);
 	predict_rows(f, &w, x, n, out);
-	blas_threads_leave(old);
+	cfl_model_set_threads(old);
 	work_release(&w);
 	return 0;
 }

@@ -440,6 +440,47 @@ static int rung_repeat(int rung)
 	return rung + 1;
 }
 
+/* 1 when a stored trial's status is final without a score: failed,
+ * poison, cancelled or pruned (a replay takes it as it was). */
+static int final_unscored(enum cfl_trial_status st)
+{
+	return st == CFL_TRIAL_FAILED || st == CFL_TRIAL_POISON ||
+	       st == CFL_TRIAL_CANCELLED || st == CFL_TRIAL_PRUNED;
+}
+
+/* Submits candidate k's search trial ts (fold -1, on c->rows of the
+ * training rows, its predictions on valid kept for the proper score) with
+ * its seed, repeat, extra lease flags and time budget.  0, or -1 with
+ * err. */
+static int submit_search(struct cfl_study *s, size_t k,
+			 const struct cfl_trial_state *ts, uint64_t seed,
+			 int repeat, unsigned flags, double budget_s,
+			 struct cfl_err *err)
+{
+	const struct cfl_study_plan *p = s->plan;
+	struct auto_cand *c = &s->autos->c[k];
+	struct cfl_trial_spec spec;
+
+	memset(&spec, 0, sizeof(spec));
+	spec.trial_id = ts->id;
+	spec.model = p->autop.models[c->family];
+	spec.params = &c->params;
+	spec.seed = seed;
+	spec.repeat = repeat;
+	spec.fold_seed = cfl_fold_seed(p->data.seed, 0);
+	spec.fold = -1;
+	spec.flags = CFL_LEASE_KEEP_VALID | flags;
+	spec.prev_attempts = ts->attempt;
+	spec.user = user_of(k, -1);
+	spec.budget_s = budget_s;
+	spec.sample_rows = c->rows;
+	if (cfl_pool_submit(s->pool, &spec, err))
+		return -1;
+	c->pending = 1;
+	s->n_ran++;
+	return 0;
+}
+
 /* Candidate k's trial trial_id, stored done by an earlier session:
  * its metric, proper score and seconds from the store, its score at its
  * rung.  0, or -1 with err. */
@@ -480,9 +521,7 @@ static int replay_rungs(struct cfl_study *s, size_t k, struct cfl_err *err)
 			if (a->trials[i].cand_id == c->id && a->trials[i].fold < 0 &&
 			    a->trials[i].repeat == rung_repeat(c->rung + 1))
 				t = &a->trials[i];
-		if (!t || (t->status != CFL_TRIAL_DONE && t->status != CFL_TRIAL_FAILED &&
-			   t->status != CFL_TRIAL_POISON && t->status != CFL_TRIAL_CANCELLED &&
-			   t->status != CFL_TRIAL_PRUNED))
+		if (!t || (t->status != CFL_TRIAL_DONE && !final_unscored(t->status)))
 			return 0;
 		if (c->rung == c->first_rung)
 			c->first_value = c->value;
@@ -581,7 +620,6 @@ static int promote(struct cfl_study *s, size_t k, struct cfl_err *err)
 	struct auto_cand *c = &a->c[k];
 	uint64_t seed = cfl_trial_seed(p->data.seed, c->hex, 0);
 	struct cfl_trial_state ts;
-	struct cfl_trial_spec spec;
 
 	if (c->rung == c->first_rung)
 		c->first_value = c->value;
@@ -597,28 +635,13 @@ static int promote(struct cfl_study *s, size_t k, struct cfl_err *err)
 	c->trial_id = ts.id;
 	if (ts.status == CFL_TRIAL_DONE)
 		return replay_done(s, k, ts.id, err);
-	if (ts.status == CFL_TRIAL_FAILED || ts.status == CFL_TRIAL_POISON ||
-	    ts.status == CFL_TRIAL_CANCELLED || ts.status == CFL_TRIAL_PRUNED)
+	if (final_unscored(ts.status))
 		return 0;	/* final without a score, as stored */
-	memset(&spec, 0, sizeof(spec));
-	spec.trial_id = ts.id;
-	spec.model = p->autop.models[c->family];
-	spec.params = &c->params;
-	spec.seed = seed;
-	spec.repeat = rung_repeat(c->rung);
-	spec.fold_seed = cfl_fold_seed(p->data.seed, 0);
-	spec.fold = -1;
 	/* no progress reports: its family's pruner ranks the rows of its
 	 * first rung only */
-	spec.flags = CFL_LEASE_KEEP_VALID;
-	spec.prev_attempts = ts.attempt;
-	spec.user = user_of(k, -1);
-	spec.sample_rows = c->rows;
-	if (cfl_pool_submit(s->pool, &spec, err))
+	if (submit_search(s, k, &ts, seed, rung_repeat(c->rung), 0, 0, err))
 		return -1;
-	c->pending = 1;
 	c->replayed = 0;	/* trained in this session */
-	s->n_ran++;
 	return 0;
 }
 
@@ -655,7 +678,6 @@ static long add_cand(struct cfl_study *s, size_t f, struct cfl_params *params,
 	struct study_auto *a = s->autos;
 	struct auto_cand *c;
 	struct cfl_trial_state ts;
-	struct cfl_trial_spec spec;
 	uint64_t seed;
 
 	if (a->n == a->cap) {
@@ -707,40 +729,21 @@ static long add_cand(struct cfl_study *s, size_t f, struct cfl_params *params,
 
 		c->budget_s = share > 0.05 ? share : 0.05;
 	}
-	c->replayed = ts.status == CFL_TRIAL_DONE || ts.status == CFL_TRIAL_FAILED ||
-		      ts.status == CFL_TRIAL_POISON || ts.status == CFL_TRIAL_CANCELLED ||
-		      ts.status == CFL_TRIAL_PRUNED;
+	c->replayed = ts.status == CFL_TRIAL_DONE || final_unscored(ts.status);
 	if (ts.status == CFL_TRIAL_DONE) {
 		if (replay_done(s, a->n - 1, ts.id, err) ||
 		    replay_rungs(s, a->n - 1, err))
 			return -1;
 		return (long)(a->n - 1);
 	}
-	if (ts.status == CFL_TRIAL_FAILED || ts.status == CFL_TRIAL_POISON ||
-	    ts.status == CFL_TRIAL_CANCELLED || ts.status == CFL_TRIAL_PRUNED)
+	if (final_unscored(ts.status))
 		return (long)(a->n - 1);	/* replayed as failed (pruned:
 						 * final, as it was told) */
-	memset(&spec, 0, sizeof(spec));
-	spec.trial_id = ts.id;
-	spec.model = p->autop.models[f];
-	spec.params = &c->params;
-	spec.seed = seed;
-	spec.fold_seed = cfl_fold_seed(p->data.seed, 0);
-	spec.fold = -1;
-	/* its predictions on valid: the proper score */
-	spec.flags = CFL_LEASE_KEEP_VALID;
 	/* --prune: every candidate of a pruned family reports while it
 	 * trains, the reference ones too (study_auto_progress) */
-	if (a->pruner[f])
-		spec.flags |= CFL_LEASE_PROGRESS;
-	spec.prev_attempts = ts.attempt;
-	spec.user = user_of(a->n - 1, -1);
-	spec.budget_s = c->budget_s;
-	spec.sample_rows = c->rows;
-	if (cfl_pool_submit(s->pool, &spec, err))
+	if (submit_search(s, a->n - 1, &ts, seed, 0,
+			  a->pruner[f] ? CFL_LEASE_PROGRESS : 0, c->budget_s, err))
 		return -1;
-	c->pending = 1;
-	s->n_ran++;
 	return (long)(a->n - 1);
 }
 

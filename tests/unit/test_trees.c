@@ -924,6 +924,27 @@ static void gridded_xy(struct cfl_xy *xy, size_t n, size_t d, int k,
 	}
 }
 
+/* Fits m on tr (va: its validation rows, or NULL), checks the SHA-256 of
+ * its state and its predictions on tr against want (case c), then frees m
+ * and tr. */
+static void check_bits(struct cfl_model *m, struct cfl_xy *tr,
+		       const struct cfl_xy *va, const char *want, size_t c)
+{
+	char *text;
+	double *out;
+	const char *hex;
+
+	fit_ok(m, tr, va);
+	text = state_text(m);
+	out = predict(m, tr);
+	hex = cfl_test_sha_hex(text, out, tr->n * cfl_model_n_out(m));
+	CHECK_MSG(strcmp(hex, want) == 0, "case %zu: %s, before %s", c, hex, want);
+	free(text);
+	free(out);
+	cfl_model_free(m);
+	xy_free(tr);
+}
+
 /* The speed work on gbdt's training loop (the partition, the split search,
  * the histograms) keeps every model bit for bit: the saved model and its
  * predictions hash to what the code before wrote (the SHA-256 below,
@@ -956,21 +977,10 @@ static void t_gbdt_same_bits_as_before(void)
 		const char *const *p = cf[c].p;
 		struct cfl_model *m = model_seed("gbdt", 3 + c, p[0], p[1], p[2], p[3], p[4], p[5], NULL);
 		struct cfl_xy tr, va;
-		const char *hex;
-		char *text;
-		double *out;
 
 		gridded_xy(&tr, cf[c].n, cf[c].d, cf[c].k, 5 + (int)c, 40 + c);
 		gridded_xy(&va, cf[c].n / 4, cf[c].d, cf[c].k, 5 + (int)c, 60 + c);
-		fit_ok(m, &tr, &va);
-		text = state_text(m);
-		out = predict(m, &tr);
-		hex = cfl_test_sha_hex(text, out, tr.n * cfl_model_n_out(m));
-		CHECK_MSG(strcmp(hex, cf[c].sha) == 0, "case %zu: %s, before %s", c, hex, cf[c].sha);
-		free(text);
-		free(out);
-		cfl_model_free(m);
-		xy_free(&tr);
+		check_bits(m, &tr, &va, cf[c].sha, c);
 		xy_free(&va);
 	}
 }
@@ -1007,20 +1017,9 @@ static void t_cart_same_bits_as_before(void)
 		const char *const *p = cf[c].p;
 		struct cfl_model *m = model_seed(cf[c].model, 7 + c, p[0], p[1], p[2], p[3], p[4], p[5], NULL);
 		struct cfl_xy tr;
-		const char *hex;
-		char *text;
-		double *out;
 
 		gridded_xy(&tr, cf[c].n, cf[c].d, cf[c].k, 6 + (int)c, 80 + c);
-		fit_ok(m, &tr, NULL);
-		text = state_text(m);
-		out = predict(m, &tr);
-		hex = cfl_test_sha_hex(text, out, tr.n * cfl_model_n_out(m));
-		CHECK_MSG(strcmp(hex, cf[c].sha) == 0, "case %zu: %s, before %s", c, hex, cf[c].sha);
-		free(text);
-		free(out);
-		cfl_model_free(m);
-		xy_free(&tr);
+		check_bits(m, &tr, NULL, cf[c].sha, c);
 	}
 }
 
