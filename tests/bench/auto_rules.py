@@ -22,7 +22,11 @@ a grid of 0.05-20, then greedy on the scaled bags, which predict scaled;
 so that an over-confident bag, a deep tree's or a network's, is not
 judged by its calibration alone), greedy_metric (the selection by the
 user's metric out of fold, as AutoGluon's: for classification the error,
-ties broken by log loss).  Per set:
+ties broken by log loss), greedy_1se (greedy over the defaults and the
+portfolio, and the searched candidates that beat their family's best of
+those by more than one standard error of the per-row loss difference out
+of fold: Breiman's one-standard-error rule against a long search's
+winner's curse).  Per set:
 each rule - auto on test over the splits (mean +- standard error, positive:
 the rule better, RMSE turned so) and the mean rank of each among itself
 and the five defaults (as tests/bench/auto_ranks.py counts it).  AUTO_RULES=a,b
@@ -137,6 +141,25 @@ def prechosen(bags):
 @rule
 def greedy_pre(reg, y, bags):
     w, bs = greedy(reg, y, prechosen(bags)); return combine(bs, w, 'test')
+def row_loss(reg, P, y):
+    if reg: return (P[:, 0] - y) ** 2
+    return -np.log(np.clip(P[np.arange(len(y)), y], EPS, 1))
+@rule
+def greedy_1se(reg, y, bags):
+    # the winner's curse of a long search on few rows: a searched candidate
+    # joins the selection only when it beats its family's best chosen in
+    # advance by more than one standard error of the per-row loss difference
+    # out of fold (Breiman's one-standard-error rule)
+    pre = prechosen(bags); ids = {id(b) for b in pre}; best = {}
+    for b in pre:
+        l = row_loss(reg, b['oof'], y)
+        if b['model'] not in best or l.mean() < best[b['model']].mean(): best[b['model']] = l
+    keep = list(pre)
+    for b in bags:
+        if id(b) in ids or b['model'] not in best: continue
+        d = row_loss(reg, b['oof'], y) - best[b['model']]
+        if d.mean() + d.std(ddof=1) / math.sqrt(len(d)) < 0: keep.append(b)
+    w, bs = greedy(reg, y, keep); return combine(bs, w, 'test')
 TS = np.exp(np.linspace(math.log(0.05), math.log(20), 121))
 def temper(P, T):
     z = np.log(np.clip(P, EPS, 1)) / T

@@ -117,7 +117,8 @@ def defaults(cfl, tr, te, metric, db, name, log):
 
 def auto_first(cfl, tr, te, metric, trials, folds, extra, db, name, log):
     """(name, test figure) of auto's leaderboard's first entry."""
-    out = run([cfl, 'auto', tr, '--test', te, '--max-trials', str(trials), '--folds', str(folds),
+    budget = ['--max-trials', str(trials)] if trials else []	# 0: the time limit in extra
+    out = run([cfl, 'auto', tr, '--test', te] + budget + ['--folds', str(folds),
                '--metric', metric, '--num-jobs', '2', '--db', db, '--name', name, '-q'] + extra, log)
     return first_entry(out, log)
 
@@ -292,8 +293,9 @@ def main():
     held_in = [one_set(a, s) for s in a.sets.split(',') if s]
     held_out = [one_set(a, s) for s in a.held_out.split(',') if s]
     print('Paired differences over splits random_state %d..%d (mean +- standard error; '
-          'positive: auto better; RMSE turned so); `cfl auto --max-trials %d --folds %d%s`; '
-          'the defaults seed 0.\n' % (a.first, a.first + a.splits - 1, a.trials, a.folds,
+          'positive: auto better; RMSE turned so); `cfl auto %s--folds %d%s`; '
+          'the defaults seed 0.\n' % (a.first, a.first + a.splits - 1,
+                                     '--max-trials %d ' % a.trials if a.trials else '', a.folds,
                                      ' ' + a.auto_args if a.auto_args else ''))
     if held_in:
         print(table(held_in, 'Held-in sets (datasets/ and the synthetic sets looked at)'))

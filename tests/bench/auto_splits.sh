@@ -9,7 +9,8 @@
 # (SPLITS 20; the sets: iris wine breast_cancer diabetes digits and the
 # held-in synthetic ones; the held-out synthetic sets are measured last and
 # reported in a table of their own, also when named among the SETs).  auto runs with a count budget,
-# `--max-trials 20` (AUTO_TRIALS=N for another; AUTO_FOLDS=K its --folds, 5), so its figures do not
+# `--max-trials 20` (AUTO_TRIALS=N for another, 0 for none: then give AUTO_ARGS="--time-limit S",
+# and the figures depend on the load; AUTO_FOLDS=K its --folds, 5), so its figures do not
 # depend on the machine's load; the defaults are seeded.  The driver is
 # tests/bench/auto_splits.py (its docstring says what is compared and how);
 # it prints Markdown: per set the paired differences auto - X over the

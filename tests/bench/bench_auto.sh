@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # cfl auto against defaults: `cfl auto TRAIN --test TEST
-# --time-limit L` (L = 60 s; QUICK=1: 10 s) on the peers' split of the five
+# --time-limit L` (L = 30 s, W8's limit; QUICK=1: 10 s) on the peers' split of the five
 # datasets of datasets/ and of the W1 synthetic set (synth_clf_100k),
 # against the best single cfl model with its defaults (`cfl repeat --models
 # fcnn,linear,tree,forest,gbdt`, seed 0, the best chosen on TEST, which
@@ -26,7 +26,7 @@ if [ "${QUICK:-0}" = 1 ]; then
 	LIMIT=${AUTO_LIMIT:-10}
 	SETS=${AUTO_SETS:-iris wine breast_cancer diabetes}
 else
-	LIMIT=${AUTO_LIMIT:-60}
+	LIMIT=${AUTO_LIMIT:-30}
 	SETS=${AUTO_SETS:-iris wine breast_cancer digits diabetes synth_clf_100k}
 fi
 MODELS="fcnn linear tree forest gbdt"
