@@ -77,7 +77,7 @@ static void usage(FILE *f)
 		"  --max-trials N           end the search after N candidates over all\n"
 		"                           the families: a run that depends on --seed\n"
 		"                           only, not on the workers or the clock (the\n"
-		"                           time limit then defaults to none) [0: none]\n"
+		"                           time limit then defaults to none) [none]\n"
 		"  --search-rows N|all      on larger data, the rows each search candidate\n"
 		"                           trains on (a seeded sample; the bags then\n"
 		"                           train on every row their time allows)\n"
