@@ -333,6 +333,24 @@ static int set_repeat(int set)
 	return set ? set + 1 : 0;
 }
 
+/* The lease every trial of candidate k takes: stored trial ts, its
+ * family's model, the candidate's parameters, seed and repeat; the caller
+ * fills in the fold, flags and the rest. */
+static void auto_spec(const struct cfl_study *s, size_t k,
+		      const struct cfl_trial_state *ts, uint64_t seed, int repeat,
+		      struct cfl_trial_spec *spec)
+{
+	const struct auto_cand *c = &s->autos->c[k];
+
+	memset(spec, 0, sizeof(*spec));
+	spec->trial_id = ts->id;
+	spec->model = s->plan->autop.models[c->family];
+	spec->params = &c->params;
+	spec->seed = seed;
+	spec->repeat = repeat;
+	spec->prev_attempts = ts->attempt;
+}
+
 /* Submits fold `fold` of bag set `set` of candidate k's bag: stored trial
  * ts, the seed of its repeat, the fold partition of its repeat (each set
  * its own), every prediction kept (and its model with --save), trained
@@ -342,24 +360,17 @@ static int submit_set_fold(struct cfl_study *s, size_t k, int set, int fold,
 			   double budget_s, struct cfl_err *err)
 {
 	const struct cfl_study_plan *p = s->plan;
-	const struct auto_cand *c = &s->autos->c[k];
 	struct cfl_trial_spec spec;
 
-	memset(&spec, 0, sizeof(spec));
-	spec.trial_id = ts->id;
-	spec.model = p->autop.models[c->family];
-	spec.params = &c->params;
-	spec.seed = seed;
-	spec.repeat = set_repeat(set);
+	auto_spec(s, k, ts, seed, set_repeat(set), &spec);
 	spec.fold_seed = cfl_fold_seed(p->data.seed, spec.repeat);
 	spec.fold = fold;
 	spec.n_folds = p->autop.folds;
 	spec.flags = CFL_LEASE_KEEP_VALID | CFL_LEASE_KEEP_TEST | CFL_LEASE_KEEP_OOF |
 		     (p->autop.save ? CFL_LEASE_KEEP_MODEL : 0);
-	spec.prev_attempts = ts->attempt;
 	spec.user = user_of_set(k, fold, set);
 	spec.budget_s = budget_s;
-	spec.sample_rows = c->bag_rows;
+	spec.sample_rows = s->autos->c[k].bag_rows;
 	return cfl_pool_submit(s->pool, &spec, err);
 }
 
@@ -461,16 +472,10 @@ static int submit_search(struct cfl_study *s, size_t k,
 	struct auto_cand *c = &s->autos->c[k];
 	struct cfl_trial_spec spec;
 
-	memset(&spec, 0, sizeof(spec));
-	spec.trial_id = ts->id;
-	spec.model = p->autop.models[c->family];
-	spec.params = &c->params;
-	spec.seed = seed;
-	spec.repeat = repeat;
+	auto_spec(s, k, ts, seed, repeat, &spec);
 	spec.fold_seed = cfl_fold_seed(p->data.seed, 0);
 	spec.fold = -1;
 	spec.flags = CFL_LEASE_KEEP_VALID | flags;
-	spec.prev_attempts = ts->attempt;
 	spec.user = user_of(k, -1);
 	spec.budget_s = budget_s;
 	spec.sample_rows = c->rows;
