@@ -227,4 +227,29 @@ int cfl_pruner_report(struct cfl_pruner *p, int64_t trial, size_t step,
  * completed trials'.  A trial pruned or failed is not completed. */
 void cfl_pruner_complete(struct cfl_pruner *p, int64_t trial);
 
+/* A candidate of several seeds (tune's --num-repeat), judged as one trial
+ * `cand` on the mean of its seeds.  Each seed is started (submitted), then
+ * reports its own steps, then ends.  The candidate reports, at a step, the
+ * mean of the scores its seeds reported there once every seed started and
+ * not ended has reached it (a seed that ended, early stopped or failed,
+ * counts as far as it got).  A step is judged once: a seed that reaches it
+ * after (a retried one) adds nothing there.  So a candidate is not stopped
+ * for one unlucky seed, and the seed ahead waits for no one: it trains on,
+ * and the candidate is judged on the report of the last seed to reach the
+ * step.  Seeds that run one after another (one job) are judged on the
+ * seeds after the first, the first one trains whole.
+ * cfl_pruner_seed_start: 0, or -1 out of memory (err).
+ * cfl_pruner_seed_report: 1 when the candidate is pruned (now, or before:
+ * every seed stops at its next report), 0 to go on, -1 out of memory. */
+int cfl_pruner_seed_start(struct cfl_pruner *p, int64_t cand, int seed,
+			  struct cfl_err *err);
+int cfl_pruner_seed_report(struct cfl_pruner *p, int64_t cand, int seed,
+			   size_t step, double score, struct cfl_err *err);
+/* Seed `seed` of cand ended (done, failed or stopped): the steps that
+ * waited for it are judged.  1: the candidate is pruned and a seed of it
+ * still reports; 0; -1 out of memory (err).  Once every seed of a
+ * candidate finished whole, cfl_pruner_complete(p, cand) counts it. */
+int cfl_pruner_seed_end(struct cfl_pruner *p, int64_t cand, int seed,
+			struct cfl_err *err);
+
 #endif

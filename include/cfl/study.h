@@ -83,11 +83,11 @@ struct cfl_study_tune_plan {
 	long grid_points;
 	enum cfl_liar liar;
 	double timeout;		/* ask no new candidate after this (s); 0: none */
-	enum cfl_prune_kind prune;	/* --prune: stop a search repeat whose
-					 * intermediate validation score is
-					 * poor (fcnn, gbdt; cfl/hpo.h's
-					 * pruners); its candidate then has no
-					 * score [none] */
+	enum cfl_prune_kind prune;	/* --prune: stop a candidate whose
+					 * intermediate validation score (the
+					 * mean of its seeds') is poor (fcnn,
+					 * gbdt; cfl/hpo.h's pruners); it then
+					 * has no score [none] */
 	const char *save;	/* --save: the bundle of the refit to write
 				 * (its trials keep their models); NULL: none */
 };

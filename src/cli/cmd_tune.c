@@ -93,10 +93,10 @@ static void usage(FILE *f)
 		"                           a larger --num-search grows a finished run\n"
 		"  --timeout SEC            ask no new candidate after SEC seconds [0: none]\n"
 		"  --prune median|asha      stop candidates whose validation score while\n"
-		"                           training (fcnn: each epoch, gbdt: every 10\n"
-		"                           rounds) is poor: below the median of the\n"
-		"                           finished ones / out of their rung's top third\n"
-		"                           [none]\n"
+		"                           training (their seeds' mean; fcnn: each epoch,\n"
+		"                           gbdt: every 10 rounds) is poor: below the\n"
+		"                           median of the finished ones / out of their\n"
+		"                           rung's top third [none]\n"
 		CLI_POOL_HELP_RETRIES
 		CLI_POOL_HELP_QUIET
 		"  -h, --help               this help\n"

@@ -10,6 +10,7 @@
 #include "cfl/hpo.h"
 
 #include <math.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -27,6 +28,25 @@ struct ptrial {
 	int next_rung;		/* asha: the next rung it reaches */
 };
 
+/* A step of a candidate's seeds that waits for its other seeds. */
+struct gstep {
+	size_t step;
+	double sum;		/* of the scores reported there */
+	size_t n;		/* how many */
+};
+
+/* A candidate of several seeds (cfl_pruner_seed_report). */
+struct pgroup {
+	int64_t id;
+	size_t *at;		/* (n_at) the last step seed s reported (0:
+				 * none yet); SIZE_MAX: not started, or ended */
+	int n_at;
+	struct gstep *steps;	/* reported, not judged; ascending */
+	size_t n_steps, cap_steps;
+	size_t judged;		/* the last step judged; 0: none */
+	int pruned;
+};
+
 struct cfl_pruner {
 	struct cfl_pruner_opts o;
 	struct report *r;
@@ -34,6 +54,8 @@ struct cfl_pruner {
 	struct ptrial *t;
 	size_t n_t, cap_t;
 	size_t first_step;	/* asha's first rung once known; 0 before */
+	struct pgroup *g;
+	size_t n_g, cap_g;
 };
 
 static const char *const kind_names[] = { "none", "median", "asha" };
@@ -79,6 +101,11 @@ void cfl_pruner_free(struct cfl_pruner *p)
 {
 	if (!p)
 		return;
+	for (size_t i = 0; i < p->n_g; i++) {
+		free(p->g[i].at);
+		free(p->g[i].steps);
+	}
+	free(p->g);
 	free(p->r);
 	free(p->t);
 	free(p);
@@ -236,4 +263,151 @@ void cfl_pruner_complete(struct cfl_pruner *p, int64_t trial)
 	for (size_t i = 0; i < p->n_t; i++)
 		if (p->t[i].id == trial)
 			p->t[i].completed = 1;
+}
+
+/* ---- candidates of several seeds ---- */
+
+/* Candidate cand's group with room for seed `seed`, added when new; NULL
+ * when out of memory. */
+static struct pgroup *group_of(struct cfl_pruner *p, int64_t cand, int seed,
+			       struct cfl_err *err)
+{
+	struct pgroup *g = NULL;
+
+	for (size_t i = 0; i < p->n_g && !g; i++)
+		if (p->g[i].id == cand)
+			g = &p->g[i];
+	if (!g) {
+		if (p->n_g == p->cap_g) {
+			size_t cap = p->cap_g ? 2 * p->cap_g : 32;
+			struct pgroup *ng = cfl_realloc(p->g, cap * sizeof(*ng), err);
+
+			if (!ng)
+				return NULL;
+			p->g = ng;
+			p->cap_g = cap;
+		}
+		g = &p->g[p->n_g++];
+		memset(g, 0, sizeof(*g));
+		g->id = cand;
+	}
+	if (seed >= g->n_at) {
+		size_t *na = cfl_realloc(g->at, ((size_t)seed + 1) * sizeof(*na), err);
+
+		if (!na)
+			return NULL;
+		for (int s = g->n_at; s <= seed; s++)
+			na[s] = SIZE_MAX;
+		g->at = na;
+		g->n_at = seed + 1;
+	}
+	return g;
+}
+
+/* Judges g's steps that every started seed has reached, oldest first,
+ * as trial g->id; marks g pruned when the pruner says so while a seed
+ * still reports.  0, or -1 with err. */
+static int judge_group(struct cfl_pruner *p, struct pgroup *g,
+		       struct cfl_err *err)
+{
+	size_t low = SIZE_MAX, i;
+
+	for (int s = 0; s < g->n_at; s++)
+		if (g->at[s] < low)
+			low = g->at[s];
+	for (i = 0; i < g->n_steps && g->steps[i].step <= low && !g->pruned; i++) {
+		const struct gstep *st = &g->steps[i];
+		int r = cfl_pruner_report(p, g->id, st->step,
+					  st->sum / (double)st->n, err);
+
+		if (r < 0)
+			return -1;
+		g->judged = st->step;
+		if (r > 0 && low != SIZE_MAX)
+			g->pruned = 1;
+	}
+	if (g->pruned)
+		i = g->n_steps;
+	memmove(g->steps, g->steps + i, (g->n_steps - i) * sizeof(*g->steps));
+	g->n_steps -= i;
+	return 0;
+}
+
+/* Adds seed's score at step to g's steps (a step judged already takes
+ * nothing).  0, or -1 with err. */
+static int add_gstep(struct pgroup *g, size_t step, double score,
+		     struct cfl_err *err)
+{
+	size_t i = g->n_steps;
+
+	if (step <= g->judged)
+		return 0;
+	while (i > 0 && g->steps[i - 1].step > step)
+		i--;
+	if (!(i > 0 && g->steps[i - 1].step == step)) {
+		if (g->n_steps == g->cap_steps) {
+			size_t cap = g->cap_steps ? 2 * g->cap_steps : 16;
+			struct gstep *ns = cfl_realloc(g->steps, cap * sizeof(*ns), err);
+
+			if (!ns)
+				return -1;
+			g->steps = ns;
+			g->cap_steps = cap;
+		}
+		memmove(g->steps + i + 1, g->steps + i,
+			(g->n_steps - i) * sizeof(*g->steps));
+		g->steps[i] = (struct gstep){ step, 0, 0 };
+		g->n_steps++;
+		i++;
+	}
+	g->steps[i - 1].sum += score;
+	g->steps[i - 1].n++;
+	return 0;
+}
+
+int cfl_pruner_seed_start(struct cfl_pruner *p, int64_t cand, int seed,
+			  struct cfl_err *err)
+{
+	struct pgroup *g;
+
+	if (!p || p->o.kind == CFL_PRUNE_NONE || seed < 0)
+		return 0;
+	if (!(g = group_of(p, cand, seed, err)))
+		return -1;
+	g->at[seed] = 0;
+	return 0;
+}
+
+int cfl_pruner_seed_report(struct cfl_pruner *p, int64_t cand, int seed,
+			   size_t step, double score, struct cfl_err *err)
+{
+	struct pgroup *g;
+
+	if (!p || p->o.kind == CFL_PRUNE_NONE || seed < 0)
+		return 0;
+	if (!(g = group_of(p, cand, seed, err)))
+		return -1;
+	if (g->pruned)
+		return 1;
+	if (add_gstep(g, step, isnan(score) ? -INFINITY : score, err))
+		return -1;
+	g->at[seed] = step;
+	if (judge_group(p, g, err))
+		return -1;
+	return g->pruned;
+}
+
+int cfl_pruner_seed_end(struct cfl_pruner *p, int64_t cand, int seed,
+			struct cfl_err *err)
+{
+	struct pgroup *g;
+
+	if (!p || p->o.kind == CFL_PRUNE_NONE || seed < 0)
+		return 0;
+	if (!(g = group_of(p, cand, seed, err)))
+		return -1;
+	g->at[seed] = SIZE_MAX;
+	if (judge_group(p, g, err))
+		return -1;
+	return g->pruned;
 }

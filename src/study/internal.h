@@ -27,7 +27,7 @@ struct study_cand {
 				 * repeat done before a --resume) or none */
 	double score;		/* once told: cfl_metric_candidate_score */
 	int told;
-	int pruned;		/* a search repeat was pruned: no score */
+	int pruned;		/* the pruner stopped it: no score */
 };
 
 /* What a tune trial's events point back to. */
@@ -52,10 +52,8 @@ struct cfl_study {
 	long budget;			/* the search's budget: the first
 					 * num_search of the run */
 	struct cfl_search *search;
-	struct cfl_pruner **pruners;	/* --prune: one per search repeat
-					 * (seed r of each candidate against
-					 * seed r of the others); NULL: none */
-	size_t n_pruners;
+	struct cfl_pruner *pruner;	/* --prune: judges each candidate on
+					 * its seeds' mean; NULL: none */
 	struct study_cand *cands;	/* (num_search) */
 	size_t n_cands;
 	struct study_tref *trefs;	/* ((num_search + 1) * R) */

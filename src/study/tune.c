@@ -20,11 +20,8 @@ void cfl_study_tune_release(struct cfl_study *s)
 {
 	cfl_search_free(s->search);
 	s->search = NULL;
-	for (size_t r = 0; r < s->n_pruners; r++)
-		cfl_pruner_free(s->pruners[r]);
-	s->n_pruners = 0;
-	free(s->pruners);
-	s->pruners = NULL;
+	cfl_pruner_free(s->pruner);
+	s->pruner = NULL;
 	for (size_t i = 0; s->cands && i < s->n_cands; i++) {
 		cfl_params_release(&s->cands[i].params);
 		free(s->cands[i].vals);
@@ -135,8 +132,11 @@ static int submit_trials(struct cfl_study *s, size_t k, int r0, int r1,
 		if (p->tune.save && rep >= p->num_repeat)
 			spec.flags |= CFL_LEASE_KEEP_MODEL | CFL_LEASE_KEEP_TEST;
 		/* --prune: the search's repeats say how they train */
-		if (s->pruners && rep < p->num_repeat && !p->tune.command)
+		if (s->pruner && rep < p->num_repeat) {
 			spec.flags |= CFL_LEASE_PROGRESS;
+			if (cfl_pruner_seed_start(s->pruner, c->id, rep, err))
+				goto fail;
+		}
 		spec.prev_attempts = ts.attempt;
 		spec.user = tr;
 		if (cfl_pool_submit(s->pool, &spec, err))
@@ -215,9 +215,9 @@ static int tell_one(struct cfl_study *s, size_t k,
 	return 0;
 }
 
-/* Records a finished trial and tells the listener. */
-static void on_trial(struct cfl_study *s, const struct cfl_pool_event *ev,
-		     const struct cfl_study_listener *ls)
+/* Records a finished trial and tells the listener.  0, or -1 with err. */
+static int on_trial(struct cfl_study *s, const struct cfl_pool_event *ev,
+		    const struct cfl_study_listener *ls, struct cfl_err *err)
 {
 	const struct study_tref *tr = ev->user;
 	struct study_cand *c = &s->cands[tr->cand];
@@ -227,9 +227,18 @@ static void on_trial(struct cfl_study *s, const struct cfl_pool_event *ev,
 		c->n_pending--;
 	if (ev->status == CFL_TRIAL_PRUNED)
 		c->pruned = 1;
-	if (ev->status == CFL_TRIAL_DONE)
-		if (s->pruners && tr->repeat < s->plan->num_repeat)
-			cfl_pruner_complete(s->pruners[tr->repeat], ev->trial_id);
+	if (s->pruner && tr->repeat < s->plan->num_repeat) {
+		/* --prune: what waited for this seed is judged; a candidate
+		 * whose search seeds all finished is a completed one */
+		int r = cfl_pruner_seed_end(s->pruner, c->id, tr->repeat, err);
+
+		if (r < 0)
+			return -1;
+		if (r > 0)
+			c->pruned = 1;
+		if (c->n_pending == 0 && !c->pruned && ev->status == CFL_TRIAL_DONE)
+			cfl_pruner_complete(s->pruner, c->id);
+	}
 	if (ev->status == CFL_TRIAL_DONE && tr->repeat < s->plan->num_repeat) {
 		const struct cfl_wire_split *v = &ev->result->split[CFL_SPLIT_VALID];
 		const char *metric = cfl_study_metric_name(s->plan);
@@ -247,6 +256,7 @@ static void on_trial(struct cfl_study *s, const struct cfl_pool_event *ev,
 	se.repeat = tr->repeat;
 	se.fold = -1;
 	cfl_study_emit(ls, &se);
+	return 0;
 }
 
 int study_tune_progress(void *ctx, int64_t trial_id, void *user, size_t step,
@@ -255,12 +265,21 @@ int study_tune_progress(void *ctx, int64_t trial_id, void *user, size_t step,
 	struct cfl_study *s = ctx;
 	const struct study_tref *tr = user;
 
-	if (!s->pruners || !tr || (size_t)tr->repeat >= s->n_pruners)
+	struct study_cand *c;
+	int r;
+
+	(void)trial_id;
+	if (!s->pruner || !tr || tr->repeat >= s->plan->num_repeat)
 		return 0;
-	/* a candidate with a seed pruned has no score: its other seeds stop too */
-	if (s->cands[tr->cand].pruned)
+	/* the candidate is judged on the mean of its seeds (cfl/hpo.h); a
+	 * pruned candidate has no score: its other seeds stop too */
+	c = &s->cands[tr->cand];
+	if (c->pruned)
 		return 1;
-	return cfl_pruner_report(s->pruners[tr->repeat], trial_id, step, score, err);
+	r = cfl_pruner_seed_report(s->pruner, c->id, tr->repeat, step, score, err);
+	if (r > 0)
+		c->pruned = 1;
+	return r;
 }
 
 /* One trial event: 0 handled, 1 idle, 2 interrupted, -1 error. */
@@ -270,8 +289,8 @@ static int wait_one(struct cfl_study *s, const struct cfl_study_listener *ls,
 	struct cfl_pool_event ev;
 	int r = cfl_study_wait(s, ls, &ev, err);
 
-	if (r == 0)
-		on_trial(s, &ev, ls);
+	if (r == 0 && on_trial(s, &ev, ls, err))
+		return -1;
 	return r;
 }
 
@@ -327,12 +346,8 @@ int cfl_study_tune(struct cfl_study *s, const struct cfl_study_listener *ls,
 
 		cfl_pruner_opts_init(&po);
 		po.kind = t->prune;
-		if (!(s->pruners = cfl_calloc((size_t)p->num_repeat, sizeof(*s->pruners), err)))
+		if (!(s->pruner = cfl_pruner_new(&po, err)))
 			return -1;
-		s->n_pruners = (size_t)p->num_repeat;
-		for (long r = 0; r < p->num_repeat; r++)
-			if (!(s->pruners[r] = cfl_pruner_new(&po, err)))
-				return -1;
 	}
 	s->cands = calloc((size_t)t->num_search, sizeof(*s->cands));
 	s->trefs = calloc((size_t)(t->num_search + 1) * (size_t)p->num_repeat,
