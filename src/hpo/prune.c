@@ -365,21 +365,11 @@ static int add_gstep(struct pgroup *g, size_t step, double score,
 	return 0;
 }
 
-int cfl_pruner_seed_start(struct cfl_pruner *p, int64_t cand, int seed,
-			  struct cfl_err *err)
-{
-	struct pgroup *g;
-
-	if (!p || p->o.kind == CFL_PRUNE_NONE || seed < 0)
-		return 0;
-	if (!(g = group_of(p, cand, seed, err)))
-		return -1;
-	g->at[seed] = 0;
-	return 0;
-}
-
-int cfl_pruner_seed_report(struct cfl_pruner *p, int64_t cand, int seed,
-			   size_t step, double score, struct cfl_err *err)
+/* Seed `seed` of cand is now at step `at` (0: started; SIZE_MAX: ended),
+ * having reported *score there when score is not NULL: what waited for it
+ * is judged.  1: the candidate is pruned; 0; -1 with err. */
+static int seed_at(struct cfl_pruner *p, int64_t cand, int seed, size_t at,
+		   const double *score, struct cfl_err *err)
 {
 	struct pgroup *g;
 
@@ -389,25 +379,26 @@ int cfl_pruner_seed_report(struct cfl_pruner *p, int64_t cand, int seed,
 		return -1;
 	if (g->pruned)
 		return 1;
-	if (add_gstep(g, step, isnan(score) ? -INFINITY : score, err))
+	if (score && add_gstep(g, at, isnan(*score) ? -INFINITY : *score, err))
 		return -1;
-	g->at[seed] = step;
-	if (judge_group(p, g, err))
-		return -1;
-	return g->pruned;
+	g->at[seed] = at;
+	return judge_group(p, g, err) ? -1 : g->pruned;
+}
+
+int cfl_pruner_seed_start(struct cfl_pruner *p, int64_t cand, int seed,
+			  struct cfl_err *err)
+{
+	return seed_at(p, cand, seed, 0, NULL, err) < 0 ? -1 : 0;
+}
+
+int cfl_pruner_seed_report(struct cfl_pruner *p, int64_t cand, int seed,
+			   size_t step, double score, struct cfl_err *err)
+{
+	return seed_at(p, cand, seed, step, &score, err);
 }
 
 int cfl_pruner_seed_end(struct cfl_pruner *p, int64_t cand, int seed,
 			struct cfl_err *err)
 {
-	struct pgroup *g;
-
-	if (!p || p->o.kind == CFL_PRUNE_NONE || seed < 0)
-		return 0;
-	if (!(g = group_of(p, cand, seed, err)))
-		return -1;
-	g->at[seed] = SIZE_MAX;
-	if (judge_group(p, g, err))
-		return -1;
-	return g->pruned;
+	return seed_at(p, cand, seed, SIZE_MAX, NULL, err);
 }
