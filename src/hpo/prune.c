@@ -328,8 +328,10 @@ static int judge_group(struct cfl_pruner *p, struct pgroup *g,
 	}
 	if (g->pruned)
 		i = g->n_steps;
-	memmove(g->steps, g->steps + i, (g->n_steps - i) * sizeof(*g->steps));
-	g->n_steps -= i;
+	if (i) {	/* steps is NULL until a seed reports */
+		memmove(g->steps, g->steps + i, (g->n_steps - i) * sizeof(*g->steps));
+		g->n_steps -= i;
+	}
 	return 0;
 }
 
