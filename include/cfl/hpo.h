@@ -228,21 +228,20 @@ int cfl_pruner_report(struct cfl_pruner *p, int64_t trial, size_t step,
 void cfl_pruner_complete(struct cfl_pruner *p, int64_t trial);
 
 /* A candidate of several seeds (tune's --num-repeat), judged as one trial
- * `cand` on the mean of its seeds.  Each seed is started (submitted), then
- * reports its own steps, then ends.  The candidate reports, at a step, the
- * mean of the scores its seeds reported there once every seed started and
- * not ended has reached it (a seed that ended, early stopped or failed,
- * counts as far as it got).  A step is judged once: a seed that reaches it
- * after (a retried one) adds nothing there.  So a candidate is not stopped
- * for one unlucky seed, and the seed ahead waits for no one: it trains on,
- * and the candidate is judged on the report of the last seed to reach the
- * step.  Seeds that run one after another (one job) are judged on the
- * seeds after the first, the first one trains whole.
- * cfl_pruner_seed_start: 0, or -1 out of memory (err).
+ * `cand` on the mean of its seeds.  Each seed reports its own steps, then
+ * ends.  The candidate reports, at a step, the mean of the scores its
+ * seeds reported there once every seed that is reporting has reached it: a
+ * seed that has not reported yet (queued behind other trials) is not waited
+ * for, nor one that ended (early stopped, failed), which counts as far as
+ * it got.  A step is judged once: a seed that reaches it after (one that
+ * started late, or a retried one) adds nothing there.  So a candidate whose
+ * seeds train side by side is not stopped for one unlucky seed, the seed
+ * ahead trains on (it is judged on the report of the last seed to reach
+ * the step), and a seed never trains on waiting for one that has not
+ * started: seeds that run one after another (one job) are judged as the
+ * first goes, and when it is pruned the next stops at its first report.
  * cfl_pruner_seed_report: 1 when the candidate is pruned (now, or before:
  * every seed stops at its next report), 0 to go on, -1 out of memory. */
-int cfl_pruner_seed_start(struct cfl_pruner *p, int64_t cand, int seed,
-			  struct cfl_err *err);
 int cfl_pruner_seed_report(struct cfl_pruner *p, int64_t cand, int seed,
 			   size_t step, double score, struct cfl_err *err);
 /* Seed `seed` of cand ended (done, failed or stopped): the steps that

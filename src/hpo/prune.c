@@ -38,8 +38,8 @@ struct gstep {
 /* A candidate of several seeds (cfl_pruner_seed_report). */
 struct pgroup {
 	int64_t id;
-	size_t *at;		/* (n_at) the last step seed s reported (0:
-				 * none yet); SIZE_MAX: not started, or ended */
+	size_t *at;		/* (n_at) the last step seed s reported;
+				 * SIZE_MAX: not reporting (none yet, or ended) */
 	int n_at;
 	struct gstep *steps;	/* reported, not judged; ascending */
 	size_t n_steps, cap_steps;
@@ -304,7 +304,7 @@ static struct pgroup *group_of(struct cfl_pruner *p, int64_t cand, int seed,
 	return g;
 }
 
-/* Judges g's steps that every started seed has reached, oldest first,
+/* Judges g's steps that every reporting seed has reached, oldest first,
  * as trial g->id; marks g pruned when the pruner says so while a seed
  * still reports.  0, or -1 with err. */
 static int judge_group(struct cfl_pruner *p, struct pgroup *g,
@@ -367,7 +367,7 @@ static int add_gstep(struct pgroup *g, size_t step, double score,
 	return 0;
 }
 
-/* Seed `seed` of cand is now at step `at` (0: started; SIZE_MAX: ended),
+/* Seed `seed` of cand is now at step `at` (SIZE_MAX: ended),
  * having reported *score there when score is not NULL: what waited for it
  * is judged.  1: the candidate is pruned; 0; -1 with err. */
 static int seed_at(struct cfl_pruner *p, int64_t cand, int seed, size_t at,
@@ -385,12 +385,6 @@ static int seed_at(struct cfl_pruner *p, int64_t cand, int seed, size_t at,
 		return -1;
 	g->at[seed] = at;
 	return judge_group(p, g, err) ? -1 : g->pruned;
-}
-
-int cfl_pruner_seed_start(struct cfl_pruner *p, int64_t cand, int seed,
-			  struct cfl_err *err)
-{
-	return seed_at(p, cand, seed, 0, NULL, err) < 0 ? -1 : 0;
 }
 
 int cfl_pruner_seed_report(struct cfl_pruner *p, int64_t cand, int seed,

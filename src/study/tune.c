@@ -132,11 +132,8 @@ static int submit_trials(struct cfl_study *s, size_t k, int r0, int r1,
 		if (p->tune.save && rep >= p->num_repeat)
 			spec.flags |= CFL_LEASE_KEEP_MODEL | CFL_LEASE_KEEP_TEST;
 		/* --prune: the search's repeats say how they train */
-		if (s->pruner && rep < p->num_repeat) {
+		if (s->pruner && rep < p->num_repeat)
 			spec.flags |= CFL_LEASE_PROGRESS;
-			if (cfl_pruner_seed_start(s->pruner, c->id, rep, err))
-				goto fail;
-		}
 		spec.prev_attempts = ts.attempt;
 		spec.user = tr;
 		if (cfl_pool_submit(s->pool, &spec, err))

@@ -1041,73 +1041,75 @@ static int seed_ends(struct cfl_pruner *p, int64_t cand, int seed)
 	return r;
 }
 
-static void seeds_start(struct cfl_pruner *p, int64_t cand, int n)
-{
-	struct cfl_err err;
-
-	for (int s = 0; s < n; s++)
-		CHECK_MSG(cfl_pruner_seed_start(p, cand, s, &err) == 0, "%s", err.msg);
-}
-
 /* A candidate of two seeds is judged on their mean at a step, once both
- * reached it: one unlucky seed does not stop it, the seed ahead waits for
- * no one, a pruned candidate stops every seed, a seed that ended is not
- * waited for, and a step is judged once. */
+ * reporting seeds reached it: one unlucky seed does not stop it, the seed
+ * ahead waits for no one, a pruned candidate stops every seed, a seed that
+ * ended or has not reported yet is not waited for, and a step is judged
+ * once. */
 static void t_prune_seeds(void)
 {
-	/* asha, eta 2, rungs at steps 1, 2, 4 */
-	struct cfl_pruner *p = pruner(CFL_PRUNE_ASHA, 0, 1, 2);
+	/* asha, eta 2, rungs at steps 2, 4, 8 */
+	struct cfl_pruner *p = pruner(CFL_PRUNE_ASHA, 0, 2, 2);
 
-	seeds_start(p, 1, 2);
-	seeds_start(p, 2, 2);
-	CHECK_INT(seed_says(p, 1, 0, 1, 0.60), 0);
-	CHECK_INT(seed_says(p, 1, 1, 1, 0.60), 0);	/* rung 0: 0.60, the best */
+	CHECK_INT(seed_says(p, 1, 0, 1, 0.60), 0);	/* no rung at 1 */
+	CHECK_INT(seed_says(p, 1, 1, 1, 0.60), 0);
+	CHECK_INT(seed_says(p, 1, 0, 2, 0.60), 0);	/* waits for seed 1 */
+	CHECK_INT(seed_says(p, 1, 1, 2, 0.60), 0);	/* rung 0: 0.60, the best */
 	/* candidate 2's seed 0 is poor alone (0.40 < 0.60: a seed judged by
 	 * itself is pruned), its mean is not: (0.40 + 0.90) / 2 = 0.65 */
 	CHECK_INT(seed_says(p, 2, 0, 1, 0.40), 0);
-	CHECK_INT(seed_says(p, 2, 0, 2, 0.50), 0);	/* ahead: waits for no one */
-	CHECK_INT(seed_says(p, 2, 1, 1, 0.90), 0);	/* judged at 1: 0.65 goes on */
+	CHECK_INT(seed_says(p, 2, 1, 1, 0.90), 0);
+	CHECK_INT(seed_says(p, 2, 0, 2, 0.40), 0);
+	CHECK_INT(seed_says(p, 2, 0, 3, 0.50), 0);	/* ahead: waits for no one */
+	CHECK_INT(seed_says(p, 2, 1, 2, 0.90), 0);	/* judged at 2: 0.65 goes on */
 	/* candidate 3: mean 0.30 at rung 0, below the top 1 of 3 (0.65):
 	 * pruned on the report of its last seed; the other stops at its next */
-	seeds_start(p, 3, 2);
 	CHECK_INT(seed_says(p, 3, 0, 1, 0.20), 0);
-	CHECK_INT(seed_says(p, 3, 1, 1, 0.40), 1);
-	CHECK_INT(seed_says(p, 3, 0, 2, 0.99), 1);
-	/* a seed that ended (early stopping at step 1) is not waited for:
-	 * candidate 4 is judged at rung 1 on seed 1 alone */
-	CHECK_INT(seed_says(p, 1, 0, 2, 0.60), 0);
-	CHECK_INT(seed_says(p, 1, 1, 2, 0.60), 0);	/* rung 1: 0.60 */
-	seeds_start(p, 4, 2);
+	CHECK_INT(seed_says(p, 3, 1, 1, 0.40), 0);
+	CHECK_INT(seed_says(p, 3, 0, 2, 0.20), 0);
+	CHECK_INT(seed_says(p, 3, 1, 2, 0.40), 1);
+	CHECK_INT(seed_says(p, 3, 0, 3, 0.99), 1);
+	/* a seed that ended is not waited for: candidate 4 is judged at rung
+	 * 1 (step 4) on seed 1 alone once seed 0 stops early at step 3 */
+	CHECK_INT(seed_says(p, 1, 0, 4, 0.60), 0);
+	CHECK_INT(seed_says(p, 1, 1, 4, 0.60), 0);	/* rung 1: 0.60 */
 	CHECK_INT(seed_says(p, 4, 0, 1, 0.70), 0);
 	CHECK_INT(seed_says(p, 4, 1, 1, 0.70), 0);
-	CHECK_INT(seed_says(p, 4, 1, 2, 0.10), 0);	/* waits for seed 0 */
+	CHECK_INT(seed_says(p, 4, 0, 2, 0.70), 0);
+	CHECK_INT(seed_says(p, 4, 1, 2, 0.70), 0);	/* rung 0: top 2 of 4 */
+	CHECK_INT(seed_says(p, 4, 0, 3, 0.70), 0);
+	CHECK_INT(seed_says(p, 4, 1, 3, 0.70), 0);
+	CHECK_INT(seed_says(p, 4, 1, 4, 0.10), 0);	/* waits for seed 0 */
 	CHECK_INT(seed_ends(p, 4, 0), 1);	/* rung 1: 0.10 alone, pruned */
-	/* a step is judged once: a retried seed's repeat of step 1 adds
-	 * nothing (candidate 2 passed rung 0; 0.0 there would prune it) */
+	/* a step is judged once: a retried seed's step 1 and 2 add nothing
+	 * (candidate 2 passed rung 0; 0.0 there would prune it) */
 	CHECK_INT(seed_says(p, 2, 1, 1, 0.0), 0);
+	CHECK_INT(seed_says(p, 2, 1, 2, 0.0), 0);
 	/* a candidate whose seeds all ended is not pruned (nothing to stop),
 	 * though its step is judged and fills its rung */
-	seeds_start(p, 5, 2);
 	CHECK_INT(seed_says(p, 5, 0, 1, 0.61), 0);
+	CHECK_INT(seed_says(p, 5, 1, 1, 0.61), 0);
+	CHECK_INT(seed_says(p, 5, 0, 2, 0.61), 0);	/* waits for seed 1 */
 	CHECK_INT(seed_ends(p, 5, 0), 0);
-	CHECK_INT(seed_ends(p, 5, 1), 0);
+	CHECK_INT(seed_ends(p, 5, 1), 0);	/* 0.61 below the top 2 of 5 */
 	/* with 0.61 there, 0.62 is in the top 3 of 6 (without: not in the
 	 * top 2 of 5) */
-	CHECK_INT(say(p, 6, 1, 0.62), 0);
+	CHECK_INT(say(p, 6, 2, 0.62), 0);
 	cfl_pruner_free(p);
-	/* one seed at a time (one job): the first trains whole, its
-	 * sibling's steps are judged on the mean */
-	p = pruner(CFL_PRUNE_ASHA, 0, 1, 2);
-	seeds_start(p, 1, 1);
-	CHECK_INT(seed_says(p, 1, 0, 1, 0.8), 0);
+	/* one seed at a time (one job): a seed that has not reported is not
+	 * waited for, so the first is judged alone, and when it is pruned the
+	 * next stops at its first report */
+	p = pruner(CFL_PRUNE_ASHA, 0, 2, 2);
+	CHECK_INT(seed_says(p, 1, 0, 2, 0.8), 0);
 	CHECK_INT(seed_ends(p, 1, 0), 0);
-	seeds_start(p, 2, 2);
+	CHECK_INT(seed_says(p, 1, 1, 1, 0.1), 0);	/* step 2 judged: */
+	CHECK_INT(seed_says(p, 1, 1, 2, 0.1), 0);	/* adds nothing */
 	CHECK_INT(seed_says(p, 2, 0, 1, 0.1), 0);
-	CHECK_INT(seed_says(p, 2, 0, 2, 0.1), 0);
-	CHECK_INT(seed_ends(p, 2, 0), 0);
-	CHECK_INT(seed_says(p, 2, 1, 1, 0.3), 1);	/* mean 0.2 < 0.8 */
-	/* no pruner: never */
+	CHECK_INT(seed_says(p, 2, 0, 2, 0.1), 1);	/* 0.1 < 0.8 */
+	CHECK_INT(seed_ends(p, 2, 0), 1);
+	CHECK_INT(seed_says(p, 2, 1, 1, 0.9), 1);
 	cfl_pruner_free(p);
+	/* no pruner: never */
 	p = pruner(CFL_PRUNE_NONE, 0, 0, 3);
 	CHECK_INT(seed_says(p, 1, 0, 1, -1e300), 0);
 	cfl_pruner_free(p);
