@@ -246,9 +246,9 @@ int cfl_pruner_seed_report(struct cfl_pruner *p, int64_t cand, int seed,
 			   size_t step, double score, struct cfl_err *err);
 /* Seed `seed` of cand ended (done, failed or stopped): the steps that
  * waited for it are judged.  1: the candidate is pruned (a candidate
- * judged when no seed of it trains any more is not); 0; -1 out of memory
- * (err).  Once every seed of a
- * candidate finished whole, cfl_pruner_complete(p, cand) counts it. */
+ * judged when none of its seeds trains any more is not); 0; -1 out of
+ * memory (err).  Once every seed of a candidate finished whole,
+ * cfl_pruner_complete(p, cand) counts it. */
 int cfl_pruner_seed_end(struct cfl_pruner *p, int64_t cand, int seed,
 			struct cfl_err *err);
 

@@ -261,7 +261,6 @@ int study_tune_progress(void *ctx, int64_t trial_id, void *user, size_t step,
 {
 	struct cfl_study *s = ctx;
 	const struct study_tref *tr = user;
-
 	struct study_cand *c;
 	int r;
 
