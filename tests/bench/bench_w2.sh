@@ -54,10 +54,12 @@ prune_part() {
 					# the validation rows, from the first line ("..., 144 valid, ...")
 					nv=$(sed -n '1s/.* \([0-9][0-9]*\) valid.*/\1/p' "$BENCH_DIR/w2/p.err")
 					# each scored candidate: score@seconds from the command's
-					# start to its last trial's end (W10's time to reach a score)
+					# start to the end of its last search trial, when its score
+					# is known (W10's time to reach a score; the refit of the
+					# best, after the whole search, is not part of reaching it)
 					reach=$(sqlite3 "$BENCH_DIR/w2/p.db" "select group_concat(s || '@' || printf('%.3f', f - $t0), ',')
 						from (select c.score s, max(t.finished) f from candidates c join trials t on t.candidate = c.id
-						where c.score is not null group by c.id order by f)")
+						where c.score is not null and t.phase = 'search' group by c.id order by f)")
 					echo "$ds $n $pr $best $(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.3f", b - a }') $np ${nv:-0} ${reach:--}" >> "$pout"
 				done
 			done
@@ -121,6 +123,14 @@ for (ds, n) in sorted({(k[0], k[1]) for k in rows}):
               % (w, len(a), '%.3f' % tm if tm < math.inf else 'never', wz,
                  '%.3f' % (tm / wz) if tm < math.inf else '-',
                  '-'.join('%.2f' % t if t < math.inf else 'never' for t in ts)))
+    # the same time for none itself: how early its own search gets within
+    # one standard error of its best (the figure above means little for
+    # pruning where this one is already below 0.5)
+    tz = sorted(reached(x[2], bz - se) for x in z)
+    if all(x[2] for x in z):
+        print('%s|wall s for none to reach its own best - 1 SE / none\'s wall s (median of %d runs)|%.3f|%.3f|%.3f|none runs %s|'
+              % (w, len(z), statistics.median(tz), wz, statistics.median(tz) / wz,
+                 '-'.join('%.2f' % t for t in tz)))
 PYEOF
 }
 if [ "${W2_PART:-}" = prune ]; then
