@@ -402,4 +402,30 @@ double cfl_eta_left(const struct cfl_eta *e, double now, int *lower /* OUT */);
 /* "MM:SS" or "H:MM:SS" of s seconds (negative as 0) into out. */
 void cfl_format_duration(double s, char *out, size_t cap);
 
+/* ---- spare cores (src/core/spare.c) ----
+ * A count, shared by a local pool and the workers it forks, of the pool's
+ * slots idle with nothing queued.  A trial that can use a second thread
+ * claims one and gives it back at its end, or as soon as the pool wants
+ * it back.  A model's result never depends on whether it got one. */
+#define CFL_SPARE_MAX_WORKERS 256
+
+/* The pool: maps the shared count (once per process), before it forks. */
+int cfl_spare_init(struct cfl_err *err);
+/* A forked worker: its index among the pool's workers. */
+void cfl_spare_worker(int index);
+/* The pool: n of its slots are spare now (0: it wants them all back). */
+void cfl_spare_offer(int n);
+/* The pool: worker index is gone; a core it held is spare again. */
+void cfl_spare_lost(int index);
+/* 1 when this process claimed a spare core (at most one at a time). */
+int cfl_spare_claim(void);
+/* 1 when this process holds one and the pool wants it back. */
+int cfl_spare_wanted(void);
+/* Gives the claimed core back (nothing when none is held). */
+void cfl_spare_return(void);
+/* The count now: offered less claimed (0 without a shared count). */
+int cfl_spare_count(void);
+/* The claims made on this process's count since it was mapped. */
+int cfl_spare_claims(void);
+
 #endif

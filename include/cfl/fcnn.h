@@ -37,4 +37,8 @@ double cfl_fcnn_loss_grad(struct cfl_model *m, const struct cfl_xy *xy,
 int cfl_fcnn_epochs(const struct cfl_model *m, size_t *n_run /* OUT */,
 		    size_t *best /* OUT */);
 
+/* After a fit: its steps whose second half ran on a second thread (on a
+ * spare core, cfl_spare_claim); 0 when m has no network. */
+size_t cfl_fcnn_helper_steps(const struct cfl_model *m);
+
 #endif

@@ -20,7 +20,11 @@
 
 #include <cblas.h>
 #include <float.h>
+#include <limits.h>
 #include <math.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -88,6 +92,7 @@ struct fcnn {
 	float *theta;		/* n_theta: everything the optimiser moves */
 	float *stats;		/* n_stats: batch-norm running statistics */
 	size_t epochs_run, best_epoch;
+	size_t helper_steps;	/* of the last fit, run in two threads */
 };
 
 /* ---- fcnn: BLAS ---- */
@@ -810,17 +815,19 @@ static void forward(struct fcnn *f, struct work *w, const float *x, size_t n,
 	}
 }
 
-/* The mean loss of the outputs act[n_layers] (n, n_out) against t (n:
- * class indices, or standardised targets), and its gradient dZ (n, n_out)
- * into dz.  Without want_loss, cross-entropy skips the log of every row
- * (training only checks the loss is finite): the value returned is then
- * finite exactly when the loss is, and otherwise meaningless. */
+/* The loss of the outputs act[n_layers] (n, n_out) against t (n: class
+ * indices, or standardised targets) summed over the rows, and the gradient
+ * of the mean loss over a step's rows, inv_n = 1 / their count (n, or more
+ * when these are a part of them), into dz (n, n_out).  Without want_loss,
+ * cross-entropy skips the log of every row (training only checks the loss
+ * is finite): the value returned is then finite exactly when the loss is,
+ * and otherwise meaningless. */
 static double loss_grad(const struct fcnn *f, const struct work *w,
-			const float *t, size_t n, float *dz, int want_loss)
+			const float *t, size_t n, float inv_n, float *dz,
+			int want_loss)
 {
 	const float *z = w->act[f->n_layers];
 	const size_t k = f->n_out;
-	const float inv_n = 1.0f / (float)n;
 	double loss = 0;
 
 	if (f->loss == LOSS_CE && k == 2) {
@@ -883,7 +890,7 @@ static double loss_grad(const struct fcnn *f, const struct work *w,
 			dz[i] = e > 0 ? inv_n : e < 0 ? -inv_n : 0;
 		}
 	}
-	return loss / (double)n;
+	return loss;
 }
 
 /* Column sums of a (n, k) into out (k). */
@@ -1034,19 +1041,42 @@ struct optim_state {
 	float lr, wd, mom, b1, b2, eps, rho;
 	float *m, *v;		/* n_theta each: moments / momentum buffer */
 	long t;			/* steps taken */
+	float step, inv_bc2;	/* Adam's bias corrections of step t */
 };
 
-/* Built for AVX-512, AVX2 and plain x86-64, picked at load time: the
- * update touches every parameter every step.  ISO C mode keeps the
- * compiler from contracting a * b + c, so every variant computes the same
- * bits. */
+/* A step begins: its number and the constants every parameter's update
+ * uses, before the updates of its ranges (optim_apply). */
+static void optim_begin(struct optim_state *o)
+{
+	o->t++;
+	o->step = (float)(o->lr / (1 - pow(o->b1, (double)o->t)));
+	o->inv_bc2 = (float)(1 / sqrt(1 - pow(o->b2, (double)o->t)));
+}
+
+/* g[lo..hi) += g2[lo..hi): the gradient of a step's two halves. */
 CLONES
-static void optim_step(struct optim_state *o, float *restrict p,
-		       const float *restrict g, size_t n)
+static void grad_add(float *restrict g, const float *restrict g2, size_t lo,
+		     size_t hi)
+{
+	for (size_t i = lo; i < hi; i++)
+		g[i] += g2[i];
+}
+
+/* The update of parameters p[lo..hi) with their gradient g[lo..hi), in
+ * the step optim_begin began: each parameter on its own, so ranges can be
+ * updated apart (by two threads) with the same bits.  Built for AVX-512,
+ * AVX2 and plain x86-64, picked at load time: the update touches every
+ * parameter every step.  ISO C mode keeps the compiler from contracting
+ * a * b + c, so every variant computes the same bits. */
+CLONES
+static void optim_apply(const struct optim_state *o, float *restrict p,
+			const float *restrict g, size_t lo, size_t hi)
 {
 	const float lr = o->lr, wd = o->wd;
+	const size_t n = hi - lo;
 
-	o->t++;
+	p += lo;
+	g += lo;
 	switch (o->kind) {
 	case OPT_SGD:
 		for (size_t i = 0; i < n; i++)
@@ -1055,7 +1085,7 @@ static void optim_step(struct optim_state *o, float *restrict p,
 	case OPT_MOMENTUM:
 	case OPT_NESTEROV: {
 		const float mu = o->mom;
-		float *buf = o->m;
+		float *buf = o->m + lo;
 
 		for (size_t i = 0; i < n; i++) {
 			float gi = g[i] + wd * p[i];
@@ -1067,7 +1097,7 @@ static void optim_step(struct optim_state *o, float *restrict p,
 	}
 	case OPT_RMSPROP: {
 		const float rho = o->rho, eps = o->eps;
-		float *v = o->v;
+		float *v = o->v + lo;
 
 		for (size_t i = 0; i < n; i++) {
 			float gi = g[i] + wd * p[i];
@@ -1080,11 +1110,10 @@ static void optim_step(struct optim_state *o, float *restrict p,
 	case OPT_ADAM:
 	case OPT_ADAMW: {
 		const float b1 = o->b1, b2 = o->b2, eps = o->eps;
-		const float step = (float)(lr / (1 - pow(b1, (double)o->t)));
-		const float inv_bc2 = (float)(1 / sqrt(1 - pow(b2, (double)o->t)));
+		const float step = o->step, inv_bc2 = o->inv_bc2;
 		const float decay = o->kind == OPT_ADAMW ? 1 - lr * wd : 1;
 		const float l2 = o->kind == OPT_ADAM ? wd : 0;
-		float *restrict m = o->m, *restrict v = o->v;
+		float *restrict m = o->m + lo, *restrict v = o->v + lo;
 
 		for (size_t i = 0; i < n; i++) {
 			float gi = g[i] + l2 * p[i];
@@ -1417,12 +1446,212 @@ static void huge_release(struct huge_copy *h)
 	h->map = NULL;
 }
 
+/* ---- fcnn: a step in two halves, on a spare core when there is one ----
+ * A step of SPLIT_ROWS rows or more (without batch norm, whose statistics
+ * span the step, or dropout, whose mask is one random stream) runs as two
+ * halves of rows: each half's forward, loss and backward on its own rows
+ * into its own gradient, then the sum of the two gradients and the update.
+ * It does so on one thread too, so the model is the same whether or not a
+ * second thread took the second half: that thread runs only on a core the
+ * pool has spare (cfl_spare_claim; three seeds on two processes leave one
+ * idle for the third), claimed between steps and given back at the next
+ * step once the pool wants it. */
+#define SPLIT_ROWS 128
+#define SPLIT_ALIGN 16
+#define SPIN_PAUSES 4096
+
+/* The rows of a step of n rows that go to its first half. */
+static size_t split_rows(size_t n, int whole)
+{
+	size_t h;
+
+	if (whole || n < SPLIT_ROWS)
+		return n;
+	h = (n / 2 + SPLIT_ALIGN - 1) / SPLIT_ALIGN * SPLIT_ALIGN;
+	return h < n ? h : n;
+}
+
+/* One half's rows idx[0..n) gathered into w, forward, the loss's gradient
+ * (inv_n: one over the step's rows) and backward into w->grad; rows
+ * next[0..n_next) are asked for ahead.  Returns the loss summed over the
+ * rows. */
+static double half_step(struct fcnn *f, struct work *w, const float *xs,
+			const float *ts, const size_t *idx, size_t n, float inv_n,
+			const size_t *next, size_t n_next, float p_drop,
+			struct cfl_rng *drop, int want_loss)
+{
+	double loss;
+
+	gather(w->xbatch, w->tbatch, xs, ts, idx, n, f->n_in, next, n_next);
+	forward(f, w, w->xbatch, n, TRAIN, p_drop, drop);
+	loss = loss_grad(f, w, w->tbatch, n, inv_n, w->delta[0], want_loss);
+	backward(f, w, w->xbatch, n);
+	return loss;
+}
+
+/* The second thread: takes step number go's second half, then, once the
+ * first half's gradient is there too, sums and updates the parameters
+ * [mid, n_theta).  The main thread posts the next step only after both
+ * ranges are updated.  Step numbers start at 1; STOP ends the thread. */
+#define STOP ULONG_MAX
+
+struct helper {
+	pthread_t th;
+	int on;
+	_Atomic unsigned long go, done_a, done_b, upd_b;
+	/* the step's job, written before go */
+	struct fcnn *f;
+	struct work *w_a, *w_b;
+	struct optim_state *opt;
+	const float *xs, *ts;
+	const size_t *idx, *next;
+	size_t n, n_next, mid;
+	float inv_n;
+	int want_loss;
+	double loss;		/* the second half's, when done_b */
+};
+
+static void spin_until(_Atomic unsigned long *v, unsigned long want)
+{
+	unsigned long spins = 0;
+
+	while (atomic_load_explicit(v, memory_order_acquire) != want) {
+		if (++spins < SPIN_PAUSES) {
+#if defined(__x86_64__) || defined(__i386__)
+			__builtin_ia32_pause();
+#endif
+		} else {
+			sched_yield();
+		}
+	}
+}
+
+/* Waits for a step number other than last; returns it. */
+static unsigned long next_go(struct helper *h, unsigned long last)
+{
+	unsigned long spins = 0, g;
+
+	while ((g = atomic_load_explicit(&h->go, memory_order_acquire)) == last) {
+		if (++spins < SPIN_PAUSES) {
+#if defined(__x86_64__) || defined(__i386__)
+			__builtin_ia32_pause();
+#endif
+		} else {
+			sched_yield();
+		}
+	}
+	return g;
+}
+
+static void *helper_main(void *arg)
+{
+	struct helper *h = arg;
+	unsigned long step = 0;
+
+	while ((step = next_go(h, step)) != STOP) {
+		struct fcnn *f = h->f;
+
+		h->loss = half_step(f, h->w_b, h->xs, h->ts, h->idx, h->n,
+				    h->inv_n, h->next, h->n_next, 0, NULL,
+				    h->want_loss);
+		atomic_store_explicit(&h->done_b, step, memory_order_release);
+		spin_until(&h->done_a, step);
+		grad_add(h->w_a->grad, h->w_b->grad, h->mid, f->n_theta);
+		optim_apply(h->opt, f->theta, h->w_a->grad, h->mid, f->n_theta);
+		atomic_store_explicit(&h->upd_b, step, memory_order_release);
+	}
+	return NULL;
+}
+
+/* Starts the second thread on a claimed spare core; 0 when it runs. */
+static int helper_start(struct helper *h, struct fcnn *f, struct work *w_a,
+			struct work *w_b, struct optim_state *opt)
+{
+	h->f = f;
+	h->w_a = w_a;
+	h->w_b = w_b;
+	h->opt = opt;
+	h->mid = f->n_theta / 2 / SPLIT_ALIGN * SPLIT_ALIGN;
+	atomic_store(&h->go, 0);
+	atomic_store(&h->done_a, 0);
+	atomic_store(&h->done_b, 0);
+	atomic_store(&h->upd_b, 0);
+	if (pthread_create(&h->th, NULL, helper_main, h))
+		return -1;
+	h->on = 1;
+	return 0;
+}
+
+/* Ends the second thread (between steps) and gives its core back. */
+static void helper_stop(struct helper *h)
+{
+	if (!h->on)
+		return;
+	atomic_store_explicit(&h->go, STOP, memory_order_release);
+	pthread_join(h->th, NULL);
+	h->on = 0;
+	cfl_spare_return();
+}
+
+/* One step over rows idx[0..nb): its halves (the second on the helper
+ * when it runs), the gradients summed and the parameters updated.
+ * next[0..n_next) are the next step's rows.  Returns the mean loss over
+ * the step's rows. */
+static double train_step(struct fcnn *f, struct work *w_a, struct work *w_b,
+			 struct helper *h, struct optim_state *opt,
+			 const float *xs, const float *ts, const size_t *idx,
+			 size_t nb, const size_t *next, size_t n_next,
+			 float p_drop, struct cfl_rng *drop, int want_loss,
+			 unsigned long step)
+{
+	const int whole = f->batch_norm || p_drop > 0;
+	const size_t na = split_rows(nb, whole), n2 = nb - na;
+	const float inv_n = 1.0f / (float)nb;
+	const size_t na_next = n_next < na ? n_next : na;
+	double la, lb = 0;
+
+	optim_begin(opt);
+	if (n2 && h->on) {
+		h->idx = idx + na;
+		h->n = n2;
+		h->next = next + na_next;
+		h->n_next = n_next - na_next;
+		h->xs = xs;
+		h->ts = ts;
+		h->inv_n = inv_n;
+		h->want_loss = want_loss;
+		atomic_store_explicit(&h->go, step, memory_order_release);
+		la = half_step(f, w_a, xs, ts, idx, na, inv_n, next, na_next,
+			       p_drop, drop, want_loss);
+		atomic_store_explicit(&h->done_a, step, memory_order_release);
+		spin_until(&h->done_b, step);
+		lb = h->loss;
+		grad_add(w_a->grad, w_b->grad, 0, h->mid);
+		optim_apply(opt, f->theta, w_a->grad, 0, h->mid);
+		spin_until(&h->upd_b, step);
+		return (la + lb) / (double)nb;
+	}
+	la = half_step(f, w_a, xs, ts, idx, na, inv_n, next, na_next, p_drop,
+		       drop, want_loss);
+	if (n2) {
+		lb = half_step(f, w_b, xs, ts, idx + na, n2, inv_n,
+			       next + na_next, n_next - na_next, p_drop, drop,
+			       want_loss);
+		grad_add(w_a->grad, w_b->grad, 0, f->n_theta);
+		optim_apply(opt, f->theta, w_a->grad, 0, f->n_theta);
+		return (la + lb) / (double)nb;
+	}
+	optim_apply(opt, f->theta, w_a->grad, 0, f->n_theta);
+	return la / (double)nb;
+}
+
 static int fit(struct cfl_model *m, const struct cfl_xy *train,
 	       const struct cfl_xy *valid, struct cfl_err *err)
 {
 	struct settings s;
 	struct fcnn *f;
-	struct work w, wv;
+	struct work w, w2, wv;
+	struct helper h = { .on = 0 };
 	struct mt rng;
 	struct cfl_rng drop;
 	float *t = NULL, *best_theta = NULL, *best_stats = NULL;
@@ -1431,11 +1660,12 @@ static int fit(struct cfl_model *m, const struct cfl_xy *train,
 	const float *xs, *ts;
 	struct huge_copy hc = { NULL, 0 };
 	float *hx;
-	int early, scoring, cut = 0, rc = -1;
+	int early, scoring, cut = 0, rc = -1, halves;
 	struct cfl_budget B;
 
 	cfl_budget_start(&B, m);
 	memset(&wv, 0, sizeof(wv));
+	memset(&w2, 0, sizeof(w2));
 	f = build(m, train, &s, &rng, err);
 	if (!f)
 		return -1;
@@ -1453,6 +1683,10 @@ static int fit(struct cfl_model *m, const struct cfl_xy *train,
 	t = targets(f, train, err);
 	idx = cfl_calloc(train->n, sizeof(size_t), err);
 	if (!s.opt.m || !s.opt.v || !t || !idx)
+		goto out;
+	/* the second half's buffers, for steps that have one */
+	halves = split_rows(bs, f->batch_norm || s.dropout > 0) < bs;
+	if (halves && work_init(&w2, f, bs / 2 + 1, 1, 0, err))
 		goto out;
 	if (scoring) {
 		if (valid->d != f->n_in) {
@@ -1485,7 +1719,6 @@ static int fit(struct cfl_model *m, const struct cfl_xy *train,
 		for (size_t b0 = 0; b0 < train->n; b0 += bs) {
 			size_t nb = train->n - b0 < bs ? train->n - b0 : bs;
 			size_t after = train->n - b0 - nb;
-			float *tb = w.tbatch;
 
 			/* the budget's unit is a step: on many rows one epoch
 			 * may not fit (the last epoch is then a part of one) */
@@ -1496,14 +1729,19 @@ static int fit(struct cfl_model *m, const struct cfl_xy *train,
 				break;
 			}
 			steps++;
-
-			gather(w.xbatch, tb, xs, ts, idx + b0, nb, f->n_in,
-			       idx + b0 + nb, after < bs ? after : bs);
-			forward(f, &w, w.xbatch, nb, TRAIN, s.dropout, &drop);
-			loss_check += loss_grad(f, &w, tb, nb, w.delta[0],
-						no_change > 0);
-			backward(f, &w, w.xbatch, nb);
-			optim_step(&s.opt, f->theta, w.grad, f->n_theta);
+			/* a core the pool has spare is taken, and given back
+			 * when it wants it, between steps */
+			if (h.on && cfl_spare_wanted())
+				helper_stop(&h);
+			else if (halves && !h.on && cfl_spare_claim() &&
+				 helper_start(&h, f, &w, &w2, &s.opt))
+				cfl_spare_return();
+			f->helper_steps += h.on;
+			loss_check += train_step(f, &w, &w2, &h, &s.opt, xs, ts,
+						 idx + b0, nb, idx + b0 + nb,
+						 after < bs ? after : bs,
+						 s.dropout, &drop, no_change > 0,
+						 (unsigned long)steps);
 		}
 		f->epochs_run = e + 1;
 		if (!isfinite(loss_check)) {
@@ -1558,8 +1796,10 @@ trained:
 	f = NULL;
 	rc = 0;
 out:
+	helper_stop(&h);
 	huge_release(&hc);
 	work_release(&w);
+	work_release(&w2);
 	work_release(&wv);
 	free(s.opt.m);
 	free(s.opt.v);
@@ -1809,7 +2049,8 @@ double cfl_fcnn_loss_grad(struct cfl_model *m, const struct cfl_xy *xy,
 	cfl_rng_seed(&rng, drop_seed);
 	forward(f, &w, xy->x, xy->n, CHECK, (float)cfl_param_float(m, "dropout"),
 		&rng);
-	loss = loss_grad(f, &w, t, xy->n, w.delta[0], 1);
+	loss = loss_grad(f, &w, t, xy->n, 1.0f / (float)xy->n, w.delta[0], 1) /
+	       (double)xy->n;
 	if (grad) {
 		backward(f, &w, xy->x, xy->n);
 		memcpy(grad, w.grad, f->n_theta * sizeof(float));
@@ -1817,6 +2058,13 @@ double cfl_fcnn_loss_grad(struct cfl_model *m, const struct cfl_xy *xy,
 	work_release(&w);
 	free(t);
 	return loss;
+}
+
+size_t cfl_fcnn_helper_steps(const struct cfl_model *m)
+{
+	const struct fcnn *f = m->ops == &cfl_fcnn_ops ? m->state : NULL;
+
+	return f ? f->helper_steps : 0;
 }
 
 int cfl_fcnn_epochs(const struct cfl_model *m, size_t *n_run, size_t *best)

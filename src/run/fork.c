@@ -21,7 +21,35 @@
 struct fork_peer {
 	pid_t pid;
 	int reaped;
+	int spare_index;	/* in the spare-core count's table, or -1 */
 };
+
+/* Indices in the spare-core count's table of this process's live workers
+ * (a worker that became a pool itself starts its own table). */
+static unsigned char spare_used[CFL_SPARE_MAX_WORKERS];
+static pid_t spare_pid;
+
+static int spare_index_take(void)
+{
+	if (spare_pid != getpid()) {
+		memset(spare_used, 0, sizeof(spare_used));
+		spare_pid = getpid();
+	}
+	for (int i = 0; i < CFL_SPARE_MAX_WORKERS; i++)
+		if (!spare_used[i]) {
+			spare_used[i] = 1;
+			return i;
+		}
+	return -1;
+}
+
+static void spare_index_drop(int i)
+{
+	if (i < 0 || spare_pid != getpid())
+		return;
+	cfl_spare_lost(i);
+	spare_used[i] = 0;
+}
 
 static void fork_kill(struct cfl_peer *peer)
 {
@@ -64,6 +92,7 @@ static void fork_reap(struct cfl_peer *peer, char *reason, size_t cap)
 		snprintf(name, sizeof(name), "%s", reason + 7);
 		snprintf(reason, cap, "signal SIG%s", name);
 	}
+	spare_index_drop(fp->spare_index);
 	free(fp);
 	peer->impl = NULL;
 }
@@ -88,7 +117,8 @@ static void close_fd(int fd, void *ctx)
 }
 
 /* The child: never returns. */
-static void child_main(struct cfl_pool *p, int fd, const char *name)
+static void child_main(struct cfl_pool *p, int fd, const char *name,
+		       int spare_index)
 {
 	const struct cfl_pool_opts *o = cfl_pool_opts(p);
 	struct close_ctx cc = { fd };
@@ -112,6 +142,7 @@ static void child_main(struct cfl_pool *p, int fd, const char *name)
 	 * results would depend on the thread count.  Set before the first
 	 * BLAS call of this process. */
 	cfl_worker_set_threads(o->threads_per_trial);
+	cfl_spare_worker(spare_index);
 	rc = cfl_worker_serve(fd, o->data, name, o->trials_per_worker,
 			      o->allow_commands, &err);
 	/* _exit, not exit: no atexit handlers or stdio buffers inherited from
@@ -125,6 +156,7 @@ int cfl_fork_spawn(struct cfl_pool *p, struct cfl_err *err)
 	static unsigned long n_spawned;
 	struct fork_peer *fp;
 	struct cfl_peer *peer;
+	struct cfl_err serr;
 	char name[32];
 	int sv[2];
 	pid_t pid;
@@ -138,6 +170,9 @@ int cfl_fork_spawn(struct cfl_pool *p, struct cfl_err *err)
 				   strerror(errno));
 	}
 	snprintf(name, sizeof(name), "local:%lu", ++n_spawned);
+	/* the count of spare cores is shared with the workers: mapped before
+	 * the first fork (without it, no trial borrows a core) */
+	fp->spare_index = cfl_spare_init(&serr) ? -1 : spare_index_take();
 	fflush(NULL);	/* nothing buffered is copied into the child */
 	/* The child inherits BLAS's thread count: one, unless it asks for
 	 * more (--threads-per-trial), so that it need not start OpenBLAS's
@@ -148,12 +183,13 @@ int cfl_fork_spawn(struct cfl_pool *p, struct cfl_err *err)
 	if (pid < 0) {
 		close(sv[0]);
 		close(sv[1]);
+		spare_index_drop(fp->spare_index);
 		free(fp);
 		return cfl_err_set(err, "cannot fork a worker: %s", strerror(errno));
 	}
 	if (pid == 0) {
 		close(sv[0]);
-		child_main(p, sv[1], name);
+		child_main(p, sv[1], name, fp->spare_index);
 	}
 	close(sv[1]);
 	fp->pid = pid;
@@ -164,6 +200,7 @@ int cfl_fork_spawn(struct cfl_pool *p, struct cfl_err *err)
 		kill(pid, SIGKILL);
 		waitpid(pid, NULL, 0);
 		close(sv[0]);
+		spare_index_drop(fp->spare_index);
 		free(fp);
 		return -1;
 	}

@@ -1019,6 +1019,25 @@ static int assign(struct cfl_pool *p, struct cfl_err *err)
 	return 0;
 }
 
+/* With nothing queued, the idle slots of local workers are cores a
+ * running trial may borrow for a second thread (cfl_spare_offer: an fcnn
+ * fit's steps in two halves); with work queued, none. */
+static void offer_spare(struct cfl_pool *p)
+{
+	int n = 0;
+
+	if (!p->s.q_len && p->s.n_running)
+		for (size_t i = 0; i < p->n_peers; i++) {
+			const struct peer *pe = p->peers[i];
+
+			if (pe->dead || strcmp(pe->pub.ops->kind, "fork"))
+				continue;
+			for (size_t k = 0; k < pe->pub.n_slots; k++)
+				n += pe->slots[k].idx < 0;
+		}
+	cfl_spare_offer(n);
+}
+
 /* Fails leases past their deadline. */
 static int check_timeouts(struct cfl_pool *p, struct cfl_err *err)
 {
@@ -1295,6 +1314,7 @@ static int stop(struct cfl_pool *p, struct cfl_err *err)
 	int rc = 0;
 
 	p->stopped = 1;
+	cfl_spare_offer(0);
 	if (p->over) {	/* the run is over: TCP workers may go home */
 		for (size_t i = 0; i < p->n_peers; i++) {
 			struct cfl_wire_msg m;
@@ -1369,6 +1389,7 @@ int cfl_pool_wait(struct cfl_pool *p, struct cfl_pool_event *ev,
 				return -1;
 		if (assign(p, err))
 			return -1;
+		offer_spare(p);
 		if (!p->s.q_len && !p->s.n_running) {
 			if (cfl_pool_flush(p, err))
 				return -1;
@@ -1529,6 +1550,7 @@ int cfl_pool_close(struct cfl_pool *p, struct cfl_err *err)
 
 	if (!p)
 		return 0;
+	cfl_spare_offer(0);
 	drop_events(p);
 	if (cfl_pool_flush(p, err))
 		rc = -1;

@@ -914,6 +914,108 @@ static void t_reports_and_prunes(void)
 	xy_free(&va);
 }
 
+/* A fit's SHA-256 of its saved model and predictions on tr. */
+static char *fit_sha(struct cfl_model *m, const struct cfl_xy *tr,
+		     const struct cfl_xy *va)
+{
+	char *text, *hex;
+	double *out;
+
+	fit_ok(m, tr, va);
+	text = saved_state(m);
+	out = predict_all(m, tr);
+	hex = strdup(cfl_test_sha_hex(text, out, tr->n * cfl_model_n_out(m)));
+	free(text);
+	free(out);
+	return hex;
+}
+
+/* Offers the spare core back at the end of epoch 2 (the pool has work
+ * for it again). */
+static int take_back_at_2(void *ctx, size_t step, double score)
+{
+	(void)ctx;
+	(void)score;
+	if (step == 2)
+		cfl_spare_offer(0);
+	return 0;
+}
+
+/* A step of 128 rows or more runs as two halves, the second on another
+ * thread when the pool has a core spare: the model is the same bits with
+ * and without it (two classes on 128-row steps, three on 200 with the
+ * last step too short to split, regression with SGD and momentum, RMSprop),
+ * the thread ran (its steps counted), and the core went back; with dropout
+ * no step is split and no core is taken; and a core the pool wants back
+ * mid-fit is given back at the next step, the model again the same. */
+static void t_spare_core_same_bits(void)
+{
+	static const struct {
+		int k;
+		size_t n;
+		const char *p[5];
+		int splits;
+	} cf[] = {
+		{ 2, 1024, { "hidden=64,32", "epochs=3", "batch_size=128", NULL }, 1 },
+		{ 3, 1090, { "hidden=40", "epochs=2", "batch_size=200", "optimizer=rmsprop", NULL }, 1 },
+		{ 0, 1090, { "hidden=24,24", "epochs=2", "batch_size=130", "optimizer=momentum", NULL }, 1 },
+		{ 2, 1024, { "hidden=64,32", "epochs=2", "batch_size=128", "dropout=0.1", NULL }, 0 },
+		{ 2, 1024, { "hidden=64,32", "epochs=2", "batch_size=64", NULL }, 0 },
+	};
+	struct cfl_err err = { "" };
+
+	CHECK_MSG(cfl_spare_init(&err) == 0, "%s", err.msg);
+	for (size_t c = 0; c < sizeof(cf) / sizeof(cf[0]); c++) {
+		const char *const *p = cf[c].p;
+		struct cfl_model *m = model_with(5, p[0], p[1], p[2],
+						 p[3] ? p[3] : "patience=0",
+						 "patience=0", NULL);
+		struct cfl_xy tr;
+		char *alone, *two;
+
+		make_data(&tr, cf[c].n, 12, cf[c].k, 31 + c);
+		cfl_spare_offer(0);
+		alone = fit_sha(m, &tr, NULL);
+		CHECK_MSG(cfl_fcnn_helper_steps(m) == 0, "case %zu", c);
+		cfl_spare_offer(1);
+		two = fit_sha(m, &tr, NULL);
+		CHECK_MSG(strcmp(alone, two) == 0, "case %zu: %s alone, %s with a second thread",
+			  c, alone, two);
+		CHECK_MSG((cfl_fcnn_helper_steps(m) > 0) == cf[c].splits,
+			  "case %zu: %zu steps on two threads", c, cfl_fcnn_helper_steps(m));
+		CHECK_MSG(cfl_spare_count() == 1, "case %zu: %d spare after the fit", c,
+			  cfl_spare_count());
+		free(alone);
+		free(two);
+		cfl_model_free(m);
+		xy_free(&tr);
+	}
+	/* taken back after epoch 2 of 4: 8 steps of 128 a epoch */
+	{
+		struct cfl_model *m = model_with(6, "hidden=32,32", "epochs=4",
+						 "batch_size=128", "patience=0", NULL);
+		struct cfl_xy tr, va;
+		char *alone, *two;
+
+		make_data(&tr, 1024, 8, 2, 41);
+		make_data(&va, 100, 8, 2, 42);
+		m->report = take_back_at_2;
+		cfl_spare_offer(0);
+		alone = fit_sha(m, &tr, &va);
+		cfl_spare_offer(1);
+		two = fit_sha(m, &tr, &va);
+		CHECK_STR(two, alone);
+		CHECK_MSG(cfl_fcnn_helper_steps(m) == 16, "%zu steps on two threads",
+			  cfl_fcnn_helper_steps(m));
+		CHECK_INT(cfl_spare_count(), 0);
+		free(alone);
+		free(two);
+		cfl_model_free(m);
+		xy_free(&tr);
+		xy_free(&va);
+	}
+}
+
 const struct cfl_test cfl_tests[] = {
 	TEST(t_grad_ce),
 	TEST(t_grad_ce_no_hidden),
@@ -940,5 +1042,6 @@ const struct cfl_test cfl_tests[] = {
 	TEST(t_load_errors),
 	TEST(t_budget_one_epoch),
 	TEST(t_reports_and_prunes),
+	TEST(t_spare_core_same_bits),
 	{ 0 },
 };

@@ -1240,6 +1240,69 @@ static void t_pool_prune(void)
 	cfl_data_release(&d);
 }
 
+/* One fcnn trial (128-row steps on digits) on a pool of n_local workers:
+ * its test predictions into *pred (n rows of k), the claims of spare
+ * cores it made. */
+static int run_fcnn_trial(size_t n_local, double **pred, uint32_t *n,
+			  uint32_t *k)
+{
+	struct cfl_data d;
+	struct cfl_data_opts o;
+	struct cfl_pool *p;
+	struct cfl_pool_event ev;
+	struct cfl_params params;
+	struct cfl_trial_spec s = spec(1);
+	struct cfl_err err;
+	const struct cfl_wire_split *te;
+	int claims;
+
+	cfl_data_opts_init(&o);
+	o.path = "datasets/digits.csv";
+	o.seed = 3;
+	CHECK_MSG(cfl_data_load(&d, &o, &err) == 0, "%s", err.msg);
+	p = new_pool(&d, n_local, NULL, 0);
+	claims = cfl_spare_claims();
+	cfl_params_init(&params);
+	CHECK(cfl_params_set(&params, "hidden", "32", &err) == 0);
+	CHECK(cfl_params_set(&params, "batch_size", "128", &err) == 0);
+	CHECK(cfl_params_set(&params, "epochs", "8", &err) == 0);
+	s.model = "fcnn";
+	s.params = &params;
+	s.flags = CFL_LEASE_KEEP_TEST;
+	CHECK(cfl_pool_submit(p, &s, &err) == 0);
+	CHECK_INT(cfl_pool_wait(p, &ev, &err), CFL_POOL_EVENT);
+	CHECK_INT(ev.status, CFL_TRIAL_DONE);
+	te = &ev.result->split[1];
+	*n = te->n;
+	*k = te->n_out;
+	*pred = malloc(sizeof(double) * te->n * te->n_out + 1);
+	CHECK(*pred);
+	memcpy(*pred, te->pred, sizeof(double) * te->n * te->n_out);
+	CHECK_INT(cfl_pool_wait(p, &ev, &err), CFL_POOL_IDLE);
+	CHECK_INT(cfl_spare_count(), 0);	/* nothing offered once idle */
+	CHECK(cfl_pool_close(p, &err) == 0);
+	cfl_params_release(&params);
+	cfl_data_release(&d);
+	return cfl_spare_claims() - claims;
+}
+
+/* A pool with a worker idle and nothing queued lends its core to the
+ * running trial (an fcnn fit takes its steps' second halves on a second
+ * thread), which gives the same predictions as on a pool of one worker,
+ * where no core is spare. */
+static void t_pool_spare_core(void)
+{
+	double *one, *two;
+	uint32_t n1, k1, n2, k2;
+
+	CHECK_INT(run_fcnn_trial(1, &one, &n1, &k1), 0);
+	CHECK_INT(run_fcnn_trial(2, &two, &n2, &k2), 1);
+	CHECK(n1 > 0 && n1 == n2 && k1 == k2);
+	CHECK(memcmp(one, two, sizeof(double) * n1 * k1) == 0);
+	free(one);
+	free(two);
+}
+
 const struct cfl_test cfl_tests[] = {
 	TEST(t_sched_lifecycle),
 	TEST(t_sched_late_result),
@@ -1253,6 +1316,7 @@ const struct cfl_test cfl_tests[] = {
 	TEST(t_pool_ask_tell),
 	TEST(t_pool_fork_per_trial),
 	TEST(t_pool_threads),
+	TEST(t_pool_spare_core),
 	TEST_T(t_pool_model_error, 20),
 	TEST(t_pool_hostile_peer),
 	TEST(t_pool_commands_contained),
