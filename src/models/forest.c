@@ -7,13 +7,14 @@
  * (cart.c draws one threshold per feature tried).
  *
  * Tree t draws from its own stream, seeded by (seed, t), so the model does
- * not depend on the number of threads.  The rows are sorted once and shared
+ * not depend on the number of threads, nor on which thread grew a tree.  The rows are sorted once and shared
  * read-only by every thread; each thread has its own scratch.
  */
 #include "tree_int.h"
 
 #include <math.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -22,6 +23,7 @@ struct forest {
 	struct cfl_ttree *trees;
 	int has_oob;
 	double oob;		/* accuracy or R^2 on out-of-bag rows */
+	size_t spare_trees;	/* of the fit, grown on a spare core */
 };
 
 static const struct cfl_param_spec forest_params[] = {
@@ -70,64 +72,94 @@ static struct forest *forest_new(size_t n_trees, size_t n_out,
 	return f;
 }
 
-/* ---- fitting: one job per thread ---- */
+/* ---- fitting: threads that take the next tree ----
+ * Each thread takes the next tree not started yet, so a thread that joins
+ * late or leaves early changes which thread grows a tree, never the tree.
+ * With threads=1 (the default) the fit takes a core its pool has spare
+ * (cfl_spare_claim: a worker idle with nothing queued) for a second
+ * thread, and that thread leaves, between two trees, once the pool wants
+ * the core back. */
 
-struct job {
+struct grow {
 	const struct cfl_model *m;
 	const struct cfl_cart_data *cd;
 	const struct cfl_cart_opts *o;
 	struct forest *f;
-	size_t first, step;	/* trees first, first + step, ... */
-	int bootstrap, oob;
-	double *oob_sum;	/* (n, n_out) */
-	uint32_t *oob_n;	/* n */
-	struct cfl_budget budget;	/* the fit's deadline; t0 this job's */
+	int bootstrap;
+	_Atomic size_t next;	/* the next tree to start */
+	struct cfl_budget budget;	/* the fit's deadline */
+	/* the spare core's thread: started by job 0 between its trees */
+	int may_borrow;
+	struct job *spare;
+	pthread_t spare_tid;
+	int spare_on;
+};
+
+struct job {
+	struct grow *g;
+	int is_spare;
+	size_t grown;
 	int cut;		/* the budget stopped this job */
 	int rc;
 	struct cfl_err err;
 };
 
+static void *grow_trees(void *arg);
+
+/* Job 0, between its trees: a second thread on a spare core. */
+static void maybe_borrow(struct grow *g)
+{
+	if (!g->may_borrow || g->spare_on || !cfl_spare_claim())
+		return;
+	*g->spare = (struct job){ .g = g, .is_spare = 1, .rc = -1 };
+	if (pthread_create(&g->spare_tid, NULL, grow_trees, g->spare)) {
+		cfl_spare_return();
+		g->may_borrow = 0;
+		g->spare->rc = 0;
+		return;
+	}
+	g->spare_on = 1;
+}
+
 static void *grow_trees(void *arg)
 {
 	struct job *j = arg;
-	const struct cfl_cart_data *cd = j->cd;
-	size_t n = cd->n, k = j->f->trees[0].n_out;
+	struct grow *g = j->g;
+	const struct cfl_cart_data *cd = g->cd;
+	size_t n = cd->n;
 	struct cfl_cart_work *w = cfl_cart_work_new(cd, &j->err);
 	uint32_t *weight = cfl_calloc(n, sizeof(*weight), &j->err);
+	struct cfl_budget budget = g->budget;
 
 	j->rc = -1;
 	if (!w || !weight)
 		goto out;
-	cfl_budget_units(&j->budget);
-	for (size_t t = j->first, done = 0; t < j->f->n_trees;
-	     t += j->step, done++) {
+	cfl_budget_units(&budget);
+	for (;;) {
 		struct cfl_rng rng;
+		size_t t;
 
-		if (cfl_budget_over(&j->budget, done)) {
+		if (j->is_spare && cfl_spare_wanted())
+			break;	/* the pool has work for this core again */
+		if (!j->is_spare)
+			maybe_borrow(g);
+		if (cfl_budget_over(&budget, j->grown)) {
 			j->cut = 1;
 			break;
 		}
-		cfl_rng_seed(&rng, cfl_seed_derive(j->m->seed, "forest", t));
-		if (j->bootstrap) {
+		t = atomic_fetch_add(&g->next, 1);
+		if (t >= g->f->n_trees)
+			break;
+		cfl_rng_seed(&rng, cfl_seed_derive(g->m->seed, "forest", t));
+		if (g->bootstrap) {
 			memset(weight, 0, n * sizeof(*weight));
 			for (size_t i = 0; i < n; i++)
 				weight[cfl_rng_below(&rng, n)]++;
 		}
-		if (cfl_cart_grow(w, j->o, j->bootstrap ? weight : NULL, &rng,
-				  &j->f->trees[t], &j->err))
+		if (cfl_cart_grow(w, g->o, g->bootstrap ? weight : NULL, &rng,
+				  &g->f->trees[t], &j->err))
 			goto out;
-		if (!j->oob)
-			continue;
-		for (size_t i = 0; i < n; i++) {
-			const double *v;
-
-			if (weight[i])
-				continue;
-			v = cfl_ttree_leaf(&j->f->trees[t], cd->x + i * cd->d);
-			for (size_t c = 0; c < k; c++)
-				j->oob_sum[i * k + c] += v[c];
-			j->oob_n[i]++;
-		}
+		j->grown++;
 	}
 	j->rc = 0;
 out:
@@ -136,13 +168,45 @@ out:
 	return NULL;
 }
 
-/* Accuracy or R^2 over the rows some tree left out of its sample. */
-static void oob_score(struct forest *f, const struct cfl_cart_data *cd,
-		      const double *sum, const uint32_t *cnt)
+/* Accuracy or R^2 over the rows some grown tree left out of its sample,
+ * the trees taken in their order (each one's sample drawn again from its
+ * stream), so the score does not depend on which thread grew a tree. */
+static int oob_score(struct forest *f, const struct cfl_model *m,
+		     const struct cfl_cart_data *cd, struct cfl_err *err)
 {
 	size_t n = cd->n, k = f->trees[0].n_out, used = 0;
-	double hit = 0, ym = 0, ss_res = 0, ss_tot = 0;
+	double hit = 0, ym = 0, ss_res = 0, ss_tot = 0, *sum;
+	uint32_t *cnt, *weight;
 
+	sum = cfl_calloc(n ? n : 1, k * sizeof(double), err);
+	cnt = cfl_calloc(n ? n : 1, sizeof(*cnt), err);
+	weight = cfl_calloc(n ? n : 1, sizeof(*weight), err);
+	if (!sum || !cnt || !weight) {
+		free(sum);
+		free(cnt);
+		free(weight);
+		return -1;
+	}
+	for (size_t t = 0; t < f->n_trees; t++) {
+		struct cfl_rng rng;
+
+		if (!f->trees[t].n_nodes)
+			continue;	/* not grown: the budget ran out */
+		cfl_rng_seed(&rng, cfl_seed_derive(m->seed, "forest", t));
+		memset(weight, 0, n * sizeof(*weight));
+		for (size_t i = 0; i < n; i++)
+			weight[cfl_rng_below(&rng, n)]++;
+		for (size_t i = 0; i < n; i++) {
+			const double *v;
+
+			if (weight[i])
+				continue;
+			v = cfl_ttree_leaf(&f->trees[t], cd->x + i * cd->d);
+			for (size_t c = 0; c < k; c++)
+				sum[i * k + c] += v[c];
+			cnt[i]++;
+		}
+	}
 	for (size_t i = 0; i < n; i++) {
 		if (!cnt[i])
 			continue;
@@ -158,24 +222,28 @@ static void oob_score(struct forest *f, const struct cfl_cart_data *cd,
 			ym += cd->y[i];
 		}
 	}
-	if (!used)
-		return;
-	if (cd->n_classes > 0) {
-		f->oob = hit / (double)used;
-	} else {
-		ym /= (double)used;
-		for (size_t i = 0; i < n; i++) {
-			double p;
+	if (used) {
+		if (cd->n_classes > 0) {
+			f->oob = hit / (double)used;
+		} else {
+			ym /= (double)used;
+			for (size_t i = 0; i < n; i++) {
+				double p;
 
-			if (!cnt[i])
-				continue;
-			p = sum[i] / cnt[i];
-			ss_res += (cd->y[i] - p) * (cd->y[i] - p);
-			ss_tot += (cd->y[i] - ym) * (cd->y[i] - ym);
+				if (!cnt[i])
+					continue;
+				p = sum[i] / cnt[i];
+				ss_res += (cd->y[i] - p) * (cd->y[i] - p);
+				ss_tot += (cd->y[i] - ym) * (cd->y[i] - ym);
+			}
+			f->oob = ss_tot > 0 ? 1 - ss_res / ss_tot : 0;
 		}
-		f->oob = ss_tot > 0 ? 1 - ss_res / ss_tot : 0;
+		f->has_oob = 1;
 	}
-	f->has_oob = 1;
+	free(sum);
+	free(cnt);
+	free(weight);
+	return 0;
 }
 
 static int forest_fit(struct cfl_model *m, const struct cfl_xy *train,
@@ -183,19 +251,19 @@ static int forest_fit(struct cfl_model *m, const struct cfl_xy *train,
 {
 	size_t n_trees = (size_t)cfl_param_int(m, "n_estimators");
 	size_t n_threads = (size_t)cfl_param_int(m, "threads");
-	size_t k = cfl_model_n_out(m), n = train->n;
-	int oob = cfl_param_bool(m, "oob_score");
+	size_t k = cfl_model_n_out(m);
 	struct cfl_cart_opts o;
 	struct cfl_cart_data cd;
+	struct grow g;
 	struct forest *f;
 	struct job *jobs;
 	pthread_t *tid;
 	unsigned char *started;
-	struct cfl_budget budget;
 	int rc = 0;
 
 	(void)valid;
-	cfl_budget_start(&budget, m);
+	memset(&g, 0, sizeof(g));
+	cfl_budget_start(&g.budget, m);
 	if (cfl_cart_opts_get(m, train->d, 1, &o, err))
 		return -1;
 	if (n_threads > n_trees)
@@ -203,31 +271,25 @@ static int forest_fit(struct cfl_model *m, const struct cfl_xy *train,
 	if (cfl_cart_data_init(&cd, train, o.random_split, err))
 		return -1;
 	f = forest_new(n_trees, k, err);
-	jobs = cfl_calloc(n_threads, sizeof(*jobs), err);
+	/* jobs[n_threads]: the spare core's */
+	jobs = cfl_calloc(n_threads + 1, sizeof(*jobs), err);
 	tid = cfl_calloc(n_threads, sizeof(*tid), err);
 	started = cfl_calloc(n_threads, 1, err);
 	if (!f || !jobs || !tid || !started) {
 		rc = -1;
 		goto out;
 	}
-	for (size_t i = 0; i < n_threads; i++) {
-		jobs[i] = (struct job){ .m = m, .cd = &cd, .o = &o, .f = f,
-					.first = i, .step = n_threads,
-					.bootstrap = cfl_param_bool(m, "bootstrap"),
-					.oob = oob, .rc = -1,
-					.budget = budget };
-		jobs[i].oob = oob && jobs[i].bootstrap;
-		if (jobs[i].oob) {
-			jobs[i].oob_sum = cfl_calloc(n, k * sizeof(double), err);
-			jobs[i].oob_n = cfl_calloc(n, sizeof(uint32_t), err);
-			if (!jobs[i].oob_sum || !jobs[i].oob_n) {
-				rc = -1;
-				goto out;
-			}
-		}
-	}
-	/* job 0 runs here, and so does any job whose thread cannot start:
-	 * trees keep their streams either way */
+	g.m = m;
+	g.cd = &cd;
+	g.o = &o;
+	g.f = f;
+	g.bootstrap = cfl_param_bool(m, "bootstrap");
+	atomic_store(&g.next, 0);
+	g.may_borrow = n_threads == 1 && n_trees > 1;
+	g.spare = &jobs[n_threads];
+	for (size_t i = 0; i <= n_threads; i++)
+		jobs[i] = (struct job){ .g = &g, .rc = i < n_threads ? -1 : 0 };
+	/* job 0 runs here, and so does any job whose thread cannot start */
 	for (size_t i = 1; i < n_threads; i++)
 		started[i] = pthread_create(&tid[i], NULL, grow_trees,
 					    &jobs[i]) == 0;
@@ -238,23 +300,24 @@ static int forest_fit(struct cfl_model *m, const struct cfl_xy *train,
 	for (size_t i = 1; i < n_threads; i++)
 		if (started[i])
 			pthread_join(tid[i], NULL);
-	for (size_t i = 0; i < n_threads; i++)
+	if (g.spare_on) {
+		pthread_join(g.spare_tid, NULL);
+		cfl_spare_return();
+	}
+	for (size_t i = 0; i <= n_threads; i++)
 		if (jobs[i].rc) {
 			memcpy(err, &jobs[i].err, sizeof(*err));
 			rc = -1;
 			goto out;
 		}
-	if (jobs[0].oob) {
-		for (size_t i = 1; i < n_threads; i++) {
-			for (size_t j = 0; j < n * k; j++)
-				jobs[0].oob_sum[j] += jobs[i].oob_sum[j];
-			for (size_t j = 0; j < n; j++)
-				jobs[0].oob_n[j] += jobs[i].oob_n[j];
-		}
-		oob_score(f, &cd, jobs[0].oob_sum, jobs[0].oob_n);
-	}
-	for (size_t i = 0; i < n_threads; i++)
+	for (size_t i = 0; i <= n_threads; i++)
 		m->budget_cut |= jobs[i].cut;
+	f->spare_trees = jobs[n_threads].grown;
+	if (cfl_param_bool(m, "oob_score") && g.bootstrap &&
+	    oob_score(f, m, &cd, err)) {
+		rc = -1;
+		goto out;
+	}
 	if (m->budget_cut) {
 		/* the trees grown, in their order (each has a root; the
 		 * others were never started and hold nothing) */
@@ -267,11 +330,6 @@ static int forest_fit(struct cfl_model *m, const struct cfl_xy *train,
 		m->n_iter_kept = kept;
 	}
 out:
-	if (jobs)
-		for (size_t i = 0; i < n_threads; i++) {
-			free(jobs[i].oob_sum);
-			free(jobs[i].oob_n);
-		}
 	free(jobs);
 	free(tid);
 	free(started);
@@ -282,6 +340,13 @@ out:
 	}
 	m->state = f;
 	return 0;
+}
+
+size_t cfl_forest_spare_trees(const struct cfl_model *m)
+{
+	const struct forest *f = m->state;
+
+	return f ? f->spare_trees : 0;
 }
 
 double cfl_forest_oob(const struct cfl_model *m)

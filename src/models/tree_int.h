@@ -174,6 +174,9 @@ int cfl_cart_opts_get(const struct cfl_model *m, size_t d, int sqrt_auto,
 /* The out-of-bag score (accuracy or R^2) of a fitted forest, or NaN when
  * it was not computed (oob_score=false or no bootstrap). */
 double cfl_forest_oob(const struct cfl_model *m);
+/* The trees of the last fit grown on a spare core's thread
+ * (cfl_spare_claim); 0 without a fit. */
+size_t cfl_forest_spare_trees(const struct cfl_model *m);
 
 /* Parameter specs both tree and forest use, in this order. */
 #define CFL_CART_PARAMS(mf_def, mf_help)                                      \

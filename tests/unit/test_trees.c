@@ -6,6 +6,8 @@
  */
 #include "runner.h"
 
+#include <pthread.h>
+#include <sched.h>
 #include <stdarg.h>
 
 #include "cfl/data.h"
@@ -486,6 +488,70 @@ static void t_forest_seeded_threads(void)
 	cfl_model_free(a);
 	cfl_model_free(b);
 	cfl_model_free(c);
+	xy_free(&xy);
+}
+
+/* Takes the spare core back once the fit has claimed it. */
+static void *take_back_when_claimed(void *arg)
+{
+	(void)arg;
+	while (cfl_spare_count() > 0)
+		sched_yield();
+	cfl_spare_offer(0);
+	return NULL;
+}
+
+/* A forest with threads=1 takes a core its pool has spare for a second
+ * thread that grows trees too: the model, out-of-bag score included, is
+ * the same text as without it or on three threads (which take no spare
+ * core); the core goes back after the fit, and when the pool wants it back
+ * mid-fit the thread leaves between two trees, the model again the same. */
+static void t_forest_spare_core(void)
+{
+	struct cfl_xy xy;
+	struct cfl_err err = { "" };
+	struct cfl_model *a = model_seed("forest", 5, "n_estimators=40", "oob_score=true", NULL);
+	struct cfl_model *b = model_seed("forest", 5, "n_estimators=40", "oob_score=true", NULL);
+	struct cfl_model *c = model_seed("forest", 5, "n_estimators=40", "oob_score=true",
+					 "threads=3", NULL);
+	struct cfl_model *d = model_seed("forest", 5, "n_estimators=40", "oob_score=true", NULL);
+	char *sa, *sb, *sc, *sd;
+	pthread_t th;
+
+	random_xy(&xy, 3000, 8, 3, 4);
+	CHECK_MSG(cfl_spare_init(&err) == 0, "%s", err.msg);
+	cfl_spare_offer(0);
+	fit_ok(a, &xy, NULL);
+	CHECK_INT(cfl_forest_spare_trees(a), 0);
+	cfl_spare_offer(1);
+	fit_ok(b, &xy, NULL);
+	CHECK_MSG(cfl_forest_spare_trees(b) > 0, "%zu trees on the spare core",
+		  cfl_forest_spare_trees(b));
+	CHECK_INT(cfl_spare_count(), 1);
+	fit_ok(c, &xy, NULL);
+	CHECK_INT(cfl_forest_spare_trees(c), 0);
+	CHECK_INT(cfl_spare_count(), 1);
+	CHECK(pthread_create(&th, NULL, take_back_when_claimed, NULL) == 0);
+	fit_ok(d, &xy, NULL);
+	pthread_join(th, NULL);
+	CHECK_INT(cfl_spare_count(), 0);
+	CHECK(cfl_forest_spare_trees(d) < 40);
+	sa = state_text(a);
+	sb = state_text(b);
+	sc = state_text(c);
+	sd = state_text(d);
+	CHECK_STR(sb, sa);
+	CHECK_STR(sc, sa);
+	CHECK_STR(sd, sa);
+	CHECK(cfl_forest_oob(a) == cfl_forest_oob(b) && cfl_forest_oob(a) == cfl_forest_oob(c));
+	free(sa);
+	free(sb);
+	free(sc);
+	free(sd);
+	cfl_model_free(a);
+	cfl_model_free(b);
+	cfl_model_free(c);
+	cfl_model_free(d);
 	xy_free(&xy);
 }
 
@@ -1376,6 +1442,7 @@ const struct cfl_test cfl_tests[] = {
 	TEST(t_tree_bad_files),
 	TEST(t_ensembles_beat_tree_on_digits),
 	TEST(t_forest_seeded_threads),
+	TEST(t_forest_spare_core),
 	TEST(t_forest_proba_oob),
 	TEST(t_forest_regression),
 	TEST(t_ensemble_bad_params),
