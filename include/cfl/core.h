@@ -409,8 +409,12 @@ void cfl_format_duration(double s, char *out, size_t cap);
  * it back.  A model's result never depends on whether it got one. */
 #define CFL_SPARE_MAX_WORKERS 256
 
-/* The pool: maps the shared count (once per process), before it forks. */
+/* The pool: maps the shared count (once per process; the MPI ranks of one
+ * job on one node share one), before it forks. */
 int cfl_spare_init(struct cfl_err *err);
+/* The pool at its end: the node's shared count (MPI ranks) loses its
+ * name; the mappings stay for whoever has one. */
+void cfl_spare_unlink(void);
 /* A forked worker: its index among the pool's workers. */
 void cfl_spare_worker(int index);
 /* The pool: n of its slots are spare now (0: it wants them all back). */

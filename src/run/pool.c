@@ -1021,12 +1021,13 @@ static int assign(struct cfl_pool *p, struct cfl_err *err)
 
 /* With nothing queued, the idle slots of local workers are cores a
  * running trial may borrow for a second thread (cfl_spare_offer: an fcnn
- * fit's steps in two halves); with work queued, none. */
+ * fit's steps in two halves, a forest's trees), this pool's or, for MPI
+ * ranks on one node, another rank's; with work queued, none. */
 static void offer_spare(struct cfl_pool *p)
 {
 	int n = 0;
 
-	if (!p->s.q_len && p->s.n_running)
+	if (!p->s.q_len)
 		for (size_t i = 0; i < p->n_peers; i++) {
 			const struct peer *pe = p->peers[i];
 
@@ -1315,6 +1316,7 @@ static int stop(struct cfl_pool *p, struct cfl_err *err)
 
 	p->stopped = 1;
 	cfl_spare_offer(0);
+	cfl_spare_unlink();
 	if (p->over) {	/* the run is over: TCP workers may go home */
 		for (size_t i = 0; i < p->n_peers; i++) {
 			struct cfl_wire_msg m;
@@ -1551,6 +1553,7 @@ int cfl_pool_close(struct cfl_pool *p, struct cfl_err *err)
 	if (!p)
 		return 0;
 	cfl_spare_offer(0);
+	cfl_spare_unlink();
 	drop_events(p);
 	if (cfl_pool_flush(p, err))
 		rc = -1;

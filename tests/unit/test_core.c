@@ -4,6 +4,12 @@
 
 #include "cfl/core.h"
 
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/mman.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
 /* The digest of len bytes fed in pieces of 1..max_piece bytes (random,
  * from r); max_piece 0 feeds them at once. */
 static void sha256_pieces(const unsigned char *p, size_t len, size_t max_piece,
@@ -384,7 +390,78 @@ static void t_closest(void)
 		  "model");
 }
 
+/* A child that maps the spare count as MPI rank `local` of job ns and
+ * then: offers n (n >= 0) and waits for a byte on go before leaving, or
+ * (n < 0) exits 0 when it claims one core, gives it back and finds the
+ * count where it was. */
+static pid_t spare_rank(const char *ns, int local, int n, int ready, int go)
+{
+	pid_t pid = fork();
+	char v[16], b;
+	struct cfl_err err;
+
+	if (pid)
+		return pid;
+	setenv("PMIX_NAMESPACE", ns, 1);
+	snprintf(v, sizeof(v), "%d", local);
+	setenv("OMPI_COMM_WORLD_LOCAL_RANK", v, 1);
+	if (cfl_spare_init(&err))
+		_exit(2);
+	if (n >= 0) {
+		cfl_spare_offer(n);
+		if (write(ready, "r", 1) != 1 || read(go, &b, 1) != 1)
+			_exit(3);
+		cfl_spare_offer(0);
+		_exit(0);
+	}
+	if (!cfl_spare_claim())
+		_exit(4);
+	if (cfl_spare_count() != 0)
+		_exit(5);
+	cfl_spare_return();
+	_exit(cfl_spare_count() == 1 ? 0 : 6);
+}
+
+/* Two MPI ranks of one job on one node share one count (a POSIX shared
+ * memory object named after the job): what one rank's pool offers,
+ * another rank's trial can claim; another job's ranks cannot. */
+static void t_spare_shared_by_mpi_ranks(void)
+{
+	char ns[64], other[64];
+	int ready[2], go[2], st;
+	pid_t a, b;
+	char r;
+
+	snprintf(ns, sizeof(ns), "cfl-test-%d", (int)getpid());
+	snprintf(other, sizeof(other), "cfl-test-%d-other", (int)getpid());
+	CHECK(pipe(ready) == 0 && pipe(go) == 0);
+	a = spare_rank(ns, 0, 1, ready[1], go[0]);
+	CHECK(read(ready[0], &r, 1) == 1);
+	b = spare_rank(ns, 1, -1, -1, -1);
+	CHECK(waitpid(b, &st, 0) == b);
+	CHECK_MSG(WIFEXITED(st) && WEXITSTATUS(st) == 0, "same job: status %d", st);
+	b = spare_rank(other, 1, -1, -1, -1);
+	CHECK(waitpid(b, &st, 0) == b);
+	CHECK_MSG(WIFEXITED(st) && WEXITSTATUS(st) == 4, "another job: status %d", st);
+	CHECK(write(go[1], "g", 1) == 1);
+	CHECK(waitpid(a, &st, 0) == a);
+	CHECK_MSG(WIFEXITED(st) && WEXITSTATUS(st) == 0, "offering rank: status %d", st);
+	close(ready[0]);
+	close(ready[1]);
+	close(go[0]);
+	close(go[1]);
+	/* the ranks left with _exit, which does not remove the objects */
+	for (int i = 0; i < 2; i++) {
+		char name[160];
+
+		snprintf(name, sizeof(name), "/cfl-spare-%u-%s", (unsigned)getuid(),
+			 i ? other : ns);
+		CHECK_MSG(shm_unlink(name) == 0, "%s", name);
+	}
+}
+
 const struct cfl_test cfl_tests[] = {
+	TEST(t_spare_shared_by_mpi_ranks),
 	TEST(t_closest),
 	TEST(t_path_default_output),
 	TEST(t_buf_wrap),

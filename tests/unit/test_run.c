@@ -1279,8 +1279,11 @@ static int run_fcnn_trial(size_t n_local, double **pred, uint32_t *n,
 	CHECK(*pred);
 	memcpy(*pred, te->pred, sizeof(double) * te->n * te->n_out);
 	CHECK_INT(cfl_pool_wait(p, &ev, &err), CFL_POOL_IDLE);
-	CHECK_INT(cfl_spare_count(), 0);	/* nothing offered once idle */
+	/* idle: every slot offered (an MPI rank lends them to the node's
+	 * other ranks); closed: none */
+	CHECK_INT(cfl_spare_count(), (int)n_local);
 	CHECK(cfl_pool_close(p, &err) == 0);
+	CHECK_INT(cfl_spare_count(), 0);
 	cfl_params_release(&params);
 	cfl_data_release(&d);
 	return cfl_spare_claims() - claims;
