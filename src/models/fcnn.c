@@ -1511,19 +1511,25 @@ struct helper {
 	double loss;		/* the second half's, when done_b */
 };
 
+/* One turn of a wait for the other thread: a pause while it is a step's
+ * part away, then the core for others (between epochs, say). */
+static void relax(unsigned long *spins)
+{
+	if (++*spins < SPIN_PAUSES) {
+#if defined(__x86_64__) || defined(__i386__)
+		__builtin_ia32_pause();
+#endif
+	} else {
+		sched_yield();
+	}
+}
+
 static void spin_until(_Atomic unsigned long *v, unsigned long want)
 {
 	unsigned long spins = 0;
 
-	while (atomic_load_explicit(v, memory_order_acquire) != want) {
-		if (++spins < SPIN_PAUSES) {
-#if defined(__x86_64__) || defined(__i386__)
-			__builtin_ia32_pause();
-#endif
-		} else {
-			sched_yield();
-		}
-	}
+	while (atomic_load_explicit(v, memory_order_acquire) != want)
+		relax(&spins);
 }
 
 /* Waits for a step number other than last; returns it. */
@@ -1531,15 +1537,8 @@ static unsigned long next_go(struct helper *h, unsigned long last)
 {
 	unsigned long spins = 0, g;
 
-	while ((g = atomic_load_explicit(&h->go, memory_order_acquire)) == last) {
-		if (++spins < SPIN_PAUSES) {
-#if defined(__x86_64__) || defined(__i386__)
-			__builtin_ia32_pause();
-#endif
-		} else {
-			sched_yield();
-		}
-	}
+	while ((g = atomic_load_explicit(&h->go, memory_order_acquire)) == last)
+		relax(&spins);
 	return g;
 }
 
