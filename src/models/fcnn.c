@@ -1659,7 +1659,7 @@ static int fit(struct cfl_model *m, const struct cfl_xy *train,
 	const float *xs, *ts;
 	struct huge_copy hc = { NULL, 0 };
 	float *hx;
-	int early, scoring, cut = 0, rc = -1, halves;
+	int early, scoring, cut = 0, rc = -1, halves, may_borrow;
 	struct cfl_budget B;
 
 	cfl_budget_start(&B, m);
@@ -1687,6 +1687,10 @@ static int fit(struct cfl_model *m, const struct cfl_xy *train,
 	halves = split_rows(bs, f->batch_norm || s.dropout > 0) < bs;
 	if (halves && work_init(&w2, f, bs / 2 + 1, 1, 0, err))
 		goto out;
+	/* with BLAS threads of its own (threads=T) the fit takes no spare
+	 * core: two threads calling a threaded OpenBLAS at once is not a
+	 * path OpenBLAS keeps safe */
+	may_borrow = halves && cfl_param_int(m, "threads") == 1;
 	if (scoring) {
 		if (valid->d != f->n_in) {
 			cfl_err_set(err, "fcnn: validation rows have %zu features, training rows %zu",
@@ -1732,7 +1736,7 @@ static int fit(struct cfl_model *m, const struct cfl_xy *train,
 			 * when it wants it, between steps */
 			if (h.on && cfl_spare_wanted())
 				helper_stop(&h);
-			else if (halves && !h.on && cfl_spare_claim() &&
+			else if (may_borrow && !h.on && cfl_spare_claim() &&
 				 helper_start(&h, f, &w, &w2, &s.opt))
 				cfl_spare_return();
 			f->helper_steps += h.on;

@@ -946,7 +946,8 @@ static int take_back_at_2(void *ctx, size_t step, double score)
  * and without it (two classes on 128-row steps, three on 200 with the
  * last step too short to split, regression with SGD and momentum, RMSprop),
  * the thread ran (its steps counted), and the core went back; with dropout
- * no step is split and no core is taken; and a core the pool wants back
+ * no step is split and no core is taken, nor with BLAS threads of its own
+ * (threads=2); and a core the pool wants back
  * mid-fit is given back at the next step, the model again the same. */
 static void t_spare_core_same_bits(void)
 {
@@ -961,6 +962,7 @@ static void t_spare_core_same_bits(void)
 		{ 0, 1090, { "hidden=24,24", "epochs=2", "batch_size=130", "optimizer=momentum", NULL }, 1 },
 		{ 2, 1024, { "hidden=64,32", "epochs=2", "batch_size=128", "dropout=0.1", NULL }, 0 },
 		{ 2, 1024, { "hidden=64,32", "epochs=2", "batch_size=64", NULL }, 0 },
+		{ 2, 1024, { "hidden=64,32", "epochs=2", "batch_size=128", "threads=2", NULL }, 0 },
 	};
 	struct cfl_err err = { "" };
 
