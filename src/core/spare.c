@@ -5,12 +5,14 @@
  * over a second thread claims one and gives it back when it ends, or as
  * soon as the count goes below zero (the pool has work for the slot
  * again).  The page is mapped shared before the workers are forked, so
- * they see the pool's count; a process that did not map one (cfl train, a
- * TCP worker's trial) never claims.  The ranks of one MPI job on one node
+ * they see the pool's count (a `cfl worker`'s pool lends its own idle
+ * workers' cores); a process without one (cfl train) never claims.  The ranks of one MPI job on one node
  * (mpirun's or srun's) share one count, a POSIX shared-memory object named
  * after the job, each pool adding what it offers: a rank with nothing to
- * do lends its core to another rank's trial.  A model's result must not
- * depend on whether it got a core: only its time does.
+ * do lends its core to another rank's trial.  A process offers for one
+ * pool at a time (a study's or a relay's; the last offer is what the
+ * process offers).  A model's result must not depend on whether it got a
+ * core: only its time does.
  */
 #include "cfl/core.h"
 
