@@ -415,11 +415,15 @@ int cfl_spare_init(struct cfl_err *err);
 /* The pool at its end: the node's shared count (MPI ranks) loses its
  * name; the mappings stay for whoever has one. */
 void cfl_spare_unlink(void);
+/* The pool, before a fork: a free index for the worker (-1: none, or no
+ * count); cfl_spare_lost frees it. */
+int cfl_spare_index(void);
 /* A forked worker: its index among the pool's workers. */
 void cfl_spare_worker(int index);
 /* The pool: n of its slots are spare now (0: it wants them all back). */
 void cfl_spare_offer(int n);
-/* The pool: worker index is gone; a core it held is spare again. */
+/* The pool: worker index is gone; a core it held is spare again, and the
+ * index free. */
 void cfl_spare_lost(int index);
 /* 1 when this process claimed a spare core (at most one at a time). */
 int cfl_spare_claim(void);

@@ -43,6 +43,7 @@ static pid_t page_owner;	/* the pool process that mapped it */
 static int offered;		/* the owner's: what it offers now */
 static int base;		/* its workers' first index in the table */
 static int self = -1;		/* a worker's index, -1 in the pool */
+static unsigned char used[CFL_SPARE_MAX_WORKERS];	/* the owner's live workers */
 static int claimed;		/* this process holds one */
 static char shm_name[160];	/* the node's object, or "" */
 
@@ -127,6 +128,7 @@ int cfl_spare_init(struct cfl_err *err)
 	offered = 0;
 	self = -1;
 	claimed = 0;
+	memset(used, 0, sizeof(used));
 	p = map_node_object();
 	if (p) {
 		page = p;
@@ -142,6 +144,18 @@ int cfl_spare_init(struct cfl_err *err)
 	page = p;
 	memset(page, 0, sizeof(*page));
 	return 0;
+}
+
+int cfl_spare_index(void)
+{
+	if (!page || page_owner != getpid())
+		return -1;
+	for (int i = 0; i < CFL_SPARE_MAX_WORKERS; i++)
+		if (!used[i]) {
+			used[i] = 1;
+			return i;
+		}
+	return -1;
 }
 
 void cfl_spare_worker(int index)
@@ -169,6 +183,7 @@ void cfl_spare_lost(int index)
 	/* a worker that died holding one: it is free again */
 	if (atomic_exchange(&page->held[base + index], 0))
 		atomic_fetch_add(&page->count, 1);
+	used[index] = 0;
 }
 
 int cfl_spare_claim(void)

@@ -106,6 +106,15 @@ struct job {
 
 static void *grow_trees(void *arg);
 
+/* Tree t's bootstrap sample, the first draws of its stream: how many times
+ * each of the n rows was drawn. */
+static void draw_sample(uint32_t *weight, size_t n, struct cfl_rng *rng)
+{
+	memset(weight, 0, n * sizeof(*weight));
+	for (size_t i = 0; i < n; i++)
+		weight[cfl_rng_below(rng, n)]++;
+}
+
 /* Job 0, between its trees: a second thread on a spare core. */
 static void maybe_borrow(struct grow *g)
 {
@@ -151,11 +160,8 @@ static void *grow_trees(void *arg)
 		if (t >= g->f->n_trees)
 			break;
 		cfl_rng_seed(&rng, cfl_seed_derive(g->m->seed, "forest", t));
-		if (g->bootstrap) {
-			memset(weight, 0, n * sizeof(*weight));
-			for (size_t i = 0; i < n; i++)
-				weight[cfl_rng_below(&rng, n)]++;
-		}
+		if (g->bootstrap)
+			draw_sample(weight, n, &rng);
 		if (cfl_cart_grow(w, g->o, g->bootstrap ? weight : NULL, &rng,
 				  &g->f->trees[t], &j->err))
 			goto out;
@@ -193,9 +199,7 @@ static int oob_score(struct forest *f, const struct cfl_model *m,
 		if (!f->trees[t].n_nodes)
 			continue;	/* not grown: the budget ran out */
 		cfl_rng_seed(&rng, cfl_seed_derive(m->seed, "forest", t));
-		memset(weight, 0, n * sizeof(*weight));
-		for (size_t i = 0; i < n; i++)
-			weight[cfl_rng_below(&rng, n)]++;
+		draw_sample(weight, n, &rng);
 		for (size_t i = 0; i < n; i++) {
 			const double *v;
 

@@ -24,33 +24,6 @@ struct fork_peer {
 	int spare_index;	/* in the spare-core count's table, or -1 */
 };
 
-/* Indices in the spare-core count's table of this process's live workers
- * (a worker that became a pool itself starts its own table). */
-static unsigned char spare_used[CFL_SPARE_MAX_WORKERS];
-static pid_t spare_pid;
-
-static int spare_index_take(void)
-{
-	if (spare_pid != getpid()) {
-		memset(spare_used, 0, sizeof(spare_used));
-		spare_pid = getpid();
-	}
-	for (int i = 0; i < CFL_SPARE_MAX_WORKERS; i++)
-		if (!spare_used[i]) {
-			spare_used[i] = 1;
-			return i;
-		}
-	return -1;
-}
-
-static void spare_index_drop(int i)
-{
-	if (i < 0 || spare_pid != getpid())
-		return;
-	cfl_spare_lost(i);
-	spare_used[i] = 0;
-}
-
 static void fork_kill(struct cfl_peer *peer)
 {
 	struct fork_peer *fp = peer->impl;
@@ -92,7 +65,7 @@ static void fork_reap(struct cfl_peer *peer, char *reason, size_t cap)
 		snprintf(name, sizeof(name), "%s", reason + 7);
 		snprintf(reason, cap, "signal SIG%s", name);
 	}
-	spare_index_drop(fp->spare_index);
+	cfl_spare_lost(fp->spare_index);
 	free(fp);
 	peer->impl = NULL;
 }
@@ -172,7 +145,7 @@ int cfl_fork_spawn(struct cfl_pool *p, struct cfl_err *err)
 	snprintf(name, sizeof(name), "local:%lu", ++n_spawned);
 	/* the count of spare cores is shared with the workers: mapped before
 	 * the first fork (without it, no trial borrows a core) */
-	fp->spare_index = cfl_spare_init(&serr) ? -1 : spare_index_take();
+	fp->spare_index = cfl_spare_init(&serr) ? -1 : cfl_spare_index();
 	fflush(NULL);	/* nothing buffered is copied into the child */
 	/* The child inherits BLAS's thread count: one, unless it asks for
 	 * more (--threads-per-trial), so that it need not start OpenBLAS's
@@ -183,7 +156,7 @@ int cfl_fork_spawn(struct cfl_pool *p, struct cfl_err *err)
 	if (pid < 0) {
 		close(sv[0]);
 		close(sv[1]);
-		spare_index_drop(fp->spare_index);
+		cfl_spare_lost(fp->spare_index);
 		free(fp);
 		return cfl_err_set(err, "cannot fork a worker: %s", strerror(errno));
 	}
@@ -200,7 +173,7 @@ int cfl_fork_spawn(struct cfl_pool *p, struct cfl_err *err)
 		kill(pid, SIGKILL);
 		waitpid(pid, NULL, 0);
 		close(sv[0]);
-		spare_index_drop(fp->spare_index);
+		cfl_spare_lost(fp->spare_index);
 		free(fp);
 		return -1;
 	}

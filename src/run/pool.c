@@ -1031,10 +1031,8 @@ static void offer_spare(struct cfl_pool *p)
 		for (size_t i = 0; i < p->n_peers; i++) {
 			const struct peer *pe = p->peers[i];
 
-			if (pe->dead || strcmp(pe->pub.ops->kind, "fork"))
-				continue;
-			for (size_t k = 0; k < pe->pub.n_slots; k++)
-				n += pe->slots[k].idx < 0;
+			if (!pe->dead && !strcmp(pe->pub.ops->kind, "fork"))
+				n += (int)(pe->pub.n_slots - pe->n_busy);
 		}
 	cfl_spare_offer(n);
 }
