@@ -202,6 +202,10 @@ int cfl_net_parse_hostport(const char *s, char *host, size_t cap, int *port,
 			   struct cfl_err *err);
 /* Whether host is a loopback address or "localhost". */
 int cfl_net_is_loopback(const char *host);
+/* Sets TCP_NODELAY on every TCP socket this process holds (Linux: the
+ * descriptors of /proc/self/fd), those of libraries too.  Returns how many
+ * it set, or -1 where the descriptors cannot be listed. */
+int cfl_net_nodelay_all(void);
 
 struct cfl_tcp_opts {
 	const char *addr;		/* "HOST:PORT" to listen on (port 0: any) */

@@ -24,6 +24,7 @@
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <arpa/inet.h>
+#include <dirent.h>
 #include <poll.h>
 #include <pthread.h>
 #include <stdarg.h>
@@ -95,6 +96,36 @@ static void set_nodelay(int fd)
 
 	/* small frames (a lease, an ack) must not wait for Nagle */
 	setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+}
+
+int cfl_net_nodelay_all(void)
+{
+	DIR *d = opendir("/proc/self/fd");
+	struct dirent *e;
+	int n = 0;
+
+	if (!d)
+		return -1;
+	while ((e = readdir(d))) {
+		char *end;
+		long fd = strtol(e->d_name, &end, 10);
+		int type = 0, domain = 0;
+		socklen_t len = sizeof(type);
+
+		if (*end || end == e->d_name || fd == dirfd(d))
+			continue;
+		if (getsockopt((int)fd, SOL_SOCKET, SO_TYPE, &type, &len) < 0 ||
+		    type != SOCK_STREAM)
+			continue;
+		len = sizeof(domain);
+		if (getsockopt((int)fd, SOL_SOCKET, SO_DOMAIN, &domain, &len) < 0 ||
+		    (domain != AF_INET && domain != AF_INET6))
+			continue;
+		set_nodelay((int)fd);
+		n++;
+	}
+	closedir(d);
+	return n;
 }
 
 /* ---- coordinator: state ---- */

@@ -4,7 +4,8 @@
  * rank 0 and every worker rank (sizes from 0 bytes to several MiB, in
  * order), and the bridge: forked children that never call MPI exchange a
  * byte stream through their ranks' pumps, and the child's exit status comes
- * back.  Rank 0 prints "mpi selftest: ok (N ranks)" when every check passed.
+ * back; every TCP socket of a rank (PMIx's to its server) has TCP_NODELAY
+ * once cfl_mpi_init returns.  Rank 0 prints "mpi selftest: ok (N ranks)" when every check passed.
  *
  *   mpi_selftest          all the checks
  *   mpi_selftest badsha   rank 0 announces a wrong digest: every rank must
@@ -14,6 +15,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <dirent.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 
@@ -266,10 +270,38 @@ static void check_bridge(void)
 	free(fds);
 }
 
+/* Every TCP stream socket this rank holds has TCP_NODELAY: without it
+ * MPI_Finalize's fence waited 40 ms for a delayed ACK.  Returns how many. */
+static int check_nodelay(void)
+{
+	DIR *d = opendir("/proc/self/fd");
+	struct dirent *e;
+	int n = 0;
+
+	if (!d)
+		return 0;
+	while ((e = readdir(d))) {
+		int fd = atoi(e->d_name), type = 0, dom = 0, nd = 0;
+		socklen_t len = sizeof(int);
+
+		if (e->d_name[0] == '.' || fd == dirfd(d) ||
+		    getsockopt(fd, SOL_SOCKET, SO_TYPE, &type, &len) < 0 ||
+		    type != SOCK_STREAM ||
+		    getsockopt(fd, SOL_SOCKET, SO_DOMAIN, &dom, &len) < 0 ||
+		    (dom != AF_INET && dom != AF_INET6))
+			continue;
+		if (getsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &nd, &len) < 0 || !nd)
+			FAIL("TCP socket %d without TCP_NODELAY after cfl_mpi_init", fd);
+		n++;
+	}
+	closedir(d);
+	return n;
+}
+
 int main(int argc, char **argv)
 {
 	struct cfl_err err;
-	int bad = argc > 1 && strcmp(argv[1], "badsha") == 0;
+	int bad = argc > 1 && strcmp(argv[1], "badsha") == 0, n_tcp;
 
 	if (cfl_mpi_init(&m, &err) < 0) {
 		fprintf(stderr, "mpi_selftest: %s\n", err.msg);
@@ -277,12 +309,13 @@ int main(int argc, char **argv)
 	}
 	if (m.size < 2)
 		FAIL("needs 2 ranks or more (got %d)", m.size);
+	n_tcp = check_nodelay();
 	check_bcast(bad);
 	check_frames();
 	check_bridge();
 	if (m.rank == 0)
-		printf("mpi selftest: ok (%d ranks, %d on this node)\n", m.size,
-		       m.local_size);
+		printf("mpi selftest: ok (%d ranks, %d on this node; %d TCP "
+		       "sockets with TCP_NODELAY)\n", m.size, m.local_size, n_tcp);
 	if (cfl_mpi_finalize(&m, &err) < 0) {
 		fprintf(stderr, "mpi_selftest: %s\n", err.msg);
 		return 1;

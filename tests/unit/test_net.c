@@ -12,6 +12,7 @@
 #include <sys/wait.h>
 #include <netinet/in.h>
 #include <arpa/inet.h>
+#include <netinet/tcp.h>
 #include <signal.h>
 #include <sys/prctl.h>
 #include <time.h>
@@ -43,6 +44,50 @@ static void make_token(struct cfl_token *t, const char *text)
 }
 
 /* ---- token files ---- */
+
+/* TCP_NODELAY on every TCP socket of the process (MPI's PMIx client
+ * socket is one nobody else sets it on), none other touched. */
+static int nodelay_of(int fd)
+{
+	int v = -1;
+	socklen_t len = sizeof(v);
+
+	if (getsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &v, &len) < 0)
+		return -1;
+	return v;
+}
+
+static void t_nodelay_all(void)
+{
+	struct sockaddr_in a;
+	socklen_t len = sizeof(a);
+	int lst = socket(AF_INET, SOCK_STREAM, 0), cli = socket(AF_INET, SOCK_STREAM, 0);
+	int udp = socket(AF_INET, SOCK_DGRAM, 0), srv, un[2], n;
+
+	CHECK(lst >= 0 && cli >= 0 && udp >= 0);
+	memset(&a, 0, sizeof(a));
+	a.sin_family = AF_INET;
+	a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	CHECK(bind(lst, (struct sockaddr *)&a, sizeof(a)) == 0);
+	CHECK(listen(lst, 1) == 0);
+	CHECK(getsockname(lst, (struct sockaddr *)&a, &len) == 0);
+	CHECK(connect(cli, (struct sockaddr *)&a, sizeof(a)) == 0);
+	srv = accept(lst, NULL, NULL);
+	CHECK(srv >= 0);
+	CHECK(socketpair(AF_UNIX, SOCK_STREAM, 0, un) == 0);
+	CHECK_INT(nodelay_of(cli), 0);
+	CHECK_INT(nodelay_of(srv), 0);
+	n = cfl_net_nodelay_all();
+	CHECK_MSG(n >= 3, "set on %d sockets, want the listener and both ends", n);
+	CHECK_INT(nodelay_of(cli), 1);
+	CHECK_INT(nodelay_of(srv), 1);
+	CHECK_INT(nodelay_of(lst), 1);
+	/* a Unix socket and a datagram socket have no TCP level to set */
+	CHECK_INT(nodelay_of(un[0]), -1);
+	CHECK_INT(nodelay_of(udp), -1);
+	CHECK_INT(cfl_net_nodelay_all(), n);
+	close(cli), close(srv), close(lst), close(udp), close(un[0]), close(un[1]);
+}
 
 static void t_token_load(void)
 {
@@ -1084,6 +1129,7 @@ static void t_tcp_garbage_then_honest(void)
 }
 
 const struct cfl_test cfl_tests[] = {
+	TEST(t_nodelay_all),
 	TEST(t_token_load),
 	TEST(t_tls_handshake_and_data),
 	TEST(t_tls_wrong_token),
