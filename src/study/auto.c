@@ -1894,8 +1894,28 @@ struct lazy_fold {
 	double per;		/* its seconds as expected at submission (the
 				 * estimate corrected by how those done went) */
 	double took;		/* its seconds, once done (else 0) */
+	double fit;		/* its fit's part of them (NaN: not known) */
 	int state;		/* 0 queued, 1 submitted, 2 final */
 };
+
+double study_auto_fold_floor(const struct study_fold_done *d, size_t n, size_t bag)
+{
+	double own = 0, other = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		double rest = d[i].took - d[i].fit;
+
+		if (!(d[i].took > 0))
+			continue;
+		if (d[i].bag == bag) {
+			if (!(own > 0) || d[i].took < own)
+				own = d[i].took;
+		} else if (!isnan(d[i].fit) && rest > 0 && (!(other > 0) || rest < other)) {
+			other = rest;
+		}
+	}
+	return own > 0 ? own : other;
+}
 
 /* Bag k's trials done so far: their seconds over their estimates (a
  * tree's fold takes a tenth of a forest's, and the estimates of the two
@@ -1945,6 +1965,10 @@ static int lazy_submit(struct cfl_study *s, struct cfl_err *err)
 	double ratio = lazy_ratio(a, SIZE_MAX);
 	size_t slots = study_slots(s), running = 0;
 	double busy = 0;	/* what the running ones should still take */
+	struct study_fold_done *done = cfl_calloc(a->n_lazy + 1, sizeof(*done), err);
+
+	if (!done)
+		return -1;
 
 	for (size_t i = 0; i < a->n_lazy; i++)
 		if (a->lazy[i].state == 1) {
@@ -1985,9 +2009,12 @@ static int lazy_submit(struct cfl_study *s, struct cfl_err *err)
 			scale = 2;
 		z.share = c->bag_give / T * (scale > 0 ? scale : 0);
 		z.ratio = lazy_ratio(a, l->k);
-		for (i = 0; i < a->n_lazy; i++)
-			if (a->lazy[i].took > 0 && (!(z.least > 0) || a->lazy[i].took < z.least))
-				z.least = a->lazy[i].took;
+		for (i = 0; i < a->n_lazy; i++) {
+			done[i].bag = a->lazy[i].k;
+			done[i].took = a->lazy[i].took;
+			done[i].fit = a->lazy[i].fit;
+		}
+		z.least = study_auto_fold_floor(done, a->n_lazy, l->k);
 		study_auto_size_fold(&z);
 		if (z.leave_out) {
 			for (i = a->lazy_next - 1; i < a->n_lazy && a->lazy[i].k == l->k; i++)
@@ -2005,10 +2032,13 @@ static int lazy_submit(struct cfl_study *s, struct cfl_err *err)
 		l->state = 1;
 		running++;
 		busy += 0.5 * l->per;
-		if (submit_fold(s, l->k, l->fold, seed, &l->ts, c->bag_budget_s, err))
+		if (submit_fold(s, l->k, l->fold, seed, &l->ts, c->bag_budget_s, err)) {
+			free(done);
 			return -1;
+		}
 		s->n_ran++;
 	}
+	free(done);
 	return 0;
 }
 
@@ -2025,6 +2055,7 @@ static void lazy_final(struct study_auto *a, size_t k, int fold,
 		l->state = 2;
 		if (ev->status == CFL_TRIAL_DONE && ev->result) {
 			l->took = ev->result->duration;
+			l->fit = ev->result->fit_seconds >= 0 ? ev->result->fit_seconds : NAN;
 			a->obs_s += ev->result->duration;
 			a->plan_s += l->est;
 			a->n_obs++;

@@ -220,10 +220,8 @@ struct study_fold_size {
 	size_t n_this;		/* of them its bag's */
 	size_t running, slots;	/* trials running; the pool's slots */
 	int starts;		/* the first trial of its bag */
-	double least;		/* the least a bag's trial took so far (its
-				 * data, prediction and metrics: a trial
-				 * cut to one tree still takes that); 0:
-				 * none done */
+	double least;		/* the least its trial should take
+				 * (study_auto_fold_floor); 0: none done */
 	/* out */
 	double per;		/* its seconds (estimate): its share; the
 				 * time left when nothing follows on its
@@ -239,6 +237,21 @@ struct study_fold_size {
 				 * in time even so: left out whole */
 };
 void study_auto_size_fold(struct study_fold_size *f);
+/* A bag's fold trial on a row sample that is done: its bag, its seconds
+ * and its fit's part of them (NaN: not known). */
+struct study_fold_done {
+	size_t bag;
+	double took, fit;
+};
+/* The least a fold trial of bag `bag` is expected to take (study_fold_size's
+ * least): the least one of its own bag's took, once one is done; before
+ * that the least the others' took apart from their fit (data, prediction,
+ * metrics: what a fold cut to one tree still pays), not their whole
+ * seconds, which say how long their models fit, not how long this one
+ * does (linear's and a tree's bags after fcnn's, gbdt's and a forest's
+ * were left out on W9 with 6 s to spare, their folds taken to need the
+ * 2.6 s of gbdt's quickest).  0: none done. */
+double study_auto_fold_floor(const struct study_fold_done *d, size_t n, size_t bag);
 /* auto's successive halving on rows (auto.c; ASHA's rule): among the n
  * candidates of a family finished at a rung, their scores there (higher
  * better; NaN: failed, neither counted nor promoted) and promoted[i] 1 for

@@ -172,10 +172,39 @@ static void t_fit_grows_faster_than_rows(void)
 	CHECK_MSG(fabs(f.rows - 576000) < 1, "rows %g", f.rows);
 }
 
+/* The least a bag's fold is expected to take: its own bag's quickest
+ * fold once one is done; before that the others' quickest apart from
+ * their fit, never their whole seconds (W9: linear's bag after gbdt's,
+ * whose quickest fold took 2.6 s of which 2.3 s fitting). */
+static void t_fold_floor_is_not_another_models_fit(void)
+{
+	struct study_fold_done d[] = {
+		{ 0, 5.6, 5.2 },	/* fcnn */
+		{ 1, 2.6, 2.3 },	/* gbdt */
+		{ 1, 2.9, 2.5 },
+		{ 2, 3.9, 3.4 },	/* forest */
+		{ 3, 0.0, NAN },	/* linear, queued */
+	};
+	double own = study_auto_fold_floor(d, 5, 1), other = study_auto_fold_floor(d, 5, 3);
+
+	CHECK_NEAR(own, 2.6, 1e-12);
+	CHECK_MSG(fabs(other - 0.3) < 1e-9, "linear's floor %g, want gbdt's 0.3 s apart from its fit",
+		  other);
+	/* a fit not known says nothing of the rest */
+	d[1].fit = d[2].fit = NAN;
+	CHECK_NEAR(study_auto_fold_floor(d, 5, 3), 0.4, 1e-9);
+	CHECK_NEAR(study_auto_fold_floor(d, 0, 3), 0, 0);
+	/* a bag whose own fold is done floors at it, however quick the rest */
+	d[4].took = 0.7;
+	d[4].fit = 0.1;
+	CHECK_NEAR(study_auto_fold_floor(d, 5, 3), 0.7, 1e-12);
+}
+
 const struct cfl_test cfl_tests[] = {
 	TEST(t_last_round_takes_the_time_left),
 	TEST(t_bag_shrinks_rather_than_left_out),
 	TEST(t_budgeted_model_always_has_a_budget),
 	TEST(t_fit_grows_faster_than_rows),
+	TEST(t_fold_floor_is_not_another_models_fit),
 	{ 0 },
 };
