@@ -231,7 +231,7 @@ bench-build: $(addprefix $(BUILD)/bench-bin/,$(BENCH_DRIVERS)) $(BUILD)/tests/mp
 
 # What the bench scripts run: the peers (each script times itself, so no
 # timing tool is installed).
-BENCH_PKGS := python3-sklearn python3-torch python3-xgboost python3-optuna
+BENCH_PKGS := python3-sklearn python3-torch python3-xgboost python3-optuna python3-pandas
 bench-deps:
 	@missing=""; \
 	for p in $(BENCH_PKGS); do \
