@@ -1969,6 +1969,12 @@ static int lazy_submit(struct cfl_study *s, struct cfl_err *err)
 
 	if (!done)
 		return -1;
+	/* the trials done so far: none ends while this submits */
+	for (size_t i = 0; i < a->n_lazy; i++) {
+		done[i].bag = a->lazy[i].k;
+		done[i].took = a->lazy[i].took;
+		done[i].fit = a->lazy[i].fit;
+	}
 
 	for (size_t i = 0; i < a->n_lazy; i++)
 		if (a->lazy[i].state == 1) {
@@ -2009,11 +2015,6 @@ static int lazy_submit(struct cfl_study *s, struct cfl_err *err)
 			scale = 2;
 		z.share = c->bag_give / T * (scale > 0 ? scale : 0);
 		z.ratio = lazy_ratio(a, l->k);
-		for (i = 0; i < a->n_lazy; i++) {
-			done[i].bag = a->lazy[i].k;
-			done[i].took = a->lazy[i].took;
-			done[i].fit = a->lazy[i].fit;
-		}
 		z.least = study_auto_fold_floor(done, a->n_lazy, l->k);
 		study_auto_size_fold(&z);
 		if (z.leave_out) {
