@@ -6,7 +6,7 @@
 #     bash tests/bench/auto_xgb.sh [SPLITS] [SET ...]
 #
 # (SPLITS 10; the sets as auto_splits.sh's, the held-out synthetic ones in
-# a table of their own).  AUTO_SECONDS=S is auto's --time-limit (10),
+# a table of their own, the larger ones only when named).  AUTO_SECONDS=S is auto's --time-limit (10),
 # AUTO_TRIALS=N a count budget instead (--max-trials N); XGB_SECONDS=X
 # gives XGBoost X CPU seconds instead of the CPU time auto took; the
 # driver, tests/bench/auto_xgb.py, says what is compared: XGBoost gets the
@@ -33,10 +33,12 @@ export OPENBLAS_NUM_THREADS=1
 path_of() { case "$1" in messy_*) echo "$D/messy/$1.csv" ;; *) echo "$1" ;; esac; }
 list() { local s out=; for s in "$@"; do out="$out${out:+,}$(path_of "$s")"; done; echo "$out"; }
 HELD=" $("$PY" "$ROOT/tests/bench/make_messy.py" --list out) "
+# the larger held-out sets only when named
+LARGE=" $("$PY" "$ROOT/tests/bench/make_messy.py" --list large) "
 if [ $# -gt 0 ]; then
 	ins= outs=
 	for s in "$@"; do
-		case "$HELD" in *" $s "*) outs="$outs $s" ;; *) ins="$ins $s" ;; esac
+		case "$HELD$LARGE" in *" $s "*) outs="$outs $s" ;; *) ins="$ins $s" ;; esac
 	done
 	IN=$(list $ins) OUT=$(list $outs)
 else

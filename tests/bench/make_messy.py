@@ -4,7 +4,7 @@ columns, duplicate rows, class imbalance, uninformative columns.
 
     python3 tests/bench/make_messy.py DIR
 
-Twelve sets, each DIR/NAME.csv with a header row and the target last.
+Fifteen sets, each DIR/NAME.csv with a header row and the target last.
 Three are "held in" (looked at while auto's rules were written:
 messy_clf_a, messy_clf_b, messy_reg_a) and nine "held out" (generated with
 other shapes and seeds and only ever measured, in the last table of
@@ -14,8 +14,13 @@ the shapes of small public sets (80-850 rows): messy_clf_e (120 rows, 4
 classes), messy_clf_f (208 rows, 60 correlated columns), messy_clf_g
 (mostly categorical), messy_clf_h (6 classes, thresholds, 25% missing),
 messy_reg_c (150 rows, linear) and messy_reg_d (steps and an
-interaction).
-HELD_IN and HELD_OUT below list them; `--list in|out` prints one list."""
+interaction).  Three larger held-out sets were added the same way, for
+auto on more rows (LARGE; auto_splits.sh measures them only when named):
+messy_clf_i (4,000 rows, 3 classes), messy_clf_j (25,000 rows, binary,
+categories of up to 40 levels) and messy_reg_e (25,000 rows, Friedman #1
+with a category): the last two take auto's path with a validation part.
+HELD_IN, HELD_OUT and LARGE below list them; `--list in|out|large`
+prints one list."""
 import csv, os, sys
 
 import numpy as np
@@ -23,6 +28,8 @@ import numpy as np
 HELD_IN = ['messy_clf_a', 'messy_clf_b', 'messy_reg_a']
 HELD_OUT = ['messy_clf_c', 'messy_clf_d', 'messy_reg_b', 'messy_clf_e', 'messy_clf_f',
             'messy_clf_g', 'messy_clf_h', 'messy_reg_c', 'messy_reg_d']
+# held out too, larger, and so not in auto_splits.sh's default run (name them)
+LARGE = ['messy_clf_i', 'messy_clf_j', 'messy_reg_e']
 
 
 def messy(rng, X, cats, y, missing, dup):
@@ -43,7 +50,7 @@ def messy(rng, X, cats, y, missing, dup):
 def cat_column(rng, n, levels, signal=None):
     """A categorical string column: random levels, or levels that follow
     signal (an array of 0..levels-1) 70% of the time."""
-    names = np.array(['lvl_%s' % chr(ord('a') + k) for k in range(levels)])
+    names = np.array(['lvl_%s' % (chr(ord('a') + k) if k < 26 else 'z%d' % k) for k in range(levels)])
     k = rng.integers(0, levels, n)
     if signal is not None:
         keep = rng.random(n) < 0.7
@@ -213,15 +220,66 @@ def reg_d(rng):
         messy(rng, X, cats, ['%.4f' % v for v in y], 0.12, 0.05)
 
 
+def clf_i(rng):
+    # held out, larger: 4,000 rows, 3 classes ("bronze" / "silver" /
+    # "gold", about 55/30/15) from a sine, an interaction and a category's
+    # effect in 6 of 12 numeric columns, an informative 8-level category
+    # and a 20-level one of noise, 8% missing, 2% dups
+    n = 4000
+    X = rng.normal(size=(n, 12))
+    g = rng.integers(0, 8, n)
+    z = np.sin(1.5 * X[:, 0]) + 0.8 * X[:, 1] * X[:, 2] + 0.7 * X[:, 3] - 0.5 * np.abs(X[:, 4]) \
+        + 0.4 * X[:, 5] + 0.5 * (g % 3 == 0) + rng.normal(size=n) * 0.6
+    cls = np.digitize(z, np.quantile(z, [0.55, 0.85]))
+    y = np.array(['bronze', 'silver', 'gold'])[cls]
+    cats = [cat_column(rng, n, 8, g), cat_column(rng, n, 20)]
+    return ['m%d' % i for i in range(12)] + ['region', 'agent', 'tier'], \
+        messy(rng, X, cats, y, 0.08, 0.02)
+
+
+def clf_j(rng):
+    # held out, larger (auto's path with a validation part): 25,000 rows,
+    # binary ("churn" / "stay", about 25/75), 16 numeric (skewed amounts,
+    # thresholds, an interaction), an informative 5-level category, a
+    # 40-level one weakly so and a 3-level one of noise, 6% missing, 1% dups
+    n = 25000
+    X = rng.normal(size=(n, 16))
+    X[:, :4] = np.exp(X[:, :4])
+    g = rng.integers(0, 5, n)
+    h = rng.integers(0, 40, n)
+    z = 0.6 * np.log1p(X[:, 0]) - 0.8 * (X[:, 1] > 2) + 0.5 * X[:, 4] * X[:, 5] + 0.6 * X[:, 6] \
+        - 0.4 * X[:, 7] + 0.3 * np.tanh(X[:, 8] * 2) + 0.7 * (g == 1) - 0.5 * (g == 3) \
+        + 0.02 * (h - 20) - 1.4 + rng.logistic(size=n) * 0.8
+    y = np.where(z > 0, 'churn', 'stay')
+    cats = [cat_column(rng, n, 5, g), cat_column(rng, n, 40, h), cat_column(rng, n, 3)]
+    return ['f%d' % i for i in range(16)] + ['plan', 'city', 'device', 'status'], \
+        messy(rng, X, cats, y, 0.06, 0.01)
+
+
+def reg_e(rng):
+    # held out, larger (auto's path with a validation part): 25,000 rows,
+    # Friedman #1 in 5 of 14 uniform columns plus a 6-level category's
+    # offset, noise growing with x5, 5% missing, 1% dups
+    n = 25000
+    X = rng.random(size=(n, 14))
+    g = rng.integers(0, 6, n)
+    y = 10 * np.sin(np.pi * X[:, 0] * X[:, 1]) + 20 * (X[:, 2] - 0.5) ** 2 + 10 * X[:, 3] \
+        + 5 * X[:, 4] + 1.5 * (g - 2.5) + rng.normal(size=n) * (0.5 + 1.5 * X[:, 5])
+    cats = [cat_column(rng, n, 6, g), cat_column(rng, n, 4)]
+    return ['u%d' % i for i in range(14)] + ['site', 'shift', 'yield'], \
+        messy(rng, X, cats, ['%.4f' % v for v in y], 0.05, 0.01)
+
+
 SETS = {'messy_clf_a': (clf_a, 11), 'messy_clf_b': (clf_b, 12), 'messy_reg_a': (reg_a, 13),
         'messy_clf_c': (clf_c, 101), 'messy_clf_d': (clf_d, 102), 'messy_reg_b': (reg_b, 103),
         'messy_clf_e': (clf_e, 201), 'messy_clf_f': (clf_f, 202), 'messy_clf_g': (clf_g, 203),
-        'messy_clf_h': (clf_h, 204), 'messy_reg_c': (reg_c, 205), 'messy_reg_d': (reg_d, 206)}
+        'messy_clf_h': (clf_h, 204), 'messy_reg_c': (reg_c, 205), 'messy_reg_d': (reg_d, 206),
+        'messy_clf_i': (clf_i, 301), 'messy_clf_j': (clf_j, 302), 'messy_reg_e': (reg_e, 303)}
 
 
 def main():
     if len(sys.argv) == 3 and sys.argv[1] == '--list':
-        print(' '.join(HELD_IN if sys.argv[2] == 'in' else HELD_OUT))
+        print(' '.join({'in': HELD_IN, 'out': HELD_OUT, 'large': LARGE}[sys.argv[2]]))
         return
     out = sys.argv[1]
     os.makedirs(out, exist_ok=True)
