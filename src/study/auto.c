@@ -2726,7 +2726,7 @@ int cfl_study_auto(struct cfl_study *s, const struct cfl_study_listener *ls,
 	for (int pass = 0, again = 0;; pass++) {
 		size_t n_left = 0, n_asked = a->n;
 		long best_before[CFL_STUDY_MAX_MODELS];
-		int improved = 0;
+		int improved = 0, spent = 0;
 
 		memcpy(best_before, a->best, sizeof(best_before));
 		for (size_t f = 0; f < n_models; f++) {
@@ -2734,8 +2734,12 @@ int cfl_study_auto(struct cfl_study *s, const struct cfl_study_listener *ls,
 			a->since_best[f] = 0;
 			n_left += !a->exhausted[f];
 		}
-		if (pass && !n_left)
+		if (pass && !n_left) {
+			snprintf(text, sizeof(text), "the search ends: every family's "
+				 "space is exhausted (%zu candidates)", a->n);
+			emit_phase(s, ls, text);
 			break;
+		}
 		for (size_t f = 0; f < n_models; f++) {
 			double now = cfl_now(), end;
 			size_t bagged = pass ? n_models : f;
@@ -2746,8 +2750,10 @@ int cfl_study_auto(struct cfl_study *s, const struct cfl_study_listener *ls,
 			if (a->search_end > s->deadline - BAG_MARGIN * bag_seconds(s, bagged))
 				a->search_end = s->deadline - BAG_MARGIN * bag_seconds(s, bagged);
 			end = now + (a->search_end - now) / (double)n_left--;
-			if (pass && end <= now)
+			if (pass && end <= now) {
+				spent = 1;
 				break;
+			}
 			if (pass && !again++)	/* said once */
 				emit_phase(s, ls, p->autop.use_all_time
 					   ? "another round for the families, each with a "
@@ -2770,8 +2776,22 @@ int cfl_study_auto(struct cfl_study *s, const struct cfl_study_listener *ls,
 			if (r == 3)
 				return CFL_STUDY_TIME_LIMIT;
 		}
-		if (pass && a->n == n_asked)
+		if (pass && a->n == n_asked) {
+			/* said why: the rounds on larger data ended silently
+			 * when the search's time was spent */
+			double kept = s->deadline - cfl_now();
+
+			if (spent)
+				snprintf(text, sizeof(text), "the search ends: its time is "
+					 "spent (%zu candidates); the %.1f s left are the "
+					 "bags' (their estimate, with a margin)", a->n,
+					 kept > 0 ? kept : 0.0);
+			else
+				snprintf(text, sizeof(text), "the search ends: no family "
+					 "asked another candidate (%zu candidates)", a->n);
+			emit_phase(s, ls, text);
 			break;
+		}
 		for (size_t f = 0; f < n_models; f++)
 			improved |= a->best[f] != best_before[f];
 		if (pass && !improved && !p->autop.use_all_time) {

@@ -190,6 +190,25 @@ test_auto_large_data_log_loss_on_valid() {
 	expect_err "validation part"
 }
 
+# on larger data under a time limit the search says in one line why it
+# ended, before the bags: its rounds ended silently when its time was spent
+# (25,000 rows at --time-limit 30: a third of the limit unused and nothing
+# said).  Slowed trials and 10 folds make the bags' estimate take the
+# search's time, the end this run takes (another, on a loaded machine,
+# must say its own)
+test_auto_large_data_says_why_the_search_ends() {
+	awk 'BEGIN { srand(3); print "a,b,c,y"
+		for (i = 0; i < 14000; i++) { a = rand(); b = rand(); c = rand()
+			print a "," b "," c "," ((a + b + 0.3 * rand() > 1.1) ? "hi" : "lo") } }' > big.csv
+	CFL_TEST_FAULT=slow run "$CFL" auto big.csv --models linear,tree --time-limit "$(lim 6)" \
+		--folds 10 --db w.db --name w
+	expect_rc 0
+	local why
+	why=$(awk '/^the search ends: / { why = $0 } /^bagging the best of each model/ { print why; exit }' <<<"$err")
+	grep -qE "^the search ends: (its time is spent \([0-9]+ candidates\); the [0-9.]+ s left are the bags' \(their estimate, with a margin\)|a whole round improved no family's best|every family's space is exhausted \([0-9]+ candidates\)|no family asked another candidate \([0-9]+ candidates\))$" <<<"$why" ||
+		fail "no line says why the search ended before the bags: $err"
+}
+
 # on small data nothing uses a validation part, so none is held out: the
 # fold models train on (K-1)/K of every training row (a 10% part left them
 # 72% of the rows where a default trained by `cfl train` sees 80%)
