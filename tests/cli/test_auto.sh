@@ -166,13 +166,19 @@ test_auto_small_data_scores_out_of_fold() {
 		fail "the search's best is not the bag's log loss: $out"
 }
 
+# big.csv: 14,000 rows of three columns and a two-class target, enough for
+# auto's path with a validation part
+big_csv() {
+	awk 'BEGIN { srand(3); print "a,b,c,y"
+		for (i = 0; i < 14000; i++) { a = rand(); b = rand(); c = rand()
+			print a "," b "," c "," ((a + b + 0.3 * rand() > 1.1) ? "hi" : "lo") } }' > big.csv
+}
+
 # on larger data (10,000 training rows or more) a candidate is one trial
 # on the validation part, ranked by log loss there too, and each family's
 # best is bagged afterwards
 test_auto_large_data_log_loss_on_valid() {
-	awk 'BEGIN { srand(3); print "a,b,c,y"
-		for (i = 0; i < 14000; i++) { a = rand(); b = rand(); c = rand()
-			print a "," b "," c "," ((a + b + 0.3 * rand() > 1.1) ? "hi" : "lo") } }' > big.csv
+	big_csv
 	run "$CFL" auto big.csv --models linear,tree --max-trials 4 --folds 3 --db b.db --name b
 	expect_rc 0
 	expect_err "each on the validation part"
@@ -197,9 +203,7 @@ test_auto_large_data_log_loss_on_valid() {
 # search's time, the end this run takes (another, on a loaded machine,
 # must say its own)
 test_auto_large_data_says_why_the_search_ends() {
-	awk 'BEGIN { srand(3); print "a,b,c,y"
-		for (i = 0; i < 14000; i++) { a = rand(); b = rand(); c = rand()
-			print a "," b "," c "," ((a + b + 0.3 * rand() > 1.1) ? "hi" : "lo") } }' > big.csv
+	big_csv
 	CFL_TEST_FAULT=slow run "$CFL" auto big.csv --models linear,tree --time-limit "$(lim 6)" \
 		--folds 10 --db w.db --name w
 	expect_rc 0
