@@ -2779,13 +2779,11 @@ int cfl_study_auto(struct cfl_study *s, const struct cfl_study_listener *ls,
 		if (pass && a->n == n_asked) {
 			/* said why: the rounds on larger data ended silently
 			 * when the search's time was spent */
-			double kept = s->deadline - cfl_now();
-
 			if (spent)
 				snprintf(text, sizeof(text), "the search ends: its time is "
 					 "spent (%zu candidates); the %.1f s left are the "
 					 "bags' (their estimate, with a margin)", a->n,
-					 kept > 0 ? kept : 0.0);
+					 fmax(s->deadline - cfl_now(), 0.0));
 			else
 				snprintf(text, sizeof(text), "the search ends: no family "
 					 "asked another candidate (%zu candidates)", a->n);

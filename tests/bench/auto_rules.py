@@ -59,6 +59,11 @@ def load(setdir, k):
     else:
         ytr = np.array([cls.index(v) for v in tr]); yte = np.array([cls.index(v) if v in cls else -1 for v in te])
     cands = db.execute("select id, model, seq, score from candidates where run=? order by seq", (run,)).fetchall()
+    return reg, ytr, yte, bags_of(db, cands, len(ytr))
+def bags_of(db, cands, n_train):
+    """The bags of candidates (id, model, seq, score) in db: the mean of
+    their fold trials' test predictions, their out-of-fold predictions one
+    per training row (NaN where none)."""
     bags = []
     for cid, model, seq, score in cands:
         ts = db.execute("select id from trials where candidate=? and status='done' and fold>=0 and repeat=0", (cid,)).fetchall()
@@ -70,10 +75,10 @@ def load(setdir, k):
             T = a.copy() if T is None else T + a
             n, no, data, rows = db.execute("select n,n_out,data,rows from predictions where trial=? and split='oof'", (tid,)).fetchone()
             a = np.frombuffer(data, '<f8').reshape(n, no); ri = np.frombuffer(rows, '<i4')
-            if O is None: O = np.full((len(ytr), no), np.nan)
+            if O is None: O = np.full((n_train, no), np.nan)
             O[ri] = a
         bags.append(dict(cid=cid, model=model, seq=seq, score=score, test=T / len(ts), oof=O))
-    return reg, ytr, yte, bags
+    return bags
 def loss(reg, P, y):
     if reg: return math.sqrt(np.mean((P[:, 0] - y) ** 2))
     p = np.clip(P[np.arange(len(y)), y], EPS, 1)

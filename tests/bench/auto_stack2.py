@@ -67,20 +67,9 @@ def layer2(cfl, sd, k, reg, ytr, layer, tag):
                            stdout=subprocess.DEVNULL, stderr=err, check=True)
         open(db + '.done', 'w').close()
     con = sqlite3.connect(db)
-    bags = []
-    for (cid, model) in con.execute("select id, model from candidates order by id").fetchall():
-        T = None; O = None; n_t = 0
-        for (tid,) in con.execute("select id from trials where candidate=? and status='done' and fold>=0", (cid,)).fetchall():
-            n, no, data = con.execute("select n,n_out,data from predictions where trial=? and split='test'", (tid,)).fetchone()
-            a = np.frombuffer(data, '<f8').reshape(n, no)
-            T = a.copy() if T is None else T + a; n_t += 1
-            n, no, data, rows = con.execute("select n,n_out,data,rows from predictions where trial=? and split='oof'", (tid,)).fetchone()
-            a = np.frombuffer(data, '<f8').reshape(n, no); ri = np.frombuffer(rows, '<i4')
-            if O is None:
-                O = np.full((len(ytr), no), np.nan)
-            O[ri] = a
-        bags.append(dict(model='l2_' + model, test=T / n_t, oof=O))
-    return bags
+    cands = [(cid, 'l2_' + model, None, None)
+             for cid, model in con.execute("select id, model from candidates order by id")]
+    return R.bags_of(con, cands, len(ytr))
 
 
 def main():
