@@ -10,7 +10,8 @@
 # held-in synthetic ones; the held-out synthetic sets are measured last and
 # reported in a table of their own, also when named among the SETs; the
 # larger held-out sets, messy_clf_i, messy_clf_j and messy_reg_e of 4,000
-# to 25,000 rows, only when named).  auto runs with a count budget,
+# to 25,000 rows, and the larger held-in ones, messy_clf_k and messy_reg_f
+# of 15,000, only when named).  auto runs with a count budget,
 # `--max-trials 20` (AUTO_TRIALS=N for another, 0 for none: then give AUTO_ARGS="--time-limit S",
 # and the figures depend on the load; AUTO_FOLDS=K its --folds, 5), so its figures do not
 # depend on the machine's load; the defaults are seeded.  The driver is

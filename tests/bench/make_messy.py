@@ -4,7 +4,7 @@ columns, duplicate rows, class imbalance, uninformative columns.
 
     python3 tests/bench/make_messy.py DIR
 
-Fifteen sets, each DIR/NAME.csv with a header row and the target last.
+Seventeen sets, each DIR/NAME.csv with a header row and the target last.
 Three are "held in" (looked at while auto's rules were written:
 messy_clf_a, messy_clf_b, messy_reg_a) and nine "held out" (generated with
 other shapes and seeds and only ever measured, in the last table of
@@ -19,7 +19,11 @@ auto on more rows (LARGE; auto_splits.sh measures them only when named):
 messy_clf_i (4,000 rows, 3 classes), messy_clf_j (25,000 rows, binary,
 categories of up to 40 levels) and messy_reg_e (25,000 rows, Friedman #1
 with a category): the last two take auto's path with a validation part.
-HELD_IN, HELD_OUT and LARGE below list them; `--list in|out|large`
+Two larger held-in sets (LARGE_IN), written in session 21 to work on
+auto's time-limited path with a validation part without looking at the
+held-out ones: messy_clf_k (15,000 rows, 4 classes) and messy_reg_f
+(15,000 rows, a step, a ridge and a linear part).  HELD_IN, HELD_OUT,
+LARGE and LARGE_IN below list them; `--list in|out|large|large_in`
 prints one list."""
 import csv, os, sys
 
@@ -30,6 +34,9 @@ HELD_OUT = ['messy_clf_c', 'messy_clf_d', 'messy_reg_b', 'messy_clf_e', 'messy_c
             'messy_clf_g', 'messy_clf_h', 'messy_reg_c', 'messy_reg_d']
 # held out too, larger, and so not in auto_splits.sh's default run (name them)
 LARGE = ['messy_clf_i', 'messy_clf_j', 'messy_reg_e']
+# held in, larger (looked at while the time-limited larger path was
+# written), also only when named
+LARGE_IN = ['messy_clf_k', 'messy_reg_f']
 
 
 def messy(rng, X, cats, y, missing, dup):
@@ -270,16 +277,49 @@ def reg_e(rng):
         messy(rng, X, cats, ['%.4f' % v for v in y], 0.05, 0.01)
 
 
+def clf_k(rng):
+    # held in, larger (auto's path with a validation part): 15,000 rows,
+    # 4 classes ("a" .. "d", about 40/30/20/10) from an XOR of two
+    # columns, a linear part in 5 of 10 numeric columns and a 12-level
+    # category, 10% missing, 2% dups
+    n = 15000
+    X = rng.normal(size=(n, 10))
+    g = rng.integers(0, 12, n)
+    z = 0.9 * np.sign(X[:, 0] * X[:, 1]) + 0.5 * X[:, 2] - 0.4 * X[:, 3] + 0.3 * X[:, 4] \
+        + 0.3 * X[:, 5] - 0.2 * X[:, 6] + 0.3 * (g % 4 - 1.5) + rng.normal(size=n) * 0.7
+    cls = np.digitize(z, np.quantile(z, [0.4, 0.7, 0.9]))
+    y = np.array(['a', 'b', 'c', 'd'])[cls]
+    cats = [cat_column(rng, n, 12, g), cat_column(rng, n, 6)]
+    return ['x%d' % i for i in range(10)] + ['shop', 'day', 'grade'], \
+        messy(rng, X, cats, y, 0.10, 0.02)
+
+
+def reg_f(rng):
+    # held in, larger: 15,000 rows, a step in x0, a ridge along x1 + x2,
+    # linear in x3..x6 of 12 normal columns, an 8-level category's
+    # offset, 7% missing, 1% dups
+    n = 15000
+    X = rng.normal(size=(n, 12))
+    g = rng.integers(0, 8, n)
+    y = 3 * (X[:, 0] > 0.3) + 4 * np.exp(-(X[:, 1] + X[:, 2]) ** 2) + X[:, 3] - 0.8 * X[:, 4] \
+        + 0.6 * X[:, 5] + 0.4 * X[:, 6] + 0.5 * (g - 3.5) + rng.normal(size=n)
+    cats = [cat_column(rng, n, 8, g), cat_column(rng, n, 5)]
+    return ['v%d' % i for i in range(12)] + ['line', 'crew', 'output'], \
+        messy(rng, X, cats, ['%.4f' % v for v in y], 0.07, 0.01)
+
+
 SETS = {'messy_clf_a': (clf_a, 11), 'messy_clf_b': (clf_b, 12), 'messy_reg_a': (reg_a, 13),
         'messy_clf_c': (clf_c, 101), 'messy_clf_d': (clf_d, 102), 'messy_reg_b': (reg_b, 103),
         'messy_clf_e': (clf_e, 201), 'messy_clf_f': (clf_f, 202), 'messy_clf_g': (clf_g, 203),
         'messy_clf_h': (clf_h, 204), 'messy_reg_c': (reg_c, 205), 'messy_reg_d': (reg_d, 206),
-        'messy_clf_i': (clf_i, 301), 'messy_clf_j': (clf_j, 302), 'messy_reg_e': (reg_e, 303)}
+        'messy_clf_i': (clf_i, 301), 'messy_clf_j': (clf_j, 302), 'messy_reg_e': (reg_e, 303),
+        'messy_clf_k': (clf_k, 401), 'messy_reg_f': (reg_f, 402)}
 
 
 def main():
     if len(sys.argv) == 3 and sys.argv[1] == '--list':
-        print(' '.join({'in': HELD_IN, 'out': HELD_OUT, 'large': LARGE}[sys.argv[2]]))
+        print(' '.join({'in': HELD_IN, 'out': HELD_OUT, 'large': LARGE,
+                        'large_in': LARGE_IN}[sys.argv[2]]))
         return
     out = sys.argv[1]
     os.makedirs(out, exist_ok=True)
