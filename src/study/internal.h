@@ -200,6 +200,14 @@ int study_auto_small(const struct cfl_study_plan *p, const struct cfl_data *d);
 /* auto on larger data: how a fold's fit seconds grow with its rows
  * (seconds ~ rows^exponent), by model kind, measured (auto.c says how) */
 double study_auto_fit_exponent(const char *model);
+/* auto on larger data: the wall seconds trials of `work` seconds in all,
+ * the longest `longest`, take on `slots` slots, each taken by the first
+ * slot free (Graham's bound for list scheduling: work / slots + (1 - 1 /
+ * slots) x longest; the ragged end is the longest trial starting as the
+ * others end).  It was work / slots + longest with a margin of 1.5 on top:
+ * on 18,180 rows (fcnn's default 4.4 s a fit) the bags were set 23 s aside
+ * and took 15 s, and the search was left 5 s of 30. */
+double study_auto_bags_wall(double work, double longest, double slots);
 /* auto on larger data: how one fold trial of a bag on a row sample is
  * sized when a slot frees up (auto.c's lazy_submit; pure, given the clock
  * as `left`).  The estimate of a fold on R rows, in seconds of the search

@@ -200,7 +200,21 @@ static void t_fold_floor_is_not_another_models_fit(void)
 	CHECK_NEAR(study_auto_fold_floor(d, 5, 3), 0.7, 1e-12);
 }
 
+/* The bags' wall seconds, as list scheduling bounds them: five folds of
+ * 4.4 s and five of 1.1 s on two slots end by (22 + 5.5) / 2 + 4.4 / 2 =
+ * 15.95 s (it was (22 + 5.5) / 2 + 4.4 = 18.15, with 1.5 on top: the search
+ * gave up 27 s of 30 for bags that took 15); one slot runs them one after
+ * another, and a trial as long as all the work on many slots takes itself. */
+static void t_bags_wall_is_list_scheduling(void)
+{
+	CHECK_NEAR(study_auto_bags_wall(27.5, 4.4, 2), 15.95, 1e-12);
+	CHECK_NEAR(study_auto_bags_wall(27.5, 4.4, 1), 27.5, 1e-12);
+	CHECK_NEAR(study_auto_bags_wall(8, 8, 4), 8, 1e-12);
+	CHECK_NEAR(study_auto_bags_wall(0, 0, 2), 0, 0);
+}
+
 const struct cfl_test cfl_tests[] = {
+	TEST(t_bags_wall_is_list_scheduling),
 	TEST(t_last_round_takes_the_time_left),
 	TEST(t_bag_shrinks_rather_than_left_out),
 	TEST(t_budgeted_model_always_has_a_budget),
