@@ -205,8 +205,8 @@ double study_auto_fit_exponent(const char *model);
  * slot free (Graham's bound for list scheduling: work / slots + (1 - 1 /
  * slots) x longest; the ragged end is the longest trial starting as the
  * others end).  It was work / slots + longest with a margin of 1.5 on top:
- * on 18,180 rows (fcnn's default 4.4 s a fit) the bags were set 23 s aside
- * and took 15 s, and the search was left 5 s of 30. */
+ * on 18,180 rows (fcnn's default 4.4 s a fit) the bags were set 24 s aside
+ * and took 16 s, and the search was left 5 s of 30. */
 double study_auto_bags_wall(double work, double longest, double slots);
 /* auto on larger data: how one fold trial of a bag on a row sample is
  * sized when a slot frees up (auto.c's lazy_submit; pure, given the clock

@@ -203,7 +203,7 @@ static void t_fold_floor_is_not_another_models_fit(void)
 /* The bags' wall seconds, as list scheduling bounds them: five folds of
  * 4.4 s and five of 1.1 s on two slots end by (22 + 5.5) / 2 + 4.4 / 2 =
  * 15.95 s (it was (22 + 5.5) / 2 + 4.4 = 18.15, with 1.5 on top: the search
- * gave up 27 s of 30 for bags that took 15); one slot runs them one after
+ * set 24 s of 30 aside for bags that took 16); one slot runs them one after
  * another, and a trial as long as all the work on many slots takes itself. */
 static void t_bags_wall_is_list_scheduling(void)
 {
