@@ -4,7 +4,7 @@ columns, duplicate rows, class imbalance, uninformative columns.
 
     python3 tests/bench/make_messy.py DIR
 
-Seventeen sets, each DIR/NAME.csv with a header row and the target last.
+Twenty sets, each DIR/NAME.csv with a header row and the target last.
 Three are "held in" (looked at while auto's rules were written:
 messy_clf_a, messy_clf_b, messy_reg_a) and nine "held out" (generated with
 other shapes and seeds and only ever measured, in the last table of
@@ -22,9 +22,14 @@ with a category): the last two take auto's path with a validation part.
 Two larger held-in sets (LARGE_IN), written in session 21 to work on
 auto's time-limited path with a validation part without looking at the
 held-out ones: messy_clf_k (15,000 rows, 4 classes) and messy_reg_f
-(15,000 rows, a step, a ridge and a linear part).  HELD_IN, HELD_OUT,
-LARGE and LARGE_IN below list them; `--list in|out|large|large_in`
-prints one list."""
+(15,000 rows, a step, a ridge and a linear part).  Two more larger
+held-out sets (LARGE_OUT2) were written in session 22, before any figure
+of them was seen, to check on fresh data a change worked out on LARGE_IN:
+messy_clf_l (20,000 rows, 3 classes), messy_reg_g (18,000 rows,
+heavy-tailed noise) and messy_clf_m (24,000 rows, binary, skewed amounts
+and noisy labels, the traits of messy_clf_j).  HELD_IN, HELD_OUT, LARGE, LARGE_IN and LARGE_OUT2
+below list them; `--list in|out|large|large_in|large_out2` prints one
+list."""
 import csv, os, sys
 
 import numpy as np
@@ -37,6 +42,7 @@ LARGE = ['messy_clf_i', 'messy_clf_j', 'messy_reg_e']
 # held in, larger (looked at while the time-limited larger path was
 # written), also only when named
 LARGE_IN = ['messy_clf_k', 'messy_reg_f']
+LARGE_OUT2 = ['messy_clf_l', 'messy_reg_g', 'messy_clf_m']
 
 
 def messy(rng, X, cats, y, missing, dup):
@@ -308,18 +314,75 @@ def reg_f(rng):
         messy(rng, X, cats, ['%.4f' % v for v in y], 0.07, 0.01)
 
 
+def clf_l(rng):
+    # held out, larger, written in session 22 before any figure of it:
+    # 20,000 rows, 3 classes ("low" / "mid" / "high", about 50/35/15)
+    # from a product of two columns, a threshold, a log of a skewed
+    # amount and two categories (a 15-level and a 4-level one with an
+    # interaction), 8 noise columns of 20, 12% missing, 1% dups
+    n = 20000
+    X = rng.normal(size=(n, 20))
+    X[:, 2] = np.exp(X[:, 2])
+    g = rng.integers(0, 15, n)
+    h = rng.integers(0, 4, n)
+    z = 0.7 * X[:, 0] * X[:, 1] + 0.8 * (X[:, 3] > 0.5) + 0.5 * np.log(X[:, 2]) + 0.4 * X[:, 4] \
+        - 0.3 * X[:, 5] ** 2 + 0.3 * X[:, 6] + 0.6 * ((g % 5 == 2) & (h == 1)) - 0.05 * g \
+        + 0.2 * X[:, 7:12].sum(axis=1) / np.sqrt(5) + rng.normal(size=n) * 0.8
+    cls = np.digitize(z, np.quantile(z, [0.5, 0.85]))
+    y = np.array(['low', 'mid', 'high'])[cls]
+    cats = [cat_column(rng, n, 15, g), cat_column(rng, n, 4, h)]
+    return ['w%d' % i for i in range(20)] + ['store', 'channel', 'band'], \
+        messy(rng, X, cats, y, 0.12, 0.01)
+
+
+def reg_g(rng):
+    # held out, larger, written in session 22 before any figure of it:
+    # 18,000 rows, a saturating sum of 4 of 10 uniform columns, a sine of
+    # a fifth, a 10-level category's slope on the sixth, a heavy-tailed
+    # noise (Student's t, 4 degrees), 6% missing, 2% dups
+    n = 18000
+    X = rng.random(size=(n, 10))
+    g = rng.integers(0, 10, n)
+    y = 8 * np.tanh(X[:, :4].sum(axis=1) - 2) + 3 * np.sin(2 * np.pi * X[:, 4]) \
+        + (g - 4.5) * 0.6 * X[:, 5] + 0.5 * (g % 3) + rng.standard_t(4, size=n)
+    cats = [cat_column(rng, n, 10, g), cat_column(rng, n, 7)]
+    return ['q%d' % i for i in range(10)] + ['unit', 'batch', 'load'], \
+        messy(rng, X, cats, ['%.4f' % v for v in y], 0.06, 0.02)
+
+
+def clf_m(rng):
+    # held out, larger, written in session 22 before any figure of it,
+    # with the traits of messy_clf_j where an fcnn default scored worse
+    # than the constant prediction (skewed amounts, noisy labels), to
+    # check a rule for such families on data it was not seen on: 24,000
+    # rows, binary ("yes" / "no", about 35/65), 6 log-normal amounts of
+    # 12 numeric columns, thresholds on two of them, a 30-level category
+    # weakly informative, logistic noise of scale 1, 5% missing, 1% dups
+    n = 24000
+    X = rng.normal(size=(n, 12))
+    X[:, :6] = np.exp(1.2 * X[:, :6])
+    g = rng.integers(0, 30, n)
+    z = 0.5 * np.log(X[:, 0]) + 0.7 * (X[:, 1] > 3) - 0.4 * np.log(X[:, 2]) * (X[:, 6] > 0) \
+        + 0.4 * X[:, 7] - 0.3 * X[:, 8] + 0.015 * (g - 15) - 0.6 + rng.logistic(size=n)
+    y = np.where(z > 0, 'yes', 'no')
+    cats = [cat_column(rng, n, 30, g), cat_column(rng, n, 3)]
+    return ['a%d' % i for i in range(12)] + ['branch', 'source', 'renewed'], \
+        messy(rng, X, cats, y, 0.05, 0.01)
+
+
 SETS = {'messy_clf_a': (clf_a, 11), 'messy_clf_b': (clf_b, 12), 'messy_reg_a': (reg_a, 13),
         'messy_clf_c': (clf_c, 101), 'messy_clf_d': (clf_d, 102), 'messy_reg_b': (reg_b, 103),
         'messy_clf_e': (clf_e, 201), 'messy_clf_f': (clf_f, 202), 'messy_clf_g': (clf_g, 203),
         'messy_clf_h': (clf_h, 204), 'messy_reg_c': (reg_c, 205), 'messy_reg_d': (reg_d, 206),
         'messy_clf_i': (clf_i, 301), 'messy_clf_j': (clf_j, 302), 'messy_reg_e': (reg_e, 303),
-        'messy_clf_k': (clf_k, 401), 'messy_reg_f': (reg_f, 402)}
+        'messy_clf_k': (clf_k, 401), 'messy_reg_f': (reg_f, 402),
+        'messy_clf_l': (clf_l, 501), 'messy_reg_g': (reg_g, 502), 'messy_clf_m': (clf_m, 503)}
 
 
 def main():
     if len(sys.argv) == 3 and sys.argv[1] == '--list':
         print(' '.join({'in': HELD_IN, 'out': HELD_OUT, 'large': LARGE,
-                        'large_in': LARGE_IN}[sys.argv[2]]))
+                        'large_in': LARGE_IN, 'large_out2': LARGE_OUT2}[sys.argv[2]]))
         return
     out = sys.argv[1]
     os.makedirs(out, exist_ok=True)

@@ -239,6 +239,48 @@ test_auto_large_data_says_when_the_bags_end() {
 		fail "the bags' end is not said after they start: $err"
 }
 
+# on larger data a family whose best is no better than the constant
+# prediction on the validation part (a tree grown to single rows on noisy
+# labels: log loss about 2.6 against 0.69) gets no time set aside in the
+# search for its bag, which runs last, only in the time the others leave,
+# and the run says so (on 25,250 rows an fcnn of log loss 1.5 held a third
+# of the 30 s in its bag that greedy selection never picked)
+test_auto_large_data_bags_a_family_no_better_than_constant_last() {
+	big_csv
+	mkdir params
+	cp "$ROOT/params/linear.params" params/
+	printf 'max_depth = int(30, 32)\nmin_samples_leaf = int(1, 2)\n' > params/tree.params
+	run "$CFL" auto big.csv --models linear,tree --time-limit "$(lim 6)" --db c.db --name c
+	expect_rc 0
+	grep -qE "^cfl: tree: its best is no better than the constant prediction on the validation part \(logloss [0-9.]+, the constant's 0\.[0-9]+\): bagged last, in the time the others leave$" <<<"$err" ||
+		fail "no line says the tree's bag runs last: $err"
+	grep -q "linear: its best is no better" <<<"$err" && fail "linear called no better than the constant: $err"
+	expect_out "tree:"
+	# each trial 0.3 s longer: the search takes the time its estimate
+	# leaves, which sets none aside for the tree's bag (5 folds of the
+	# linear model's seconds over 2 workers, not of both models')
+	CFL_TEST_FAULT=slow run "$CFL" auto big.csv --models linear,tree --time-limit "$(lim 6)" \
+		--db s.db --name s
+	expect_rc 0
+	grep -qE "^cfl: tree: its best is no better than the constant prediction on the validation part \(logloss [0-9.]+, the constant's 0\.[0-9]+\): (bagged last|not bagged)" <<<"$err" ||
+		fail "no line says what became of the tree's bag: $err"
+	local est lin tre
+	est=$(sed -nE "s/^bagging the best of each model with 5 folds: [0-9]+ trials in at most [0-9.]+ s \(their estimate: ([0-9.]+) s\)$/\1/p" <<<"$err")
+	[ -n "$est" ] || fail "no estimate of the bags: $err"
+	lin=$(sqlite3 s.db "select max(t.duration) from trials t join candidates c on c.id = t.candidate
+		where c.model = 'linear' and t.fold = -1 and t.repeat = 0")
+	tre=$(sqlite3 s.db "select max(t.duration) from trials t join candidates c on c.id = t.candidate
+		where c.model = 'tree' and t.fold = -1 and t.repeat = 0")
+	awk -v e="$est" -v l="$lin" -v t="$tre" 'BEGIN { both = 5 * (l + t) / 2 + (l > t ? l : t) / 2
+		exit !(e < both - 0.3) }' || fail "the bags' estimate $est s counts the tree's bag (linear $lin s, tree $tre s a fit)"
+	# when no family beats the constant, the bags are planned as ever:
+	# the run still gives a model
+	run "$CFL" auto big.csv --models tree --time-limit "$(lim 3)" --db n.db --name n
+	expect_rc 0
+	grep -q "no better than the constant" <<<"$err" && fail "the only family's bag was put last: $err"
+	expect_out "tree:"
+}
+
 # on small data nothing uses a validation part, so none is held out: the
 # fold models train on (K-1)/K of every training row (a 10% part left them
 # 72% of the rows where a default trained by `cfl train` sees 80%)
