@@ -1598,39 +1598,28 @@ static int search_rounds(struct cfl_study *s, const struct cfl_study_listener *l
 /* ---- bags ---- */
 
 /* The constant prediction's score on the validation part, signed as a
- * candidate's: the training rows' class frequencies (the baseline model's
- * prediction) under log loss, or their mean under the regression metric.
- * NaN when there is no validation part or it cannot be scored. */
+ * candidate's: the baseline model fitted on the training rows (their
+ * class frequencies, or their mean), under log loss or the regression
+ * metric.  NaN when there is no validation part or it cannot be scored. */
 static double const_score(const struct cfl_study *s)
 {
 	const struct study_auto *a = s->autos;
 	const struct cfl_xy *tr = &s->data->train, *v = &s->data->valid;
-	double *pred, *c, val = NAN;
+	const struct cfl_model_ops *ops = cfl_model_find("baseline");
+	struct cfl_model *m = NULL;
+	double *pred = NULL, val = NAN;
 	struct cfl_err why;
 
-	if (!tr->n || !v->n || !tr->y || !v->y ||
-	    !(pred = malloc(v->n * a->n_out * sizeof(*pred))))
-		return NAN;
-	c = pred;	/* the first row holds the constant, copied below */
-	for (size_t j = 0; j < a->n_out; j++)
-		c[j] = 0;
-	for (size_t i = 0; i < tr->n; i++) {
-		if (tr->n_classes > 0) {
-			size_t k = (size_t)tr->y[i];
-
-			if (k < a->n_out)
-				c[k] += 1.0 / (double)tr->n;
-		} else {
-			c[0] += tr->y[i] / (double)tr->n;
-		}
-	}
-	for (size_t i = 1; i < v->n; i++)
-		memcpy(pred + i * a->n_out, c, a->n_out * sizeof(*pred));
-	if (cfl_metric_eval(a->proper, v->y, pred, v->n, v->n_classes, &val, &why) ||
-	    !isfinite(val))
+	if (ops && tr->n && v->n && v->y &&
+	    (pred = cfl_calloc(v->n * a->n_out, sizeof(*pred), &why)) &&
+	    (m = cfl_model_new(ops, NULL, 0, &why)) &&
+	    !cfl_model_fit(m, tr, NULL, &why) &&
+	    !cfl_model_predict(m, v->x, v->n, pred, &why) &&
+	    cfl_metric_eval(a->proper, v->y, pred, v->n, v->n_classes, &val, &why))
 		val = NAN;
+	cfl_model_free(m);
 	free(pred);
-	return isnan(val) ? NAN : cfl_metric_info(a->proper)->sign * val;
+	return isfinite(val) ? cfl_metric_info(a->proper)->sign * val : NAN;
 }
 
 /* Candidate k no better than the constant prediction on the validation
@@ -1686,18 +1675,20 @@ double study_auto_bags_wall(double work, double longest, double slots)
  * would hold the slots until the limit and no bag would finish (and the
  * search need not set time aside for it).  When none fits, the quickest
  * is kept: it has a chance.  A bag no better than the constant
- * prediction (late_bag) is not planned: submit_bags runs it if the time
- * the others leave allows.  order/fits (may be
- * NULL; CFL_STUDY_MAX_MODELS each): the list, and 1 for a bag to run;
- * *n its length. */
+ * prediction (late_bag) is not planned in `left`: with late_left (the
+ * time left when the bags are submitted; NaN: the search's estimate,
+ * none), it runs after those planned, the best first, when every other
+ * bag fits and they all would still finish in late_left.  order/fits
+ * (may be NULL; CFL_STUDY_MAX_MODELS each): the list, and 1 for a bag to
+ * run; *n its length. */
 static double bag_plan(const struct cfl_study *s, size_t f, double left,
-		       size_t *order, int *fits, size_t *n_out)
+		       double late_left, size_t *order, int *fits, size_t *n_out)
 {
 	const struct study_auto *a = s->autos;
 	/* the K folds (and with refit, the refit on every training row) */
 	double K = s->plan->autop.folds + !!s->plan->autop.refit, t = 0, slowest = 0;
 	double slots = (double)study_slots(s);
-	size_t list[CFL_STUDY_MAX_MODELS], n, n_fit = 0, quick = SIZE_MAX;
+	size_t list[CFL_STUDY_MAX_MODELS], n, n_fit = 0, n_late = 0, quick = SIZE_MAX;
 	int fit[CFL_STUDY_MAX_MODELS] = { 0 };
 
 	bag_list(a, f, list, &n);
@@ -1713,8 +1704,10 @@ static double bag_plan(const struct cfl_study *s, size_t f, double left,
 		}
 		/* no better than the constant: in the time the others
 		 * leave (submit_bags), none set aside for it */
-		if (late_bag(a, list[i]))
+		if (late_bag(a, list[i])) {
+			n_late++;
 			continue;
+		}
 		if (quick == SIZE_MAX || sec < a->c[list[quick]].seconds ||
 		    isnan(a->c[list[quick]].seconds))
 			quick = i;
@@ -1730,8 +1723,20 @@ static double bag_plan(const struct cfl_study *s, size_t f, double left,
 		double sec = a->c[list[quick]].seconds;
 
 		fit[quick] = 1;
+		n_fit = 1;
 		t = K * sec;
 		slowest = sec;
+	}
+	/* the late ones, in the time the others leave, when they all fit */
+	for (size_t i = 0; i < n && n_fit + n_late == n && !isnan(late_left); i++) {
+		double sec = a->c[list[i]].seconds, sl = fmax(slowest, sec);
+
+		if (fit[i] || isnan(sec) ||
+		    study_auto_bags_wall(t + K * sec, sl, slots) > late_left)
+			continue;
+		fit[i] = 1;
+		t += K * sec;
+		slowest = sl;
 	}
 	if (order)
 		memcpy(order, list, n * sizeof(*list));
@@ -1759,7 +1764,7 @@ static double bag_seconds(const struct cfl_study *s, size_t f)
 	 * allows (sampled_bags), which the search leaves them whole */
 	if (s->autos->bag_time > 0)
 		return s->autos->bag_time;
-	return bag_plan(s, f, bags_left(s), NULL, NULL, NULL);
+	return bag_plan(s, f, bags_left(s), NAN, NULL, NULL, NULL);
 }
 
 /* ---- larger data: the search on a row sample, the bags on the rows
@@ -2243,57 +2248,35 @@ fail:
 	return -1;
 }
 
-/* The bags no better than the constant prediction (late_bag), which
- * bag_plan leaves out: each runs after the bags planned (fits[i] set)
- * when they all would still finish in the time left, the best first
- * (bag_list's order), and none when a bag of the others is left out or
- * trained smaller (no time is left then); a line says which, either
- * way. */
-static void late_bags(struct cfl_study *s, const struct cfl_study_listener *ls,
-		      const size_t *order, int *fits, size_t n)
+/* Says what became of each bag no better than the constant prediction
+ * (late_bag): bagged last (fits[i], bag_plan), or not. */
+static void say_late_bags(struct cfl_study *s, const struct cfl_study_listener *ls,
+			  const size_t *order, const int *fits, size_t n)
 {
 	const struct cfl_study_plan *p = s->plan;
 	const struct study_auto *a = s->autos;
-	double K = p->autop.folds + !!p->autop.refit, work = 0, slowest = 0;
-	double slots = (double)study_slots(s), left = s->deadline - cfl_now();
 	const struct cfl_metric_info *mi = cfl_metric_info(a->proper);
 
-	if (p->autop.max_trials)
-		return;
-	for (size_t i = 0; i < n; i++) {
-		if (!fits[i] && !late_bag(a, order[i]))
-			left = 0;	/* the others' bags take what is left */
-		if (fits[i] && !isnan(a->c[order[i]].seconds)) {
-			work += K * a->c[order[i]].seconds;
-			slowest = fmax(slowest, a->c[order[i]].seconds);
-		}
-	}
-	for (size_t i = 0; i < n; i++) {
+	for (size_t i = 0; i < n && !p->autop.max_trials; i++) {
 		const struct auto_cand *c = &a->c[order[i]];
-		double sec = c->seconds;
 		struct cfl_study_event ev;
 		char text[256];
 		size_t len;
 
-		if (fits[i] || !late_bag(a, order[i]))
+		if (!late_bag(a, order[i]))
 			continue;
 		len = (size_t)snprintf(text, sizeof(text), "%s: its best is no better than "
 				       "the constant prediction on the validation part (%s "
 				       "%.4g, the constant's %.4g): ",
 				       p->autop.models[c->family], mi->name,
 				       mi->sign * c->score, mi->sign * a->const_score);
-		if (!isnan(sec) && study_auto_bags_wall(work + K * sec, fmax(slowest, sec),
-							 slots) <= left) {
-			fits[i] = 1;
-			work += K * sec;
-			slowest = fmax(slowest, sec);
+		if (fits[i])
 			snprintf(text + len, sizeof(text) - len, "bagged last, in the time "
 				 "the others leave");
-		} else {
+		else
 			snprintf(text + len, sizeof(text) - len, "not bagged, as its bag "
 				 "(%d x %.1f s) would not finish in the time the others leave "
-				 "(--resume with more time bags it)", p->autop.folds, sec);
-		}
+				 "(--resume with more time bags it)", p->autop.folds, c->seconds);
 		memset(&ev, 0, sizeof(ev));
 		ev.kind = CFL_STUDY_NOTE;
 		ev.pool = s->pool;
@@ -2318,8 +2301,8 @@ static int submit_bags(struct cfl_study *s, const struct cfl_study_listener *ls,
 
 	if (a->bag_time > 0)
 		return sampled_bags(s, ls, n_sub, err);
-	planned = bag_plan(s, p->autop.n_models, bags_left(s), order, fits, &n);
-	late_bags(s, ls, order, fits, n);
+	planned = bag_plan(s, p->autop.n_models, bags_left(s), left, order, fits, &n);
+	say_late_bags(s, ls, order, fits, n);
 
 	/* a bag that would not finish whole, of a model that takes a time
 	 * budget: its folds (and refit) train smaller, within an equal share
