@@ -679,6 +679,33 @@ static void set_rungs(struct study_auto *a, int want)
 
 /* A new candidate of family f (params: moved in) with its one trial,
  * submitted unless stored done or failed.  Its index, or -1 with err. */
+/* Epochs without a better validation score after which an fcnn candidate
+ * stops (early_stop_params): scikit-learn's n_iter_no_change, and fcnn's
+ * own training-loss rule's count. */
+#define FCNN_PATIENCE "10"
+
+/* Larger data, scored on a validation part: an fcnn candidate that does
+ * not set patience itself stops early on that part and keeps its best
+ * epoch's weights (its search trial and its bag's folds alike, which all
+ * fit on training rows only).  Without it fcnn's defaults train their 40
+ * epochs whatever the validation part says, and on noisy labels end far
+ * worse than the constant prediction (log loss 1.88 against 0.59 on
+ * 20,200 rows), a family lost to the bag that holds its time.  The small
+ * data path has no validation part (its candidates score out of fold):
+ * nothing changes there.  0, or -1 with err. */
+static int early_stop_params(const struct cfl_study *s, size_t f,
+			     struct cfl_params *params, struct cfl_err *err)
+{
+	if (s->autos->cv || !s->data->valid.n ||
+	    strcmp(s->plan->autop.models[f], "fcnn") ||
+	    cfl_params_get(params, "patience"))
+		return 0;
+	if (cfl_params_set(params, "patience", FCNN_PATIENCE, err))
+		return -1;
+	cfl_params_sort(params);
+	return 0;
+}
+
 static long add_cand(struct cfl_study *s, size_t f, struct cfl_params *params,
 		     long idx, struct cfl_err *err)
 {
@@ -697,6 +724,8 @@ static long add_cand(struct cfl_study *s, size_t f, struct cfl_params *params,
 		a->c = q;
 		a->cap = cap;
 	}
+	if (early_stop_params(s, f, params, err))
+		return -1;
 	c = &a->c[a->n];
 	memset(c, 0, sizeof(*c));
 	c->family = f;

@@ -281,6 +281,41 @@ test_auto_large_data_bags_a_family_no_better_than_constant_last() {
 	expect_out "tree:"
 }
 
+# on larger data an fcnn candidate stops early on the validation part
+# (patience 10) unless it sets patience itself: its search trial and its
+# bag's folds keep their best epoch; on small data (no validation part)
+# its defaults stay as they are
+test_auto_large_data_fcnn_stops_early_on_valid() {
+	big_csv
+	run "$CFL" auto big.csv --models fcnn --max-trials 1 --folds 2 --db f.db --name f
+	expect_rc 0
+	[ "$(sqlite3 f.db "select params from candidates where model = 'fcnn'")" = '{"patience":10}' ] ||
+		fail "fcnn's defaults on larger data: $(sqlite3 f.db "select params from candidates")"
+	# every trial (the search's and the two folds') stopped on the
+	# validation part: its kept epoch is stored, within the 40 it may run
+	[ "$(sqlite3 f.db "select count(*) from trials t join trial_iters i on i.trial = t.id
+		where t.status = 'done' and i.n_iter between 1 and 40")" = 3 ] ||
+		fail "not three trials stopped early: $(sqlite3 f.db "select t.fold, t.status, i.n_iter
+			from trials t left join trial_iters i on i.trial = t.id")"
+	# a space that sets patience keeps its own
+	mkdir params
+	printf 'patience = int(2, 3)\n' > params/fcnn.params
+	# (the defaults and the three of the portfolio get 10, the Bayesian
+	# optimiser's candidates their own)
+	run "$CFL" auto big.csv --models fcnn --max-trials 6 --folds 2 --db g.db --name g
+	expect_rc 0
+	[ "$(sqlite3 g.db "select count(*) from candidates where model = 'fcnn' and params like '%\"patience\":10%'")" = 4 ] ||
+		fail "not the defaults and the portfolio alone got patience 10: $(sqlite3 g.db "select params from candidates")"
+	[ "$(sqlite3 g.db "select count(*) from candidates where model = 'fcnn'
+		and (params like '%\"patience\":2%' or params like '%\"patience\":3%')")" = 2 ] ||
+		fail "the space's patience was overridden: $(sqlite3 g.db "select params from candidates")"
+	# small data: the defaults as they are
+	run "$CFL" auto "$ROOT/datasets/iris.csv" --models fcnn --max-trials 1 --folds 2 --db i.db --name i
+	expect_rc 0
+	[ "$(sqlite3 i.db "select params from candidates")" = '{}' ] ||
+		fail "fcnn's defaults on small data: $(sqlite3 i.db "select params from candidates")"
+}
+
 # on small data nothing uses a validation part, so none is held out: the
 # fold models train on (K-1)/K of every training row (a 10% part left them
 # 72% of the rows where a default trained by `cfl train` sees 80%)
