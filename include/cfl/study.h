@@ -107,6 +107,13 @@ struct cfl_study_auto_plan {
 				 * search's share of the time ends; 0: stop
 				 * after a round that improved no family's
 				 * best.  Not part of the stored plan */
+	long fcnn_patience;	/* on larger data (a validation part), the
+				 * patience an fcnn candidate that sets none
+				 * stops early with on that part (auto.c,
+				 * early_stop_params); 0: none.  10 for a new
+				 * run (cfl_study_plan_init); in the stored
+				 * plan, so a run stored without the line (an
+				 * older cfl) resumes with 0, as it was made */
 	int refit;		/* --refit: each bag's candidate refit on
 				 * every training row once its folds are
 				 * done, its bag then predicting with it */

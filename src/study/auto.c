@@ -677,15 +677,9 @@ static void set_rungs(struct study_auto *a, int want)
 	}
 }
 
-/* A new candidate of family f (params: moved in) with its one trial,
- * submitted unless stored done or failed.  Its index, or -1 with err. */
-/* Epochs without a better validation score after which an fcnn candidate
- * stops (early_stop_params): scikit-learn's n_iter_no_change, and fcnn's
- * own training-loss rule's count. */
-#define FCNN_PATIENCE "10"
-
 /* Larger data, scored on a validation part: an fcnn candidate that does
- * not set patience itself stops early on that part and keeps its best
+ * not set patience itself stops early on that part (after the plan's
+ * fcnn_patience epochs without a better score) and keeps its best
  * epoch's weights (its search trial and its bag's folds alike, which all
  * fit on training rows only).  Without it fcnn's defaults train their 40
  * epochs whatever the validation part says, and on noisy labels end far
@@ -696,16 +690,21 @@ static void set_rungs(struct study_auto *a, int want)
 static int early_stop_params(const struct cfl_study *s, size_t f,
 			     struct cfl_params *params, struct cfl_err *err)
 {
-	if (s->autos->cv || !s->data->valid.n ||
+	char v[32];
+
+	if (s->autos->cv || !s->data->valid.n || s->plan->autop.fcnn_patience <= 0 ||
 	    strcmp(s->plan->autop.models[f], "fcnn") ||
 	    cfl_params_get(params, "patience"))
 		return 0;
-	if (cfl_params_set(params, "patience", FCNN_PATIENCE, err))
+	snprintf(v, sizeof(v), "%ld", s->plan->autop.fcnn_patience);
+	if (cfl_params_set(params, "patience", v, err))
 		return -1;
 	cfl_params_sort(params);
 	return 0;
 }
 
+/* A new candidate of family f (params: moved in) with its one trial,
+ * submitted unless stored done or failed.  Its index, or -1 with err. */
 static long add_cand(struct cfl_study *s, size_t f, struct cfl_params *params,
 		     long idx, struct cfl_err *err)
 {

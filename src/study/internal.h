@@ -271,7 +271,9 @@ long study_auto_promote(const double *scores, const int *promoted, size_t n,
 			unsigned eta);
 /* An auto run stored by a cfl that held out a validation part on small
  * data too (its config has no valid_min_rows line) resumes on the split
- * it was made with: p->data.valid_min_rows back to 0.  Call it after
+ * it was made with: p->data.valid_min_rows back to 0; one stored before
+ * fcnn stopped early on the validation part (no fcnn_patience line)
+ * resumes without it: p->autop.fcnn_patience 0.  Call it after
  * cfl_study_plan_settle_valid; a no-op for other plans, new runs and
  * runs that cannot be read (the resume says why). */
 void study_resume_valid(struct cfl_study_plan *p);

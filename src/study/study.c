@@ -26,6 +26,8 @@ void cfl_study_plan_init(struct cfl_study_plan *p)
 	p->tune.method = CFL_SEARCH_BO;
 	p->tune.liar = CFL_LIAR_KRIGING;
 	p->autop.folds = 5;
+	/* scikit-learn's n_iter_no_change, and fcnn's training-loss rule's */
+	p->autop.fcnn_patience = 10;
 	p->db = CFL_STORE_DEFAULT_PATH;
 	cfl_pool_opts_init(&p->exec.pool);
 	p->exec.backend = CFL_BACKEND_AUTO;
@@ -154,6 +156,8 @@ static int auto_config(const struct cfl_study_plan *p, struct cfl_buf *b)
 		rc |= cfl_buf_printf(b, "save=%s\n", a->save);
 	if (a->refit)
 		rc |= cfl_buf_printf(b, "refit=1\n");
+	if (a->fcnn_patience)	/* not in the configs of runs before it */
+		rc |= cfl_buf_printf(b, "fcnn_patience=%ld\n", a->fcnn_patience);
 	/* the search's rows and rungs: only when given, as save */
 	if (a->search_rows)
 		rc |= cfl_buf_printf(b, "search_rows=%ld\n", a->search_rows);
@@ -498,17 +502,20 @@ void study_resume_valid(struct cfl_study_plan *p)
 	struct cfl_err err;
 	char v[32];
 
-	if (p->kind != CFL_RUN_AUTO || !p->resume || !p->data.valid_min_rows)
+	if (p->kind != CFL_RUN_AUTO || !p->resume)
 		return;
 	/* what cannot be read is said by the resume itself, later */
 	st = cfl_store_open(p->db, CFL_STORE_READONLY, &err);
 	if (!st)
 		return;
 	if (!cfl_store_run_find(st, p->resume, &info, &err)) {
-		if (info.kind == CFL_RUN_AUTO &&
+		if (info.kind == CFL_RUN_AUTO && p->data.valid_min_rows &&
 		    config_value(info.config, "valid_frac", v, sizeof(v)) &&
 		    !config_value(info.config, "valid_min_rows", v, sizeof(v)))
 			p->data.valid_min_rows = 0;
+		if (info.kind == CFL_RUN_AUTO &&
+		    !config_value(info.config, "fcnn_patience", v, sizeof(v)))
+			p->autop.fcnn_patience = 0;
 		cfl_run_info_release(&info);
 	}
 	cfl_store_close(st);

@@ -297,6 +297,13 @@ test_auto_large_data_fcnn_stops_early_on_valid() {
 		where t.status = 'done' and i.n_iter between 1 and 40")" = 3 ] ||
 		fail "not three trials stopped early: $(sqlite3 f.db "select t.fold, t.status, i.n_iter
 			from trials t left join trial_iters i on i.trial = t.id")"
+	# a run stored before this (its config has no fcnn_patience line)
+	# resumes as it was made: its fcnn defaults without patience
+	sqlite3 f.db "update runs set config = replace(config, 'fcnn_patience=10' || char(10), '')"
+	run "$CFL" auto --resume f --db f.db --max-trials 2
+	expect_rc 0
+	[ "$(sqlite3 f.db "select count(*) from candidates where params = '{}'")" = 1 ] ||
+		fail "the older run's resume set patience: $(sqlite3 f.db "select params from candidates")"
 	# a space that sets patience keeps its own
 	mkdir params
 	printf 'patience = int(2, 3)\n' > params/fcnn.params
