@@ -114,6 +114,11 @@ struct cfl_study_auto_plan {
 				 * run (cfl_study_plan_init); in the stored
 				 * plan, so a run stored without the line (an
 				 * older cfl) resumes with 0, as it was made */
+	double fcnn_valid_frac;	/* on small data (out of fold, no validation
+				 * part), the share of a fold's training rows
+				 * such a candidate holds out to stop early
+				 * on (fcnn's valid_frac); 0: none.  0.1 for
+				 * a new run; stored as fcnn_patience is */
 	int refit;		/* --refit: each bag's candidate refit on
 				 * every training row once its folds are
 				 * done, its bag then predicting with it */

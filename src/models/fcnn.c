@@ -359,6 +359,8 @@ static const struct cfl_param_spec fcnn_params[] = {
 	  "passes over the training rows; auto: 40, or more on small data so that training takes at least 2000 steps (at most 1000 epochs), ended earlier by n_iter_no_change" },
 	{ "patience", CFL_P_INT, "0", 0, 100000, NULL,
 	  "stop after this many epochs without a better validation score and keep the best weights (holds out validation rows); 0: no early stopping on validation" },
+	{ "valid_frac", CFL_P_FLOAT, "0", 0, 0.5, NULL,
+	  "with patience and no validation part given: the share of the training rows held out (stratified, seeded) to stop early on, the model then trained on the rest (scikit-learn's MLP validation_fraction); 0: none held out, so no early stopping without a validation part" },
 	{ "n_iter_no_change", CFL_P_INT, "auto", 0, 100000, NULL,
 	  "stop when the epoch's mean training loss has not fallen by tol below its best for more than this many epochs in a row, keeping the last weights (scikit-learn's MLP rule); 0: never; auto: 10 when epochs is auto and no validation early stopping runs, else 0" },
 	{ "tol", CFL_P_FLOAT, "1e-4", 0, 1e6, NULL,
@@ -1830,10 +1832,41 @@ static int blas_threads_enter(const struct cfl_model *m)
 	return old;
 }
 
+/* fit, on a part of train held out by valid_frac when patience asks for a
+ * validation part and none was given: the rows of a stratified holdout
+ * seeded by the model's seed, so the same model and rows give the same
+ * part wherever it runs. */
+static int fit_holdout(struct cfl_model *m, const struct cfl_xy *train,
+		       const struct cfl_xy *valid, struct cfl_err *err)
+{
+	double frac = cfl_param_float(m, "valid_frac");
+	struct cfl_split sp;
+	struct cfl_xy tr, va;
+	int rc = -1;
+
+	if ((valid && valid->n) || frac <= 0 || cfl_param_int(m, "patience") <= 0)
+		return fit(m, train, valid, err);
+	if (train->n < 4)
+		return cfl_err_set(err, "fcnn: %zu training rows are too few to hold out valid_frac=%g of them",
+				   train->n, frac);
+	if (cfl_split_holdout(&sp, train->y, train->n, train->n_classes, 0, frac,
+			      cfl_seed_derive(m->seed, "fcnn.valid", 0), err))
+		return -1;
+	cfl_xy_init(&tr);
+	cfl_xy_init(&va);
+	if (!cfl_xy_take(&tr, train, sp.train, sp.n_train, err) &&
+	    !cfl_xy_take(&va, train, sp.valid, sp.n_valid, err))
+		rc = fit(m, &tr, &va, err);
+	cfl_xy_release(&tr);
+	cfl_xy_release(&va);
+	cfl_split_release(&sp);
+	return rc;
+}
+
 static int fcnn_fit(struct cfl_model *m, const struct cfl_xy *train,
 		    const struct cfl_xy *valid, struct cfl_err *err)
 {
-	int old = blas_threads_enter(m), rc = fit(m, train, valid, err);
+	int old = blas_threads_enter(m), rc = fit_holdout(m, train, valid, err);
 
 	cfl_model_set_threads(old);
 	return rc;

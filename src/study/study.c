@@ -28,6 +28,8 @@ void cfl_study_plan_init(struct cfl_study_plan *p)
 	p->autop.folds = 5;
 	/* scikit-learn's n_iter_no_change, and fcnn's training-loss rule's */
 	p->autop.fcnn_patience = 10;
+	/* scikit-learn's MLP validation_fraction */
+	p->autop.fcnn_valid_frac = 0.1;
 	p->db = CFL_STORE_DEFAULT_PATH;
 	cfl_pool_opts_init(&p->exec.pool);
 	p->exec.backend = CFL_BACKEND_AUTO;
@@ -158,6 +160,8 @@ static int auto_config(const struct cfl_study_plan *p, struct cfl_buf *b)
 		rc |= cfl_buf_printf(b, "refit=1\n");
 	if (a->fcnn_patience)	/* not in the configs of runs before it */
 		rc |= cfl_buf_printf(b, "fcnn_patience=%ld\n", a->fcnn_patience);
+	if (a->fcnn_valid_frac > 0)	/* nor in those before this one */
+		rc |= cfl_buf_printf(b, "fcnn_valid_frac=%g\n", a->fcnn_valid_frac);
 	/* the search's rows and rungs: only when given, as save */
 	if (a->search_rows)
 		rc |= cfl_buf_printf(b, "search_rows=%ld\n", a->search_rows);
@@ -516,6 +520,9 @@ void study_resume_valid(struct cfl_study_plan *p)
 		if (info.kind == CFL_RUN_AUTO &&
 		    !config_value(info.config, "fcnn_patience", v, sizeof(v)))
 			p->autop.fcnn_patience = 0;
+		if (info.kind == CFL_RUN_AUTO &&
+		    !config_value(info.config, "fcnn_valid_frac", v, sizeof(v)))
+			p->autop.fcnn_valid_frac = 0;
 		cfl_run_info_release(&info);
 	}
 	cfl_store_close(st);

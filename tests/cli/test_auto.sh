@@ -316,11 +316,38 @@ test_auto_large_data_fcnn_stops_early_on_valid() {
 	[ "$(sqlite3 g.db "select count(*) from candidates where model = 'fcnn'
 		and (params like '%\"patience\":2%' or params like '%\"patience\":3%')")" = 2 ] ||
 		fail "the space's patience was overridden: $(sqlite3 g.db "select params from candidates")"
-	# small data: the defaults as they are
+}
+
+# on small data (out of fold, no validation part) an fcnn candidate that
+# sets no patience stops early too, each fold trial on a tenth of its own
+# training rows (valid_frac), so its out-of-fold rows stay unseen
+test_auto_small_data_fcnn_stops_early_on_held_out_rows() {
 	run "$CFL" auto "$ROOT/datasets/iris.csv" --models fcnn --max-trials 1 --folds 2 --db i.db --name i
 	expect_rc 0
-	[ "$(sqlite3 i.db "select params from candidates")" = '{}' ] ||
+	[ "$(sqlite3 i.db "select params from candidates")" = '{"patience":10,"valid_frac":0.1}' ] ||
 		fail "fcnn's defaults on small data: $(sqlite3 i.db "select params from candidates")"
+	# both folds stored the epoch they kept, as only a fit that watches
+	# held-out rows does (iris's 60 rows a fold run at most 500 epochs)
+	[ "$(sqlite3 i.db "select count(*) from trials t join trial_iters i on i.trial = t.id
+		where t.status = 'done' and t.fold >= 0 and i.n_iter between 1 and 500")" = 2 ] ||
+		fail "the folds did not stop early: $(sqlite3 i.db "select t.fold, t.status, i.n_iter
+			from trials t left join trial_iters i on i.trial = t.id")"
+	# a run stored before this (no fcnn_valid_frac in its config) resumes
+	# as it was made: its fcnn defaults as they were
+	sqlite3 i.db "update runs set config = replace(config, 'fcnn_valid_frac=0.1' || char(10), '')"
+	run "$CFL" auto --resume i --db i.db --max-trials 2
+	expect_rc 0
+	[ "$(sqlite3 i.db "select count(*) from candidates where params = '{}'")" = 1 ] ||
+		fail "the older run's resume held rows out: $(sqlite3 i.db "select params from candidates")"
+	# a space that sets patience keeps it, and gets the held-out rows
+	mkdir params
+	printf 'patience = int(2, 3)\n' > params/fcnn.params
+	run "$CFL" auto "$ROOT/datasets/iris.csv" --models fcnn --max-trials 6 --folds 2 --db g.db --name g
+	expect_rc 0
+	[ "$(sqlite3 g.db "select count(*) from candidates where model = 'fcnn'
+		and (params like '%\"patience\":2,%' or params like '%\"patience\":3,%')
+		and params like '%\"valid_frac\":0.1}'")" = 2 ] ||
+		fail "the space's patience: $(sqlite3 g.db "select params from candidates")"
 }
 
 # on small data nothing uses a validation part, so none is held out: the

@@ -650,6 +650,76 @@ static void t_monitor_metric(void)
 	xy_free(&va);
 }
 
+/* valid_frac: with patience and no validation part, the model holds out
+ * a share of its training rows and stops early on them (on labels that
+ * are noise, long before its epochs); without patience, or with a
+ * validation part given, nothing is held out; the same seed gives the
+ * same model; too few rows to hold out from is an error. */
+static void t_valid_frac_holds_out(void)
+{
+	struct cfl_xy tr, va;
+	struct cfl_model *a = model_with(5, "hidden=16", "epochs=200", "patience=3",
+					 "valid_frac=0.2", NULL);
+	struct cfl_model *b = model_with(5, "hidden=16", "epochs=200", "patience=3",
+					 "valid_frac=0.2", NULL);
+	struct cfl_model *off = model_with(5, "hidden=16", "epochs=200", "patience=3", NULL);
+	struct cfl_model *nopat = model_with(5, "hidden=16", "epochs=200", "patience=0",
+					     "valid_frac=0.2", NULL);
+	struct cfl_model *plain = model_with(5, "hidden=16", "epochs=200", "patience=0", NULL);
+	struct cfl_model *tiny = model_with(5, "hidden=4", "patience=3", "valid_frac=0.2", NULL);
+	struct cfl_model *given = model_with(5, "hidden=16", "epochs=200", "patience=3",
+					     "valid_frac=0.2", NULL);
+	struct cfl_model *given0 = model_with(5, "hidden=16", "epochs=200", "patience=3", NULL);
+	struct cfl_rng r;
+	struct cfl_err err = { "" };
+	size_t run, at, na, nb;
+	const float *ta, *tb;
+
+	make_data(&tr, 120, 4, 2, 11);
+	make_data(&va, 40, 4, 2, 12);
+	cfl_rng_seed(&r, 99);
+	for (size_t i = 0; i < tr.n; i++)	/* labels that are noise */
+		tr.y[i] = (double)cfl_rng_below(&r, 2);
+	fit_ok(a, &tr, NULL);
+	CHECK(cfl_fcnn_epochs(a, &run, &at) == 0);
+	CHECK_MSG(run < 200 && at >= 1 && at <= run, "held out: ran %zu epochs, kept %zu", run, at);
+	CHECK_INT(a->n_iter_kept, at);
+	fit_ok(b, &tr, NULL);
+	ta = cfl_fcnn_theta(a, &na);
+	tb = cfl_fcnn_theta(b, &nb);
+	CHECK(ta && tb && na == nb && memcmp(ta, tb, na * sizeof(float)) == 0);
+	/* no valid_frac, or no patience: every epoch on every row */
+	fit_ok(off, &tr, NULL);
+	CHECK(cfl_fcnn_epochs(off, &run, &at) == 0);
+	CHECK_MSG(run == 200 && at == 200, "valid_frac=0: ran %zu, kept %zu", run, at);
+	fit_ok(nopat, &tr, NULL);
+	fit_ok(plain, &tr, NULL);
+	ta = cfl_fcnn_theta(nopat, &na);
+	tb = cfl_fcnn_theta(plain, &nb);
+	CHECK(ta && tb && na == nb && memcmp(ta, tb, na * sizeof(float)) == 0);
+	/* a validation part given is the one used: the same model as
+	 * without valid_frac */
+	fit_ok(given, &tr, &va);
+	fit_ok(given0, &tr, &va);
+	ta = cfl_fcnn_theta(given, &na);
+	tb = cfl_fcnn_theta(given0, &nb);
+	CHECK(ta && tb && na == nb && memcmp(ta, tb, na * sizeof(float)) == 0);
+	tr.n = 3;
+	CHECK(cfl_model_fit(tiny, &tr, NULL, &err) != 0);
+	CHECK_MSG(strstr(err.msg, "too few") != NULL, "%s", err.msg);
+	tr.n = 120;
+	cfl_model_free(a);
+	cfl_model_free(b);
+	cfl_model_free(off);
+	cfl_model_free(nopat);
+	cfl_model_free(plain);
+	cfl_model_free(tiny);
+	cfl_model_free(given);
+	cfl_model_free(given0);
+	xy_free(&tr);
+	xy_free(&va);
+}
+
 /* Regression targets are standardised and mapped back: scaling the target
  * by 1000 scales the predictions by 1000. */
 static void t_regression_targets_mapped_back(void)
@@ -1037,6 +1107,7 @@ const struct cfl_test cfl_tests[] = {
 	TEST(t_training_loss_stop),
 	TEST(t_epochs_auto),
 	TEST(t_monitor_metric),
+	TEST(t_valid_frac_holds_out),
 	TEST(t_regression_targets_mapped_back),
 	TEST(t_hidden_auto),
 	TEST(t_init_equals_pytorch),
