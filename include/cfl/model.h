@@ -43,6 +43,11 @@ struct cfl_model_ops {
 	 * m->seed are set. */
 	int (*fit)(struct cfl_model *m, const struct cfl_xy *train,
 		   const struct cfl_xy *valid, struct cfl_err *err);
+	/* The parameter that turns early stopping on valid on (when > 0);
+	 * the model then has a valid_frac parameter too, and cfl_model_fit
+	 * given no validation part holds that share of train out as one.
+	 * NULL: the model does not stop early on a validation part. */
+	const char *early_stop;
 	/* out: (n, n_out) probabilities or values. */
 	int (*predict)(const struct cfl_model *m, const float *x, size_t n,
 		       double *out, struct cfl_err *err);

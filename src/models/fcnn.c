@@ -1832,41 +1832,10 @@ static int blas_threads_enter(const struct cfl_model *m)
 	return old;
 }
 
-/* fit, on a part of train held out by valid_frac when patience asks for a
- * validation part and none was given: the rows of a stratified holdout
- * seeded by the model's seed, so the same model and rows give the same
- * part wherever it runs. */
-static int fit_holdout(struct cfl_model *m, const struct cfl_xy *train,
-		       const struct cfl_xy *valid, struct cfl_err *err)
-{
-	double frac = cfl_param_float(m, "valid_frac");
-	struct cfl_split sp;
-	struct cfl_xy tr, va;
-	int rc = -1;
-
-	if ((valid && valid->n) || frac <= 0 || cfl_param_int(m, "patience") <= 0)
-		return fit(m, train, valid, err);
-	if (train->n < 4)
-		return cfl_err_set(err, "fcnn: %zu training rows are too few to hold out valid_frac=%g of them",
-				   train->n, frac);
-	if (cfl_split_holdout(&sp, train->y, train->n, train->n_classes, 0, frac,
-			      cfl_seed_derive(m->seed, "fcnn.valid", 0), err))
-		return -1;
-	cfl_xy_init(&tr);
-	cfl_xy_init(&va);
-	if (!cfl_xy_take(&tr, train, sp.train, sp.n_train, err) &&
-	    !cfl_xy_take(&va, train, sp.valid, sp.n_valid, err))
-		rc = fit(m, &tr, &va, err);
-	cfl_xy_release(&tr);
-	cfl_xy_release(&va);
-	cfl_split_release(&sp);
-	return rc;
-}
-
 static int fcnn_fit(struct cfl_model *m, const struct cfl_xy *train,
 		    const struct cfl_xy *valid, struct cfl_err *err)
 {
-	int old = blas_threads_enter(m), rc = fit_holdout(m, train, valid, err);
+	int old = blas_threads_enter(m), rc = fit(m, train, valid, err);
 
 	cfl_model_set_threads(old);
 	return rc;
@@ -2029,6 +1998,7 @@ const struct cfl_model_ops cfl_fcnn_ops = {
 	.params = fcnn_params,
 	.n_params = N_PARAMS,
 	.fit = fcnn_fit,
+	.early_stop = "patience",
 	.predict = fcnn_predict,
 	.save = fcnn_save,
 	.load = fcnn_load,

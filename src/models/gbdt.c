@@ -64,6 +64,8 @@ static const struct cfl_param_spec gbdt_params[] = {
 	  "auto: logistic for two classes, softmax for more, squared_error for regression" },
 	{ "early_stopping_rounds", CFL_P_INT, "0", 0, 1000000, NULL,
 	  "stop when the validation loss has not improved for this many rounds (keeps the best); 0: off" },
+	{ "valid_frac", CFL_P_FLOAT, "0", 0, 0.5, NULL,
+	  "with early_stopping_rounds and no validation part given: the share of the training rows held out (stratified, seeded) to stop early on, the model then trained on the rest; 0: none held out, so no early stopping without a validation part" },
 	{ "threads", CFL_P_INT, "1", 1, 256, NULL,
 	  "threads inside one fit (the model does not depend on it)" },
 };
@@ -1489,6 +1491,7 @@ const struct cfl_model_ops cfl_gbdt_ops = {
 	.params = gbdt_params,
 	.n_params = sizeof(gbdt_params) / sizeof(gbdt_params[0]),
 	.fit = gbdt_fit,
+	.early_stop = "early_stopping_rounds",
 	.predict = gbdt_predict,
 	.save = gbdt_save,
 	.load = gbdt_load,

@@ -8,6 +8,7 @@
 #include <ctype.h>
 #include <errno.h>
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -392,9 +393,41 @@ void cfl_model_free(struct cfl_model *m)
 	free(m);
 }
 
+/* ops->fit on the rest of train, the share valid_frac of its rows held
+ * out as the validation part (stratified by class, drawn with the
+ * model's seed: the same model and rows give the same part wherever it
+ * runs), as scikit-learn's MLP validation_fraction. */
+static int fit_holdout(struct cfl_model *m, const struct cfl_xy *train,
+		       double frac, struct cfl_err *err)
+{
+	struct cfl_split sp;
+	struct cfl_xy tr, va;
+	char salt[64];
+	int rc = -1;
+
+	if (train->n < 4)
+		return cfl_err_set(err, "%s: %zu training rows are too few to hold out valid_frac=%g of them",
+				   m->ops->name, train->n, frac);
+	snprintf(salt, sizeof(salt), "%s.valid", m->ops->name);
+	if (cfl_split_holdout(&sp, train->y, train->n, train->n_classes, 0, frac,
+			      cfl_seed_derive(m->seed, salt, 0), err))
+		return -1;
+	cfl_xy_init(&tr);
+	cfl_xy_init(&va);
+	if (!cfl_xy_take(&tr, train, sp.train, sp.n_train, err) &&
+	    !cfl_xy_take(&va, train, sp.valid, sp.n_valid, err))
+		rc = m->ops->fit(m, &tr, &va, err);
+	cfl_xy_release(&tr);
+	cfl_xy_release(&va);
+	cfl_split_release(&sp);
+	return rc;
+}
+
 int cfl_model_fit(struct cfl_model *m, const struct cfl_xy *train,
 		  const struct cfl_xy *valid, struct cfl_err *err)
 {
+	double frac;
+
 	if (!train->n)
 		return cfl_err_set(err, "%s: no training rows", m->ops->name);
 	if (valid && valid->n && valid->d != train->d)
@@ -407,6 +440,10 @@ int cfl_model_fit(struct cfl_model *m, const struct cfl_xy *train,
 	m->n_classes = train->n_classes;
 	m->n_iter_kept = 0;
 	m->budget_cut = 0;
+	if ((!valid || !valid->n) && m->ops->early_stop &&
+	    cfl_param_int(m, m->ops->early_stop) > 0 &&
+	    (frac = cfl_param_float(m, "valid_frac")) > 0)
+		return fit_holdout(m, train, frac, err);
 	return m->ops->fit(m, train, valid && valid->n ? valid : NULL, err);
 }
 

@@ -895,6 +895,41 @@ static void t_gbdt_early_stopping(void)
 	CHECK_INT(rounds, 30);
 	free(st);
 	cfl_model_free(m);
+	/* unless valid_frac holds a part of them out to stop on (and the
+	 * same seed holds out the same part) */
+	m = model_with("gbdt", "n_rounds=300", "early_stopping_rounds=5", "valid_frac=0.3", NULL);
+	fit_ok(m, &tr, NULL);
+	st = state_text(m);
+	CHECK(sscanf(st, "gbdt squared_error 1 %lu", &rounds) == 1);
+	CHECK_MSG(rounds >= 1 && rounds < 100, "valid_frac: %lu rounds", rounds);
+	CHECK_INT(m->n_iter_kept, rounds);
+	cfl_model_free(m);
+	m = model_with("gbdt", "n_rounds=300", "early_stopping_rounds=5", "valid_frac=0.3", NULL);
+	fit_ok(m, &tr, NULL);
+	{
+		char *again = state_text(m);
+
+		CHECK(strcmp(st, again) == 0);
+		free(again);
+	}
+	free(st);
+	cfl_model_free(m);
+	/* valid_frac without early_stopping_rounds holds nothing out */
+	m = model_with("gbdt", "n_rounds=30", "valid_frac=0.3", NULL);
+	fit_ok(m, &tr, NULL);
+	st = state_text(m);
+	{
+		struct cfl_model *p = model_with("gbdt", "n_rounds=30", NULL);
+		char *plain;
+
+		fit_ok(p, &tr, NULL);
+		plain = state_text(p);
+		CHECK(strcmp(st, plain) == 0);
+		free(plain);
+		cfl_model_free(p);
+	}
+	free(st);
+	cfl_model_free(m);
 	xy_free(&tr);
 	xy_free(&va);
 }
