@@ -281,10 +281,20 @@ test_auto_large_data_bags_a_family_no_better_than_constant_last() {
 	expect_out "tree:"
 }
 
+# Resumes run NAME of DB (fcnn alone) for one more candidate with LINE taken
+# out of its stored plan, as a cfl from before LINE stored it: that
+# candidate, fcnn's defaults, must come back with no parameter set.
+resume_without_plan_line() {
+	sqlite3 "$1" "update runs set config = replace(config, '$3' || char(10), '')"
+	run "$CFL" auto --resume "$2" --db "$1" --max-trials 2
+	expect_rc 0
+	[ "$(sqlite3 "$1" "select count(*) from candidates where params = '{}'")" = 1 ] ||
+		fail "the resume of a run stored without '$3': $(sqlite3 "$1" "select params from candidates")"
+}
+
 # on larger data an fcnn candidate stops early on the validation part
 # (patience 10) unless it sets patience itself: its search trial and its
-# bag's folds keep their best epoch; on small data (no validation part)
-# its defaults stay as they are
+# bag's folds keep their best epoch (small data: the test after it)
 test_auto_large_data_fcnn_stops_early_on_valid() {
 	big_csv
 	run "$CFL" auto big.csv --models fcnn --max-trials 1 --folds 2 --db f.db --name f
@@ -299,11 +309,7 @@ test_auto_large_data_fcnn_stops_early_on_valid() {
 			from trials t left join trial_iters i on i.trial = t.id")"
 	# a run stored before this (its config has no fcnn_patience line)
 	# resumes as it was made: its fcnn defaults without patience
-	sqlite3 f.db "update runs set config = replace(config, 'fcnn_patience=10' || char(10), '')"
-	run "$CFL" auto --resume f --db f.db --max-trials 2
-	expect_rc 0
-	[ "$(sqlite3 f.db "select count(*) from candidates where params = '{}'")" = 1 ] ||
-		fail "the older run's resume set patience: $(sqlite3 f.db "select params from candidates")"
+	resume_without_plan_line f.db f 'fcnn_patience=10'
 	# a space that sets patience keeps its own
 	mkdir params
 	printf 'patience = int(2, 3)\n' > params/fcnn.params
@@ -334,11 +340,7 @@ test_auto_small_data_fcnn_stops_early_on_held_out_rows() {
 			from trials t left join trial_iters i on i.trial = t.id")"
 	# a run stored before this (no fcnn_valid_frac in its config) resumes
 	# as it was made: its fcnn defaults as they were
-	sqlite3 i.db "update runs set config = replace(config, 'fcnn_valid_frac=0.1' || char(10), '')"
-	run "$CFL" auto --resume i --db i.db --max-trials 2
-	expect_rc 0
-	[ "$(sqlite3 i.db "select count(*) from candidates where params = '{}'")" = 1 ] ||
-		fail "the older run's resume held rows out: $(sqlite3 i.db "select params from candidates")"
+	resume_without_plan_line i.db i 'fcnn_valid_frac=0.1'
 	# a space that sets patience keeps it, and gets the held-out rows
 	mkdir params
 	printf 'patience = int(2, 3)\n' > params/fcnn.params
