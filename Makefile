@@ -230,8 +230,10 @@ bench-build: $(addprefix $(BUILD)/bench-bin/,$(BENCH_DRIVERS)) $(BUILD)/tests/mp
 
 
 # What the bench scripts run: the peers (each script times itself, so no
-# timing tool is installed).
-BENCH_PKGS := python3-sklearn python3-torch python3-xgboost python3-optuna python3-pandas
+# timing tool is installed), and R with the mlbench and MASS packages, whose
+# real data sets tests/bench/make_real.R writes for bench_auto.sh.
+BENCH_PKGS := python3-sklearn python3-torch python3-xgboost python3-optuna python3-pandas \
+	r-base-core r-cran-mlbench r-cran-mass
 bench-deps:
 	@missing=""; \
 	for p in $(BENCH_PKGS); do \

@@ -12,7 +12,8 @@ alone, on the split's test part.  Rules: greedy25 (auto's own: Caruana's
 selection with replacement, 25 rounds by the proper score over the 50 best
 bags, the best round kept; it reproduces auto's figure, a check of the
 replay), bestbag (the single best bag), greedy_defaults (greedy over each
-family's defaults only), familybest_greedy (over each family's best bag),
+family's defaults only), familybest_greedy (over each family's best bag), greedy_fam (over the 50 best
+with each family's best always among them),
 greedy_top10 (over the 10 best), greedy_bagged (Caruana et al. 2006: greedy
 on 20 random halves of the bags, their ensembles averaged), greedy_pre
 (over the candidates chosen in advance: defaults and portfolio),
@@ -123,6 +124,19 @@ def familybest_greedy(reg, y, bags):
         l = loss(reg, b['oof'], y)
         if b['model'] not in best or l < best[b['model']][0]: best[b['model']] = (l, b)
     w, bs = greedy(reg, y, [v[1] for v in best.values()]); return combine(bs, w, 'test')
+@rule
+def greedy_fam(reg, y, bags, top=50):
+    # greedy over the 50 best bags with each family's best always among
+    # them, so that hundreds of near-equal candidates of one quick family
+    # (linear, tree) cannot fill the selection's pool alone
+    order = sorted(bags, key=lambda b: loss(reg, b['oof'], y))
+    fam = {}
+    for b in order: fam.setdefault(b['model'], b)
+    must = {id(b) for b in fam.values()}
+    rest = [b for b in order if id(b) not in must][:max(0, top - len(must))]
+    keep = must | {id(b) for b in rest}
+    pool = [b for b in order if id(b) in keep]
+    w, bs = greedy(reg, y, pool, top=len(pool)); return combine(bs, w, 'test')
 @rule
 def greedy_top10(reg, y, bags):
     w, bs = greedy(reg, y, bags, top=10); return combine(bs, w, 'test')

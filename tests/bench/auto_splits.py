@@ -1,7 +1,7 @@
 """cfl auto's first entry against cfl's five defaults over many splits (the
 driver of tests/bench/auto_splits.sh; numpy only).
 
-    python3 auto_splits.py OUT --cfl CFL --sets A,B --held-out C,D
+    python3 auto_splits.py OUT --cfl CFL --sets A,B --held-out C,D [--real E,F]
         [--splits 20] [--first 0] [--trials 15] [--folds 5] [--auto-args ARGS]
         [--compare OUT2]
 
@@ -22,8 +22,8 @@ auto better) for X each default, the cross-validated choice and the best
 default with hindsight (the best mean over the splits: it favours the
 defaults), each as mean +- standard error (the splits' std / sqrt(n)),
 and auto's wins/ties/losses against the cross-validated choice.  Prints a
-Markdown table, the held-in sets first, the held-out ones in a table of
-their own at the end.  Each split's figures are kept in OUT/SET/split-K.json
+Markdown table, the held-in sets first, the held-out synthetic ones in a
+table of their own, then the real public sets (--real) in a third.  Each split's figures are kept in OUT/SET/split-K.json
 with the cfl binary's SHA-256 and auto's settings: a run of the same binary
 and settings takes them from there instead of running again.  With
 --compare OUT2 (the OUT of a run of another cfl, same settings) it also
@@ -34,6 +34,8 @@ import argparse, csv, hashlib, json, math, os, subprocess, sys
 import numpy as np
 
 MODELS = ['fcnn', 'linear', 'tree', 'forest', 'gbdt']
+REAL_TITLE = ('Real public sets (R\'s mlbench and MASS, tests/bench/make_real.R; held out: '
+              'measured only, never tuned on)')
 ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', '..')
 
 
@@ -249,12 +251,27 @@ def fmt(ms):
     return '%+.4f +- %.4f' % (m, se)
 
 
+def ranks(res, sign):
+    """auto's mean rank among itself and the five defaults over the splits
+    (1 + the defaults better + half those level, within 1e-6: the
+    leaderboard's six decimals), and the floor: that of an entry equal to
+    the best default on every split (tests/bench/auto_ranks.py counts the
+    same)."""
+    rank, floor = [], []
+    for x in res:
+        a, d = sign * x['auto'], [sign * x['dflt'][m] for m in MODELS]
+        rank.append(1 + sum(v > a + 1e-6 for v in d) + sum(abs(v - a) <= 1e-6 for v in d) / 2)
+        floor.append(1 + sum(abs(v - max(d)) <= 1e-6 for v in d) / 2)
+    return float(np.mean(rank)), float(np.mean(floor))
+
+
 def table(sets, title):
     lines = ['#### ' + title, '',
              '| set | rows | metric | splits | auto: first entry | auto - CV-chosen default | W/T/L vs CV | '
              + ' | '.join('auto - ' + m for m in MODELS)
-             + ' | best default (hindsight) | auto - best default |',
-             '|---|---|---|---|---|---|---|' + '---|' * len(MODELS) + '---|---|']
+             + ' | best default (hindsight) | auto - best default | mean rank (floor) |',
+             '|---|---|---|---|---|---|---|' + '---|' * len(MODELS) + '---|---|---|']
+    means = []
     for s in sets:
         r, sg = s['res'], s['sign']
         auto = [x['auto'] for x in r]
@@ -267,10 +284,15 @@ def table(sets, title):
         for m in MODELS:
             cols.append(fmt(mean_se([sg * (x['auto'] - x['dflt'][m]) for x in r])))
         best = max(MODELS, key=lambda m: sg * np.mean([x['dflt'][m] for x in r]))
-        lines.append('| %s | %d | %s | %d | %.4f | %s | %d/%d/%d | %s | %s %.4f | %s |' % (
+        rank, floor = ranks(r, sg)
+        means.append((rank, floor))
+        lines.append('| %s | %d | %s | %d | %.4f | %s | %d/%d/%d | %s | %s %.4f | %s | %.2f (%.2f) |' % (
             s['name'], s['rows'], s['metric'], len(r), np.mean(auto), fmt(mean_se(d_cv)),
             w, len(r) - w - l, l, ' | '.join(cols), best, np.mean([x['dflt'][best] for x in r]),
-            fmt(mean_se([sg * (x['auto'] - x['dflt'][best]) for x in r]))))
+            fmt(mean_se([sg * (x['auto'] - x['dflt'][best]) for x in r])), rank, floor))
+    if means:
+        lines += ['', 'Mean rank over the %d sets: %.2f (floor %.2f).' % (
+            len(means), np.mean([m[0] for m in means]), np.mean([m[1] for m in means]))]
     return '\n'.join(lines) + '\n'
 
 
@@ -280,6 +302,7 @@ def main():
     p.add_argument('--cfl', required=True)
     p.add_argument('--sets', default='')
     p.add_argument('--held-out', default='')
+    p.add_argument('--real', default='', help='real public sets (make_real.R): a table of their own')
     p.add_argument('--splits', type=int, default=20)
     p.add_argument('--first', type=int, default=0)
     p.add_argument('--trials', type=int, default=15)
@@ -292,6 +315,7 @@ def main():
     os.makedirs(a.out, exist_ok=True)
     held_in = [one_set(a, s) for s in a.sets.split(',') if s]
     held_out = [one_set(a, s) for s in a.held_out.split(',') if s]
+    real = [one_set(a, s) for s in a.real.split(',') if s]
     print('Paired differences over splits random_state %d..%d (mean +- standard error; '
           'positive: auto better; RMSE turned so); `cfl auto %s--folds %d%s`; '
           'the defaults seed 0.\n' % (a.first, a.first + a.splits - 1,
@@ -301,6 +325,8 @@ def main():
         print(table(held_in, 'Held-in sets (datasets/ and the synthetic sets looked at)'))
     if held_out:
         print(table(held_out, 'Held-out synthetic sets (measured only, never tuned on)'))
+    if real:
+        print(table(real, REAL_TITLE))
     if a.compare:
         print('auto\'s first entry of this cfl (after) against that of the cfl whose '
               'figures are in %s (before), on the same splits: paired differences, '
@@ -309,9 +335,11 @@ def main():
             print(compare(a, held_in, 'Before and after: held-in sets'))
         if held_out:
             print(compare(a, held_out, 'Before and after: held-out synthetic sets'))
+        if real:
+            print(compare(a, real, 'Before and after: real public sets'))
     if a.json:
         rows = []
-        for s, out in [(s, 0) for s in held_in] + [(s, 1) for s in held_out]:
+        for s, out in [(s, 0) for s in held_in] + [(s, 1) for s in held_out] + [(s, 2) for s in real]:
             r, sg = s['res'], s['sign']
             auto = [x['auto'] for x in r]
             cv = [x['dflt'][x['cv']] for x in r]

@@ -2,7 +2,7 @@
 many splits (the driver of tests/bench/auto_xgb.sh; needs Debian's
 python3-numpy, python3-pandas, python3-xgboost and python3-optuna).
 
-    python3 auto_xgb.py OUT --cfl CFL --sets A,B --held-out C,D
+    python3 auto_xgb.py OUT --cfl CFL --sets A,B --held-out C,D [--real E,F]
         [--splits 10] [--first 0] [--seconds 10 | --trials N] [--xgb-seconds X]
 
 The splits are auto_splits.py's (random_state K: 80/20, stratified for
@@ -187,6 +187,7 @@ def main():
     p.add_argument('--cfl', required=True)
     p.add_argument('--sets', default='')
     p.add_argument('--held-out', default='')
+    p.add_argument('--real', default='', help='real public sets (make_real.R): a table of their own')
     p.add_argument('--splits', type=int, default=10)
     p.add_argument('--first', type=int, default=0)
     p.add_argument('--seconds', type=float, default=10)
@@ -198,6 +199,7 @@ def main():
     budget = ('--max-trials', str(a.trials)) if a.trials > 0 else ('--time-limit', '%g' % a.seconds)
     ins = [one_set(a, n, binsha, budget) for n in a.sets.split(',') if n]
     outs = [one_set(a, n, binsha, budget) for n in a.held_out.split(',') if n]
+    real = [one_set(a, n, binsha, budget) for n in a.real.split(',') if n]
     print('Paired differences over splits random_state %d..%d (mean +- standard error; positive: '
           'auto better; RMSE turned so); `cfl auto %s %s --num-jobs 2` against XGBoost '
           '(hist, one thread) tuned by Optuna (TPE, 5-fold CV log loss / RMSE) for %s, refitted on '
@@ -209,7 +211,9 @@ def main():
         table(ins, 'Held-in sets (datasets/ and the synthetic sets looked at)')
     if outs:
         table(outs, 'Held-out synthetic sets (measured only, never tuned on)')
-    every = ins + outs
+    if real:
+        table(real, S.REAL_TITLE)
+    every = ins + outs + real
     ahead = sum(1 for s in every
                 if S.mean_se([s["sign"] * (x["auto"] - x["xgb"]) for x in s["res"]])[0] >= -TIE)
     print('auto at or above XGBoost tuned by Optuna on %d of %d sets (mean over the splits).'

@@ -120,16 +120,23 @@ cat "$B/table.md" >> "$BENCH_DIR/results.md"
 # The short form of tests/bench/auto_splits.sh: auto's first entry with a
 # count budget (so the figures do not depend on the load) against the
 # default a user would pick by 5-fold cross-validation, paired over a few
-# splits of three small sets, a held-in messy synthetic set and a held-out
-# one; one line per set: auto's mean test figure against the chosen
+# splits of three small sets, a held-in messy synthetic set, a held-out
+# one and two real public sets (tests/bench/make_real.R: R's mlbench, held
+# out, never tuned on); one line per set: auto's mean test figure against the chosen
 # default's, the spread the standard error of their difference.  The long
 # form (20 splits, every set) is generated into docs/auto.md.
 SPLITS=$(reps 4 2)
 mkdir -p "$B/splits/messy"
 "$PY" "$ROOT/tests/bench/make_messy.py" "$B/splits/messy" || status=1
+REAL_SETS="$B/splits/real/real_sonar.csv,$B/splits/real/real_boston.csv"
+[ -f "$B/splits/real/real_zoo.csv" ] || Rscript "$ROOT/tests/bench/make_real.R" "$B/splits/real" > /dev/null ||
+	{ echo "bench_auto: tests/bench/make_real.R failed (make bench-deps installs R's mlbench and MASS)"
+	  REAL_SETS= status=1; }
 "$PY" "$ROOT/tests/bench/auto_splits.py" "$B/splits" --cfl "$CFL_BIN" --splits "$SPLITS" --trials 10 \
 	--sets iris,wine,diabetes,"$B/splits/messy/messy_clf_a.csv" \
-	--held-out "$B/splits/messy/messy_clf_d.csv" --json "$B/splits.json" > "$B/splits.md" 2> "$B/splits.err" ||
+	--held-out "$B/splits/messy/messy_clf_d.csv" \
+	--real "$REAL_SETS" \
+	--json "$B/splits.json" > "$B/splits.md" 2> "$B/splits.err" ||
 	{ echo "bench_auto: auto_splits.py failed: $(tail -3 "$B/splits.err")"; status=1; }
 if [ -s "$B/splits.json" ]; then
 	cat "$B/splits.md" | tee -a "$BENCH_DIR/results.md"
@@ -137,7 +144,7 @@ if [ -s "$B/splits.json" ]; then
 import json, sys
 for s in json.load(open(sys.argv[1])):
     print('\x1f'.join(['auto splits %s (%d splits, max-trials 10%s)' % (s['name'], s['splits'],
-                        ', held out' if s['held_out'] else ''),
+                        ('', ', held out', ', real, held out')[s['held_out']]),
                         'test %s, auto vs CV-chosen default' % s['metric'], '%.4f' % s['auto'],
                         '%.4f' % s['cv'], '%.4f' % (s['auto'] / s['cv'] if s['cv'] else 0),
                         'diff %+.4f se %.4f' % (s['diff_cv'], s['se_cv']),
