@@ -20,8 +20,6 @@ import glob, json, os, sys
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import auto_splits as S  # noqa: E402
 
-MODELS = S.MODELS
-TIE = 1e-6  # auto's figure has six decimals
 
 
 def main():
@@ -36,19 +34,13 @@ def main():
         _, body = S.read(test[0])
         reg = S.is_regression(body + S.read(test[0].replace('.test.', '.train.'))[1])
         sign = -1 if reg else 1
-        ranks, floor, vs_forest = [], [], []
+        res = []
         for f in files:
             with open(f) as fh:
-                r = json.load(fh)
-            a = sign * r['auto']
-            better = sum(1 for m in MODELS if sign * r['dflt'][m] > a + TIE)
-            level = sum(1 for m in MODELS if abs(sign * r['dflt'][m] - a) <= TIE)
-            ranks.append(1 + better + level / 2)
-            best = max(sign * r['dflt'][m] for m in MODELS)
-            floor.append(1 + sum(1 for m in MODELS if abs(sign * r['dflt'][m] - best) <= TIE) / 2)
-            vs_forest.append(sign * (r['auto'] - r['dflt']['forest']))
-        mean_rank = sum(ranks) / len(ranks)
-        means.append((mean_rank, sum(floor) / len(floor)))
+                res.append(json.load(fh))
+        mean_rank, floor = S.ranks(res, sign)
+        means.append((mean_rank, floor))
+        vs_forest = [sign * (r['auto'] - r['dflt']['forest']) for r in res]
         row = '' if reg else ' (one test row: %.4f)' % (1 / len(body))
         print('%-14s %2d splits  mean rank %.2f (floor %.2f)  auto - forest %+.4f %s%s' % (
             name, len(files), mean_rank, means[-1][1], sum(vs_forest) / len(vs_forest),

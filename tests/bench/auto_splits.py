@@ -255,8 +255,8 @@ def ranks(res, sign):
     """auto's mean rank among itself and the five defaults over the splits
     (1 + the defaults better + half those level, within 1e-6: the
     leaderboard's six decimals), and the floor: that of an entry equal to
-    the best default on every split (tests/bench/auto_ranks.py counts the
-    same)."""
+    the best default on every split (tests/bench/auto_ranks.py prints
+    them per set)."""
     rank, floor = [], []
     for x in res:
         a, d = sign * x['auto'], [sign * x['dflt'][m] for m in MODELS]

@@ -129,8 +129,8 @@ SPLITS=$(reps 4 2)
 mkdir -p "$B/splits/messy"
 "$PY" "$ROOT/tests/bench/make_messy.py" "$B/splits/messy" || status=1
 REAL_SETS="$B/splits/real/real_sonar.csv,$B/splits/real/real_boston.csv"
-[ -f "$B/splits/real/real_zoo.csv" ] || Rscript "$ROOT/tests/bench/make_real.R" "$B/splits/real" > /dev/null ||
-	{ echo "bench_auto: tests/bench/make_real.R failed (make bench-deps installs R's mlbench and MASS)"
+[ -n "$(bash "$ROOT/tests/bench/real_sets.sh" "$B/splits")" ] ||
+	{ echo "bench_auto: no real sets (make bench-deps installs R's mlbench and MASS)"
 	  REAL_SETS= status=1; }
 "$PY" "$ROOT/tests/bench/auto_splits.py" "$B/splits" --cfl "$CFL_BIN" --splits "$SPLITS" --trials 10 \
 	--sets iris,wine,diabetes,"$B/splits/messy/messy_clf_a.csv" \
