@@ -146,6 +146,12 @@ test_data_bad_inputs() {
 	run "$CFL" data describe text.csv
 	expect_rc 1
 	expect_err "text.csv:13: text 'oops' in numeric column 'a'"
+	# a name a regular expression would read otherwise: the option alone
+	{ echo "a.b,c"; for i in $(seq 1 30); do if [ "$i" = 12 ]; then echo "oops,$((i % 2))"; else echo "$i.5,$((i % 2))"; fi; done; } > dot.csv
+	run "$CFL" data describe dot.csv
+	expect_rc 1
+	expect_err "in numeric column 'a.b' (29 of 30 values are numbers); fix it, write a missing value (NA), or read the column as labels with --categorical"
+	grep -q -- "--categorical '" <<<"$err" && fail "a regular expression spelt out for 'a.b': $err"
 	run "$CFL" data describe "$ROOT/datasets/iris.csv" --drop '('
 	expect_rc 1
 	expect_err "--drop '(': bad regular expression"
@@ -208,6 +214,8 @@ test_data_integers_stay_numeric() {
 	run "$CFL" data describe st.csv
 	expect_rc 1
 	expect_err "text 'x9' in numeric column 'code'"
+	# the error names the option that reads such a column as labels
+	expect_err "or read the column as labels with --categorical '^code\$'"
 	run "$CFL" data describe st.csv --categorical '^code$'
 	expect_rc 0
 	grep -qE '^code +categorical +0 +6 +one-hot, --categorical' <<<"$out" || fail "code: $out"
