@@ -36,6 +36,9 @@ import numpy as np
 MODELS = ['fcnn', 'linear', 'tree', 'forest', 'gbdt']
 REAL_TITLE = ('Real public sets (R\'s mlbench and MASS, tests/bench/make_real.R; held out: '
               'measured only, never tuned on)')
+REAL_B_TITLE = ('Real public sets, panel B (tests/bench/make_real.R DIR b: chosen in session 26, '
+                'before any figure of cfl on them, to check what was decided on the first panel; '
+                'held out)')
 ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', '..')
 
 
@@ -316,6 +319,9 @@ def main():
     held_in = [one_set(a, s) for s in a.sets.split(',') if s]
     held_out = [one_set(a, s) for s in a.held_out.split(',') if s]
     real = [one_set(a, s) for s in a.real.split(',') if s]
+    # the second panel (make_real.R DIR b) in a table of its own
+    real_b = [s for s in real if s['name'].startswith('realb_')]
+    real = [s for s in real if not s['name'].startswith('realb_')]
     print('Paired differences over splits random_state %d..%d (mean +- standard error; '
           'positive: auto better; RMSE turned so); `cfl auto %s--folds %d%s`; '
           'the defaults seed 0.\n' % (a.first, a.first + a.splits - 1,
@@ -327,6 +333,8 @@ def main():
         print(table(held_out, 'Held-out synthetic sets (measured only, never tuned on)'))
     if real:
         print(table(real, REAL_TITLE))
+    if real_b:
+        print(table(real_b, REAL_B_TITLE))
     if a.compare:
         print('auto\'s first entry of this cfl (after) against that of the cfl whose '
               'figures are in %s (before), on the same splits: paired differences, '
@@ -337,9 +345,11 @@ def main():
             print(compare(a, held_out, 'Before and after: held-out synthetic sets'))
         if real:
             print(compare(a, real, 'Before and after: real public sets'))
+        if real_b:
+            print(compare(a, real_b, 'Before and after: real public sets, panel B'))
     if a.json:
         rows = []
-        for s, out in [(s, 0) for s in held_in] + [(s, 1) for s in held_out] + [(s, 2) for s in real]:
+        for s, out in [(s, 0) for s in held_in] + [(s, 1) for s in held_out] + [(s, 2) for s in real + real_b]:
             r, sg = s['res'], s['sign']
             auto = [x['auto'] for x in r]
             cv = [x['dflt'][x['cv']] for x in r]

@@ -18,7 +18,7 @@
 # table there, between <!-- auto_xgb: begin --> and <!-- auto_xgb: end -->
 # (DOC_MARK=NAME: between <!-- NAME: begin --> and <!-- NAME: end -->).
 # REAL=1 adds the real public sets, as auto_splits.sh does (REAL=only: them
-# alone).
+# alone; REAL=b: the second real panel alone).
 set -u
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 CFL_BIN=${CFL:-$ROOT/cfl}
@@ -49,8 +49,8 @@ else
 fi
 REAL_SETS=
 if [ -n "${REAL:-}" ] && [ "$REAL" != 0 ]; then
-	REAL_SETS=$(bash "$ROOT/tests/bench/real_sets.sh" "$D") || exit 1
-	[ "$REAL" = only ] && IN= OUT=
+	REAL_SETS=$(bash "$ROOT/tests/bench/real_sets.sh" "$D" $([ "$REAL" = b ] && echo b)) || exit 1
+	case "$REAL" in only | b) IN= OUT= ;; esac
 fi
 T="$D/table.md"
 {
