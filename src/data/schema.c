@@ -119,10 +119,10 @@ static int check_stray_text(const struct cfl_column *c,
 		const char *cell = csv->text[j][first_text];
 		/* the option that reads it as labels, spelt out when the
 		 * name needs no escaping in a regular expression */
-		int plain = strlen(c->name) <= 60 &&
+		size_t len = strlen(c->name);
+		int plain = len <= 60 &&
 			    strspn(c->name, "abcdefghijklmnopqrstuvwxyz"
-					    "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-") ==
-			    strlen(c->name);
+					    "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-") == len;
 
 		return cfl_err_set(err, "%s:%zu: text '%.40s' in numeric column '%s' (%zu of %zu values are numbers); fix it, write a missing value (NA), or read the column as labels with --categorical%s%s%s",
 				   csv->name, csv->line[first_text], cell,

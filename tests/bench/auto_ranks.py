@@ -21,7 +21,6 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import auto_splits as S  # noqa: E402
 
 
-
 def main():
     means = []
     for d in sys.argv[1:]:

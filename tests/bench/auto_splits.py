@@ -254,6 +254,16 @@ def fmt(ms):
     return '%+.4f +- %.4f' % (m, se)
 
 
+def real_panels(real):
+    """The real sets as their panels, each (sets, table title, the
+    before-and-after table's title): the first panel's, then the second's
+    (make_real.R DIR b: names realb_); a panel without sets left out."""
+    b = [s for s in real if s['name'].startswith('realb_')]
+    a = [s for s in real if not s['name'].startswith('realb_')]
+    return [p for p in ((a, REAL_TITLE, 'Before and after: real public sets'),
+                        (b, REAL_B_TITLE, 'Before and after: real public sets, panel B')) if p[0]]
+
+
 def ranks(res, sign):
     """auto's mean rank among itself and the five defaults over the splits
     (1 + the defaults better + half those level, within 1e-6: the
@@ -318,10 +328,7 @@ def main():
     os.makedirs(a.out, exist_ok=True)
     held_in = [one_set(a, s) for s in a.sets.split(',') if s]
     held_out = [one_set(a, s) for s in a.held_out.split(',') if s]
-    real = [one_set(a, s) for s in a.real.split(',') if s]
-    # the second panel (make_real.R DIR b) in a table of its own
-    real_b = [s for s in real if s['name'].startswith('realb_')]
-    real = [s for s in real if not s['name'].startswith('realb_')]
+    panels = real_panels([one_set(a, s) for s in a.real.split(',') if s])
     print('Paired differences over splits random_state %d..%d (mean +- standard error; '
           'positive: auto better; RMSE turned so); `cfl auto %s--folds %d%s`; '
           'the defaults seed 0.\n' % (a.first, a.first + a.splits - 1,
@@ -331,10 +338,8 @@ def main():
         print(table(held_in, 'Held-in sets (datasets/ and the synthetic sets looked at)'))
     if held_out:
         print(table(held_out, 'Held-out synthetic sets (measured only, never tuned on)'))
-    if real:
-        print(table(real, REAL_TITLE))
-    if real_b:
-        print(table(real_b, REAL_B_TITLE))
+    for sets, title, _ in panels:
+        print(table(sets, title))
     if a.compare:
         print('auto\'s first entry of this cfl (after) against that of the cfl whose '
               'figures are in %s (before), on the same splits: paired differences, '
@@ -343,13 +348,11 @@ def main():
             print(compare(a, held_in, 'Before and after: held-in sets'))
         if held_out:
             print(compare(a, held_out, 'Before and after: held-out synthetic sets'))
-        if real:
-            print(compare(a, real, 'Before and after: real public sets'))
-        if real_b:
-            print(compare(a, real_b, 'Before and after: real public sets, panel B'))
+        for sets, _, title in panels:
+            print(compare(a, sets, title))
     if a.json:
         rows = []
-        for s, out in [(s, 0) for s in held_in] + [(s, 1) for s in held_out] + [(s, 2) for s in real + real_b]:
+        for s, out in [(s, 0) for s in held_in] + [(s, 1) for s in held_out] + [(s, 2) for p in panels for s in p[0]]:
             r, sg = s['res'], s['sign']
             auto = [x['auto'] for x in r]
             cv = [x['dflt'][x['cv']] for x in r]

@@ -211,13 +211,10 @@ def main():
         table(ins, 'Held-in sets (datasets/ and the synthetic sets looked at)')
     if outs:
         table(outs, 'Held-out synthetic sets (measured only, never tuned on)')
-    real_b = [s for s in real if s['name'].startswith('realb_')]
-    real = [s for s in real if not s['name'].startswith('realb_')]
-    if real:
-        table(real, S.REAL_TITLE)
-    if real_b:
-        table(real_b, S.REAL_B_TITLE)
-    every = ins + outs + real + real_b
+    panels = S.real_panels(real)
+    for sets, title, _ in panels:
+        table(sets, title)
+    every = ins + outs + [s for p in panels for s in p[0]]
     ahead = sum(1 for s in every
                 if S.mean_se([s["sign"] * (x["auto"] - x["xgb"]) for x in s["res"]])[0] >= -TIE)
     print('auto at or above XGBoost tuned by Optuna on %d of %d sets (mean over the splits).'
