@@ -361,6 +361,11 @@ struct cfl_study_event {
 	double best;		/* the best score so far */
 	int oof;		/* auto: score and best are out of fold over
 				 * the training rows, not on valid */
+	/* CANDIDATE of auto: the proper score that ranks the candidates
+	 * (its name, "logloss", or the metric's for regression; NULL: none
+	 * given), the candidate's and its family's best's (NaN: none) */
+	const char *proper_name;
+	double proper, best_proper;
 	const struct cfl_data *data;	/* LOADED */
 	int resumed;		/* OPENED */
 	int status;		/* DRAINED */
@@ -827,10 +832,28 @@ struct cfl_study_auto_view {
 	size_t n_cands;		/* candidates scored, all families */
 	size_t bag_done, bag_total;	/* fold trials */
 	char family[64];	/* whose turn it is ("" between turns) */
+	int announced;		/* the study announced the turn ("fcnn:
+				 * searching for 1.5 s") */
 	size_t f_cands, f_failed, f_pruned, f_cancelled;
 	int f_have_best;
-	double f_best;
+	double f_best, f_best_proper;	/* the metric, the proper score */
+	const char *proper;	/* the proper score's name (NULL: the metric
+				 * alone), from the candidates' events */
 	int f_oof;		/* f_best is out of fold, not on valid */
+	/* Families searched at their own pace (no turn announced: the
+	 * small-data path, a count budget), whose candidates come
+	 * interleaved: a line each time one's best improves, counting its
+	 * candidates since the search began. */
+	struct cfl_study_auto_paced {
+		char name[64];
+		size_t cands, failed, pruned, cancelled;
+		char shown[160];	/* the best as last shown ("": none
+					 * yet): a best no better at the
+					 * digits shown is not shown again */
+	} paced[CFL_STUDY_MAX_MODELS];
+	size_t n_paced;
+	const char *last;	/* the paced family scored last (a name in
+				 * paced[]): the live line's, between turns */
 };
 
 /* Sets v up: verbose, the time limit (s; 0: none) counted from now. */

@@ -116,7 +116,8 @@ static void usage(FILE *f)
 		"  --trial-timeout SEC      kill a trial after SEC seconds [0: never]\n"
 		CLI_POOL_HELP_QUIET
 		"  -v, --verbose            a line per candidate and fold trial, not\n"
-		"                           one per family and round\n"
+		"                           one per family when its best improves\n"
+		"                           (small data) or per family's round\n"
 		"  -h, --help               this help\n"
 		CLI_REMOTE_HELP CLI_CLUSTER_HELP "%s\n"
 		"Exit status: 0 when the leaderboard has an entry, 1 when nothing finished\n"

@@ -1033,6 +1033,9 @@ static void tell(struct cfl_study *s, struct cfl_search *search, size_t k,
 	ev.score = c->rung > c->first_rung ? c->first_value : c->value;
 	ev.best = a->best[f] >= 0 ? a->c[a->best[f]].value : best;
 	ev.oof = a->cv;
+	ev.proper_name = cfl_metric_info(a->proper)->name;
+	ev.proper = c->rung > c->first_rung ? NAN : c->proper;
+	ev.best_proper = a->best[f] >= 0 ? a->c[a->best[f]].proper : NAN;
 	cfl_study_emit(ls, &ev);
 }
 

@@ -1,11 +1,16 @@
 /*
  * What `cfl auto` shows while it runs, as text (cfl_study_auto_view): the
- * study's events made into the lines that stay -- by default one line per
- * family per round of the search ("fcnn, round 1: 22 candidates, 5 failed,
- * best acc 1.000000 on valid"), the round and bagging lines, a bag's failed
- * fold or refit; with verbose a line per candidate and per fold trial
- * instead of the family lines -- and the counts of the live line (phase,
- * family, candidates, elapsed, time left).  Never prints: src/cli does.
+ * study's events made into the lines that stay -- one line per family per
+ * turn the study announces ("fcnn, round 1: 22 candidates, 5 failed, best
+ * logloss 0.412345 on valid (acc 0.851064)": the families searched one
+ * after another on large data), and for families searched at their own
+ * pace, whose candidates come interleaved, a line each time one's best
+ * improves ("gbdt: 12 candidates, best logloss 0.317834 out of fold (acc
+ * 0.849398)"); the round and bagging lines, a bag's failed fold or refit;
+ * with verbose a line per candidate and per fold trial instead of the
+ * family lines -- and the counts of the live line (phase, family,
+ * candidates, elapsed, time left).  The best is the one the proper score
+ * ranks first, shown by it, the metric beside.  Never prints: src/cli does.
  */
 #include "cfl/study.h"
 
@@ -31,7 +36,7 @@ size_t cfl_study_auto_view_line(const struct cfl_study_auto_view *v, double now,
 				size_t width, char *line, size_t cap)
 {
 	struct cfl_auto_counts c = {
-		.phase = v->phase, .family = v->family[0] ? v->family : NULL,
+		.phase = v->phase, .family = v->family[0] ? v->family : v->last,
 		.n_cands = v->n_cands, .done = v->bag_done,
 		.total = v->bag_total, .elapsed = now - v->t0, .left = -1,
 	};
@@ -41,32 +46,97 @@ size_t cfl_study_auto_view_line(const struct cfl_study_auto_view *v, double now,
 	return cfl_auto_progress_format(&c, width, line, cap);
 }
 
+/* ", best logloss 0.412345 out of fold (acc 0.851064)"; by the metric
+ * alone when it is the proper score (regression) or there is none. */
+static void best_text(const struct cfl_study_auto_view *v, double proper,
+		      double value, int oof, char *buf, size_t cap)
+{
+	const char *where = oof ? "out of fold" : "on valid";
+
+	if (v->proper && strcmp(v->proper, v->metric) && isfinite(proper))
+		snprintf(buf, cap, ", best %s %.6f %s (%s %.6f)", v->proper, proper,
+			 where, v->metric, value);
+	else
+		snprintf(buf, cap, ", best %s %.6f %s", v->metric, value, where);
+}
+
+/* "NAME[, round R]: N candidates[, F failed][, C cancelled][, P pruned]BEST" */
+static void family_line(struct cfl_buf *out, const char *name, int round,
+			size_t cands, size_t failed, size_t cancelled,
+			size_t pruned, const char *best)
+{
+	size_t n = cands + failed + pruned + cancelled;
+
+	cfl_buf_printf(out, "%s", name);
+	if (round > 0)
+		cfl_buf_printf(out, ", round %d", round);
+	cfl_buf_printf(out, ": %zu candidate%s", n, n == 1 ? "" : "s");
+	if (failed)
+		cfl_buf_printf(out, ", %zu failed", failed);
+	/* stopped at the end of the family's share or the limit: not failed */
+	if (cancelled)
+		cfl_buf_printf(out, ", %zu cancelled", cancelled);
+	if (pruned)
+		cfl_buf_printf(out, ", %zu pruned", pruned);
+	cfl_buf_printf(out, "%s\n", best);
+}
+
 /* The family's line for the round that ends, when it asked anything. */
 void cfl_study_auto_view_end(struct cfl_study_auto_view *v, struct cfl_buf *out)
 {
-	char best[96] = "", pruned[48] = "", cancelled[48] = "";
+	char best[160] = "";
 	size_t n = v->f_cands + v->f_failed + v->f_pruned + v->f_cancelled;
 
 	if (!v->family[0] || v->verbose || !n) {
 		v->family[0] = 0;
+		v->announced = 0;
 		return;
 	}
 	if (v->f_have_best)
-		snprintf(best, sizeof(best), ", best %s %.6f %s", v->metric,
-			 v->f_best, v->f_oof ? "out of fold" : "on valid");
-	if (v->f_pruned)
-		snprintf(pruned, sizeof(pruned), ", %zu pruned", v->f_pruned);
-	/* stopped at the end of the family's share or the limit: not failed */
-	if (v->f_cancelled)
-		snprintf(cancelled, sizeof(cancelled), ", %zu cancelled", v->f_cancelled);
-	if (v->f_failed)
-		cfl_buf_printf(out, "%s, round %d: %zu candidate%s, %zu failed%s%s%s\n",
-			       v->family, v->round, n, n == 1 ? "" : "s", v->f_failed,
-			       cancelled, pruned, best);
-	else
-		cfl_buf_printf(out, "%s, round %d: %zu candidate%s%s%s%s\n", v->family,
-			       v->round, n, n == 1 ? "" : "s", cancelled, pruned, best);
+		best_text(v, v->f_best_proper, v->f_best, v->f_oof, best, sizeof(best));
+	family_line(out, v->family, v->round, v->f_cands, v->f_failed,
+		    v->f_cancelled, v->f_pruned, best);
 	v->family[0] = 0;
+	v->announced = 0;
+}
+
+/* The record of a family searched at its own pace (NULL: no room). */
+static struct cfl_study_auto_paced *paced(struct cfl_study_auto_view *v,
+					  const char *model)
+{
+	struct cfl_study_auto_paced *p;
+
+	for (size_t i = 0; i < v->n_paced; i++)
+		if (!strcmp(v->paced[i].name, model))
+			return &v->paced[i];
+	if (v->n_paced == CFL_STUDY_MAX_MODELS)
+		return NULL;
+	p = &v->paced[v->n_paced++];
+	memset(p, 0, sizeof(*p));
+	snprintf(p->name, sizeof(p->name), "%s", model);
+	return p;
+}
+
+/* A candidate of a family at its own pace scored: its line when the
+ * family's best is new (its first included). */
+static void paced_candidate(struct cfl_study_auto_view *v,
+			    const struct cfl_study_event *ev, struct cfl_buf *out)
+{
+	struct cfl_study_auto_paced *p = paced(v, ev->what);
+	char best[sizeof(p->shown)];
+
+	if (!p)
+		return;
+	p->cands++;
+	v->last = p->name;
+	if (v->verbose || isnan(ev->best))
+		return;
+	best_text(v, ev->best_proper, ev->best, ev->oof, best, sizeof(best));
+	if (!strcmp(best, p->shown))
+		return;
+	memcpy(p->shown, best, sizeof(best));
+	family_line(out, p->name, 0, p->cands, p->failed, p->cancelled, p->pruned,
+		    best);
 }
 
 static void start_family(struct cfl_study_auto_view *v, const char *model,
@@ -102,6 +172,7 @@ static void on_phase(struct cfl_study_auto_view *v, const char *text,
 	if (sscanf(text, "%63[^:]: searching", model) == 1 &&
 	    strstr(text, ": searching for ")) {
 		start_family(v, model, out);
+		v->announced = 1;
 		if (v->verbose)
 			cfl_buf_printf(out, "%s\n", text);
 		return;
@@ -120,30 +191,50 @@ static void on_phase(struct cfl_study_auto_view *v, const char *text,
 	if (sscanf(text, "bagging the best of each model with %d folds: %zu trials",
 		   &folds, &trials) == 2) {
 		snprintf(v->phase, sizeof(v->phase), "bags");
+		v->last = NULL;
 		v->bag_total = trials;
 	}
 	cfl_buf_printf(out, "%s\n", text);
 }
 
+/* 1 when ev is of the family whose announced turn it is. */
+static int in_turn(const struct cfl_study_auto_view *v, const char *model)
+{
+	return v->announced && v->family[0] && !strcmp(v->family, model);
+}
+
 static void on_candidate(struct cfl_study_auto_view *v,
 			 const struct cfl_study_event *ev, struct cfl_buf *out)
 {
-	if (!v->family[0] || strcmp(v->family, ev->what))
-		start_family(v, ev->what, out);	/* a later round's turn */
+	const char *where = ev->oof ? "out of fold" : "on valid";
+
+	if (ev->proper_name)
+		v->proper = ev->proper_name;
 	if (isnan(ev->score))	/* a failure was told as a trial */
 		return;
 	v->n_cands++;
-	v->f_cands++;
-	if (!isnan(ev->best)) {	/* none yet: its defaults failed, and
-				 * its candidates still climb the rungs */
-		v->f_have_best = 1;
-		v->f_best = ev->best;
+	if (!in_turn(v, ev->what)) {
+		paced_candidate(v, ev, out);
+	} else {
+		v->f_cands++;
+		if (!isnan(ev->best)) {	/* none yet: its defaults failed,
+					 * and its candidates still climb
+					 * the rungs */
+			v->f_have_best = 1;
+			v->f_best = ev->best;
+			v->f_best_proper = ev->best_proper;
+		}
+		v->f_oof = ev->oof;
 	}
-	v->f_oof = ev->oof;
-	if (v->verbose)
+	if (!v->verbose)
+		return;
+	if (v->proper && strcmp(v->proper, v->metric) && isfinite(ev->proper))
+		cfl_buf_printf(out, "  %s %s: %s %.6f %s, %s %.6f (best %s %.6f)\n",
+			       ev->what, ev->hex, v->proper, ev->proper, where,
+			       v->metric, ev->score, v->proper, ev->best_proper);
+	else
 		cfl_buf_printf(out, "  %s %s: %s %.6f %s (best %.6f)\n", ev->what,
-			       ev->hex, v->metric, ev->score,
-			       ev->oof ? "out of fold" : "on valid", ev->best);
+			       ev->hex, v->metric, ev->score, where, ev->best);
 }
 
 static void on_trial(struct cfl_study_auto_view *v,
@@ -158,19 +249,29 @@ static void on_trial(struct cfl_study_auto_view *v,
 	/* the search's trials: repeat 0, or a promotion to a higher rung of
 	 * rows (repeat 2 and on) */
 	if (ev->fold < 0 && ev->repeat != 1 && fail) {
-		if (!v->family[0] || strcmp(v->family, ev->what))
-			start_family(v, ev->what, out);
-		if (t->status == CFL_TRIAL_PRUNED)
-			v->f_pruned++;
-		else if (t->status == CFL_TRIAL_CANCELLED)
-			v->f_cancelled++;
-		else
-			v->f_failed++;
-		/* a promotion's: its candidate, counted with the score of its
-		 * first rung, counts as failed or cancelled instead, as the
-		 * search table has it */
-		if (ev->repeat && v->f_cands)
-			v->f_cands--;
+		struct cfl_study_auto_paced *p = NULL;
+		size_t *cands = &v->f_cands, *pruned = &v->f_pruned,
+		       *cancelled = &v->f_cancelled, *failed = &v->f_failed;
+
+		if (!in_turn(v, ev->what) && (p = paced(v, ev->what))) {
+			cands = &p->cands;
+			pruned = &p->pruned;
+			cancelled = &p->cancelled;
+			failed = &p->failed;
+		}
+		if (in_turn(v, ev->what) || p) {
+			if (t->status == CFL_TRIAL_PRUNED)
+				++*pruned;
+			else if (t->status == CFL_TRIAL_CANCELLED)
+				++*cancelled;
+			else
+				++*failed;
+			/* a promotion's: its candidate, counted with the
+			 * score of its first rung, counts as failed or
+			 * cancelled instead, as the search table has it */
+			if (ev->repeat && *cands)
+				--*cands;
+		}
 	}
 	/* without verbose, only a bag's fold or refit that failed (it changes
 	 * the bag) */
@@ -214,6 +315,7 @@ void cfl_study_auto_view_event(struct cfl_study_auto_view *v,
 		cfl_study_auto_view_end(v, out);
 		if (ev->status == 0 || ev->status == CFL_STUDY_TIME_LIMIT)
 			snprintf(v->phase, sizeof(v->phase), "ensembles");
+		v->last = NULL;
 		break;
 	default:
 		break;

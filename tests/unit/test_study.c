@@ -665,8 +665,86 @@ static void t_auto_view_counts_cancelled(void)
 	cfl_buf_release(&b);
 }
 
+/* A candidate event of auto's view: family what, its metric value and
+ * proper score, and its family's best's. */
+static void view_cand(struct cfl_study_auto_view *v, struct cfl_buf *b,
+		      const char *what, const char *proper_name, double value,
+		      double proper, double best, double best_proper)
+{
+	struct cfl_study_event ev;
+
+	memset(&ev, 0, sizeof(ev));
+	ev.kind = CFL_STUDY_CANDIDATE;
+	ev.what = what;
+	ev.hex = "0123abcd";
+	ev.oof = 1;
+	ev.proper_name = proper_name;
+	ev.score = value;
+	ev.proper = proper;
+	ev.best = best;
+	ev.best_proper = best_proper;
+	cfl_study_auto_view_event(v, &ev, b);
+}
+
+/* Families at their own pace (small data: no turn announced, their
+ * candidates interleaved): a line when a family's best by the proper
+ * score is new, counting its candidates so far, the metric beside; no
+ * round numbers, which interleaved turns would make up. */
+static void t_auto_view_paced_lines(void)
+{
+	struct cfl_study_auto_view v;
+	struct cfl_pool_event pe;
+	struct cfl_study_event ev;
+	struct cfl_buf b;
+
+	cfl_buf_init(&b);
+	cfl_study_auto_view_init(&v, 0, 60, 0);
+	v.metric = "acc";
+	view_cand(&v, &b, "linear", "logloss", 0.9, 0.3, 0.9, 0.3);
+	view_cand(&v, &b, "tree", "logloss", 0.95, 1.2, 0.95, 1.2);
+	CHECK_MSG(b.data && !strcmp(b.data,
+				   "linear: 1 candidate, best logloss 0.300000 out of fold (acc 0.900000)\n"
+				   "tree: 1 candidate, best logloss 1.200000 out of fold (acc 0.950000)\n"),
+		  "%s", b.data ? b.data : "(nothing)");
+	cfl_buf_release(&b);
+	cfl_buf_init(&b);
+	memset(&pe, 0, sizeof(pe));
+	pe.status = CFL_TRIAL_FAILED;
+	pe.reason = "broke";
+	memset(&ev, 0, sizeof(ev));
+	ev.kind = CFL_STUDY_TRIAL;
+	ev.trial = &pe;
+	ev.what = "linear";
+	ev.hex = "0123abcd";
+	ev.fold = -1;
+	cfl_study_auto_view_event(&v, &ev, &b);
+	/* no better: no line; a tree whose best acc is lower but whose log
+	 * loss is better: a line, by the proper score */
+	view_cand(&v, &b, "linear", "logloss", 0.95, 0.4, 0.9, 0.3);
+	view_cand(&v, &b, "tree", "logloss", 0.8, 0.7, 0.8, 0.7);
+	view_cand(&v, &b, "linear", "logloss", 0.93, 0.25, 0.93, 0.25);
+	/* better beyond the digits shown: not shown again */
+	view_cand(&v, &b, "linear", "logloss", 0.93, 0.2500000001, 0.93, 0.2500000001);
+	CHECK_MSG(b.data && !strcmp(b.data,
+				   "tree: 2 candidates, best logloss 0.700000 out of fold (acc 0.800000)\n"
+				   "linear: 4 candidates, 1 failed, best logloss 0.250000 out of fold (acc 0.930000)\n"),
+		  "%s", b.data ? b.data : "(nothing)");
+	CHECK(v.last && !strcmp(v.last, "linear"));
+	cfl_buf_release(&b);
+
+	/* regression: the metric is the proper score, shown once */
+	cfl_buf_init(&b);
+	cfl_study_auto_view_init(&v, 0, 0, 0);
+	v.metric = "rmse";
+	view_cand(&v, &b, "gbdt", "rmse", 2.5, 2.5, 2.5, 2.5);
+	CHECK_MSG(b.data && !strcmp(b.data, "gbdt: 1 candidate, best rmse 2.500000 out of fold\n"),
+		  "%s", b.data ? b.data : "(nothing)");
+	cfl_buf_release(&b);
+}
+
 const struct cfl_test cfl_tests[] = {
 	TEST(t_auto_view_counts_cancelled),
+	TEST(t_auto_view_paced_lines),
 	TEST(t_plan_config_text),
 	TEST(t_plan_needs_and_checks),
 	TEST(t_repeat_then_resume),
