@@ -31,7 +31,10 @@ winner's curse).  Per set:
 each rule - auto on test over the splits (mean +- standard error, positive:
 the rule better, RMSE turned so) and the mean rank of each among itself
 and the five defaults (as tests/bench/auto_ranks.py counts it).  AUTO_RULES=a,b
-replays only those (and greedy25).  Written
+replays only those (and greedy25).  AUTO_HINDSIGHT=1 adds two bounds that
+are no rules, as they choose on the test part: the best on test of greedy
+and each family's best bag (hindsight_fam), and of greedy and every bag
+(hindsight_all): what a selection could gain at most, test noise included.  Written
 to look for a better rule, not to tune one: a rule that wins only on the
 sets it was looked for on is no rule."""
 import sqlite3, glob, json, sys, math, os
@@ -206,9 +209,11 @@ def main():
     # AUTO_RULES=a,b: only those rules (greedy25, the replay's check, always)
     only = [r for r in os.environ.get('AUTO_RULES', '').split(',') if r]
     names = [n for n in RULES if not only or n in only or n == 'greedy25']
+    TOT = {}
     for sd in sets:
         js = sorted(glob.glob(sd + '/split-*.json'), key=lambda x: int(x.split('-')[-1][:-5]))
-        R = {n: [] for n in names}; A = []; D = []; RK = {n: [] for n in names + ['auto']}
+        hs = ['hindsight_fam', 'hindsight_all'] if os.environ.get('AUTO_HINDSIGHT') == '1' else []
+        R = {n: [] for n in names}; A = []; D = []; RK = {n: [] for n in names + ['auto'] + hs}
         for f in js:
             k = f.split('-')[-1][:-5]; r = json.load(open(f))
             reg, ytr, yte, bags = load(sd, k)
@@ -220,12 +225,25 @@ def main():
             for n in names:
                 v = metric(reg, RULES[n](reg, ytr, bags), yte)
                 R[n].append(v); RK[n].append(rank(v))
+            if hs:
+                g = metric(reg, greedy25(reg, ytr, bags), yte)
+                fam = {}
+                for b in bags:
+                    l = loss(reg, b['oof'], ytr)
+                    if b['model'] not in fam or l < fam[b['model']][0]: fam[b['model']] = (l, b)
+                RK['hindsight_fam'].append(rank(max([g] + [metric(reg, b['test'], yte) for _, b in fam.values()])))
+                RK['hindsight_all'].append(rank(max([g] + [metric(reg, b['test'], yte) for b in bags])))
         A = np.array(A); n = len(A)
         s = '%-14s auto %.4f' % (os.path.basename(sd.rstrip('/')), A.mean())
         for nm in names:
             d = np.array(R[nm]) - A
             s += ' | %s %+.4f+-%.4f' % (nm, d.mean(), d.std(ddof=1) / math.sqrt(n))
         print(s, flush=True)
-        print('    ranks: ' + ' '.join('%s %.2f' % (nm, np.mean(RK[nm])) for nm in ['auto'] + names), flush=True)
+        print('    ranks: ' + ' '.join('%s %.2f' % (nm, np.mean(RK[nm])) for nm in ['auto'] + names + hs), flush=True)
+        for nm in ['auto'] + names + hs:
+            TOT.setdefault(nm, []).append(np.mean(RK[nm]))
+    if TOT:
+        print('mean ranks over the %d sets: ' % len(TOT['auto'])
+              + ' '.join('%s %.3f' % (nm, np.mean(v)) for nm, v in TOT.items()), flush=True)
 if __name__ == '__main__':
     main()

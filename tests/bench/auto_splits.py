@@ -278,6 +278,17 @@ def ranks(res, sign):
     return float(np.mean(rank)), float(np.mean(floor))
 
 
+def rank_of_means(res, sign):
+    """auto's rank among itself and the five defaults by their figures'
+    means over the splits (the reading of issue 31's "averaged over the
+    splits it ranks first on 4 of 12 sets"; level within 1e-6 counts half).
+    The per-split mean rank (ranks) is the stricter reading, and the goal's
+    figure here."""
+    a = np.mean([sign * x['auto'] for x in res])
+    d = [np.mean([sign * x['dflt'][m] for x in res]) for m in MODELS]
+    return 1 + sum(v > a + 1e-6 for v in d) + sum(abs(v - a) <= 1e-6 for v in d) / 2
+
+
 def table(sets, title):
     lines = ['#### ' + title, '',
              '| set | rows | metric | splits | auto: first entry | auto - CV-chosen default | W/T/L vs CV | '
