@@ -81,25 +81,6 @@ static void family_line(struct cfl_buf *out, const char *name, int round,
 	cfl_buf_printf(out, "%s\n", best);
 }
 
-/* The family's line for the round that ends, when it asked anything. */
-void cfl_study_auto_view_end(struct cfl_study_auto_view *v, struct cfl_buf *out)
-{
-	char best[160] = "";
-	size_t n = v->f_cands + v->f_failed + v->f_pruned + v->f_cancelled;
-
-	if (!v->family[0] || v->verbose || !n) {
-		v->family[0] = 0;
-		v->announced = 0;
-		return;
-	}
-	if (v->f_have_best)
-		best_text(v, v->f_best_proper, v->f_best, v->f_oof, best, sizeof(best));
-	family_line(out, v->family, v->round, v->f_cands, v->f_failed,
-		    v->f_cancelled, v->f_pruned, best);
-	v->family[0] = 0;
-	v->announced = 0;
-}
-
 /* The record of a family searched at its own pace (NULL: no room). */
 static struct cfl_study_auto_paced *paced(struct cfl_study_auto_view *v,
 					  const char *model)
@@ -117,18 +98,42 @@ static struct cfl_study_auto_paced *paced(struct cfl_study_auto_view *v,
 	return p;
 }
 
-/* A candidate of a family at its own pace scored: its line when the
- * family's best is new (its first included). */
+/* The family's line for the round that ends, when it asked anything. */
+void cfl_study_auto_view_end(struct cfl_study_auto_view *v, struct cfl_buf *out)
+{
+	char best[160] = "";
+	size_t n = v->f_cands + v->f_failed + v->f_pruned + v->f_cancelled;
+
+	if (!v->family[0] || v->verbose || !n) {
+		v->family[0] = 0;
+		v->announced = 0;
+		return;
+	}
+	if (v->f_have_best) {
+		struct cfl_study_auto_paced *p = paced(v, v->family);
+
+		best_text(v, v->f_best_proper, v->f_best, v->f_oof, best, sizeof(best));
+		/* the family's later candidates at their own pace (the
+		 * rounds after the first, not announced): a line when they
+		 * improve on this best */
+		if (p)
+			snprintf(p->shown, sizeof(p->shown), "%s", best);
+	}
+	family_line(out, v->family, v->round, v->f_cands, v->f_failed,
+		    v->f_cancelled, v->f_pruned, best);
+	v->family[0] = 0;
+	v->announced = 0;
+}
+
+/* A candidate of a family at its own pace scored (p its record, counted
+ * already): its line when the family's best is new (its first
+ * included), with its candidates since the search began. */
 static void paced_candidate(struct cfl_study_auto_view *v,
+			    struct cfl_study_auto_paced *p,
 			    const struct cfl_study_event *ev, struct cfl_buf *out)
 {
-	struct cfl_study_auto_paced *p = paced(v, ev->what);
 	char best[sizeof(p->shown)];
 
-	if (!p)
-		return;
-	p->cands++;
-	v->last = p->name;
 	if (v->verbose || isnan(ev->best))
 		return;
 	best_text(v, ev->best_proper, ev->best, ev->oof, best, sizeof(best));
@@ -207,14 +212,21 @@ static void on_candidate(struct cfl_study_auto_view *v,
 			 const struct cfl_study_event *ev, struct cfl_buf *out)
 {
 	const char *where = ev->oof ? "out of fold" : "on valid";
+	struct cfl_study_auto_paced *p;
 
 	if (ev->proper_name)
 		v->proper = ev->proper_name;
 	if (isnan(ev->score))	/* a failure was told as a trial */
 		return;
 	v->n_cands++;
+	/* every family's count since the search began, turns or not */
+	if ((p = paced(v, ev->what))) {
+		p->cands++;
+		v->last = p->name;
+	}
 	if (!in_turn(v, ev->what)) {
-		paced_candidate(v, ev, out);
+		if (p)
+			paced_candidate(v, p, ev, out);
 	} else {
 		v->f_cands++;
 		if (!isnan(ev->best)) {	/* none yet: its defaults failed,
@@ -237,6 +249,23 @@ static void on_candidate(struct cfl_study_auto_view *v,
 			       ev->hex, v->metric, ev->score, where, ev->best);
 }
 
+/* A search trial that ended without a score, into a family's counts. */
+static void count_fail(enum cfl_trial_status st, int repeat, size_t *cands,
+		       size_t *failed, size_t *cancelled, size_t *pruned)
+{
+	if (st == CFL_TRIAL_PRUNED)
+		++*pruned;
+	else if (st == CFL_TRIAL_CANCELLED)
+		++*cancelled;
+	else
+		++*failed;
+	/* a promotion's: its candidate, counted with the score of its first
+	 * rung, counts as failed or cancelled instead, as the search table
+	 * has it */
+	if (repeat && *cands)
+		--*cands;
+}
+
 static void on_trial(struct cfl_study_auto_view *v,
 		     const struct cfl_study_event *ev, struct cfl_buf *out)
 {
@@ -249,29 +278,16 @@ static void on_trial(struct cfl_study_auto_view *v,
 	/* the search's trials: repeat 0, or a promotion to a higher rung of
 	 * rows (repeat 2 and on) */
 	if (ev->fold < 0 && ev->repeat != 1 && fail) {
-		struct cfl_study_auto_paced *p = NULL;
-		size_t *cands = &v->f_cands, *pruned = &v->f_pruned,
-		       *cancelled = &v->f_cancelled, *failed = &v->f_failed;
+		struct cfl_study_auto_paced *p = paced(v, ev->what);
 
-		if (!in_turn(v, ev->what) && (p = paced(v, ev->what))) {
-			cands = &p->cands;
-			pruned = &p->pruned;
-			cancelled = &p->cancelled;
-			failed = &p->failed;
-		}
-		if (in_turn(v, ev->what) || p) {
-			if (t->status == CFL_TRIAL_PRUNED)
-				++*pruned;
-			else if (t->status == CFL_TRIAL_CANCELLED)
-				++*cancelled;
-			else
-				++*failed;
-			/* a promotion's: its candidate, counted with the
-			 * score of its first rung, counts as failed or
-			 * cancelled instead, as the search table has it */
-			if (ev->repeat && *cands)
-				--*cands;
-		}
+		/* the family's counts since the search began, and its
+		 * turn's when it has one */
+		if (p)
+			count_fail(t->status, ev->repeat, &p->cands, &p->failed,
+				   &p->cancelled, &p->pruned);
+		if (in_turn(v, ev->what))
+			count_fail(t->status, ev->repeat, &v->f_cands, &v->f_failed,
+				   &v->f_cancelled, &v->f_pruned);
 	}
 	/* without verbose, only a bag's fold or refit that failed (it changes
 	 * the bag) */

@@ -742,9 +742,41 @@ static void t_auto_view_paced_lines(void)
 	cfl_buf_release(&b);
 }
 
+/* Larger data: the first round's turns are announced, one line each; the
+ * rounds after it are not, and a family's line then comes when its best
+ * improves on the one its turn showed, counting every candidate since the
+ * search began. */
+static void t_auto_view_turn_then_paced(void)
+{
+	struct cfl_study_auto_view v;
+	struct cfl_study_event ev;
+	struct cfl_buf b;
+
+	cfl_buf_init(&b);
+	cfl_study_auto_view_init(&v, 0, 60, 0);
+	v.metric = "acc";
+	memset(&ev, 0, sizeof(ev));
+	ev.kind = CFL_STUDY_PHASE;
+	ev.text = "linear: searching for 1.5 s";
+	cfl_study_auto_view_event(&v, &ev, &b);
+	view_cand(&v, &b, "linear", "logloss", 0.9, 0.3, 0.9, 0.3);
+	view_cand(&v, &b, "linear", "logloss", 0.8, 0.5, 0.9, 0.3);
+	ev.text = "another round for the families";
+	cfl_study_auto_view_event(&v, &ev, &b);
+	view_cand(&v, &b, "linear", "logloss", 0.8, 0.4, 0.9, 0.3);
+	view_cand(&v, &b, "linear", "logloss", 0.91, 0.2, 0.91, 0.2);
+	CHECK_MSG(b.data && !strcmp(b.data,
+				   "linear, round 1: 2 candidates, best logloss 0.300000 out of fold (acc 0.900000)\n"
+				   "another round for the families\n"
+				   "linear: 4 candidates, best logloss 0.200000 out of fold (acc 0.910000)\n"),
+		  "%s", b.data ? b.data : "(nothing)");
+	cfl_buf_release(&b);
+}
+
 const struct cfl_test cfl_tests[] = {
 	TEST(t_auto_view_counts_cancelled),
 	TEST(t_auto_view_paced_lines),
+	TEST(t_auto_view_turn_then_paced),
 	TEST(t_plan_config_text),
 	TEST(t_plan_needs_and_checks),
 	TEST(t_repeat_then_resume),
