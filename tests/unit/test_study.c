@@ -686,6 +686,24 @@ static void view_cand(struct cfl_study_auto_view *v, struct cfl_buf *b,
 	cfl_study_auto_view_event(v, &ev, b);
 }
 
+/* A fresh view of the metric's name with an empty buffer for its lines. */
+static void view_open(struct cfl_study_auto_view *v, struct cfl_buf *b,
+		      const char *metric)
+{
+	cfl_buf_init(b);
+	cfl_study_auto_view_init(v, 0, 60, 0);
+	v->metric = metric;
+}
+
+/* The view's lines are want (then the buffer is emptied for the next). */
+#define CHECK_LINES(b, want)                                                  \
+	do {                                                                  \
+		CHECK_MSG((b).data && !strcmp((b).data, want), "%s",          \
+			  (b).data ? (b).data : "(nothing)");                 \
+		cfl_buf_release(&(b));                                        \
+		cfl_buf_init(&(b));                                           \
+	} while (0)
+
 /* Families at their own pace (small data: no turn announced, their
  * candidates interleaved): a line when a family's best by the proper
  * score is new, counting its candidates so far, the metric beside; no
@@ -697,17 +715,11 @@ static void t_auto_view_paced_lines(void)
 	struct cfl_study_event ev;
 	struct cfl_buf b;
 
-	cfl_buf_init(&b);
-	cfl_study_auto_view_init(&v, 0, 60, 0);
-	v.metric = "acc";
+	view_open(&v, &b, "acc");
 	view_cand(&v, &b, "linear", "logloss", 0.9, 0.3, 0.9, 0.3);
 	view_cand(&v, &b, "tree", "logloss", 0.95, 1.2, 0.95, 1.2);
-	CHECK_MSG(b.data && !strcmp(b.data,
-				   "linear: 1 candidate, best logloss 0.300000 out of fold (acc 0.900000)\n"
-				   "tree: 1 candidate, best logloss 1.200000 out of fold (acc 0.950000)\n"),
-		  "%s", b.data ? b.data : "(nothing)");
-	cfl_buf_release(&b);
-	cfl_buf_init(&b);
+	CHECK_LINES(b, "linear: 1 candidate, best logloss 0.300000 out of fold (acc 0.900000)\n"
+		       "tree: 1 candidate, best logloss 1.200000 out of fold (acc 0.950000)\n");
 	memset(&pe, 0, sizeof(pe));
 	pe.status = CFL_TRIAL_FAILED;
 	pe.reason = "broke";
@@ -725,20 +737,15 @@ static void t_auto_view_paced_lines(void)
 	view_cand(&v, &b, "linear", "logloss", 0.93, 0.25, 0.93, 0.25);
 	/* better beyond the digits shown: not shown again */
 	view_cand(&v, &b, "linear", "logloss", 0.93, 0.2500000001, 0.93, 0.2500000001);
-	CHECK_MSG(b.data && !strcmp(b.data,
-				   "tree: 2 candidates, best logloss 0.700000 out of fold (acc 0.800000)\n"
-				   "linear: 4 candidates, 1 failed, best logloss 0.250000 out of fold (acc 0.930000)\n"),
-		  "%s", b.data ? b.data : "(nothing)");
+	CHECK_LINES(b, "tree: 2 candidates, best logloss 0.700000 out of fold (acc 0.800000)\n"
+		       "linear: 4 candidates, 1 failed, best logloss 0.250000 out of fold (acc 0.930000)\n");
 	CHECK(v.last && !strcmp(v.last, "linear"));
 	cfl_buf_release(&b);
 
 	/* regression: the metric is the proper score, shown once */
-	cfl_buf_init(&b);
-	cfl_study_auto_view_init(&v, 0, 0, 0);
-	v.metric = "rmse";
+	view_open(&v, &b, "rmse");
 	view_cand(&v, &b, "gbdt", "rmse", 2.5, 2.5, 2.5, 2.5);
-	CHECK_MSG(b.data && !strcmp(b.data, "gbdt: 1 candidate, best rmse 2.500000 out of fold\n"),
-		  "%s", b.data ? b.data : "(nothing)");
+	CHECK_LINES(b, "gbdt: 1 candidate, best rmse 2.500000 out of fold\n");
 	cfl_buf_release(&b);
 }
 
@@ -752,9 +759,7 @@ static void t_auto_view_turn_then_paced(void)
 	struct cfl_study_event ev;
 	struct cfl_buf b;
 
-	cfl_buf_init(&b);
-	cfl_study_auto_view_init(&v, 0, 60, 0);
-	v.metric = "acc";
+	view_open(&v, &b, "acc");
 	memset(&ev, 0, sizeof(ev));
 	ev.kind = CFL_STUDY_PHASE;
 	ev.text = "linear: searching for 1.5 s";
@@ -765,11 +770,9 @@ static void t_auto_view_turn_then_paced(void)
 	cfl_study_auto_view_event(&v, &ev, &b);
 	view_cand(&v, &b, "linear", "logloss", 0.8, 0.4, 0.9, 0.3);
 	view_cand(&v, &b, "linear", "logloss", 0.91, 0.2, 0.91, 0.2);
-	CHECK_MSG(b.data && !strcmp(b.data,
-				   "linear, round 1: 2 candidates, best logloss 0.300000 out of fold (acc 0.900000)\n"
-				   "another round for the families\n"
-				   "linear: 4 candidates, best logloss 0.200000 out of fold (acc 0.910000)\n"),
-		  "%s", b.data ? b.data : "(nothing)");
+	CHECK_LINES(b, "linear, round 1: 2 candidates, best logloss 0.300000 out of fold (acc 0.900000)\n"
+		       "another round for the families\n"
+		       "linear: 4 candidates, best logloss 0.200000 out of fold (acc 0.910000)\n");
 	cfl_buf_release(&b);
 }
 
