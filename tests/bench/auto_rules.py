@@ -57,7 +57,8 @@ def load(setdir, k):
         cls = sorted(set(tr), key=lambda v: float(v))
     except ValueError:
         cls = sorted(set(tr))
-    reg = S.is_regression([[v] for v in tr])
+    # the task as auto_splits.py decided it: on every row, not the training part
+    reg = S.is_regression([[v] for v in tr + te])
     if reg:
         ytr = np.array([float(v) for v in tr]); yte = np.array([float(v) for v in te])
     else:
