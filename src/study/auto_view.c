@@ -101,7 +101,7 @@ static struct cfl_study_auto_paced *paced(struct cfl_study_auto_view *v,
 /* The family's line for the round that ends, when it asked anything. */
 void cfl_study_auto_view_end(struct cfl_study_auto_view *v, struct cfl_buf *out)
 {
-	char best[160] = "";
+	char best[sizeof(v->paced[0].shown)] = "";
 	size_t n = v->f_cands + v->f_failed + v->f_pruned + v->f_cancelled;
 
 	if (!v->family[0] || v->verbose || !n) {

@@ -52,8 +52,7 @@ class Encoder:
             cells = [r[j] for r in rows if not missing(r[j])]
             nums = [number(c) for c in cells]
             if all(x is not None for x in nums):
-                a = np.array(nums) if nums else np.zeros(1)
-                med = float(np.median(a))
+                med = float(np.median(nums)) if nums else 0.0
                 full = np.array([number(r[j]) if not missing(r[j]) else med for r in rows])
                 sd = full.std()
                 self.cols.append(('num', med, full.mean(), sd if sd > 0 else 1.0))
@@ -65,8 +64,8 @@ class Encoder:
         for j, c in enumerate(self.cols):
             if c[0] == 'num':
                 _, med, mu, sd = c
-                v = np.array([number(r[j]) if not missing(r[j]) and number(r[j]) is not None
-                              else med for r in rows])
+                v = np.array([med if missing(r[j]) or number(r[j]) is None else number(r[j])
+                              for r in rows])
                 out.append(((v - mu) / sd)[:, None])
             else:
                 idx = {k: i for i, k in enumerate(c[1])}
@@ -93,13 +92,6 @@ def folds_of(db_path, n_train):
                           (tid,)).fetchone()[0]
         fold[np.frombuffer(rows, '<i4')] = f
     return fold
-
-
-def classes_of(tr_labels):
-    try:
-        return sorted(set(tr_labels), key=lambda v: float(v))
-    except ValueError:
-        return sorted(set(tr_labels))
 
 
 def knn_model(reg, weights, n):
@@ -150,7 +142,8 @@ def main():
             reg, ytr, yte, bags = R.load(sd, k)
             _, tr_body = S.read(sd + '/%s.train.csv' % k)
             _, te_body = S.read(sd + '/%s.test.csv' % k)
-            n_cls = 0 if reg else len(classes_of([row[-1] for row in tr_body]))
+            # the classes of the training part, numbered as auto_rules.load numbers them
+            n_cls = 0 if reg else int(ytr.max()) + 1
             fold = folds_of(sd + '/runs-%s.db' % k, len(tr_body))
             kb = knn_bags(reg, tr_body, te_body, ytr, fold, n_cls)
             a = R.metric(reg, R.greedy25(reg, ytr, bags), yte)
@@ -161,14 +154,10 @@ def main():
                 print('  %s split %s: the replay gives %.6f, auto %.6f' % (sd, k, a, sign * r['auto']),
                       file=sys.stderr)
             dv = [sign * r['dflt'][m] for m in r['dflt']]
-
-            def rank(v, ds):
-                return 1 + sum(1 for x in ds if x > v + 1e-6) + \
-                    sum(1 for x in ds if abs(x - v) <= 1e-6) / 2
-            RK['auto'].append(rank(a, dv))
-            RK['knn'].append(rank(kk, dv))
-            RK['auto6'].append(rank(a, dv + [kd]))
-            RK['knn6'].append(rank(kk, dv + [kd]))
+            RK['auto'].append(S.rank_among(a, dv))
+            RK['knn'].append(S.rank_among(kk, dv))
+            RK['auto6'].append(S.rank_among(a, dv + [kd]))
+            RK['knn6'].append(S.rank_among(kk, dv + [kd]))
             A.append(a)
             K.append(kk)
             KD.append((kd, max(dv)))

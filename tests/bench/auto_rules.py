@@ -107,6 +107,13 @@ def greedy(reg, y, bags, rounds=25, top=50, key=None):
     return w, bags
 def combine(bags, w, key):
     return sum(wi * b[key] for wi, b in zip(w, bags) if wi > 0)
+def family_best(reg, y, bags):
+    """Each family's best bag by the proper score out of fold."""
+    best = {}
+    for b in bags:
+        l = loss(reg, b['oof'], y)
+        if b['model'] not in best or l < best[b['model']][0]: best[b['model']] = (l, b)
+    return [v[1] for v in best.values()]
 RULES = {}
 def rule(f): RULES[f.__name__] = f; return f
 @rule
@@ -123,11 +130,7 @@ def greedy_defaults(reg, y, bags):
     w, bs = greedy(reg, y, d); return combine(bs, w, 'test')
 @rule
 def familybest_greedy(reg, y, bags):
-    best = {}
-    for b in bags:
-        l = loss(reg, b['oof'], y)
-        if b['model'] not in best or l < best[b['model']][0]: best[b['model']] = (l, b)
-    w, bs = greedy(reg, y, [v[1] for v in best.values()]); return combine(bs, w, 'test')
+    w, bs = greedy(reg, y, family_best(reg, y, bags)); return combine(bs, w, 'test')
 @rule
 def greedy_fam(reg, y, bags, top=50):
     # greedy over the 50 best bags with each family's best always among
@@ -221,18 +224,15 @@ def main():
             sign = -1 if reg else 1
             A.append(sign * r['auto']); D.append(max(sign * r['dflt'][m] for m in r['dflt']))
             dv = [sign * r['dflt'][m] for m in r['dflt']]
-            def rank(v): return 1 + sum(1 for x in dv if x > v + 1e-6) + sum(1 for x in dv if abs(x - v) <= 1e-6) / 2
+            def rank(v): return S.rank_among(v, dv)
             RK['auto'].append(rank(sign * r['auto']))
             for n in names:
                 v = metric(reg, RULES[n](reg, ytr, bags), yte)
                 R[n].append(v); RK[n].append(rank(v))
             if hs:
-                g = metric(reg, greedy25(reg, ytr, bags), yte)
-                fam = {}
-                for b in bags:
-                    l = loss(reg, b['oof'], ytr)
-                    if b['model'] not in fam or l < fam[b['model']][0]: fam[b['model']] = (l, b)
-                RK['hindsight_fam'].append(rank(max([g] + [metric(reg, b['test'], yte) for _, b in fam.values()])))
+                g = R['greedy25'][-1]	# always replayed
+                RK['hindsight_fam'].append(rank(max([g] + [metric(reg, b['test'], yte)
+                                                           for b in family_best(reg, ytr, bags)])))
                 RK['hindsight_all'].append(rank(max([g] + [metric(reg, b['test'], yte) for b in bags])))
         A = np.array(A); n = len(A)
         s = '%-14s auto %.4f' % (os.path.basename(sd.rstrip('/')), A.mean())

@@ -264,6 +264,12 @@ def real_panels(real):
                         (b, REAL_B_TITLE, 'Before and after: real public sets, panel B')) if p[0]]
 
 
+def rank_among(v, others):
+    """v's rank among itself and others (higher better): 1 + those better
+    + half those level, within 1e-6 (the leaderboard's six decimals)."""
+    return 1 + sum(x > v + 1e-6 for x in others) + sum(abs(x - v) <= 1e-6 for x in others) / 2
+
+
 def ranks(res, sign):
     """auto's mean rank among itself and the five defaults over the splits
     (1 + the defaults better + half those level, within 1e-6: the
@@ -273,8 +279,8 @@ def ranks(res, sign):
     rank, floor = [], []
     for x in res:
         a, d = sign * x['auto'], [sign * x['dflt'][m] for m in MODELS]
-        rank.append(1 + sum(v > a + 1e-6 for v in d) + sum(abs(v - a) <= 1e-6 for v in d) / 2)
-        floor.append(1 + sum(abs(v - max(d)) <= 1e-6 for v in d) / 2)
+        rank.append(rank_among(a, d))
+        floor.append(rank_among(max(d), d))
     return float(np.mean(rank)), float(np.mean(floor))
 
 
@@ -286,7 +292,7 @@ def rank_of_means(res, sign):
     figure here."""
     a = np.mean([sign * x['auto'] for x in res])
     d = [np.mean([sign * x['dflt'][m] for x in res]) for m in MODELS]
-    return 1 + sum(v > a + 1e-6 for v in d) + sum(abs(v - a) <= 1e-6 for v in d) / 2
+    return rank_among(a, d)
 
 
 def table(sets, title):
