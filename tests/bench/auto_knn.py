@@ -131,20 +131,31 @@ def knn_default(reg, tr_rows, te_rows, y, n_cls):
     return predict(reg, m, enc(te_rows), n_cls)
 
 
+def splits(sd):
+    """Each kept split of set directory sd, in order: a dict of its split
+    file (r), auto_rules.load's reg, ytr, yte and bags, the training and
+    test parts' rows, the class count (the classes of the training part,
+    numbered as auto_rules.load numbers them; 0 for regression) and each
+    training row's fold."""
+    js = sorted(glob.glob(sd + '/split-*.json'), key=lambda x: int(x.split('-')[-1][:-5]))
+    for f in js:
+        k = f.split('-')[-1][:-5]
+        reg, ytr, yte, bags = R.load(sd, k)
+        _, tr_body = S.read(sd + '/%s.train.csv' % k)
+        _, te_body = S.read(sd + '/%s.test.csv' % k)
+        yield dict(k=k, r=json.load(open(f)), reg=reg, ytr=ytr, yte=yte, bags=bags,
+                   tr_body=tr_body, te_body=te_body,
+                   n_cls=0 if reg else int(ytr.max()) + 1,
+                   fold=folds_of(sd + '/runs-%s.db' % k, len(tr_body)))
+
+
 def main():
     tot = {'auto': [], 'knn': [], 'auto6': [], 'knn6': []}
     for sd in sys.argv[1:]:
-        js = sorted(glob.glob(sd + '/split-*.json'), key=lambda x: int(x.split('-')[-1][:-5]))
         A, K, KD, RK = [], [], [], {'auto': [], 'knn': [], 'auto6': [], 'knn6': []}
-        for f in js:
-            k = f.split('-')[-1][:-5]
-            r = json.load(open(f))
-            reg, ytr, yte, bags = R.load(sd, k)
-            _, tr_body = S.read(sd + '/%s.train.csv' % k)
-            _, te_body = S.read(sd + '/%s.test.csv' % k)
-            # the classes of the training part, numbered as auto_rules.load numbers them
-            n_cls = 0 if reg else int(ytr.max()) + 1
-            fold = folds_of(sd + '/runs-%s.db' % k, len(tr_body))
+        for sp in splits(sd):
+            k, r, reg, ytr, yte, bags = sp['k'], sp['r'], sp['reg'], sp['ytr'], sp['yte'], sp['bags']
+            tr_body, te_body, n_cls, fold = sp['tr_body'], sp['te_body'], sp['n_cls'], sp['fold']
             kb = knn_bags(reg, tr_body, te_body, ytr, fold, n_cls)
             a = R.metric(reg, R.greedy25(reg, ytr, bags), yte)
             kk = R.metric(reg, R.greedy25(reg, ytr, bags + kb), yte)

@@ -16,7 +16,11 @@ nothing that only matches the best default ranks better.  Also auto - forest
 (positive: auto better; RMSE turned so), for accuracy what one test row is
 worth, and auto's rank by the means over the splits (its figure's mean
 against each default's: the issue's "averaged over the splits it ranks
-first on 4 of 12 sets"), with the sets where that rank is first."""
+first on 4 of 12 sets"), with the sets where that rank is first.  Last,
+the reading of the issue's "at least as good as the best single default":
+the mean rank with the defaults level with auto not counted against it (1 +
+the defaults better; an entry equal to the best default everywhere has 1),
+and the share of the splits where no default beats auto."""
 import glob, json, os, sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -40,19 +44,22 @@ def main():
             with open(f) as fh:
                 res.append(json.load(fh))
         mean_rank, floor = S.ranks(res, sign)
-        means.append((mean_rank, floor, S.rank_of_means(res, sign)))
+        means.append((mean_rank, floor, S.rank_of_means(res, sign)) + S.ties_first(res, sign))
         vs_forest = [sign * (r['auto'] - r['dflt']['forest']) for r in res]
         row = '' if reg else ' (one test row: %.4f)' % (1 / len(body))
         print('%-14s %2d splits  mean rank %.2f (floor %.2f)  rank of the means %.1f  '
-              'auto - forest %+.4f %s%s' % (
-                  name, len(files), mean_rank, means[-1][1], means[-1][2],
-                  sum(vs_forest) / len(vs_forest), 'rmse' if reg else 'acc', row))
+              'ties first %.2f (none better on %.0f%%)  auto - forest %+.4f %s%s' % (
+                  name, len(files), mean_rank, means[-1][1], means[-1][2], means[-1][3],
+                  100 * means[-1][4], sum(vs_forest) / len(vs_forest), 'rmse' if reg else 'acc',
+                  row))
     if means:
+        n = len(means)
         print('mean rank over the %d sets: %.2f (floor %.2f); by the means over the splits '
-              '%.2f, first on %d of %d' % (
-                  len(means), sum(m[0] for m in means) / len(means),
-                  sum(m[1] for m in means) / len(means), sum(m[2] for m in means) / len(means),
-                  sum(m[2] == 1 for m in means), len(means)))
+              '%.2f, first on %d of %d; ties first %.2f, no default better on %.0f%% of the '
+              'splits' % (
+                  n, sum(m[0] for m in means) / n, sum(m[1] for m in means) / n,
+                  sum(m[2] for m in means) / n, sum(m[2] == 1 for m in means), n,
+                  sum(m[3] for m in means) / n, 100 * sum(m[4] for m in means) / n))
 
 
 if __name__ == '__main__':

@@ -264,10 +264,11 @@ def real_panels(real):
                         (b, REAL_B_TITLE, 'Before and after: real public sets, panel B')) if p[0]]
 
 
-def rank_among(v, others):
+def rank_among(v, others, level=0.5):
     """v's rank among itself and others (higher better): 1 + those better
-    + half those level, within 1e-6 (the leaderboard's six decimals)."""
-    return 1 + sum(x > v + 1e-6 for x in others) + sum(abs(x - v) <= 1e-6 for x in others) / 2
+    + half those level (level=0: none, ties count as first), within 1e-6
+    (the leaderboard's six decimals)."""
+    return 1 + sum(x > v + 1e-6 for x in others) + sum(abs(x - v) <= 1e-6 for x in others) * level
 
 
 def ranks(res, sign):
@@ -282,6 +283,15 @@ def ranks(res, sign):
         rank.append(rank_among(a, d))
         floor.append(rank_among(max(d), d))
     return float(np.mean(rank)), float(np.mean(floor))
+
+
+def ties_first(res, sign):
+    """The reading of issue 31's "at least as good as the best single
+    default": auto's mean rank over the splits with a default level with
+    it not counted against it (1 + the defaults better), and the share of
+    the splits where no default is better."""
+    r = [rank_among(sign * x['auto'], [sign * x['dflt'][m] for m in MODELS], 0) for x in res]
+    return float(np.mean(r)), float(np.mean([v == 1 for v in r]))
 
 
 def rank_of_means(res, sign):
