@@ -19,7 +19,12 @@ Per set: with defaults - auto on test (mean +- standard error over the
 splits, positive: better, RMSE turned so), wins/ties/losses, the greedy
 weight the defaults take, and the mean rank among auto and the five
 defaults (as tests/bench/auto_ranks.py counts it) of both.
-AUTO_DEFAULTS=fcnn,forest adds only those defaults.  Needs numpy."""
+AUTO_DEFAULTS=fcnn,forest adds only those defaults.  AUTO_DEFAULTS_TEST=bag
+gives each added default the test prediction of a bag instead: the mean of
+its five fold models' (fitted again by `cfl repeat`, CFL=the binary, on
+each fold's training rows, predicting the fold's rows, checked against the
+cv run's, and the test part), so that the models greedy weighed out of
+fold are the ones that predict the test part.  Needs numpy."""
 import math, os, sqlite3, sys
 import numpy as np
 
@@ -29,6 +34,7 @@ import auto_rules as R  # noqa: E402
 import auto_splits as S  # noqa: E402
 
 
+CFL = os.environ.get('CFL', os.path.join(S.ROOT, 'cfl'))
 ONLY = os.environ.get('AUTO_DEFAULTS', ','.join(S.MODELS)).split(',')
 
 
@@ -61,27 +67,80 @@ def widen(P, have, want):
     return out
 
 
+def fold_tests(sd, k, j, reg, n_valid):
+    """(valid, test) predictions of the defaults in ONLY fitted on fold j's
+    training rows, as the cv run fitted them, on fold j's rows and on the
+    test part: one `cfl repeat` (same data, models and seed as cv-K-j) whose
+    test file is the fold's rows followed by the test part's, kept in
+    bagdef-K.db.  {model: (valid, test)}."""
+    path = sd + '/bagdef-%s.db' % k
+    name = 'cvt-%s-%d' % (k, j)
+    db = sqlite3.connect(path)
+    have = db.execute("select count(*) from sqlite_master where name = 'runs'").fetchone()[0] and \
+        db.execute("select count(*) from runs where name = ?", (name,)).fetchone()[0]
+    db.close()
+    if not have:
+        hdr, va = S.read(sd + '/%s.cv%d.valid.csv' % (k, j))
+        _, te = S.read(sd + '/%s.test.csv' % k)
+        both = sd + '/%s.cv%d.both.csv' % (k, j)
+        S.write(both, hdr, va + te)
+        S.run([CFL, 'repeat', sd + '/%s.cv%d.train.csv' % (k, j), '--test', both, '--models',
+               ','.join(ONLY), '--num-repeat', '1', '--metrics', 'rmse' if reg else 'acc',
+               '--ensemble', 'none', '--num-jobs', '2', '--db', path, '--name', name, '-q'],
+              sd + '/%s.err' % name)
+    db = sqlite3.connect(path)
+    out = {}
+    for m in ONLY:
+        P = preds(db, name, m)
+        out[m] = (P[:n_valid], P[n_valid:])
+    return out
+
+
 def default_bags(sd, sp):
     """The five defaults as bags: out of fold from the cv runs, test from
-    the default fitted on every training row.  None where a run lacks one."""
+    the default fitted on every training row (AUTO_DEFAULTS_TEST=bag: the
+    mean of the five fold models' test predictions, fold_tests).  None
+    where a run lacks one."""
     k, reg, tr = sp['k'], sp['reg'], sp['tr_body']
     db = sqlite3.connect(sd + '/runs-%s.db' % k)
     want = None if reg else classes(tr)
     folds = S.kfold(list(range(len(tr))), tr, not reg, 5, int(k))
+    bag = os.environ.get('AUTO_DEFAULTS_TEST') == 'bag'
+    ft = [fold_tests(sd, k, j, reg, len(f)) for j, f in enumerate(folds)] if bag else None
     bags = []
     for m in S.MODELS:
         T = preds(db, 'def-%s' % k, m)
         if T is None:
             return None
+        # the check: the stored test prediction gives the default's figure
+        got, rep = R.metric(reg, T, sp['yte']), (-1 if reg else 1) * sp['r']['dflt'][m]
+        if abs(got - rep) > 1e-4:
+            print('  %s split %s: %s gives %.6f, its report %.6f' % (sd, k, m, got, rep),
+                  file=sys.stderr)
         O = np.full((len(tr), 1 if reg else len(want)), np.nan)
+        if bag and m in ONLY:
+            T = 0
         for j, fold in enumerate(folds):
             P = preds(db, 'cv-%s-%d' % (k, j), m)
             if P is None or len(P) != len(fold):
                 return None
+            Q = None
+            if bag and m in ONLY:
+                V, Q = ft[j][m]
+                # the same model as the cv run's: fcnn's float predictions
+                # differ in batches of another size (on real_cpus, whose target
+                # runs to 1,150, by up to 3e-5)
+                if (np.abs(V - P) > 1e-4 * np.maximum(1, np.abs(P))).any():
+                    print('  %s split %s fold %d: %s differs from its cv run by %g' % (
+                        sd, k, j, m, np.abs(V - P).max()), file=sys.stderr)
             if not reg:
                 cv_tr = [tr[p] for p in range(len(tr)) if p not in set(fold)]
                 P = widen(P, classes(cv_tr), want)
+                if Q is not None:
+                    Q = widen(Q, classes(cv_tr), want)
             O[fold] = P
+            if Q is not None:
+                T = T + Q / len(folds)
         bags.append(dict(cid=-1, model='default ' + m, seq=-1, score=0, oof=O, test=T))
     return bags
 
@@ -97,12 +156,6 @@ def main():
                 print('  %s split %s: no default runs kept' % (sd, sp['k']), file=sys.stderr)
                 continue
             sign = -1 if reg else 1
-            for b in db_bags:	# the check: the stored test prediction gives the default's figure
-                m = b['model'].split()[1]
-                if abs(R.metric(reg, b['test'], yte) - sign * r['dflt'][m]) > 1e-4:
-                    print('  %s split %s: %s gives %.6f, its report %.6f' % (
-                        sd, sp['k'], m, R.metric(reg, b['test'], yte), sign * r['dflt'][m]),
-                        file=sys.stderr)
             db_bags = [b for b in db_bags if b['model'].split()[1] in ONLY]
             a = R.metric(reg, R.greedy25(reg, ytr, bags), yte)
             w, bs = R.greedy(reg, ytr, bags + db_bags)
