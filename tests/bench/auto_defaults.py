@@ -72,9 +72,9 @@ def fold_tests(sd, k, j, reg, n_valid):
     training rows, as the cv run fitted them, on fold j's rows and on the
     test part: one `cfl repeat` (same data, models and seed as cv-K-j) whose
     test file is the fold's rows followed by the test part's, kept in
-    bagdef-K.db.  {model: (valid, test)}."""
+    bagdef-K.db under a name with the models.  {model: (valid, test)}."""
     path = sd + '/bagdef-%s.db' % k
-    name = 'cvt-%s-%d' % (k, j)
+    name = 'cvt-%s-%d-%s' % (k, j, '+'.join(ONLY))
     db = sqlite3.connect(path)
     have = db.execute("select count(*) from sqlite_master where name = 'runs'").fetchone()[0] and \
         db.execute("select count(*) from runs where name = ?", (name,)).fetchone()[0]
