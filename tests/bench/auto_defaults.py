@@ -25,7 +25,7 @@ its five fold models' (fitted again by `cfl repeat`, CFL=the binary, on
 each fold's training rows, predicting the fold's rows, checked against the
 cv run's, and the test part), so that the models greedy weighed out of
 fold are the ones that predict the test part.  Needs numpy."""
-import math, os, sqlite3, sys
+import os, sqlite3, sys
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -36,15 +36,6 @@ import auto_splits as S  # noqa: E402
 
 CFL = os.environ.get('CFL', os.path.join(S.ROOT, 'cfl'))
 ONLY = os.environ.get('AUTO_DEFAULTS', ','.join(S.MODELS)).split(',')
-
-
-def classes(rows):
-    """The class labels of rows, ordered as auto_rules.load orders them."""
-    labs = set(r[-1] for r in rows)
-    try:
-        return sorted(labs, key=lambda v: float(v))
-    except ValueError:
-        return sorted(labs)
 
 
 def preds(db, run_name, model):
@@ -103,7 +94,7 @@ def default_bags(sd, sp):
     where a run lacks one."""
     k, reg, tr = sp['k'], sp['reg'], sp['tr_body']
     db = sqlite3.connect(sd + '/runs-%s.db' % k)
-    want = None if reg else classes(tr)
+    want = None if reg else R.classes(r[-1] for r in tr)
     folds = S.kfold(list(range(len(tr))), tr, not reg, 5, int(k))
     bag = os.environ.get('AUTO_DEFAULTS_TEST') == 'bag'
     ft = [fold_tests(sd, k, j, reg, len(f)) for j, f in enumerate(folds)] if bag else None
@@ -113,7 +104,7 @@ def default_bags(sd, sp):
         if T is None:
             return None
         # the check: the stored test prediction gives the default's figure
-        got, rep = R.metric(reg, T, sp['yte']), (-1 if reg else 1) * sp['r']['dflt'][m]
+        got, rep = R.metric(reg, T, sp['yte']), sp['sign'] * sp['r']['dflt'][m]
         if abs(got - rep) > 1e-4:
             print('  %s split %s: %s gives %.6f, its report %.6f' % (sd, k, m, got, rep),
                   file=sys.stderr)
@@ -135,9 +126,9 @@ def default_bags(sd, sp):
                         sd, k, j, m, np.abs(V - P).max()), file=sys.stderr)
             if not reg:
                 cv_tr = [tr[p] for p in range(len(tr)) if p not in set(fold)]
-                P = widen(P, classes(cv_tr), want)
+                P = widen(P, R.classes(r[-1] for r in cv_tr), want)
                 if Q is not None:
-                    Q = widen(Q, classes(cv_tr), want)
+                    Q = widen(Q, R.classes(r[-1] for r in cv_tr), want)
             O[fold] = P
             if Q is not None:
                 T = T + Q / len(folds)
@@ -150,17 +141,14 @@ def main():
     for sd in sys.argv[1:]:
         A, D, W, RK = [], [], [], {'auto': [], 'dflt': []}
         for sp in K.splits(sd):
-            reg, ytr, yte, bags, r = sp['reg'], sp['ytr'], sp['yte'], sp['bags'], sp['r']
+            reg, ytr, yte, bags, a, dv = sp['reg'], sp['ytr'], sp['yte'], sp['bags'], sp['auto'], sp['dv']
             db_bags = default_bags(sd, sp)
             if db_bags is None:
                 print('  %s split %s: no default runs kept' % (sd, sp['k']), file=sys.stderr)
                 continue
-            sign = -1 if reg else 1
             db_bags = [b for b in db_bags if b['model'].split()[1] in ONLY]
-            a = R.metric(reg, R.greedy25(reg, ytr, bags), yte)
             w, bs = R.greedy(reg, ytr, bags + db_bags)
             d = R.metric(reg, R.combine(bs, w, 'test'), yte)
-            dv = [sign * r['dflt'][m] for m in r['dflt']]
             RK['auto'].append(S.rank_among(a, dv))
             RK['dflt'].append(S.rank_among(d, dv))
             A.append(a)
@@ -168,13 +156,9 @@ def main():
             W.append(sum(x for x, b in zip(w, bs) if b['model'].startswith('default ')))
         if not A:
             continue
-        diff = np.array(D) - np.array(A)
-        n = len(diff)
-        se = diff.std(ddof=1) / math.sqrt(n) if n > 1 else float('nan')
         print('| %s | %d | %.4f | %.4f | %+.4f +- %.4f | %d/%d/%d | %.2f | %.2f | %.2f |' % (
-            os.path.basename(sd.rstrip('/')), n, abs(np.mean(A)), abs(np.mean(D)), diff.mean(), se,
-            int((diff > 1e-9).sum()), int((abs(diff) <= 1e-9).sum()), int((diff < -1e-9).sum()),
-            np.mean(W), np.mean(RK['auto']), np.mean(RK['dflt'])), flush=True)
+            os.path.basename(sd.rstrip('/')), len(A), abs(np.mean(A)), abs(np.mean(D)),
+            *S.paired(D, A), np.mean(W), np.mean(RK['auto']), np.mean(RK['dflt'])), flush=True)
         for key in tot:
             tot[key].append(np.mean(RK[key]))
     if tot['auto']:

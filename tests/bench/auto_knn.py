@@ -19,7 +19,7 @@ default (k=5, uniform, every training row) on test, and the mean rank
 among auto and the five defaults (as tests/bench/auto_ranks.py counts it)
 of auto and of auto with kNN; then the same with kNN's default as a sixth
 default.  Needs numpy and scikit-learn (python3-sklearn)."""
-import glob, json, math, os, sys
+import glob, json, os, sys
 import numpy as np
 from sklearn.neighbors import KNeighborsClassifier, KNeighborsRegressor
 
@@ -135,18 +135,28 @@ def splits(sd):
     """Each kept split of set directory sd, in order: a dict of its split
     file (r), auto_rules.load's reg, ytr, yte and bags, the training and
     test parts' rows, the class count (the classes of the training part,
-    numbered as auto_rules.load numbers them; 0 for regression) and each
-    training row's fold."""
+    numbered as auto_rules.load numbers them; 0 for regression), each
+    training row's fold, the sign that turns RMSE so that higher is better,
+    the defaults' test figures so turned (dv), and auto's own selection
+    (greedy25) replayed and scored on test (auto), said on stderr where it
+    is not auto's figure."""
     js = sorted(glob.glob(sd + '/split-*.json'), key=lambda x: int(x.split('-')[-1][:-5]))
     for f in js:
         k = f.split('-')[-1][:-5]
+        r = json.load(open(f))
         reg, ytr, yte, bags = R.load(sd, k)
         _, tr_body = S.read(sd + '/%s.train.csv' % k)
         _, te_body = S.read(sd + '/%s.test.csv' % k)
-        yield dict(k=k, r=json.load(open(f)), reg=reg, ytr=ytr, yte=yte, bags=bags,
+        sign = -1 if reg else 1
+        a = R.metric(reg, R.greedy25(reg, ytr, bags), yte)
+        if abs(sign * r['auto'] - a) > 1e-6:
+            print('  %s split %s: the replay gives %.6f, auto %.6f' % (sd, k, a, sign * r['auto']),
+                  file=sys.stderr)
+        yield dict(k=k, r=r, reg=reg, ytr=ytr, yte=yte, bags=bags,
                    tr_body=tr_body, te_body=te_body,
                    n_cls=0 if reg else int(ytr.max()) + 1,
-                   fold=folds_of(sd + '/runs-%s.db' % k, len(tr_body)))
+                   fold=folds_of(sd + '/runs-%s.db' % k, len(tr_body)),
+                   sign=sign, dv=[sign * r['dflt'][m] for m in r['dflt']], auto=a)
 
 
 def main():
@@ -154,17 +164,12 @@ def main():
     for sd in sys.argv[1:]:
         A, K, KD, RK = [], [], [], {'auto': [], 'knn': [], 'auto6': [], 'knn6': []}
         for sp in splits(sd):
-            k, r, reg, ytr, yte, bags = sp['k'], sp['r'], sp['reg'], sp['ytr'], sp['yte'], sp['bags']
+            reg, ytr, yte, bags = sp['reg'], sp['ytr'], sp['yte'], sp['bags']
             tr_body, te_body, n_cls, fold = sp['tr_body'], sp['te_body'], sp['n_cls'], sp['fold']
+            a, dv = sp['auto'], sp['dv']
             kb = knn_bags(reg, tr_body, te_body, ytr, fold, n_cls)
-            a = R.metric(reg, R.greedy25(reg, ytr, bags), yte)
             kk = R.metric(reg, R.greedy25(reg, ytr, bags + kb), yte)
             kd = R.metric(reg, knn_default(reg, tr_body, te_body, ytr, n_cls), yte)
-            sign = -1 if reg else 1
-            if abs(sign * r['auto'] - a) > 1e-6:
-                print('  %s split %s: the replay gives %.6f, auto %.6f' % (sd, k, a, sign * r['auto']),
-                      file=sys.stderr)
-            dv = [sign * r['dflt'][m] for m in r['dflt']]
             RK['auto'].append(S.rank_among(a, dv))
             RK['knn'].append(S.rank_among(kk, dv))
             RK['auto6'].append(S.rank_among(a, dv + [kd]))
@@ -173,14 +178,10 @@ def main():
             K.append(kk)
             KD.append((kd, max(dv)))
         A, K = np.array(A), np.array(K)
-        d = K - A
-        n = len(d)
-        se = d.std(ddof=1) / math.sqrt(n) if n > 1 else float('nan')
-        w, t, l = int((d > 1e-9).sum()), int((abs(d) <= 1e-9).sum()), int((d < -1e-9).sum())
         kd = np.array(KD)
         name = os.path.basename(sd.rstrip('/'))
         print('| %s | %d | %.4f | %.4f | %+.4f +- %.4f | %d/%d/%d | %.4f | %d | %.2f | %.2f | %.2f | %.2f |' % (
-            name, n, abs(A.mean()), abs(K.mean()), d.mean(), se, w, t, l, abs(kd[:, 0].mean()),
+            name, len(A), abs(A.mean()), abs(K.mean()), *S.paired(K, A), abs(kd[:, 0].mean()),
             int((kd[:, 0] > kd[:, 1] + 1e-6).sum()), np.mean(RK['auto']), np.mean(RK['knn']),
             np.mean(RK['auto6']), np.mean(RK['knn6'])), flush=True)
         for key in tot:

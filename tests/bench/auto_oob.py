@@ -24,7 +24,7 @@ the mean rank among auto and the five defaults (as
 tests/bench/auto_ranks.py counts it) of auto, kfold and oob.  Columns are
 encoded as tests/bench/auto_knn.py encodes them (text one-hot, missing
 numbers median-imputed).  Needs numpy and scikit-learn (python3-sklearn)."""
-import math, os, sys
+import os, sys
 import numpy as np
 from sklearn.ensemble import RandomForestClassifier, RandomForestRegressor
 
@@ -42,10 +42,6 @@ def forest(reg, cfg, seed, oob=False):
               oob_score=oob, n_jobs=1)
     kw.update(cfg)
     return (RandomForestRegressor if reg else RandomForestClassifier)(**kw)
-
-
-def proba(reg, m, X, n_cls):
-    return K.predict(reg, m, X, n_cls)
 
 
 def oob_rows(reg, m, n_cls, y):
@@ -75,20 +71,13 @@ def forest_bags(reg, X, XT, y, fold, n_cls, seed):
         for f in ks:
             fit, oof = np.where(fold != f)[0], np.where(fold == f)[0]
             m = forest(reg, cfg, seed + i).fit(X[fit], y[fit])
-            O[oof] = proba(reg, m, X[oof], n_cls)
-            T = T + proba(reg, m, XT, n_cls)
+            O[oof] = K.predict(reg, m, X[oof], n_cls)
+            T = T + K.predict(reg, m, XT, n_cls)
         kf.append(dict(cid=-1, model='forest', seq=-1, score=0, oof=O, test=T / len(ks)))
         m = forest(reg, cfg, seed + i, oob=True).fit(X, y)
         ob.append(dict(cid=-1, model='forest', seq=-1, score=0, oof=oob_rows(reg, m, n_cls, y),
-                       test=proba(reg, m, XT, n_cls)))
+                       test=K.predict(reg, m, XT, n_cls)))
     return kf, ob
-
-
-def diff(a, b):
-    d = np.array(a) - np.array(b)
-    n = len(d)
-    se = d.std(ddof=1) / math.sqrt(n) if n > 1 else float('nan')
-    return d.mean(), se, int((d > 1e-9).sum()), int((abs(d) <= 1e-9).sum()), int((d < -1e-9).sum())
 
 
 def main():
@@ -98,24 +87,20 @@ def main():
         RK = {'auto': [], 'kfold': [], 'oob': []}
         n = 0
         for sp in K.splits(sd):
-            k, r, reg, ytr, yte, bags = sp['k'], sp['r'], sp['reg'], sp['ytr'], sp['yte'], sp['bags']
+            reg, ytr, yte, bags, dv = sp['reg'], sp['ytr'], sp['yte'], sp['bags'], sp['dv']
             enc = K.Encoder(sp['tr_body'])
             X, XT = enc(sp['tr_body']), enc(sp['te_body'])
-            kf, ob = forest_bags(reg, X, XT, ytr, sp['fold'], sp['n_cls'], int(k))
+            kf, ob = forest_bags(reg, X, XT, ytr, sp['fold'], sp['n_cls'], int(sp['k']))
             n += 1
             rest = [b for b in bags if b['model'] != 'forest']
-            sign = -1 if reg else 1
-            dv = [sign * r['dflt'][m] for m in r['dflt']]
-            for key, bs in (('auto', bags), ('kfold', rest + kf), ('oob', rest + ob)):
-                v = R.metric(reg, R.greedy25(reg, ytr, bs), yte)
-                V[key].append(v)
-                RK[key].append(S.rank_among(v, dv))
-            if abs(sign * r['auto'] - V['auto'][-1]) > 1e-6:
-                print('  %s split %s: the replay gives %.6f, auto %.6f' % (
-                    sd, k, V['auto'][-1], sign * r['auto']), file=sys.stderr)
+            for key, bs in (('kfold', rest + kf), ('oob', rest + ob)):
+                V[key].append(R.metric(reg, R.greedy25(reg, ytr, bs), yte))
+            V['auto'].append(sp['auto'])
+            for key in V:
+                RK[key].append(S.rank_among(V[key][-1], dv))
         name = os.path.basename(sd.rstrip('/'))
-        ok = diff(V['oob'], V['kfold'])
-        oa = diff(V['oob'], V['auto'])
+        ok = S.paired(V['oob'], V['kfold'])
+        oa = S.paired(V['oob'], V['auto'])
         print('| %s | %d | %.4f | %.4f | %.4f | %+.4f +- %.4f | %d/%d/%d | %+.4f +- %.4f | %d/%d/%d '
               '| %.2f | %.2f | %.2f |' % (
                   name, n, abs(np.mean(V['auto'])), abs(np.mean(V['kfold'])),

@@ -45,6 +45,14 @@ import auto_splits as S  # noqa: E402  the CSV helpers
 EPS = 1e-15
 def labels(path):
     return [r[-1] for r in S.read(path)[1]]
+def classes(labs):
+    """The class labels among labs in auto's order: by number when every
+    one is a number, else as text."""
+    labs = set(labs)
+    try:
+        return sorted(labs, key=lambda v: float(v))
+    except ValueError:
+        return sorted(labs)
 def load(setdir, k):
     if os.path.exists(setdir + '/runs-%s.db' % k):
         db = sqlite3.connect(setdir + '/runs-%s.db' % k)
@@ -53,10 +61,7 @@ def load(setdir, k):
         db = sqlite3.connect(setdir + '/runs.db')
         run = db.execute("select id from runs where name=?", ('auto-%s' % k,)).fetchone()[0]
     tr = labels(setdir + '/%s.train.csv' % k); te = labels(setdir + '/%s.test.csv' % k)
-    try:
-        cls = sorted(set(tr), key=lambda v: float(v))
-    except ValueError:
-        cls = sorted(set(tr))
+    cls = classes(tr)
     # the task as auto_splits.py decided it: on every row, not the training part
     reg = S.is_regression([[v] for v in tr + te])
     if reg:

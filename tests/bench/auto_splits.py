@@ -147,6 +147,14 @@ def mean_se(d):
     return float(d.mean()), float(d.std(ddof=1) / math.sqrt(len(d)))
 
 
+def paired(after, before):
+    """after - before over the splits: (mean, standard error, wins, ties,
+    losses), a tie within 1e-9."""
+    d = np.asarray(after, dtype=float) - np.asarray(before, dtype=float)
+    m, se = mean_se(d)
+    return m, se, int((d > 1e-9).sum()), int((abs(d) <= 1e-9).sum()), int((d < -1e-9).sum())
+
+
 def cache_key(a):
     """What a split's figures depend on: the cfl binary's bytes and auto's
     settings (the defaults are seeded)."""
