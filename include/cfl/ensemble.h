@@ -205,6 +205,12 @@ struct cfl_ens_output {
 				 * greedy_rounds when the deadline stopped
 				 * them; built again with that many rounds and
 				 * no deadline, the same weights) */
+	size_t best_round;	/* greedy: the round whose picks the weights
+				 * are (the best value); built again with
+				 * that many rounds over only the members
+				 * with weight, the same weights (with more,
+				 * the picks after it among fewer members
+				 * can differ) */
 };
 
 void cfl_ens_output_init(struct cfl_ens_output *o);

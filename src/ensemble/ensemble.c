@@ -192,14 +192,15 @@ void cfl_ensemble_score_weights(const double *scores, size_t n_members,
 static int greedy_on(const double *const *preds, size_t n_members, size_t n,
 		     size_t n_out, const double *y, int n_classes,
 		     enum cfl_metric_id metric, size_t n_rounds, double deadline,
-		     size_t *rounds, double *w, struct cfl_err *err);
+		     size_t *rounds, size_t *best_round, double *w, struct cfl_err *err);
 
 /* cfl_ensemble_greedy, its rounds stopped once cfl_now() passes deadline
- * (0: none; one round at least), *rounds (may be NULL) those run. */
+ * (0: none; one round at least), *rounds (may be NULL) those run,
+ * *best_round (may be NULL) the round whose picks w are. */
 static int greedy_by(const double *const *preds, size_t n_members, size_t n,
 		     size_t n_out, const double *y, int n_classes,
 		     enum cfl_metric_id metric, size_t n_rounds, double deadline,
-		     size_t *rounds, double *w, struct cfl_err *err)
+		     size_t *rounds, size_t *best_round, double *w, struct cfl_err *err)
 {
 	size_t step = n > GREEDY_ROWS ? (n + GREEDY_ROWS - 1) / GREEDY_ROWS : 1, m;
 	double **sub = NULL, *ys = NULL;
@@ -207,7 +208,7 @@ static int greedy_by(const double *const *preds, size_t n_members, size_t n,
 
 	if (step == 1 || check_members(n_members, err))
 		return greedy_on(preds, n_members, n, n_out, y, n_classes, metric,
-				 n_rounds, deadline, rounds, w, err);
+				 n_rounds, deadline, rounds, best_round, w, err);
 	m = (n + step - 1) / step;	/* the rows 0, step, 2 step, ... */
 	if (!(sub = cfl_calloc(n_members, sizeof(*sub), err)) ||
 	    !(ys = cfl_calloc(m, sizeof(double), err)))
@@ -222,7 +223,7 @@ static int greedy_by(const double *const *preds, size_t n_members, size_t n,
 			       n_out * sizeof(double));
 	}
 	rc = greedy_on((const double *const *)sub, n_members, m, n_out, ys, n_classes,
-		       metric, n_rounds, deadline, rounds, w, err);
+		       metric, n_rounds, deadline, rounds, best_round, w, err);
 out:
 	for (size_t j = 0; sub && j < n_members; j++)
 		free(sub[j]);
@@ -237,13 +238,13 @@ int cfl_ensemble_greedy(const double *const *preds, size_t n_members, size_t n,
 			struct cfl_err *err)
 {
 	return greedy_by(preds, n_members, n, n_out, y, n_classes, metric, n_rounds,
-			 0, NULL, w, err);
+			 0, NULL, NULL, w, err);
 }
 
 static int greedy_on(const double *const *preds, size_t n_members, size_t n,
 		     size_t n_out, const double *y, int n_classes,
 		     enum cfl_metric_id metric, size_t n_rounds, double deadline,
-		     size_t *rounds, double *w, struct cfl_err *err)
+		     size_t *rounds, size_t *best_round, double *w, struct cfl_err *err)
 {
 	const struct cfl_metric_info *mi = cfl_metric_info(metric);
 	size_t len = n * n_out, *count = NULL, *best_count = NULL;
@@ -302,6 +303,8 @@ static int greedy_on(const double *const *preds, size_t n_members, size_t n,
 	}
 	for (size_t j = 0; j < n_members; j++)
 		w[j] = (double)best_count[j] / (double)best_picks;
+	if (best_round)
+		*best_round = best_picks;
 	rc = 0;
 out:
 	free(sum);
@@ -823,7 +826,7 @@ static int build(enum cfl_ensemble_method method,
 		rc = method == CFL_ENS_GREEDY
 		     ? greedy_by(on_oof ? po : pv, m, n, in->n_out, y, in->n_classes,
 				 sel, in->greedy_rounds, in->deadline, &out->rounds,
-				 out->weights, err)
+				 &out->best_round, out->weights, err)
 		     : cfl_ensemble_top(on_oof ? po : pv, m, n, y, in->n_classes,
 					sel, CFL_ENS_TOP_SE, out->weights, err);
 		free(po);

@@ -243,8 +243,7 @@ static int ensemble_rows(struct cfl_store *st, int64_t run_id,
 		struct cfl_ens_output o;
 		struct cfl_pred pv, pt;
 		struct cfl_bundle_row *r;
-		size_t n_sel = ms.n, rounds = 0;
-		const char *cut;
+		size_t n_sel = ms.n;
 		int same, skip = 0;
 
 		if (method < 0 || ens[e].repeat != -1) {
@@ -267,12 +266,9 @@ static int ensemble_rows(struct cfl_store *st, int64_t run_id,
 			sub.n_members = n_sel;
 			sub.members = sub_em;
 		}
-		/* greedy stopped at the time limit: the rounds it ran */
-		if (method == CFL_ENS_GREEDY &&
-		    (cut = strstr(ens[e].members, "; " STUDY_GREEDY_CUT)) &&
-		    sscanf(cut + 2 + strlen(STUDY_GREEDY_CUT), "%zu of", &rounds) == 1 &&
-		    rounds > 0 && rounds < sub.greedy_rounds)
-			sub.greedy_rounds = rounds;
+		if (method == CFL_ENS_GREEDY)
+			sub.greedy_rounds = study_greedy_rounds(ens[e].members,
+								sub.greedy_rounds);
 		if (cfl_ensemble_build(method, &sub, &o, err))
 			goto out;
 		memset(&pv, 0, sizeof(pv));

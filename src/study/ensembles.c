@@ -634,11 +634,59 @@ out:
 	return rc;
 }
 
+size_t study_greedy_rounds(const char *members, size_t rounds)
+{
+	const char *at;
+	size_t r = 0;
+
+	if (((at = strstr(members, "; " STUDY_GREEDY_BEST)) &&
+	     sscanf(at + 2 + strlen(STUDY_GREEDY_BEST), "%zu of", &r) == 1) ||
+	    ((at = strstr(members, "; " STUDY_GREEDY_CUT)) &&
+	     sscanf(at + 2 + strlen(STUDY_GREEDY_CUT), "%zu of", &r) == 1))
+		return r > 0 && r < rounds ? r : rounds;
+	return rounds;
+}
+
+int study_greedy_build(struct cfl_ens_input *in, size_t *keep,
+		       struct cfl_ens_output *o, char *cut, char *best, size_t cap,
+		       struct cfl_err *why)
+{
+	struct cfl_ens_member *em = (struct cfl_ens_member *)in->members;
+	size_t n = in->n_members, k = 0;
+
+	*cut = *best = 0;
+	if (cfl_ensemble_build(CFL_ENS_GREEDY, in, o, why))
+		return 1;
+	if (o->rounds < in->greedy_rounds)
+		snprintf(cut, cap, STUDY_GREEDY_CUT "%zu of %zu rounds", o->rounds,
+			 in->greedy_rounds);
+	if (o->best_round < o->rounds)
+		snprintf(best, cap, STUDY_GREEDY_BEST "%zu of %zu", o->best_round,
+			 in->greedy_rounds);
+	/* built again over the members it picked up to its best round,
+	 * with that many rounds and no deadline: the picks among them, in
+	 * their order, are the same, so are the weights.  (With all its
+	 * rounds, the picks after the best one, among fewer members, could
+	 * go another way, to another best.) */
+	in->greedy_rounds = o->best_round;
+	in->deadline = 0;
+	for (size_t j = 0; j < n; j++)
+		if (o->weights[j] > 0) {
+			keep[k] = j;
+			em[k++] = em[j];
+		}
+	if (k == n)
+		return 0;
+	cfl_ens_output_release(o);
+	in->n_members = k;
+	return cfl_ensemble_build(CFL_ENS_GREEDY, in, o, why) ? 1 : 0;
+}
+
 /* Builds and stores one ensemble (method) over the members sel[0..n) of ms,
- * scored out of fold too; greedy's rounds stop at all->deadline (0: none),
- * and then its members text says after how many (STUDY_GREEDY_CUT), which
- * the bundle builds it again with.  Skipped with a NOTE when it cannot be
- * built.  0, or -1 with err. */
+ * scored out of fold too; greedy as study_greedy_build, its members text
+ * saying why it was cut (in a note too) and at which round its weights
+ * are, which the bundle builds it again with.  Skipped with a NOTE when it
+ * cannot be built.  0, or -1 with err. */
 static int build_auto_one(struct cfl_store *st, int64_t run_id,
 			  enum cfl_ensemble_method method, const char *name,
 			  const char *kind, const struct study_members *ms,
@@ -652,7 +700,7 @@ static int build_auto_one(struct cfl_store *st, int64_t run_id,
 	struct cfl_ens_output o;
 	struct cfl_err why;
 	double oof[CFL_M_COUNT + 1], t0 = cfl_now();
-	char about[96] = "";
+	char about[80] = "", best[80] = "", text[168];
 	int rc = -1;
 
 	if (method != CFL_ENS_GREEDY)
@@ -666,51 +714,37 @@ static int build_auto_one(struct cfl_store *st, int64_t run_id,
 	}
 	in.n_members = n;
 	in.members = em;
-	if (cfl_ensemble_build(method, &in, &o, &why)) {
+	if (method == CFL_ENS_GREEDY) {
+		/* greedy keeps only the bags it picked, so its row, its
+		 * trials and its bundle hold no bag it gives no weight */
+		size_t *keep = cfl_calloc(n + 1, sizeof(*keep), err);
+
+		if (!keep)
+			goto out;
+		if (study_greedy_build(&in, keep, &o, about, best, sizeof(best), &why)) {
+			free(keep);
+			note_skipped(ls, why.msg);
+			rc = 0;
+			goto out;
+		}
+		for (size_t k = 0; k < in.n_members; k++)
+			sub.m[k] = sub.m[keep[k]];
+		sub.n = in.n_members;
+		free(keep);
+	} else if (cfl_ensemble_build(method, &in, &o, &why)) {
 		note_skipped(ls, why.msg);
 		rc = 0;
 		goto out;
 	}
-	if (method == CFL_ENS_GREEDY && o.rounds < in.greedy_rounds) {
-		/* the deadline stopped its rounds: built again (below, on
-		 * the bags it picked) and by the bundle with that many */
-		snprintf(about, sizeof(about), STUDY_GREEDY_CUT "%zu of %zu rounds",
-			 o.rounds, in.greedy_rounds);
-		in.greedy_rounds = o.rounds;
-		in.deadline = 0;
-	}
-	if (method == CFL_ENS_GREEDY) {
-		/* greedy keeps only the bags it picked (its weights on them
-		 * are the same again: the picks among them, in their order,
-		 * are the same), so its row, its trials and its bundle hold
-		 * no bag it gives no weight */
-		size_t k = 0;
-
-		for (size_t j = 0; j < n; j++)
-			if (o.weights[j] > 0) {
-				sub.m[k] = sub.m[j];
-				em[k++] = em[j];
-			}
-		if (k < n) {
-			cfl_ens_output_release(&o);
-			sub.n = in.n_members = k;
-			if (cfl_ensemble_build(method, &in, &o, &why)) {
-				note_skipped(ls, why.msg);
-				rc = 0;
-				goto out;
-			}
-		}
-	}
 	if (*about) {
-		char text[160];
-
 		snprintf(text, sizeof(text), "%s: %s", cfl_ensemble_method_name(method),
 			 about);
 		note(ls, text);
 	}
+	snprintf(text, sizeof(text), "%s%s%s", about, *about && *best ? "; " : "", best);
 	rc = oof_scores(&in, o.weights, oof, NULL, err) ||
 	     store(st, run_id, method, name, kind, &sub, &in, &o, oof,
-		   kind ? 0 : cfl_now() - t0, *about ? about : NULL, NULL, err) ? -1 : 0;
+		   kind ? 0 : cfl_now() - t0, *text ? text : NULL, NULL, err) ? -1 : 0;
 	cfl_ens_output_release(&o);
 out:
 	free(sub.m);

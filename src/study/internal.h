@@ -292,6 +292,29 @@ void cfl_study_stop_at_limit(struct cfl_study *s);
  * what was cut, and what the entries took).  As cfl_study_ensembles
  * otherwise. */
 #define STUDY_GREEDY_CUT "stopped at the time limit after "
+/* greedy's members text ends "; " STUDY_GREEDY_BEST "R of N" when its
+ * weights are the picks of round R, before the last round it ran: it is
+ * stored built again over the bags it picked with R rounds, and so the
+ * bundle builds it (a run stored before this text existed has none: it
+ * was built again with every round it ran, and so the bundle builds it) */
+#define STUDY_GREEDY_BEST "the best at round "
+/* Greedy ensemble selection over in's members (in->deadline stopping its
+ * rounds), then built again over the members it picked up to its best
+ * round with that many rounds and no deadline (the same weights): in's
+ * members (in place), n_members and greedy_rounds become those, keep[k]
+ * the index among the original members of the k-th kept (keep: room for
+ * n_members), o the output over them.  cut (cap bytes): STUDY_GREEDY_CUT
+ * "R of N rounds" when the deadline stopped it, else ""; best (cap
+ * bytes): STUDY_GREEDY_BEST "R of N" when its weights are from a round
+ * before the last it ran, else "".  0; 1 when it cannot be built (why
+ * says why; o then holds nothing). */
+int study_greedy_build(struct cfl_ens_input *in, size_t *keep,
+		       struct cfl_ens_output *o, char *cut, char *best, size_t cap,
+		       struct cfl_err *why);
+/* The rounds to build greedy again with from its members text: the R of
+ * its STUDY_GREEDY_BEST, else of its STUDY_GREEDY_CUT, when below rounds
+ * (greedy's rounds); else rounds. */
+size_t study_greedy_rounds(const char *members, size_t rounds);
 int cfl_study_auto_ensembles(struct cfl_store *st, int64_t run_id,
 			     const struct cfl_data *d,
 			     const enum cfl_metric_id *metrics, size_t n_metrics,

@@ -907,6 +907,64 @@ PYEOF
 		fail "bundle models: $(sqlite3 b.cfl "select group_concat(repeat || ':' || fold, ' ') from models")"
 }
 
+# greedy is Caruana's selection over every bag, as the help says: its
+# weights are those of greedy run again here over all the bags' out-of-fold
+# predictions (by MSE, the earlier bag on ties, the picks of the best of 25
+# rounds).  On this run greedy's best is at round 13; built again with all
+# 25 rounds over only the bags it picked (as cfl did), the picks after
+# round 13 went another way, to weights 0.6,0.25,0.15 where greedy's are
+# 8/13,3/13,2/13.  The bundle builds it again with 13 rounds and gives its
+# test figure again.
+test_auto_greedy_is_caruanas_over_every_bag() {
+	[ -x /usr/bin/python3 ] || skip "no /usr/bin/python3"
+	awk 'NR == 1 { print > "train.csv"; print > "test.csv"; next }
+	     { print > (NR % 5 == 0 ? "test.csv" : "train.csv") }' "$ROOT/datasets/diabetes.csv"
+	run "$CFL" auto train.csv --test test.csv --models tree,forest,gbdt --max-trials 12 \
+		--folds 3 --seed 6 --num-jobs 2 --db g.db --name g --save g.cfl -q
+	expect_rc 0
+	/usr/bin/python3 - g.db train.csv >py.out 2>&1 <<'PYEOF' || fail "$(cat py.out)"
+import csv, sqlite3, struct, sys
+db = sqlite3.connect(sys.argv[1])
+y = [float(r[-1]) for r in list(csv.reader(open(sys.argv[2])))[1:]]
+bags, first = [], {}
+for (cid,) in db.execute("select id from candidates order by id"):
+    ts = db.execute("select id from trials where candidate = ? and fold >= 0 and "
+                    "repeat = 0 and status = 'done' order by fold", (cid,)).fetchall()
+    oof = {}
+    for (t,) in ts:
+        first.setdefault(t, cid)
+        n, data, rows = db.execute("select n, data, rows from predictions where trial = ? "
+                                   "and split = 'oof'", (t,)).fetchone()
+        idx = struct.unpack('<%dI' % n, rows) if rows else range(n)
+        oof.update(zip(idx, struct.unpack('<%dd' % n, data)))
+    if ts:
+        assert sorted(oof) == list(range(len(y))), (cid, 'not every training row')
+        bags.append((cid, [oof[i] for i in range(len(y))]))
+def mse(p):
+    return sum((a - b) ** 2 for a, b in zip(p, y)) / len(y)
+bags.sort(key=lambda b: mse(b[1]))  # stable: the earlier bag on ties
+bags = bags[:50]
+s, cnt, best = [0.0] * len(y), [0] * len(bags), (float('inf'), None, 0)
+for r in range(1, 26):
+    v, j = min((mse([(a + b) / r for a, b in zip(s, p)]), j) for j, (_, p) in enumerate(bags))
+    s = [a + b for a, b in zip(s, bags[j][1])]
+    cnt[j] += 1
+    if v < best[0]:
+        best = (v, list(cnt), r)
+want = {bags[j][0]: c / best[2] for j, c in enumerate(best[1]) if c}
+members = db.execute("select members from ensembles where name = 'greedy'").fetchone()[0]
+groups = members.split(';')[0].split()[1].split(',')
+ws = [float(w) for w in members.split('; weights ')[1].split(';')[0].split(',')]
+got = {first[int(g.split('+')[0])]: w for g, w in zip(groups, ws)}
+assert sorted(got) == sorted(want), ('bags', got, want)
+assert all(abs(got[c] - want[c]) < 1e-5 for c in want), ('weights', got, want, members)
+print(members, want)
+PYEOF
+	[ "$(sqlite3 g.db "select members like '%; the best at round 13 of 25' from ensembles
+		where name = 'greedy'")" = 1 ] || fail "greedy: $(cat py.out)"
+	expect_rows_give_test g.db g.cfl mse greedy
+}
+
 # --bag-sets 1, the default, is auto as it was before bag sets: one
 # partition for every bag, the figures of docs/auto.md's example
 test_auto_bag_sets_1_unchanged() {

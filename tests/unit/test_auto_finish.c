@@ -273,8 +273,82 @@ static void t_greedy_rounds_stop_at_deadline(void)
 	cfl_ens_output_release(&o3);
 }
 
+/* study_greedy_build: greedy over three members (a regression by MSE)
+ * whose best is at round 11 of 25 (7 picks of a, 4 of c), b picked in a
+ * later round.  Built again over a and c with all 25 rounds, the picks
+ * after round 11 go another way, to another best (16 and 9 of 25): so
+ * it is built again with 11, and keeps greedy's weights over all three,
+ * its members text saying at which round. */
+static void t_greedy_kept_at_its_best_round(void)
+{
+	double y[6] = { 1, 1, 0, 0, 1, 1 };
+	double a[6] = { 4, 2, 0, 1, 3, 1 }, b[6] = { 0, 0, -1, 2, 4, 4 };
+	double c[6] = { -2, -2, -3, -3, -1, 2 };
+	struct cfl_ens_member m[3] = { { a, a, a }, { b, b, b }, { c, c, c } };
+	enum cfl_metric_id mse = CFL_M_MSE;
+	struct cfl_ens_input in;
+	struct cfl_ens_output all, o;
+	struct cfl_err err = { "" };
+	char cut[80], best[80];
+	size_t keep[3];
+
+	memset(&in, 0, sizeof(in));
+	in.n_members = 3;
+	in.members = m;
+	in.n_out = 1;
+	in.n_valid = in.n_test = in.n_train = 6;
+	in.y_valid = in.y_test = in.y_train = y;
+	in.n_metrics = 1;
+	in.metrics = &mse;
+	in.greedy_rounds = CFL_ENS_DEFAULT_GREEDY_ROUNDS;
+	in.select_on_oof = 1;
+	CHECK_MSG(cfl_ensemble_build(CFL_ENS_GREEDY, &in, &all, &err) == 0, "%s", err.msg);
+	CHECK_INT(all.best_round, 11);
+	CHECK(fabs(all.weights[0] - 7.0 / 11) < 1e-12 && all.weights[1] == 0 &&
+	      fabs(all.weights[2] - 4.0 / 11) < 1e-12);
+	/* what all 25 rounds over a and c alone give: not greedy's weights */
+	m[1] = m[2];
+	in.n_members = 2;
+	CHECK_MSG(cfl_ensemble_build(CFL_ENS_GREEDY, &in, &o, &err) == 0, "%s", err.msg);
+	CHECK_MSG(o.best_round == 25 && fabs(o.weights[0] - 16.0 / 25) < 1e-12, "%zu %g",
+		  o.best_round, o.weights[0]);
+	cfl_ens_output_release(&o);
+	m[1] = (struct cfl_ens_member){ b, b, b };
+	in.n_members = 3;
+	CHECK_MSG(study_greedy_build(&in, keep, &o, cut, best, sizeof(cut), &err) == 0,
+		  "%s", err.msg);
+	CHECK_INT(in.n_members, 2);
+	CHECK(keep[0] == 0 && keep[1] == 2 && in.members[1].test == c);
+	CHECK_INT(in.greedy_rounds, 11);
+	CHECK(o.weights[0] == all.weights[0] && o.weights[1] == all.weights[2]);
+	CHECK_MSG(!strcmp(best, STUDY_GREEDY_BEST "11 of 25") && !*cut, "%s|%s", best, cut);
+	for (int i = 0; i < 6; i++)
+		CHECK(fabs(o.test[i] - all.test[i]) < 1e-12);
+	cfl_ens_output_release(&o);
+	cfl_ens_output_release(&all);
+}
+
+/* The rounds the bundle builds greedy again with, from its members text:
+ * its best round's, else those the time limit let it run, else all. */
+static void t_greedy_rounds_from_members_text(void)
+{
+	CHECK_INT(study_greedy_rounds("trials 1+2,3+4; weights 0.5,0.5", 25), 25);
+	CHECK_INT(study_greedy_rounds("trials 1+2,3+4; weights 0.5,0.5; "
+				      STUDY_GREEDY_BEST "16 of 25", 25), 16);
+	CHECK_INT(study_greedy_rounds("trials 1+2; weights 1; " STUDY_GREEDY_CUT
+				      "7 of 25 rounds", 25), 7);
+	CHECK_INT(study_greedy_rounds("trials 1+2; weights 1; " STUDY_GREEDY_CUT
+				      "7 of 25 rounds; " STUDY_GREEDY_BEST "5 of 25", 25), 5);
+	/* nothing to cut: none, 0, or not below the rounds */
+	CHECK_INT(study_greedy_rounds("weights 1; " STUDY_GREEDY_BEST "0 of 25", 25), 25);
+	CHECK_INT(study_greedy_rounds("weights 1; " STUDY_GREEDY_BEST "30 of 25", 25), 25);
+	CHECK_INT(study_greedy_rounds("weights 1; " STUDY_GREEDY_BEST "x", 25), 25);
+}
+
 const struct cfl_test cfl_tests[] = {
+	TEST(t_greedy_rounds_from_members_text),
 	TEST(t_greedy_rounds_stop_at_deadline),
+	TEST(t_greedy_kept_at_its_best_round),
 	TEST_T(t_no_deadline_as_before, 120),
 	TEST_T(t_deadline_passed_cuts_the_finish, 120),
 	TEST_T(t_deadline_far_builds_all, 120),
