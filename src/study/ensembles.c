@@ -647,14 +647,14 @@ size_t study_greedy_rounds(const char *members, size_t rounds)
 	return rounds;
 }
 
-int study_greedy_build(struct cfl_ens_input *in, size_t *keep,
-		       struct cfl_ens_output *o, char *cut, char *best, size_t cap,
-		       struct cfl_err *why)
+int study_greedy_build(struct cfl_ens_input *in, struct cfl_ens_member *em,
+		       size_t *keep, struct cfl_ens_output *o, char *cut, char *best,
+		       size_t cap, struct cfl_err *why)
 {
-	struct cfl_ens_member *em = (struct cfl_ens_member *)in->members;
 	size_t n = in->n_members, k = 0;
 
 	*cut = *best = 0;
+	in->members = em;
 	if (cfl_ensemble_build(CFL_ENS_GREEDY, in, o, why))
 		return 1;
 	if (o->rounds < in->greedy_rounds)
@@ -721,7 +721,7 @@ static int build_auto_one(struct cfl_store *st, int64_t run_id,
 
 		if (!keep)
 			goto out;
-		if (study_greedy_build(&in, keep, &o, about, best, sizeof(best), &why)) {
+		if (study_greedy_build(&in, em, keep, &o, about, best, sizeof(best), &why)) {
 			free(keep);
 			note_skipped(ls, why.msg);
 			rc = 0;

@@ -298,19 +298,20 @@ void cfl_study_stop_at_limit(struct cfl_study *s);
  * bundle builds it (a run stored before this text existed has none: it
  * was built again with every round it ran, and so the bundle builds it) */
 #define STUDY_GREEDY_BEST "the best at round "
-/* Greedy ensemble selection over in's members (in->deadline stopping its
- * rounds), then built again over the members it picked up to its best
- * round with that many rounds and no deadline (the same weights): in's
- * members (in place), n_members and greedy_rounds become those, keep[k]
- * the index among the original members of the k-th kept (keep: room for
- * n_members), o the output over them.  cut (cap bytes): STUDY_GREEDY_CUT
+/* Greedy ensemble selection over the in->n_members members em (in->members
+ * set to em; in->deadline stopping its rounds), then built again over the
+ * members it picked up to its best round with that many rounds and no
+ * deadline (the same weights): em (in place), in->n_members and
+ * in->greedy_rounds become those, keep[k] the index among the original
+ * members of the k-th kept (keep: room for n_members), o the output over
+ * them.  cut (cap bytes): STUDY_GREEDY_CUT
  * "R of N rounds" when the deadline stopped it, else ""; best (cap
  * bytes): STUDY_GREEDY_BEST "R of N" when its weights are from a round
  * before the last it ran, else "".  0; 1 when it cannot be built (why
  * says why; o then holds nothing). */
-int study_greedy_build(struct cfl_ens_input *in, size_t *keep,
-		       struct cfl_ens_output *o, char *cut, char *best, size_t cap,
-		       struct cfl_err *why);
+int study_greedy_build(struct cfl_ens_input *in, struct cfl_ens_member *em,
+		       size_t *keep, struct cfl_ens_output *o, char *cut, char *best,
+		       size_t cap, struct cfl_err *why);
 /* The rounds to build greedy again with from its members text: the R of
  * its STUDY_GREEDY_BEST, else of its STUDY_GREEDY_CUT, when below rounds
  * (greedy's rounds); else rounds. */

@@ -315,7 +315,7 @@ static void t_greedy_kept_at_its_best_round(void)
 	cfl_ens_output_release(&o);
 	m[1] = (struct cfl_ens_member){ b, b, b };
 	in.n_members = 3;
-	CHECK_MSG(study_greedy_build(&in, keep, &o, cut, best, sizeof(cut), &err) == 0,
+	CHECK_MSG(study_greedy_build(&in, m, keep, &o, cut, best, sizeof(cut), &err) == 0,
 		  "%s", err.msg);
 	CHECK_INT(in.n_members, 2);
 	CHECK(keep[0] == 0 && keep[1] == 2 && in.members[1].test == c);
