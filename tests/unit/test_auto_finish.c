@@ -228,6 +228,27 @@ static void t_deadline_far_builds_all(void)
 	done(s, &p, &d);
 }
 
+/* in: greedy's input over the n members m, their predictions on the same
+ * rows (n_rows of them, targets y) for validation, test and out of fold,
+ * selected out of fold by metric; n_classes 0: a regression (one output),
+ * else that many outputs. */
+static void greedy_input(struct cfl_ens_input *in, struct cfl_ens_member *m, size_t n,
+			 const double *y, size_t n_rows, int n_classes,
+			 const enum cfl_metric_id *metric)
+{
+	memset(in, 0, sizeof(*in));
+	in->n_members = n;
+	in->members = m;
+	in->n_out = n_classes > 0 ? (size_t)n_classes : 1;
+	in->n_classes = n_classes;
+	in->n_valid = in->n_test = in->n_train = n_rows;
+	in->y_valid = in->y_test = in->y_train = y;
+	in->n_metrics = 1;
+	in->metrics = metric;
+	in->greedy_rounds = CFL_ENS_DEFAULT_GREEDY_ROUNDS;
+	in->select_on_oof = 1;
+}
+
 /* src/ensemble's greedy: a deadline passed runs one round (out.rounds),
  * none runs them all; built again with out.rounds rounds and no deadline,
  * the same weights. */
@@ -247,17 +268,7 @@ static void t_greedy_rounds_stop_at_deadline(void)
 		b[2 * i + t] = i % 2 ? 0.9 : 0.3, b[2 * i + 1 - t] = 1 - b[2 * i + t];
 		c[2 * i + t] = i % 3 ? 0.8 : 0.45, c[2 * i + 1 - t] = 1 - c[2 * i + t];
 	}
-	memset(&in, 0, sizeof(in));
-	in.n_members = 3;
-	in.members = m;
-	in.n_out = 2;
-	in.n_classes = 2;
-	in.n_valid = in.n_test = in.n_train = 6;
-	in.y_valid = in.y_test = in.y_train = y;
-	in.n_metrics = 1;
-	in.metrics = &ll;
-	in.greedy_rounds = CFL_ENS_DEFAULT_GREEDY_ROUNDS;
-	in.select_on_oof = 1;
+	greedy_input(&in, m, 3, y, 6, 2, &ll);
 	CHECK_MSG(cfl_ensemble_build(CFL_ENS_GREEDY, &in, &o1, &err) == 0, "%s", err.msg);
 	CHECK_INT(o1.rounds, CFL_ENS_DEFAULT_GREEDY_ROUNDS);
 	in.deadline = cfl_now() - 1;
@@ -292,16 +303,7 @@ static void t_greedy_kept_at_its_best_round(void)
 	char cut[80], best[80];
 	size_t keep[3];
 
-	memset(&in, 0, sizeof(in));
-	in.n_members = 3;
-	in.members = m;
-	in.n_out = 1;
-	in.n_valid = in.n_test = in.n_train = 6;
-	in.y_valid = in.y_test = in.y_train = y;
-	in.n_metrics = 1;
-	in.metrics = &mse;
-	in.greedy_rounds = CFL_ENS_DEFAULT_GREEDY_ROUNDS;
-	in.select_on_oof = 1;
+	greedy_input(&in, m, 3, y, 6, 0, &mse);
 	CHECK_MSG(cfl_ensemble_build(CFL_ENS_GREEDY, &in, &all, &err) == 0, "%s", err.msg);
 	CHECK_INT(all.best_round, 11);
 	CHECK(fabs(all.weights[0] - 7.0 / 11) < 1e-12 && all.weights[1] == 0 &&
